@@ -1,0 +1,3 @@
+from cascade.main import entry
+
+entry()

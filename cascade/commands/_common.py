@@ -1,0 +1,42 @@
+"""Helpers shared by the commands."""
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from cascade.errors import CascadeError
+from cascade.ledger.discussion import LEDGER_SUFFIX
+
+_SKIP_DIRS = {"node_modules", "venv", "__pycache__", "site-packages"}
+
+
+def find_ledgers(start: Path) -> Iterator[Path]:
+    """Every ``*.discussion.md`` below ``start``, skipping hidden and vendored folders."""
+    for folder, dirs, files in os.walk(start):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+        for name in sorted(files):
+            if name.endswith(LEDGER_SUFFIX):
+                yield Path(folder) / name
+
+
+def ledger_paths(paths: list[str]) -> list[Path]:
+    if paths:
+        return [Path(p) for p in paths]
+    return list(find_ledgers(Path(".")))
+
+
+def git_user_name() -> str:
+    """The author for human comments: git's user.name."""
+    try:
+        proc = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
+                              check=False)
+    except FileNotFoundError:
+        proc = None
+    name = proc.stdout.strip() if proc and proc.returncode == 0 else ""
+    name = name or os.environ.get("GIT_AUTHOR_NAME", "").strip()
+    if not name:
+        raise CascadeError("no author: set git's user.name (git config user.name 'Your Name') "
+                           "or pass --author")
+    return name

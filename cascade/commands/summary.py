@@ -1,0 +1,16 @@
+from __future__ import annotations
+
+from cascade.errors import display_path
+from cascade.atomic import atomic_write
+from cascade.ledger.discussion import Discussion
+from cascade.ledger.summary import render_summary, summary_path
+
+
+def summary(path: str) -> int:
+    d = Discussion.load(path)
+    target = summary_path(d.path)
+    text = render_summary(d)
+    mode = target.stat().st_mode if target.exists() else None
+    atomic_write(target, text.encode("utf-8"), mode)
+    print(f"Wrote {display_path(target)}")
+    return 0

@@ -1,0 +1,1 @@
+"""Data files and their loaders: personas, protocols, templates (and, later, rules)."""

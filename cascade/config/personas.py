@@ -1,0 +1,113 @@
+"""Personas: the AI participants. Bundled ones, overridden or extended by a repository's own
+``.cascade/personas/<alias>.yml``."""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from cascade.config.yamlio import check_keys, load_yaml
+from cascade.errors import CascadeError
+from cascade.resources import search_path
+
+_ALIAS = re.compile(r"[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*\Z")
+_KEYS = {"name", "alias", "role", "personality", "expertise", "concerns", "type", "model",
+         "provider_hint"}
+_REQUIRED = {"name", "alias", "role", "personality", "type"}
+TYPES = ("voting", "background")
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    alias: str
+    role: str
+    personality: str
+    expertise: tuple[str, ...]
+    concerns: tuple[str, ...]
+    type: str
+    model: str | None
+    path: Path
+
+    @property
+    def votes(self) -> bool:
+        return self.type == "voting"
+
+
+class Personas:
+    """All personas visible from one repository, by alias and by display name."""
+
+    def __init__(self, personas: dict[str, Persona]) -> None:
+        self.by_alias = personas
+        self.by_name = {p.name: p for p in personas.values()}
+
+    def __contains__(self, alias: str) -> bool:
+        return alias in self.by_alias
+
+    def __iter__(self):
+        return iter(sorted(self.by_alias.values(), key=lambda p: (p.type != "voting", p.alias)))
+
+    def get(self, alias: str) -> Persona | None:
+        return self.by_alias.get(alias.lower().lstrip("@"))
+
+    def require(self, alias: str, where: Path | None = None, line: int | None = None) -> Persona:
+        persona = self.get(alias)
+        if persona is None:
+            known = ", ".join(sorted(self.by_alias))
+            raise CascadeError(f"unknown persona {alias!r} (known: {known})", where, line)
+        return persona
+
+    def is_persona_name(self, name: str) -> bool:
+        return name in self.by_name
+
+
+def load_persona(path: Path) -> Persona:
+    data = check_keys(load_yaml(path), path, _KEYS, _REQUIRED, "persona")
+    for key in ("name", "alias", "role", "personality", "type"):
+        if not isinstance(data[key], str):
+            raise CascadeError(f"persona {key!r} must be a string", path, data.line_of(key))
+    alias = data["alias"]
+    if not _ALIAS.match(alias):
+        raise CascadeError(f"persona alias {alias!r} must be lower-case letters, digits, - or _",
+                           path, data.line_of("alias"))
+    if alias != path.stem:
+        raise CascadeError(f"persona alias {alias!r} does not match the file name {path.name!r}",
+                           path, data.line_of("alias"))
+    if data["type"] not in TYPES:
+        raise CascadeError(f"persona type must be voting or background, not {data['type']!r}",
+                           path, data.line_of("type"))
+    lists = {}
+    for key in ("expertise", "concerns"):
+        value = data.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise CascadeError(f"persona {key!r} must be a list of strings", path, data.line_of(key))
+        lists[key] = tuple(value)
+    model = data.get("model")
+    if model is not None and not isinstance(model, str):
+        raise CascadeError("persona 'model' must be a model string or null", path, data.line_of("model"))
+    return Persona(" ".join(data["name"].split()), alias, data["role"], data["personality"],
+                   lists["expertise"], lists["concerns"], data["type"], model or None, path)
+
+
+def load_personas(root: Path | None) -> Personas:
+    """Bundled personas, then the repository's: a repository file replaces the bundled one."""
+    return _load(tuple(search_path("personas", root)))
+
+
+@functools.lru_cache(maxsize=32)
+def _load(folders: tuple[Path, ...]) -> Personas:
+    found: dict[str, Persona] = {}
+    for folder in reversed(folders):  # bundled first, so the repository's override
+        for path in sorted(folder.glob("*.y*ml")):
+            if path.suffix not in (".yml", ".yaml"):
+                continue
+            persona = load_persona(path)
+            found[persona.alias] = persona
+    names: dict[str, Persona] = {}
+    for persona in found.values():
+        other = names.setdefault(persona.name, persona)
+        if other is not persona:
+            raise CascadeError(f"persona name {persona.name!r} is also used by {other.path}",
+                               persona.path)
+    return Personas(found)

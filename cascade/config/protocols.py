@@ -1,0 +1,108 @@
+"""Discussion protocols as data: the phases a discussion moves through.
+
+A protocol is a YAML file (bundled in protocols/, or a repository's .cascade/protocols/);
+advancing a phase is an appended ledger event. Later protocols (Propose/Challenge/Synthesize,
+swarm, roundtable, council) add phases and fields here, not a new engine.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from cascade.config.yamlio import LineDict, check_keys, load_yaml
+from cascade.errors import CascadeError
+from cascade.resources import search_path
+
+DEFAULT_PROTOCOL = "phased"  # for `cascade new`
+HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: votes count at once
+
+AUTO_TRIGGERS = (None, "all_responded", "all_mentioned_responded", "consensus")
+_PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds"}
+_PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
+
+
+@dataclass(frozen=True)
+class Phase:
+    id: str
+    title: str
+    instructions: str
+    voting_mode: bool
+    auto_trigger: str | None
+    next: str | None
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str
+    title: str
+    description: str
+    phases: tuple[Phase, ...]
+    max_rounds: int
+    path: Path
+
+    @property
+    def first(self) -> Phase:
+        return self.phases[0]
+
+    def get(self, phase_id: str) -> Phase | None:
+        for phase in self.phases:
+            if phase.id == phase_id:
+                return phase
+        return None
+
+    def phase_ids(self) -> list[str]:
+        return [p.id for p in self.phases]
+
+
+def load_protocol_file(path: Path) -> Protocol:
+    data = check_keys(load_yaml(path), path, _PROTOCOL_KEYS, {"name", "phases"}, "protocol")
+    phases_data = data["phases"]
+    if not isinstance(phases_data, list) or not phases_data:
+        raise CascadeError("protocol 'phases' must be a non-empty list", path, data.line_of("phases"))
+    phases: list[Phase] = []
+    for item in phases_data:
+        ph = check_keys(item, path, _PHASE_KEYS, {"id"}, "phase")
+        line = ph.line if isinstance(ph, LineDict) else None
+        if not isinstance(ph["id"], str):
+            raise CascadeError("phase 'id' must be a string", path, line)
+        if any(p.id == ph["id"] for p in phases):
+            raise CascadeError(f"duplicate phase id {ph['id']!r}", path, line)
+        trigger = ph.get("auto_trigger")
+        if trigger not in AUTO_TRIGGERS:
+            allowed = ", ".join(t for t in AUTO_TRIGGERS if t)
+            raise CascadeError(f"unknown auto_trigger {trigger!r} (allowed: {allowed} or null)",
+                               path, ph.line_of("auto_trigger"))
+        voting = ph.get("voting_mode", False)
+        if not isinstance(voting, bool):
+            raise CascadeError("voting_mode must be true or false", path, ph.line_of("voting_mode"))
+        phases.append(Phase(ph["id"], str(ph.get("title") or ph["id"]),
+                            str(ph.get("instructions") or "").strip(), voting, trigger,
+                            ph.get("next")))
+    ids = {p.id for p in phases}
+    for item, phase in zip(phases_data, phases):
+        if phase.next is not None and phase.next not in ids:
+            raise CascadeError(f"phase {phase.id!r} names an unknown next phase {phase.next!r}",
+                               path, item.line_of("next"))
+    max_rounds = data.get("max_rounds", 3)
+    if not isinstance(max_rounds, int) or max_rounds < 1:
+        raise CascadeError("max_rounds must be a positive whole number", path,
+                           data.line_of("max_rounds"))
+    return Protocol(str(data["name"]), str(data.get("title") or data["name"]),
+                    str(data.get("description") or "").strip(), tuple(phases), max_rounds, path)
+
+
+def load_protocol(name: str, root: Path | None, where: Path | None = None) -> Protocol:
+    """Find a protocol by name: the repository's own first, then the bundled ones."""
+    return _load(name, tuple(search_path("protocols", root)), where)
+
+
+@functools.lru_cache(maxsize=64)
+def _load(name: str, folders: tuple[Path, ...], where: Path | None) -> Protocol:
+    for folder in folders:
+        for ext in (".yml", ".yaml"):
+            path = folder / f"{name}{ext}"
+            if path.is_file():
+                return load_protocol_file(path)
+    known = sorted({p.stem for f in folders for p in f.glob("*.y*ml")})
+    raise CascadeError(f"unknown protocol {name!r} (known: {', '.join(known)})", where)

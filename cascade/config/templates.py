@@ -1,0 +1,53 @@
+"""Jinja2 templates: discussion bodies and (later) prompts. StrictUndefined: a missing
+variable is an error naming the template, never a silent blank. Jinja2 is imported here
+only, and only when something is rendered."""
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+from cascade.errors import CascadeError
+from cascade.resources import search_path
+
+
+def available(kind: str, root: Path | None) -> list[str]:
+    names = set()
+    for folder in search_path("templates", root):
+        sub = folder / kind
+        if sub.is_dir():
+            names.update(p.name[: -len(".md.j2")] for p in sub.glob("*.md.j2"))
+    return sorted(names)
+
+
+@functools.lru_cache(maxsize=16)
+def _environment(folders: tuple[Path, ...]) -> Any:
+    import jinja2
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader([str(f) for f in folders]),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        autoescape=False,  # markdown, not HTML
+    )
+
+
+def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
+    """Render ``templates/<kind>/<name>.md.j2`` (the repository's own copy wins)."""
+    import jinja2
+
+    folders = tuple(search_path("templates", root))
+    env = _environment(folders)
+    rel = f"{kind}/{name}.md.j2"
+    try:
+        template = env.get_template(rel)
+    except jinja2.TemplateNotFound:
+        have = ", ".join(available(kind, root)) or "none"
+        raise CascadeError(f"unknown {kind[:-1] if kind.endswith('s') else kind} template "
+                           f"{name!r} (available: {have})", folders[0] / kind) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise CascadeError(f"template syntax error: {exc.message}", exc.filename, exc.lineno) from None
+    try:
+        return template.render(**variables)
+    except jinja2.UndefinedError as exc:
+        raise CascadeError(f"template error: {exc.message}", template.filename) from None

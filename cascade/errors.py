@@ -1,0 +1,38 @@
+"""The one error type the CLI turns into a clean, one-line message."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class CascadeError(Exception):
+    """An expected failure: bad input or configuration. Exit code 2 unless told otherwise.
+
+    ``str(err)`` is the one line the user sees: ``path:line: message``.
+    """
+
+    exit_code = 2
+
+    def __init__(self, message: str, path: str | os.PathLike[str] | None = None,
+                 line: int | None = None, *, exit_code: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.path = display_path(path) if path is not None else None
+        self.line = line
+        if exit_code is not None:
+            self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        where = ""
+        if self.path:
+            where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
+        return f"{where}{self.message}"
+
+
+def display_path(path: str | os.PathLike[str]) -> str:
+    """A path as the user would type it: relative to the cwd when below it."""
+    p = Path(path)
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(p)

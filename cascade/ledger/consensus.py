@@ -1,0 +1,78 @@
+"""Votes and consensus (seed 002 §5).
+
+Fractions are compared at two-decimal precision, the precision thresholds are written in:
+``threshold_ready: 0.67`` is met by two votes of three.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from cascade.ledger.model import VOTES
+
+_TOLERANCE = 0.005
+
+
+@dataclass(frozen=True)
+class VotingConfig:
+    threshold_ready: float = 0.67
+    threshold_reject: float = 0.01
+    human_required: bool = False
+
+
+@dataclass
+class ConsensusResult:
+    reached: bool
+    outcome: str | None  # "READY" or "REJECT" when reached
+    counts: dict[str, int]
+    blocked_by: list[str]
+    missing: list[str] = field(default_factory=list)  # expected voters with no vote yet
+    reason: str = ""
+
+    def __str__(self) -> str:
+        return self.outcome if self.reached and self.outcome else f"not reached: {self.reason}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"reached": self.reached, "outcome": self.outcome, "blocked_by": self.blocked_by,
+                "counts": self.counts, "missing": self.missing, "reason": self.reason}
+
+
+def _meets(fraction: float, threshold: float) -> bool:
+    return fraction + _TOLERANCE >= threshold
+
+
+def calculate_consensus(votes: Mapping[str, str], config: VotingConfig = VotingConfig(), *,
+                        expected: Iterable[str] = (), humans: Iterable[str] = ()) -> ConsensusResult:
+    """Decide consensus from each voter's current vote.
+
+    ``expected``: voters who should vote; one who has not counts against READY and is listed in
+    ``missing``. ``humans``: which voters are people, for ``human_required``.
+    """
+    counts = {v: 0 for v in VOTES}
+    for vote in votes.values():
+        counts[vote] += 1
+    missing = [name for name in dict.fromkeys(expected) if name not in votes]
+    total = len(votes) + len(missing)
+    by_vote = {v: [name for name, vote in votes.items() if vote == v] for v in VOTES}
+    if total == 0:
+        return ConsensusResult(False, None, counts, [], missing, "no votes yet")
+    ready = counts["READY"] / total
+    reject = counts["REJECT"] / total
+    if counts["REJECT"] and _meets(reject, config.threshold_ready):
+        return ConsensusResult(True, "REJECT", counts, by_vote["REJECT"], missing,
+                               f"{counts['REJECT']}/{total} REJECT")
+    if counts["REJECT"] and _meets(reject, config.threshold_reject):
+        names = ", ".join(by_vote["REJECT"])
+        return ConsensusResult(False, None, counts, by_vote["REJECT"], missing,
+                               f"REJECT from {names}")
+    if not _meets(ready, config.threshold_ready):
+        reason = f"{counts['READY']}/{total} READY, needs {config.threshold_ready:.0%}"
+        return ConsensusResult(False, None, counts, by_vote["CHANGES"] + by_vote["REJECT"],
+                               missing, reason)
+    if config.human_required:
+        human_ready = [name for name in humans if votes.get(name) == "READY"]
+        if not human_ready:
+            return ConsensusResult(False, None, counts, [], missing,
+                                   "a human READY vote is required")
+    return ConsensusResult(True, "READY", counts, [], missing,
+                           f"{counts['READY']}/{total} READY")

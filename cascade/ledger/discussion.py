@@ -1,0 +1,456 @@
+"""The Python API over one ledger (seed 002): load or create, read state, append, save.
+
+State is always derived from the log; the file only ever grows. ``save()`` writes atomically
+(temp file + rename) and refuses to write if the file on disk was rewritten meanwhile.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from cascade.config.personas import Personas, load_personas
+from cascade.config.protocols import (
+    DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Phase, Protocol, load_protocol,
+)
+from cascade.atomic import atomic_write
+from cascade.config.yamlio import decode_utf8
+from cascade.errors import CascadeError
+from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
+from cascade.ledger.model import (
+    OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET, VOTES, Comment, Event, Ledger,
+)
+from cascade.ledger.parse import parse
+from cascade.ledger.render import neutralise, render_comment, render_event, render_header
+from cascade.resources import find_root
+
+LEDGER_SUFFIX = ".discussion.md"
+DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
+_STATUS = {"READY": "ACCEPTED", "REJECT": "REJECTED"}
+
+
+def slugify(title: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
+    return slug[:80].strip("-") or "discussion"
+
+
+def voting_config(settings: dict[str, Any], where: Path | None = None) -> VotingConfig:
+    """A VotingConfig from header or rule settings (strings or YAML values)."""
+    base = VotingConfig()
+    out: dict[str, Any] = {}
+    for key in ("threshold_ready", "threshold_reject"):
+        if key in settings:
+            try:
+                value = float(settings[key])
+            except (TypeError, ValueError):
+                raise CascadeError(f"consensus {key} must be a number, not {settings[key]!r}",
+                                   where) from None
+            if not 0 <= value <= 1:
+                raise CascadeError(f"consensus {key} must be between 0 and 1", where)
+            out[key] = value
+    if "human_required" in settings:
+        value = settings["human_required"]
+        if isinstance(value, str):
+            value = value.strip().lower() in ("true", "yes", "1", "on")
+        out["human_required"] = bool(value)
+    return VotingConfig(**{**base.__dict__, **out})
+
+
+class Discussion:
+    """One discussion ledger."""
+
+    def __init__(self, path: str | os.PathLike[str], text: str, *, root: Path | None = None,
+                 exists: bool = True, raw: bytes | None = None) -> None:
+        self.path = Path(path)
+        self.root = root if root is not None else find_root(self.path.parent if exists
+                                                            else self.path.parent)
+        self._base = text
+        self._raw = raw if raw is not None else text.encode("utf-8")
+        self._exists = exists
+        self._pending: list[str] = []
+        self._ledger: Ledger | None = None
+        self._base_ledger: Ledger | None = None
+
+    # ---- loading and creating -------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], *, root: Path | None = None) -> Discussion:
+        p = Path(path)
+        try:
+            raw = p.read_bytes()
+        except FileNotFoundError:
+            raise CascadeError("no such discussion file", p) from None
+        except IsADirectoryError:
+            raise CascadeError("is a directory, not a discussion file", p) from None
+        except OSError as exc:
+            raise CascadeError(f"cannot read: {exc.strerror}", p) from None
+        return cls(p, decode_utf8(raw, p), root=root, raw=raw)
+
+    @classmethod
+    def from_text(cls, text: str, path: str | os.PathLike[str] = "discussion.md", *,
+                  root: Path | None = None) -> Discussion:
+        return cls(path, text, root=root)
+
+    @classmethod
+    def create(cls, title: str, template: str = "feature", context: str = "", *,
+               path: str | os.PathLike[str] | None = None, source: str | None = None,
+               participants: list[str] | tuple[str, ...] | None = None,
+               protocol: str | None = None, consensus: dict[str, Any] | None = None,
+               root: Path | None = None, created: str | None = None) -> Discussion:
+        """A new discussion, rendered from a template; written by ``save()``."""
+        from cascade.config import templates
+
+        title = " ".join(title.split())
+        if not title:
+            raise CascadeError("a discussion needs a title")
+        if path is None:
+            path = Path("discussions") / (slugify(title) + LEDGER_SUFFIX)
+        path = Path(path)
+        root = root if root is not None else find_root(path.parent if path.parent.exists()
+                                                       else Path.cwd())
+        participants = list(participants or DEFAULT_PARTICIPANTS)
+        registry = load_personas(root)
+        for alias in participants:
+            registry.require(alias)
+        proto = load_protocol(protocol or DEFAULT_PROTOCOL, root)
+        config = voting_config(consensus or {})
+        created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        body = templates.render(
+            "discussions", template, root, title=title, source=source,
+            context=neutralise(context or ""), created=created[:10], participants=participants)
+        fields: list[tuple[str, str]] = [("Title", title)]
+        if source:
+            fields.append(("Source", source))
+        fields += [
+            ("Template", template),
+            ("Protocol", proto.name),
+            ("Phase", proto.first.id),
+            ("Status", "OPEN"),
+            ("Participants", ", ".join(participants)),
+            ("Consensus", f"threshold_ready={config.threshold_ready} "
+                          f"threshold_reject={config.threshold_reject} "
+                          f"human_required={str(config.human_required).lower()}"),
+            ("Created", created),
+        ]
+        text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
+        return cls(path, text, root=root, exists=False)
+
+    # ---- derived state --------------------------------------------------------------------
+
+    @property
+    def text(self) -> str:
+        """The ledger's full text, including appends not yet saved."""
+        return self._compose(self._base, self._parsed_base())
+
+    @property
+    def ledger(self) -> Ledger:
+        if self._ledger is None:
+            self._ledger = (self._parsed_base() if not self._pending
+                            else parse(self.text, self._initial_phase()))
+        return self._ledger
+
+    def _parsed_base(self) -> Ledger:
+        if self._base_ledger is None:
+            self._base_ledger = parse(self._base)
+            start = self._initial_phase(self._base_ledger)
+            if start:
+                self._base_ledger = parse(self._base, start)
+        return self._base_ledger
+
+    def _initial_phase(self, ledger: Ledger | None = None) -> str:
+        ledger = ledger or self._parsed_base()
+        return ledger.header.phase or self._protocol_for(ledger).first.id
+
+    def _protocol_for(self, ledger: Ledger) -> Protocol:
+        name = ledger.header.protocol or HEADERLESS_PROTOCOL
+        return load_protocol(name, self.root, self.path)
+
+    @property
+    def header(self):
+        return self.ledger.header
+
+    @property
+    def comments(self) -> list[Comment]:
+        return self.ledger.comments
+
+    @property
+    def events(self) -> list[Event]:
+        return self.ledger.events
+
+    @property
+    def warnings(self) -> list[tuple[int, str]]:
+        return self.ledger.warnings
+
+    @property
+    def personas(self) -> Personas:
+        return load_personas(self.root)
+
+    @property
+    def protocol(self) -> Protocol:
+        return self._protocol_for(self.ledger)
+
+    @property
+    def title(self) -> str:
+        return self.header.title or self.ledger.title_line or self.path.name.split(".")[0]
+
+    @property
+    def source(self) -> str | None:
+        return self.header.source
+
+    @property
+    def phase(self) -> str:
+        phase = self._initial_phase()
+        for event in self.events:
+            if event.kind == PHASE_TRANSITION and event.fields.get("to"):
+                phase = event.fields["to"]
+        return phase
+
+    @property
+    def current_phase(self) -> Phase:
+        phase = self.protocol.get(self.phase)
+        if phase is None:
+            raise CascadeError(f"phase {self.phase!r} is not in protocol {self.protocol.name!r} "
+                               f"({', '.join(self.protocol.phase_ids())})", self.path)
+        return phase
+
+    @property
+    def status(self) -> str:
+        status = (self.header.status or "OPEN").upper()
+        for event in self.events:
+            if event.kind == OUTCOME:
+                word = event.value.split()[0].upper() if event.value.split() else ""
+                status = _STATUS.get(word, word or status)
+            elif event.kind == SOURCE_REVISION and status != "OPEN":
+                status = "OPEN"  # a new revision reopens a closed discussion
+        return status
+
+    @property
+    def participants(self) -> list[str]:
+        if self.header.participants:
+            return list(self.header.participants)
+        registry = self.personas
+        seen = []
+        for c in self.comments:
+            persona = registry.by_name.get(c.author)
+            if persona and persona.alias not in seen:
+                seen.append(persona.alias)
+        return seen
+
+    @property
+    def source_revision(self) -> str | None:
+        """The revision of the source document the ledger last recorded."""
+        revision = None
+        for event in self.events:
+            if event.kind == SOURCE_REVISION:
+                revision = event.value.split()[0] if event.value.split() else None
+        return revision
+
+    def current_comments(self) -> list[Comment]:
+        """Comments since the last phase transition or vote reset."""
+        out: list[Comment] = []
+        for entry in self.ledger.entries:
+            if isinstance(entry, Event):
+                if entry.kind in (PHASE_TRANSITION, VOTE_RESET):
+                    out = []
+            else:
+                out.append(entry)
+        return out
+
+    @property
+    def votes(self) -> dict[str, str]:
+        """Each voter's latest vote in the current phase since the last vote reset."""
+        registry = self.personas
+        votes: dict[str, str] = {}
+        for comment in self.current_comments():
+            if comment.vote is None:
+                continue
+            persona = registry.by_name.get(comment.author)
+            if persona is not None and not persona.votes:
+                continue  # background personas never vote
+            votes.pop(comment.author, None)  # keep insertion order = order of latest vote
+            votes[comment.author] = comment.vote
+        return votes
+
+    @property
+    def voting_config(self) -> VotingConfig:
+        return voting_config(self.header.consensus, self.path)
+
+    def expected_voters(self) -> list[str]:
+        registry = self.personas
+        names = []
+        for alias in self.participants:
+            persona = registry.get(alias)
+            if persona is not None and persona.votes:
+                names.append(persona.name)
+        return names
+
+    @property
+    def consensus_result(self) -> ConsensusResult:
+        votes = self.votes
+        registry = self.personas
+        humans = [name for name in votes if not registry.is_persona_name(name)]
+        result = calculate_consensus(votes, self.voting_config,
+                                     expected=self.expected_voters(), humans=humans)
+        phase = self.current_phase
+        if not phase.voting_mode:
+            result.reached = False
+            result.outcome = None
+            result.reason = f"phase {phase.id} does not take votes" + (
+                f"; advance to {phase.next}" if phase.next else "")
+        return result
+
+    def has_consensus(self) -> bool:
+        return self.consensus_result.reached
+
+    def _markers(self, kind: str) -> list[tuple[Comment, Any]]:
+        return [(c, m) for c in self.comments for m in c.markers if m.kind == kind]
+
+    @property
+    def questions(self) -> list[dict[str, Any]]:
+        return [{"text": m.text, "author": m.author, "status": "open", "line": m.line}
+                for _, m in self._markers("Q")]
+
+    @property
+    def decisions(self) -> list[dict[str, Any]]:
+        found: dict[str, dict[str, Any]] = {}
+        for _, m in self._markers("DECISION"):
+            key = " ".join(m.text.lower().split()).rstrip(".")
+            entry = found.setdefault(key, {"text": m.text, "author": m.author,
+                                           "supporters": [], "line": m.line})
+            if m.author not in entry["supporters"]:
+                entry["supporters"].append(m.author)
+        return list(found.values())
+
+    @property
+    def concerns(self) -> list[dict[str, Any]]:
+        return [{"text": m.text, "author": m.author, "line": m.line}
+                for _, m in self._markers("CONCERN")]
+
+    @property
+    def todos(self) -> list[dict[str, Any]]:
+        """TODO and ASSIGNED items; one is done when a DONE marker repeats its text."""
+        done = {" ".join(m.text.lower().split()).rstrip(".") for _, m in self._markers("DONE")}
+        items = []
+        for c in self.comments:
+            for m in c.markers:
+                if m.kind in ("TODO", "ASSIGNED"):
+                    key = " ".join(m.text.lower().split()).rstrip(".")
+                    items.append({"text": m.text, "author": m.author, "kind": m.kind,
+                                  "status": "done" if key in done else "open", "line": m.line})
+                elif m.kind == "DONE":
+                    items.append({"text": m.text, "author": m.author, "kind": "DONE",
+                                  "status": "done", "line": m.line})
+        return items
+
+    @property
+    def mentions(self) -> list[dict[str, Any]]:
+        return [{"alias": alias, "by": c.author, "line": c.line}
+                for c in self.comments for alias in c.mentions]
+
+    # ---- appending ------------------------------------------------------------------------
+
+    def add_comment(self, author: str, text: str, vote: str | None = None, *,
+                    provenance: dict[str, Any] | None = None, untrusted: bool = False) -> None:
+        """Append a comment block. ``untrusted``: the text came from a model."""
+        author = " ".join((author or "").split())
+        if not author:
+            raise CascadeError("a comment needs an author", self.path)
+        if vote is not None:
+            vote = vote.strip().upper()
+            if vote not in VOTES:
+                raise CascadeError(f"vote must be READY, CHANGES or REJECT, not {vote!r}",
+                                   self.path)
+        self._append(render_comment(author, text, vote, provenance=provenance,
+                                    untrusted=untrusted))
+
+    def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
+        self._append(render_event(kind, value, fields))
+
+    def advance(self, to: str | None = None) -> str:
+        """Append a phase transition; returns the new phase."""
+        protocol = self.protocol
+        current = self.current_phase
+        if to is None:
+            if current.next is None:
+                raise CascadeError(f"phase {current.id!r} is the last phase of protocol "
+                                   f"{protocol.name!r}", self.path)
+            to = current.next
+        if protocol.get(to) is None:
+            raise CascadeError(f"unknown phase {to!r} for protocol {protocol.name!r} "
+                               f"(phases: {', '.join(protocol.phase_ids())})", self.path)
+        if to == current.id:
+            raise CascadeError(f"already in phase {to!r}", self.path)
+        self.add_event(PHASE_TRANSITION, f"{current.id} → {to}")
+        return to
+
+    def record_outcome(self, outcome: str) -> None:
+        self.add_event(OUTCOME, outcome)
+
+    def _append(self, chunk: str) -> None:
+        self._pending.append(chunk)
+        self._ledger = None
+
+    @property
+    def pending_text(self) -> str:
+        """What save() would append."""
+        return self.text[len(self._base):]
+
+    def _compose(self, base: str, ledger: Ledger) -> str:
+        if not self._pending:
+            return base
+        lead = ""
+        if base and not base.endswith("\n"):
+            lead += "\n"
+        if ledger.open_block:
+            fence = getattr(ledger, "open_fence", None)
+            if fence:
+                lead += fence + "\n"
+            lead += "---\n"
+        if base and not (base + lead).endswith("\n\n"):
+            lead += "\n"
+        joined = "\n".join(self._pending)
+        return base + lead + joined
+
+    # ---- saving ---------------------------------------------------------------------------
+
+    def save(self) -> Path:
+        """Write the appended text atomically. Earlier text is never changed."""
+        if not self._pending and self._exists:
+            return self.path
+        if not self._exists:
+            if self.path.exists():
+                raise CascadeError("already exists; not overwriting", self.path)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            data = self._encode(self.text)
+            atomic_write(self.path, data, None)
+        else:
+            try:
+                current = self.path.read_bytes()
+            except FileNotFoundError:
+                raise CascadeError("was removed since it was read; not writing", self.path) from None
+            if not current.startswith(self._raw):
+                raise CascadeError("was rewritten since it was read; not writing", self.path,
+                                   exit_code=1)
+            if current != self._raw:  # someone appended meanwhile: append after them
+                self._raw = current
+                self._base = decode_utf8(current, self.path)
+                self._base_ledger = None
+            data = self._raw + self._encode(self.pending_text)
+            atomic_write(self.path, data, self.path.stat().st_mode)
+        self._raw = data
+        self._base = decode_utf8(data, self.path)
+        self._base_ledger = None
+        self._ledger = None
+        self._pending = []
+        self._exists = True
+        return self.path
+
+    def _encode(self, text: str) -> bytes:
+        if self._parsed_base().newline == "\r\n":
+            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
+        return text.encode("utf-8")
+
+    def __repr__(self) -> str:
+        return f"Discussion({str(self.path)!r}, phase={self.phase!r}, status={self.status!r})"

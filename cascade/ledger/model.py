@@ -1,0 +1,82 @@
+"""Records parsed out of a ledger. Plain data, no behaviour."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+VOTES = ("READY", "CHANGES", "REJECT")
+MARKERS = ("Q", "TODO", "DECISION", "ASSIGNED", "DONE", "CONCERN")
+
+# State events: one HTML-comment line each, appended between comment blocks.
+PHASE_TRANSITION = "PHASE-TRANSITION"
+VOTE_RESET = "VOTE-RESET"
+SOURCE_REVISION = "SOURCE-REVISION"
+OUTCOME = "OUTCOME"
+EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME)
+
+
+@dataclass
+class Marker:
+    kind: str  # one of MARKERS
+    text: str
+    author: str
+    line: int
+
+
+@dataclass
+class Comment:
+    author: str
+    body: str  # the markdown between the Name: line and the closing delimiter, VOTE lines removed
+    vote: str | None
+    line: int  # line of the Name: header (1-based)
+    end_line: int
+    phase: str
+    markers: list[Marker] = field(default_factory=list)
+    mentions: list[str] = field(default_factory=list)  # aliases, in order, deduplicated
+    provenance: dict[str, str] = field(default_factory=dict)  # from <!-- cascade:ai ... -->
+
+
+@dataclass
+class Event:
+    kind: str  # one of EVENT_KINDS
+    value: str  # the text after "KIND:", e.g. "initial_feedback → detailed_review"
+    fields: dict[str, str]  # key=value pairs in value; "from"/"to" for a phase transition
+    line: int
+    phase: str  # the phase in force when the event was read (before it, for a transition)
+
+
+@dataclass
+class Header:
+    title: str = ""
+    source: str | None = None
+    template: str | None = None
+    protocol: str | None = None
+    phase: str | None = None  # the phase the discussion started in
+    status: str | None = None
+    participants: list[str] = field(default_factory=list)
+    consensus: dict[str, str] = field(default_factory=dict)
+    created: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+    line: int = 0  # 0: the ledger has no header
+    end_line: int = 0
+
+
+@dataclass
+class Ledger:
+    """Everything parsed out of one ledger file, in file order."""
+
+    header: Header
+    title_line: str | None  # the first markdown "# " heading, used when the header has no title
+    entries: list[Comment | Event]
+    line_count: int
+    newline: str  # "\n" or "\r\n": the style appends must follow
+    ends_with_newline: bool
+    open_block: bool  # the last comment block has no closing delimiter
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+
+    @property
+    def comments(self) -> list[Comment]:
+        return [e for e in self.entries if isinstance(e, Comment)]
+
+    @property
+    def events(self) -> list[Event]:
+        return [e for e in self.entries if isinstance(e, Event)]

@@ -1,0 +1,67 @@
+"""The deterministic summary of a discussion (``<ledger>.sum.md``): no model, no clock."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from cascade.ledger.discussion import Discussion
+
+_MARKDOWN_NOISE = re.compile(r"[*_`>#]+")
+
+
+def summary_path(ledger: Path) -> Path:
+    name = ledger.name
+    stem = name[:-3] if name.endswith(".md") else name
+    return ledger.with_name(stem + ".sum.md")
+
+
+def gist(text: str, width: int = 72) -> str:
+    """The first sentence of a comment, on one line, for tables and status lines."""
+    for line in text.splitlines():
+        line = _MARKDOWN_NOISE.sub("", line).strip(" -")
+        if line and not line.startswith("<!--"):
+            sentence = re.split(r"(?<=[.!?])\s", line, maxsplit=1)[0]
+            return sentence if len(sentence) <= width else sentence[: width - 1].rstrip() + "…"
+    return ""
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_summary(d: Discussion) -> str:
+    result = d.consensus_result
+    phase = d.current_phase
+    out = [f"# Summary: {d.title}", ""]
+    out.append(f"- Ledger: `{d.path.name}`")
+    if d.source:
+        out.append(f"- Document: `{d.source}`")
+    out.append(f"- Phase: {phase.title} (`{phase.id}`)")
+    out.append(f"- Status: {d.status}")
+    counts = ", ".join(f"{k}: {v}" for k, v in result.counts.items())
+    verdict = f"reached, {result.outcome}" if result.reached else f"not reached ({result.reason})"
+    out += [f"- Consensus: {verdict}", f"- Votes: {counts}", "", "## Votes", ""]
+    votes = d.votes
+    latest = {c.author: c for c in d.current_comments()}
+    waiting = [n for n in d.expected_voters() if n not in votes]
+    if votes or waiting:
+        out += ["| Participant | Vote | Gist |", "|---|---|---|"]
+        for name, vote in votes.items():
+            out.append(f"| {_cell(name)} | {vote} | {_cell(gist(latest[name].body))} |")
+        for name in waiting:
+            out.append(f"| {_cell(name)} | (waiting) | |")
+    else:
+        out.append("No votes in this phase yet.")
+    sections = [
+        ("Open questions", [f"- Q: {q['text']} ({q['author']})" for q in d.questions]),
+        ("Decisions", [f"- {x['text']} ({', '.join(x['supporters'])})" for x in d.decisions]),
+        ("Action items", [f"- [{'x' if t['status'] == 'done' else ' '}] {t['kind']}: {t['text']} "
+                          f"({t['author']})" for t in d.todos]),
+        ("Concerns", [f"- {c['text']} ({c['author']})" for c in d.concerns]),
+    ]
+    for heading, items in sections:
+        out += ["", f"## {heading}", ""]
+        out += items or ["None."]
+    return "\n".join(out) + "\n"

@@ -1,0 +1,119 @@
+"""The ``cascade`` command: parse arguments, dispatch to one function per command.
+
+Exit codes: 0 ok / consensus; 1 blocked or check failed; 2 bad usage or configuration;
+130 interrupted. Expected failures print one line and no traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from cascade import __version__
+from cascade.errors import CascadeError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors: exit 2, one line
+        self.print_usage(sys.stderr)
+        print(f"cascade: error: {message}", file=sys.stderr)
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="cascade", description="Git-native design review by AI personas.")
+    parser.add_argument("--version", action="version", version=f"cascade {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("new", help="create a discussion ledger from a template")
+    p.add_argument("title")
+    p.add_argument("--template", default="feature", help="feature, adr, code-review, ...")
+    p.add_argument("--source", help="the document under review (repository path)")
+    p.add_argument("--participants", help="comma-separated persona aliases "
+                                          "(default: architect,security,pragmatist)")
+    p.add_argument("--protocol", help="phased (default), review, ...")
+    p.add_argument("--output", "-o", help="ledger path (default: discussions/<slug>.discussion.md)")
+    p.add_argument("--context", default="", help="text for the Context section")
+
+    p = sub.add_parser("list", help="list discussions below this folder")
+    p.add_argument("--status", help="only discussions with this status (OPEN, ACCEPTED, ...)")
+
+    p = sub.add_parser("status", help="show phase, votes, consensus and open items")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p = sub.add_parser("comment", help="append a comment (and vote) as a person")
+    p.add_argument("path")
+    p.add_argument("text")
+    p.add_argument("--vote", type=str.upper, choices=["READY", "CHANGES", "REJECT"])
+    p.add_argument("--author", help="default: git config user.name")
+
+    p = sub.add_parser("advance", help="move a discussion to its next (or a named) phase")
+    p.add_argument("path")
+    p.add_argument("--to", metavar="PHASE")
+
+    p = sub.add_parser("personas", help="list or show personas")
+    psub = p.add_subparsers(dest="personas_command", metavar="list|show", parser_class=_Parser)
+    psub.add_parser("list", help="list bundled and repository personas")
+    ps = psub.add_parser("show", help="show one persona")
+    ps.add_argument("name")
+
+    p = sub.add_parser("summary", help="write <ledger>.sum.md: votes, questions, decisions")
+    p.add_argument("path")
+
+    sub.add_parser("demo", help="run the offline demo in a temporary repository")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(parser, args)
+    except CascadeError as exc:
+        print(f"cascade: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("cascade: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    command = args.command
+    if command == "new":
+        from cascade.commands.new import new
+        participants = ([a.strip().lstrip("@") for a in args.participants.split(",") if a.strip()]
+                        if args.participants else None)
+        return new(args.title, args.template, args.source, participants, args.protocol,
+                   args.output, args.context)
+    elif command == "list":
+        from cascade.commands.list import list_
+        return list_(args.status)
+    elif command == "status":
+        from cascade.commands.status import status
+        return status(args.paths, args.json)
+    elif command == "comment":
+        from cascade.commands.comment import comment
+        return comment(args.path, args.text, args.vote, args.author)
+    elif command == "advance":
+        from cascade.commands.advance import advance
+        return advance(args.path, args.to)
+    elif command == "personas":
+        from cascade.commands.personas import personas_list, personas_show
+        if args.personas_command == "show":
+            return personas_show(args.name)
+        return personas_list()
+    elif command == "summary":
+        from cascade.commands.summary import summary
+        return summary(args.path)
+    elif command == "demo":
+        from cascade.commands.demo import demo
+        return demo()
+    parser.print_help()
+    return 2
+
+
+def entry() -> None:
+    raise SystemExit(main())
