@@ -448,15 +448,17 @@ class FakeLLM:
                                  "invalid_request_error")
             return
 
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            with self._lock:
+                self._requests.append(rec)
+            self._send_error(h, 400, "fakellm: request body must be a JSON object with 'messages'",
+                             "invalid_request_error")
+            return
+
         reply, matched = self._pick(rec.text)
         rec.matched = matched
         with self._lock:
             self._requests.append(rec)
-
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            self._send_error(h, 400, "fakellm: request body must be a JSON object with 'messages'",
-                             "invalid_request_error")
-            return
 
         if callable(reply) and not isinstance(reply, Fault):
             reply = reply(rec)

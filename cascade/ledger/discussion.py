@@ -148,16 +148,24 @@ class Discussion:
     def ledger(self) -> Ledger:
         if self._ledger is None:
             self._ledger = (self._parsed_base() if not self._pending
-                            else parse(self.text, self._initial_phase()))
+                            else self._parse(self.text))
         return self._ledger
 
     def _parsed_base(self) -> Ledger:
         if self._base_ledger is None:
-            self._base_ledger = parse(self._base)
-            start = self._initial_phase(self._base_ledger)
-            if start:
-                self._base_ledger = parse(self._base, start)
+            self._base_ledger = self._parse(self._base)
         return self._base_ledger
+
+    def _parse(self, text: str) -> Ledger:
+        ledger = parse(text)
+        if not ledger.header.phase:  # entries before any transition are in the first phase
+            start = self._protocol_for(ledger).first.id
+            for entry in ledger.entries:
+                if not entry.phase:
+                    entry.phase = start
+                if isinstance(entry, Event) and entry.kind == PHASE_TRANSITION:
+                    break
+        return ledger
 
     def _initial_phase(self, ledger: Ledger | None = None) -> str:
         ledger = ledger or self._parsed_base()

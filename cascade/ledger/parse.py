@@ -38,6 +38,8 @@ _MARKER = re.compile(
 _MENTION = re.compile(r"(?<![\w@/.`])@([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)")
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
 _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
+_FENCE_START = frozenset(" \t`~")
+_MARKER_START = frozenset(" \t-*+_QTDAC0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
 
 
@@ -48,7 +50,8 @@ def parse(text: str, default_phase: str = "") -> Ledger:
     lines = text.split("\n")
     if ends_with_newline:
         lines.pop()
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     n = len(lines)
 
     header, i = _parse_header(lines)
@@ -84,22 +87,25 @@ def parse(text: str, default_phase: str = "") -> Ledger:
     while i < n:
         line = lines[i]
         lineno = i + 1
+        first = line[:1]
         if fence is not None:
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                fence = None
+            if first in _FENCE_START:
+                stripped = line.strip()
+                if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                    fence = None
             if block is not None:
                 block.append((lineno, line))
             i += 1
             continue
-        m = _FENCE.match(line)
-        if m:
-            fence = m.group(1)
-            if block is not None:
-                block.append((lineno, line))
-            i += 1
-            continue
-        if _DELIM.match(line) and (block is not None or _opens_block(lines, next_nonblank(i + 1))):
+        if first in _FENCE_START:
+            m = _FENCE.match(line)
+            if m:
+                fence = m.group(1)
+                if block is not None:
+                    block.append((lineno, line))
+                i += 1
+                continue
+        if first == "-" and _DELIM.match(line) and (block is not None or _opens_block(lines, next_nonblank(i + 1))):
             if block is not None and not is_delimiter(i):
                 block.append((lineno, line))  # a thematic break inside the comment
                 i += 1
@@ -116,6 +122,9 @@ def parse(text: str, default_phase: str = "") -> Ledger:
             continue
         if block is not None:
             block.append((lineno, line))
+            i += 1
+            continue
+        if not first:
             i += 1
             continue
         # Between blocks: events, the context markdown, stray text.
@@ -219,18 +228,24 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
     provenance: dict[str, str] = {}
     fence: str | None = None
     for lineno, line in block[1:]:
+        first = line[:1]
         if fence is not None:
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                fence = None
+            if first in _FENCE_START:
+                stripped = line.strip()
+                if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                    fence = None
             body.append(line)
             continue
-        fm = _FENCE.match(line)
-        if fm:
-            fence = fm.group(1)
+        if not first:
             body.append(line)
             continue
-        if line[:5].lower() == "vote:":
+        if first in _FENCE_START:
+            fm = _FENCE.match(line)
+            if fm:
+                fence = fm.group(1)
+                body.append(line)
+                continue
+        if (first == "V" or first == "v") and line[:5].lower() == "vote:":
             vm = _VOTE.match(line)
             value = vm.group(1).upper().strip("*_ ") if vm else ""
             word = value.split()[0] if value.split() else ""
@@ -240,12 +255,12 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
             if line.startswith("VOTE:"):
                 warnings.append((lineno, f"unrecognised vote {vm.group(1)!r} (use READY, CHANGES or REJECT)"))
                 continue
-        if line.startswith("<!--"):
+        if first == "<" and line.startswith("<!--"):
             pm = _PROVENANCE.match(line)
             if pm:
                 provenance = {k: v.strip('"') for k, v in _KV.findall(pm.group(1))}
                 continue
-        if ":" in line:
+        if first in _MARKER_START and ":" in line:
             mm = _MARKER.match(line)
             if mm:
                 markers.append(Marker(mm.group(1), mm.group(2), author, lineno))

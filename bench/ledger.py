@@ -1,0 +1,99 @@
+"""How fast the ledger layer reads a large discussion.
+
+    python bench/ledger.py [--comments 10000]
+
+Target (issue: the ledger layer): a 10 MB ledger of 10,000 comments parses well under 1 s.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _table import table, timed  # noqa: E402
+
+from cascade import Discussion  # noqa: E402
+from cascade.ledger.parse import parse  # noqa: E402
+
+AUTHORS = ["AI-Architect", "AI-Security", "AI-Pragmatist", "AI-Designer", "Rob", "AI-Researcher"]
+VOTES = ["READY", "CHANGES", "REJECT", None]
+
+
+def comment(i: int) -> str:
+    author = AUTHORS[i % len(AUTHORS)]
+    vote = VOTES[i % len(VOTES)]
+    body = [
+        f"Comment {i}: looking at this from my side, the proposal holds up in most places but",
+        "there are a few points that need attention before it can be accepted as written.",
+        "",
+        f"Q: How does option {i % 7} behave under load when the queue backs up?",
+        f"- TODO: measure the p99 latency of path {i % 11}",
+        f"CONCERN: the retry policy may amplify outages (see @architect and @security)",
+        "",
+        "| metric | now | target |",
+        "|---|---|---|",
+        f"| p99 | {i % 300} ms | 250 ms |",
+        "",
+        "```python",
+        "def handler(event):",
+        "    return store.append(event)  # --- not a delimiter",
+        "```",
+        "",
+        "> A quoted line from an earlier comment, with **bold** and `code @notamention`.",
+        "",
+        "Some further prose so that each comment is about one kilobyte in size, as long",
+        "review comments are: context, reasoning, alternatives, and a recommendation. " * 3,
+    ]
+    if i % 50 == 0:
+        body.append(f"DECISION: adopt approach {i % 3}")
+    out = ["---", f"Name: {author}", "", *body]
+    if vote:
+        out += ["", f"VOTE: {vote}"]
+    out.append("---")
+    return "\n".join(out) + "\n\n"
+
+
+def build(n: int) -> str:
+    parts = ["<!-- DISCUSSION -->", "<!-- Title: Bench -->", "<!-- Protocol: review -->",
+             "<!-- Participants: architect, security, pragmatist, designer -->", "",
+             "# Bench", "", "---", "", "*Discussion begins below.*", ""]
+    text = "\n".join(parts) + "\n"
+    chunks = [comment(i) for i in range(n)]
+    for i in range(0, n, 1000):
+        chunks[i] += "<!-- VOTE-RESET: bench -->\n\n"
+    return text + "".join(chunks)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--comments", type=int, default=10_000)
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in sorted({100, 1_000, args.comments}):
+            text = build(n)
+            path = Path(tmp) / f"bench-{n}.discussion.md"
+            path.write_text(text)
+            size = len(text.encode()) / 1e6
+            best, median = timed(lambda: parse(text))
+            ledger = parse(text)
+            assert len(ledger.comments) == n, (len(ledger.comments), n)
+
+            def full() -> None:
+                d = Discussion.load(path, root=Path(tmp))
+                d.consensus_result, d.questions, d.todos, d.decisions  # noqa: B018
+
+            fbest, fmedian = timed(full)
+            rows.append((n, f"{size:.1f}", f"{best:.3f}", f"{median:.3f}", f"{fbest:.3f}",
+                         f"{fmedian:.3f}"))
+    table("Ledger parse (seconds; best and median of 5)",
+          ("comments", "MB", "parse best", "parse median", "load+state best", "load+state median"),
+          rows)
+
+
+if __name__ == "__main__":
+    main()

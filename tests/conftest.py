@@ -1,0 +1,71 @@
+"""Shared fixtures: every test runs with its own HOME and git identity, never the user's."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from fakellm import fake_llm  # noqa: E402,F401  (a fixture other tests use)
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Test Person\n\temail = test@example.com\n"
+                         "[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for var in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_AUTHOR_NAME",
+                "CASCADE_MODEL", "CASCADE_API_BASE"):
+        monkeypatch.delenv(var, raising=False)
+    return home
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh git repository as the working directory."""
+    path = tmp_path / "repo"
+    path.mkdir()
+    git(path, "init", "-q")
+    monkeypatch.chdir(path)
+    return path
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]):
+    """Run ``cascade`` in-process: returns (exit code, stdout, stderr)."""
+    from cascade.main import main
+
+    def run(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def cascade_subprocess(*args: str, cwd: Path, env: dict[str, str] | None = None,
+                       input: str | None = None) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m cascade`` as a separate process, as a user would."""
+    full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "cascade", *args], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, input=input, timeout=120)

@@ -1,0 +1,258 @@
+"""The CLI, in real temporary repositories: every command, its output and exit codes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import cascade_subprocess
+
+LEDGER = "discussions/add-user-authentication.discussion.md"
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.parts}
+
+
+def test_seed_example_session(repo, cli):
+    """The example session of seed 002, end to end (the turn is written by hand until turns land)."""
+    code, out, _ = cli("new", "Add user authentication", "--template", "feature")
+    assert code == 0
+    assert out.strip() == f"Created: {LEDGER}"
+    text = Path(LEDGER).read_text()
+    assert text.startswith("<!-- DISCUSSION -->\n<!-- Title: Add user authentication -->\n")
+    assert "<!-- Phase: initial_feedback -->" in text
+
+    for name, body, vote in [
+        ("AI-Architect", "Concerned about session management.\n\n"
+                         "Q: Should we use JWT or session cookies?", "CHANGES"),
+        ("AI-Security", "Needs threat model.\n\nQ: What's our token expiry policy?", "CHANGES"),
+        ("AI-Pragmatist", "MVP approach is fine.", "READY"),
+    ]:
+        from cascade import Discussion
+        d = Discussion.load(LEDGER)
+        d.add_comment(name, body, vote)
+        d.save()
+
+    code, out, _ = cli("status", LEDGER)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "Discussion: Add user authentication"
+    assert "Phase: initial_feedback (Initial Feedback)" in lines
+    assert "Status: OPEN" in lines
+    assert "Participants (3 responded):" in lines
+    assert "  AI-Architect: CHANGES - Concerned about session management." in lines
+    assert "  AI-Security: CHANGES - Needs threat model." in lines
+    assert "  AI-Pragmatist: READY - MVP approach is fine." in lines
+    assert "Open Questions (2):" in lines
+    assert "  Q: Should we use JWT or session cookies? (@architect)" in lines
+    assert "  Q: What's our token expiry policy? (@security)" in lines
+
+    code, out, _ = cli("comment", LEDGER, "Let's use JWT with 1hr expiry.")
+    assert code == 0
+    assert out.strip() == f"Added comment from Test Person to {LEDGER}."
+
+    code, out, _ = cli("advance", LEDGER)
+    assert (code, out.strip()) == (0, "Advanced to phase: detailed_review")
+    assert Path(LEDGER).read_text().rstrip().endswith(
+        "<!-- PHASE-TRANSITION: initial_feedback → detailed_review -->")
+
+
+def test_status_json_shape(repo, cli):
+    cli("new", "Event store", "--template", "adr", "--protocol", "review",
+        "--source", "docs/adr/0007-event-store.md")
+    path = "discussions/event-store.discussion.md"
+    cli("comment", path, "Fine by me. DECISION: use Postgres\n@security please look", "--vote",
+        "READY", "--author", "Rob")
+    code, out, _ = cli("status", "--json")
+    assert code == 0
+    data = json.loads(out)
+    [d] = data["discussions"]
+    assert set(d) >= {"path", "title", "phase", "status", "participants", "votes", "consensus",
+                      "questions", "decisions", "concerns", "todos", "mentions"}
+    assert d["path"] == path
+    assert d["title"] == "Event store"
+    assert d["phase"] == "review"
+    assert d["status"] == "OPEN"
+    assert d["participants"] == ["architect", "security", "pragmatist"]
+    assert d["votes"] == {"Rob": "READY"}
+    assert d["consensus"]["reached"] is False
+    assert d["consensus"]["outcome"] is None
+    assert d["consensus"]["missing"] == ["AI-Architect", "AI-Security", "AI-Pragmatist"]
+    assert d["mentions"] == [{"alias": "security", "by": "Rob", "line": d["mentions"][0]["line"]}]
+
+
+def test_comment_vote_from_text_and_flag(repo, cli):
+    cli("new", "X", "--protocol", "review")
+    path = "discussions/x.discussion.md"
+    assert cli("comment", path, "Looks good.\nVOTE: ready", "--author", "Ann")[0] == 0
+    assert cli("comment", path, "Needs work", "--vote", "changes", "--author", "Bob")[0] == 0
+    code, out, _ = cli("status", "--json", path)
+    assert json.loads(out)["discussions"][0]["votes"] == {"Ann": "READY", "Bob": "CHANGES"}
+    text = Path(path).read_text()
+    assert "VOTE: ready" not in text  # moved into the block's own VOTE line
+
+
+def test_comment_refuses_persona_name(repo, cli):
+    cli("new", "X")
+    before = snapshot(repo)
+    code, _, err = cli("comment", "discussions/x.discussion.md", "hi", "--author", "AI-Security")
+    assert code == 2
+    assert "persona" in err
+    assert snapshot(repo) == before
+
+
+def test_comment_without_git_identity(repo, cli, monkeypatch, tmp_path):
+    empty = tmp_path / "empty.gitconfig"
+    empty.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(empty))
+    cli("new", "X")
+    code, _, err = cli("comment", "discussions/x.discussion.md", "hi")
+    assert code == 2
+    assert "user.name" in err and "--author" in err
+
+
+def test_advance_to_and_close(repo, cli):
+    cli("new", "X")
+    path = "discussions/x.discussion.md"
+    assert cli("advance", path, "--to", "consensus_vote")[0] == 0
+    code, _, err = cli("advance", path)
+    assert code == 1 and "no consensus yet" in err
+    for who in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        from cascade import Discussion
+        d = Discussion.load(path)
+        d.add_comment(who, "ok", "READY")
+        d.save()
+    code, out, _ = cli("advance", path)
+    assert code == 0 and "outcome READY" in out
+    code, out, _ = cli("status", "--json", path)
+    assert json.loads(out)["discussions"][0]["status"] == "ACCEPTED"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["advance", "discussions/x.discussion.md", "--to", "nope"],
+     "discussions/x.discussion.md: unknown phase 'nope' for protocol 'phased'"),
+    (["new", "Y", "--template", "nope"], "unknown discussion template 'nope'"),
+    (["new", "Y", "--participants", "architect,nobody"], "unknown persona 'nobody'"),
+    (["new", "Y", "--protocol", "nope"], "unknown protocol 'nope'"),
+    (["status", "missing.discussion.md"], "missing.discussion.md: no such discussion file"),
+    (["comment", "missing.discussion.md", "hi"], "missing.discussion.md: no such discussion file"),
+    (["summary", "missing.discussion.md"], "missing.discussion.md: no such discussion file"),
+    (["personas", "show", "nobody"], "unknown persona 'nobody'"),
+    (["new", "X"], "discussions/x.discussion.md: already exists; not overwriting"),
+])
+def test_bad_input_exits_2_with_one_line_and_writes_nothing(repo, cli, args, message):
+    cli("new", "X")
+    before = snapshot(repo)
+    code, out, err = cli(*args)
+    assert code == 2
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err + out
+    assert snapshot(repo) == before
+
+
+def test_not_utf8_ledger(repo, cli):
+    path = Path("bad.discussion.md")
+    path.write_bytes(b"---\nName: Rob\nok\n---\nName: Ann\ncaf\xe9\n---\n")
+    before = snapshot(repo)
+    for args in (["status", str(path)], ["comment", str(path), "x", "--author", "A"],
+                 ["advance", str(path)], ["summary", str(path)]):
+        code, _, err = cli(*args)
+        assert code == 2
+        assert err.strip() == ("cascade: bad.discussion.md:6: not UTF-8 text "
+                               "(byte 0xe9 at offset 34)")
+    assert snapshot(repo) == before
+
+
+def test_broken_persona_yaml_names_file_and_line(repo, cli):
+    folder = repo / ".cascade" / "personas"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.yml").write_text("name: AI-Reviewer\nalias: reviewer\nrole: [unclosed\n")
+    before = snapshot(repo)
+    for args in (["personas", "list"], ["new", "X"]):
+        code, _, err = cli(*args)
+        assert code == 2
+        assert err.startswith("cascade: .cascade/personas/reviewer.yml:")
+        line = int(err.split(":")[2])
+        assert line in (3, 4)
+        assert snapshot(repo) == before
+
+
+def test_unknown_persona_key_names_line(repo, cli):
+    folder = repo / ".cascade" / "personas"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.yml").write_text(
+        "name: AI-Reviewer\nalias: reviewer\nrole: Reviewer\npersonality: hi\n"
+        "type: voting\ncolour: blue\n")
+    code, _, err = cli("personas", "list")
+    assert code == 2
+    assert err.strip().startswith("cascade: .cascade/personas/reviewer.yml:6: unknown persona key 'colour'")
+
+
+def test_repository_persona_overrides_and_extends(repo, cli):
+    folder = repo / ".cascade" / "personas"
+    folder.mkdir(parents=True)
+    (folder / "security.yml").write_text(
+        "name: AI-Security\nalias: security\nrole: AppSec Lead\npersonality: Be strict.\n"
+        "type: voting\nmodel: openai/gpt-4o-mini\n")
+    (folder / "dba.yml").write_text(
+        "name: AI-DBA\nalias: dba\nrole: Database Administrator\npersonality: Data first.\n"
+        "type: voting\nexpertise: [PostgreSQL]\n")
+    code, out, _ = cli("personas", "list")
+    assert code == 0
+    assert "AppSec Lead" in out and "AI-DBA" in out
+    code, out, _ = cli("personas", "show", "security")
+    assert "AI-Security (@security) - AppSec Lead" in out
+    assert "Model: openai/gpt-4o-mini" in out
+    assert cli("new", "X", "--participants", "dba,security")[0] == 0
+
+
+def test_personas_show_bundled(repo, cli):
+    code, out, _ = cli("personas", "show", "researcher")
+    assert code == 0
+    assert out.startswith("AI-Researcher (@researcher) - Research Assistant\n")
+    assert "Type: background (does not vote)" in out
+
+
+def test_list_finds_ledgers(repo, cli):
+    cli("new", "First one")
+    cli("new", "Second", "--output", "docs/adr/discussions/0002.discussion.md")
+    code, out, _ = cli("list")
+    assert code == 0
+    assert "discussions/first-one.discussion.md" in out
+    assert "docs/adr/discussions/0002.discussion.md" in out
+    code, out, _ = cli("list", "--status", "accepted")
+    assert "first-one" not in out
+
+
+def test_summary_is_deterministic(repo, cli):
+    cli("new", "X", "--protocol", "review")
+    path = "discussions/x.discussion.md"
+    cli("comment", path, "Q: why?\nTODO: write docs\nCONCERN: cost\nDECISION: ship it",
+        "--vote", "CHANGES", "--author", "Ann")
+    cli("comment", path, "DONE: write docs\nDECISION: Ship it.", "--author", "Bob")
+    assert cli("summary", path)[0] == 0
+    first = Path("discussions/x.discussion.sum.md").read_text()
+    assert cli("summary", path)[0] == 0
+    assert Path("discussions/x.discussion.sum.md").read_text() == first
+    assert "| Ann | CHANGES |" in first
+    assert "| AI-Architect | (waiting) | |" in first
+    assert "- Q: why? (Ann)" in first
+    assert "- ship it (Ann, Bob)" in first
+    assert "- [x] TODO: write docs (Ann)" in first
+    assert "- cost (Ann)" in first
+
+
+def test_python_dash_m_and_version(repo):
+    proc = cascade_subprocess("--version", cwd=repo)
+    assert proc.returncode == 0 and proc.stdout.startswith("cascade ")
+    proc = cascade_subprocess("status", "nope.md", cwd=repo)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "cascade: nope.md: no such discussion file"
+
+
+def test_usage_error_exits_2(cli):
+    code, _, err = cli("comment")
+    assert code == 2 and "error" in err
