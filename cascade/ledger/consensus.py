@@ -58,7 +58,7 @@ def calculate_consensus(votes: Mapping[str, str], config: VotingConfig = VotingC
         return ConsensusResult(False, None, counts, [], missing, "no votes yet")
     ready = counts["READY"] / total
     reject = counts["REJECT"] / total
-    if counts["REJECT"] and _meets(reject, config.threshold_ready):
+    if counts["REJECT"] > counts["READY"] and _meets(reject, config.threshold_ready):
         return ConsensusResult(True, "REJECT", counts, by_vote["REJECT"], missing,
                                f"{counts['REJECT']}/{total} REJECT")
     if counts["REJECT"] and _meets(reject, config.threshold_reject):

@@ -31,6 +31,11 @@ DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 _STATUS = {"READY": "ACCEPTED", "REJECT": "REJECTED"}
 
 
+def is_transition(event: Event) -> bool:
+    """A phase transition that names the phase it enters (one that does not is ignored)."""
+    return event.kind == PHASE_TRANSITION and bool(event.fields.get("to"))
+
+
 def slugify(title: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
     return slug[:80].strip("-") or "discussion"
@@ -163,7 +168,7 @@ class Discussion:
             for entry in ledger.entries:
                 if not entry.phase:
                     entry.phase = start
-                if isinstance(entry, Event) and entry.kind == PHASE_TRANSITION:
+                if isinstance(entry, Event) and is_transition(entry):
                     break
         return ledger
 
@@ -211,7 +216,7 @@ class Discussion:
     def phase(self) -> str:
         phase = self._initial_phase()
         for event in self.events:
-            if event.kind == PHASE_TRANSITION and event.fields.get("to"):
+            if is_transition(event):
                 phase = event.fields["to"]
         return phase
 
@@ -260,7 +265,7 @@ class Discussion:
         out: list[Comment] = []
         for entry in self.ledger.entries:
             if isinstance(entry, Event):
-                if entry.kind in (PHASE_TRANSITION, VOTE_RESET):
+                if entry.kind == VOTE_RESET or is_transition(entry):
                     out = []
             else:
                 out.append(entry)
@@ -411,10 +416,10 @@ class Discussion:
         lead = ""
         if base and not base.endswith("\n"):
             lead += "\n"
+        fence = getattr(ledger, "open_fence", None)
+        if fence:
+            lead += fence + "\n"
         if ledger.open_block:
-            fence = getattr(ledger, "open_fence", None)
-            if fence:
-                lead += fence + "\n"
             lead += "---\n"
         if base and not (base + lead).endswith("\n\n"):
             lead += "\n"

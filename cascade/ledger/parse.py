@@ -31,13 +31,15 @@ _HEADER_FIELD = re.compile(r"<!--[ \t]*([A-Za-z][\w -]*?)[ \t]*:[ \t]*(.*?)[ \t]
 _FIELD = re.compile(r"([A-Za-z][\w -]*?)[ \t]*:[ \t]*(.*?)[ \t]*\Z")
 _PROVENANCE = re.compile(r"<!--[ \t]*cascade:ai\b(.*?)-->[ \t]*\Z")
 _KV = re.compile(r"([\w.-]+)=(\"[^\"]*\"|\S+)")
-_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+# A backtick fence's info string cannot hold a backtick (CommonMark): ```x``` is inline code.
+FENCE = re.compile(r"[ \t]{0,3}(`{3,}(?=[^`]*\Z)|~{3,})")
 _MARKER = re.compile(
     r"[ \t]{0,3}(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\*\*|__)?"
     r"(Q|TODO|DECISION|ASSIGNED|DONE|CONCERN):(?:\*\*|__)?[ \t]+(.*\S)")
 _MENTION = re.compile(r"(?<![\w@/.`])@([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)")
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
 _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
+_WORD = re.compile(r"[A-Za-z]+")
 _FENCE_START = frozenset(" \t`~")
 _MARKER_START = frozenset(" \t-*+_QTDAC0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
@@ -98,7 +100,7 @@ def parse(text: str, default_phase: str = "") -> Ledger:
             i += 1
             continue
         if first in _FENCE_START:
-            m = _FENCE.match(line)
+            m = FENCE.match(line)
             if m:
                 fence = m.group(1)
                 if block is not None:
@@ -191,18 +193,24 @@ def _parse_header(lines: list[str]) -> tuple[Header, int]:
     raw: dict[str, str] = {}
     if m.group(1):  # one comment per field: <!-- Title: X -->
         while i < len(lines):
-            fm = _HEADER_FIELD.match(lines[i])
+            j = i
+            while j < len(lines) and not lines[j].strip():
+                j += 1  # blank lines between field comments are tolerated
+            fm = _HEADER_FIELD.match(lines[j]) if j < len(lines) else None
             if not fm:
                 break
             raw.setdefault(fm.group(1).strip().lower(), fm.group(2))
-            i += 1
+            i = j + 1
     else:  # one multi-line comment: <!-- DISCUSSION \n Title: X \n -->
-        while i < len(lines) and "-->" not in lines[i]:
-            fm = _FIELD.match(lines[i].strip())
+        while i < len(lines):
+            line = lines[i]
+            closing = "-->" in line
+            fm = _FIELD.match(line.split("-->", 1)[0].strip())
             if fm:
                 raw.setdefault(fm.group(1).strip().lower(), fm.group(2))
             i += 1
-        i += 1
+            if closing:
+                break
     header.end_line = i
     header.title = raw.pop("title", "")
     header.source = raw.pop("source", None) or None
@@ -240,15 +248,15 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
             body.append(line)
             continue
         if first in _FENCE_START:
-            fm = _FENCE.match(line)
+            fm = FENCE.match(line)
             if fm:
                 fence = fm.group(1)
                 body.append(line)
                 continue
         if (first == "V" or first == "v") and line[:5].lower() == "vote:":
             vm = _VOTE.match(line)
-            value = vm.group(1).upper().strip("*_ ") if vm else ""
-            word = value.split()[0] if value.split() else ""
+            wm = _WORD.search(vm.group(1)) if vm else None
+            word = wm.group(0).upper() if wm else ""
             if word in VOTES:
                 vote = word
                 continue

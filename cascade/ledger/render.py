@@ -11,22 +11,22 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cascade.ledger.model import VOTES
+from cascade.ledger.parse import FENCE
 
 _STRUCTURAL = re.compile(r"(?:-{3,}[ \t]*\Z|Name:|(?i:vote:)|<!--)")
-_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 
 
 def neutralise(text: str, *, untrusted: bool = False) -> str:
     """Make text safe to place inside a comment block.
 
-    - structural lines (``---``, ``Name:``, ``VOTE:``, ``<!--``) gain a leading space;
+    - outside fenced code, structural lines (``---``, ``Name:``, ``VOTE:``, ``<!--``) gain a
+      leading space; inside a fence nothing is structural, so code stays as written;
     - an unclosed code fence is closed, so it cannot swallow the blocks after it;
-    - ``untrusted`` (model output): HTML comments are escaped, so they show as text
-      instead of hiding anything from a reader.
+    - ``untrusted`` (model output): outside code, ``<!--`` becomes ``&lt;!--``, so an HTML
+      comment shows as text instead of hiding what follows it from a reader.
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    if untrusted:
-        text = text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
@@ -34,16 +34,38 @@ def neutralise(text: str, *, untrusted: bool = False) -> str:
             stripped = line.strip()
             if stripped.startswith(fence) and not stripped.strip(fence[0]):
                 fence = None
-        else:
-            m = _FENCE.match(line)
-            if m:
-                fence = m.group(1)
+            out.append(line)
+            continue
+        m = FENCE.match(line)
+        if m:
+            fence = m.group(1)
+            out.append(line)
+            continue
+        if untrusted and "<!--" in line:
+            line = _escape_comments(line)
         if _STRUCTURAL.match(line):
             line = " " + line
         out.append(line)
     if fence is not None:
         out.append(fence)
     return "\n".join(out).strip("\n")
+
+
+def _escape_comments(line: str) -> str:
+    """Escape ``<!--`` outside inline code spans."""
+    parts = []
+    last = 0
+    for m in _CODE_SPAN.finditer(line):
+        parts.append(line[last:m.start()].replace("<!--", "&lt;!--"))
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(line[last:].replace("<!--", "&lt;!--"))
+    return "".join(parts)
+
+
+def _comment_safe(text: str) -> str:
+    """Keep a value from ending the HTML comment it sits in."""
+    return text.replace("-->", "- ->").replace("--!>", "- -!>").replace("<!--", "<!- -")
 
 
 def render_comment(author: str, body: str, vote: str | None = None, *,
@@ -65,8 +87,8 @@ def render_comment(author: str, body: str, vote: str | None = None, *,
 
 
 def render_event(kind: str, value: str = "", fields: Mapping[str, object] | None = None) -> str:
-    parts = [p for p in (value, format_fields(fields or {})) if p]
-    payload = " ".join(parts).replace("--", "- -")
+    parts = [p for p in (" ".join(value.split()), format_fields(fields or {})) if p]
+    payload = _comment_safe(" ".join(parts))
     return f"<!-- {kind}: {payload} -->\n" if payload else f"<!-- {kind} -->\n"
 
 
@@ -74,7 +96,7 @@ def render_header(fields: Iterable[tuple[str, str]]) -> str:
     """The metadata header: one HTML comment per field, invisible when rendered."""
     out = ["<!-- DISCUSSION -->"]
     for key, value in fields:
-        value = " ".join(str(value).split()).replace("--", "- -")
+        value = _comment_safe(" ".join(str(value).split()))
         out.append(f"<!-- {key}: {value} -->")
     return "\n".join(out) + "\n"
 
@@ -84,7 +106,7 @@ def format_fields(fields: Mapping[str, object]) -> str:
     for key, value in fields.items():
         if value is None:
             continue
-        text = str(value).replace("--", "- -")
+        text = _comment_safe(str(value))
         if not text or any(c.isspace() for c in text) or '"' in text:
             text = '"' + " ".join(text.replace('"', "'").split()) + '"'
         parts.append(f"{key}={text}")
