@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--vote", type=str.upper, choices=["READY", "CHANGES", "REJECT"])
     p.add_argument("--author", help="default: git config user.name")
 
+    p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
+    p.add_argument("path")
+    p.add_argument("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all")
+
     p = sub.add_parser("advance", help="move a discussion to its next (or a named) phase")
     p.add_argument("path")
     p.add_argument("--to", metavar="PHASE")
@@ -97,6 +101,9 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     elif command == "comment":
         from cascade.commands.comment import comment
         return comment(args.path, args.text, args.vote, args.author)
+    elif command == "turn":
+        from cascade.commands.turn import turn
+        return turn(args.path, args.aliases)
     elif command == "advance":
         from cascade.commands.advance import advance
         return advance(args.path, args.to)

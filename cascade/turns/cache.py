@@ -1,0 +1,65 @@
+"""The reply cache: one prompt is never paid for twice.
+
+Keyed by persona, model and a hash of the exact messages sent; stored under the repository's
+git directory (``.git/cascade/replies``), else the user's cache folder. A rerun after
+pre-commit threw the appended text away sends the same prompt, so it costs no call.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from cascade.atomic import atomic_write
+
+VERSION = 1
+
+
+def prompt_key(alias: str, model: str, messages: list[dict[str, Any]]) -> str:
+    blob = json.dumps({"v": VERSION, "persona": alias, "model": model, "messages": messages},
+                      sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def cache_dir(root: Path) -> Path:
+    override = os.environ.get("CASCADE_CACHE_DIR")
+    if override:
+        return Path(override)
+    try:
+        proc = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=root,
+                              capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        proc = None
+    if proc is not None and proc.returncode == 0 and proc.stdout.strip():
+        git_dir = Path(proc.stdout.strip())
+        if not git_dir.is_absolute():
+            git_dir = root / git_dir
+        return git_dir / "cascade" / "replies"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "cascade" / "replies"
+
+
+class ReplyCache:
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        try:
+            data = json.loads(self._path(key).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and "text" in data else None
+
+    def put(self, key: str, record: dict[str, Any]) -> None:
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+        except OSError:
+            pass  # a cache that cannot be written costs money, not correctness

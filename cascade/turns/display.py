@@ -1,0 +1,114 @@
+"""Turn output: a live line per persona on a terminal, plain lines otherwise, then a table."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from cascade.errors import display_path
+from cascade.turns.runner import Outcome, Progress
+
+
+def _tokens(o: Outcome) -> str:
+    return f"{o.prompt_tokens}+{o.completion_tokens}" if o.calls else "-"
+
+
+def _state(o: Outcome) -> str:
+    if o.status == "failed":
+        return f"failed: {o.error}"
+    if o.status == "skipped":
+        return o.error
+    label = {"cached": " (cached, no call)", "no-response": " (no response)"}.get(o.status, "")
+    return f"{o.vote or 'no vote'}{label}"
+
+
+class LineProgress(Progress):
+    """Plain lines: one when each persona finishes (and one per retry)."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+
+    def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
+        print(f"{outcome.persona.name}: {reason}; retrying in {wait:.1f}s", file=self.stream,
+              flush=True)
+
+    def finish(self, outcome: Outcome) -> None:
+        print(f"{outcome.persona.name}: {_state(outcome)} ({outcome.seconds:.1f}s)",
+              file=self.stream, flush=True)
+
+
+class LiveProgress(Progress):
+    """On a terminal: one line per persona, redrawn in place as calls finish."""
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stdout
+        self.rows: list[Outcome] = []
+        self.started: dict[int, float] = {}
+        self.drawn = 0
+        self.notes: dict[int, str] = {}
+
+    def start(self, outcome: Outcome) -> None:
+        self.rows.append(outcome)
+        self.started[id(outcome)] = time.monotonic()
+        self._draw()
+
+    def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
+        self.notes[id(outcome)] = f"{reason}; retrying in {wait:.1f}s"
+        self._draw()
+
+    def finish(self, outcome: Outcome) -> None:
+        self.notes.pop(id(outcome), None)
+        self._draw()
+
+    def _draw(self) -> None:
+        out = self.stream
+        if self.drawn:
+            out.write(f"\x1b[{self.drawn}F")
+        width = max(len(o.persona.name) for o in self.rows)
+        for o in self.rows:
+            if o.status == "pending":
+                elapsed = time.monotonic() - self.started[id(o)]
+                text = self.notes.get(id(o)) or f"thinking... {elapsed:.0f}s"
+            else:
+                text = f"{_state(o)} ({o.seconds:.1f}s)"
+            out.write(f"\x1b[2K  {o.persona.name.ljust(width)}  {text}\n")
+        self.drawn = len(self.rows)
+        out.flush()
+
+
+def progress_for(stream: TextIO | None = None) -> Progress:
+    stream = stream or sys.stdout
+    return LiveProgress(stream) if stream.isatty() else LineProgress(stream)
+
+
+def closing_table(outcomes: list[Outcome], multiple_ledgers: bool = False) -> str:
+    header = ("persona", "vote", "seconds", "tokens", "cost", "note")
+    if multiple_ledgers:
+        header = ("ledger",) + header
+    rows = []
+    for o in outcomes:
+        note = {"ok": "", "cached": "cached", "no-response": "no response"}.get(o.status, o.status)
+        row = (o.persona.name, o.vote or "-", f"{o.seconds:.1f}", _tokens(o),
+               f"${o.cost:.4f}" if o.cost else "-", note)
+        rows.append(((display_path(o.ledger),) + row) if multiple_ledgers else row)
+    cells = [header] + rows
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def failure_lines(outcomes: list[Outcome]) -> list[str]:
+    """One line per failed persona, naming it and the cause."""
+    return [f"cascade: {display_path(o.ledger)}: {o.persona.name} ({o.model}): {o.error}"
+            for o in outcomes if o.status in ("failed", "skipped")]
+
+
+def redaction_lines(outcomes: list[Outcome]) -> list[str]:
+    seen: dict[str, None] = {}
+    for o in outcomes:
+        for r in o.redactions:
+            seen.setdefault(f"redacted before sending: {r}")
+        for n in o.notes:
+            seen.setdefault(f"note: {n}")
+    return list(seen)

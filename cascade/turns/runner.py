@@ -1,0 +1,284 @@
+"""Run persona turns: concurrently across personas and ledgers, cached, budgeted, and
+appended as whole blocks, one atomic write each.
+
+A failed persona appends nothing and is reported in one line; it stays pending, so the next
+run asks it again. Ctrl-C cancels the calls in flight; blocks already written are whole.
+"""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cascade.config.personas import Persona
+from cascade.errors import CascadeError
+from cascade.ledger.discussion import Discussion, is_transition
+from cascade.ledger.model import Comment, Event
+from cascade.revision import blob_id
+from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
+from cascade.turns.pending import Pending
+from cascade.turns.prompt import Prompt, build_prompt, why_text
+from cascade.turns.replies import Reply, ReplyError, parse_reply
+from cascade.turns.settings import Settings
+from cascade.turns.sources import SourceText, read_source
+
+REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
+          "Reply again with only the JSON object: "
+          '{{"comment": "<markdown>", "vote": "READY" | "CHANGES" | "REJECT" | null}}.')
+
+
+@dataclass
+class Outcome:
+    persona: Persona
+    ledger: Path
+    status: str = "pending"  # ok | cached | no-response | failed | skipped
+    vote: str | None = None
+    seconds: float = 0.0
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    model: str = ""
+    error: str = ""
+    redactions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "cached", "no-response")
+
+
+@dataclass
+class Job:
+    """The turns to run on one ledger."""
+
+    discussion: Discussion
+    pending: list[Pending]
+    source_data: bytes | None = None  # staged bytes of the document; None: the working tree
+    rule_model: str | None = None
+    outcomes: list[Outcome] = field(default_factory=list)
+    advanced_to: str | None = None
+
+
+class Budget:
+    """Per-run caps on calls, tokens and dollars."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.calls = 0
+        self.tokens = 0
+        self.cost = 0.0
+
+    def exhausted(self) -> str | None:
+        s = self.settings
+        if s.max_calls is not None and self.calls >= s.max_calls:
+            return f"budget reached: {self.calls} calls (CASCADE_MAX_CALLS={s.max_calls})"
+        if s.max_tokens is not None and self.tokens >= s.max_tokens:
+            return f"budget reached: {self.tokens} tokens (CASCADE_MAX_TOKENS={s.max_tokens})"
+        if s.max_cost is not None and self.cost >= s.max_cost:
+            return f"budget reached: ${self.cost:.4f} (CASCADE_MAX_COST={s.max_cost})"
+        return None
+
+    def charge(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
+        self.tokens += prompt_tokens + completion_tokens
+        self.cost += cost or 0.0
+
+
+class Progress:
+    """Reports each persona as it starts and finishes. The base class prints nothing."""
+
+    def start(self, outcome: Outcome) -> None: ...
+
+    def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None: ...
+
+    def finish(self, outcome: Outcome) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def _source_for(job: Job) -> SourceText | None:
+    d = job.discussion
+    if not d.source:
+        return None
+    return read_source(d.root, d.source, job.source_data)
+
+
+async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, settings: Settings,
+                   cache: ReplyCache, budget: Budget, semaphore: asyncio.Semaphore,
+                   write_lock: asyncio.Lock, progress: Progress, revision: str | None) -> Outcome:
+    from cascade.turns import model as seam
+
+    persona = pending.persona
+    out = Outcome(persona, job.discussion.path, model=model, redactions=prompt.redactions,
+                  notes=prompt.notes)
+    job.outcomes.append(out)
+    started = time.monotonic()
+    progress.start(out)
+    key = prompt_key(persona.alias, model, prompt.messages)
+    reply: Reply | None = None
+    usage: dict = {}
+    hit = cache.get(key)
+    try:
+        if hit is not None:
+            reply = parse_reply(hit["text"])
+            out.status = "cached"
+            out.model = hit.get("model", model)
+            usage = {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
+        else:
+            reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
+                               progress, seam, cache, key)
+            out.status = "ok"
+            usage = {"prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
+                     "cost": out.cost}
+    except _Failed as failure:
+        out.status = "failed" if not failure.skipped else "skipped"
+        out.error = str(failure)
+    except ReplyError as exc:  # a cached reply that no longer parses: treat as a miss next time
+        out.status = "failed"
+        out.error = f"unparseable cached reply: {exc}"
+    if reply is not None:
+        out.vote = reply.vote if persona.votes else None
+        # The reply's own cost, also when it came from the cache (paid once, recorded alike).
+        provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
+                      "completion_tokens": usage["completion_tokens"] or None,
+                      "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
+                      "revision": revision}
+        if reply.sentinel:
+            provenance["sentinel"] = reply.sentinel
+            out.status = "no-response" if out.status != "cached" else out.status
+        body = reply.comment if not reply.sentinel else "_No comment._"
+        async with write_lock:
+            try:
+                job.discussion.add_comment(persona.name, body, out.vote, provenance=provenance,
+                                           untrusted=True)
+                job.discussion.save()
+            except CascadeError as exc:
+                out.status = "failed"
+                out.error = f"not written: {exc}"
+    out.seconds = time.monotonic() - started
+    progress.finish(out)
+    return out
+
+
+class _Failed(Exception):
+    def __init__(self, reason: str, skipped: bool = False) -> None:
+        super().__init__(reason)
+        self.skipped = skipped
+
+
+async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, settings: Settings,
+               budget: Budget, semaphore: asyncio.Semaphore, progress: Progress, seam,
+               cache: ReplyCache, key: str) -> Reply:
+    async def call(msgs: list[dict[str, str]]):
+        stop = budget.exhausted()
+        if stop:
+            raise _Failed(f"not asked: {stop}", skipped=True)
+        budget.calls += 1
+        out.calls += 1
+        async with semaphore:
+            try:
+                done = await seam.complete(
+                    model, msgs, settings,
+                    on_retry=lambda m, reason, wait: progress.retry(out, m, reason, wait))
+            except seam.ModelError as exc:
+                raise _Failed(str(exc)) from None
+        budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
+        out.model = done.model
+        out.prompt_tokens += done.prompt_tokens
+        out.completion_tokens += done.completion_tokens
+        if done.cost is not None:
+            out.cost = (out.cost or 0.0) + done.cost
+        return done
+
+    def remember(text: str, model_used: str) -> None:
+        cache.put(key, {"text": text, "model": model_used, "prompt_tokens": out.prompt_tokens,
+                        "completion_tokens": out.completion_tokens, "cost": out.cost})
+
+    first = await call(messages)
+    try:
+        reply = parse_reply(first.text)
+        remember(first.text, first.model)
+        return reply
+    except ReplyError as exc:
+        reason = str(exc)
+    repair = messages + [{"role": "assistant", "content": first.text or ""},
+                         {"role": "user", "content": REPAIR.format(reason=reason)}]
+    second = await call(repair)
+    try:
+        reply = parse_reply(second.text)
+    except ReplyError as exc:
+        raise _Failed(f"unparseable reply twice ({reason}; then {exc})") from None
+    remember(second.text, second.model)
+    return reply
+
+
+async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | None = None) -> None:
+    """Run every job's pending turns concurrently; results land in each job's outcomes."""
+    from cascade.turns.model import resolve_model
+
+    progress = progress or Progress()
+    budget = Budget(settings)
+    semaphore = asyncio.Semaphore(settings.concurrency)
+    tasks = []
+    caches: dict[Path, ReplyCache] = {}
+    for job in jobs:
+        d = job.discussion
+        source = _source_for(job)
+        revision = blob_id(source.data) if source is not None and source.data is not None else None
+        cache = caches.setdefault(d.root, ReplyCache(cache_dir(d.root)))
+        lock = asyncio.Lock()
+        for pending in job.pending:
+            model = resolve_model(pending.persona.model, job.rule_model, settings)
+            prompt = build_prompt(d, pending.persona, why_text(pending.reason), source, settings)
+            tasks.append(_run_one(job, pending, prompt, model, settings, cache, budget,
+                                  semaphore, lock, progress, revision))
+    try:
+        await asyncio.gather(*tasks)
+    finally:
+        progress.close()
+    for job in jobs:
+        job.advanced_to = _auto_advance(job)
+
+
+def run(jobs: list[Job], settings: Settings, progress: Progress | None = None) -> None:
+    asyncio.run(run_jobs(jobs, settings, progress))
+
+
+def _auto_advance(job: Job) -> str | None:
+    """Apply the phase's auto_trigger after a turn; returns the phase entered, if any."""
+    d = job.discussion
+    if not job.outcomes or any(not o.ok for o in job.outcomes):
+        return None
+    phase = d.current_phase
+    if phase.next is None or phase.auto_trigger is None:
+        return None
+    since = _comments_in_phase(d)
+    spoke = {c.author for c in since}
+    if phase.auto_trigger == "all_mentioned_responded":
+        due = all(o.persona.name in spoke for o in job.outcomes)
+    elif phase.auto_trigger == "all_responded":
+        due = all(name in spoke for name in d.expected_voters())
+    elif phase.auto_trigger == "consensus":
+        due = d.consensus_result.reached
+    else:
+        due = False
+    if not due:
+        return None
+    target = d.advance()
+    try:
+        d.save()
+    except CascadeError:
+        return None
+    return target
+
+
+def _comments_in_phase(d: Discussion) -> list[Comment]:
+    out: list[Comment] = []
+    for entry in d.ledger.entries:
+        if isinstance(entry, Event) and is_transition(entry):
+            out = []
+        elif isinstance(entry, Comment):
+            out.append(entry)
+    return out
+

@@ -1,0 +1,63 @@
+"""Turn settings from the environment, validated: a bad value names its variable."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from cascade.errors import CascadeError
+
+
+def _number(name: str, default: float | None, kind: type = float, minimum: float = 0) -> float | None:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise CascadeError(f"{name}={raw!r} is not a {'whole ' if kind is int else ''}number") from None
+    if value < minimum:
+        raise CascadeError(f"{name}={raw!r} must be at least {minimum}")
+    return value
+
+
+@dataclass
+class Settings:
+    model: str | None = None  # CASCADE_MODEL
+    api_base: str | None = None  # CASCADE_API_BASE
+    api_key: str | None = None  # CASCADE_API_KEY
+    fallbacks: list[str] = field(default_factory=list)  # CASCADE_FALLBACK_MODELS, comma-separated
+    timeout: float = 120.0  # CASCADE_TIMEOUT: seconds per call
+    retries: int = 2  # CASCADE_RETRIES: on 429, 5xx, timeouts, connection errors
+    backoff: float = 1.0  # CASCADE_BACKOFF: first retry delay, doubling
+    concurrency: int = 8  # CASCADE_CONCURRENCY: calls in flight at once
+    context_tokens: int = 6000  # CASCADE_CONTEXT_TOKENS: ledger budget in the prompt
+    source_tokens: int = 8000  # CASCADE_SOURCE_TOKENS: document budget in the prompt
+    reply_tokens: int = 1024  # CASCADE_REPLY_TOKENS: max_tokens per reply
+    max_calls: int | None = None  # CASCADE_MAX_CALLS per run
+    max_tokens: int | None = None  # CASCADE_MAX_TOKENS per run (prompt + completion)
+    max_cost: float | None = None  # CASCADE_MAX_COST per run, in dollars
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        env = os.environ
+        return cls(
+            model=env.get("CASCADE_MODEL", "").strip() or None,
+            api_base=env.get("CASCADE_API_BASE", "").strip() or None,
+            api_key=env.get("CASCADE_API_KEY", "").strip() or None,
+            fallbacks=[m.strip() for m in env.get("CASCADE_FALLBACK_MODELS", "").split(",")
+                       if m.strip()],
+            timeout=_number("CASCADE_TIMEOUT", 120.0, float, 0.1),
+            retries=int(_number("CASCADE_RETRIES", 2, int, 0)),
+            backoff=_number("CASCADE_BACKOFF", 1.0, float, 0),
+            concurrency=int(_number("CASCADE_CONCURRENCY", 8, int, 1)),
+            context_tokens=int(_number("CASCADE_CONTEXT_TOKENS", 6000, int, 200)),
+            source_tokens=int(_number("CASCADE_SOURCE_TOKENS", 8000, int, 200)),
+            reply_tokens=int(_number("CASCADE_REPLY_TOKENS", 1024, int, 16)),
+            max_calls=_int_or_none(_number("CASCADE_MAX_CALLS", None, int, 0)),
+            max_tokens=_int_or_none(_number("CASCADE_MAX_TOKENS", None, int, 0)),
+            max_cost=_number("CASCADE_MAX_COST", None, float, 0),
+        )
+
+
+def _int_or_none(value: float | None) -> int | None:
+    return None if value is None else int(value)

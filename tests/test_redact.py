@@ -1,0 +1,427 @@
+"""Tests for cascade.turns.redact: the secret boundary in front of every prompt.
+
+Fake credentials are assembled from pieces (``"gh" + "p_" + ...``) so that this file itself
+does not look like a leak to secret scanners; the text ``redact`` sees is the joined string.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from cascade.turns.redact import Redaction, is_placeholder, is_secret_file, redact
+
+REPO = Path(__file__).resolve().parent.parent
+
+AWS_ID = "AK" + "IA" + "Z7QXW3RT5YUP2LMN"
+AWS_EXAMPLE_ID = "AK" + "IA" + "IOSFODNN7EXAMPLE"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzQ8kLm2Np4"
+GH = "gh" + "p_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
+GH_PAT = "github" + "_pat_" + "11ABCDEFG0123456789_abcdefghijKLMNOP"
+GLPAT = "gl" + "pat-" + "xY9z_8Wv7Ut6Sr5Qp4On"
+SLACK = "xo" + "xb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+SLACK_HOOK = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
+OPENAI = "sk" + "-proj-" + "Ab3De5Gh7Jk9Mn1Pq3St5Vx7Za9Ce1Gi"
+OPENAI_OLD = "sk" + "-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4"
+ANTHROPIC = "sk" + "-ant-" + "api03-Ab3De5Gh7Jk9Mn1Pq3St5Vx7Za9Ce1Gi"
+GOOGLE = "AI" + "za" + "SyB1c2D3e4F5g6H7i8J9k0L1m2N3o4P5q6R"
+STRIPE = "sk" + "_live_" + "4eC39HqLyjWDarjtT1zdp7dc"
+STRIPE_TEST = "rk" + "_test_" + "51HqLyjWDarjtT1zdp7dcXYZ"
+TWILIO = "S" + "K" + "0123456789abcdef0123456789abcdef"
+SENDGRID = "S" + "G." + "ngeVfQFYQlKU0ufo8x5d1A.TwL2iGABf9DHoTf-09kqeF8tAmbihYzrnopKc-1s5cr"
+NPM = "np" + "m_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+PYPI = "py" + "pi-AgEIcHlwaS5vcmc" + "CJGE4ZjM2YTAtYWJjZC00ZWZhLTk5ZGUtOGE3NmQ1"
+JWT = ("ey" + "JhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9." + "ey" + "JzdWIiOiIxMjM0NTY3ODkwIn0."
+       "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+AZURE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+PEM = ("-----BEGIN RSA " + "PRIVATE KEY-----\n"
+       "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+       "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+       "-----END RSA " + "PRIVATE KEY-----")
+
+
+def doc(*lines: str) -> str:
+    return "\n".join(lines) + "\n"
+
+
+# ---- what is redacted, and exactly how --------------------------------------------------------
+# (id, input, expected kinds in order, expected output -- None where only the kinds are checked)
+CASES = [
+    ("aws-access-key", f"key id {AWS_ID} here", ["aws-access-key"],
+     "key id [REDACTED:aws-access-key] here"),
+    ("aws-access-key-docs-example", f"aws_access_key_id={AWS_EXAMPLE_ID}", ["aws-access-key"],
+     "aws_access_key_id=[REDACTED:aws-access-key]"),
+    ("aws-sts-key", "ASIA" + "Q2W3E4R5T6Y7U8I9", ["aws-access-key"], "[REDACTED:aws-access-key]"),
+    ("aws-secret-ini", f"aws_secret_access_key = {AWS_SECRET}", ["aws-secret-key"],
+     "aws_secret_access_key = [REDACTED:aws-secret-key]"),
+    ("aws-secret-json", f'{{"AccessKeyId": "{AWS_ID}", "SecretAccessKey": "{AWS_SECRET}"}}',
+     ["aws-access-key", "aws-secret-key"],
+     '{"AccessKeyId": "[REDACTED:aws-access-key]", "SecretAccessKey": "[REDACTED:aws-secret-key]"}'),
+    ("pem-block", doc("before", PEM, "after"), ["private-key"],
+     "before\n[REDACTED:private-key]\nafter\n"),
+    ("pem-openssh-unterminated",
+     "ssh key:\n-----BEGIN OPENSSH " + "PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAE\nmore",
+     ["private-key"], "ssh key:\n[REDACTED:private-key]"),
+    ("pem-in-json-string",
+     '{"private_key": "-----BEGIN ' + 'PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\\n'
+     '-----END ' + 'PRIVATE KEY-----\\n", "client_email": "x@y.iam.gserviceaccount.com"}',
+     ["private-key"],
+     '{"private_key": "[REDACTED:private-key]\\n", "client_email": "x@y.iam.gserviceaccount.com"}'),
+    ("pem-encrypted-legacy",
+     doc("-----BEGIN RSA " + "PRIVATE KEY-----", "Proc-Type: 4,ENCRYPTED",
+         "DEK-Info: AES-128-CBC,3F17F5316E2BAC89", "", "abc", "-----END RSA " + "PRIVATE KEY-----"),
+     ["private-key"], "[REDACTED:private-key]\n"),
+    ("github-token", f"GITHUB auth uses {GH}.", ["github-token"],
+     "GITHUB auth uses [REDACTED:github-token]."),
+    ("github-pat", f"pat: {GH_PAT}", ["github-token"], "pat: [REDACTED:github-token]"),
+    ("gitlab", f"glab auth login --token {GLPAT}", ["gitlab-token"],
+     "glab auth login --token [REDACTED:gitlab-token]"),
+    ("slack-token", f"SLACK_BOT={SLACK}", ["slack-token"], "SLACK_BOT=[REDACTED:slack-token]"),
+    ("slack-webhook", f"Alerts go to {SLACK_HOOK} today", ["slack-webhook"],
+     "Alerts go to [REDACTED:slack-webhook] today"),
+    ("openai-project", f"client = OpenAI(api_key='{OPENAI}')", ["openai-key"],
+     "client = OpenAI(api_key='[REDACTED:openai-key]')"),
+    ("openai-legacy", f"OPENAI_API_KEY={OPENAI_OLD}", ["openai-key"],
+     "OPENAI_API_KEY=[REDACTED:openai-key]"),
+    ("anthropic", f"key {ANTHROPIC}", ["anthropic-key"], "key [REDACTED:anthropic-key]"),
+    ("google", f"maps?key={GOOGLE}&q=1", ["google-api-key"],
+     "maps?key=[REDACTED:google-api-key]&q=1"),
+    ("stripe-live", f"stripe.api_key = '{STRIPE}'", ["stripe-key"],
+     "stripe.api_key = '[REDACTED:stripe-key]'"),
+    ("stripe-restricted-test", STRIPE_TEST, ["stripe-key"], "[REDACTED:stripe-key]"),
+    ("twilio", f"TWILIO_API_KEY_SID {TWILIO}", ["twilio-key"],
+     "TWILIO_API_KEY_SID [REDACTED:twilio-key]"),
+    ("sendgrid", f"SENDGRID: {SENDGRID}", ["sendgrid-key"], "SENDGRID: [REDACTED:sendgrid-key]"),
+    ("npm", f"//registry.npmjs.org/:_authToken={NPM}", ["npm-token"],
+     "//registry.npmjs.org/:_authToken=[REDACTED:npm-token]"),
+    ("pypi", f"password = {PYPI}", ["pypi-token"], "password = [REDACTED:pypi-token]"),
+    ("jwt-bearer", f"Authorization: Bearer {JWT}", ["jwt"], "Authorization: Bearer [REDACTED:jwt]"),
+    ("bearer-opaque", "curl -H 'Authorization: Bearer 8f3a9c2e1b7d4f6a0e5c'", ["bearer-token"],
+     "curl -H 'Authorization: Bearer [REDACTED:bearer-token]'"),
+    ("basic-auth", 'headers = {"Authorization": "Basic dXNlcjpodW50ZXIy"}', ["basic-auth"],
+     'headers = {"Authorization": "Basic [REDACTED:basic-auth]"}'),
+    ("azure-connection-string",
+     f"DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={AZURE_KEY};"
+     "EndpointSuffix=core.windows.net", ["azure-storage-key"],
+     "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=[REDACTED:azure-storage-key];"
+     "EndpointSuffix=core.windows.net"),
+    ("password-in-url", "DATABASE_URL=postgres://app:Tr0ub4dor@db.internal:5432/app",
+     ["password-in-url"],
+     "DATABASE_URL=postgres://app:[REDACTED:password-in-url]@db.internal:5432/app"),
+    ("password-in-url-https", "git clone https://rob:hunter2@example.com/repo.git",
+     ["password-in-url"], "git clone https://rob:[REDACTED:password-in-url]@example.com/repo.git"),
+    ("password-in-url-with-at", "redis://:p@ss:w0rd@cache:6379/0", ["password-in-url"],
+     "redis://:[REDACTED:password-in-url]@cache:6379/0"),
+    ("token-as-url-user", f"https://{GH}@github.com/o/r.git", ["github-token"],
+     "https://[REDACTED:github-token]@github.com/o/r.git"),
+    ("generic-python", 'password = "hunter2"', ["secret-assignment"],
+     'password = "[REDACTED:secret-assignment]"'),
+    ("generic-yaml-upper", "PASSWORD: s3cret", ["secret-assignment"],
+     "PASSWORD: [REDACTED:secret-assignment]"),
+    ("generic-api-key", 'api_key="a8f5f167f44f4964e6c998dee827110c"', ["secret-assignment"],
+     'api_key="[REDACTED:secret-assignment]"'),
+    ("generic-secret-key-yaml", "  secret_key: Zx9!kL2mQ", ["secret-assignment"],
+     "  secret_key: [REDACTED:secret-assignment]"),
+    ("generic-token", "token = 0a1b2c3d4e5f", ["secret-assignment"],
+     "token = [REDACTED:secret-assignment]"),
+    ("generic-client-secret-json", '{"client_id": "abc", "client_secret": "9f8e7d6c5b4a"}',
+     ["secret-assignment"], '{"client_id": "abc", "client_secret": "[REDACTED:secret-assignment]"}'),
+    ("generic-db-pass", "DB_PASS=topsecret99", ["secret-assignment"],
+     "DB_PASS=[REDACTED:secret-assignment]"),
+    ("generic-json-password", '{"user": "rob", "password": "correcthorse"}', ["secret-assignment"],
+     '{"user": "rob", "password": "[REDACTED:secret-assignment]"}'),
+    ("generic-ini", doc("[database]", "user = app", "password = letmein42"), ["secret-assignment"],
+     "[database]\nuser = app\npassword = [REDACTED:secret-assignment]\n"),
+    ("generic-shell-export", "export GITHUB_TOKEN=abc123def456", ["secret-assignment"],
+     "export GITHUB_TOKEN=[REDACTED:secret-assignment]"),
+    ("generic-letters-only-with-equals", "DB_PASSWORD=supersecretpassword", ["secret-assignment"],
+     "DB_PASSWORD=[REDACTED:secret-assignment]"),
+    ("generic-properties", "spring.datasource.password=Secr3tPass", ["secret-assignment"],
+     "spring.datasource.password=[REDACTED:secret-assignment]"),
+    ("generic-camel-case", "const apiKey = 'q7Wm2Xp9Lk4Rt8Zv';", ["secret-assignment"],
+     "const apiKey = '[REDACTED:secret-assignment]';"),
+    ("generic-rails", "SECRET_KEY_BASE=0123456789abcdef0123", ["secret-assignment"],
+     "SECRET_KEY_BASE=[REDACTED:secret-assignment]"),
+    ("generic-pgpassword", "PGPASSWORD='Pg!pass2024' psql", ["secret-assignment"],
+     "PGPASSWORD='[REDACTED:secret-assignment]' psql"),
+    ("generic-go-struct", 'cfg := Config{Password: "gopher2024", Port: 5432}', ["secret-assignment"],
+     'cfg := Config{Password: "[REDACTED:secret-assignment]", Port: 5432}'),
+    ("generic-query-string", "https://api.example.com/cb?token=abc123def456&user=1",
+     ["secret-assignment"], "https://api.example.com/cb?token=[REDACTED:secret-assignment]&user=1"),
+    ("generic-cli-flag", "mysql --password=Hunter2024 -u root", ["secret-assignment"],
+     "mysql --password=[REDACTED:secret-assignment] -u root"),
+    ("generic-markdown-bold", "**Password:** `Sup3rS3cret`", ["secret-assignment"],
+     "**Password:** `[REDACTED:secret-assignment]`"),
+    ("generic-escaped-json", '"{\\"password\\": \\"hunter2024\\"}"', ["secret-assignment"],
+     '"{\\"password\\": \\"[REDACTED:secret-assignment]\\"}"'),
+    ("generic-env-prefix", "PGPASSWORD=Hunter2024 psql -h db", ["secret-assignment"],
+     "PGPASSWORD=[REDACTED:secret-assignment] psql -h db"),
+    ("generic-keeps-comment", "password = s3cr3t99  # rotate monthly", ["secret-assignment"],
+     "password = [REDACTED:secret-assignment]  # rotate monthly"),
+    ("several-one-line", f"AWS={AWS_ID} GH={GH}", ["aws-access-key", "github-token"],
+     "AWS=[REDACTED:aws-access-key] GH=[REDACTED:github-token]"),
+    ("specific-beats-generic", f"token: {GH}", ["github-token"], "token: [REDACTED:github-token]"),
+]
+
+
+@pytest.mark.parametrize("text, kinds, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_redacts(text: str, kinds: list[str], expected: str | None) -> None:
+    out, found = redact(text)
+    assert [r.kind for r in found] == kinds
+    if expected is not None:
+        assert out == expected
+    for secret in (AWS_ID, AWS_SECRET, GH, GH_PAT, GLPAT, SLACK, OPENAI, ANTHROPIC, GOOGLE, STRIPE,
+                   TWILIO, SENDGRID, NPM, PYPI, JWT, AZURE_KEY, "hunter2", "s3cret", "Tr0ub4dor"):
+        assert secret not in out
+
+
+# ---- what is left alone -----------------------------------------------------------------------
+PROSE = [
+    ("adr-passwords", doc(
+        "## Decision",
+        "Users sign in with a password; the password policy requires 12 characters.",
+        "Password: required field, at least 12 characters.",
+        "We store only the bcrypt hash of the password, never the password itself.",
+        "The token expiry is one hour; refresh tokens last 30 days.",
+        "API keys are issued per tenant and rotated by the secret manager.",
+        "Key rotation happens quarterly. The key: it must never be logged.",
+        "In short, token = opaque string issued by the IdP; secret: rotated often.",
+    )),
+    ("env-references", doc(
+        "password: ${DB_PASSWORD}",
+        'password: "${DB_PASSWORD}"',
+        "api_key = os.environ[\"API_KEY\"]",
+        "token = os.getenv('GITHUB_TOKEN')",
+        "secret = settings.SECRET_KEY",
+        "TOKEN=$GITHUB_TOKEN",
+        "token: ${{ secrets.GITHUB_TOKEN }}",
+        "password: {{ vault_db_password }}",
+        "password=%(db_password)s",
+        "set PASSWORD=%DB_PASSWORD%",
+        "api_key = process.env.API_KEY",
+        "password = get_password()",
+    )),
+    ("placeholders", doc(
+        "api_key: <your-api-key>",
+        "API_KEY=your-api-key-here",
+        "password = changeme",
+        'password: "********"',
+        "token: xxxxxxxxxxxx",
+        "client_secret: YOUR_CLIENT_SECRET",
+        'password = "password"',
+        "secret: [REDACTED]",
+        "password: null",
+        "token = None",
+        "secret: true",
+        'password: "example-password"',
+        "DB_PASS=placeholder",
+        'password = ""',
+        "password = abc",
+        "password: {password}",
+    )),
+    ("yaml-words", doc(
+        "auth:",
+        "  token: opaque",
+        "  password: bcrypt",
+        "  scope: read-only",
+        "  token_type: bearer",
+        "  token_ttl: 3600",
+        "  password_min_length: 12",
+        "  api_key_header: X-Api-Key",
+        "  secretName: app-secrets",
+        "kind: Secret",
+    )),
+    ("json-schema", doc(
+        '{"password": {"type": "string", "minLength": 12},',
+        ' "token": "issued by the identity provider"}',
+    )),
+    ("ml-and-identifiers", doc(
+        "We evaluated sk-learn and sk-learn-compatible-pipeline-wrapper for the ranking model.",
+        "The risk-assessment-framework-v2 and task-1234567890abcdefghij stay as they are.",
+        "Commit 3f2a9c1d4e5b6a7c8d9e0f1a2b3c4d5e6f7a8b9c fixed it; see issue 123e4567-e89b-12d3-a456-426614174000.",
+        "Use `pip install scikit-learn`; docs at https://example.com/docs?page=2&lang=en.",
+        "Connect to https://db.internal:5432/app and ssh://git@github.com:22/o/r.git.",
+        "Email rob@example.com, or ping @security.",
+        "Sign-off: xoxo-hugs-and-kisses from the whole team.",
+    )),
+    ("base64-image", "![diagram](data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+     "+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==" * 20 + ")\n"),
+    ("pem-header-in-prose", doc(
+        "A key file starts with `-----BEGIN RSA PRIVATE KEY-----` and ends with the END line.",
+        "Never commit files that contain -----BEGIN OPENSSH PRIVATE KEY----- blocks.",
+    )),
+    ("url-placeholders", doc(
+        "Format: postgres://user:password@host:5432/db",
+        "git clone https://<user>:<token>@example.com/repo.git",
+        "https://user:${TOKEN}@example.com",
+        "http://localhost:8080/health",
+    )),
+    ("code-without-literals", doc(
+        "def login(user, password):",
+        "    if not check(user.password_hash, password):",
+        "        raise AuthError('bad password')",
+        "    token = issue_token(user)",
+        "    return {'token': token, 'expires_in': 3600}",
+    )),
+    ("bearer-prose", "The API uses bearer authentication-mechanisms and Basic authentication.\n"),
+]
+
+
+@pytest.mark.parametrize("text", [p[1] for p in PROSE], ids=[p[0] for p in PROSE])
+def test_leaves_prose_alone(text: str) -> None:
+    out, found = redact(text)
+    assert found == []
+    assert out == text
+
+
+# ---- line numbers, idempotence -----------------------------------------------------------------
+
+def test_line_numbers_are_those_of_the_input() -> None:
+    text = doc(
+        "# ADR 12",                          # 1
+        PEM,                                 # 2-5 (four lines)
+        "",                                  # 6
+        f"id = {AWS_ID}",                    # 7
+        "password: s3cret99",                # 8
+        f"two on one line: {GH} {NPM}",      # 9
+        "url: https://a:Tr0ub4dor@h/x",      # 10
+    )
+    out, found = redact(text)
+    assert found == [Redaction("private-key", 2), Redaction("aws-access-key", 7),
+                     Redaction("secret-assignment", 8), Redaction("github-token", 9),
+                     Redaction("npm-token", 9), Redaction("password-in-url", 10)]
+    assert out.splitlines()[1] == "[REDACTED:private-key]"
+
+
+def test_line_numbers_with_crlf() -> None:
+    out, found = redact(f"a\r\nb\r\ntoken = {GH}\r\n")
+    assert found == [Redaction("github-token", 3)]
+    assert out == "a\r\nb\r\ntoken = [REDACTED:github-token]\r\n"
+
+
+ALL_INPUTS = [c[1] for c in CASES] + [p[1] for p in PROSE]
+
+
+@pytest.mark.parametrize("text", ALL_INPUTS)
+def test_idempotent(text: str) -> None:
+    once, _ = redact(text)
+    twice, found = redact(once)
+    assert twice == once
+    assert found == []
+
+
+def test_text_whose_lowercase_changes_length() -> None:
+    # "İ".lower() is two characters: offsets must still be those of the original text.
+    text = "İstanbul İİİ office\npassword = hunter2024\nİ token: " + GH + "\n"
+    out, found = redact(text)
+    assert out == ("İstanbul İİİ office\npassword = [REDACTED:secret-assignment]\n"
+                   "İ token: [REDACTED:github-token]\n")
+    assert found == [Redaction("secret-assignment", 2), Redaction("github-token", 3)]
+
+
+def test_empty_and_plain_text() -> None:
+    assert redact("") == ("", [])
+    assert redact("nothing to see") == ("nothing to see", [])
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("${DB_PASSWORD}", True), ("$DB_PASSWORD", True), ("<your-key>", True), ("xxxxxx", True),
+    ("******", True), ("changeme", True), ("CHANGEME", True), ("None", True), ("null", True),
+    ("true", True), ("example", True), ("my-example-key", True), ("[REDACTED:jwt]", True),
+    ("your_api_key", True), ("TOKEN_HERE", True), ("{{ secret }}", True), ("%(pw)s", True),
+    ("hunter2", False), ("s3cret", False), ("Tr0ub4dor&3", False), ("password123", False),
+])
+def test_is_placeholder(value: str, expected: bool) -> None:
+    assert is_placeholder(value) is expected
+
+
+# ---- files never read ---------------------------------------------------------------------------
+@pytest.mark.parametrize("path, expected", [
+    (".env", True), ("config/.env", True), (".env.local", True), (".env.production", True),
+    ("prod.env", True), (".envrc", True), ("certs/server.pem", True), ("tls/server.key", True),
+    ("keystore.p12", True), ("cert.pfx", True), ("app.keystore", True), ("trust.jks", True),
+    ("id_rsa", True), ("home/.ssh/id_ed25519", True), ("id_ecdsa_sk", True), ("id_dsa", True),
+    ("id_rsa.pub", False), (".ssh/id_ed25519.pub", False), (".npmrc", True), (".pypirc", True),
+    (".netrc", True), ("_netrc", True), (".git-credentials", True), (".htpasswd", True),
+    ("aws/credentials", True), ("gcp/credentials.json", True), ("terraform.tfvars", True),
+    ("prod.tfvars.json", True), ("config/secrets.yml", True), ("secrets.yaml", True),
+    (".dockercfg", True), ("home/.docker/config.json", True), ("kubeconfig", True),
+    ("C:\\Users\\rob\\.env", True), ("ENV/.ENV", True),
+    ("docs/adr/0007-event-store.md", False), ("config.json", False), ("app/config.json", False),
+    ("environment.md", False), ("docs/env.md", False), ("src/keys.py", False),
+    ("docs/secrets-management.md", False), ("credentials.md", False), ("keyboard.txt", False),
+    ("README.md", False), ("", False), ("docs/", False),
+])
+def test_is_secret_file(path: str, expected: bool) -> None:
+    assert is_secret_file(path) is expected
+
+
+# ---- cost -----------------------------------------------------------------------------------------
+
+def best_of(n: int, fn) -> float:
+    best = float("inf")
+    for _ in range(n):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def test_a_megabyte_of_design_doc_takes_under_100ms() -> None:
+    page = doc(
+        "## Decision",
+        "We store the API key in the secret manager; the token expiry is one hour and the",
+        "password policy requires 12 characters. Key rotation: https://vault.internal/keys.",
+        "Commit 3f2a9c1d4e5b6a7c8d9e0f1a2b3c4d5e6f7a8b9c, ticket 123e4567-e89b-12d3-a456-426614174000.",
+        "```yaml", "password: ${DB_PASSWORD}", "api_key: <your-key>", "token_ttl: 3600",
+        "key: value", "```",
+        "| Field | Type | Notes |", "|---|---|---|", "| password | string | required |",
+    )
+    text = (page * (1_000_000 // len(page) + 1))[:1_000_000]
+    secret_text = text[:500_000] + f"\ntoken = {GH}\n" + text[500_000:]
+    assert [r.kind for r in redact(secret_text)[1]] == ["github-token"]
+    assert best_of(3, lambda: redact(secret_text)) < 0.100
+
+
+@pytest.mark.parametrize("name, text", [
+    ("a", "a" * 100_000),
+    ("begin-without-end", "-----BEGIN " * 10_000),
+    ("pem-header-without-end", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + "A" * 100_000),
+    ("many-pem-headers", ("-----BEGIN RSA " + "PRIVATE KEY-----\n") * 3_000),
+])
+def test_adversarial_inputs_under_100ms(name: str, text: str) -> None:
+    assert best_of(3, lambda: redact(text)) < 0.100
+
+
+@pytest.mark.parametrize("text", [
+    "a" * 1_000_000,
+    "-----BEGIN " * 100_000,
+    "pass" * 250_000,
+    "password=" * 110_000,
+    "password: " * 100_000,
+    "api_key=" * 120_000,
+    "://a:b" * 160_000,
+    "http://user:" + "p" * 1_000_000,
+    "sk-" * 330_000,
+    "eyJabcdefghij." * 70_000,
+    'password="' + "a" * 1_000_000,
+    "Bearer " * 150_000,
+    "AKIA" * 250_000,
+    " " * 1_000_000,
+    "\n" * 1_000_000,
+])
+def test_adversarial_megabytes_stay_linear(text: str) -> None:
+    # A catastrophic (quadratic) pattern takes seconds to minutes here; linear is ~10-200 ms.
+    assert best_of(2, lambda: redact(text)) < 0.500
+
+
+def test_imports_nothing_heavy() -> None:
+    code = ("import sys, cascade.turns.redact, cascade.turns.replies; "
+            "print(sorted(m for m in ('litellm', 'jinja2', 'json_repair') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
