@@ -52,6 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path")
     p.add_argument("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all")
 
+    p = sub.add_parser("hook", help="the pre-commit gate: review staged governed documents")
+    p.add_argument("files", nargs="*", metavar="FILE")
+
+    p = sub.add_parser("init", help="write a starter .ai-rules.yml and .pre-commit-config.yaml")
+    p.add_argument("--plain", action="store_true",
+                   help="install plain git hooks instead of a pre-commit config")
+    p.add_argument("--repo", help="this tool's repository URL, for a remote pre-commit config")
+    p.add_argument("--rev", help="the tag or commit of --repo")
+
+    p = sub.add_parser("trailer", help="(prepare-commit-msg) add Cascade-Consensus trailers")
+    p.add_argument("message_file")
+
     p = sub.add_parser("advance", help="move a discussion to its next (or a named) phase")
     p.add_argument("path")
     p.add_argument("--to", metavar="PHASE")
@@ -104,6 +116,15 @@ def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)
+    elif command == "hook":
+        from cascade.loop.hook import run_hook
+        return run_hook(args.files)
+    elif command == "init":
+        from cascade.commands.init import init
+        return init(args.plain, args.repo, args.rev)
+    elif command == "trailer":
+        from cascade.commands.trailer import trailer
+        return trailer(args.message_file)
     elif command == "advance":
         from cascade.commands.advance import advance
         return advance(args.path, args.to)

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from cascade.errors import CascadeError
+
+
+def trailer(message_file: str) -> int:
+    """prepare-commit-msg: add a Cascade-Consensus trailer per involved ledger. Never blocks."""
+    try:
+        from cascade.ledger.discussion import Discussion
+        from cascade.loop.gitio import index_blobs, read_blobs, repo_root, staged_paths
+        from cascade.loop.hook import candidates, discover
+        from cascade.loop.rules import RuleSet
+
+        root = repo_root()
+        rules = RuleSet(root)
+        governed, ledgers = candidates(root, staged_paths(root), rules)
+        if not governed and not ledgers:
+            return 0
+        items = discover(root, governed, ledgers, rules)
+        blobs = index_blobs(root, [i.ledger for i in items])
+        texts = read_blobs(root, list(blobs.values()))
+        lines = []
+        for item in items:
+            if item.ledger not in blobs:
+                continue
+            d = Discussion.from_text(texts[blobs[item.ledger]].decode("utf-8", "replace"),
+                                     root / item.ledger, root=root)
+            r = d.consensus_result
+            total = sum(r.counts.values()) + len(r.missing)
+            verdict = r.outcome if r.reached else "not reached"
+            lines.append(f"{item.ledger} {verdict} ({r.counts['READY']}/{total} READY)")
+        for line in lines:
+            subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
+                            "--trailer", f"Cascade-Consensus: {line}", message_file],
+                           cwd=root, check=True, capture_output=True)
+    except (CascadeError, subprocess.CalledProcessError, OSError) as exc:
+        print(f"cascade: no consensus trailer: {exc}", file=sys.stderr)
+    return 0

@@ -1,0 +1,83 @@
+"""Git, through the git command: what is staged, read from the index git is using.
+
+Every call inherits the environment, so ``GIT_INDEX_FILE`` -- set by ``git commit -a``
+(``.git/index.lock``) and ``git commit <path>`` (``.git/next-index-*.lock``) -- is honoured.
+Nothing here ever writes to the index.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from cascade.errors import CascadeError
+
+
+def git(root: Path | None, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True,
+                              check=False)
+    except FileNotFoundError:
+        raise CascadeError("git is not installed (or not on PATH)") from None
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise CascadeError(f"git {args[0]} failed: {message[-1] if message else proc.returncode}")
+    return proc.stdout
+
+
+def repo_root(start: Path | None = None) -> Path:
+    try:
+        out = git(start, "rev-parse", "--show-toplevel")
+    except CascadeError:
+        raise CascadeError("not inside a git repository", start or Path.cwd()) from None
+    return Path(out.decode().strip())
+
+
+def git_dir(root: Path) -> Path:
+    path = Path(git(root, "rev-parse", "--git-common-dir").decode().strip())
+    return path if path.is_absolute() else root / path
+
+
+def staged_paths(root: Path) -> list[str]:
+    """Paths added, copied, modified or renamed in the index, relative to the top."""
+    out = git(root, "diff", "--cached", "--name-only", "--diff-filter=ACMR", "-z", "--no-renames")
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def index_blobs(root: Path, paths: list[str]) -> dict[str, str]:
+    """{path: blob id} for the paths that are in the index (stage 0)."""
+    if not paths:
+        return {}
+    out = git(root, "ls-files", "--stage", "-z", "--", *paths)
+    blobs: dict[str, str] = {}
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        if not record:
+            continue
+        meta, path = record.split("\t", 1)
+        _mode, blob, stage = meta.split()
+        if stage == "0":
+            blobs[path] = blob
+    return blobs
+
+
+def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
+    """Contents of blobs, in one ``git cat-file --batch`` call."""
+    wanted = list(dict.fromkeys(blobs))
+    if not wanted:
+        return {}
+    out = git(root, "cat-file", "--batch", input=("\n".join(wanted) + "\n").encode())
+    result: dict[str, bytes] = {}
+    pos = 0
+    for blob in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] == b"missing":
+            continue
+        size = int(header[2])
+        result[blob] = out[pos:pos + size]
+        pos += size + 1
+    return result
+
+
+def is_tracked(root: Path, rel: str) -> bool:
+    return bool(git(root, "ls-files", "--", rel).strip())

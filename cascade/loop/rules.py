@@ -1,0 +1,244 @@
+"""Rule files: ``.ai-rules.yml`` in any folder maps changed paths to discussions.
+
+Patterns are relative to the rule file's folder. For a changed file, rule files cascade from
+the repository top down to the file's folder; a nearer file's rule replaces a same-named one
+from farther up. ``extends:`` pulls in a bundled preset (``rules/<name>.yml``, or the
+repository's ``.cascade/rules/<name>.yml``) as if its rules were written in that file.
+
+Loading rule files imports only PyYAML: a commit that touches no governed path stays cheap.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import posixpath
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cascade.config.yamlio import LineDict, check_keys, load_yaml
+from cascade.errors import CascadeError
+from cascade.loop.globs import glob_match
+from cascade.resources import search_path
+
+RULES_FILE = ".ai-rules.yml"
+_FILE_KEYS = {"extends", "rules"}
+_RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
+              "model", "consensus", "revote_on_change", "on_consensus"}
+_CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required"}
+_ON_CONSENSUS_KEYS = {"template", "path"}
+_PLACEHOLDERS = {"dir", "stem", "name", "slug", "date"}
+_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+NEVER_GOVERNED = (".discussion.md", ".sum.md")
+
+DEFAULT_TEMPLATE = "feature"
+DEFAULT_DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
+DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
+DEFAULT_PROTOCOL = "review"
+
+
+@dataclass(frozen=True)
+class OnConsensus:
+    template: str
+    path: str  # pattern, relative to the rule file's folder
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    match: tuple[str, ...]
+    exclude: tuple[str, ...]
+    template: str
+    discussion: str
+    participants: tuple[str, ...]
+    protocol: str
+    model: str | None
+    consensus: dict[str, Any]
+    revote_on_change: bool
+    on_consensus: OnConsensus | None
+    base: str  # repository-relative folder the patterns are relative to ("" at the top)
+    file: Path  # the rule file it came from (a preset's file for an inherited rule)
+    line: int
+    key_lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+    def line_of(self, key: str) -> int:
+        return self.key_lines.get(key, self.line)
+
+    def _local(self, rel: str) -> str | None:
+        if not self.base:
+            return rel
+        prefix = self.base + "/"
+        return rel[len(prefix):] if rel.startswith(prefix) else None
+
+    def matches(self, rel: str) -> bool:
+        if rel.endswith(NEVER_GOVERNED):
+            return False
+        local = self._local(rel)
+        if local is None:
+            return False
+        return (any(glob_match(p, local) for p in self.match)
+                and not any(glob_match(p, local) for p in self.exclude))
+
+    def expand(self, pattern: str, doc: str, *, date: str | None = None,
+               key: str = "discussion") -> str:
+        """A repository-relative path from a path pattern, for the document ``doc``."""
+        local = self._local(doc) or doc
+        folder, name = posixpath.split(local)
+        stem = name.rsplit(".", 1)[0] if "." in name else name
+        values = {"dir": folder, "stem": stem, "name": name, "slug": slug(stem),
+                  "date": date or _dt.date.today().isoformat()}
+        expanded = _PLACEHOLDER.sub(lambda m: values[m.group(1)], pattern)
+        joined = posixpath.normpath(posixpath.join(self.base, expanded.lstrip("/")))
+        if joined.startswith("../") or joined == ".." or posixpath.isabs(joined):
+            raise CascadeError(f"{key} path {pattern!r} leads outside the repository for {doc}",
+                               self.file, self.line_of(key))
+        return joined
+
+    def ledger_path(self, doc: str, date: str | None = None) -> str:
+        return self.expand(self.discussion, doc, date=date)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
+
+
+def _strings(value: Any, path: Path, line: int, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise CascadeError(f"rule {key!r} must be a string or a list of strings", path, line)
+
+
+def _check_pattern(pattern: Any, path: Path, line: int, key: str) -> str:
+    if not isinstance(pattern, str) or not pattern.strip():
+        raise CascadeError(f"rule {key!r} must be a path pattern", path, line)
+    for name in _PLACEHOLDER.findall(pattern):
+        if name not in _PLACEHOLDERS:
+            raise CascadeError(f"unknown placeholder {{{name}}} in {key} (use "
+                               f"{', '.join('{' + p + '}' for p in sorted(_PLACEHOLDERS))})",
+                               path, line)
+    probe = _PLACEHOLDER.sub("x", pattern)
+    parts = probe.replace("\\", "/").split("/")
+    if probe.startswith(("/", "~")) or re.match(r"[A-Za-z]:", probe) or ".." in parts:
+        raise CascadeError(f"{key} path {pattern!r} must stay inside the repository "
+                           "(no leading /, no ..)", path, line)
+    return pattern
+
+
+def parse_rule(data: Any, file: Path, base: str) -> Rule:
+    r = check_keys(data, file, _RULE_KEYS, {"name", "match"}, "rule")
+    line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
+    name = r["name"]
+    if not isinstance(name, str):
+        raise CascadeError("rule 'name' must be a string", file, line_of("name"))
+    match = _strings(r["match"], file, line_of("match"), "match")
+    exclude = _strings(r["exclude"], file, line_of("exclude"), "exclude") if r.get("exclude") else ()
+    for key in ("template", "protocol", "model"):
+        if r.get(key) is not None and not isinstance(r[key], str):
+            raise CascadeError(f"rule {key!r} must be a string", file, line_of(key))
+    discussion = _check_pattern(r.get("discussion", DEFAULT_DISCUSSION), file,
+                                line_of("discussion"), "discussion")
+    participants = DEFAULT_PARTICIPANTS
+    if r.get("participants") is not None:
+        participants = tuple(p.lstrip("@").lower() for p in
+                             _strings(r["participants"], file, line_of("participants"),
+                                      "participants"))
+    consensus = r.get("consensus") or {}
+    if consensus:
+        check_keys(consensus, file, _CONSENSUS_KEYS, set(), "consensus")
+        from cascade.ledger.discussion import voting_config
+
+        try:
+            voting_config(dict(consensus))
+        except CascadeError as exc:
+            raise CascadeError(exc.message, file, line_of("consensus")) from None
+    revote = r.get("revote_on_change", True)
+    if not isinstance(revote, bool):
+        raise CascadeError("revote_on_change must be true or false", file,
+                           line_of("revote_on_change"))
+    on_consensus = None
+    if r.get("on_consensus") is not None:
+        oc = check_keys(r["on_consensus"], file, _ON_CONSENSUS_KEYS, {"template", "path"},
+                        "on_consensus")
+        on_consensus = OnConsensus(str(oc["template"]),
+                                   _check_pattern(oc["path"], file, line_of("on_consensus"),
+                                                  "on_consensus path"))
+    lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
+    return Rule(name, match, exclude, r.get("template") or DEFAULT_TEMPLATE, discussion,
+                participants, r.get("protocol") or DEFAULT_PROTOCOL, r.get("model"),
+                dict(consensus), revote, on_consensus, base, file,
+                getattr(r, "line", 1) or 1, lines)
+
+
+class RuleSet:
+    """The rule files of one repository, loaded on demand and cached."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._files: dict[str, list[Rule]] = {}
+
+    def files_for(self, rel: str) -> list[str]:
+        """Folders (repository-relative) from the top down to ``rel``'s folder with a rule file."""
+        folders = [""]
+        parts = rel.split("/")[:-1]
+        for i in range(len(parts)):
+            folders.append("/".join(parts[: i + 1]))
+        return [f for f in folders if (self.root / f / RULES_FILE).is_file()]
+
+    def rules_in(self, folder: str) -> list[Rule]:
+        if folder not in self._files:
+            self._files[folder] = self._load(folder)
+        return self._files[folder]
+
+    def _load(self, folder: str) -> list[Rule]:
+        path = self.root / folder / RULES_FILE
+        data = load_yaml(path)
+        if data is None:
+            return []
+        data = check_keys(data, path, _FILE_KEYS, set(), "rule file")
+        rules: dict[str, Rule] = {}
+        extends = data.get("extends") or []
+        if extends:
+            for name in _strings(extends, path, data.line_of("extends"), "extends"):
+                for rule in self._preset(name, path, data.line_of("extends")):
+                    rules[rule.name] = Rule(**{**rule.__dict__, "base": folder})
+        items = data.get("rules") or []
+        if not isinstance(items, list):
+            raise CascadeError("'rules' must be a list", path, data.line_of("rules"))
+        seen: set[str] = set()
+        for item in items:
+            rule = parse_rule(item, path, folder)
+            if rule.name in seen:
+                raise CascadeError(f"duplicate rule name {rule.name!r}", path, rule.line)
+            seen.add(rule.name)
+            rules[rule.name] = rule
+        return list(rules.values())
+
+    def _preset(self, name: str, where: Path, line: int) -> list[Rule]:
+        for folder in search_path("rules", self.root):
+            for ext in (".yml", ".yaml"):
+                preset = folder / f"{name}{ext}"
+                if preset.is_file():
+                    data = check_keys(load_yaml(preset), preset, {"rules"}, {"rules"}, "preset")
+                    return [parse_rule(item, preset, "") for item in data["rules"] or []]
+        known = sorted({p.stem for f in search_path("rules", self.root) for p in f.glob("*.y*ml")})
+        raise CascadeError(f"unknown rule preset {name!r} (known: {', '.join(known)})", where, line)
+
+    def governing(self, rel: str) -> Rule | None:
+        """The rule that governs ``rel``: from the nearest rule file that has a match."""
+        best: Rule | None = None
+        best_depth = -1
+        for rule in self._in_order(rel):
+            if rule.matches(rel):
+                depth = len(rule.base.split("/")) if rule.base else 0
+                if depth > best_depth:
+                    best, best_depth = rule, depth
+        return best
+
+    def _in_order(self, rel: str) -> list[Rule]:
+        by_name: dict[str, Rule] = {}
+        for folder in self.files_for(rel):
+            for rule in self.rules_in(folder):
+                by_name[rule.name] = rule
+        return list(by_name.values())

@@ -1,0 +1,302 @@
+"""The git-native loop: real repositories, real `git commit` with the hook installed (the
+pre-commit framework with a `repo: local` hook, and the plain git hooks), a real HTTP model
+endpoint on 127.0.0.1."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, git
+
+from cascade import Discussion
+
+DOC = "docs/adr/0001-use-sqlite.md"
+LEDGER = "docs/adr/discussions/0001-use-sqlite.discussion.md"
+PANEL = ("AI-Architect", "AI-Security", "AI-Pragmatist")
+RULES = """\
+rules:
+  - name: adr
+    match: "docs/adr/*.md"
+    template: adr
+    discussion: "docs/adr/discussions/{stem}.discussion.md"
+    participants: [architect, security, pragmatist]
+    consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: false}
+"""
+
+
+def reply(comment: str, vote: str | None) -> str:
+    return json.dumps({"comment": comment, "vote": vote})
+
+
+def match(name: str) -> str:
+    return f"Reply as {name} "
+
+
+def run(repo: Path, *args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(list(args), cwd=repo, capture_output=True, text=True, timeout=300)
+    if check and proc.returncode:
+        raise AssertionError(proc.stdout + proc.stderr)
+    return proc
+
+
+def commit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = run(repo, "git", "commit", "-m", "change", *args)
+    proc.out = proc.stdout + proc.stderr  # git shows hook output on stderr
+    return proc
+
+
+@pytest.fixture
+def loop_repo(repo, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    (repo / ".ai-rules.yml").write_text(RULES)
+    (repo / "README.md").write_text("# Project\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "start")
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
+    return repo
+
+
+def install_pre_commit(repo: Path) -> None:
+    (repo / ".pre-commit-config.yaml").write_text(f"""\
+repos:
+  - repo: local
+    hooks:
+      - id: cascade
+        name: cascade
+        entry: {sys.executable} -m cascade hook
+        language: system
+        require_serial: true
+""")
+    git(repo, "add", ".pre-commit-config.yaml")
+    git(repo, "commit", "-qm", "pre-commit config")
+    run(repo, sys.executable, "-m", "pre_commit", "install", check=True)
+
+
+def install_plain(repo: Path) -> None:
+    proc = run(repo, sys.executable, "-m", "cascade", "init", "--plain")
+    assert proc.returncode == 0, proc.stderr
+
+
+def script(fake, votes: tuple[str | None, ...], text: str = "review") -> None:
+    for name, vote in zip(PANEL, votes):
+        fake.script(match(name), reply(f"{name}: {text}.", vote))
+
+
+@pytest.mark.parametrize("installer", [install_pre_commit, install_plain], ids=["pre-commit", "plain"])
+def test_the_loop_end_to_end(loop_repo, fake_llm, installer):
+    repo = loop_repo
+    installer(repo)
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+
+    first = commit(repo)  # blocked, with three reviews
+    assert first.returncode == 1, first.stdout + first.stderr
+    assert fake_llm.calls() == 3
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert sorted(c.author for c in d.comments) == sorted(PANEL)
+    assert d.source_revision == git(repo, "rev-parse", f":{DOC}").strip()
+    assert "new ledger with the panel's reviews" in first.out
+
+    git(repo, "add", LEDGER)
+    second = commit(repo)  # no new input: still blocked, no call
+    assert second.returncode == 1
+    assert fake_llm.calls() == 3
+    assert "1/3 READY, needs 67%" in second.out
+
+    # The author answers, mentioning security; the panel is asked again.
+    assert run(repo, sys.executable, "-m", "cascade", "comment", LEDGER,
+               "Added a backup plan. @security does this address your concern?").returncode == 0
+    script(fake_llm, ("READY", "READY", "READY"), "better")
+    git(repo, "add", LEDGER)
+    third = commit(repo)
+    assert third.returncode == 1
+    assert fake_llm.calls() == 6
+    assert Discussion.load(repo / LEDGER, root=repo).votes == dict.fromkeys(PANEL, "READY")
+
+    git(repo, "add", LEDGER)
+    fourth = commit(repo)  # consensus: the commit lands
+    assert fourth.returncode == 0, fourth.out
+    assert fake_llm.calls() == 6
+    assert git(repo, "status", "--porcelain").strip() == ""
+    assert git(repo, "show", "--stat", "--format=", "HEAD").count("|") == 2  # doc and ledger
+    if installer is install_plain:
+        message = git(repo, "log", "-1", "--format=%B")
+        assert f"Cascade-Consensus: {LEDGER} READY (3/3 READY)" in message
+
+
+def index_bytes(repo: Path, name: str = "index") -> bytes:
+    return (repo / ".git" / name).read_bytes()
+
+
+def hook(repo: Path, *files: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "cascade", "hook", *files], cwd=repo,
+                          capture_output=True, text=True, env={**os.environ, **(env or {})})
+
+
+def test_hook_never_writes_the_index(loop_repo, fake_llm):
+    repo = loop_repo
+    script(fake_llm, ("CHANGES", "READY", "READY"))
+    git(repo, "add", DOC)
+    before = index_bytes(repo)
+    proc = hook(repo, DOC)
+    assert proc.returncode == 1
+    assert index_bytes(repo) == before
+    git(repo, "add", LEDGER)
+    before = index_bytes(repo)
+    proc = hook(repo, DOC, LEDGER)
+    assert proc.returncode == 0, proc.stdout
+    assert index_bytes(repo) == before
+
+
+@pytest.mark.parametrize("mode", ["commit -a", "commit <path>"])
+def test_staged_content_comes_from_the_index_git_uses(loop_repo, fake_llm, mode):
+    repo = loop_repo
+    install_plain(repo)
+    git(repo, "add", DOC)
+    git(repo, "commit", "-qm", "adr", "--no-verify")
+    (repo / DOC).write_text("# Use SQLite\n\nRevised: WAL mode and nightly backups.\n")
+    script(fake_llm, ("READY", "READY", "READY"))
+    proc = commit(repo, "-a") if mode == "commit -a" else commit(repo, DOC)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert d.source_revision == git(repo, "hash-object", DOC).strip()  # the revised text
+    assert git(repo, "diff", "--cached", "--name-only").strip() == ""  # nothing was staged
+    sent = fake_llm.chat_requests[0].text
+    assert "Revised: WAL mode" in sent
+
+
+def test_unstaged_edit_in_the_ledger_survives(loop_repo, fake_llm):
+    """pre-commit stashes an unstaged edit; our appended text conflicts with it and pre-commit
+    rolls our text back. The user's edit must survive, and the rerun must cost nothing."""
+    repo = loop_repo
+    install_pre_commit(repo)
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    commit(repo)
+    git(repo, "add", LEDGER)
+    run(repo, sys.executable, "-m", "cascade", "comment", LEDGER, "Please look again @architect",
+        check=True)
+    git(repo, "add", LEDGER)
+    mine = "\nMy private notes, not staged yet.\n"
+    with open(repo / LEDGER, "a") as fh:
+        fh.write(mine)
+    calls = fake_llm.calls()
+    proc = commit(repo)
+    assert proc.returncode != 0
+    assert "Rolling back fixes" in proc.out  # pre-commit discarded what the hook appended
+    assert (repo / LEDGER).read_text().endswith(mine)  # the user's edit is intact
+    assert fake_llm.calls() - calls == 3
+    # The same commit again: the same prompts, so every reply comes from the cache.
+    proc = commit(repo)
+    assert proc.returncode != 0
+    assert fake_llm.calls() - calls == 3
+    assert (repo / LEDGER).read_text().endswith(mine)
+    assert "stage or stash" in proc.out
+
+
+def test_nested_rule_file_overrides_same_named_rule(loop_repo, fake_llm):
+    repo = loop_repo
+    (repo / "docs/adr/.ai-rules.yml").write_text(
+        "rules:\n  - name: adr\n    match: '*.md'\n    template: adr\n"
+        "    discussion: 'reviews/{stem}.discussion.md'\n    participants: [security]\n")
+    fake_llm.script(match("AI-Security"), reply("fine", "READY"))
+    git(repo, "add", DOC, "docs/adr/.ai-rules.yml")
+    proc = hook(repo, DOC)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    d = Discussion.load(repo / "docs/adr/reviews/0001-use-sqlite.discussion.md", root=repo)
+    assert [c.author for c in d.comments] == ["AI-Security"]
+    assert not (repo / LEDGER).exists()
+
+
+def test_ungoverned_commit_is_a_no_op_without_heavy_imports(loop_repo):
+    repo = loop_repo
+    (repo / "notes.txt").write_text("hello\n")
+    git(repo, "add", "notes.txt")
+    probe = ("import sys; from cascade.main import main; rc = main(['hook', 'notes.txt']); "
+             "print(rc, 'litellm' in sys.modules, 'jinja2' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True)
+    assert proc.stdout.split() == ["0", "False", "False"], proc.stderr
+
+
+@pytest.mark.parametrize("rules, message, line", [
+    ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    discussion: '../outside/{stem}.md'\n",
+     "must stay inside the repository", 4),
+    ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    colour: red\n", "unknown rule key 'colour'", 4),
+    ("rules:\n  - name: adr\n    match: [unclosed\n", "invalid YAML", 4),
+    ("extends: nope\n", "unknown rule preset 'nope'", 1),
+    ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    discussion: '{nope}.md'\n",
+     "unknown placeholder {nope}", 4),
+    ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    template: nope\n",
+     "rule 'adr': unknown discussion template 'nope'", 4),
+    ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    participants: [nobody]\n",
+     "rule 'adr': unknown persona 'nobody'", 4),
+])
+def test_bad_rules_name_file_and_line(loop_repo, rules, message, line):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(rules)
+    git(repo, "add", DOC)
+    before = sorted(p.name for p in repo.rglob("*") if ".git" not in p.parts)
+    proc = hook(repo, DOC)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stderr.strip() == proc.stderr.strip().splitlines()[0]
+    assert proc.stderr.startswith(f"cascade: .ai-rules.yml:{line}: ") or \
+        proc.stderr.startswith(f"cascade: .ai-rules.yml:{line + 1}: "), proc.stderr
+    assert message in proc.stderr
+    assert sorted(p.name for p in repo.rglob("*") if ".git" not in p.parts) == before
+
+
+def test_extends_bundled_preset_and_on_consensus(loop_repo, fake_llm):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(
+        "extends: adr\nrules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    template: adr\n"
+        "    discussion: 'docs/adr/discussions/{stem}.discussion.md'\n"
+        "    participants: [security]\n"
+        "    on_consensus: {template: feature-spec, path: 'docs/features/{stem}.md'}\n")
+    fake_llm.script(match("AI-Security"), reply("fine", "READY"))
+    git(repo, "add", DOC)
+    assert hook(repo, DOC).returncode == 1
+    git(repo, "add", LEDGER)
+    proc = hook(repo, DOC, LEDGER)
+    assert proc.returncode == 0, proc.stdout
+    spec = repo / "docs/features/0001-use-sqlite.md"
+    assert spec.exists() and "Follows from: `docs/adr/0001-use-sqlite.md`" in spec.read_text()
+    assert "created docs/features/0001-use-sqlite.md" in proc.stdout
+
+
+def test_init_writes_starters_and_keeps_existing(repo, cli):
+    code, out, _ = cli("init")
+    assert code == 0
+    assert "extends: [adr, feature-spec]" in (repo / ".ai-rules.yml").read_text()
+    assert "id: cascade" in (repo / ".pre-commit-config.yaml").read_text()
+    (repo / ".ai-rules.yml").write_text("# mine\n")
+    code, out, _ = cli("init")
+    assert "kept your .ai-rules.yml" in out
+    assert (repo / ".ai-rules.yml").read_text() == "# mine\n"
+
+
+def test_init_plain_refuses_to_replace_a_foreign_hook(repo, cli):
+    hooks = repo / ".git" / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "pre-commit").write_text("#!/bin/sh\necho mine\n")
+    code, _, err = cli("init", "--plain")
+    assert code == 2 and "already installed" in err
+    assert (hooks / "pre-commit").read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_staged_ledger_without_rule_is_gated(loop_repo, fake_llm):
+    repo = loop_repo
+    run(repo, sys.executable, "-m", "cascade", "new", "Loose idea", "--protocol", "review",
+        "--participants", "security", check=True)
+    fake_llm.script(match("AI-Security"), reply("no", "CHANGES"))
+    git(repo, "add", "discussions/loose-idea.discussion.md")
+    proc = hook(repo, "discussions/loose-idea.discussion.md")
+    assert proc.returncode == 1
+    assert fake_llm.calls() == 1
