@@ -4,11 +4,35 @@
     d = Discussion.load("docs/adr/discussions/0007-event-store.discussion.md")
     d.add_comment("Rob", "Let's use JWT with 1h expiry.", vote="READY")
     d.save()
-"""
-from cascade.errors import CascadeError
-from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
-from cascade.ledger.discussion import Discussion
 
+Names are imported on first use, so that ``cascade hook`` on a commit it does not govern
+starts as fast as a trivial hook.
+"""
+from __future__ import annotations
+
+import importlib
+
+__version__ = "0.1.0"
 __all__ = ["CascadeError", "ConsensusResult", "Discussion", "VotingConfig",
            "calculate_consensus", "__version__"]
-__version__ = "0.1.0"
+
+_LAZY = {
+    "CascadeError": "cascade.errors",
+    "ConsensusResult": "cascade.ledger.consensus",
+    "VotingConfig": "cascade.ledger.consensus",
+    "calculate_consensus": "cascade.ledger.consensus",
+    "Discussion": "cascade.ledger.discussion",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'cascade' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -5,22 +5,22 @@ Exit codes: 0 ok / consensus; 1 blocked or check failed; 2 bad usage or configur
 """
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
 
-from cascade import __version__
 from cascade.errors import CascadeError
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors: exit 2, one line
-        self.print_usage(sys.stderr)
-        print(f"cascade: error: {message}", file=sys.stderr)
-        raise SystemExit(2)
+def build_parser():
+    import argparse
 
+    from cascade import __version__
 
-def build_parser() -> argparse.ArgumentParser:
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> None:  # usage errors: exit 2, one line
+            self.print_usage(sys.stderr)
+            print(f"cascade: error: {message}", file=sys.stderr)
+            raise SystemExit(2)
+
     parser = _Parser(prog="cascade", description="Git-native design review by AI personas.")
     parser.add_argument("--version", action="version", version=f"cascade {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -81,11 +81,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list[:1] == ["hook"] and not any(a.startswith("-") for a in args_list[1:]):
+        # The pre-commit fast path: most commits touch no governed path, and building the
+        # full parser would cost more than deciding that.
+        return _run(lambda: __import__("cascade.loop.hook", fromlist=["run_hook"])
+                    .run_hook(args_list[1:]))
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(args_list)
+    return _run(lambda: _dispatch(parser, args))
+
+
+def _run(command) -> int:
     try:
-        return _dispatch(parser, args)
+        return command()
     except CascadeError as exc:
         print(f"cascade: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -96,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def _dispatch(parser, args) -> int:
     command = args.command
     if command == "new":
         from cascade.commands.new import new

@@ -11,6 +11,7 @@ _BUNDLED = _PACKAGE / "_bundled"
 _SOURCE = _PACKAGE.parent
 
 CONFIG_DIR = ".cascade"  # a repository's own personas/, protocols/, templates/
+LEDGER_SUFFIX = ".discussion.md"
 
 
 def bundled(kind: str) -> Path:

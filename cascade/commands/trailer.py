@@ -11,7 +11,8 @@ def trailer(message_file: str) -> int:
     try:
         from cascade.ledger.discussion import Discussion
         from cascade.loop.gitio import index_blobs, read_blobs, repo_root, staged_paths
-        from cascade.loop.hook import candidates, discover
+        from cascade.loop.gate import discover
+        from cascade.loop.hook import candidates
         from cascade.loop.rules import RuleSet
 
         root = repo_root()

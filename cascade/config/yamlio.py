@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
 import yaml
 
 from cascade.errors import CascadeError
@@ -15,9 +13,9 @@ class LineDict(dict):
     """A mapping from a YAML file that knows where it and each of its keys stand."""
 
     line: int = 0
-    key_lines: dict[Any, int]
+    key_lines: dict[object, int]
 
-    def line_of(self, key: Any) -> int:
+    def line_of(self, key: object) -> int:
         return self.key_lines.get(key, self.line)
 
 
@@ -43,7 +41,7 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LineD
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
-def load_yaml(path: Path, text: str | None = None) -> Any:
+def load_yaml(path: Path, text: str | None = None) -> object:
     """Parse a YAML file; syntax errors become a CascadeError naming file and line."""
     if text is None:
         text = read_text(path)
@@ -81,7 +79,7 @@ def decode_utf8(data: bytes, path: Path | str) -> str:
         ) from None
 
 
-def check_keys(data: Any, path: Path, allowed: set[str], required: set[str], what: str) -> LineDict:
+def check_keys(data: object, path: Path, allowed: set[str], required: set[str], what: str) -> LineDict:
     """Validate that ``data`` is a mapping with only ``allowed`` keys and all ``required`` ones."""
     if not isinstance(data, dict):
         raise CascadeError(f"{what} must be a mapping", path, getattr(data, "line", None) or 1)

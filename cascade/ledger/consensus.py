@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+from cascade.errors import CascadeError
 from cascade.ledger.model import VOTES
 
 _TOLERANCE = 0.005
@@ -76,3 +79,25 @@ def calculate_consensus(votes: Mapping[str, str], config: VotingConfig = VotingC
                                    "a human READY vote is required")
     return ConsensusResult(True, "READY", counts, [], missing,
                            f"{counts['READY']}/{total} READY")
+
+
+def voting_config(settings: dict[str, Any], where: Path | None = None) -> VotingConfig:
+    """A VotingConfig from header or rule settings (strings or YAML values)."""
+    base = VotingConfig()
+    out: dict[str, Any] = {}
+    for key in ("threshold_ready", "threshold_reject"):
+        if key in settings:
+            try:
+                value = float(settings[key])
+            except (TypeError, ValueError):
+                raise CascadeError(f"consensus {key} must be a number, not {settings[key]!r}",
+                                   where) from None
+            if not 0 <= value <= 1:
+                raise CascadeError(f"consensus {key} must be between 0 and 1", where)
+            out[key] = value
+    if "human_required" in settings:
+        value = settings["human_required"]
+        if isinstance(value, str):
+            value = value.strip().lower() in ("true", "yes", "1", "on")
+        out["human_required"] = bool(value)
+    return VotingConfig(**{**base.__dict__, **out})

@@ -18,15 +18,16 @@ from cascade.config.protocols import (
 from cascade.atomic import atomic_write
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
-from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
+from cascade.ledger.consensus import (
+    ConsensusResult, VotingConfig, calculate_consensus, voting_config,
+)
 from cascade.ledger.model import (
     OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET, VOTES, Comment, Event, Ledger,
 )
 from cascade.ledger.parse import parse
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.resources import find_root
+from cascade.resources import LEDGER_SUFFIX, find_root
 
-LEDGER_SUFFIX = ".discussion.md"
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 _STATUS = {"READY": "ACCEPTED", "REJECT": "REJECTED"}
 
@@ -39,28 +40,6 @@ def is_transition(event: Event) -> bool:
 def slugify(title: str) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
     return slug[:80].strip("-") or "discussion"
-
-
-def voting_config(settings: dict[str, Any], where: Path | None = None) -> VotingConfig:
-    """A VotingConfig from header or rule settings (strings or YAML values)."""
-    base = VotingConfig()
-    out: dict[str, Any] = {}
-    for key in ("threshold_ready", "threshold_reject"):
-        if key in settings:
-            try:
-                value = float(settings[key])
-            except (TypeError, ValueError):
-                raise CascadeError(f"consensus {key} must be a number, not {settings[key]!r}",
-                                   where) from None
-            if not 0 <= value <= 1:
-                raise CascadeError(f"consensus {key} must be between 0 and 1", where)
-            out[key] = value
-    if "human_required" in settings:
-        value = settings["human_required"]
-        if isinstance(value, str):
-            value = value.strip().lower() in ("true", "yes", "1", "on")
-        out["human_required"] = bool(value)
-    return VotingConfig(**{**base.__dict__, **out})
 
 
 class Discussion:

@@ -12,11 +12,9 @@ from __future__ import annotations
 import datetime as _dt
 import posixpath
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from cascade.config.yamlio import LineDict, check_keys, load_yaml
+from cascade.config.yamlio import LineDict, check_keys, load_yaml, read_text
 from cascade.errors import CascadeError
 from cascade.loop.globs import glob_match
 from cascade.resources import search_path
@@ -37,14 +35,24 @@ DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 DEFAULT_PROTOCOL = "review"
 
 
-@dataclass(frozen=True)
 class OnConsensus:
-    template: str
-    path: str  # pattern, relative to the rule file's folder
+    __slots__ = ("template", "path")
+
+    def __init__(self, template: str, path: str) -> None:
+        self.template = template
+        self.path = path  # pattern, relative to the rule file's folder
 
 
-@dataclass(frozen=True)
+_RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
+                "model", "consensus", "revote_on_change", "on_consensus", "base", "file", "line",
+                "key_lines")
+
+
 class Rule:
+    """One rule, with where it came from. (A plain class: this module is on the hook's fast
+    path, where importing dataclasses alone would cost more than the rest of the work.)"""
+
+    __slots__ = _RULE_FIELDS
     name: str
     match: tuple[str, ...]
     exclude: tuple[str, ...]
@@ -53,13 +61,23 @@ class Rule:
     participants: tuple[str, ...]
     protocol: str
     model: str | None
-    consensus: dict[str, Any]
+    consensus: dict
     revote_on_change: bool
     on_consensus: OnConsensus | None
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
-    key_lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+    key_lines: dict
+
+    def __init__(self, **fields: object) -> None:
+        for key in _RULE_FIELDS:
+            setattr(self, key, fields.get(key, {} if key == "key_lines" else None))
+
+    def replace(self, **changes: object) -> Rule:
+        return Rule(**{**{k: getattr(self, k) for k in _RULE_FIELDS}, **changes})
+
+    def __repr__(self) -> str:
+        return f"Rule({self.name!r}, match={self.match!r}, base={self.base!r}, file={str(self.file)!r})"
 
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
@@ -98,11 +116,15 @@ class Rule:
         return self.expand(self.discussion, doc, date=date)
 
 
+def _rules_rel(folder: str) -> str:
+    return f"{folder}/{RULES_FILE}" if folder else RULES_FILE
+
+
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def _strings(value: Any, path: Path, line: int, key: str) -> tuple[str, ...]:
+def _strings(value: object, path: Path, line: int, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
@@ -110,7 +132,7 @@ def _strings(value: Any, path: Path, line: int, key: str) -> tuple[str, ...]:
     raise CascadeError(f"rule {key!r} must be a string or a list of strings", path, line)
 
 
-def _check_pattern(pattern: Any, path: Path, line: int, key: str) -> str:
+def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
     if not isinstance(pattern, str) or not pattern.strip():
         raise CascadeError(f"rule {key!r} must be a path pattern", path, line)
     for name in _PLACEHOLDER.findall(pattern):
@@ -126,7 +148,7 @@ def _check_pattern(pattern: Any, path: Path, line: int, key: str) -> str:
     return pattern
 
 
-def parse_rule(data: Any, file: Path, base: str) -> Rule:
+def parse_rule(data: object, file: Path, base: str) -> Rule:
     r = check_keys(data, file, _RULE_KEYS, {"name", "match"}, "rule")
     line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
     name = r["name"]
@@ -147,12 +169,15 @@ def parse_rule(data: Any, file: Path, base: str) -> Rule:
     consensus = r.get("consensus") or {}
     if consensus:
         check_keys(consensus, file, _CONSENSUS_KEYS, set(), "consensus")
-        from cascade.ledger.discussion import voting_config
-
-        try:
-            voting_config(dict(consensus))
-        except CascadeError as exc:
-            raise CascadeError(exc.message, file, line_of("consensus")) from None
+        for key in ("threshold_ready", "threshold_reject"):
+            value = consensus.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                      or not 0 <= value <= 1):
+                raise CascadeError(f"consensus {key} must be a number between 0 and 1",
+                                   file, consensus.line_of(key))
+        if not isinstance(consensus.get("human_required", False), bool):
+            raise CascadeError("consensus human_required must be true or false", file,
+                               consensus.line_of("human_required"))
     revote = r.get("revote_on_change", True)
     if not isinstance(revote, bool):
         raise CascadeError("revote_on_change must be true or false", file,
@@ -165,17 +190,40 @@ def parse_rule(data: Any, file: Path, base: str) -> Rule:
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    return Rule(name, match, exclude, r.get("template") or DEFAULT_TEMPLATE, discussion,
-                participants, r.get("protocol") or DEFAULT_PROTOCOL, r.get("model"),
-                dict(consensus), revote, on_consensus, base, file,
-                getattr(r, "line", 1) or 1, lines)
+    return Rule(name=name, match=match, exclude=exclude,
+                template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
+                participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,
+                model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
+                on_consensus=on_consensus, base=base, file=file,
+                line=getattr(r, "line", 1) or 1, key_lines=lines)
 
 
-class RuleSet:
-    """The rule files of one repository, loaded on demand and cached."""
+class WorkTree:
+    """Reads rule files from the working tree: what the hook sees."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def is_file(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+    def read(self, rel: str) -> str:
+        return read_text(self.root / rel)
+
+
+class RuleSet:
+    """The rule files of one repository, loaded on demand and cached.
+
+    ``reader`` (``is_file(rel)`` / ``read(rel)``, repository-relative '/' paths) says where
+    rule files come from: the working tree by default, a git tree for ``cascade check``.
+    ``config_root`` is where ``.cascade/rules/`` presets are looked up (default: ``root``).
+    """
+
+    def __init__(self, root: Path, reader: WorkTree | None = None,
+                 config_root: Path | None = None) -> None:
+        self.root = root
+        self.reader = reader if reader is not None else WorkTree(root)
+        self.config_root = config_root if config_root is not None else root
         self._files: dict[str, list[Rule]] = {}
 
     def files_for(self, rel: str) -> list[str]:
@@ -184,7 +232,7 @@ class RuleSet:
         parts = rel.split("/")[:-1]
         for i in range(len(parts)):
             folders.append("/".join(parts[: i + 1]))
-        return [f for f in folders if (self.root / f / RULES_FILE).is_file()]
+        return [f for f in folders if self.reader.is_file(_rules_rel(f))]
 
     def rules_in(self, folder: str) -> list[Rule]:
         if folder not in self._files:
@@ -193,7 +241,7 @@ class RuleSet:
 
     def _load(self, folder: str) -> list[Rule]:
         path = self.root / folder / RULES_FILE
-        data = load_yaml(path)
+        data = load_yaml(path, self.reader.read(_rules_rel(folder)))
         if data is None:
             return []
         data = check_keys(data, path, _FILE_KEYS, set(), "rule file")
@@ -202,7 +250,7 @@ class RuleSet:
         if extends:
             for name in _strings(extends, path, data.line_of("extends"), "extends"):
                 for rule in self._preset(name, path, data.line_of("extends")):
-                    rules[rule.name] = Rule(**{**rule.__dict__, "base": folder})
+                    rules[rule.name] = rule.replace(base=folder)
         items = data.get("rules") or []
         if not isinstance(items, list):
             raise CascadeError("'rules' must be a list", path, data.line_of("rules"))
@@ -216,13 +264,14 @@ class RuleSet:
         return list(rules.values())
 
     def _preset(self, name: str, where: Path, line: int) -> list[Rule]:
-        for folder in search_path("rules", self.root):
+        for folder in search_path("rules", self.config_root):
             for ext in (".yml", ".yaml"):
                 preset = folder / f"{name}{ext}"
                 if preset.is_file():
                     data = check_keys(load_yaml(preset), preset, {"rules"}, {"rules"}, "preset")
                     return [parse_rule(item, preset, "") for item in data["rules"] or []]
-        known = sorted({p.stem for f in search_path("rules", self.root) for p in f.glob("*.y*ml")})
+        known = sorted({p.stem for f in search_path("rules", self.config_root)
+                        for p in f.glob("*.y*ml")})
         raise CascadeError(f"unknown rule preset {name!r} (known: {', '.join(known)})", where, line)
 
     def governing(self, rel: str) -> Rule | None:

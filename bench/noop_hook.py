@@ -1,0 +1,63 @@
+"""The hook on a commit it does not govern must cost no more than a trivial hook.
+
+    python bench/noop_hook.py [--runs 20]
+
+Compares `cascade hook README.md` (a repository with an .ai-rules.yml whose rules do not match)
+with pre-commit-hooks' `check-yaml` on a small file, both as the console scripts pre-commit
+would run. Target: cascade's median is no higher than check-yaml's.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _table import table  # noqa: E402
+
+
+def median_run(cmd: list[str], cwd: Path, runs: int) -> tuple[float, float]:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
+        times.append(time.perf_counter() - start)
+        assert proc.returncode == 0, proc.stderr.decode()
+    return statistics.median(times), min(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20)
+    args = ap.parse_args()
+    bindir = Path(sys.executable).parent
+    cascade = shutil.which("cascade", path=str(bindir)) or "cascade"
+    check_yaml = shutil.which("check-yaml", path=str(bindir))
+    if not check_yaml:
+        sys.exit("check-yaml not found: pip install pre-commit-hooks")
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp)
+        subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+        (repo / ".ai-rules.yml").write_text("extends: [adr, feature-spec]\n")
+        (repo / "README.md").write_text("# Project\n")
+        (repo / "small.yaml").write_text("name: demo\nitems: [1, 2, 3]\n")
+        subprocess.run(["git", "add", "."], cwd=repo, check=True)
+        rows = []
+        for label, cmd in [("cascade hook README.md (no rule matches)", [cascade, "hook", "README.md"]),
+                           ("check-yaml small.yaml", [check_yaml, "small.yaml"]),
+                           ("python -c pass (interpreter start)", [sys.executable, "-c", "pass"])]:
+            med, best = median_run(cmd, repo, args.runs)
+            rows.append((label, f"{med * 1000:.0f}", f"{best * 1000:.0f}"))
+    table(f"No-op hook (milliseconds, {args.runs} runs)", ("command", "median", "best"), rows)
+
+
+if __name__ == "__main__":
+    main()
