@@ -55,6 +55,14 @@ def build_parser():
     p = sub.add_parser("hook", help="the pre-commit gate: review staged governed documents")
     p.add_argument("files", nargs="*", metavar="FILE")
 
+    p = sub.add_parser("check", help="the CI gate, no model calls: ledgers at consensus, "
+                                     "history append-only")
+    p.add_argument("--from-ref", metavar="REF",
+                   help="check the range REF..TO-REF (default: $PRE_COMMIT_FROM_REF; none: "
+                        "every governed document at TO-REF, no history)")
+    p.add_argument("--to-ref", metavar="REF", help="default: $PRE_COMMIT_TO_REF, else HEAD")
+    p.add_argument("--format", choices=["text", "json", "github"], default="text")
+
     p = sub.add_parser("init", help="write a starter .ai-rules.yml and .pre-commit-config.yaml")
     p.add_argument("--plain", action="store_true",
                    help="install plain git hooks instead of a pre-commit config")
@@ -77,7 +85,8 @@ def build_parser():
     p = sub.add_parser("summary", help="write <ledger>.sum.md: votes, questions, decisions")
     p.add_argument("path")
 
-    sub.add_parser("demo", help="run the offline demo in a temporary repository")
+    p = sub.add_parser("demo", help="run the offline demo in a temporary repository")
+    p.add_argument("--keep", action="store_true", help="keep the demo repository")
     return parser
 
 
@@ -129,6 +138,9 @@ def _dispatch(parser, args) -> int:
     elif command == "hook":
         from cascade.loop.hook import run_hook
         return run_hook(args.files)
+    elif command == "check":
+        from cascade.commands.check import check
+        return check(args.from_ref, args.to_ref, args.format)
     elif command == "init":
         from cascade.commands.init import init
         return init(args.plain, args.repo, args.rev)
@@ -148,7 +160,7 @@ def _dispatch(parser, args) -> int:
         return summary(args.path)
     elif command == "demo":
         from cascade.commands.demo import demo
-        return demo()
+        return demo(args.keep)
     parser.print_help()
     return 2
 

@@ -230,7 +230,8 @@ async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | Non
         lock = asyncio.Lock()
         for pending in job.pending:
             model = resolve_model(pending.persona.model, job.rule_model, settings)
-            prompt = build_prompt(d, pending.persona, why_text(pending.reason), source, settings)
+            prompt = build_prompt(d, pending.persona, why_text(pending.reason), source,
+                                  settings.for_model(model))
             tasks.append(_run_one(job, pending, prompt, model, settings, cache, budget,
                                   semaphore, lock, progress, revision))
     try:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from cascade.errors import CascadeError
 
@@ -36,6 +36,18 @@ class Settings:
     max_calls: int | None = None  # CASCADE_MAX_CALLS per run
     max_tokens: int | None = None  # CASCADE_MAX_TOKENS per run (prompt + completion)
     max_cost: float | None = None  # CASCADE_MAX_COST per run, in dollars
+
+    def for_model(self, model: str) -> Settings:
+        """The embedded model reads slowly on a laptop CPU: give it a small prompt unless the
+        budgets were set explicitly."""
+        if not model.startswith("cascade-local/"):
+            return self
+        env = os.environ
+        return replace(
+            self,
+            context_tokens=self.context_tokens if env.get("CASCADE_CONTEXT_TOKENS") else 900,
+            source_tokens=self.source_tokens if env.get("CASCADE_SOURCE_TOKENS") else 900,
+            concurrency=1)
 
     @classmethod
     def from_env(cls) -> Settings:
