@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, git
+from fakellm import delayed
 
 from cascade import Discussion
 
@@ -300,3 +301,40 @@ def test_staged_ledger_without_rule_is_gated(loop_repo, fake_llm):
     proc = hook(repo, "discussions/loose-idea.discussion.md")
     assert proc.returncode == 1
     assert fake_llm.calls() == 1
+
+
+def test_two_hook_runs_never_write_one_ledger_at_once(loop_repo, fake_llm):
+    """The second run waits for the first, then finds nobody pending: three reviews, not six."""
+    repo = loop_repo
+    for name in PANEL:
+        fake_llm.script(match(name), delayed(reply("slow review", "READY"), 1.0))
+    git(repo, "add", DOC)
+    cmd = [sys.executable, "-m", "cascade", "hook", DOC]
+    first = subprocess.Popen(cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)
+    second = subprocess.Popen(cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    outs = [p.communicate(timeout=120)[0] for p in (first, second)]
+    assert first.returncode == 1 and second.returncode == 1, outs
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert sorted(c.author for c in d.comments) == sorted(PANEL)
+    assert fake_llm.calls() == 3
+
+
+@pytest.mark.slow
+def test_pre_commit_try_repo_in_a_fresh_repository(loop_repo, fake_llm, tmp_path):
+    """The packaging test: pre-commit installs this repository as a hook repo (a real pip install
+    into pre-commit's own environment) and runs the `cascade` hook from .pre-commit-hooks.yaml."""
+    repo = loop_repo
+    script(fake_llm, ("CHANGES", "READY", "READY"))
+    git(repo, "add", DOC)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
+    env.pop("PYTHONPATH", None)  # the hook must run from what pre-commit installed
+    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "cascade",
+                           "--files", DOC], cwd=repo, capture_output=True, text=True, env=env,
+                          timeout=900)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out
+    assert "new ledger with the panel's reviews" in out
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert sorted(c.author for c in d.comments) == sorted(PANEL)

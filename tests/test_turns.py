@@ -362,3 +362,28 @@ def test_status_path_does_not_import_litellm(env, cli, repo):
     run = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True, text=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)})
     assert run.stdout.strip().endswith("CLEAN"), run.stdout + run.stderr
+
+
+def test_ctrl_c_mid_turn_leaves_whole_blocks(env, cli, repo):
+    import signal
+
+    new_ledger(cli)
+    env.script(match("AI-Architect"), reply("quick", "READY"))
+    env.script(match("AI-Security"), delayed(reply("slow", "READY"), 30))
+    env.script(match("AI-Pragmatist"), delayed(reply("slow", "READY"), 30))
+    before = Path(LEDGER).read_text()
+    proc = subprocess.Popen([sys.executable, "-m", "cascade", "turn", LEDGER], cwd=repo,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    deadline = time.monotonic() + 60
+    while "AI-Architect" not in Path(LEDGER).read_text() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err
+    text = Path(LEDGER).read_text()
+    assert text.startswith(before)
+    assert [c.author for c in parse(text).comments] == ["AI-Architect"]
+    assert parse(text).warnings == []
+    assert not [p for p in Path(LEDGER).parent.iterdir() if p.name.endswith(".tmp")]

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
 
@@ -38,7 +39,8 @@ class LineProgress(Progress):
 
 
 class LiveProgress(Progress):
-    """On a terminal: one line per persona, redrawn in place as calls finish."""
+    """On a terminal: one line per persona, redrawn in place (and every quarter second, so the
+    clocks move) until the turn ends."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stdout
@@ -46,10 +48,16 @@ class LiveProgress(Progress):
         self.started: dict[int, float] = {}
         self.drawn = 0
         self.notes: dict[int, str] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def start(self, outcome: Outcome) -> None:
         self.rows.append(outcome)
         self.started[id(outcome)] = time.monotonic()
+        if self._ticker is None:
+            self._ticker = threading.Thread(target=self._tick, daemon=True)
+            self._ticker.start()
         self._draw()
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
@@ -60,7 +68,23 @@ class LiveProgress(Progress):
         self.notes.pop(id(outcome), None)
         self._draw()
 
+    def close(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join(timeout=1)
+        self._draw()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(0.25):
+            self._draw()
+
     def _draw(self) -> None:
+        with self._lock:
+            self._redraw()
+
+    def _redraw(self) -> None:
+        if not self.rows:
+            return
         out = self.stream
         if self.drawn:
             out.write(f"\x1b[{self.drawn}F")

@@ -220,7 +220,7 @@ async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | Non
     progress = progress or Progress()
     budget = Budget(settings)
     semaphore = asyncio.Semaphore(settings.concurrency)
-    tasks = []
+    planned = []
     caches: dict[Path, ReplyCache] = {}
     for job in jobs:
         d = job.discussion
@@ -232,8 +232,17 @@ async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | Non
             model = resolve_model(pending.persona.model, job.rule_model, settings)
             prompt = build_prompt(d, pending.persona, why_text(pending.reason), source,
                                   settings.for_model(model))
-            tasks.append(_run_one(job, pending, prompt, model, settings, cache, budget,
-                                  semaphore, lock, progress, revision))
+            planned.append((job, pending, prompt, model, cache, lock, revision))
+    if any(cache.get(prompt_key(p.persona.alias, model, prompt.messages)) is None
+           for _, p, prompt, model, cache, _, _ in planned):
+        # Import the model library before the calls start, not inside the first of them
+        # (where it would hold up every other); a run served from the cache never imports it.
+        from cascade.turns.model import litellm_module
+
+        await asyncio.to_thread(litellm_module)
+    tasks = [_run_one(job, pending, prompt, model, settings, cache, budget, semaphore, lock,
+                      progress, revision)
+             for job, pending, prompt, model, cache, lock, revision in planned]
     try:
         await asyncio.gather(*tasks)
     finally:
