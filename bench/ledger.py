@@ -14,6 +14,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _ledgers import comment as sample_comment  # noqa: E402
 from _table import table, timed  # noqa: E402
 
 from cascade import Discussion  # noqa: E402
@@ -24,37 +25,7 @@ VOTES = ["READY", "CHANGES", "REJECT", None]
 
 
 def comment(i: int) -> str:
-    author = AUTHORS[i % len(AUTHORS)]
-    vote = VOTES[i % len(VOTES)]
-    body = [
-        f"Comment {i}: looking at this from my side, the proposal holds up in most places but",
-        "there are a few points that need attention before it can be accepted as written.",
-        "",
-        f"Q: How does option {i % 7} behave under load when the queue backs up?",
-        f"- TODO: measure the p99 latency of path {i % 11}",
-        f"CONCERN: the retry policy may amplify outages (see @architect and @security)",
-        "",
-        "| metric | now | target |",
-        "|---|---|---|",
-        f"| p99 | {i % 300} ms | 250 ms |",
-        "",
-        "```python",
-        "def handler(event):",
-        "    return store.append(event)  # --- not a delimiter",
-        "```",
-        "",
-        "> A quoted line from an earlier comment, with **bold** and `code @notamention`.",
-        "",
-        "Some further prose so that each comment is about one kilobyte in size, as long",
-        "review comments are: context, reasoning, alternatives, and a recommendation. " * 3,
-    ]
-    if i % 50 == 0:
-        body.append(f"DECISION: adopt approach {i % 3}")
-    out = ["---", f"Name: {author}", "", *body]
-    if vote:
-        out += ["", f"VOTE: {vote}"]
-    out.append("---")
-    return "\n".join(out) + "\n\n"
+    return sample_comment(i, AUTHORS[i % len(AUTHORS)], VOTES[i % len(VOTES)])
 
 
 def build(n: int) -> str:

@@ -93,16 +93,21 @@ def load_protocol_file(path: Path) -> Protocol:
 
 
 def load_protocol(name: str, root: Path | None, where: Path | None = None) -> Protocol:
-    """Find a protocol by name: the repository's own first, then the bundled ones."""
-    return _load(name, tuple(search_path("protocols", root)), where)
+    """Find a protocol by name: the repository's own first, then the bundled ones. An unknown
+    name is an error naming ``where`` (the ledger or rule file that asked for it)."""
+    folders = tuple(search_path("protocols", root))
+    protocol = _load(name, folders)
+    if protocol is None:
+        known = sorted({p.stem for f in folders for p in f.glob("*.y*ml")})
+        raise CascadeError(f"unknown protocol {name!r} (known: {', '.join(known)})", where)
+    return protocol
 
 
 @functools.lru_cache(maxsize=64)
-def _load(name: str, folders: tuple[Path, ...], where: Path | None) -> Protocol:
+def _load(name: str, folders: tuple[Path, ...]) -> Protocol | None:
     for folder in folders:
         for ext in (".yml", ".yaml"):
             path = folder / f"{name}{ext}"
             if path.is_file():
                 return load_protocol_file(path)
-    known = sorted({p.stem for f in folders for p in f.glob("*.y*ml")})
-    raise CascadeError(f"unknown protocol {name!r} (known: {', '.join(known)})", where)
+    return None

@@ -46,7 +46,7 @@ class Discussion:
     """One discussion ledger."""
 
     def __init__(self, path: str | os.PathLike[str], text: str, *, root: Path | None = None,
-                 exists: bool = True, raw: bytes | None = None) -> None:
+                 exists: bool = True, raw: bytes | None = None, details: bool = True) -> None:
         self.path = Path(path)
         self.root = root if root is not None else find_root(self.path.parent if exists
                                                             else self.path.parent)
@@ -56,6 +56,7 @@ class Discussion:
         self._pending: list[str] = []
         self._ledger: Ledger | None = None
         self._base_ledger: Ledger | None = None
+        self._details = details  # False: no markers or mentions (votes and consensus only)
 
     # ---- loading and creating -------------------------------------------------------------
 
@@ -141,7 +142,7 @@ class Discussion:
         return self._base_ledger
 
     def _parse(self, text: str) -> Ledger:
-        ledger = parse(text)
+        ledger = parse(text, details=self._details)
         if not ledger.header.phase:  # entries before any transition are in the first phase
             start = self._protocol_for(ledger).first.id
             for entry in ledger.entries:

@@ -7,6 +7,7 @@ Nothing here ever writes to the index.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 from cascade.errors import CascadeError
@@ -43,20 +44,20 @@ def staged_paths(root: Path) -> list[str]:
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
+def records(out: bytes) -> Iterator[tuple[list[str], str]]:
+    """The ``<fields>\t<path>`` records of a ``-z`` listing (ls-files --stage, ls-tree)."""
+    for record in out.decode("utf-8", "surrogateescape").split("\0"):
+        if record:
+            meta, path = record.split("\t", 1)
+            yield meta.split(), path
+
+
 def index_blobs(root: Path, paths: list[str]) -> dict[str, str]:
     """{path: blob id} for the paths that are in the index (stage 0)."""
     if not paths:
         return {}
     out = git(root, "ls-files", "--stage", "-z", "--", *paths)
-    blobs: dict[str, str] = {}
-    for record in out.decode("utf-8", "surrogateescape").split("\0"):
-        if not record:
-            continue
-        meta, path = record.split("\t", 1)
-        _mode, blob, stage = meta.split()
-        if stage == "0":
-            blobs[path] = blob
-    return blobs
+    return {path: blob for (_mode, blob, stage), path in records(out) if stage == "0"}
 
 
 def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:

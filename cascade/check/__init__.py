@@ -1,0 +1,10 @@
+"""``cascade check``: the model-free CI gate. The rules it applies are in docs/ci.md.
+
+- run.py: the orchestration (refs, modes, what is checked)
+- gittree.py: committed state from git objects (refs, trees, blobs, raw diffs)
+- config.py: the committed ``.cascade/`` (personas, protocols, presets) for the lookups
+- documents.py: governed documents, their ledgers, and the gate's verdict on each
+- ledgers.py: ledger state derived as the hook derives it, fast and in bulk
+- history.py, appendonly.py, merge.py: every commit of the range only appends to ledgers
+- report.py, output.py: problems, warnings and verdicts as text, JSON or GitHub annotations
+"""

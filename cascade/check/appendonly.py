@@ -1,0 +1,69 @@
+"""The append-only rule for one ledger change (old bytes -> new bytes).
+
+New text is an append when the old text is a prefix of it. An old text that lacks a final
+newline is extended by a newline first: appending after it is not an edit (unidiff shows
+that case as one line removed and added again), but lengthening its last line is.
+The old text is not even read for that test: the new text's first bytes must hash to the
+old blob's id. Only when that test fails is the change diffed (unidiff) to find the first line that
+was edited, removed, or had text inserted before it.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from cascade.loop.gitio import git
+
+
+def is_append(old: bytes, new: bytes) -> bool:
+    if not old or new == old:
+        return True
+    if old.endswith(b"\n"):
+        return new.startswith(old)
+    return new.startswith(old + b"\n") or new.startswith(old + b"\r\n")
+
+
+def object_id(data: bytes | memoryview, like: str) -> str:
+    """git's blob id of ``data``, in the hash ``like`` uses (SHA-1, or SHA-256)."""
+    algo = hashlib.sha256 if len(like) == 64 else hashlib.sha1
+    digest = algo(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def extends(old_blob: str, old_size: int, new: bytes) -> bool:
+    """``is_append`` without reading the old blob: the new text's first ``old_size`` bytes
+    must hash to the old blob's id."""
+    n = old_size
+    if n == 0 or (len(new) == n and object_id(new, old_blob) == old_blob):
+        return True
+    if len(new) < n or object_id(memoryview(new)[:n], old_blob) != old_blob:
+        return False
+    return new[n - 1:n] == b"\n" or new[n:n + 1] == b"\n" or new[n:n + 2] == b"\r\n"
+
+
+def line_count(data: bytes) -> int:
+    return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+
+
+def first_edit(root: Path, old_blob: str, new_blob: str, old: bytes) -> tuple[int, str]:
+    """(line in the old text, "edited" | "removed" | "inserted") of the first change that is
+    not an append, from unidiff over ``git diff`` of the two blobs."""
+    from unidiff import PatchSet
+
+    out = git(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "-U0",
+              old_blob, new_blob)
+    last = line_count(old)
+    for patched in PatchSet(out.decode("utf-8", "replace")):
+        for hunk in patched:
+            added = [ln.value.rstrip("\r\n") for ln in hunk if ln.is_added]
+            for ln in hunk:
+                if not ln.is_removed:
+                    continue
+                value = ln.value.rstrip("\r\n")
+                if ln.source_line_no == last and not old.endswith(b"\n") and added[:1] == [value]:
+                    continue  # the missing final newline, added back: not an edit
+                return ln.source_line_no, "edited" if added else "removed"
+            if added and hunk.source_start < last and hunk.source_length == 0:
+                return hunk.source_start + 1, "inserted"
+    return 1, "edited"  # nothing line-based to show (e.g. only a byte order mark changed)

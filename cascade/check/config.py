@@ -1,0 +1,46 @@
+"""The repository's own personas, protocols and rule presets (``.cascade/``), as committed.
+
+They are written from the checked commit's tree into a temporary folder that stands in for
+the repository top when personas, protocols and presets are looked up, so the working tree's
+``.cascade/`` never influences the verdict. Errors in those files name the repository path.
+"""
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from cascade.check.gittree import Tree
+from cascade.errors import CascadeError, display_path
+from cascade.resources import CONFIG_DIR
+
+KINDS = ("personas", "protocols", "rules")
+
+
+@contextlib.contextmanager
+def committed_config(tree: Tree) -> Iterator[Path]:
+    files = {p: b for p, b in tree.files.items()
+             if p.startswith(CONFIG_DIR + "/") and p.split("/")[1:2][0] in KINDS}
+    tree.blobs.fetch(list(files.values()))
+    with tempfile.TemporaryDirectory(prefix="cascade-check-") as tmp:
+        top = Path(tmp)
+        for rel, blob in files.items():
+            target = top / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(tree.blobs.get(blob))
+        try:
+            yield top
+        except CascadeError as exc:
+            exc.path = repository_path(exc.path, top)
+            raise
+
+
+def repository_path(shown: str | None, top: Path) -> str | None:
+    """Map a path inside the temporary folder back to its repository path."""
+    if shown is None:
+        return None
+    for prefix in {str(top), display_path(top), str(top.resolve())}:
+        if shown.startswith(prefix + "/"):
+            return shown[len(prefix) + 1:]
+    return shown

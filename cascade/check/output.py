@@ -1,0 +1,81 @@
+"""Print a Report as text, JSON, or GitHub Actions workflow commands (plus a job summary)."""
+from __future__ import annotations
+
+import json
+import os
+from typing import TextIO
+
+from cascade.check.report import Report
+
+
+def text(report: Report, out: TextIO) -> None:
+    for problem in report.problems:
+        print(problem, file=out)
+    for warning in report.warnings:
+        print(warning, file=out)
+    print(report.summary(), file=out)
+
+
+def as_json(report: Report, out: TextIO) -> None:
+    data = {
+        "ok": report.ok,
+        "from": report.from_commit,
+        "to": report.to_commit,
+        "checked": report.checked,
+        "problems": [p.as_dict() for p in report.problems],
+        "warnings": [w.as_dict() for w in report.warnings],
+        "verdicts": [v.as_dict() for v in report.verdicts],
+    }
+    print(json.dumps(data, indent=2, ensure_ascii=False), file=out)
+
+
+def _data(value: str) -> str:
+    """Escape a workflow command's message (GitHub's escapeData)."""
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _property(value: str) -> str:
+    """Escape a workflow command's property value (GitHub's escapeProperty)."""
+    return _data(value).replace(":", "%3A").replace(",", "%2C")
+
+
+def github(report: Report, out: TextIO) -> None:
+    for p in report.problems:
+        print(f"::error file={_property(p.file)},line={p.line},title={_property('cascade check')}"
+              f"::{_data(p.reason)}", file=out)
+    for w in report.warnings:
+        print(f"::warning file={_property(w.file)},line={w.line},"
+              f"title={_property('cascade check')}::{_data(w.message)}", file=out)
+    print(report.summary(), file=out)
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_file:
+        with open(summary_file, "a", encoding="utf-8") as fh:
+            fh.write(step_summary(report))
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def step_summary(report: Report) -> str:
+    """A markdown job summary: one row per governed document, then the problems."""
+    mark = "✅" if report.ok else "❌"
+    lines = [f"## {mark} cascade check", "", report.summary(), ""]
+    if report.verdicts:
+        lines += ["| ledger | document | verdict | votes |", "|---|---|---|---|"]
+        lines += [f"| {_cell(v.ledger)} | {_cell(v.document)} | "
+                  f"{'✅' if v.ok else '❌'} {_cell(v.verdict)} | {_cell(v.votes)} |"
+                  for v in report.verdicts]
+        lines.append("")
+    if report.problems:
+        lines += ["### Problems", ""]
+        lines += [f"- `{_cell(p.file)}:{p.line}` {_cell(p.reason)}" for p in report.problems]
+        lines.append("")
+    if report.warnings:
+        lines += ["### Warnings", ""]
+        lines += [f"- `{_cell(w.file)}:{w.line}` {_cell(w.message)}" for w in report.warnings]
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+FORMATS = {"text": text, "json": as_json, "github": github}

@@ -1,0 +1,79 @@
+"""What a check found: problems (the check fails), warnings (it does not), verdicts."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Problem:
+    file: str  # repository-relative
+    line: int
+    reason: str
+    kind: str  # missing-ledger, no-consensus, stale-revision, parse, edited, removed,
+    #            inserted, deleted, merge
+    commit: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: {self.reason}"
+
+    def as_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {"file": self.file, "line": self.line, "reason": self.reason,
+                                  "kind": self.kind}
+        if self.commit:
+            out["commit"] = self.commit
+        return out
+
+
+@dataclass
+class Notice:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}: warning: {self.message}"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "message": self.message}
+
+
+@dataclass
+class Verdict:
+    """The gate's decision for one governed document."""
+
+    document: str
+    ledger: str
+    ok: bool
+    verdict: str  # e.g. "consensus READY (3/3 READY)", "ledger missing"
+    votes: str = "-"  # e.g. "READY:3 CHANGES:1"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"document": self.document, "ledger": self.ledger, "ok": self.ok,
+                "verdict": self.verdict, "votes": self.votes}
+
+
+@dataclass
+class Report:
+    from_commit: str | None
+    to_commit: str
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
+    verdicts: list[Verdict] = field(default_factory=list)
+    documents: int = 0
+    ledgers: int = 0
+    commits: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def checked(self) -> dict[str, int]:
+        return {"documents": self.documents, "ledgers": self.ledgers, "commits": self.commits}
+
+    def summary(self) -> str:
+        scope = (f"{self.documents} governed document(s), {self.ledgers} ledger(s), "
+                 f"{self.commits} commit(s)")
+        if self.ok:
+            return f"cascade check: ok ({scope})"
+        return f"cascade check: {len(self.problems)} problem(s) in {scope}"

@@ -1,0 +1,30 @@
+"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github]``.
+
+As the pre-commit hook ``cascade-check`` it takes its refs from ``PRE_COMMIT_FROM_REF`` /
+``PRE_COMMIT_TO_REF`` when no option names them. Exit 0: no problem; 1: a problem; 2: bad
+usage or configuration. Never calls a model and never imports litellm.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from cascade.check.gittree import is_null_ref
+from cascade.check.output import FORMATS
+from cascade.check.run import run_check
+from cascade.loop.gitio import repo_root
+
+
+def check(from_ref: str | None, to_ref: str | None, fmt: str = "text",
+          out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    from_ref = from_ref or os.environ.get("PRE_COMMIT_FROM_REF") or None
+    to_ref = to_ref or os.environ.get("PRE_COMMIT_TO_REF") or None
+    if is_null_ref(from_ref):
+        from_ref = None
+    if to_ref and is_null_ref(to_ref):
+        to_ref = None
+    report = run_check(repo_root(), from_ref, to_ref)
+    FORMATS[fmt](report, out)
+    return 0 if report.ok else 1
