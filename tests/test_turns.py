@@ -372,9 +372,12 @@ def test_ctrl_c_mid_turn_leaves_whole_blocks(env, cli, repo):
     env.script(match("AI-Security"), delayed(reply("slow", "READY"), 30))
     env.script(match("AI-Pragmatist"), delayed(reply("slow", "READY"), 30))
     before = Path(LEDGER).read_text()
+    # As from a terminal: a job started in the background (as CI may start this suite) inherits
+    # SIGINT ignored, and Python then never raises KeyboardInterrupt.
     proc = subprocess.Popen([sys.executable, "-m", "cascade", "turn", LEDGER], cwd=repo,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+                            env={**os.environ, "PYTHONPATH": str(REPO)},
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while "AI-Architect" not in Path(LEDGER).read_text() and time.monotonic() < deadline:
         time.sleep(0.1)

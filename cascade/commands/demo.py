@@ -117,7 +117,8 @@ def demo(keep: bool = False) -> int:
             _run(py + ["comment", LEDGER, answer, "--vote", vote], tmp, env)
             _run(["git", "add", LEDGER], tmp, env)
             code = _run(["git", "commit", "-m", "ADR 0001: record events in SQLite"], tmp, env)
-            if code != 0:
+            answered = subprocess.run(["git", "diff", "--quiet", "--", LEDGER], cwd=tmp).returncode
+            if code != 0 and answered:
                 _say("The panel answered the new input; stage its replies and commit again:")
                 _run(["git", "add", LEDGER], tmp, env)
                 code = _run(["git", "commit", "-m", "ADR 0001: record events in SQLite"], tmp, env)
