@@ -79,6 +79,3 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
         pos += size + 1
     return result
 
-
-def is_tracked(root: Path, rel: str) -> bool:
-    return bool(git(root, "ls-files", "--", rel).strip())

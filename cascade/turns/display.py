@@ -105,19 +105,15 @@ def progress_for(stream: TextIO | None = None) -> Progress:
     return LiveProgress(stream) if stream.isatty() else LineProgress(stream)
 
 
-def closing_table(outcomes: list[Outcome], multiple_ledgers: bool = False) -> str:
+def closing_table(outcomes: list[Outcome]) -> str:
     header = ("persona", "vote", "seconds", "tokens", "cost", "note")
-    if multiple_ledgers:
-        header = ("ledger",) + header
-    rows = []
+    rows = [header]
     for o in outcomes:
         note = {"ok": "", "cached": "cached", "no-response": "no response"}.get(o.status, o.status)
-        row = (o.persona.name, o.vote or "-", f"{o.seconds:.1f}", _tokens(o),
-               f"${o.cost:.4f}" if o.cost else "-", note)
-        rows.append(((display_path(o.ledger),) + row) if multiple_ledgers else row)
-    cells = [header] + rows
-    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+        rows.append((o.persona.name, o.vote or "-", f"{o.seconds:.1f}", _tokens(o),
+                     f"${o.cost:.4f}" if o.cost else "-", note))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 
