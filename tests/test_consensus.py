@@ -149,7 +149,7 @@ def test_as_dict() -> None:
     assert result.as_dict() == {
         "reached": False, "outcome": None, "blocked_by": [S],
         "counts": {"READY": 1, "CHANGES": 1, "REJECT": 0}, "missing": [P],
-        "reason": result.reason,
+        "reason": result.reason, "advisory": {},
     }
     assert "1/3" in result.reason
 

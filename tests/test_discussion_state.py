@@ -343,6 +343,39 @@ def test_header_consensus_settings(make) -> None:
     assert make(pre + body + block("Rob", vote="READY")).consensus_result.reached is True
 
 
+def test_advisory_panel_votes_are_shown_not_counted(make) -> None:
+    pre = header(protocol="review", consensus="threshold_ready=1.0 persona_votes=advisory")
+    rejecting = (block("AI-Architect", vote="REJECT") + block("AI-Security", vote="REJECT")
+                 + block("AI-Pragmatist", vote="CHANGES"))
+    d = make(pre + rejecting)
+    assert d.voting_config.advisory is True
+    result = d.consensus_result
+    assert result.reached is False
+    assert result.reason == "waiting for a person's vote; the panel's votes are advisory"
+    assert result.advisory == {"AI-Architect": "REJECT", "AI-Security": "REJECT",
+                               "AI-Pragmatist": "CHANGES"}
+    assert result.missing == [] and result.counts["REJECT"] == 0
+    landed = make(pre + rejecting + block("Rob", vote="READY")).consensus_result
+    assert (landed.reached, landed.outcome, landed.reason) == (True, "READY", "1/1 READY")
+    blocked = make(pre + rejecting + block("Rob", vote="READY") + block("Ana", vote="REJECT"))
+    assert blocked.consensus_result.blocked_by == ["Ana"]  # people's votes still gate
+    from cascade.ledger.summary import render_summary
+    summary = render_summary(d)
+    assert "| AI-Security | REJECT (advisory) |" in summary
+    assert "advisory: only people's votes count" in summary
+    # Counted (the default): the same panel blocks the person's READY.
+    counted = make(header(protocol="review", consensus="threshold_ready=1.0") + rejecting
+                   + block("Rob", vote="READY")).consensus_result
+    assert (counted.reached, counted.blocked_by) == (False, ["AI-Architect", "AI-Security"])
+
+
+def test_persona_votes_setting_is_validated(make) -> None:
+    from cascade.errors import CascadeError
+    d = make(header(consensus="persona_votes=sometimes"))
+    with pytest.raises(CascadeError, match="persona_votes must be counted or advisory"):
+        d.consensus_result
+
+
 # ---- participants and title -------------------------------------------------------------------
 
 def test_participants_from_header(make) -> None:

@@ -233,6 +233,8 @@ def test_ungoverned_commit_is_a_no_op_without_heavy_imports(loop_repo):
     ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    colour: red\n", "unknown rule key 'colour'", 4),
     ("rules:\n  - name: adr\n    match: [unclosed\n", "invalid YAML", 4),
     ("extends: nope\n", "unknown rule preset 'nope'", 1),
+    ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    consensus:\n"
+     "      persona_votes: sometimes\n", "persona_votes must be counted or advisory", 5),
     ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    discussion: '{nope}.md'\n",
      "unknown placeholder {nope}", 4),
     ("rules:\n  - name: adr\n    match: 'docs/adr/*.md'\n    template: nope\n",

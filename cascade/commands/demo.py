@@ -20,8 +20,9 @@ ADR = "docs/adr/0001-record-events-in-sqlite.md"
 LEDGER = "docs/adr/discussions/0001-record-events-in-sqlite.discussion.md"
 
 RULES = """\
-# The demo's panel advises and a person decides: consensus needs half the votes READY,
-# one of them a person's, and fewer than half REJECT.
+# The demo's panel advises and a person decides: the personas review and vote, their votes
+# are shown, and only people's votes count toward consensus. On a real project with a real
+# model, drop persona_votes (or set it to counted) and the panel's votes gate the commit.
 rules:
   - name: adr
     match: "docs/adr/*.md"
@@ -29,7 +30,7 @@ rules:
     discussion: "docs/adr/discussions/{stem}.discussion.md"
     participants: [architect, security, pragmatist]
     protocol: review
-    consensus: {threshold_ready: 0.5, threshold_reject: 0.5, human_required: true}
+    consensus: {threshold_ready: 1.0, persona_votes: advisory}
 """
 
 ADR_TEXT = """\
@@ -97,6 +98,8 @@ def demo(keep: bool = False) -> int:
         if model.startswith("cascade-local/") and local_model_available():
             _say("The embedded model is SmolLM2-135M: it proves the loop offline; its reviews "
                  "are not meaningful. Set CASCADE_MODEL for a real review.")
+        _say("This demo's rule makes the panel advisory: it reviews and votes, and the "
+             "author's vote decides (consensus: persona_votes: advisory).")
         for args in (["git", "init", "-q"], ["git", "config", "user.name", "Dana Demo"],
                      ["git", "config", "user.email", "dana@example.com"]):
             subprocess.run(args, cwd=tmp, check=True, capture_output=True)
@@ -125,8 +128,9 @@ def demo(keep: bool = False) -> int:
         _step("Result")
         if code == 0:
             _run(["git", "log", "--stat", "-1"], tmp, env)
-            _say("\nThe commit landed with its ledger. In CI, `cascade check` re-derives this "
-                 "verdict from the committed ledger without calling a model.")
+            _say("\nThe commit landed with its ledger.")
+            _step("What CI runs: the same verdict from the committed ledger, no model call")
+            code = _run(py + ["check"], tmp, env)
         else:
             _run(py + ["status", LEDGER], tmp, env)
             _say("\nThe panel did not reach consensus in this demo's rounds: this is what a "

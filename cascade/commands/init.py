@@ -25,6 +25,8 @@ extends: [adr, feature-spec]
 #     discussion: "rfcs/discussions/{stem}.discussion.md"
 #     participants: [architect, security, pragmatist]
 #     consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: true}
+#     # or let the panel advise and people decide:
+#     # consensus: {threshold_ready: 1.0, persona_votes: advisory}
 """
 
 PRECOMMIT_LOCAL = """\

@@ -21,7 +21,8 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "votes": d.votes,
         "consensus": {"reached": result.reached, "outcome": result.outcome,
                       "blocked_by": result.blocked_by, "missing": result.missing,
-                      "counts": result.counts, "reason": result.reason},
+                      "counts": result.counts, "reason": result.reason,
+                      "advisory": result.advisory},
         "questions": d.questions,
         "decisions": d.decisions,
         "concerns": d.concerns,
@@ -37,18 +38,18 @@ def status_text(d: Discussion) -> str:
            f"Phase: {phase.id}" + (f" ({phase.title})" if phase.title != phase.id else ""),
            f"Status: {d.status}", ""]
     votes = d.votes
+    result = d.consensus_result
     latest: dict[str, Any] = {}
     for c in d.current_comments():
         latest[c.author] = c
     out.append(f"Participants ({len(latest)} responded):")
     for name, comment in latest.items():
-        vote = votes.get(name, "no vote")
+        vote = votes.get(name, "no vote") + (" (advisory)" if name in result.advisory else "")
         summary = gist(comment.body)
         out.append(f"  {name}: {vote}" + (f" - {summary}" if summary else ""))
     waiting = [n for n in d.expected_voters() if n not in latest]
     if waiting:
         out.append(f"  Waiting for: {', '.join(waiting)}")
-    result = d.consensus_result
     out.append("")
     if result.reached:
         out.append(f"Consensus: reached, {result.outcome} ({result.reason})")

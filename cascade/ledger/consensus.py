@@ -2,6 +2,9 @@
 
 Fractions are compared at two-decimal precision, the precision thresholds are written in:
 ``threshold_ready: 0.67`` is met by two votes of three.
+
+``persona_votes: advisory`` makes the panel advise and people decide: the personas still vote,
+and their votes are shown, but the thresholds are computed over human votes only.
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from cascade.errors import CascadeError
 from cascade.ledger.model import VOTES
 
 _TOLERANCE = 0.005
+PERSONA_VOTES = ("counted", "advisory")
 
 
 @dataclass(frozen=True)
@@ -21,6 +25,11 @@ class VotingConfig:
     threshold_ready: float = 0.67
     threshold_reject: float = 0.01
     human_required: bool = False
+    persona_votes: str = "counted"  # or "advisory"
+
+    @property
+    def advisory(self) -> bool:
+        return self.persona_votes == "advisory"
 
 
 @dataclass
@@ -31,13 +40,15 @@ class ConsensusResult:
     blocked_by: list[str]
     missing: list[str] = field(default_factory=list)  # expected voters with no vote yet
     reason: str = ""
+    advisory: dict[str, str] = field(default_factory=dict)  # votes shown but not counted
 
     def __str__(self) -> str:
         return self.outcome if self.reached and self.outcome else f"not reached: {self.reason}"
 
     def as_dict(self) -> dict[str, object]:
         return {"reached": self.reached, "outcome": self.outcome, "blocked_by": self.blocked_by,
-                "counts": self.counts, "missing": self.missing, "reason": self.reason}
+                "counts": self.counts, "missing": self.missing, "reason": self.reason,
+                "advisory": self.advisory}
 
 
 def _meets(fraction: float, threshold: float) -> bool:
@@ -100,4 +111,10 @@ def voting_config(settings: dict[str, Any], where: Path | None = None) -> Voting
         if isinstance(value, str):
             value = value.strip().lower() in ("true", "yes", "1", "on")
         out["human_required"] = bool(value)
+    if "persona_votes" in settings:
+        value = str(settings["persona_votes"]).strip().lower()
+        if value not in PERSONA_VOTES:
+            raise CascadeError(f"consensus persona_votes must be counted or advisory, "
+                               f"not {settings['persona_votes']!r}", where)
+        out["persona_votes"] = value
     return VotingConfig(**{**base.__dict__, **out})

@@ -116,7 +116,8 @@ class Discussion:
             ("Participants", ", ".join(participants)),
             ("Consensus", f"threshold_ready={config.threshold_ready} "
                           f"threshold_reject={config.threshold_reject} "
-                          f"human_required={str(config.human_required).lower()}"),
+                          f"human_required={str(config.human_required).lower()}"
+                          + (" persona_votes=advisory" if config.advisory else "")),
             ("Created", created),
         ]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
@@ -283,9 +284,17 @@ class Discussion:
     def consensus_result(self) -> ConsensusResult:
         votes = self.votes
         registry = self.personas
+        config = self.voting_config
         humans = [name for name in votes if not registry.is_persona_name(name)]
-        result = calculate_consensus(votes, self.voting_config,
-                                     expected=self.expected_voters(), humans=humans)
+        if config.advisory:  # the panel's votes are shown, people's votes decide
+            counted = {name: vote for name, vote in votes.items() if name in humans}
+            result = calculate_consensus(counted, config, humans=humans)
+            result.advisory = {name: vote for name, vote in votes.items() if name not in counted}
+            if not counted:
+                result.reason = "waiting for a person's vote; the panel's votes are advisory"
+        else:
+            result = calculate_consensus(votes, config, expected=self.expected_voters(),
+                                         humans=humans)
         phase = self.current_phase
         if not phase.voting_mode:
             result.reached = False

@@ -42,14 +42,18 @@ def render_summary(d: Discussion) -> str:
     out.append(f"- Status: {d.status}")
     counts = ", ".join(f"{k}: {v}" for k, v in result.counts.items())
     verdict = f"reached, {result.outcome}" if result.reached else f"not reached ({result.reason})"
-    out += [f"- Consensus: {verdict}", f"- Votes: {counts}", "", "## Votes", ""]
+    out += [f"- Consensus: {verdict}", f"- Votes: {counts}"]
+    if result.advisory:
+        out.append("- The panel's votes are advisory: only people's votes count")
+    out += ["", "## Votes", ""]
     votes = d.votes
     latest = {c.author: c for c in d.current_comments()}
     waiting = [n for n in d.expected_voters() if n not in votes]
     if votes or waiting:
         out += ["| Participant | Vote | Gist |", "|---|---|---|"]
         for name, vote in votes.items():
-            out.append(f"| {_cell(name)} | {vote} | {_cell(gist(latest[name].body))} |")
+            label = f"{vote} (advisory)" if name in result.advisory else vote
+            out.append(f"| {_cell(name)} | {label} | {_cell(gist(latest[name].body))} |")
         for name in waiting:
             out.append(f"| {_cell(name)} | (waiting) | |")
     else:

@@ -159,8 +159,14 @@ def decide(root: Path, items: list[Item]) -> None:
 
 
 def _votes(d: Discussion) -> str:
-    counts = d.consensus_result.counts
-    return " ".join(f"{v}:{n}" for v, n in counts.items() if n) or "-"
+    result = d.consensus_result
+    text = " ".join(f"{v}:{n}" for v, n in result.counts.items() if n) or "-"
+    if result.advisory:
+        panel = {v: 0 for v in result.counts}
+        for vote in result.advisory.values():
+            panel[vote] += 1
+        text += " (panel, advisory: " + " ".join(f"{v}:{n}" for v, n in panel.items() if n) + ")"
+    return text
 
 
 def status_table(items: list[Item]) -> str:

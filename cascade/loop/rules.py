@@ -23,7 +23,7 @@ RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
               "model", "consensus", "revote_on_change", "on_consensus"}
-_CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required"}
+_CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
 _PLACEHOLDERS = {"dir", "stem", "name", "slug", "date"}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
@@ -178,6 +178,9 @@ def parse_rule(data: object, file: Path, base: str) -> Rule:
         if not isinstance(consensus.get("human_required", False), bool):
             raise CascadeError("consensus human_required must be true or false", file,
                                consensus.line_of("human_required"))
+        if consensus.get("persona_votes", "counted") not in ("counted", "advisory"):
+            raise CascadeError("consensus persona_votes must be counted or advisory", file,
+                               consensus.line_of("persona_votes"))
     revote = r.get("revote_on_change", True)
     if not isinstance(revote, bool):
         raise CascadeError("revote_on_change must be true or false", file,
