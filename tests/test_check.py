@@ -403,7 +403,7 @@ def test_no_refs_checks_every_governed_document_at_head(repo, cli, base, clean):
     code, out, _ = check(cli)
     assert code == 1
     assert out.splitlines()[0].startswith(f"{other}:1: governed by rule 'adr'")
-    assert "2 governed document(s)" in out and "0 commit(s)" in out
+    assert "2 governed document(s)" in out and "no history checked: give --from-ref" in out
     # --to-ref alone is the same mode, at that ref
     assert check(cli, "--to-ref", "HEAD~1")[0] == 0
 

@@ -72,8 +72,9 @@ class Report:
         return {"documents": self.documents, "ledgers": self.ledgers, "commits": self.commits}
 
     def summary(self) -> str:
-        scope = (f"{self.documents} governed document(s), {self.ledgers} ledger(s), "
-                 f"{self.commits} commit(s)")
+        scope = f"{self.documents} governed document(s), {self.ledgers} ledger(s), " + (
+            f"{self.commits} commit(s)" if self.from_commit
+            else "no history checked: give --from-ref for that")
         if self.ok:
             return f"cascade check: ok ({scope})"
         return f"cascade check: {len(self.problems)} problem(s) in {scope}"
