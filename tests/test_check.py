@@ -514,14 +514,26 @@ def test_broken_committed_persona_is_a_configuration_error(repo, cli, base, clea
 def test_parser_warnings_do_not_fail_the_check(repo, cli, base, clean):
     append(repo, "Test Person", "Noted.")
     with open(repo / LEDGER, "a") as fh:
+        fh.write("\n---\nName: Test Person\n\nVOTE: MAYBE\n---\n")
+    commit(repo, "an unrecognised vote")
+    code, out, _ = check(cli, "--from-ref", base)
+    assert code == 0, out
+    n = len((repo / LEDGER).read_text().splitlines()) - 1
+    assert f"{LEDGER}:{n}: warning: unrecognised vote 'MAYBE'" in out
+    code, out, _ = check(cli, "--from-ref", base, "--format", "github")
+    assert f"::warning file={LEDGER},line={n}," in out
+
+
+def test_an_unclosed_fence_at_the_end_of_a_ledger_fails_the_check(repo, cli, base, clean):
+    """Whatever is appended after an open fence becomes part of the comment before it."""
+    append(repo, "Test Person", "Noted.")
+    with open(repo / LEDGER, "a") as fh:
         fh.write("\n---\nName: Test Person\n\n```python\nunclosed = True\n")
     commit(repo, "unclosed fence")
     code, out, _ = check(cli, "--from-ref", base)
-    assert code == 0, out
-    n = len((repo / LEDGER).read_text().splitlines())
-    assert f"{LEDGER}:{n}: warning: unclosed code fence ```" in out
-    code, out, _ = check(cli, "--from-ref", base, "--format", "github")
-    assert f"::warning file={LEDGER},line={n}," in out
+    assert code == 1, out
+    n = len((repo / LEDGER).read_text().splitlines()) - 1  # the line that opens the fence
+    assert f"{LEDGER}:{n}: unclosed code fence ```" in out
 
 
 def test_check_never_imports_litellm_or_jinja2(repo, base, clean):

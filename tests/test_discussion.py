@@ -108,15 +108,15 @@ def test_append_to_odd_endings(tmp_path, ending, final_newline, closed):
         ("Ann", "First.", "READY"), ("Bob", "Second.", "CHANGES")]
 
 
-def test_append_closes_an_unclosed_fence(tmp_path):
+def test_append_refuses_to_land_inside_an_unclosed_fence(tmp_path):
+    """Closing Ann's fence for her would change her comment; the file is left as it was."""
     path = tmp_path / "x.md"
     path.write_text("---\nName: Ann\n```python\nprint('hi')\n")
     d = Discussion.load(path, root=tmp_path)
-    d.add_comment("Bob", "After.", "READY")
-    d.save()
-    again = Discussion.load(path, root=tmp_path)
-    assert [c.author for c in again.comments] == ["Ann", "Bob"]
-    assert again.votes == {"Bob": "READY"}
+    with pytest.raises(CascadeError, match="unclosed code fence") as err:
+        d.add_comment("Bob", "After.", "READY")
+    assert err.value.line == 3
+    assert path.read_text() == "---\nName: Ann\n```python\nprint('hi')\n"
 
 
 def test_concurrent_append_is_kept(tmp_path):
@@ -214,6 +214,7 @@ def test_provenance_is_recorded_and_not_in_body(tmp_path):
                   untrusted=True)
     d.save()
     last = Discussion.load(path, root=tmp_path).comments[-1]
+    assert len(last.provenance.pop("sig")) == 64
     assert last.provenance == {"model": "openai/gpt-4o", "prompt_tokens": "812", "cost": "0.0012"}
     assert last.body == "Looks fine."
 

@@ -254,7 +254,7 @@ THEMATIC_BREAK = doc(
     "---",                               # 1
     "Name: AI-Architect",                # 2
     "Part one.",                         # 3
-    "---",                               # 4  thematic break: ordinary text follows
+    "---",                               # 4  inside a block, any --- ends it: text follows
     "Part two.",                         # 5
     "",                                  # 6
     "----",                              # 7  longer break, blank line, then text
@@ -265,6 +265,21 @@ THEMATIC_BREAK = doc(
     "Name: AI-Security",                 # 12
     "VOTE: CHANGES",                     # 13
     "---",                               # 14
+)
+
+THEMATIC_BREAK_KEPT = doc(
+    "---",                               # 1
+    "Name: AI-Architect",                # 2
+    "Part one.",                         # 3
+    "***",                               # 4  other thematic breaks are markdown
+    "Part two.",                         # 5
+    " ---",                              # 6  (what the writer makes of a ---)
+    "- - -",                             # 7
+    "VOTE: READY",                       # 8
+    "---",                               # 9
+    "Name: AI-Security",                 # 10
+    "VOTE: CHANGES",                     # 11
+    "---",                               # 12
 )
 
 FENCES = doc(
@@ -544,10 +559,14 @@ CASES = [
         header={"title": "Late header", "line": 3, "end_line": 4}, title_line="Heading"),
     row("header-not-first-is-no-header", HEADER_NOT_FIRST,
         header=NO_HEADER, title_line="Real title", order=""),
-    row("thematic-break-inside-comment", THEMATIC_BREAK,
-        comments=[("AI-Architect", "READY", 2), ("AI-Security", "CHANGES", 12)],
-        spans=[(2, 10), (12, 13)],
-        bodies=["Part one.\n---\nPart two.\n\n----\n\nPart three.", ""]),
+    row("dashes-inside-comment-end-it", THEMATIC_BREAK,
+        comments=[("AI-Architect", None, 2), ("AI-Security", "CHANGES", 12)],
+        spans=[(2, 3), (12, 13)], bodies=["Part one.", ""],
+        warnings=[(5, "belongs to no comment")]),
+    row("thematic-breaks-that-stay-inside-comment", THEMATIC_BREAK_KEPT,
+        comments=[("AI-Architect", "READY", 2), ("AI-Security", "CHANGES", 10)],
+        spans=[(2, 8), (10, 11)],
+        bodies=["Part one.\n***\nPart two.\n ---\n- - -", ""]),
     row("structural-lines-inside-fences", FENCES,
         comments=[("AI-Architect", "CHANGES", 9), ("AI-Security", "READY", 31)],
         spans=[(9, 29), (31, 32)], bodies=[FENCES_BODY_0, ""], markers=[], mentions=[[], []],
@@ -561,7 +580,7 @@ CASES = [
     row("unclosed-code-fence-warns", UNCLOSED_FENCE,
         comments=[("AI-Architect", None, 2)], spans=[(2, 8)],
         bodies=["```python\nprint('never closed')\n---\nName: AI-Security\nVOTE: READY\n---"],
-        open_block=True, warnings=[(8, "unclosed code fence")]),
+        open_block=True, warnings=[(3, "unclosed code fence")]),  # where it opened
     row("vote-lower-case-value", doc("---", "Name: A", "VOTE: ready", "---"),
         comments=[("A", "READY", 2)], bodies=[""]),
     row("vote-lower-case-label", doc("---", "Name: A", "vote: READY", "---"),

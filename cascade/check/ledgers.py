@@ -46,7 +46,12 @@ def evaluate(rel: str, raw: bytes, root: Path, config_root: Path) -> LedgerState
     path = root / rel
     try:
         d = Discussion(path, decode_utf8(raw, path), root=config_root, raw=raw, details=False)
-        state.warnings = list(d.warnings)
+        fence = getattr(d.ledger, "open_fence", None)
+        state.warnings = [w for w in d.warnings if not (fence and w[1].startswith("unclosed code fence"))]
+        if fence:
+            state.error = (d.ledger.open_fence_line,  # type: ignore[attr-defined]
+                           f"unclosed code fence {fence}: whatever is appended after it becomes "
+                           "part of the comment it opens in; close it")
         d.current_phase  # an unknown phase is the ledger's error, as in the hook
         result = d.consensus_result
         state.source = d.source

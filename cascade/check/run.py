@@ -44,8 +44,11 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
             state = states[path]
             if state.error:
                 line, message = state.error
-                report.problems.append(Problem(path, line, f"ledger does not parse: {message}",
-                                               "parse"))
+                if message.startswith("unclosed code fence"):
+                    report.problems.append(Problem(path, line, message, "unclosed-fence"))
+                else:
+                    report.problems.append(Problem(path, line,
+                                                   f"ledger does not parse: {message}", "parse"))
             report.warnings += [Notice(path, line, message) for line, message in state.warnings]
         for item in items:
             verdict, problem = judge(item, tree, states.get(item.ledger),

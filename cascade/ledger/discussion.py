@@ -364,8 +364,11 @@ class Discussion:
             if vote not in VOTES:
                 raise CascadeError(f"vote must be READY, CHANGES or REJECT, not {vote!r}",
                                    self.path)
-        self._append(render_comment(author, text, vote, provenance=provenance,
-                                    untrusted=untrusted))
+        try:
+            block = render_comment(author, text, vote, provenance=provenance, untrusted=untrusted)
+        except ValueError as exc:  # the block would not read back as written: write nothing
+            raise CascadeError(str(exc), self.path, exit_code=1) from None
+        self._append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
         self._append(render_event(kind, value, fields))
@@ -391,6 +394,12 @@ class Discussion:
         self.add_event(OUTCOME, outcome)
 
     def _append(self, chunk: str) -> None:
+        base = self._parsed_base()
+        fence = getattr(base, "open_fence", None)
+        if fence:  # whatever is appended would land inside it and change an earlier comment
+            raise CascadeError(f"unclosed code fence {fence} (opened here): close it before "
+                               "anything is appended", self.path,
+                               getattr(base, "open_fence_line", None) or None)
         self._pending.append(chunk)
         self._ledger = None
 
@@ -405,9 +414,6 @@ class Discussion:
         lead = ""
         if base and not base.endswith("\n"):
             lead += "\n"
-        fence = getattr(ledger, "open_fence", None)
-        if fence:
-            lead += fence + "\n"
         if ledger.open_block:
             lead += "---\n"
         if base and not (base + lead).endswith("\n\n"):

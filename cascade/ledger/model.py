@@ -32,7 +32,9 @@ class Comment:
     phase: str
     markers: list[Marker] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)  # aliases, in order, deduplicated
-    provenance: dict[str, str] = field(default_factory=dict)  # from <!-- cascade:ai ... -->
+    provenance: dict[str, str] = field(default_factory=dict)  # the stamp's fields
+    origin: str | None = None  # "ai" or "decision": the tool's stamp <!-- cascade:ai ... -->
+    stamps: int = 0  # how many stamp lines the block has (the tool writes one)
 
 
 @dataclass

@@ -9,30 +9,25 @@ then comment blocks::
     VOTE: CHANGES
     ---
 
-and state events, one HTML comment line each, between blocks. Structural lines start at
-column 0 and never count inside a fenced code block. A ``---`` line is a block delimiter only
-when the next non-blank line is a ``Name:`` header, an event, another delimiter, or the end of
-the file; any other ``---`` is a thematic break inside the markdown.
+and state events, one HTML comment line each, between blocks. What is structure is defined
+once, in cascade.ledger.grammar, which the writer uses too. Inside a block the first
+delimiter outside a fence ends it, whatever follows: an append can never reopen a block.
 """
 from __future__ import annotations
 
 import re
 
+from cascade.ledger import grammar
+from cascade.ledger.grammar import fence_closes, fence_opens, is_blank, is_delimiter, name_of
 from cascade.ledger.model import (
     EVENT_KINDS, PHASE_TRANSITION, VOTES, Comment, Event, Header, Ledger, Marker,
 )
 
-_DELIM = re.compile(r"-{3,}[ \t]*\Z")
-_NAME = re.compile(r"Name:[ \t]*(\S.*?)[ \t]*\Z")
-_VOTE = re.compile(r"(?i)vote:[ \t]*(.*?)[ \t]*\Z")
-_EVENT = re.compile(r"<!--[ \t]*([A-Z][A-Z-]+[A-Z])[ \t]*:?[ \t]*(.*?)[ \t]*-->[ \t]*\Z")
 _HEADER_OPEN = re.compile(r"(?i)<!--[ \t]*DISCUSSION[ \t]*(-->)?[ \t]*\Z")
 _HEADER_FIELD = re.compile(r"<!--[ \t]*([A-Za-z][\w -]*?)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*\Z")
 _FIELD = re.compile(r"([A-Za-z][\w -]*?)[ \t]*:[ \t]*(.*?)[ \t]*\Z")
-_PROVENANCE = re.compile(r"<!--[ \t]*cascade:ai\b(.*?)-->[ \t]*\Z")
 _KV = re.compile(r"([\w.-]+)=(\"[^\"]*\"|\S+)")
-# A backtick fence's info string cannot hold a backtick (CommonMark): ```x``` is inline code.
-FENCE = re.compile(r"[ \t]{0,3}(`{3,}(?=[^`]*\Z)|~{3,})")
+FENCE = grammar.FENCE_OPEN
 _MARKER = re.compile(
     r"[ \t]{0,3}(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\*\*|__)?"
     r"(Q|TODO|DECISION|ASSIGNED|DONE|CONCERN):(?:\*\*|__)?[ \t]+(.*\S)")
@@ -40,7 +35,6 @@ _MENTION = re.compile(r"(?<![\w@/.`])@([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
 _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
 _WORD = re.compile(r"[A-Za-z]+")
-_FENCE_START = frozenset(" \t`~")
 _MARKER_START = frozenset(" \t-*+_QTDAC0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
 
@@ -67,62 +61,51 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
     title_line: str | None = None
 
     fence: str | None = None  # the open fence's marker, e.g. "```"
+    fence_line = 0
     block: list[tuple[int, str]] | None = None  # (line_no, text) of the open block
     block_start = 0
-    block_fence: str | None = None
+    stray_warned = False  # one warning per run of text between blocks
 
     def next_nonblank(j: int) -> int:
-        while j < n and not lines[j].strip():
+        while j < n and is_blank(lines[j]):
             j += 1
         return j
 
-    def is_delimiter(j: int) -> bool:
-        """Line j is '---'; is it structural?"""
+    def open_after(j: int) -> int | None:
+        """After a delimiter at j: the index of the Name: line that opens a block, or None."""
         k = next_nonblank(j + 1)
-        if k >= n:
-            return True
-        nxt = lines[k]
-        return bool(_NAME.match(nxt) or _DELIM.match(nxt) or _event_kind(nxt))
-
-    def close_block(end: int) -> None:
-        nonlocal block
-        if block is not None:
-            entries.append(_make_comment(block, block_start, end, phase, warnings, details))
-            block = None
+        if k < n and name_of(lines[k]) is not None:
+            return k
+        return None
 
     while i < n:
         line = lines[i]
         lineno = i + 1
-        first = line[:1]
         if fence is not None:
-            if first in _FENCE_START:
-                stripped = line.strip()
-                if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                    fence = None
+            if fence_closes(line, fence):
+                fence = None
             if block is not None:
                 block.append((lineno, line))
             i += 1
             continue
-        if first in _FENCE_START:
-            m = FENCE.match(line)
-            if m:
-                fence = m.group(1)
-                if block is not None:
-                    block.append((lineno, line))
-                i += 1
-                continue
-        if first == "-" and _DELIM.match(line) and (block is not None or _opens_block(lines, next_nonblank(i + 1))):
-            if block is not None and not is_delimiter(i):
-                block.append((lineno, line))  # a thematic break inside the comment
-                i += 1
-                continue
-            close_block(lineno - 1)
-            k = next_nonblank(i + 1)
-            if k < n and _NAME.match(lines[k]):
-                block = []
+        opened = fence_opens(line)
+        if opened:
+            fence, fence_line = opened, lineno
+            if block is not None:
+                block.append((lineno, line))
+            i += 1
+            continue
+        if is_delimiter(line):
+            if block is not None:
+                entries.append(_make_comment(block, block_start, lineno - 1, phase, warnings,
+                                             details))
+                block = None
+                stray_warned = False
+            k = open_after(i)
+            if k is not None:
                 block_start = k + 1
+                block = [(block_start, lines[k])]
                 i = k + 1
-                block.append((block_start, lines[k]))
                 continue
             i += 1
             continue
@@ -130,7 +113,7 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
             block.append((lineno, line))
             i += 1
             continue
-        if not first:
+        if is_blank(line):
             i += 1
             continue
         # Between blocks: events, the context markdown, stray text.
@@ -145,29 +128,32 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
                 else:
                     warnings.append((lineno, "phase transition names no target phase"))
             entries.append(event)
-        elif title_line is None and not entries:
-            hm = _HEADING.match(line)
-            if hm:
-                title_line = hm.group(1)
+        elif not entries:
+            if title_line is None:
+                hm = _HEADING.match(line)
+                if hm:
+                    title_line = hm.group(1)
+        elif not stray_warned and not line.startswith("<!--"):
+            stray_warned = True
+            warnings.append((lineno, "text after a comment's closing --- belongs to no comment "
+                                     "(a --- line inside a comment ends it: write *** for a "
+                                     "thematic break)"))
         i += 1
     open_block = block is not None
     if block is not None:
-        close_block(n)
+        entries.append(_make_comment(block, block_start, n, phase, warnings, details))
     if fence is not None:
-        warnings.append((n, f"unclosed code fence {fence}"))
+        warnings.append((fence_line, f"unclosed code fence {fence}"))
     ledger = Ledger(header, title_line, entries, n, newline, ends_with_newline, open_block, warnings)
     ledger.open_fence = fence  # type: ignore[attr-defined]
+    ledger.open_fence_line = fence_line if fence else 0  # type: ignore[attr-defined]
     return ledger
-
-
-def _opens_block(lines: list[str], k: int) -> bool:
-    return k < len(lines) and bool(_NAME.match(lines[k]))
 
 
 def _event_kind(line: str) -> tuple[str, str] | None:
     if not line.startswith("<!--"):
         return None
-    m = _EVENT.match(line)
+    m = grammar.EVENT.match(line)
     if m and m.group(1) in EVENT_KINDS:
         return m.group(1), m.group(2)
     return None
@@ -185,7 +171,7 @@ def _fields(value: str) -> dict[str, str]:
 def _parse_header(lines: list[str]) -> tuple[Header, int]:
     header = Header()
     i = 0
-    while i < len(lines) and not lines[i].strip():
+    while i < len(lines) and is_blank(lines[i]):
         i += 1
     if i >= len(lines):
         return header, i
@@ -198,7 +184,7 @@ def _parse_header(lines: list[str]) -> tuple[Header, int]:
     if m.group(1):  # one comment per field: <!-- Title: X -->
         while i < len(lines):
             j = i
-            while j < len(lines) and not lines[j].strip():
+            while j < len(lines) and is_blank(lines[j]):
                 j += 1  # blank lines between field comments are tolerated
             fm = _HEADER_FIELD.match(lines[j]) if j < len(lines) else None
             if not fm:
@@ -232,45 +218,47 @@ def _parse_header(lines: list[str]) -> tuple[Header, int]:
 
 def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str,
                   warnings: list[tuple[int, str]], details: bool = True) -> Comment:
-    author = _NAME.match(block[0][1]).group(1)  # type: ignore[union-attr]
+    author = name_of(block[0][1]) or ""
     vote: str | None = None
     body: list[str] = []
     markers: list[Marker] = []
     mentions: list[str] = []
     provenance: dict[str, str] = {}
+    origin: str | None = None
+    stamps = 0
     fence: str | None = None
     for lineno, line in block[1:]:
-        first = line[:1]
         if fence is not None:
-            if first in _FENCE_START:
-                stripped = line.strip()
-                if stripped.startswith(fence) and not stripped.strip(fence[0]):
-                    fence = None
+            if fence_closes(line, fence):
+                fence = None
             body.append(line)
             continue
+        first = line[:1]
         if not first:
             body.append(line)
             continue
-        if first in _FENCE_START:
-            fm = FENCE.match(line)
-            if fm:
-                fence = fm.group(1)
-                body.append(line)
-                continue
-        if (first == "V" or first == "v") and line[:5].lower() == "vote:":
-            vm = _VOTE.match(line)
-            wm = _WORD.search(vm.group(1)) if vm else None
+        opened = fence_opens(line)
+        if opened:
+            fence = opened
+            body.append(line)
+            continue
+        if (first == "V" or first == "v") and grammar.is_vote_line(line):
+            vm = grammar.VOTE.match(line)
+            raw = vm.group(1) if vm else ""
+            wm = _WORD.search(raw)
             word = wm.group(0).upper() if wm else ""
             if word in VOTES:
                 vote = word
                 continue
             if line.startswith("VOTE:"):
-                warnings.append((lineno, f"unrecognised vote {vm.group(1)!r} (use READY, CHANGES or REJECT)"))
+                warnings.append((lineno, f"unrecognised vote {raw!r} (use READY, CHANGES or REJECT)"))
                 continue
         if first == "<" and line.startswith("<!--"):
-            pm = _PROVENANCE.match(line)
+            pm = grammar.STAMP.match(line)
             if pm:
-                provenance = {k: v.strip('"') for k, v in _KV.findall(pm.group(1))}
+                stamps += 1
+                origin = pm.group(1)
+                provenance = {k: v.strip('"') for k, v in _KV.findall(pm.group(2))}
                 continue
         if not details:
             body.append(line)
@@ -286,8 +274,10 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
                 if alias not in mentions:
                     mentions.append(alias)
         body.append(line)
-    while body and not body[0].strip():
-        body.pop(0)
-    while body and not body[-1].strip():
-        body.pop()
-    return Comment(author, "\n".join(body), vote, start, end, phase, markers, mentions, provenance)
+    lo, hi = 0, len(body)
+    while lo < hi and is_blank(body[lo]):
+        lo += 1
+    while hi > lo and is_blank(body[hi - 1]):
+        hi -= 1
+    return Comment(author, "\n".join(body[lo:hi]), vote, start, end, phase, markers, mentions,
+                   provenance, origin, stamps)

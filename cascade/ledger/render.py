@@ -10,45 +10,51 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
-from cascade.ledger.parse import FENCE
 
-_STRUCTURAL = re.compile(r"(?:-{3,}[ \t]*\Z|Name:|(?i:vote:)|<!--)")
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 
 
 def neutralise(text: str, *, untrusted: bool = False) -> str:
     """Make text safe to place inside a comment block.
 
-    - outside fenced code, structural lines (``---``, ``Name:``, ``VOTE:``, ``<!--``) gain a
-      leading space; inside a fence nothing is structural, so code stays as written;
+    - outside fenced code, every line the parser could read as structure (a delimiter,
+      ``Name:``, ``VOTE:``, ``<!--``; see grammar.structural_in_block) gains a leading space;
+      inside a fence nothing is structural, so code stays as written. Fences are tracked by
+      the parser's own functions, so the writer and the parser agree on where each ends;
     - an unclosed code fence is closed, so it cannot swallow the blocks after it;
     - ``untrusted`` (model output): outside code, ``<!--`` becomes ``&lt;!--``, so an HTML
-      comment shows as text instead of hiding what follows it from a reader.
+      comment shows as text instead of hiding what follows it from a reader;
+    - blank lines at either end are dropped, as the parser drops them from a comment.
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
         if fence is not None:
-            stripped = line.strip()
-            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+            if grammar.fence_closes(line, fence):
                 fence = None
             out.append(line)
             continue
-        m = FENCE.match(line)
-        if m:
-            fence = m.group(1)
+        opened = grammar.fence_opens(line)
+        if opened:
+            fence = opened
             out.append(line)
             continue
         if untrusted and "<!--" in line:
             line = _escape_comments(line)
-        if _STRUCTURAL.match(line):
+        if grammar.structural_in_block(line):
             line = " " + line
         out.append(line)
     if fence is not None:
         out.append(fence)
-    return "\n".join(out).strip("\n")
+    lo, hi = 0, len(out)
+    while lo < hi and grammar.is_blank(out[lo]):
+        lo += 1
+    while hi > lo and grammar.is_blank(out[hi - 1]):
+        hi -= 1
+    return "\n".join(out[lo:hi])
 
 
 def _escape_comments(line: str) -> str:
@@ -69,21 +75,72 @@ def _comment_safe(text: str) -> str:
 
 
 def render_comment(author: str, body: str, vote: str | None = None, *,
-                   provenance: Mapping[str, object] | None = None, untrusted: bool = False) -> str:
-    """One whole comment block, ending with its closing delimiter and a newline."""
+                   provenance: Mapping[str, object] | None = None, untrusted: bool = False,
+                   origin: str = "ai") -> str:
+    """One whole comment block, ending with its closing delimiter and a newline.
+
+    With ``provenance`` the block carries the tool's stamp (``<!-- cascade:<origin> ... -->``)
+    with a digest of what the parser reads back from the block (author, body, vote, fields):
+    a block edited later, or one written by hand under a persona's name, does not verify.
+    The rendered block is parsed back before it is returned; if the parser does not read
+    exactly the block that was meant, nothing is returned (ValueError).
+    """
     author = " ".join(author.split())
-    lines = ["---", f"Name: {author}"]
-    if provenance:
-        lines.append(f"<!-- cascade:ai {format_fields(provenance)} -->")
+    if vote is not None and vote not in VOTES:
+        raise ValueError(f"vote must be one of {', '.join(VOTES)}, not {vote!r}")
     text = neutralise(body, untrusted=untrusted)
+    if provenance is None:
+        rendered = _block(author, text, vote, None)
+        _verify(rendered, author, text, vote, None, None)
+        return rendered
+    from cascade.ledger.provenance import SIG, digest
+
+    fields = {k: v for k, v in provenance.items() if v is not None and k != SIG}
+    draft = _block(author, text, vote, f"<!-- cascade:{origin} {format_fields(fields)} -->")
+    comment = _parse_one(draft)
+    signed = {**fields, SIG: digest(comment)}
+    stamp = f"<!-- cascade:{origin} {format_fields(signed)} -->"
+    rendered = _block(author, text, vote, stamp)
+    _verify(rendered, author, text, vote, origin, comment.provenance)
+    return rendered
+
+
+def _block(author: str, text: str, vote: str | None, stamp: str | None) -> str:
+    lines = ["---", f"Name: {author}"]
+    if stamp:
+        lines.append(stamp)
     if text:
         lines += ["", text]
     if vote is not None:
-        if vote not in VOTES:
-            raise ValueError(f"vote must be one of {', '.join(VOTES)}, not {vote!r}")
         lines += ["", f"VOTE: {vote}"]
     lines.append("---")
     return "\n".join(lines) + "\n"
+
+
+def _parse_one(rendered: str):
+    from cascade.ledger.parse import parse
+
+    ledger = parse(rendered, details=False)
+    if len(ledger.entries) != 1 or not ledger.comments or ledger.open_block:
+        raise ValueError("a rendered comment block does not parse back as one block")
+    return ledger.comments[0]
+
+
+def _verify(rendered: str, author: str, text: str, vote: str | None, origin: str | None,
+            fields: Mapping[str, str] | None) -> None:
+    """The block must read back as exactly what was meant: one block, this author, this body,
+    this vote, this stamp (and a digest that verifies)."""
+    c = _parse_one(rendered)
+    ok = (c.author == author and c.body == text and c.vote == vote and c.origin == origin
+          and c.stamps == (1 if origin else 0))
+    if ok and origin:
+        from cascade.ledger.provenance import SIG, verify
+
+        ok = ({k: v for k, v in c.provenance.items() if k != SIG} == dict(fields or {})
+              and verify(c) is None)
+    if not ok:
+        raise ValueError(f"refusing to write a comment block by {author!r} that would not read "
+                         "back as written")
 
 
 def render_event(kind: str, value: str = "", fields: Mapping[str, object] | None = None) -> str:
