@@ -4,15 +4,23 @@ nowhere else; importing this module does not import it.
 Resolution: persona ``model:`` > rule ``model:`` > ``CASCADE_MODEL`` > the embedded local
 model (when the ``local`` extra is installed). ``CASCADE_API_BASE`` points litellm at an
 OpenAI-compatible endpoint. Calls retry on 429, 5xx, timeouts and connection errors with
-exponential backoff (honouring Retry-After), then fall back along the fallback chain.
+exponential backoff (honouring Retry-After), then fall back along the fallback chain. A
+provider model whose key is missing from the environment is not called at all ("no
+credentials for <model>: set <VAR>"), and a 401/403 is never retried. Failures are described
+in one line by what happened: "HTTP <n>" only when a server answered with that status.
 """
 from __future__ import annotations
 
+import ast
 import asyncio
+import errno
 import importlib.util
+import json
 import logging
 import os
 import random
+import re
+import socket
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -92,20 +100,349 @@ def _register_local(litellm: ModuleType) -> None:
 _RETRYABLE = ("RateLimitError", "InternalServerError", "ServiceUnavailableError", "Timeout",
               "APIConnectionError", "BadGatewayError", "APIError")
 
+# Where each provider reads its key, for "no credentials for <model>: set <VAR>". A tuple is
+# (variables shown, how they combine, variables also accepted).
+_KEY_VARS: dict[str, tuple[tuple[str, ...], str, tuple[str, ...]]] = {
+    "openai": (("OPENAI_API_KEY",), "or", ()),
+    "text-completion-openai": (("OPENAI_API_KEY",), "or", ()),
+    "anthropic": (("ANTHROPIC_API_KEY",), "or", ("ANTHROPIC_AUTH_TOKEN",)),
+    "gemini": (("GEMINI_API_KEY", "GOOGLE_API_KEY"), "or", ()),
+    "bedrock": (("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), "and", ()),
+    "sagemaker": (("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), "and", ()),
+    "vertex_ai": (("GOOGLE_APPLICATION_CREDENTIALS",), "or", ()),
+    "azure": (("AZURE_API_KEY",), "or", ("AZURE_AD_TOKEN",)),
+}
+# Providers whose credentials may come from outside the environment (an AWS profile or
+# instance role, Google's default credentials, Entra ID) or that need none (ollama): never
+# refused before the call; a failure to find credentials is recognised afterwards instead.
+_AMBIENT = {"bedrock", "sagemaker", "vertex_ai", "vertex_ai_beta", "azure", "azure_ai",
+            "ollama", "ollama_chat"}
+_CREDENTIAL_WORDS = re.compile(
+    r"missing (\w+ )*(api[ _-]?key|credentials)|no api[ _-]?key|unable to locate credentials|"
+    r"api_key client option must be set|could not automatically determine credentials|"
+    r"partial credentials", re.IGNORECASE)
+_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/messages", "/responses",
+                      "/embeddings")
+
+
+def _provider(model: str) -> str | None:
+    try:
+        return litellm_module().get_llm_provider(model=model)[1] or None
+    except Exception:  # noqa: BLE001 - an unknown provider: litellm says so when called
+        return None
+
+
+def _is_set(var: str) -> bool:
+    return bool(os.environ.get(var, "").strip())
+
+
+def _key_phrase(model: str) -> str | None:
+    """"set A" / "set A or B" / "set A and B": where ``model``'s credentials would come from."""
+    provider = _provider(model)
+    if provider in _KEY_VARS:
+        shown, joiner, _ = _KEY_VARS[provider]
+    else:
+        try:
+            missing = litellm_module().validate_environment(model=model).get("missing_keys") or []
+        except Exception:  # noqa: BLE001
+            missing = []
+        shown = tuple(v for v in missing if _key_like(v))
+        joiner = "or"
+    return f"set {f' {joiner} '.join(shown)}" if shown else None
+
+
+def _key_like(var: str) -> bool:
+    return var.endswith(("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_KEY"))
+
+
+def missing_credentials(model: str, api_key: str | None = None,
+                        api_base: str | None = None) -> str | None:
+    """``"no credentials for <model>: set <VAR>"`` when a call could only fail for want of a
+    key in the environment; None when the key is there, not needed, or not knowable here."""
+    if model.startswith(LOCAL_PREFIX) or api_key:
+        return None
+    litellm = litellm_module()
+    provider = _provider(model)
+    if provider is None or provider in _AMBIENT:
+        return None
+    if getattr(litellm, "api_key", None) or getattr(litellm, f"{provider}_key", None):
+        return None  # set in code by a program that uses cascade as a library
+    if provider in _KEY_VARS:
+        shown, joiner, also = _KEY_VARS[provider]
+        if joiner == "and":
+            present = all(_is_set(v) for v in shown)
+        else:
+            present = any(_is_set(v) for v in shown + also)
+        if present:
+            return None
+    else:
+        try:
+            report = litellm.validate_environment(model=model, api_base=api_base)
+        except Exception:  # noqa: BLE001
+            return None
+        shown = tuple(v for v in report.get("missing_keys") or [] if _key_like(v))
+        if not shown or any(_is_set(v) for v in shown):
+            return None  # only a base URL or a project is missing, or a key is there after all
+        joiner = "or"
+    return f"no credentials for {model}: set {f' {joiner} '.join(shown)}"
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    out: list[BaseException] = []
+    while exc is not None and len(out) < 20 and all(exc is not seen for seen in out):
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _module(exc: BaseException) -> str:
+    return type(exc).__module__.split(".")[0]
+
+
+def _names(exc: BaseException) -> set[str]:
+    return {cls.__name__ for cls in type(exc).__mro__}
+
+
+def _http_response(exc: BaseException) -> Any:
+    """The HTTP response a server really sent, if one is behind ``exc``. litellm attaches a
+    made-up response with status 500 to failures that never reached a server (a refused
+    connection, a missing key, a body that is not JSON); only the transport's own exceptions
+    (httpx's HTTPStatusError, the openai SDK's APIStatusError) carry a real one."""
+    for link in _chain(exc):
+        response = getattr(link, "response", None)
+        if response is None or not isinstance(getattr(response, "status_code", None), int):
+            continue
+        if any(cls.__name__ == "HTTPStatusError" and cls.__module__.startswith("httpx")
+               for cls in type(link).__mro__):
+            return response
+        if _module(link) == "openai" and "APIStatusError" in _names(link):
+            return response
+    return None
+
+
+def _status(exc: BaseException) -> int | None:
+    """The HTTP status a server answered with, or None when no server answered."""
+    response = _http_response(exc)
+    if response is not None:
+        return int(response.status_code)
+    status = getattr(exc, "status_code", None)
+    if (isinstance(status, int) and getattr(exc, "litellm_response_headers", None)
+            and not any(isinstance(link, ValueError) or _transport(link) for link in _chain(exc))):
+        return status  # a provider that checks the status itself, with the real headers
+    return None
+
+
+def _transport(link: BaseException) -> bool:
+    """An exception of the transport itself (litellm's own APIConnectionError, which also
+    wraps local errors such as a missing key, does not count)."""
+    names, module = _names(link), _module(link)
+    return ((module == "httpx" and "TransportError" in names)
+            or (module == "openai" and "APIConnectionError" in names)
+            or (module == "aiohttp" and "ClientConnectionError" in names)
+            or isinstance(link, OSError))
+
+
+def _url_of(exc: BaseException) -> Any:
+    for link in _chain(exc):
+        if _module(link) not in ("httpx", "openai"):
+            continue
+        try:
+            request = getattr(link, "request", None)
+        except RuntimeError:  # httpx raises when an error has no request attached
+            request = None
+        url = getattr(request, "url", None)
+        if url is not None and getattr(url, "host", None):
+            return url
+    return None
+
+
+def _endpoint(exc: BaseException, endpoint: str | None) -> str | None:
+    """The configured base URL, else the base of the URL that was requested (no query string,
+    no user info: a key in a URL is never printed)."""
+    if endpoint:
+        return endpoint.rstrip("/")
+    url = _url_of(exc)
+    if url is None:
+        return None
+    path = url.path or ""
+    for suffix in _ENDPOINT_SUFFIXES:
+        if path.endswith(suffix):
+            path = path[: -len(suffix)]
+            break
+    else:
+        if "/models/" in path:
+            path = path[: path.index("/models/")]
+    port = f":{url.port}" if url.port else ""
+    return f"{url.scheme}://{url.host}{port}{path}".rstrip("/")
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g}s"
+
+
+def _clean(text: str) -> str:
+    """The first line of a provider message without litellm's wrapping."""
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    line = re.sub(r"\blitellm\.", "", line)
+    line = re.sub(r"ssl:<[^>]*> ", "", line)
+    previous = None
+    while previous != line:
+        previous = line
+        line = re.sub(r"^\w*(Error|Exception|Timeout)(: | - )", "", line)
+        line = re.sub(r"^Error code: \d+( - )?", "", line)
+        line = re.sub(r"^\w+Exception (- )?", "", line)
+    structured = _error_text(line)
+    line = structured if structured is not None else line
+    line = line.strip()
+    return line[:157] + "..." if len(line) > 160 else line
+
+
+def _error_text(text: str) -> str | None:
+    """The message of an OpenAI-style error body, given as JSON or as a Python dict repr."""
+    if not text.startswith("{"):
+        return None
+    try:
+        body = json.loads(text)
+    except ValueError:
+        try:
+            body = ast.literal_eval(text)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return None
+    return _body_message(body)
+
+
+def _body_message(body: Any) -> str | None:
+    if not isinstance(body, dict):
+        return None
+    error = body.get("error", body)
+    if isinstance(error, str):
+        return error
+    if isinstance(error, dict):
+        for key in ("message", "detail", "error"):
+            if isinstance(error.get(key), str) and error[key].strip():
+                return error[key].strip()
+    return None
+
+
+def _server_message(exc: BaseException) -> str:
+    response = _http_response(exc)
+    if response is not None:
+        try:
+            message = _body_message(response.json())
+        except Exception:  # noqa: BLE001 - not JSON, not read, ...
+            message = None
+        if message:
+            return _clean(message)
+    message = _clean(str(exc))
+    return "" if re.fullmatch(r"(Error code: )?\d{3}", message) else message
+
+
+def _connect_reason(chain: list[BaseException], timeout: float | None) -> str | None:
+    """Why a connection could not be made, or None when it was made (then dropped)."""
+    import ssl
+
+    for link in chain:
+        if isinstance(link, ConnectionRefusedError):
+            return "connection refused"
+        if isinstance(link, socket.gaierror):
+            return f"DNS lookup failed ({link.strerror or link})"
+        if isinstance(link, ssl.SSLError):
+            return f"TLS error ({getattr(link, 'reason', None) or link})"
+        if isinstance(link, OSError) and link.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return "network unreachable" if link.errno == errno.ENETUNREACH else "host unreachable"
+        names = _names(link)
+        if "ConnectTimeout" in names:
+            return f"timed out after {_seconds(timeout)}" if timeout else "connect timed out"
+        if "ProxyError" in names:
+            return f"proxy error ({_clean(str(link))})"
+    for link in chain:
+        names = _names(link)
+        if "ConnectError" in names or "ClientConnectorError" in names:
+            inner = [x for x in chain if isinstance(x, OSError) and x.strerror]
+            return inner[-1].strerror if inner else (_clean(str(link)) or "connection failed")
+    return None
+
+
+@dataclass
+class _Failure:
+    kind: str  # credentials | auth | http | timeout | connect | dropped | bad-response | other
+    message: str
+    retryable: bool
+
+
+def _classify(exc: BaseException, *, model: str | None = None, endpoint: str | None = None,
+              timeout: float | None = None, key_hint: str | None = None) -> _Failure:
+    chain = _chain(exc)
+    names = set().union(*(_names(link) for link in chain))
+    model = model or getattr(exc, "model", None) or None
+    where = _endpoint(exc, endpoint)
+    status = _status(exc)
+    name = type(exc).__name__
+
+    if status is not None:  # a server answered
+        message = _server_message(exc)
+        if status in (401, 403):
+            phrase = _key_phrase(model) if model and not key_hint else None
+            hint = key_hint or (f"check {phrase[len('set '):]}" if phrase else None)
+            what = "credentials rejected" if status == 401 else "access denied"
+            text = f"{what} by {where or 'the server'} (HTTP {status})"
+            text += f": {message}" if message else ""
+            text += f"; {hint}" if hint else ""
+            return _Failure("auth", text, False)
+        head = f"{name} (HTTP {status})"
+        return _Failure("http", f"{head}: {message}" if message else head,
+                        status in (408, 429) or status >= 500)
+
+    texts = " | ".join(str(link) for link in chain)
+    if ("AuthenticationError" in names or "NoCredentialsError" in names
+            or "DefaultCredentialsError" in names or _CREDENTIAL_WORDS.search(texts)):
+        phrase = _key_phrase(model) if model else None
+        detail = phrase or _clean(str(chain[-1]))
+        return _Failure("credentials", f"no credentials for {model or 'the model'}: {detail}",
+                        False)
+
+    timed_out = any(isinstance(link, (asyncio.TimeoutError, TimeoutError)) for link in chain) or \
+        names & {"Timeout", "APITimeoutError", "TimeoutException", "ServerTimeoutError"}
+    reason = _connect_reason(chain, timeout)
+    if reason is not None:
+        return _Failure("connect", f"cannot connect to {where or 'the endpoint'}: {reason}", True)
+    if timed_out:
+        if timeout is None:
+            found = re.search(r"timeout value=([\d.]+)", texts)
+            timeout = float(found.group(1)) if found else None
+        text = f"Timeout: timed out after {_seconds(timeout)}" if timeout else "Timeout: timed out"
+        return _Failure("timeout", text + (f" waiting for {where}" if where else ""), True)
+    if any(_transport(link) for link in chain):
+        if names & {"ServerDisconnectedError", "RemoteProtocolError", "ReadError"} or any(
+                isinstance(link, ConnectionResetError) for link in chain):
+            return _Failure("dropped", f"no response from {where or 'the endpoint'}: "
+                            "the connection was closed before an answer", True)
+        return _Failure("connect", f"cannot reach {where or 'the endpoint'}: "
+                        f"{_clean(str(chain[-1])) or 'connection error'}", True)
+    decode = next((link for link in chain if isinstance(link, json.JSONDecodeError)), None)
+    if decode is not None:
+        return _Failure("bad-response", f"{name}: the response from {where or 'the server'} is "
+                        f"not valid JSON ({_clean(str(decode))})", True)
+    if "LLM Provider NOT provided" in texts:
+        return _Failure("other", f"unknown provider in model {model or '?'}: give a litellm "
+                        "provider prefix, e.g. openai/<name> for an OpenAI-compatible endpoint",
+                        False)
+    message = _clean(str(exc))
+    local_status = getattr(exc, "status_code", None)
+    retry = bool(names & set(_RETRYABLE)) and not (
+        isinstance(local_status, int) and 400 <= local_status < 500 and local_status not in (408, 429))
+    return _Failure("other", f"{name}: {message}" if message else name, retry)
+
 
 def _retryable(exc: BaseException) -> bool:
-    if isinstance(exc, asyncio.TimeoutError):
-        return True
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    status = getattr(exc, "status_code", None)
-    if isinstance(status, int) and (status == 429 or status >= 500 or status == 408):
-        return True
-    return bool(names & set(_RETRYABLE)) and not (isinstance(status, int) and 400 <= status < 500
-                                                   and status not in (408, 429))
+    return _classify(exc).retryable
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(exc, "litellm_response_headers", None) or {}
+    headers = getattr(exc, "litellm_response_headers", None)
+    if not headers:
+        response = _http_response(exc)
+        headers = getattr(response, "headers", None) or {}
     try:
         value = headers.get("retry-after")
     except AttributeError:
@@ -118,33 +455,30 @@ def _retry_after(exc: BaseException) -> float | None:
         return None
 
 
-def describe(exc: BaseException) -> str:
-    """One line: the error class and the first line of its message, without litellm's noise."""
-    if isinstance(exc, asyncio.TimeoutError):
-        return "timed out"
-    name = type(exc).__name__
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    message = message.replace("litellm.", "")
-    for prefix in (f"{name}: ", "OpenAIException - ", "Error code: "):
-        message = message.replace(prefix, "")
-    status = getattr(exc, "status_code", None)
-    if len(message) > 160:
-        message = message[:157] + "..."
-    head = f"{name} (HTTP {status})" if isinstance(status, int) else name
-    return f"{head}: {message}" if message else head
+def describe(exc: BaseException, *, model: str | None = None, endpoint: str | None = None,
+             timeout: float | None = None, key_hint: str | None = None) -> str:
+    """One line naming what happened, without litellm's noise: ``no credentials for <model>:
+    set <VAR>``, ``cannot connect to <endpoint>: connection refused``, ``Timeout: timed out
+    after <n>s``, ``<Error> (HTTP <n>): <server message>`` -- "HTTP <n>" only when a server
+    really answered with that status. ``model`` names the model and its key variable,
+    ``endpoint`` the configured base URL (else the one requested is named), ``timeout`` the
+    limit in seconds, ``key_hint`` what to add after a 401/403."""
+    return _classify(exc, model=model, endpoint=endpoint, timeout=timeout,
+                     key_hint=key_hint).message
 
 
 async def complete(model: str, messages: list[dict[str, str]], settings: Settings, *,
                    max_tokens: int | None = None, on_retry: Any = None) -> Completion:
-    """One reply, with retries and the fallback chain. Raises ModelError."""
+    """One reply, with retries and the fallback chain. Raises ModelError (one line)."""
     litellm = litellm_module()
     chain = [model] + [m for m in settings.fallbacks if m != model]
     attempts = 0
-    errors: list[str] = []
+    errors: list[tuple[str, str]] = []
     for candidate in chain:
         kwargs: dict[str, Any] = {"model": candidate, "messages": messages,
                                   "timeout": settings.timeout, "num_retries": 0,
                                   "max_tokens": max_tokens or settings.reply_tokens}
+        key_hint = None
         if candidate.startswith(LOCAL_PREFIX):
             _register_local(litellm)
         else:
@@ -155,9 +489,18 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
                 and not os.environ.get("OPENAI_API_KEY") else None)
             if key:
                 kwargs["api_key"] = key
+            if settings.api_key:
+                key_hint = "check CASCADE_API_KEY"
+            elif key == "no-key":
+                key_hint = "no key was sent: set CASCADE_API_KEY"
+            refused = missing_credentials(candidate, kwargs.get("api_key"), settings.api_base)
+            if refused:  # no call, no retry: waiting would not make a key appear
+                errors.append((candidate, refused))
+                continue
         delay = settings.backoff
         for attempt in range(settings.retries + 1):
             attempts += 1
+            limit = settings.timeout
             try:
                 response = await asyncio.wait_for(litellm.acompletion(**kwargs),
                                                    timeout=settings.timeout + 5)
@@ -165,17 +508,31 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every provider error ends up here
-                reason = describe(exc)
-                if not _retryable(exc) or attempt == settings.retries:
-                    errors.append(f"{candidate}: {reason}")
+                if type(exc) is asyncio.TimeoutError:
+                    limit = settings.timeout + 5  # our own guard fired, not litellm's timeout
+                failure = _classify(exc, model=candidate, endpoint=settings.api_base,
+                                    timeout=limit, key_hint=key_hint)
+                if not failure.retryable or attempt == settings.retries:
+                    errors.append((candidate, failure.message))
                     break
                 wait = _retry_after(exc)
                 wait = wait if wait is not None else delay * (1 + random.random() * 0.25)
                 if on_retry is not None:
-                    on_retry(candidate, reason, wait)
+                    on_retry(candidate, failure.message, wait)
                 await asyncio.sleep(wait)
                 delay *= 2
-    raise ModelError("; then ".join(errors) if errors else "no model answered")
+    raise ModelError(_summary(model, errors))
+
+
+def _summary(model: str, errors: list[tuple[str, str]]) -> str:
+    """The caller names the model it asked for; other models of the chain are named here."""
+    if not errors:
+        return "no model answered"
+    parts = []
+    for candidate, message in errors:
+        named = candidate == model and len(errors) == 1 or f"for {candidate}:" in message
+        parts.append(message if named else f"{candidate}: {message}")
+    return "; then ".join(parts)
 
 
 def _completion(litellm: ModuleType, response: Any, model: str, attempts: int) -> Completion:
