@@ -44,9 +44,17 @@ def build_parser():
 
     p = sub.add_parser("comment", help="append a comment (and vote) as a person")
     p.add_argument("path")
-    p.add_argument("text")
+    p.add_argument("text", nargs="?", default="",
+                   help="the comment (none with --vote: a vote that asks nobody)")
     p.add_argument("--vote", type=str.upper, choices=["READY", "CHANGES", "REJECT"])
     p.add_argument("--author", help="default: git config user.name")
+
+    p = sub.add_parser("decide", help="decide as a person, overriding the panel for the "
+                                      "document's current revision")
+    p.add_argument("path", metavar="PATH", help="the ledger or its governed document")
+    p.add_argument("vote", metavar="READY|CHANGES|REJECT", type=str.upper,
+                   choices=["READY", "CHANGES", "REJECT"])
+    p.add_argument("--reason", required=True, help="why: recorded in the ledger")
 
     p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
     p.add_argument("path")
@@ -132,6 +140,9 @@ def _dispatch(parser, args) -> int:
     elif command == "comment":
         from cascade.commands.comment import comment
         return comment(args.path, args.text, args.vote, args.author)
+    elif command == "decide":
+        from cascade.commands.decide import decide
+        return decide(args.path, args.vote, args.reason)
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)

@@ -62,15 +62,19 @@ def review(repo: Path, votes=("READY", "READY", "READY"), doc: str = DOC, ledger
         d.add_event(SOURCE_REVISION, blob, path=doc)
         if earlier:
             d.add_event(VOTE_RESET, "the document changed")
-    for name, vote in zip(PANEL, votes):
-        d.add_comment(name, f"{name}: {note}.", vote)
+    for name, vote in zip(PANEL, votes):  # stamped, as a persona's turn writes it
+        d.add_comment(name, f"{name}: {note}.", vote,
+                      provenance={"model": "test", "revision": blob, "seen": "all"})
     write(repo, ledger, d.text)
 
 
 def append(repo: Path, author: str, text: str, vote: str | None = None,
            ledger: str = LEDGER) -> None:
     d = Discussion.load(repo / ledger, root=repo)
-    d.add_comment(author, text, vote)
+    stamp = None
+    if author in PANEL:  # as a persona's turn writes it
+        stamp = {"model": "test", "revision": d.source_revision, "seen": "all"}
+    d.add_comment(author, text, vote, provenance=stamp)
     d.save()
 
 
@@ -117,7 +121,9 @@ def test_tampered_comment_fails_naming_file_line_and_commit(repo, cli, base, cle
     assert code == 1
     line = line_of(text, "AI-Security: looks fine.")
     assert out.splitlines()[0] == f"{LEDGER}:{line}: ledger text edited in {sha[:7]}"
-    assert out.splitlines()[-1].startswith("cascade check: 1 problem(s)")
+    assert f"{LEDGER}:{line - 3}: a block under AI-Security's name that cascade did not " \
+        "write (edited after cascade wrote it (its digest does not match))" in out
+    assert out.splitlines()[-1].startswith("cascade check: 2 problem(s)")
 
 
 def test_tampered_vote_fails(repo, cli, base):
@@ -180,7 +186,9 @@ def test_ledger_that_never_recorded_a_revision_fails(repo, cli, base):
     commit(repo, "hand-written ledger")
     code, out, _ = check(cli, "--from-ref", base)
     assert code == 1
-    assert out.startswith(f"{LEDGER}:1: the ledger records no revision of {DOC} (committed: ")
+    assert f"{LEDGER}:1: the ledger records no revision of {DOC} (this one is " in out
+    for name in PANEL:  # and the votes written by hand under the personas' names are reported
+        assert f"a block under {name}'s name that cascade did not write (no stamp" in out
 
 
 def test_rejected_document_fails(repo, cli, base):
@@ -349,8 +357,9 @@ def test_json_format(repo, cli, base, tampered):
     data = json.loads(out)
     assert data["ok"] is False
     assert data["checked"] == {"documents": 1, "ledgers": 1, "commits": 2}
-    [problem] = data["problems"]
+    problem, forged = data["problems"]
     assert problem["file"] == LEDGER and problem["kind"] == "edited"
+    assert forged["kind"] == "forged" and "digest does not match" in forged["reason"]
     assert problem["commit"] == tampered and isinstance(problem["line"], int)
     assert data["warnings"] == []
     assert data["verdicts"][0]["document"] == DOC and data["verdicts"][0]["ok"] is True
@@ -368,7 +377,10 @@ def test_github_format_and_step_summary(repo, cli, base, tampered, tmp_path, mon
     text = summary.read_text()
     assert text.startswith("earlier step\n")  # appended, not overwritten
     assert "| ledger | document | verdict | votes |" in text
-    assert f"| {LEDGER} | {DOC} | ✅ consensus READY (3/3 READY) | READY:3 |" in text
+    # the edited block no longer counts: 2 of 3 READY is still 0.67
+    assert (f"| {LEDGER} | {DOC} | ✅ consensus READY (2/3 READY (AI-Security's vote (line 26) "
+            "does not count: edited after cascade wrote it (its digest does not match))) | "
+            "READY:2 |") in text
     assert f"`{LEDGER}:" in text and "ledger text edited" in text
 
 
@@ -476,7 +488,7 @@ def test_ledger_that_is_not_utf8_fails(repo, cli, base, clean):
     assert out.splitlines()[0].startswith(f"{LEDGER}:{line}: ledger does not parse: not UTF-8")
 
 
-def test_ledger_with_unknown_protocol_fails(repo, cli, base):
+def test_ledger_header_naming_another_protocol_is_reported_and_the_rule_decides(repo, cli, base):
     write(repo, DOC, "# Use SQLite\n")
     review(repo)
     text = (repo / LEDGER).read_text()
@@ -484,15 +496,26 @@ def test_ledger_with_unknown_protocol_fails(repo, cli, base):
     commit(repo, "adr")
     code, out, _ = check(cli, "--from-ref", base)
     assert code == 1
-    assert out.splitlines()[0].startswith(f"{LEDGER}:1: ledger does not parse: unknown protocol "
-                                          "'council'")
+    assert out.splitlines()[0] == (f"{LEDGER}:1: the header differs from rule 'adr' "
+                                   "(.ai-rules.yml:2) in protocol: the rule decides (a commit "
+                                   "through the hook records the rule's settings)")
     assert len([ln for ln in out.splitlines() if ln.startswith(LEDGER)]) == 1  # reported once
+
+
+def test_ledger_with_unknown_protocol_fails(repo, cli, base):
+    write(repo, "notes/idea.discussion.md", header(doc="notes/idea.md", protocol="council"))
+    commit(repo, "a ledger no rule governs")
+    code, out, _ = check(cli, "--from-ref", base)
+    assert code == 1
+    assert out.splitlines()[0].startswith("notes/idea.discussion.md:1: ledger does not parse: "
+                                          "unknown protocol 'council'")
 
 
 def test_repository_protocol_is_read_at_the_ref(repo, cli, base):
     protocol = (REPO / "protocols" / "review.yml").read_text().replace("name: review",
                                                                       "name: council")
     write(repo, ".cascade/protocols/council.yml", protocol)
+    write(repo, ".ai-rules.yml", RULES + "    protocol: council\n")
     write(repo, DOC, "# Use SQLite\n")
     write(repo, LEDGER, header(protocol="council"))
     review(repo)
@@ -631,10 +654,11 @@ def test_parse_without_details_keeps_the_structure_of_random_ledgers():
 def test_parallel_and_serial_evaluation_agree(repo, base, clean, monkeypatch):
     review(repo, votes=("CHANGES", "READY", "READY"), note="second round")
     raw = (repo / LEDGER).read_bytes()
-    items = [(f"l{i}.discussion.md", raw + b"\n---\nName: Rob\n\nok\n---\n" * i)
-             for i in range(6)] + [("bad.discussion.md", b"\xff")]
-    serial = ledgers.evaluate_all(items, repo, repo)
+    jobs = [ledgers.Job(f"l{i}", f"l{i}.discussion.md", raw + b"\n---\nName: Rob\n\nok\n---\n" * i,
+                        repo, repo) for i in range(6)]
+    jobs.append(ledgers.Job("bad", "bad.discussion.md", b"\xff", repo, repo))
+    serial = ledgers.evaluate_all(jobs)
     monkeypatch.setattr(ledgers, "PARALLEL_BYTES", 0)
-    assert ledgers.evaluate_all(items, repo, repo) == serial
-    assert serial["bad.discussion.md"].error[1].startswith("not UTF-8")
-    assert serial["l0.discussion.md"].reached and serial["l0.discussion.md"].outcome == "READY"
+    assert ledgers.evaluate_all(jobs) == serial
+    assert serial["bad"].error[1].startswith("not UTF-8")
+    assert serial["l0"].counts["READY"] == 2 and serial["l0"].forged == []

@@ -32,7 +32,7 @@ def test_seed_example_session(repo, cli):
     ]:
         from cascade import Discussion
         d = Discussion.load(LEDGER)
-        d.add_comment(name, body, vote)
+        d.add_comment(name, body, vote, provenance={"model": "test"})  # as a turn writes it
         d.save()
 
     code, out, _ = cli("status", LEDGER)
@@ -122,7 +122,7 @@ def test_advance_to_and_close(repo, cli):
     for who in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
         from cascade import Discussion
         d = Discussion.load(path)
-        d.add_comment(who, "ok", "READY")
+        d.add_comment(who, "ok", "READY", provenance={"model": "test"})
         d.save()
     code, out, _ = cli("advance", path)
     assert code == 0 and "outcome READY" in out
@@ -250,7 +250,7 @@ def test_python_dash_m_and_version(repo):
     assert proc.returncode == 0 and proc.stdout.startswith("cascade ")
     proc = cascade_subprocess("status", "nope.md", cwd=repo)
     assert proc.returncode == 2
-    assert proc.stderr.strip() == "cascade: nope.md: no such discussion file"
+    assert proc.stderr.strip() == "cascade: nope.md: no such file"
 
 
 def test_usage_error_exits_2(cli):

@@ -37,8 +37,8 @@ def test_demo_lands_whatever_the_panel_votes(fake_llm, vote):
     assert f"Cascade-Consensus: {LEDGER} READY" in out
     # The CI step re-derives the verdict from the commit without a model.
     assert out.index("What CI runs") > out.index("The commit landed")
-    # Three first reviews, three replies to the author's answer, no more.
-    assert fake_llm.calls() == 6
+    # Three first reviews, then security's answer to the author's "@security ...", no more.
+    assert fake_llm.calls() == 4
     assert "The demo repository is removed." in out
 
 

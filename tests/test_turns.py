@@ -97,7 +97,7 @@ def test_rerun_after_appended_text_was_discarded_is_free(env, cli):
         sorted(map(key, parse(appended.decode()).comments))
 
 
-def test_human_comment_makes_the_panel_pending_and_mention_wakes_background(env, cli):
+def test_a_mention_asks_only_the_mentioned_background_personas_too(env, cli):
     new_ledger(cli)
     script_panel(env)
     cli("turn", LEDGER)
@@ -105,7 +105,7 @@ def test_human_comment_makes_the_panel_pending_and_mention_wakes_background(env,
     assert cli("comment", LEDGER, "Fixed it. @researcher any prior art?")[0] == 0
     assert cli("turn", LEDGER)[0] == 0
     d = Discussion.load(LEDGER)
-    assert env.calls() == 3 + 4
+    assert env.calls() == 3 + 1
     researcher = [c for c in d.comments if c.author == "AI-Researcher"]
     assert len(researcher) == 1 and researcher[0].vote is None  # background: never votes
     assert "AI-Researcher" not in d.votes

@@ -1,8 +1,9 @@
 """Governed documents at the checked commit, their ledgers, and the gate's verdict on each.
 
-The verdict is the hook's (cascade.loop.gate.decide) applied to committed content: the
-ledger must exist, must have reviewed the committed revision of the document (its last
-``SOURCE-REVISION`` is the document's blob id), and must be at consensus with outcome READY.
+The verdict is the hook's (cascade.ledger.state.gate) applied to committed content, under the
+authority of the rule that governs the document: the ledger must exist, must have reviewed
+the committed revision of the document (its last ``SOURCE-REVISION`` is the document's blob
+id), and must be at consensus READY for it (or a person allowed to decide decided READY).
 """
 from __future__ import annotations
 
@@ -11,10 +12,13 @@ from dataclasses import dataclass
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
-from cascade.ledger.parse import parse
+from cascade.errors import CascadeError
+from cascade.ledger.parse import parse_header
 from cascade.loop.globs import glob_match
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet
-from cascade.resources import LEDGER_SUFFIX
+from cascade.resources import CONFIG_DIR, LEDGER_SUFFIX
+
+RULES_FILE = ".ai-rules.yml"
 
 
 @dataclass
@@ -22,6 +26,14 @@ class Governed:
     doc: str
     rule: Rule
     ledger: str  # where the ledger is (or, if missing, where the rule says it belongs)
+
+
+def is_config(path: str) -> bool:
+    """A file whose change can change verdicts: a rule file, or the repository's personas,
+    protocols and rule presets."""
+    return (path == RULES_FILE or path.endswith("/" + RULES_FILE)
+            or path.startswith(CONFIG_DIR + "/") and path.split("/")[1:2][0] in
+            ("personas", "protocols", "rules"))
 
 
 def governed(paths: list[str], rules: RuleSet) -> dict[str, Rule]:
@@ -37,6 +49,41 @@ def governed(paths: list[str], rules: RuleSet) -> dict[str, Rule]:
     return out
 
 
+def _same(a: Rule, b: Rule) -> bool:
+    return (a.name, str(a.file), a.base) == (b.name, str(b.file), b.base)
+
+
+def check_shared_ledgers(docs: dict[str, Rule], tree: Tree, rules: RuleSet) -> None:
+    """Two documents of the tree that a rule maps to one ledger: a configuration error."""
+    wanted = list({(r.name, str(r.file), r.base): r for r in docs.values()
+                   if "{date}" not in r.discussion}.values())
+    if not wanted:
+        return
+    owners: dict[str, list[str]] = {}
+    for path in tree.files:
+        if path.endswith(NEVER_GOVERNED):
+            continue
+        for rule in wanted:
+            if rule.matches(path):
+                actual = rules.governing(path) if path not in docs else docs[path]
+                if actual is not None and _same(actual, rule):
+                    owners.setdefault(rule.ledger_path(path), []).append(path)
+                break
+    for ledger, paths in owners.items():
+        if len(paths) > 1:
+            from cascade.loop.gate import shared_ledger_error
+
+            rule = next(r for r in wanted if rule_maps(r, paths[0], ledger))
+            raise shared_ledger_error(rule, ledger, paths, "")
+
+
+def rule_maps(rule: Rule, doc: str, ledger: str) -> bool:
+    try:
+        return rule.matches(doc) and rule.ledger_path(doc) == ledger
+    except CascadeError:
+        return False
+
+
 def find_ledgers(docs: dict[str, Rule], tree: Tree) -> list[Governed]:
     """Each document's ledger at the commit. For a ``{date}`` pattern, the first (sorted)
     matching ledger whose header names the document as its Source, as the hook does."""
@@ -50,46 +97,37 @@ def find_ledgers(docs: dict[str, Rule], tree: Tree) -> list[Governed]:
         if pattern not in dated:
             dated[pattern] = sorted(p for p in tree.files if glob_match(pattern, p))
         tree.blobs.fetch([tree.files[p] for p in dated[pattern]])
-        ledger = next((p for p in dated[pattern] if _source(tree, p) == doc), None)
+        ledger = next((p for p in dated[pattern] if source_of(tree, p) == doc), None)
         found.append(Governed(doc, rule, ledger or rule.ledger_path(doc)))
     return found
 
 
-def _source(tree: Tree, path: str) -> str | None:
-    return parse(tree.data(path).decode("utf-8", "replace")).header.source
+def source_of(tree: Tree, path: str) -> str | None:
+    return parse_header(tree.data(path).decode("utf-8", "replace")).source
 
 
-def _votes(state: LedgerState) -> str:
-    return " ".join(f"{v}:{n}" for v, n in state.counts.items() if n) or "-"
-
-
-def judge(item: Governed, tree: Tree, state: LedgerState | None,
-          rules_file: str) -> tuple[Verdict, Problem | None]:
-    """The gate's verdict on one governed document; a Problem when it blocks."""
+def judge(item: Governed, state: LedgerState | None, where: str,
+          tree: Tree | None = None) -> tuple[Verdict, list[Problem]]:
+    """The gate's verdict on one governed document; the problems when it blocks."""
     doc, ledger = item.doc, item.ledger
 
-    def blocked(file: str, line: int, reason: str, kind: str, votes: str = "-"):
-        return Verdict(doc, ledger, False, reason, votes), Problem(file, line, reason, kind)
-
     if state is None:
-        return blocked(doc, 1, f"governed by rule {item.rule.name!r} ({rules_file}) but its "
-                               f"ledger {ledger} is not committed", "missing-ledger")
+        reason = (f"governed by rule {item.rule.name!r} ({where}) but its ledger {ledger} is "
+                  "not committed")
+        return Verdict(doc, ledger, False, reason), [Problem(doc, 1, reason, "missing-ledger")]
     if state.error or state.config_error:
-        return Verdict(doc, ledger, False, "ledger does not parse"), None  # reported once
-    votes = _votes(state)
-    blob = tree.files[doc]
-    if state.source_revision != blob:
-        reason = (f"the ledger reviewed another revision of {doc} "
-                  f"({state.source_revision[:7]}; committed: {blob[:7]})"
-                  if state.source_revision else
-                  f"the ledger records no revision of {doc} (committed: {blob[:7]})")
-        return blocked(ledger, state.revision_line, reason, "stale-revision", votes)
-    if state.reached and state.outcome == "READY":
-        return Verdict(doc, ledger, True, f"consensus READY ({state.reason})", votes), None
-    if state.reached:
-        reason = f"consensus {state.outcome}: the panel rejects {doc} ({state.reason})"
-    else:
-        reason = f"no consensus on {doc}: {state.reason}"
-        if state.missing:
-            reason += f"; waiting for {', '.join(state.missing)}"
-    return blocked(ledger, state.last_line, reason, "no-consensus", votes)
+        return Verdict(doc, ledger, False, "ledger does not parse"), []  # reported once
+    problems = []
+    if state.source and state.source != doc and tree is not None and state.source in tree.files:
+        reason = (f"the ledger {ledger} names {state.source} as its document, not {doc}: "
+                  f"put {{dir}} in rule {item.rule.name!r}'s discussion: path ({where})")
+        problems.append(Problem(ledger, state.header_line, reason, "wrong-ledger"))
+    if state.ok:
+        return Verdict(doc, ledger, not problems, state.verdict, state.votes), problems
+    line = {"stale-revision": state.revision_line,
+            "no-revision": state.revision_line}.get(state.kind, state.last_line)
+    reason = state.verdict
+    if state.kind == "no-consensus":
+        reason = f"no consensus on {doc}: {state.verdict}"
+    problems.append(Problem(ledger, line, reason, state.kind or "no-consensus"))
+    return Verdict(doc, ledger, False, reason, state.votes), problems

@@ -2,8 +2,10 @@
 
 For each commit (merges included) and each ``*.discussion.md`` it modifies or renames, the
 append-only rule (appendonly.py) compares the parent's version with the commit's; a merge
-uses merge.py. A ledger deleted while its document (the header's ``Source:``) still exists
-in that commit is a failure too.
+uses merge.py. Bytes are not enough: the entries parsed from the old text (authors, votes,
+bodies, stamps, events) must read the same at the start of the new one, and a merge must keep
+every parent's entries (cascade.ledger.meaning). A ledger deleted while its document (the
+header's ``Source:``) still exists in that commit is a failure too.
 """
 from __future__ import annotations
 
@@ -13,9 +15,12 @@ from cascade.check.appendonly import extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
 from cascade.check.report import Problem
-from cascade.resources import LEDGER_SUFFIX
+from cascade.ledger.meaning import (
+    changed_by_append, common_prefix, describe, entry_key, first_lost,
+)
 from cascade.ledger.parse import parse
 from cascade.loop.gitio import git
+from cascade.resources import LEDGER_SUFFIX
 
 _EDIT_REASONS = {
     "edited": "ledger text edited in {sha}",
@@ -38,6 +43,8 @@ class History:
         # (commit, path, [(parent, blob)], merged blob)
         self._merges: list[tuple[str, str, list[tuple[str, str]], str]] = []
         self._deleted: list[tuple[str, str, str]] = []  # (commit, path, old blob)
+        self.recreated: set[str] = set()  # ledger paths deleted or added in some commit
+        self._parsed: dict[str, object] = {}
 
     def check(self, commits: list[tuple[str, list[str]]]) -> list[Problem]:
         pairs = [(c, p) for c, parents in commits for p in (parents or [None])]
@@ -60,6 +67,8 @@ class History:
         for commit, path, versions, merged in self._merges:
             found = merge_problem([(p, self.blobs.get(b)) for p, b in versions],
                                   self.blobs.get(merged))
+            if not found:
+                found = self._merge_meaning(versions, merged)
             if found:
                 line, reason = found
                 self.problems.append(Problem(path, line, f"merge {commit[:7]} {reason}", "merge",
@@ -67,8 +76,35 @@ class History:
         self._deletions()
         return self.problems
 
+    def _ledger(self, blob: str):
+        if blob not in self._parsed:
+            self._parsed[blob] = parse(self.blobs.get(blob).decode("utf-8", "replace"),
+                                       details=False)
+        return self._parsed[blob]
+
+    def _merge_meaning(self, versions: list[tuple[str, str]], merged: str):
+        """Every parent's entries, after those all parents share, survive in the merge, in
+        their order; the shared ones begin it unchanged."""
+        parents = [(sha, self._ledger(blob)) for sha, blob in versions]
+        result = self._ledger(merged)
+        shared = common_prefix([ledger for _, ledger in parents])
+        base = parents[0][1].entries[:shared]
+        for i, entry in enumerate(base):
+            if i >= len(result.entries) or entry_key(entry) != entry_key(result.entries[i]):
+                return entry.line, f"changes what its parents share: {describe(entry)}"
+        for sha, ledger in parents:
+            found = first_lost(ledger, result, shared)
+            if found:
+                line, what = found
+                return line, f"loses an entry of parent {sha[:7]}: {what} (its line {line})"
+        return None
+
     def _single(self, commit: str, changes: list[Change]) -> None:
         for ch in changes:
+            if ch.status in "AD":
+                for p in (ch.path, ch.old_path):
+                    if _is_ledger(p):
+                        self.recreated.add(p)  # type: ignore[arg-type]
             if not _is_ledger(ch.old_path):
                 continue
             if ch.status in "MRT" and ch.old_blob and ch.blob and ch.path:
@@ -110,13 +146,23 @@ class History:
                 old_size: int | None) -> None:
         new = self.blobs.get(new_blob)
         if old_size is not None and extends(old_blob, old_size, new):
+            self._meaning(commit, path, old_blob, new_blob)
             return
         old = self.blobs.get(old_blob)
         if is_append(old, new):
+            self._meaning(commit, path, old_blob, new_blob)
             return
         line, kind = first_edit(self.root, old_blob, new_blob, old)
         self.problems.append(Problem(path, line, _EDIT_REASONS[kind].format(sha=commit[:7]),
                                      kind, commit))
+
+    def _meaning(self, commit: str, path: str, old_blob: str, new_blob: str) -> None:
+        """Bytes were only appended; the entries read from the old text must not change."""
+        found = changed_by_append(self._ledger(old_blob), self._ledger(new_blob))
+        if found:
+            line, what = found
+            self.problems.append(Problem(path, line, f"an append in {commit[:7]} changes what "
+                                         f"the earlier text says: {what}", "meaning", commit))
 
     def _deletions(self) -> None:
         """A deleted ledger whose document still exists in that commit."""

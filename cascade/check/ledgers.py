@@ -1,4 +1,5 @@
-"""Derive each committed ledger's state -- the same way the hook does -- in bulk.
+"""Derive each committed ledger's state -- through the same ``derive`` and ``gate`` as the hook
+-- in bulk.
 
 Parsing dominates the check's time: ledgers are parsed without markers and mentions (the
 gate needs votes, events and line numbers only), and a large batch is split between this
@@ -19,48 +20,87 @@ from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import SOURCE_REVISION
+from cascade.ledger.state import Authority, gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
 
 
+@dataclass(frozen=True)
+class Job:
+    """One ledger to evaluate, under one authority (None: its own header)."""
+
+    key: str  # unique within a batch (a ledger may be judged under two rules)
+    path: str  # repository-relative
+    raw: bytes
+    repo: Path  # the repository top (names the ledger in errors; never read)
+    config_root: Path  # where its personas and protocols are looked up
+    authority: Authority | None = None
+    doc: str | None = None  # the governed document, when there is one
+    blob: str | None = None  # its committed revision
+
+
 @dataclass
 class LedgerState:
+    key: str
     path: str  # repository-relative
     error: tuple[int, str] | None = None  # (line, message): the ledger does not parse
     config_error: tuple[str | None, int | None, str] | None = None  # (file, line, message)
     warnings: list[tuple[int, str]] = field(default_factory=list)
     source: str | None = None
     source_revision: str | None = None
+    header_line: int = 1
     revision_line: int = 1  # the line of the last SOURCE-REVISION event
     last_line: int = 1
-    reached: bool = False
-    outcome: str | None = None
-    reason: str = ""
-    missing: list[str] = field(default_factory=list)
+    line_count: int = 0
+    ok: bool = False  # the gate's verdict, for a governed document
+    verdict: str = ""
+    kind: str = ""
     counts: dict[str, int] = field(default_factory=dict)
+    advisory: int = 0
+    decided: str | None = None
+    header_diff: list[str] = field(default_factory=list)
+    forged: list[tuple[int, str, str]] = field(default_factory=list)  # (line, author, reason)
+
+    @property
+    def votes(self) -> str:
+        text = " ".join(f"{v}:{n}" for v, n in self.counts.items() if n) or "-"
+        if self.advisory:
+            text += f" (+{self.advisory} advisory)"
+        return text + (f" (decided {self.decided})" if self.decided else "")
 
 
-def evaluate(rel: str, raw: bytes, root: Path, config_root: Path) -> LedgerState:
-    """Parse one ledger and derive what the gate needs: consensus and reviewed revision."""
-    state = LedgerState(rel)
-    path = root / rel
+def evaluate(job: Job) -> LedgerState:
+    """Parse one ledger and derive what the gate needs."""
+    state = LedgerState(job.key, job.path)
+    path = job.repo / job.path  # never read: only names the ledger in errors
     try:
-        d = Discussion(path, decode_utf8(raw, path), root=config_root, raw=raw, details=False)
-        fence = getattr(d.ledger, "open_fence", None)
-        state.warnings = [w for w in d.warnings if not (fence and w[1].startswith("unclosed code fence"))]
+        d = Discussion(path, decode_utf8(job.raw, path), root=job.config_root, raw=job.raw,
+                       details=False, authority=job.authority)
+        ledger = d.ledger
+        fence = getattr(ledger, "open_fence", None)
+        state.warnings = [w for w in ledger.warnings
+                          if not (fence and w[1].startswith("unclosed code fence"))]
         if fence:
-            state.error = (d.ledger.open_fence_line,  # type: ignore[attr-defined]
+            state.error = (ledger.open_fence_line,  # type: ignore[attr-defined]
                            f"unclosed code fence {fence}: whatever is appended after it becomes "
                            "part of the comment it opens in; close it")
         d.current_phase  # an unknown phase is the ledger's error, as in the hook
-        result = d.consensus_result
+        s = d.state
         state.source = d.source
-        state.source_revision = d.source_revision
-        revisions = [e.line for e in d.events if e.kind == SOURCE_REVISION]
-        state.revision_line = revisions[-1] if revisions else (d.header.line or 1)
-        state.last_line = max(d.ledger.line_count, 1)
-        state.reached, state.outcome, state.reason = result.reached, result.outcome, result.reason
-        state.missing, state.counts = list(result.missing), dict(result.counts)
+        state.source_revision = s.source_revision
+        state.header_line = ledger.header.line or 1
+        revisions = [e.line for e in ledger.events if e.kind == SOURCE_REVISION]
+        state.revision_line = revisions[-1] if revisions else state.header_line
+        state.line_count = ledger.line_count
+        state.last_line = max(ledger.line_count, 1)
+        state.counts = dict(s.result.counts)
+        state.advisory = len(s.result.advisory)
+        state.decided = s.decision.vote if s.decision else None
+        state.forged = [(f.line, f.author, f.reason) for f in s.forged]
+        state.header_diff = d.header_differences()
+        if job.doc is not None:
+            verdict = gate(s, job.blob, job.doc)
+            state.ok, state.verdict, state.kind = verdict.ok, verdict.reason, verdict.kind
     except CascadeError as exc:
         if exc.path in (None, display_path(path)):
             state.error = (exc.line or 1, exc.message)
@@ -69,23 +109,22 @@ def evaluate(rel: str, raw: bytes, root: Path, config_root: Path) -> LedgerState
     return state
 
 
-_BATCH: list[tuple[str, bytes]] = []  # inherited by the forked worker, never pickled
+_BATCH: list[Job] = []  # inherited by the forked worker, never pickled
 
 
-def _evaluate_batch(indices: list[int], root: Path, config_root: Path) -> list[LedgerState]:
-    return [evaluate(*_BATCH[i], root, config_root) for i in indices]
+def _evaluate_batch(indices: list[int]) -> list[LedgerState]:
+    return [evaluate(_BATCH[i]) for i in indices]
 
 
-def evaluate_all(items: list[tuple[str, bytes]], root: Path,
-                 config_root: Path) -> dict[str, LedgerState]:
-    """{path: state}. A large batch is split by size between this process and a worker."""
+def evaluate_all(jobs: list[Job]) -> dict[str, LedgerState]:
+    """{key: state}. A large batch is split by size between this process and a worker."""
     global _BATCH
-    order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
-    total = sum(len(raw) for _, raw in items)
-    if total < PARALLEL_BYTES or len(items) < 2 or not _can_fork():
-        _BATCH = items
+    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].raw))
+    total = sum(len(job.raw) for job in jobs)
+    if total < PARALLEL_BYTES or len(jobs) < 2 or not _can_fork():
+        _BATCH = jobs
         try:
-            return {s.path: s for s in _evaluate_batch(order, root, config_root)}
+            return {s.key: s for s in _evaluate_batch(order)}
         finally:
             _BATCH = []
     halves: list[list[int]] = [[], []]
@@ -93,18 +132,18 @@ def evaluate_all(items: list[tuple[str, bytes]], root: Path,
     for i in order:  # largest first, to the lighter half
         k = 0 if sizes[0] <= sizes[1] else 1
         halves[k].append(i)
-        sizes[k] += len(items[i][1])
+        sizes[k] += len(jobs[i].raw)
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _BATCH = items
+    _BATCH = jobs
     try:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            theirs = pool.submit(_evaluate_batch, halves[1], root, config_root)
-            states = _evaluate_batch(halves[0], root, config_root) + theirs.result()
+            theirs = pool.submit(_evaluate_batch, halves[1])
+            states = _evaluate_batch(halves[0]) + theirs.result()
     finally:
         _BATCH = []
-    return {s.path: s for s in states}
+    return {s.key: s for s in states}
 
 
 def _can_fork() -> bool:

@@ -1,46 +1,110 @@
 """``cascade check``: re-derive every verdict from what is committed. No model, no key.
 
 With a range (``from_ref``..``to_ref``): governed documents added, modified or renamed
-between the merge base of the two refs and ``to_ref`` must pass the gate at ``to_ref``; every
-ledger changed there must parse; every commit of the range must only append to ledgers.
+between the merge base of the two refs and ``to_ref`` must pass the gate at ``to_ref``, under
+the rules at ``to_ref`` -- and under the rules at the merge base, when the range changes rules,
+personas, protocols or presets (then every governed document is judged again, and a change
+that lets a document through that the old configuration blocked is reported). Every ledger
+changed there must parse, match its rule and hold no block forged under a persona's name;
+every commit of the range must only append to ledgers, without changing what the earlier
+text says; and the from-ref's ledgers must survive into the to-ref's.
 Without ``from_ref``: every governed document and every ledger at ``to_ref`` (default HEAD),
 and no history walk.
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from cascade.check.config import committed_config, repository_path
-from cascade.check.documents import find_ledgers, governed, judge
+from cascade.check.documents import (
+    Governed, check_shared_ledgers, find_ledgers, governed, is_config, judge, source_of,
+)
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
-from cascade.check.ledgers import LedgerState, evaluate_all
+from cascade.check.ledgers import Job, LedgerState, evaluate_all
 from cascade.check.report import Notice, Problem, Report
 from cascade.errors import CascadeError
+from cascade.ledger.meaning import first_lost
+from cascade.ledger.parse import parse
+from cascade.loop.governance import authority, ledger_rule
 from cascade.loop.rules import Rule, RuleSet
 from cascade.resources import LEDGER_SUFFIX
+
+
+class _End:
+    """One end of the range: a commit's tree, its rules and its committed configuration."""
+
+    def __init__(self, root: Path, commit: str, tree: Tree, config_root: Path) -> None:
+        self.commit = commit
+        self.tree = tree
+        self.config_root = config_root
+        self.rules = RuleSet(root, reader=tree, config_root=config_root)
+        self.root = root
+
+    def where(self, rule: Rule) -> str:
+        return rule.where(self.root, self.config_root)
+
+    def authority(self, rule: Rule):
+        return authority(rule, self.root, self.config_root)
+
+
+def _config(tree: Tree) -> dict[str, str]:
+    return {p: b for p, b in tree.files.items() if is_config(p)}
 
 
 def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None) -> Report:
     to_commit = resolve(root, to_ref or "HEAD", "--to-ref" if to_ref else "HEAD")
     from_commit = resolve(root, from_ref, "--from-ref") if from_ref else None
     blobs = Blobs(root)
-    tree = Tree(root, to_commit, blobs)
     report = Report(from_commit, to_commit)
-    with committed_config(tree) as config_root:
-        rules = RuleSet(root, reader=tree, config_root=config_root)
+    with contextlib.ExitStack() as stack:
+        tree = Tree(root, to_commit, blobs)
+        end = _End(root, to_commit, tree, stack.enter_context(committed_config(tree)))
+        base = old = None
         if from_commit:
             base = merge_base(root, from_commit, to_commit)
-            changed = [c.path for c in diff(root, base, to_commit) if c.path]
+            changes = diff(root, base, to_commit)
+            changed = [c.path for c in changes if c.path]
+            base_tree = Tree(root, base, blobs) if base else None
+            if base_tree is not None and _config(base_tree) != _config(tree):
+                # The range changes what decides: judge every governed document again, under
+                # the configuration at both ends.
+                old = _End(root, base, base_tree, stack.enter_context(committed_config(base_tree)))
+                changed = list(tree.files)
         else:
             changed = list(tree.files)
-        items = find_ledgers(governed(changed, rules), tree)
-        paths = [p for p in changed if p.endswith(LEDGER_SUFFIX)]
-        paths = list(dict.fromkeys(paths + [i.ledger for i in items if i.ledger in tree.files]))
-        blobs.fetch([tree.files[p] for p in paths])
-        states = evaluate_all([(p, tree.data(p)) for p in paths], root, config_root)
-        _raise_config_errors(root, config_root, states)
-        for path in paths:
+            base_tree = None
+        docs = governed(changed, end.rules)
+        check_shared_ledgers(docs, tree, end.rules)
+        items = find_ledgers(docs, tree)
+        old_items = _old_items(old, changed, tree, docs) if old else []
+
+        ledger_paths = [p for p in changed if p.endswith(LEDGER_SUFFIX)]
+        ledger_paths = list(dict.fromkeys(ledger_paths + [i.ledger for i in items
+                                                          if i.ledger in tree.files]))
+        blobs.fetch([tree.files[p] for p in ledger_paths])
+        judged = {i.ledger for i in items}
+        jobs = [Job(i.ledger, i.ledger, tree.data(i.ledger), root, end.config_root,
+                    end.authority(i.rule), i.doc, tree.files[i.doc])
+                for i in items if i.ledger in tree.files]
+        for path in ledger_paths:
+            if path not in judged:
+                rule = ledger_rule(end.rules, path, source_of(tree, path))
+                jobs.append(Job(path, path, tree.data(path), root, end.config_root,
+                                end.authority(rule) if rule else None))
+        for i in old_items:
+            if i.ledger not in tree.files:
+                continue
+            jobs.append(Job(f"{i.ledger}|old", i.ledger, tree.data(i.ledger), root,
+                            old.config_root, old.authority(i.rule), i.doc,  # type: ignore[union-attr]
+                            tree.files[i.doc]))
+        states = evaluate_all(jobs)
+        _raise_config_errors(root, [end.config_root] + ([old.config_root] if old else []),
+                             states)
+
+        first_lines = _first_lines(root, base_tree, ledger_paths, blobs)
+        for path in ledger_paths:
             state = states[path]
             if state.error:
                 line, message = state.error
@@ -49,34 +113,126 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                 else:
                     report.problems.append(Problem(path, line,
                                                    f"ledger does not parse: {message}", "parse"))
+                continue
             report.warnings += [Notice(path, line, message) for line, message in state.warnings]
+            new_from = first_lines.get(path, 0) if from_commit else None
+            for line, author, reason in state.forged:
+                message = (f"a block under {author}'s name that cascade did not write ({reason}): "
+                           "it does not count")
+                if new_from is not None and line > new_from:
+                    report.problems.append(Problem(path, line, message, "forged"))
+                else:
+                    report.warnings.append(Notice(path, line, message))
+            if state.header_diff:
+                job = next(j for j in jobs if j.key == path)
+                report.problems.append(Problem(
+                    path, state.header_line,
+                    f"the header differs from {job.authority.where} in "  # type: ignore[union-attr]
+                    f"{', '.join(state.header_diff)}: the rule decides (a commit through the "
+                    "hook records the rule's settings)", "header"))
         for item in items:
-            verdict, problem = judge(item, tree, states.get(item.ledger),
-                                     _where(item.rule, root, config_root))
+            verdict, problems = judge(item, states.get(item.ledger), end.where(item.rule), tree)
             report.verdicts.append(verdict)
-            if problem:
-                report.problems.append(problem)
-        report.documents, report.ledgers = len(items), len(paths)
+            report.problems += problems
+        for item in old_items:
+            _loosened(report, item, states, old, end, docs)  # type: ignore[arg-type]
+        report.documents, report.ledgers = len(items), len(ledger_paths)
         if from_commit:
             walk = commits(root, from_commit, to_commit)
             report.commits = len(walk)
-            report.problems += History(root, blobs).check(walk)
+            history = History(root, blobs)
+            first = history.check(walk)  # the root causes first: rewritten history
+            first += _survival(root, blobs, from_commit, base, tree, history)
+            report.problems[:0] = first
     return report
 
 
-def _raise_config_errors(root: Path, config_root: Path, states: dict[str, LedgerState]) -> None:
+def _old_items(old: _End, changed: list[str], tree: Tree, docs: dict[str, Rule]) -> list[Governed]:
+    """Documents the merge-base configuration governs, with the ledger its rule names."""
+    present = [p for p in changed if p in tree.files]
+    return [i for i in find_ledgers(governed(present, old.rules), tree) if i.ledger in tree.files
+            or i.doc not in docs]
+
+
+def _loosened(report: Report, item: Governed, states: dict[str, LedgerState], old: _End,
+              end: _End, docs: dict[str, Rule]) -> None:
+    """A document the old configuration blocks must not pass because the range changed it."""
+    new_rule = docs.get(item.doc)
+    now = states.get(item.ledger)
+    passes_now = new_rule is None or (now is not None and now.ok)
+    before = states.get(f"{item.ledger}|old")
+    blocked_before = before is None or not before.ok or bool(before.error)
+    if not (passes_now and blocked_before):
+        return
+    why = ("no ledger" if before is None else
+           before.error[1] if before.error else before.verdict)
+    now_text = ("no rule governs it now" if new_rule is None
+                else f"it passes under {end.where(new_rule)}")
+    report.problems.append(Problem(
+        item.doc, 1, f"this range loosens the governance of {item.doc}: under "
+                     f"{old.where(item.rule)} at {old.commit[:7]} it is blocked ({why}); "
+                     f"{now_text}", "loosened"))
+
+
+def _first_lines(root: Path, base_tree: Tree | None, paths: list[str],
+                 blobs: Blobs) -> dict[str, int]:
+    """How many lines each ledger had at the merge base (0: it did not exist)."""
+    if base_tree is None:
+        return {}
+    present = {p: base_tree.files[p] for p in paths if p in base_tree.files}
+    blobs.fetch(list(present.values()))
+    out = {}
+    for path, blob in present.items():
+        data = blobs.get(blob)
+        out[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
+    return out
+
+
+def _survival(root: Path, blobs: Blobs, from_commit: str, base: str | None, tree: Tree,
+              history: History) -> list[Problem]:
+    """The from-ref's ledgers must survive into the to-ref's: every entry, in order. Where the
+    to-ref descends from the from-ref, the commit-by-commit walk proves this except across a
+    ledger deleted and added again; otherwise (a rewritten history, or a branch behind its
+    base) each ledger the to-ref's side changed is compared with the from-ref's directly."""
+    descends = base == from_commit
+    old_tree = Tree(root, from_commit, blobs)
+    base_files = Tree(root, base, blobs).files if base and not descends else {}
+    problems = []
+    for path, blob in old_tree.files.items():
+        if not path.endswith(LEDGER_SUFFIX):
+            continue
+        now = tree.files.get(path)
+        if now == blob:
+            continue
+        if descends and path not in history.recreated:
+            continue
+        if not descends and now is not None and now == base_files.get(path):
+            continue  # the to-ref's side never touched it: the from-ref's appends are theirs
+        old_ledger = parse(blobs.get(blob).decode("utf-8", "replace"), details=False)
+        if now is None:
+            source = old_ledger.header.source
+            if source and source in tree.files:
+                problems.append(Problem(path, 1, f"the ledger of {source} at {from_commit[:7]} "
+                                        f"is gone at {tree.commit[:7]} while {source} exists",
+                                        "deleted"))
+            continue
+        new_ledger = parse(blobs.get(now).decode("utf-8", "replace"), details=False)
+        found = first_lost(old_ledger, new_ledger)
+        if found:
+            line, what = found
+            problems.append(Problem(path, line, f"history rewritten: {what} -- line {line} of "
+                                    f"the ledger at {from_commit[:7]} is not kept at "
+                                    f"{tree.commit[:7]}", "rewritten"))
+    return problems
+
+
+def _raise_config_errors(root: Path, config_roots: list[Path],
+                         states: dict[str, LedgerState]) -> None:
     for state in states.values():
         if state.config_error:
             shown, line, message = state.config_error
-            path = repository_path(shown, config_root)
+            for config_root in config_roots:
+                path = repository_path(shown, config_root)
+                if path != shown:
+                    break
             raise CascadeError(message, root / path if path else None, line)
-
-
-def _where(rule: Rule, root: Path, config_root: Path) -> str:
-    """Where a rule is written, for messages: ``.ai-rules.yml:3``."""
-    for top in (root, config_root):
-        try:
-            return f"{Path(rule.file).relative_to(top).as_posix()}:{rule.line}"
-        except ValueError:
-            continue
-    return f"preset {Path(rule.file).name}:{rule.line}"

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
 from cascade.errors import CascadeError, display_path
-from cascade.ledger.discussion import Discussion
+from cascade.loop.governance import open_discussion
 
 
 def advance(path: str, to: str | None) -> int:
-    d = Discussion.load(path)
+    d = open_discussion(path)
     phase = d.current_phase
     if to is None and phase.next is None:
         # The last phase: closing records the outcome, once there is consensus.

@@ -4,13 +4,13 @@ import re
 
 from cascade.commands._common import git_user_name
 from cascade.errors import CascadeError, display_path
-from cascade.ledger.discussion import Discussion
+from cascade.loop.governance import open_discussion
 
 _VOTE_LINE = re.compile(r"(?im)^vote:[ \t]*(READY|CHANGES|REJECT)\b.*$\n?")
 
 
 def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
-    d = Discussion.load(path)
+    d = open_discussion(path)
     author = author or git_user_name()
     if d.personas.is_persona_name(author):
         raise CascadeError(f"{author!r} is a persona's name; people comment under their own name",

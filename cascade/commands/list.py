@@ -4,14 +4,14 @@ from pathlib import Path
 
 from cascade.commands._common import find_ledgers
 from cascade.errors import CascadeError, display_path
-from cascade.ledger.discussion import Discussion
+from cascade.loop.governance import open_discussion
 
 
 def list_(status: str | None) -> int:
     rows = []
     for path in find_ledgers(Path(".")):
         try:
-            d = Discussion.load(path)
+            d = open_discussion(path)
             if status and d.status.lower() != status.lower():
                 continue
             votes = d.consensus_result.counts

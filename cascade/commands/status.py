@@ -10,19 +10,58 @@ from cascade.ledger.discussion import Discussion
 from cascade.ledger.summary import gist
 
 
+def gate_view(d: Discussion) -> dict[str, Any] | None:
+    """The gate's verdict for a governed ledger's document as it stands in the index (what a
+    commit would hold), or None when no rule governs the ledger."""
+    if not d.governed or not d.source:
+        return None
+    from cascade.ledger.state import gate
+    from cascade.loop.gitio import index_blobs, repo_root
+    from cascade.revision import blob_id
+
+    root = repo_root(d.path.parent)
+    revision = index_blobs(root, [d.source]).get(d.source)
+    if revision is None and (root / d.source).is_file():
+        revision = blob_id((root / d.source).read_bytes())
+    verdict = gate(d.state, revision, d.source)
+    return {"ok": verdict.ok, "reason": verdict.reason, "document": d.source,
+            "revision": revision, "rule": d.authority.rule}
+
+
+def _vote_label(d: Discussion, name: str) -> str:
+    s = d.state
+    if name in s.votes:
+        return s.votes[name] + (" (advisory)" if name in s.result.advisory else "")
+    if name in s.result.advisory:
+        return f"{s.result.advisory[name]} (advisory)"
+    for item in reversed(s.discounted):
+        if item.author == name:
+            vote = next((c.vote for c in s.current if c.line == item.line), None)
+            return f"{vote or 'no vote'} (not counted: {item.reason})"
+    return "no vote"
+
+
 def status_data(d: Discussion) -> dict[str, Any]:
-    result = d.consensus_result
+    s = d.state
+    result = s.result
     return {
         "path": display_path(d.path),
         "title": d.title,
         "phase": d.phase,
         "status": d.status,
+        "governed_by": d.authority.rule,
+        "header_differences": d.header_differences(),
         "participants": d.participants,
         "votes": d.votes,
         "consensus": {"reached": result.reached, "outcome": result.outcome,
                       "blocked_by": result.blocked_by, "missing": result.missing,
                       "counts": result.counts, "reason": result.reason,
                       "advisory": result.advisory},
+        "decision": s.decision.as_dict() if s.decision else None,
+        "decision_history": [x.as_dict() for x in s.decisions],
+        "not_counted": [x.as_dict() for x in s.discounted],
+        "forged": [x.as_dict() for x in s.forged],
+        "gate": gate_view(d),
         "questions": d.questions,
         "decisions": d.decisions,
         "concerns": d.concerns,
@@ -34,30 +73,46 @@ def status_data(d: Discussion) -> dict[str, Any]:
 def status_text(d: Discussion) -> str:
     registry = d.personas
     phase = d.current_phase
+    s = d.state
     out = [f"Discussion: {d.title}", f"File: {display_path(d.path)}",
            f"Phase: {phase.id}" + (f" ({phase.title})" if phase.title != phase.id else ""),
-           f"Status: {d.status}", ""]
-    votes = d.votes
-    result = d.consensus_result
+           f"Status: {d.status}"]
+    if d.authority.rule:
+        out.append(f"Governed by: {d.authority.rule}")
+        differs = d.header_differences()
+        if differs:
+            out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
+    out.append("")
+    result = s.result
     latest: dict[str, Any] = {}
     for c in d.current_comments():
         latest[c.author] = c
     out.append(f"Participants ({len(latest)} responded):")
     for name, comment in latest.items():
-        vote = votes.get(name, "no vote") + (" (advisory)" if name in result.advisory else "")
         summary = gist(comment.body)
-        out.append(f"  {name}: {vote}" + (f" - {summary}" if summary else ""))
+        out.append(f"  {name}: {_vote_label(d, name)}" + (f" - {summary}" if summary else ""))
     waiting = [n for n in d.expected_voters() if n not in latest]
     if waiting:
         out.append(f"  Waiting for: {', '.join(waiting)}")
+    for item in s.decisions:
+        state = "in force" if item.in_force else f"not in force: {item.note}"
+        out.append(f"  Decision by {item.by}: {item.vote} ({state}) - {gist(item.reason)}")
     out.append("")
     if result.reached:
         out.append(f"Consensus: reached, {result.outcome} ({result.reason})")
     else:
         out.append(f"Consensus: not reached ({result.reason})")
+    view = gate_view(d)
+    if view is not None:
+        out.append(f"Gate for {view['document']}: {'ok' if view['ok'] else 'blocked'}: "
+                   f"{view['reason']}")
+    if s.forged:
+        out.append("")
+        out.append(f"Not written by cascade ({len(s.forged)}; they never count):")
+        out += [f"  line {x.line}: {x.author}: {x.reason}" for x in s.forged]
 
     def alias_of(author: str) -> str:
-        persona = registry.by_name.get(author)
+        persona = registry.of_author(author)
         return f"@{persona.alias}" if persona else author
 
     sections = [
@@ -76,8 +131,10 @@ def status_text(d: Discussion) -> str:
 
 
 def status(paths: list[str], as_json: bool) -> int:
+    from cascade.loop.governance import open_discussion
+
     found = ledger_paths(paths)
-    discussions = [Discussion.load(p) for p in found]
+    discussions = [open_discussion(p) for p in found]
     for d in discussions:  # surface configuration errors before printing anything
         d.current_phase
         for line, message in d.warnings:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +36,24 @@ class Persona:
         return self.type == "voting"
 
 
+def normal_name(name: str) -> str:
+    """How names are compared: NFKC, case-folded, whitespace collapsed, so that a block under
+    a look-alike of a persona's name (``ai-security``, ``AI-Security\u00a0``) is taken as that
+    persona's, and must carry its stamp."""
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
 class Personas:
     """All personas visible from one repository, by alias and by display name."""
 
     def __init__(self, personas: dict[str, Persona]) -> None:
         self.by_alias = personas
         self.by_name = {p.name: p for p in personas.values()}
+        self._by_normal = {normal_name(p.name): p for p in personas.values()}
+
+    def of_author(self, author: str) -> Persona | None:
+        """The persona a block's ``Name:`` stands for (look-alikes included), or None."""
+        return self._by_normal.get(normal_name(author))
 
     def __contains__(self, alias: str) -> bool:
         return alias in self.by_alias
@@ -59,7 +72,7 @@ class Personas:
         return persona
 
     def is_persona_name(self, name: str) -> bool:
-        return name in self.by_name
+        return self.of_author(name) is not None
 
 
 def load_persona(path: Path) -> Persona:

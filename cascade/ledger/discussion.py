@@ -18,18 +18,14 @@ from cascade.config.protocols import (
 from cascade.atomic import atomic_write
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
-from cascade.ledger.consensus import (
-    ConsensusResult, VotingConfig, calculate_consensus, voting_config,
-)
-from cascade.ledger.model import (
-    OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET, VOTES, Comment, Event, Ledger,
-)
+from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
+from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, VOTES, Comment, Event, Ledger
 from cascade.ledger.parse import parse
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
+from cascade.ledger.state import Authority, State, derive, header_differences, header_settings
 from cascade.resources import LEDGER_SUFFIX, find_root
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
-_STATUS = {"READY": "ACCEPTED", "REJECT": "REJECTED"}
 
 
 def is_transition(event: Event) -> bool:
@@ -46,7 +42,8 @@ class Discussion:
     """One discussion ledger."""
 
     def __init__(self, path: str | os.PathLike[str], text: str, *, root: Path | None = None,
-                 exists: bool = True, raw: bytes | None = None, details: bool = True) -> None:
+                 exists: bool = True, raw: bytes | None = None, details: bool = True,
+                 authority: Authority | None = None) -> None:
         self.path = Path(path)
         self.root = root if root is not None else find_root(self.path.parent if exists
                                                             else self.path.parent)
@@ -57,11 +54,14 @@ class Discussion:
         self._ledger: Ledger | None = None
         self._base_ledger: Ledger | None = None
         self._details = details  # False: no markers or mentions (votes and consensus only)
+        self._authority = authority  # the governing rule's settings; None: the header's
+        self._state: State | None = None
 
     # ---- loading and creating -------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, root: Path | None = None) -> Discussion:
+    def load(cls, path: str | os.PathLike[str], *, root: Path | None = None,
+             authority: Authority | None = None) -> Discussion:
         p = Path(path)
         try:
             raw = p.read_bytes()
@@ -71,12 +71,12 @@ class Discussion:
             raise CascadeError("is a directory, not a discussion file", p) from None
         except OSError as exc:
             raise CascadeError(f"cannot read: {exc.strerror}", p) from None
-        return cls(p, decode_utf8(raw, p), root=root, raw=raw)
+        return cls(p, decode_utf8(raw, p), root=root, raw=raw, authority=authority)
 
     @classmethod
     def from_text(cls, text: str, path: str | os.PathLike[str] = "discussion.md", *,
-                  root: Path | None = None) -> Discussion:
-        return cls(path, text, root=root)
+                  root: Path | None = None, authority: Authority | None = None) -> Discussion:
+        return cls(path, text, root=root, authority=authority)
 
     @classmethod
     def create(cls, title: str, template: str = "feature", context: str = "", *,
@@ -135,6 +135,7 @@ class Discussion:
         if self._ledger is None:
             self._ledger = (self._parsed_base() if not self._pending
                             else self._parse(self.text))
+            self._state = None
         return self._ledger
 
     def _parsed_base(self) -> Ledger:
@@ -145,7 +146,7 @@ class Discussion:
     def _parse(self, text: str) -> Ledger:
         ledger = parse(text, details=self._details)
         if not ledger.header.phase:  # entries before any transition are in the first phase
-            start = self._protocol_for(ledger).first.id
+            start = self._protocol_named(self._protocol_name(ledger)).first.id
             for entry in ledger.entries:
                 if not entry.phase:
                     entry.phase = start
@@ -153,13 +154,50 @@ class Discussion:
                     break
         return ledger
 
-    def _initial_phase(self, ledger: Ledger | None = None) -> str:
-        ledger = ledger or self._parsed_base()
-        return ledger.header.phase or self._protocol_for(ledger).first.id
+    def _protocol_name(self, ledger: Ledger) -> str:
+        if self._authority is not None:
+            return self._authority.protocol
+        return str(header_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
 
-    def _protocol_for(self, ledger: Ledger) -> Protocol:
-        name = ledger.header.protocol or HEADERLESS_PROTOCOL
+    def _protocol_named(self, name: str) -> Protocol:
         return load_protocol(name, self.root, self.path)
+
+    @property
+    def authority(self) -> Authority:
+        """What decides: the governing rule's settings when given, else the ledger's header
+        (as changed by its SETTINGS events)."""
+        if self._authority is not None:
+            return self._authority
+        own = header_settings(self.ledger)
+        participants = tuple(own["participants"]) or tuple(self._speaking_personas())
+        return Authority(participants, self._protocol_name(self.ledger),
+                         voting_config(own["consensus"], self.path))  # type: ignore[arg-type]
+
+    @property
+    def governed(self) -> bool:
+        return self._authority is not None
+
+    def header_differences(self) -> list[str]:
+        """Settings in which the header differs from the governing rule (none if ungoverned)."""
+        if self._authority is None:
+            return []
+        return header_differences(self.ledger, self._authority, HEADERLESS_PROTOCOL)
+
+    def _speaking_personas(self) -> list[str]:
+        registry = self.personas
+        seen: list[str] = []
+        for c in self.ledger.comments:
+            persona = registry.by_name.get(c.author)
+            if persona and persona.alias not in seen:
+                seen.append(persona.alias)
+        return seen
+
+    @property
+    def state(self) -> State:
+        ledger = self.ledger
+        if self._state is None:
+            self._state = derive(ledger, self.authority, self.personas, self.protocol)
+        return self._state
 
     @property
     def header(self):
@@ -183,7 +221,7 @@ class Discussion:
 
     @property
     def protocol(self) -> Protocol:
-        return self._protocol_for(self.ledger)
+        return self._protocol_named(self._protocol_name(self.ledger))
 
     @property
     def title(self) -> str:
@@ -195,11 +233,7 @@ class Discussion:
 
     @property
     def phase(self) -> str:
-        phase = self._initial_phase()
-        for event in self.events:
-            if is_transition(event):
-                phase = event.fields["to"]
-        return phase
+        return self.state.phase
 
     @property
     def current_phase(self) -> Phase:
@@ -211,97 +245,42 @@ class Discussion:
 
     @property
     def status(self) -> str:
-        status = (self.header.status or "OPEN").upper()
-        for event in self.events:
-            if event.kind == OUTCOME:
-                word = event.value.split()[0].upper() if event.value.split() else ""
-                status = _STATUS.get(word, word or status)
-            elif event.kind == SOURCE_REVISION and status != "OPEN":
-                status = "OPEN"  # a new revision reopens a closed discussion
-        return status
+        return self.state.status
 
     @property
     def participants(self) -> list[str]:
-        if self.header.participants:
-            return list(self.header.participants)
-        registry = self.personas
-        seen = []
-        for c in self.comments:
-            persona = registry.by_name.get(c.author)
-            if persona and persona.alias not in seen:
-                seen.append(persona.alias)
-        return seen
+        return list(self.authority.participants)
 
     @property
     def source_revision(self) -> str | None:
         """The revision of the source document the ledger last recorded."""
-        revision = None
-        for event in self.events:
-            if event.kind == SOURCE_REVISION:
-                revision = event.value.split()[0] if event.value.split() else None
-        return revision
+        return self.state.source_revision
 
     def current_comments(self) -> list[Comment]:
-        """Comments since the last phase transition or vote reset."""
-        out: list[Comment] = []
-        for entry in self.ledger.entries:
-            if isinstance(entry, Event):
-                if entry.kind == VOTE_RESET or is_transition(entry):
-                    out = []
-            else:
-                out.append(entry)
-        return out
+        """Comments since the last phase transition or vote reset (and the ones it kept),
+        decisions aside."""
+        return list(self.state.current)
 
     @property
     def votes(self) -> dict[str, str]:
-        """Each voter's latest vote in the current phase since the last vote reset."""
-        registry = self.personas
-        votes: dict[str, str] = {}
-        for comment in self.current_comments():
-            if comment.vote is None:
-                continue
-            persona = registry.by_name.get(comment.author)
-            if persona is not None and not persona.votes:
-                continue  # background personas never vote
-            votes.pop(comment.author, None)  # keep insertion order = order of latest vote
-            votes[comment.author] = comment.vote
-        return votes
+        """Each voter's latest vote that counts, in the current phase since the last reset."""
+        return dict(self.state.votes)
 
     @property
     def voting_config(self) -> VotingConfig:
-        return voting_config(self.header.consensus, self.path)
+        return self.authority.consensus
 
     def expected_voters(self) -> list[str]:
-        registry = self.personas
-        names = []
-        for alias in self.participants:
-            persona = registry.get(alias)
-            if persona is not None and persona.votes:
-                names.append(persona.name)
-        return names
+        return list(self.state.expected)
 
     @property
     def consensus_result(self) -> ConsensusResult:
-        votes = self.votes
-        registry = self.personas
-        config = self.voting_config
-        humans = [name for name in votes if not registry.is_persona_name(name)]
-        if config.advisory:  # the panel's votes are shown, people's votes decide
-            counted = {name: vote for name, vote in votes.items() if name in humans}
-            result = calculate_consensus(counted, config, humans=humans)
-            result.advisory = {name: vote for name, vote in votes.items() if name not in counted}
-            if not counted:
-                result.reason = "waiting for a person's vote; the panel's votes are advisory"
-        else:
-            result = calculate_consensus(votes, config, expected=self.expected_voters(),
-                                         humans=humans)
-        phase = self.current_phase
-        if not phase.voting_mode:
-            result.reached = False
-            result.outcome = None
-            result.reason = f"phase {phase.id} does not take votes" + (
-                f"; advance to {phase.next}" if phase.next else "")
-        return result
+        return self.state.result
+
+    @property
+    def decision(self):
+        """The person's decision in force for the current revision, or None."""
+        return self.state.decision
 
     def has_consensus(self) -> bool:
         return self.consensus_result.reached
@@ -354,8 +333,11 @@ class Discussion:
     # ---- appending ------------------------------------------------------------------------
 
     def add_comment(self, author: str, text: str, vote: str | None = None, *,
-                    provenance: dict[str, Any] | None = None, untrusted: bool = False) -> None:
-        """Append a comment block. ``untrusted``: the text came from a model."""
+                    provenance: dict[str, Any] | None = None, untrusted: bool = False,
+                    origin: str = "ai") -> None:
+        """Append a comment block. ``untrusted``: the text came from a model. ``provenance``:
+        the tool's stamp (``origin`` "ai" for a persona's turn, "decision" for a person's
+        decision)."""
         author = " ".join((author or "").split())
         if not author:
             raise CascadeError("a comment needs an author", self.path)
@@ -365,7 +347,8 @@ class Discussion:
                 raise CascadeError(f"vote must be READY, CHANGES or REJECT, not {vote!r}",
                                    self.path)
         try:
-            block = render_comment(author, text, vote, provenance=provenance, untrusted=untrusted)
+            block = render_comment(author, text, vote, provenance=provenance, untrusted=untrusted,
+                                   origin=origin)
         except ValueError as exc:  # the block would not read back as written: write nothing
             raise CascadeError(str(exc), self.path, exit_code=1) from None
         self._append(block)
@@ -402,6 +385,7 @@ class Discussion:
                                getattr(base, "open_fence_line", None) or None)
         self._pending.append(chunk)
         self._ledger = None
+        self._state = None
 
     @property
     def pending_text(self) -> str:
@@ -451,6 +435,7 @@ class Discussion:
         self._base = decode_utf8(data, self.path)
         self._base_ledger = None
         self._ledger = None
+        self._state = None
         self._pending = []
         self._exists = True
         return self.path

@@ -150,6 +150,14 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
     return ledger
 
 
+def parse_header(text: str) -> Header:
+    """The header alone, read from the first lines (cheap: for finding a ledger's document)."""
+    head = text[:16384].split("\n")
+    if len(text) > 16384:
+        head.pop()  # possibly cut short
+    return _parse_header([ln[:-1] if ln.endswith("\r") else ln for ln in head])[0]
+
+
 def _event_kind(line: str) -> tuple[str, str] | None:
     if not line.startswith("<!--"):
         return None

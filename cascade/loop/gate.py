@@ -1,16 +1,22 @@
-"""The gate behind ``cascade hook``, once a commit does touch governed paths: create ledgers,
-record source revisions, run the pending turns, and decide from the *staged* ledgers."""
+"""The gate behind ``cascade hook``, once a commit does touch governed paths: check the staged
+ledgers, create missing ones, record the rule's settings and the document's revision, run the
+pending turns, and decide from the *staged* ledgers with the verdict ``check`` and ``status``
+use (cascade.ledger.state.gate)."""
 from __future__ import annotations
 
 import glob as _glob
 import re
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
-from cascade.loop.gitio import index_blobs, read_blobs
+from cascade.ledger.state import Authority, block_id, gate, settings_fields
+from cascade.loop.gitio import git, index_blobs, read_blobs
+from cascade.loop.governance import authority as rule_authority
+from cascade.loop.governance import ledger_rule
 from cascade.loop.rules import Rule, RuleSet
 
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
@@ -23,12 +29,14 @@ class Item:
     ledger: str  # repository-relative
     doc: str | None
     rule: Rule | None
+    authority: Authority | None = None
     doc_blob: str | None = None  # the document's blob in the index git is using
     doc_data: bytes | None = None
     created: bool = False
     appended: int = 0  # blocks and events appended this run
     discussion: Discussion | None = None
-    failures: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # found before any call: block, no call
+    failures: list[str] = field(default_factory=list)  # personas that failed, and why
     verdict: str = ""
     passed: bool = False
 
@@ -47,11 +55,50 @@ def _find_ledger(root: Path, rule: Rule, doc: str) -> str:
     return rule.ledger_path(doc)
 
 
+def shared_ledger_error(rule: Rule, ledger: str, docs: list[str], where: str) -> CascadeError:
+    """Two documents one ledger: one of them would never be reviewed."""
+    first, second = sorted(docs)[:2]
+    return CascadeError(f"rule {rule.name!r} maps {first} and {second} to one ledger, {ledger}: "
+                        "one of them would never be reviewed; put {dir} in its discussion: "
+                        "path (e.g. \"{dir}/discussions/{stem}.discussion.md\")",
+                        rule.file, rule.line_of("discussion"))
+
+
+def _tracked(root: Path) -> list[str]:
+    out = git(root, "ls-files", "-z", "--cached")
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _check_shared_ledgers(root: Path, governed: dict[str, Rule], rules: RuleSet) -> None:
+    """A rule that maps two documents of the repository to one ledger is a configuration
+    error: checked for the rules of the documents this commit stages."""
+    wanted = {(r.name, str(r.file), r.base) for r in governed.values()}
+    owners: dict[str, list[str]] = {}
+    for doc, rule in governed.items():
+        if "{date}" not in rule.discussion:
+            owners.setdefault(rule.ledger_path(doc), []).append(doc)
+    for path in _tracked(root):
+        if path in governed or not rules.files_for(path):
+            continue
+        rule = rules.governing(path)
+        if rule is None or (rule.name, str(rule.file), rule.base) not in wanted:
+            continue
+        if "{date}" not in rule.discussion:
+            ledger = rule.ledger_path(path)
+            if ledger in owners:
+                owners[ledger].append(path)
+    for ledger, docs in owners.items():
+        if len(docs) > 1:
+            rule = governed[next(d for d in docs if d in governed)]
+            raise shared_ledger_error(rule, ledger, docs, "")
+
+
 def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: RuleSet) -> list[Item]:
+    _check_shared_ledgers(root, governed, rules)
     items: dict[str, Item] = {}
     for doc, rule in governed.items():
         ledger = _find_ledger(root, rule, doc)
-        items.setdefault(ledger, Item(ledger, doc, rule))
+        items.setdefault(ledger, Item(ledger, doc, rule, rule_authority(rule, root)))
     for ledger in ledgers:
         if ledger in items:
             continue
@@ -59,8 +106,9 @@ def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: R
         source = None
         if path.is_file():
             source = Discussion.load(path, root=root).source
-        rule = rules.governing(source) if source and rules.files_for(source) else None
-        items[ledger] = Item(ledger, source, rule)
+        rule = ledger_rule(rules, ledger, source)
+        items[ledger] = Item(ledger, source if rule else None, rule,
+                             rule_authority(rule, root) if rule else None)
     docs = [i.doc for i in items.values() if i.doc]
     blobs = index_blobs(root, docs)
     data = read_blobs(root, list(blobs.values()))
@@ -95,9 +143,83 @@ def _create(root: Path, item: Item) -> Discussion:
     return d
 
 
-def prepare(root: Path, item: Item) -> None:
-    """Create the ledger if missing; record a new source revision."""
-    from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
+def _head_version(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
+    out = git(root, "cat-file", "--batch", input=f"{ref}:{rel}\n".encode(), check=False)
+    header, _, rest = out.partition(b"\n")
+    parts = header.split()
+    if len(parts) < 3 or parts[1] != b"blob":
+        return None
+    return rest[:int(parts[2])]
+
+
+def _merge_head(root: Path) -> str | None:
+    from cascade.loop.gitio import git_dir
+
+    path = Path(git(root, "rev-parse", "--git-dir").decode().strip())
+    path = path if path.is_absolute() else root / path
+    try:
+        return (path / "MERGE_HEAD").read_text().split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def check_staged(root: Path, items: list[Item]) -> None:
+    """Before any model call: each staged ledger must only append to the committed one (the
+    rule ``check`` applies), carry no block under a persona's name that cascade did not write,
+    and not end inside an open code fence. A problem blocks the commit, with file:line."""
+    from cascade.check.appendonly import first_edit, is_append
+    from cascade.check.merge import merge_problem
+    from cascade.ledger.meaning import changed_by_append
+    from cascade.ledger.parse import parse
+
+    staged = index_blobs(root, [i.ledger for i in items])
+    texts = read_blobs(root, list(staged.values()))
+    merging = _merge_head(root)
+    for item in items:
+        blob = staged.get(item.ledger)
+        if blob is None:
+            continue
+        new = texts.get(blob, b"")
+        old = _head_version(root, item.ledger)
+        new_ledger = parse(new.decode("utf-8", "replace"), details=False)
+        if old is not None:
+            found = None
+            if merging:
+                theirs = _head_version(root, item.ledger, merging)
+                parents = [("HEAD", old)] + ([("MERGE_HEAD", theirs)] if theirs is not None else [])
+                found = merge_problem(parents, new)
+            elif not is_append(old, new):
+                head_blob = git(root, "rev-parse", f"HEAD:{item.ledger}").decode().strip()
+                line, kind = first_edit(root, head_blob, blob, old)
+                found = (line, {"edited": "ledger text edited", "removed": "ledger text removed",
+                                "inserted": "text inserted into the ledger's earlier text"}[kind])
+            else:
+                found = changed_by_append(parse(old.decode("utf-8", "replace"), details=False),
+                                          new_ledger)
+            if found:
+                line, reason = found
+                item.problems.append(
+                    f"{item.ledger}:{line}: {reason} (staged): a ledger only grows; restore it "
+                    f"with git checkout HEAD -- {shlex.quote(item.ledger)}, then append")
+                continue
+        fence = getattr(new_ledger, "open_fence", None)
+        if fence:
+            item.problems.append(f"{item.ledger}:{new_ledger.open_fence_line}: unclosed code fence "  # type: ignore[attr-defined]
+                                 f"{fence}: close it (anything appended would land inside it)")
+        head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
+        d = Discussion(root / item.ledger, new.decode("utf-8", "replace"), root=root,
+                       authority=item.authority, details=False)
+        for forged in d.state.forged:
+            if forged.line > head_lines:
+                item.problems.append(
+                    f"{item.ledger}:{forged.line}: a block under {forged.author}'s name that "
+                    f"cascade did not write ({forged.reason}): it would not count; remove it")
+
+
+def prepare(root: Path, item: Item, out: TextIO) -> None:
+    """Create the ledger if missing; record the rule's settings where the header differs;
+    record a new revision of the document (keeping the votes people cast in this commit)."""
+    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION, VOTE_RESET
 
     path = root / item.ledger
     if not path.exists():
@@ -105,16 +227,46 @@ def prepare(root: Path, item: Item) -> None:
             raise CascadeError("staged ledger is missing from the working tree", path)
         _create(root, item)
         item.created = True
-    d = Discussion.load(path, root=root)
+    if path.is_symlink():
+        raise CascadeError("is a symbolic link; a ledger must be a regular file", path)
+    d = Discussion.load(path, root=root, authority=item.authority)
+    differs = d.header_differences()
+    if differs and item.authority is not None:
+        d.add_event(SETTINGS, "", rule=item.rule.name if item.rule else None,
+                    **settings_fields(item.authority))
+        if "protocol" in differs:  # the rule's protocol starts at its first phase
+            d.add_event(PHASE_TRANSITION, f"{_recorded_phase(d)} → {d.protocol.first.id}")
+        print(f"cascade: {item.ledger}: its header differs from {item.authority.where} in "
+              f"{', '.join(differs)}: the rule decides; recorded its settings", file=out)
+        item.appended += 1
     d.current_phase  # an unknown phase is a configuration error, before any call
     if item.doc_blob and d.source_revision != item.doc_blob:
         earlier = d.source_revision
+        keep = _votes_cast_in_this_commit(root, item, d)
         d.add_event(SOURCE_REVISION, item.doc_blob, path=item.doc)
         if earlier is not None and (item.rule is None or item.rule.revote_on_change):
-            d.add_event(VOTE_RESET, "the document changed")
-        d.save()
+            d.add_event(VOTE_RESET, "the document changed", keep=",".join(keep) or None)
         item.appended += 1
+    d.save()
     item.discussion = d
+
+
+def _recorded_phase(d: Discussion) -> str:
+    phase = d.header.phase or "start"
+    for event in d.events:
+        if event.kind == "PHASE-TRANSITION" and event.fields.get("to"):
+            phase = event.fields["to"]
+    return phase
+
+
+def _votes_cast_in_this_commit(root: Path, item: Item, d: Discussion) -> list[str]:
+    """People's votes added since the last commit: cast for the revision being committed."""
+    old = _head_version(root, item.ledger)
+    head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
+    registry = d.personas
+    return [block_id(c) for c in d.current_comments()
+            if c.vote and c.line > head_lines and registry.of_author(c.author) is None
+            and c.origin is None]
 
 
 def decide(root: Path, items: list[Item]) -> None:
@@ -122,17 +274,24 @@ def decide(root: Path, items: list[Item]) -> None:
     blobs = index_blobs(root, [i.ledger for i in items])
     texts = read_blobs(root, list(blobs.values()))
     for item in items:
+        add = f"git add {shlex.quote(item.ledger)}"
+        if item.problems:
+            item.verdict = item.problems[0].split(": ", 1)[1]
+            continue
         d = item.discussion
-        assert d is not None
-        add = f"git add {item.ledger}"
+        if d is None:
+            item.verdict = "not reviewed: fix the problem above first (no model was asked)"
+            continue
         if item.failures:
-            item.verdict = f"{len(item.failures)} persona(s) failed (see above); commit again to retry"
+            item.verdict = (f"{', '.join(item.failures)} failed (see above); their votes do "
+                            "not count: commit again to retry")
             continue
         if item.created:
             item.verdict = f"new ledger with the panel's reviews: read it, reply, then {add}"
             continue
         if item.appended:
-            item.verdict = f"{item.appended} new entries: read them (git diff {item.ledger}), reply, then {add}"
+            item.verdict = (f"{item.appended} new entries: read them (git diff "
+                            f"{shlex.quote(item.ledger)}), reply, then {add}")
             continue
         if item.ledger not in blobs:
             item.verdict = f"ledger not staged: {add}"
@@ -141,21 +300,15 @@ def decide(root: Path, items: list[Item]) -> None:
         if staged != (root / item.ledger).read_bytes():
             item.verdict = f"the ledger has unstaged changes: {add}"
             continue
-        if item.doc_blob and d.source_revision != item.doc_blob:
-            item.verdict = f"the ledger reviewed another revision of {item.doc}: {add}"
-            continue
-        result = d.consensus_result
-        if result.reached and result.outcome == "READY":
-            item.passed = True
-            item.verdict = f"consensus READY ({result.reason})"
-            continue
-        if result.reached:
-            item.verdict = f"consensus {result.outcome}: the panel rejects this ({result.reason})"
-            continue
-        reason = result.reason
-        if result.missing:
-            reason += f"; waiting for {', '.join(result.missing)}"
-        item.verdict = reason
+        staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
+                              authority=item.authority)
+        verdict = gate(staged_d.state, item.doc_blob, item.doc)
+        item.passed = verdict.ok
+        item.verdict = verdict.reason
+        if verdict.blocked_by_votes and item.doc:
+            item.verdict += (f"; ways out: answer in the ledger, ask one persona with "
+                             f"@alias, or cascade decide {shlex.quote(item.doc)} READY "
+                             "--reason '...'")
 
 
 def _votes(d: Discussion) -> str:
@@ -165,7 +318,9 @@ def _votes(d: Discussion) -> str:
         panel = {v: 0 for v in result.counts}
         for vote in result.advisory.values():
             panel[vote] += 1
-        text += " (panel, advisory: " + " ".join(f"{v}:{n}" for v, n in panel.items() if n) + ")"
+        text += " (advisory: " + " ".join(f"{v}:{n}" for v, n in panel.items() if n) + ")"
+    if d.decision is not None:
+        text += f" (decided {d.decision.vote})"
     return text
 
 
@@ -209,7 +364,7 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
 
 
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
-    from cascade.turns.display import LineProgress, failure_lines, redaction_lines
+    from cascade.turns.display import LineProgress, redaction_lines
     from cascade.turns.pending import pending_turns
     from cascade.turns.runner import Job, run
     from cascade.turns.settings import Settings
@@ -228,12 +383,10 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
     names = "; ".join(f"{item.ledger}: {', '.join(p.persona.name for p in job.pending)}"
                       for item, job in jobs)
     print(f"cascade: asking {names}", file=out, flush=True)
-    run([job for _, job in jobs], settings, LineProgress(out))
+    run([job for _, job in jobs], settings, LineProgress(out))  # one line per persona, once
     outcomes = [o for _, job in jobs for o in job.outcomes]
     for line in redaction_lines(outcomes):
         print(f"cascade: {line}", file=out)
     for item, job in jobs:
         item.appended += sum(1 for o in job.outcomes if o.ok) + (1 if job.advanced_to else 0)
-        item.failures = failure_lines([o for o in job.outcomes if not o.ok])
-        for line in item.failures:
-            print(line, file=out)
+        item.failures = [o.persona.name for o in job.outcomes if not o.ok]

@@ -60,16 +60,23 @@ def run_hook(files: list[str], out=None) -> int:
     governed, ledgers = candidates(root, staged, rules)
     if not governed and not ledgers:
         return 0
-    from cascade.loop.gate import decide, discover, on_consensus, prepare, run_turns, status_table
+    from cascade.loop.gate import (
+        check_staged, decide, discover, on_consensus, prepare, run_turns, status_table,
+    )
     from cascade.loop.gitio import git_dir, repo_root
     from cascade.loop.lock import repo_lock
 
     root = repo_root(root)
     with repo_lock(git_dir(root)):
         items = discover(root, governed, ledgers, rules)
-        for item in items:
-            prepare(root, item)
-        run_turns(root, items, out)
+        check_staged(root, items)  # before any model call
+        problems = [p for item in items for p in item.problems]
+        for line in problems:
+            print(f"cascade: {line}", file=out)
+        if not problems:
+            for item in items:
+                prepare(root, item, out)
+            run_turns(root, items, out)
         decide(root, items)
         for item in items:
             if item.passed:

@@ -17,17 +17,17 @@ from pathlib import Path
 from cascade.config.yamlio import LineDict, check_keys, load_yaml, read_text
 from cascade.errors import CascadeError
 from cascade.loop.globs import glob_match
-from cascade.resources import search_path
+from cascade.resources import LEDGER_SUFFIX, search_path
 
 RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
-              "model", "consensus", "revote_on_change", "on_consensus"}
+              "model", "consensus", "revote_on_change", "on_consensus", "deciders"}
 _CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
 _PLACEHOLDERS = {"dir", "stem", "name", "slug", "date"}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-NEVER_GOVERNED = (".discussion.md", ".sum.md")
+NEVER_GOVERNED = (LEDGER_SUFFIX, ".sum.md")
 
 DEFAULT_TEMPLATE = "feature"
 DEFAULT_DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
@@ -44,8 +44,8 @@ class OnConsensus:
 
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
-                "model", "consensus", "revote_on_change", "on_consensus", "base", "file", "line",
-                "key_lines")
+                "model", "consensus", "revote_on_change", "on_consensus", "deciders", "base",
+                "file", "line", "key_lines")
 
 
 class Rule:
@@ -64,6 +64,7 @@ class Rule:
     consensus: dict
     revote_on_change: bool
     on_consensus: OnConsensus | None
+    deciders: tuple[str, ...]  # names or e-mail addresses of who may decide; empty: anyone
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -81,6 +82,16 @@ class Rule:
 
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
+
+    def where(self, *tops: Path) -> str:
+        """Where the rule is written, for messages: ``.ai-rules.yml:3`` (relative to the first
+        of ``tops`` that holds its file), or ``preset adr.yml:4``."""
+        for top in tops:
+            try:
+                return f"{Path(self.file).relative_to(top).as_posix()}:{self.line}"
+            except ValueError:
+                continue
+        return f"preset {Path(self.file).name}:{self.line}"
 
     def _local(self, rel: str) -> str | None:
         if not self.base:
@@ -161,6 +172,14 @@ def parse_rule(data: object, file: Path, base: str) -> Rule:
             raise CascadeError(f"rule {key!r} must be a string", file, line_of(key))
     discussion = _check_pattern(r.get("discussion", DEFAULT_DISCUSSION), file,
                                 line_of("discussion"), "discussion")
+    if not discussion.endswith(LEDGER_SUFFIX) or discussion.rsplit("/", 1)[-1] == LEDGER_SUFFIX:
+        raise CascadeError(f"discussion path {discussion!r} must end in <name>{LEDGER_SUFFIX} "
+                           "(ledgers are found, kept append-only and never reviewed by that "
+                           "name)", file, line_of("discussion"))
+    deciders: tuple[str, ...] = ()
+    if r.get("deciders") is not None:
+        deciders = tuple(" ".join(d.split()) for d in
+                         _strings(r["deciders"], file, line_of("deciders"), "deciders"))
     participants = DEFAULT_PARTICIPANTS
     if r.get("participants") is not None:
         participants = tuple(p.lstrip("@").lower() for p in
@@ -197,7 +216,7 @@ def parse_rule(data: object, file: Path, base: str) -> Rule:
                 template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
                 participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,
                 model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
-                on_consensus=on_consensus, base=base, file=file,
+                on_consensus=on_consensus, deciders=deciders, base=base, file=file,
                 line=getattr(r, "line", 1) or 1, key_lines=lines)
 
 

@@ -14,36 +14,39 @@ def _tokens(o: Outcome) -> str:
     return f"{o.prompt_tokens}+{o.completion_tokens}" if o.calls else "-"
 
 
-def _state(o: Outcome) -> str:
+def _state(o: Outcome, causes: bool = True) -> str:
     if o.status == "failed":
-        return f"failed: {o.error}"
+        return f"failed: {o.error}" if causes else "failed (below)"
     if o.status == "skipped":
-        return o.error
+        return o.error if causes else "not asked (below)"
     label = {"cached": " (cached, no call)", "no-response": " (no response)"}.get(o.status, "")
     return f"{o.vote or 'no vote'}{label}"
 
 
 class LineProgress(Progress):
-    """Plain lines: one when each persona finishes (and one per retry)."""
+    """Plain lines: one when each persona finishes (and one per retry). ``causes=False``: a
+    failure's cause is left to the caller, who prints it once."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, causes: bool = True) -> None:
         self.stream = stream or sys.stdout
+        self.causes = causes
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
         print(f"{outcome.persona.name}: {reason}; retrying in {wait:.1f}s", file=self.stream,
               flush=True)
 
     def finish(self, outcome: Outcome) -> None:
-        print(f"{outcome.persona.name}: {_state(outcome)} ({outcome.seconds:.1f}s)",
-              file=self.stream, flush=True)
+        print(f"{outcome.persona.name}: {_state(outcome, self.causes)} "
+              f"({outcome.seconds:.1f}s)", file=self.stream, flush=True)
 
 
 class LiveProgress(Progress):
     """On a terminal: one line per persona, redrawn in place (and every quarter second, so the
     clocks move) until the turn ends."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, causes: bool = True) -> None:
         self.stream = stream or sys.stdout
+        self.causes = causes
         self.rows: list[Outcome] = []
         self.started: dict[int, float] = {}
         self.drawn = 0
@@ -94,15 +97,16 @@ class LiveProgress(Progress):
                 elapsed = time.monotonic() - self.started[id(o)]
                 text = self.notes.get(id(o)) or f"thinking... {elapsed:.0f}s"
             else:
-                text = f"{_state(o)} ({o.seconds:.1f}s)"
+                text = f"{_state(o, self.causes)} ({o.seconds:.1f}s)"
             out.write(f"\x1b[2K  {o.persona.name.ljust(width)}  {text}\n")
         self.drawn = len(self.rows)
         out.flush()
 
 
-def progress_for(stream: TextIO | None = None) -> Progress:
+def progress_for(stream: TextIO | None = None, causes: bool = True) -> Progress:
     stream = stream or sys.stdout
-    return LiveProgress(stream) if stream.isatty() else LineProgress(stream)
+    return (LiveProgress(stream, causes) if stream.isatty()
+            else LineProgress(stream, causes))
 
 
 def closing_table(outcomes: list[Outcome]) -> str:

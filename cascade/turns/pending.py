@@ -1,10 +1,12 @@
-"""Who speaks now.
+"""Who speaks now (seed 002: "mentioned participants or all").
 
-A participant is pending when it has not spoken since the last *input*: a person's comment,
-a source revision, a vote reset or a phase transition (or since the ledger began). A persona
-a person @mentions after that persona last spoke is pending too -- background personas only
-that way. A persona's own comment is not input: personas never wake each other, so turns
-cannot loop.
+A participant is pending when it has not spoken since the last input addressed to everyone:
+a new revision of the document, a vote reset, a phase transition, or a person's comment that
+mentions nobody. A person's comment that @mentions personas asks only those (``@all``: every
+participant). A person's vote with no text, and a decision, ask nobody. A closed discussion
+(an OUTCOME recorded) stays quiet: only a new revision of its document, or a mention, wakes
+anyone. A persona's own comment is not input: personas never wake each other, so turns cannot
+loop. Only a block the tool wrote for a persona counts as that persona having spoken.
 """
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ from dataclasses import dataclass
 
 from cascade.config.personas import Persona, Personas
 from cascade.ledger.discussion import Discussion
-from cascade.ledger.model import PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET, Comment, Event
+from cascade.ledger.grammar import is_blank
+from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET, Comment, Event
+from cascade.ledger.provenance import verify
 
-_INPUT_EVENTS = (PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET)
+_WAKE_ALL = (PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET)
+_CLOSED = ("ACCEPTED", "REJECTED")
 
 
 @dataclass(frozen=True)
@@ -25,32 +30,45 @@ class Pending:
 
 def pending_turns(d: Discussion) -> list[Pending]:
     registry = d.personas
-    last_input = -1
+    participants = d.participants
+    last_all = -1
     last_spoke: dict[str, int] = {}
-    mentioned: dict[str, tuple[int, str]] = {}  # alias -> (index, who)
+    asked: dict[str, tuple[int, str]] = {}  # alias -> (index, who)
+    closed = (d.header.status or "OPEN").upper() in _CLOSED
     for index, entry in enumerate(d.ledger.entries):
         if isinstance(entry, Event):
-            if entry.kind in _INPUT_EVENTS:
-                last_input = index
+            if entry.kind == OUTCOME:
+                closed = True
+            elif entry.kind in _WAKE_ALL:
+                if entry.kind == SOURCE_REVISION:
+                    closed = False
+                if not closed:
+                    last_all = index
             continue
-        persona = registry.by_name.get(entry.author)
+        persona = registry.of_author(entry.author)
         if persona is not None:
-            last_spoke[persona.alias] = index
-            continue
-        last_input = index  # a person's comment
-        for alias in _expand(entry, d, registry):
-            mentioned[alias] = (index, entry.author)
+            if entry.origin == "ai" and verify(entry) is None:
+                last_spoke[persona.alias] = index
+            continue  # a block forged under a persona's name is nobody's input
+        if entry.origin == "decision" or is_blank(entry.body):
+            continue  # a decision, or a vote with no text, asks nobody
+        mentioned = _expand(entry, participants, registry)
+        if mentioned:
+            for alias in mentioned:
+                asked[alias] = (index, entry.author)
+        elif not closed:
+            last_all = index
 
     out: list[Pending] = []
     seen: set[str] = set()
-    for alias in d.participants:
+    for alias in participants:
         persona = registry.get(alias)
         if persona is None or not persona.votes or alias in seen:
             continue
-        if last_spoke.get(alias, -2) < last_input:  # -2: never spoke, so pending at the start
+        if last_spoke.get(alias, -2) < last_all:  # -2: never spoke, so pending at the start
             out.append(Pending(persona, "new input"))
             seen.add(alias)
-    for alias, (index, who) in mentioned.items():
+    for alias, (index, who) in asked.items():
         persona = registry.get(alias)
         if persona is None or alias in seen:
             continue
@@ -60,14 +78,14 @@ def pending_turns(d: Discussion) -> list[Pending]:
     return out
 
 
-def _expand(comment: Comment, d: Discussion, registry: Personas) -> list[str]:
+def _expand(comment: Comment, participants: list[str], registry: Personas) -> list[str]:
     aliases: list[str] = []
     for alias in comment.mentions:
         if alias == "all":
-            aliases += [a for a in d.participants if a in registry]
+            aliases += [a for a in participants if a in registry]
         elif alias in registry:
             aliases.append(alias)
-    return aliases
+    return list(dict.fromkeys(aliases))
 
 
 def requested_turns(d: Discussion, aliases: list[str]) -> list[Pending]:

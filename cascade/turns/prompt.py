@@ -34,6 +34,7 @@ class Prompt:
     redactions: list[str] = field(default_factory=list)  # "path:line kind"
     notes: list[str] = field(default_factory=list)  # e.g. "document withheld: ..."
     summarised: int = 0  # comments that went in as the summary
+    seen: str | None = None  # how much of the document went in: "all", "<shown>/<total>", "none"
 
     @property
     def tokens(self) -> int:
@@ -102,13 +103,20 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
         if source.text is None:
             prompt.notes.append(f"{source.path} withheld: {source.note}")
             source_view = {"path": source.path, "text": None, "note": source.note}
+            prompt.seen = "none"
         else:
             text = scrub(source.text, source.path, 1)
+            limit = settings.source_tokens * 4
             clipped = _clip(text, settings.source_tokens, "the document")
             note = ""
+            prompt.seen = "all"
             if clipped != text:
+                prompt.seen = f"{limit}/{len(text)}"
                 note = "the document was longer than the prompt budget; its end is not shown"
-                prompt.notes.append(f"{source.path}: {note}")
+                prompt.notes.append(
+                    f"{source.path}: the panel sees {limit:,} of its {len(text):,} characters "
+                    f"(CASCADE_SOURCE_TOKENS={settings.source_tokens}): its votes will not "
+                    "count for this revision")
             source_view = {"path": source.path, "text": clipped.replace("````", "` ` ` `"),
                            "note": note}
 

@@ -143,7 +143,7 @@ async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, setti
         provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
                       "completion_tokens": usage["completion_tokens"] or None,
                       "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
-                      "revision": revision}
+                      "revision": revision, "seen": prompt.seen}
         if reply.sentinel:
             provenance["sentinel"] = reply.sentinel
             out.status = "no-response" if out.status != "cached" else out.status

@@ -1,0 +1,65 @@
+"""``cascade decide PATH VOTE --reason TEXT``: a person decides, overriding the panel for the
+revision of the document a commit would hold (its staged blob). Recorded in the ledger with
+the person's git identity and the tool's stamp; a rule's ``deciders:`` says who may decide (a
+decision by anyone else is recorded and shown, and does not override)."""
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+
+from cascade.commands._common import git_user_name
+from cascade.errors import CascadeError, display_path
+from cascade.ledger.model import VOTES
+
+
+def _identity() -> str:
+    name = git_user_name()
+    try:
+        proc = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True,
+                              check=False)
+        email = proc.stdout.strip() if proc.returncode == 0 else ""
+    except FileNotFoundError:
+        email = ""
+    return f"{name} <{email}>" if email else name
+
+
+def decide(path: str, vote: str, reason: str) -> int:
+    from cascade.ledger.discussion import Discussion
+    from cascade.loop.gitio import index_blobs, repo_root
+    from cascade.loop.governance import authority, resolve
+
+    vote = vote.strip().upper()
+    if vote not in VOTES:
+        raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
+    if not " ".join(reason.split()):
+        raise CascadeError("a decision needs a reason: --reason TEXT")
+    ledger, doc, rule = resolve(path)
+    root = repo_root(ledger.parent if ledger.parent.exists() else None) if rule else None
+    d = Discussion.load(ledger, root=root,
+                        authority=authority(rule, root) if rule and root else None)
+    if d.personas.is_persona_name(git_user_name()):
+        raise CascadeError(f"{git_user_name()!r} is a persona's name; people decide under "
+                           "their own name", d.path)
+    doc = doc or d.source
+    revision = None
+    if doc:
+        top = root or repo_root(ledger.parent)
+        revision = index_blobs(top, [doc]).get(doc)
+        if revision is None:
+            raise CascadeError(f"{doc} is not in the index: stage it (git add) first, so the "
+                               "decision names the revision a commit will hold", d.path)
+    by = _identity()
+    where = f" of {doc} (revision {revision[:7]})" if revision else ""
+    body = (f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}")
+    d.add_comment(git_user_name(), body, None,
+                  provenance={"vote": vote, "revision": revision, "by": by}, origin="decision")
+    d.save()
+    decision = d.state.decision
+    shown = display_path(d.path)
+    if decision is None or decision.by != by or decision.vote != vote:
+        note = next((x.note for x in reversed(d.state.decisions) if x.by == by), "")
+        print(f"cascade: recorded, but it does not override the panel: {note}", file=sys.stderr)
+    print(f"Recorded the decision of {by}: {vote}{where}, in {shown}.")
+    print(f"Stage it and commit: git add {shlex.quote(shown)}")
+    return 0

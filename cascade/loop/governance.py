@@ -1,0 +1,88 @@
+"""Which rule governs a ledger, and the authority it gives: one answer for the hook, the
+commands that take a ledger or a document (status, comment, turn, decide, ...) and check.
+
+A ledger is governed when its document (the header's ``Source:``) is matched by a rule whose
+``discussion:`` path for that document is this ledger. Then the rule is the authority; the
+ledger's header only describes it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from cascade.errors import CascadeError
+from cascade.ledger.consensus import voting_config
+from cascade.ledger.state import Authority
+from cascade.loop.rules import Rule, RuleSet
+from cascade.resources import LEDGER_SUFFIX
+
+
+def authority(rule: Rule, *tops: Path) -> Authority:
+    return Authority(tuple(rule.participants), rule.protocol,
+                     voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
+                     bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
+
+
+def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
+    """The rule that governs the ledger at ``ledger`` (repository-relative), or None."""
+    if not source or not rules.files_for(source):
+        return None
+    rule = rules.governing(source)
+    if rule is None:
+        return None
+    if "{date}" in rule.discussion:
+        from cascade.loop.globs import glob_match
+
+        return rule if glob_match(rule.ledger_path(source, date="*"), ledger) else None
+    return rule if rule.ledger_path(source) == ledger else None
+
+
+def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | None, Rule | None]:
+    """A path a user typed -- a ledger or a governed document -- as (ledger path, document,
+    rule). A document no rule governs is an error (exit 2), naming the file."""
+    from cascade.loop.gitio import repo_root
+
+    p = Path(path)
+    if not p.exists():
+        raise CascadeError("no such discussion file" if p.name.endswith(LEDGER_SUFFIX)
+                           else "no such file", p)
+    try:
+        root = root or repo_root(p.parent if p.parent.exists() else None)
+    except CascadeError:
+        root = None
+    if p.name.endswith(LEDGER_SUFFIX) or root is None:
+        if root is None:
+            return p, None, None
+        from cascade.ledger.discussion import Discussion
+
+        rel = _relative(p, root)
+        source = Discussion.load(p, root=root).source if p.is_file() and rel else None
+        rule = ledger_rule(RuleSet(root), rel, source) if rel else None
+        return p, source, rule
+    rel = _relative(p, root)
+    rules = RuleSet(root)
+    rule = rules.governing(rel) if rel and rules.files_for(rel) else None
+    if rule is None:
+        raise CascadeError("not a discussion ledger (*.discussion.md), and no rule in "
+                           ".ai-rules.yml governs it", p)
+    return root / rule.ledger_path(rel), rel, rule
+
+
+def _relative(p: Path, root: Path) -> str | None:
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+def open_discussion(path: str | Path):
+    """The Discussion at a path a user typed (a ledger or a governed document), read under
+    its rule's authority when a rule governs it."""
+    from cascade.ledger.discussion import Discussion
+    from cascade.loop.gitio import repo_root
+
+    ledger, _doc, rule = resolve(path)
+    root = None
+    if rule is not None:
+        root = repo_root(Path(ledger).parent if Path(ledger).parent.exists() else None)
+    return Discussion.load(ledger, root=root,
+                           authority=authority(rule, root) if rule is not None and root else None)
