@@ -167,10 +167,11 @@ def _loosened(report: Report, item: Governed, states: dict[str, LedgerState], ol
     why = ("no ledger" if before is None else
            before.error[1] if before.error else before.verdict)
     now_text = ("no rule governs it now" if new_rule is None
-                else f"it passes under {end.where(new_rule)}")
+                else f"it passes under rule {new_rule.name!r} ({end.where(new_rule)})")
     report.problems.append(Problem(
-        item.doc, 1, f"this range loosens the governance of {item.doc}: under "
-                     f"{old.where(item.rule)} at {old.commit[:7]} it is blocked ({why}); "
+        item.doc, 1, f"this range loosens the governance of {item.doc}: under rule "
+                     f"{item.rule.name!r} ({old.where(item.rule)}) at {old.commit[:7]} it is "
+                     f"blocked ({why}); "
                      f"{now_text}", "loosened"))
 
 

@@ -28,8 +28,11 @@ def trailer(message_file: str) -> int:
             if item.ledger not in blobs:
                 continue
             d = Discussion.from_text(texts[blobs[item.ledger]].decode("utf-8", "replace"),
-                                     root / item.ledger, root=root)
+                                     root / item.ledger, root=root, authority=item.authority)
             r = d.consensus_result
+            if d.decision is not None:
+                lines.append(f"{item.ledger} {d.decision.vote} (decided by {d.decision.by})")
+                continue
             total = sum(r.counts.values()) + len(r.missing)
             verdict = r.outcome if r.reached else "not reached"
             lines.append(f"{item.ledger} {verdict} ({r.counts['READY']}/{total} READY)")

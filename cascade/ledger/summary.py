@@ -45,6 +45,14 @@ def render_summary(d: Discussion) -> str:
     out += [f"- Consensus: {verdict}", f"- Votes: {counts}"]
     if result.advisory:
         out.append("- The panel's votes are advisory: only people's votes count")
+    state = d.state
+    for item in state.decisions:
+        note = "in force" if item.in_force else f"not in force: {item.note}"
+        out.append(f"- Decision by {_cell(item.by)}: {item.vote} ({note}): {gist(item.reason)}")
+    if state.forged:
+        out.append(f"- Not counted: {len(state.forged)} block(s) under a persona's name that "
+                   "cascade did not write (lines "
+                   + ", ".join(str(x.line) for x in state.forged) + ")")
     out += ["", "## Votes", ""]
     votes = d.votes
     latest = {c.author: c for c in d.current_comments()}

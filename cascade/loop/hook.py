@@ -46,6 +46,34 @@ def candidates(root: Path, staged: list[str], rules: RuleSet) -> tuple[dict[str,
     return governed, ledgers
 
 
+def _is_config(path: str) -> bool:
+    return (path == ".ai-rules.yml" or path.endswith("/.ai-rules.yml")
+            or path.startswith(".cascade/rules/") or path.startswith(".cascade/personas/")
+            or path.startswith(".cascade/protocols/"))
+
+
+def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out) -> None:
+    """The commit changes rule files: a staged document HEAD's rules govern stays governed by
+    them (a rule change cannot let the document it accompanies through)."""
+    from cascade.check.gittree import Blobs, Tree
+    from cascade.errors import CascadeError
+
+    try:
+        head = Tree(root, "HEAD", Blobs(root))
+    except CascadeError:
+        return  # no commit yet
+    old = RuleSet(root, reader=head)
+    for path in staged:
+        if path in governed or path.endswith(NEVER_GOVERNED) or not old.files_for(path):
+            continue
+        rule = old.governing(path)
+        if rule is not None:
+            governed[path] = rule
+            print(f"cascade: {path}: this commit changes the rules, and the rule "
+                  f"{rule.name!r} at HEAD governs it: it is reviewed under that rule (commit "
+                  "the rule change on its own first)", file=out)
+
+
 def run_hook(files: list[str], out=None) -> int:
     out = out or sys.stdout
     if files:  # pre-commit runs hooks at the top of the work tree and passes the staged paths
@@ -58,6 +86,8 @@ def run_hook(files: list[str], out=None) -> int:
         staged = staged_paths(root)
     rules = RuleSet(root)
     governed, ledgers = candidates(root, staged, rules)
+    if any(_is_config(p) for p in staged):
+        _head_governed(root, staged, governed, out)
     if not governed and not ledgers:
         return 0
     from cascade.loop.gate import (
