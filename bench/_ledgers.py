@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 
-def comment(i: int, author: str, vote: str | None, decision_every: int = 50) -> str:
-    """One comment block with markers, a table, a code fence and a quote."""
+def comment(i: int, author: str, vote: str | None, decision_every: int = 50,
+            stamp: dict | None = None) -> str:
+    """One comment block with markers, a table, a code fence and a quote. With ``stamp``, the
+    block is written as the tool writes a persona's turn (stamped, digest included)."""
     body = [
         f"Comment {i}: looking at this from my side, the proposal holds up in most places but",
         "there are a few points that need attention before it can be accepted as written.",
@@ -28,6 +30,10 @@ def comment(i: int, author: str, vote: str | None, decision_every: int = 50) -> 
     ]
     if i % decision_every == 0:
         body.append(f"DECISION: adopt approach {i % 3}")
+    if stamp is not None:
+        from cascade.ledger.render import render_comment
+
+        return render_comment(author, "\n".join(body), vote, provenance=stamp) + "\n"
     out = ["---", f"Name: {author}", "", *body]
     if vote:
         out += ["", f"VOTE: {vote}"]

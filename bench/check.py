@@ -40,19 +40,20 @@ rules:
 """
 
 
-def comment(i: int, author: str, vote: str | None) -> str:
-    return _comment(i, author, vote, decision_every=10)
+def comment(i: int, author: str, vote: str | None, revision: str) -> str:
+    stamp = {"model": "bench", "revision": revision, "seen": "all"}  # as a turn writes it
+    return _comment(i, author, vote, decision_every=10, stamp=stamp)
 
 
-def comments(start: int, n: int) -> str:
+def comments(start: int, n: int, revision: str) -> str:
     """n comments; the last three are the panel's READY votes."""
     chunks = []
     for i in range(start, start + n):
         left = start + n - i
         if left <= 3:
-            chunks.append(comment(i, PANEL[3 - left], "READY"))
+            chunks.append(comment(i, PANEL[3 - left], "READY", revision))
         else:
-            chunks.append(comment(i, PANEL[i % 3], "CHANGES" if i % 4 == 0 else None))
+            chunks.append(comment(i, PANEL[i % 3], "CHANGES" if i % 4 == 0 else None, revision))
     return "".join(chunks)
 
 
@@ -82,9 +83,10 @@ def build(root: Path, ledgers: int, n: int) -> tuple[int, int]:
         text = f"# Decision {k}\n\nWe will do thing {k}.\n"
         (root / doc).write_text(text)
         ledger = header(doc, f"Decision {k}")
-        ledger += f"<!-- SOURCE-REVISION: {blob_id(text.encode())} path={doc} -->\n\n"
+        revision = blob_id(text.encode())
+        ledger += f"<!-- SOURCE-REVISION: {revision} path={doc} -->\n\n"
         (root / f"docs/adr/discussions/{k:04d}-decision.discussion.md").write_text(
-            ledger + comments(0, half))
+            ledger + comments(0, half, revision))
     git(root, "add", ".")
     git(root, "commit", "-qm", "documents and first reviews")
     size = 0
@@ -93,9 +95,11 @@ def build(root: Path, ledgers: int, n: int) -> tuple[int, int]:
         text = f"# Decision {k}\n\nWe will do thing {k}, revised.\n"
         (root / doc).write_text(text)
         path = root / f"docs/adr/discussions/{k:04d}-decision.discussion.md"
+        revision = blob_id(text.encode())
         with open(path, "a") as fh:
-            fh.write(f"<!-- SOURCE-REVISION: {blob_id(text.encode())} path={doc} -->\n\n"
-                     "<!-- VOTE-RESET: the document changed -->\n\n" + comments(half, n - half))
+            fh.write(f"<!-- SOURCE-REVISION: {revision} path={doc} -->\n\n"
+                     "<!-- VOTE-RESET: the document changed -->\n\n"
+                     + comments(half, n - half, revision))
         size += path.stat().st_size
     git(root, "add", ".")
     git(root, "commit", "-qm", "revisions and second reviews")

@@ -25,7 +25,9 @@ VOTES = ["READY", "CHANGES", "REJECT", None]
 
 
 def comment(i: int) -> str:
-    return sample_comment(i, AUTHORS[i % len(AUTHORS)], VOTES[i % len(VOTES)])
+    author = AUTHORS[i % len(AUTHORS)]
+    stamp = {"model": "bench"} if author.startswith("AI-") else None  # as turns write them
+    return sample_comment(i, author, VOTES[i % len(VOTES)], stamp=stamp)
 
 
 def build(n: int) -> str:

@@ -18,7 +18,7 @@ from cascade.check.report import Problem
 from cascade.ledger.meaning import (
     changed_by_append, common_prefix, describe, entry_key, first_lost,
 )
-from cascade.ledger.parse import parse
+from cascade.ledger.parse import parse, sealed
 from cascade.loop.gitio import git
 from cascade.resources import LEDGER_SUFFIX
 
@@ -27,6 +27,10 @@ _EDIT_REASONS = {
     "removed": "ledger text removed in {sha}",
     "inserted": "text inserted into the ledger's earlier text in {sha}",
 }
+
+
+def _is_sealed(old: bytes) -> bool:
+    return sealed(old.decode("utf-8", "replace"))
 
 
 def _is_ledger(path: str | None) -> bool:
@@ -45,7 +49,15 @@ class History:
         self._deleted: list[tuple[str, str, str]] = []  # (commit, path, old blob)
         self.recreated: set[str] = set()  # ledger paths deleted or added in some commit
         self._parsed: dict[str, object] = {}
+        self._sealed: dict[bytes, bool] = {}  # the old text (a prefix of the new) -> sealed
 
+    def _seal(self, pairs: list[tuple[bytes, int | None]]) -> None:
+        """Whether each old text is sealed, decided in bulk (split with a worker when large)."""
+        from cascade.check.ledgers import split_map
+
+        heads = [new[:size] for new, size in pairs if size]
+        flags = split_map(_is_sealed, heads, [len(h) for h in heads])
+        self._sealed = dict(zip(heads, flags))
     def check(self, commits: list[tuple[str, list[str]]]) -> list[Problem]:
         pairs = [(c, p) for c, parents in commits for p in (parents or [None])]
         sections = iter(commit_diffs(self.root, pairs))
@@ -62,6 +74,7 @@ class History:
             wanted += [b for _, b in versions] + [merged]
         self.blobs.fetch(wanted)
         sizes = self.blobs.sizes([old for _, _, old, _ in self._appends])
+        self._seal([(self.blobs.get(new), sizes.get(old)) for _, _, old, new in self._appends])
         for commit, path, old_blob, new_blob in self._appends:
             self._append(commit, path, old_blob, new_blob, sizes.get(old_blob))
         for commit, path, versions, merged in self._merges:
@@ -146,18 +159,22 @@ class History:
                 old_size: int | None) -> None:
         new = self.blobs.get(new_blob)
         if old_size is not None and extends(old_blob, old_size, new):
-            self._meaning(commit, path, old_blob, new_blob)
+            self._meaning(commit, path, old_blob, new_blob, new[:old_size])
             return
         old = self.blobs.get(old_blob)
         if is_append(old, new):
-            self._meaning(commit, path, old_blob, new_blob)
+            self._meaning(commit, path, old_blob, new_blob, old)
             return
         line, kind = first_edit(self.root, old_blob, new_blob, old)
         self.problems.append(Problem(path, line, _EDIT_REASONS[kind].format(sha=commit[:7]),
                                      kind, commit))
 
-    def _meaning(self, commit: str, path: str, old_blob: str, new_blob: str) -> None:
-        """Bytes were only appended; the entries read from the old text must not change."""
+    def _meaning(self, commit: str, path: str, old_blob: str, new_blob: str, old: bytes) -> None:
+        """Bytes were only appended; the entries read from the old text must not change. A
+        sealed old text (ending outside blocks, fences and its header) cannot change."""
+        known = self._sealed.get(old)
+        if known if known is not None else sealed(old.decode("utf-8", "replace")):
+            return
         found = changed_by_append(self._ledger(old_blob), self._ledger(new_blob))
         if found:
             line, what = found

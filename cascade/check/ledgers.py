@@ -109,40 +109,45 @@ def evaluate(job: Job) -> LedgerState:
     return state
 
 
-_BATCH: list[Job] = []  # inherited by the forked worker, never pickled
+_WORK: tuple = ()  # (function, items): inherited by the forked worker, never pickled
 
 
-def _evaluate_batch(indices: list[int]) -> list[LedgerState]:
-    return [evaluate(_BATCH[i]) for i in indices]
+def _run_part(indices: list[int]) -> list:
+    func, items = _WORK
+    return [func(items[i]) for i in indices]
 
 
-def evaluate_all(jobs: list[Job]) -> dict[str, LedgerState]:
-    """{key: state}. A large batch is split by size between this process and a worker."""
-    global _BATCH
-    order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i].raw))
-    total = sum(len(job.raw) for job in jobs)
-    if total < PARALLEL_BYTES or len(jobs) < 2 or not _can_fork():
-        _BATCH = jobs
-        try:
-            return {s.key: s for s in _evaluate_batch(order)}
-        finally:
-            _BATCH = []
+def split_map(func, items: list, weights: list[int]) -> list:
+    """``[func(item) for item in items]``, the heavier half by weight in one forked worker
+    when the batch is large enough to repay starting it (Linux; elsewhere serial)."""
+    global _WORK
+    order = sorted(range(len(items)), key=lambda i: -weights[i])
+    if sum(weights) < PARALLEL_BYTES or len(items) < 2 or not _can_fork():
+        return [func(item) for item in items]
     halves: list[list[int]] = [[], []]
     sizes = [0, 0]
     for i in order:  # largest first, to the lighter half
         k = 0 if sizes[0] <= sizes[1] else 1
         halves[k].append(i)
-        sizes[k] += len(jobs[i].raw)
+        sizes[k] += weights[i]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _BATCH = jobs
+    _WORK = (func, items)
     try:
         with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            theirs = pool.submit(_evaluate_batch, halves[1])
-            states = _evaluate_batch(halves[0]) + theirs.result()
+            theirs = pool.submit(_run_part, halves[1])
+            mine = _run_part(halves[0])
+            results = dict(zip(halves[0], mine))
+            results.update(zip(halves[1], theirs.result()))
     finally:
-        _BATCH = []
+        _WORK = ()
+    return [results[i] for i in range(len(items))]
+
+
+def evaluate_all(jobs: list[Job]) -> dict[str, LedgerState]:
+    """{key: state}. A large batch is split by size between this process and a worker."""
+    states = split_map(evaluate, jobs, [len(job.raw) for job in jobs])
     return {s.key: s for s in states}
 
 

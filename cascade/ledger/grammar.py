@@ -30,6 +30,9 @@ STAMP = re.compile(r"<!--[ \t]*cascade:(ai|decision)\b(.*?)-->[ \t]*\Z")
 EVENT = re.compile(r"<!--[ \t]*([A-Z][A-Z-]+[A-Z])[ \t]*:?[ \t]*(.*?)[ \t]*-->[ \t]*\Z")
 
 
+FENCE_FIRST = frozenset(" \t`~")  # the only first characters a fence line can have
+
+
 def is_blank(line: str) -> bool:
     return not line.strip(" \t")
 

@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 
 from cascade.ledger import grammar
-from cascade.ledger.grammar import fence_closes, fence_opens, is_blank, is_delimiter, name_of
+from cascade.ledger.grammar import (
+    FENCE_FIRST, fence_closes, fence_opens, is_blank, is_delimiter, name_of,
+)
 from cascade.ledger.model import (
     EVENT_KINDS, PHASE_TRANSITION, VOTES, Comment, Event, Header, Ledger, Marker,
 )
@@ -39,11 +41,13 @@ _MARKER_START = frozenset(" \t-*+_QTDAC0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
 
 
-def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger:
+def parse(text: str, default_phase: str = "", *, details: bool = True,
+          structure_only: bool = False) -> Ledger:
     """Parse ledger text. Content problems become warnings, never exceptions.
 
     ``details=False`` skips markers and mentions (what consensus does not need): the same
-    comments, votes, events and line numbers, read faster.
+    comments, votes, events and line numbers, read faster. ``structure_only``: no entries at
+    all, only where the text ends (in a block, a fence, the header): see ``sealed``.
     """
     newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1 or len(text)] else "\n"
     ends_with_newline = text.endswith("\n") or text == ""
@@ -54,7 +58,7 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
         lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     n = len(lines)
 
-    header, i = _parse_header(lines)
+    header, i, header_open = _parse_header(lines)
     phase = header.phase or default_phase
     entries: list[Comment | Event] = []
     warnings: list[tuple[int, str]] = []
@@ -88,14 +92,15 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
                 block.append((lineno, line))
             i += 1
             continue
-        opened = fence_opens(line)
+        first = line[:1]
+        opened = fence_opens(line) if first in FENCE_FIRST else None
         if opened:
             fence, fence_line = opened, lineno
             if block is not None:
                 block.append((lineno, line))
             i += 1
             continue
-        if is_delimiter(line):
+        if first == "-" and is_delimiter(line):
             if block is not None:
                 entries.append(_make_comment(block, block_start, lineno - 1, phase, warnings,
                                              details))
@@ -110,14 +115,15 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
             i += 1
             continue
         if block is not None:
-            block.append((lineno, line))
+            if not structure_only:
+                block.append((lineno, line))
             i += 1
             continue
         if is_blank(line):
             i += 1
             continue
         # Between blocks: events, the context markdown, stray text.
-        ev = _event_kind(line)
+        ev = _event_kind(line) if not structure_only else None
         if ev:
             kind, value = ev
             event = Event(kind, value, _fields(value), lineno, phase)
@@ -140,14 +146,24 @@ def parse(text: str, default_phase: str = "", *, details: bool = True) -> Ledger
                                      "thematic break)"))
         i += 1
     open_block = block is not None
-    if block is not None:
+    if block is not None and not structure_only:
         entries.append(_make_comment(block, block_start, n, phase, warnings, details))
     if fence is not None:
         warnings.append((fence_line, f"unclosed code fence {fence}"))
     ledger = Ledger(header, title_line, entries, n, newline, ends_with_newline, open_block, warnings)
     ledger.open_fence = fence  # type: ignore[attr-defined]
     ledger.open_fence_line = fence_line if fence else 0  # type: ignore[attr-defined]
+    ledger.header_open = header_open  # type: ignore[attr-defined]
     return ledger
+
+
+def sealed(text: str) -> bool:
+    """Can nothing appended to ``text`` change what it says? True when it ends outside any
+    comment block and code fence, after its header is complete: the grammar has no other
+    way for later lines to change earlier entries (a block ends at its first ---)."""
+    ledger = parse(text, structure_only=True)
+    return not (ledger.open_block or ledger.open_fence  # type: ignore[attr-defined]
+                or ledger.header_open)  # type: ignore[attr-defined]
 
 
 def parse_header(text: str) -> Header:
@@ -176,16 +192,18 @@ def _fields(value: str) -> dict[str, str]:
     return fields
 
 
-def _parse_header(lines: list[str]) -> tuple[Header, int]:
+def _parse_header(lines: list[str]) -> tuple[Header, int, bool]:
+    """(header, index after it, whether the text ended while the header was still open)."""
     header = Header()
     i = 0
     while i < len(lines) and is_blank(lines[i]):
         i += 1
     if i >= len(lines):
-        return header, i
+        return header, i, False
     m = _HEADER_OPEN.match(lines[i])
     if not m:
-        return header, 0
+        return header, 0, False
+    still_open = True
     header.line = i + 1
     i += 1
     raw: dict[str, str] = {}
@@ -196,6 +214,7 @@ def _parse_header(lines: list[str]) -> tuple[Header, int]:
                 j += 1  # blank lines between field comments are tolerated
             fm = _HEADER_FIELD.match(lines[j]) if j < len(lines) else None
             if not fm:
+                still_open = j >= len(lines)
                 break
             raw.setdefault(fm.group(1).strip().lower(), fm.group(2))
             i = j + 1
@@ -208,6 +227,7 @@ def _parse_header(lines: list[str]) -> tuple[Header, int]:
                 raw.setdefault(fm.group(1).strip().lower(), fm.group(2))
             i += 1
             if closing:
+                still_open = False
                 break
     header.end_line = i
     header.title = raw.pop("title", "")
@@ -221,7 +241,7 @@ def _parse_header(lines: list[str]) -> tuple[Header, int]:
     header.participants = [p.strip().lstrip("@") for p in re.split(r"[,\s]+", parts) if p.strip()]
     header.consensus = {k: v.strip('"') for k, v in _KV.findall(raw.pop("consensus", ""))}
     header.extra = raw
-    return header, i
+    return header, i, still_open
 
 
 def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str,
@@ -245,7 +265,7 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
         if not first:
             body.append(line)
             continue
-        opened = fence_opens(line)
+        opened = fence_opens(line) if first in FENCE_FIRST else None
         if opened:
             fence = opened
             body.append(line)
