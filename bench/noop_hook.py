@@ -9,7 +9,6 @@ would run. Target: cascade's median is no higher than check-yaml's.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess

@@ -460,7 +460,7 @@ def test_nested_rule_file_at_the_ref_overrides(repo, cli, base):
     commit(repo, "nested rules, no ledger")
     code, out, _ = check(cli, "--from-ref", base)
     assert code == 1
-    assert (f"(docs/adr/.ai-rules.yml:2) but its ledger docs/adr/reviews/0001-use-sqlite"
+    assert ("(docs/adr/.ai-rules.yml:2) but its ledger docs/adr/reviews/0001-use-sqlite"
             ".discussion.md is not committed") in out
 
 

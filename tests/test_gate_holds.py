@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from ledgers import stamp_fields
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     DOC, LEDGER, PANEL, RULES, commit, hook, install_plain, loop_repo, match, reply, run, script,
 )
@@ -116,7 +115,7 @@ def test_a_hand_appended_persona_vote_does_not_override_its_reject(loop_repo, fa
     out = check(repo, "--from-ref", base)
     assert out.returncode == 1
     assert f"{LEDGER}:{n}: a block under AI-Security's name that cascade did not write" in out.out
-    assert f"consensus REJECT" in out.out or "REJECT from AI-Security" in out.out
+    assert "consensus REJECT" in out.out or "REJECT from AI-Security" in out.out
     d = Discussion.load(repo / LEDGER, root=repo)
     assert d.votes["AI-Security"] == "REJECT"
 

@@ -12,13 +12,10 @@ from dataclasses import dataclass
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
-from cascade.errors import CascadeError
 from cascade.ledger.parse import parse_header
 from cascade.loop.globs import glob_match
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet
-from cascade.resources import CONFIG_DIR, LEDGER_SUFFIX
-
-RULES_FILE = ".ai-rules.yml"
+from cascade.resources import LEDGER_SUFFIX
 
 
 @dataclass
@@ -26,14 +23,6 @@ class Governed:
     doc: str
     rule: Rule
     ledger: str  # where the ledger is (or, if missing, where the rule says it belongs)
-
-
-def is_config(path: str) -> bool:
-    """A file whose change can change verdicts: a rule file, or the repository's personas,
-    protocols and rule presets."""
-    return (path == RULES_FILE or path.endswith("/" + RULES_FILE)
-            or path.startswith(CONFIG_DIR + "/") and path.split("/")[1:2][0] in
-            ("personas", "protocols", "rules"))
 
 
 def governed(paths: list[str], rules: RuleSet) -> dict[str, Rule]:
@@ -47,41 +36,6 @@ def governed(paths: list[str], rules: RuleSet) -> dict[str, Rule]:
             if rule is not None:
                 out[path] = rule
     return out
-
-
-def _same(a: Rule, b: Rule) -> bool:
-    return (a.name, str(a.file), a.base) == (b.name, str(b.file), b.base)
-
-
-def check_shared_ledgers(docs: dict[str, Rule], tree: Tree, rules: RuleSet) -> None:
-    """Two documents of the tree that a rule maps to one ledger: a configuration error."""
-    wanted = list({(r.name, str(r.file), r.base): r for r in docs.values()
-                   if "{date}" not in r.discussion}.values())
-    if not wanted:
-        return
-    owners: dict[str, list[str]] = {}
-    for path in tree.files:
-        if path.endswith(NEVER_GOVERNED):
-            continue
-        for rule in wanted:
-            if rule.matches(path):
-                actual = rules.governing(path) if path not in docs else docs[path]
-                if actual is not None and _same(actual, rule):
-                    owners.setdefault(rule.ledger_path(path), []).append(path)
-                break
-    for ledger, paths in owners.items():
-        if len(paths) > 1:
-            from cascade.loop.gate import shared_ledger_error
-
-            rule = next(r for r in wanted if rule_maps(r, paths[0], ledger))
-            raise shared_ledger_error(rule, ledger, paths, "")
-
-
-def rule_maps(rule: Rule, doc: str, ledger: str) -> bool:
-    try:
-        return rule.matches(doc) and rule.ledger_path(doc) == ledger
-    except CascadeError:
-        return False
 
 
 def find_ledgers(docs: dict[str, Rule], tree: Tree) -> list[Governed]:

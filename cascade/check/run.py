@@ -17,9 +17,7 @@ import contextlib
 from pathlib import Path
 
 from cascade.check.config import committed_config, repository_path
-from cascade.check.documents import (
-    Governed, check_shared_ledgers, find_ledgers, governed, is_config, judge, source_of,
-)
+from cascade.check.documents import Governed, find_ledgers, governed, judge, source_of
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
@@ -27,8 +25,8 @@ from cascade.check.report import Notice, Problem, Report
 from cascade.errors import CascadeError
 from cascade.ledger.meaning import first_lost
 from cascade.ledger.parse import parse
-from cascade.loop.governance import authority, ledger_rule
-from cascade.loop.rules import Rule, RuleSet
+from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
+from cascade.loop.rules import Rule, RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX
 
 
@@ -76,7 +74,7 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
             changed = list(tree.files)
             base_tree = None
         docs = governed(changed, end.rules)
-        check_shared_ledgers(docs, tree, end.rules)
+        check_shared_ledgers(docs, tree.files, end.rules)
         items = find_ledgers(docs, tree)
         old_items = _old_items(old, changed, tree, docs) if old else []
 

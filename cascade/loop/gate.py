@@ -16,7 +16,7 @@ from cascade.ledger.discussion import Discussion
 from cascade.ledger.state import Authority, block_id, gate, settings_fields
 from cascade.loop.gitio import git, index_blobs, read_blobs
 from cascade.loop.governance import authority as rule_authority
-from cascade.loop.governance import ledger_rule
+from cascade.loop.governance import check_shared_ledgers, ledger_rule
 from cascade.loop.rules import Rule, RuleSet
 
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
@@ -55,46 +55,13 @@ def _find_ledger(root: Path, rule: Rule, doc: str) -> str:
     return rule.ledger_path(doc)
 
 
-def shared_ledger_error(rule: Rule, ledger: str, docs: list[str], where: str) -> CascadeError:
-    """Two documents one ledger: one of them would never be reviewed."""
-    first, second = sorted(docs)[:2]
-    return CascadeError(f"rule {rule.name!r} maps {first} and {second} to one ledger, {ledger}: "
-                        "one of them would never be reviewed; put {dir} in its discussion: "
-                        "path (e.g. \"{dir}/discussions/{stem}.discussion.md\")",
-                        rule.file, rule.line_of("discussion"))
-
-
 def _tracked(root: Path) -> list[str]:
     out = git(root, "ls-files", "-z", "--cached")
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _check_shared_ledgers(root: Path, governed: dict[str, Rule], rules: RuleSet) -> None:
-    """A rule that maps two documents of the repository to one ledger is a configuration
-    error: checked for the rules of the documents this commit stages."""
-    wanted = {(r.name, str(r.file), r.base) for r in governed.values()}
-    owners: dict[str, list[str]] = {}
-    for doc, rule in governed.items():
-        if "{date}" not in rule.discussion:
-            owners.setdefault(rule.ledger_path(doc), []).append(doc)
-    for path in _tracked(root):
-        if path in governed or not rules.files_for(path):
-            continue
-        rule = rules.governing(path)
-        if rule is None or (rule.name, str(rule.file), rule.base) not in wanted:
-            continue
-        if "{date}" not in rule.discussion:
-            ledger = rule.ledger_path(path)
-            if ledger in owners:
-                owners[ledger].append(path)
-    for ledger, docs in owners.items():
-        if len(docs) > 1:
-            rule = governed[next(d for d in docs if d in governed)]
-            raise shared_ledger_error(rule, ledger, docs, "")
-
-
 def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: RuleSet) -> list[Item]:
-    _check_shared_ledgers(root, governed, rules)
+    check_shared_ledgers(governed, _tracked(root), rules)
     items: dict[str, Item] = {}
     for doc, rule in governed.items():
         ledger = _find_ledger(root, rule, doc)
@@ -153,8 +120,7 @@ def _head_version(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
 
 
 def _merge_head(root: Path) -> str | None:
-    from cascade.loop.gitio import git_dir
-
+    """The other parent of a merge in progress, if any."""
     path = Path(git(root, "rev-parse", "--git-dir").decode().strip())
     path = path if path.is_absolute() else root / path
     try:

@@ -22,6 +22,34 @@ def authority(rule: Rule, *tops: Path) -> Authority:
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
 
 
+def _same(a: Rule, b: Rule) -> bool:
+    return (a.name, str(a.file), a.base) == (b.name, str(b.file), b.base)
+
+
+def check_shared_ledgers(docs: dict[str, Rule], paths, rules: RuleSet) -> None:
+    """A rule that maps two documents to one ledger is a configuration error (one of them
+    would never be reviewed, and the ledger's revisions would name the other): checked for
+    the rules of ``docs`` over every path of the repository (``paths``)."""
+    wanted = list({(r.name, str(r.file), r.base): r for r in docs.values()
+                   if "{date}" not in r.discussion}.values())
+    if not wanted:
+        return
+    owners: dict[str, list[tuple[str, Rule]]] = {}
+    for path in dict.fromkeys([*docs, *paths]):
+        if path.endswith(LEDGER_SUFFIX) or not any(r.matches(path) for r in wanted):
+            continue
+        rule = docs.get(path) or (rules.governing(path) if rules.files_for(path) else None)
+        if rule is not None and any(_same(rule, r) for r in wanted):
+            owners.setdefault(rule.ledger_path(path), []).append((path, rule))
+    for ledger, found in owners.items():
+        if len(found) > 1:
+            (first, rule), (second, _) = sorted(found, key=lambda f: f[0])[:2]
+            raise CascadeError(f"rule {rule.name!r} maps {first} and {second} to one ledger, "
+                               f"{ledger}: one of them would never be reviewed; put {{dir}} in "
+                               "its discussion: path (e.g. \"{dir}/discussions/{stem}"
+                               ".discussion.md\")", rule.file, rule.line_of("discussion"))
+
+
 def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
     """The rule that governs the ledger at ``ledger`` (repository-relative), or None."""
     if not source or not rules.files_for(source):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet
+from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX, find_root
 
 
@@ -44,12 +44,6 @@ def candidates(root: Path, staged: list[str], rules: RuleSet) -> tuple[dict[str,
         if rule is not None:
             governed[path] = rule
     return governed, ledgers
-
-
-def _is_config(path: str) -> bool:
-    return (path == ".ai-rules.yml" or path.endswith("/.ai-rules.yml")
-            or path.startswith(".cascade/rules/") or path.startswith(".cascade/personas/")
-            or path.startswith(".cascade/protocols/"))
 
 
 def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out) -> None:
@@ -86,7 +80,7 @@ def run_hook(files: list[str], out=None) -> int:
         staged = staged_paths(root)
     rules = RuleSet(root)
     governed, ledgers = candidates(root, staged, rules)
-    if any(_is_config(p) for p in staged):
+    if any(is_config(p) for p in staged):
         _head_governed(root, staged, governed, out)
     if not governed and not ledgers:
         return 0

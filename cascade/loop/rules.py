@@ -127,6 +127,13 @@ class Rule:
         return self.expand(self.discussion, doc, date=date)
 
 
+def is_config(path: str) -> bool:
+    """A file whose change can change verdicts: a rule file, or the repository's own
+    personas, protocols and rule presets."""
+    return (path == RULES_FILE or path.endswith("/" + RULES_FILE)
+            or path.startswith((".cascade/personas/", ".cascade/protocols/", ".cascade/rules/")))
+
+
 def _rules_rel(folder: str) -> str:
     return f"{folder}/{RULES_FILE}" if folder else RULES_FILE
 
