@@ -15,9 +15,7 @@ from cascade.check.appendonly import extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
 from cascade.check.report import Problem
-from cascade.ledger.meaning import (
-    changed_by_append, common_prefix, describe, entry_key, first_lost,
-)
+from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.parse import parse, sealed
 from cascade.loop.gitio import git
 from cascade.resources import LEDGER_SUFFIX
@@ -96,21 +94,8 @@ class History:
         return self._parsed[blob]
 
     def _merge_meaning(self, versions: list[tuple[str, str]], merged: str):
-        """Every parent's entries, after those all parents share, survive in the merge, in
-        their order; the shared ones begin it unchanged."""
-        parents = [(sha, self._ledger(blob)) for sha, blob in versions]
-        result = self._ledger(merged)
-        shared = common_prefix([ledger for _, ledger in parents])
-        base = parents[0][1].entries[:shared]
-        for i, entry in enumerate(base):
-            if i >= len(result.entries) or entry_key(entry) != entry_key(result.entries[i]):
-                return entry.line, f"changes what its parents share: {describe(entry)}"
-        for sha, ledger in parents:
-            found = first_lost(ledger, result, shared)
-            if found:
-                line, what = found
-                return line, f"loses an entry of parent {sha[:7]}: {what} (its line {line})"
-        return None
+        return merge_lost([(sha[:7], self._ledger(blob)) for sha, blob in versions],
+                          self._ledger(merged))
 
     def _single(self, commit: str, changes: list[Change]) -> None:
         for ch in changes:

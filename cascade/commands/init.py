@@ -27,6 +27,9 @@ extends: [adr, feature-spec]
 #     consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: true}
 #     # or let the panel advise and people decide:
 #     # consensus: {threshold_ready: 1.0, persona_votes: advisory}
+#     deciders: [lead@example.com]   # who may override the panel (cascade decide); unset: anyone
+#
+# This file, .cascade/ and the ledgers decide what passes: give them code owners.
 """
 
 PRECOMMIT_LOCAL = """\

@@ -65,3 +65,19 @@ def common_prefix(ledgers: list[Ledger]) -> int:
         if len({entry_key(ledger.entries[i]) for ledger in ledgers}) > 1:
             return i
     return n
+
+
+def merge_lost(parents: list[tuple[str, Ledger]], result: Ledger) -> tuple[int, str] | None:
+    """(line in a parent, what) when a merge does not keep what its parents say: the entries
+    all parents share must begin the result, and each parent's own entries must follow in
+    their order (interleaved with the other parents')."""
+    shared = common_prefix([ledger for _, ledger in parents])
+    for i, entry in enumerate(parents[0][1].entries[:shared]):
+        if i >= len(result.entries) or entry_key(entry) != entry_key(result.entries[i]):
+            return entry.line, f"changes what its parents share: {describe(entry)}"
+    for name, ledger in parents:
+        found = first_lost(ledger, result, shared)
+        if found:
+            line, what = found
+            return line, f"loses an entry of parent {name}: {what} (its line {line})"
+    return None

@@ -135,7 +135,7 @@ def check_staged(root: Path, items: list[Item]) -> None:
     and not end inside an open code fence. A problem blocks the commit, with file:line."""
     from cascade.check.appendonly import first_edit, is_append
     from cascade.check.merge import merge_problem
-    from cascade.ledger.meaning import changed_by_append
+    from cascade.ledger.meaning import changed_by_append, merge_lost
     from cascade.ledger.parse import parse
 
     staged = index_blobs(root, [i.ledger for i in items])
@@ -153,7 +153,9 @@ def check_staged(root: Path, items: list[Item]) -> None:
             if merging:
                 theirs = _head_version(root, item.ledger, merging)
                 parents = [("HEAD", old)] + ([("MERGE_HEAD", theirs)] if theirs is not None else [])
-                found = merge_problem(parents, new)
+                found = merge_problem(parents, new) or merge_lost(
+                    [(name, parse(data.decode("utf-8", "replace"), details=False))
+                     for name, data in parents], new_ledger)
             elif not is_append(old, new):
                 head_blob = git(root, "rev-parse", f"HEAD:{item.ledger}").decode().strip()
                 line, kind = first_edit(root, head_blob, blob, old)
