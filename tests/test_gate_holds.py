@@ -540,3 +540,20 @@ def test_a_persona_that_fails_blocks_and_is_named_once(loop_repo, fake_llm, monk
     assert all(f"cannot connect to {url}: connection refused" in ln for ln in lines)
     assert "HTTP 500" not in proc.stdout
     assert "AI-Architect, AI-Security, AI-Pragmatist failed (see above)" in proc.stdout
+
+
+def test_a_person_can_decide_when_the_panel_cannot_be_reached(loop_repo, fake_llm, monkeypatch):
+    """A decision in force asks nobody, so a model that is down cannot block it."""
+    repo = loop_repo
+    base = head(repo)
+    install_plain(repo)
+    monkeypatch.setenv("CASCADE_API_BASE", "http://127.0.0.1:9/v1")  # nothing listens there
+    monkeypatch.setenv("CASCADE_RETRIES", "0")
+    git(repo, "add", DOC)
+    down = commit(repo)
+    assert down.returncode == 1 and "failed (see above)" in down.out
+    assert cascade(repo, "decide", DOC, "READY", "--reason", "Reviewed in the meeting.").returncode == 0
+    git(repo, "add", LEDGER)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert check(repo, "--from-ref", base).returncode == 0

@@ -25,27 +25,22 @@ def _identity() -> str:
 
 
 def decide(path: str, vote: str, reason: str) -> int:
-    from cascade.ledger.discussion import Discussion
     from cascade.loop.gitio import index_blobs, repo_root
-    from cascade.loop.governance import authority, resolve
+    from cascade.loop.governance import open_discussion
 
     vote = vote.strip().upper()
     if vote not in VOTES:
         raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
     if not " ".join(reason.split()):
         raise CascadeError("a decision needs a reason: --reason TEXT")
-    ledger, doc, rule = resolve(path)
-    root = repo_root(ledger.parent if ledger.parent.exists() else None) if rule else None
-    d = Discussion.load(ledger, root=root,
-                        authority=authority(rule, root) if rule and root else None)
+    d = open_discussion(path)
     if d.personas.is_persona_name(git_user_name()):
         raise CascadeError(f"{git_user_name()!r} is a persona's name; people decide under "
                            "their own name", d.path)
-    doc = doc or d.source
+    doc = d.source
     revision = None
     if doc:
-        top = root or repo_root(ledger.parent)
-        revision = index_blobs(top, [doc]).get(doc)
+        revision = index_blobs(repo_root(d.path.parent), [doc]).get(doc)
         if revision is None:
             raise CascadeError(f"{doc} is not in the index: stage it (git add) first, so the "
                                "decision names the revision a commit will hold", d.path)
@@ -59,7 +54,13 @@ def decide(path: str, vote: str, reason: str) -> int:
     shown = display_path(d.path)
     if decision is None or decision.by != by or decision.vote != vote:
         note = next((x.note for x in reversed(d.state.decisions) if x.by == by), "")
-        print(f"cascade: recorded, but it does not override the panel: {note}", file=sys.stderr)
+        if revision and d.source_revision != revision and note.startswith("for another"):
+            print(f"cascade: the ledger has not recorded this revision of {doc} yet: the "
+                  "decision takes effect when the hook records it (commit the document)",
+                  file=sys.stderr)
+        else:
+            print(f"cascade: recorded, but it does not override the panel: {note}",
+                  file=sys.stderr)
     print(f"Recorded the decision of {by}: {vote}{where}, in {shown}.")
     print(f"Stage it and commit: git add {shlex.quote(shown)}")
     return 0

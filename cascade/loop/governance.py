@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cascade.errors import CascadeError
+from cascade.errors import CascadeError, display_path
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.state import Authority
 from cascade.loop.rules import Rule, RuleSet
@@ -108,7 +108,10 @@ def open_discussion(path: str | Path):
     from cascade.ledger.discussion import Discussion
     from cascade.loop.gitio import repo_root
 
-    ledger, _doc, rule = resolve(path)
+    ledger, doc, rule = resolve(path)
+    if rule is not None and doc and not Path(ledger).exists():
+        raise CascadeError(f"no ledger yet ({display_path(ledger)}): commit the document once, "
+                           "and the hook creates its ledger and asks the panel", Path(path))
     root = None
     if rule is not None:
         root = repo_root(Path(ledger).parent if Path(ledger).parent.exists() else None)

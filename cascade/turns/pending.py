@@ -6,7 +6,9 @@ mentions nobody. A person's comment that @mentions personas asks only those (``@
 participant). A person's vote with no text, and a decision, ask nobody. A closed discussion
 (an OUTCOME recorded) stays quiet: only a new revision of its document, or a mention, wakes
 anyone. A persona's own comment is not input: personas never wake each other, so turns cannot
-loop. Only a block the tool wrote for a persona counts as that persona having spoken.
+loop. Only a block the tool wrote for a persona counts as that persona having spoken. While a
+person's decision is in force for the current revision, nobody is asked: the person decided
+(``cascade turn PATH @alias`` still asks anyone by name).
 """
 from __future__ import annotations
 
@@ -29,6 +31,8 @@ class Pending:
 
 
 def pending_turns(d: Discussion) -> list[Pending]:
+    if d.decision is not None:
+        return []
     registry = d.personas
     participants = d.participants
     last_all = -1
