@@ -146,3 +146,158 @@ def test_bundled_folders_exist():
     for kind in ("templates", "rules", "personas", "protocols"):
         assert bundled(kind).is_dir(), kind
     assert isinstance(bundled("templates"), Path)
+
+
+# ---- next: every chain ends at a last phase ----------------------------------------------------
+
+CHAIN = """name: mine
+phases:
+  - id: a
+    next: b
+  - id: b
+    next: c
+  - id: c
+    next: null
+"""
+UNREACHED = """name: mine
+phases:
+  - id: a
+    next: null
+  - id: b
+    next: c
+  - id: c
+    next: b
+"""
+
+
+@pytest.mark.parametrize("text, line, message", [
+    (CHAIN.replace("next: b", "next: a"), 4, "phase 'a' -> 'a' is a cycle"),
+    (CHAIN.replace("next: null", "next: c"), 8, "phase 'c' -> 'c' is a cycle"),
+    (CHAIN.replace("next: null", "next: a"), 8, "phase 'c' -> 'a' -> 'b' -> 'c' is a cycle"),
+    (CHAIN.replace("next: null", "next: b"), 8, "phase 'c' -> 'b' -> 'c' is a cycle"),
+    (CHAIN.replace("next: c", "next: a"), 6, "phase 'b' -> 'a' -> 'b' is a cycle"),
+    # a cycle the first phase never reaches still costs whoever is moved into it
+    (UNREACHED, 8, "phase 'c' -> 'b' -> 'c' is a cycle"),
+])
+def test_protocol_cycles_are_refused(tmp_path, text, line, message):
+    path = tmp_path / "mine.yml"
+    path.write_text(text)
+    with pytest.raises(CascadeError) as info:
+        load_protocol_file(path)
+    assert info.value.message.startswith(message + ": a phase's next must lead to a last phase")
+    assert info.value.line == line
+    assert str(info.value) == f"{info.value.path}:{line}: {info.value.message}"
+
+
+def test_chains_that_end_are_accepted(tmp_path):
+    path = tmp_path / "mine.yml"
+    # two phases lead to one last phase; a phase no chain reaches is fine too
+    path.write_text(CHAIN.replace("next: b", "next: c") + "  - id: d\n    next: c\n")
+    assert [p.next for p in load_protocol_file(path).phases] == ["c", "c", None, "c"]
+
+
+def test_every_bundled_protocol_loads():
+    found = sorted(bundled("protocols").glob("*.yml"))
+    assert found
+    for path in found:
+        protocol = load_protocol_file(path)
+        assert protocol.name == path.stem
+        assert any(p.next is None for p in protocol.phases)
+
+
+@pytest.mark.parametrize("text, message, line", [
+    (PROTOCOL_OK.replace("next: two", "next: [two]"), "next must be a phase id or null", 5),
+    (PROTOCOL_OK.replace("next: two", "next: 2"), "next must be a phase id or null", 5),
+    (PROTOCOL_OK.replace("name: mine", "name: theirs"), "does not match the file name", 1),
+    (PROTOCOL_OK.replace("name: mine", "name: [mine]"), "protocol 'name' must be a string", 1),
+    (PROTOCOL_OK + "max_rounds: true\n", "max_rounds must be a positive whole number", 8),
+    ("name: mine\nphases:\n  - id: one\n  - two\n", "phase must be a mapping", 4),
+    ("name: mine\nphases:\n  - id: [one]\n", "phase 'id' must be a string", 3),
+    ("name: mine\nphases:\n  - title: One\n", "phase is missing 'id'", 3),
+    ("name: mine\nphases:\n  - id: ''\n", "phase is missing 'id'", 3),
+    ("[name, phases]\n", "protocol must be a mapping", 1),
+    ("", "protocol must be a mapping", 1),
+])
+def test_more_protocol_errors(tmp_path, text, message, line):
+    path = tmp_path / "mine.yml"
+    path.write_text(text)
+    with pytest.raises(CascadeError) as info:
+        load_protocol_file(path)
+    assert message in info.value.message
+    assert info.value.line == line
+
+
+def test_persona_look_alike_name_is_refused_at_the_repository_file(tmp_path):
+    folder = tmp_path / ".cascade" / "personas"
+    folder.mkdir(parents=True)
+    (folder / "dup.yml").write_text(PERSONA_OK.replace("reviewer", "dup").replace(
+        "AI-Reviewer", "ai-security\u00a0"))
+    with pytest.raises(CascadeError) as info:
+        load_personas(tmp_path)
+    assert info.value.message == ("persona name 'ai-security' is too like 'AI-Security', the "
+                                  "name of the bundled persona 'security'")
+    assert info.value.path.endswith("dup.yml") and info.value.line == 1
+
+
+def test_persona_name_clash_between_two_repository_files_names_the_later(tmp_path):
+    folder = tmp_path / ".cascade" / "personas"
+    folder.mkdir(parents=True)
+    for alias in ("bbb", "aaa"):
+        (folder / f"{alias}.yml").write_text("\n" + PERSONA_OK.replace("reviewer", alias))
+    with pytest.raises(CascadeError) as info:
+        load_personas(tmp_path)
+    assert info.value.message == ("persona name 'AI-Reviewer' is also used by "
+                                  ".cascade/personas/aaa.yml")
+    assert info.value.path.endswith("bbb.yml") and info.value.line == 2
+
+
+def test_persona_in_two_files_of_one_folder(tmp_path):
+    folder = tmp_path / ".cascade" / "personas"
+    folder.mkdir(parents=True)
+    (folder / "reviewer.yml").write_text(PERSONA_OK)
+    (folder / "reviewer.yaml").write_text(PERSONA_OK.replace("AI-Reviewer", "AI-Other"))
+    with pytest.raises(CascadeError) as info:
+        load_personas(tmp_path)
+    assert info.value.message == "persona 'reviewer' is also defined in .cascade/personas/reviewer.yaml"
+    assert info.value.path.endswith("reviewer.yml")
+
+
+@pytest.mark.parametrize("text, line", [
+    (PERSONA_OK + "concerns:\n  - fine\n  - 3\n", 8),
+    (PERSONA_OK + "concerns: [fine, {a: 1}]\n", 6),
+    (PERSONA_OK.replace("name: AI-Reviewer", "name: '  '"), 1),
+])
+def test_persona_value_errors_name_their_line(tmp_path, text, line):
+    path = tmp_path / "reviewer.yml"
+    path.write_text(text)
+    with pytest.raises(CascadeError) as info:
+        load_persona(path)
+    assert info.value.line == line
+
+
+def test_yaml_lists_know_their_lines(tmp_path):
+    from cascade.config.yamlio import load_yaml
+
+    path = tmp_path / "x.yml"
+    path.write_text("a:\n  - one\n  -\n    b: 2\n  - [3]\n")
+    data = load_yaml(path)
+    assert data == {"a": ["one", {"b": 2}, [3]]}
+    assert data["a"].line == 2 and data["a"].item_lines == [2, 4, 5]
+    assert data["a"][1].line == 4
+
+
+def test_unknown_template_names_no_file(tmp_path):
+    with pytest.raises(CascadeError) as info:
+        templates.render("discussions", "nope", tmp_path, title="T")
+    assert info.value.path is None
+    assert info.value.message.startswith("unknown discussion template 'nope' (available: ")
+
+
+def test_template_including_a_missing_one_names_the_template(tmp_path):
+    folder = tmp_path / ".cascade" / "templates" / "discussions"
+    folder.mkdir(parents=True)
+    (folder / "mine.md.j2").write_text("# {{ title }}\n{% include 'discussions/gone.md.j2' %}\n")
+    with pytest.raises(CascadeError) as info:
+        templates.render("discussions", "mine", tmp_path, title="T")
+    assert info.value.path.endswith("mine.md.j2")
+    assert "no template 'discussions/gone.md.j2'" in info.value.message

@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from cascade.config.yamlio import check_keys, load_yaml
+from cascade.config.yamlio import check_keys, items_with_lines, load_yaml
 from cascade.errors import CascadeError
 from cascade.resources import search_path
 
@@ -30,6 +30,7 @@ class Persona:
     type: str
     model: str | None
     path: Path
+    line: int = field(default=1, compare=False)  # of its name, in its file
 
     @property
     def votes(self) -> bool:
@@ -80,6 +81,8 @@ def load_persona(path: Path) -> Persona:
     for key in ("name", "alias", "role", "personality", "type"):
         if not isinstance(data[key], str):
             raise CascadeError(f"persona {key!r} must be a string", path, data.line_of(key))
+    if not data["name"].strip():
+        raise CascadeError("persona 'name' must not be blank", path, data.line_of("name"))
     alias = data["alias"]
     if not _ALIAS.match(alias):
         raise CascadeError(f"persona alias {alias!r} must be lower-case letters, digits, - or _",
@@ -93,14 +96,18 @@ def load_persona(path: Path) -> Persona:
     lists = {}
     for key in ("expertise", "concerns"):
         value = data.get(key) or []
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        if not isinstance(value, list):
             raise CascadeError(f"persona {key!r} must be a list of strings", path, data.line_of(key))
+        for item, line in items_with_lines(value, data.line_of(key)):
+            if not isinstance(item, str):
+                raise CascadeError(f"persona {key!r} must be a list of strings", path, line)
         lists[key] = tuple(value)
     model = data.get("model")
     if model is not None and not isinstance(model, str):
         raise CascadeError("persona 'model' must be a model string or null", path, data.line_of("model"))
     return Persona(" ".join(data["name"].split()), alias, data["role"], data["personality"],
-                   lists["expertise"], lists["concerns"], data["type"], model or None, path)
+                   lists["expertise"], lists["concerns"], data["type"], model or None, path,
+                   data.line_of("name"))
 
 
 def load_personas(root: Path | None) -> Personas:
@@ -112,15 +119,42 @@ def load_personas(root: Path | None) -> Personas:
 def _load(folders: tuple[Path, ...]) -> Personas:
     found: dict[str, Persona] = {}
     for folder in reversed(folders):  # bundled first, so the repository's override
+        here: dict[str, Persona] = {}
         for path in sorted(folder.glob("*.y*ml")):
             if path.suffix not in (".yml", ".yaml"):
                 continue
             persona = load_persona(path)
-            found[persona.alias] = persona
-    names: dict[str, Persona] = {}
-    for persona in found.values():
-        other = names.setdefault(persona.name, persona)
-        if other is not persona:
-            raise CascadeError(f"persona name {persona.name!r} is also used by {other.path}",
-                               persona.path)
+            other = here.setdefault(persona.alias, persona)
+            if other is not persona:  # a.yml and a.yaml
+                raise CascadeError(f"persona {persona.alias!r} is also defined in "
+                                   f"{_shown(other, folders)}", path, persona.line)
+        found.update(here)
+    _check_names(found, folders)
     return Personas(found)
+
+
+def _is_bundled(persona: Persona, folders: tuple[Path, ...]) -> bool:
+    return persona.path.parent == folders[-1]  # search_path puts the bundled folder last
+
+
+def _shown(persona: Persona, folders: tuple[Path, ...]) -> str:
+    """How a message names another persona file: ``.cascade/personas/x.yml`` (the same
+    wherever the repository's files are read from), or the bundled persona's alias."""
+    if _is_bundled(persona, folders):
+        return f"the bundled persona {persona.alias!r}"
+    return persona.path.relative_to(persona.path.parent.parent.parent).as_posix()
+
+
+def _check_names(found: dict[str, Persona], folders: tuple[Path, ...]) -> None:
+    """Two personas whose names read alike would take each other's blocks: an error, named
+    at the repository's file (the bundled ones cannot be edited), the later one by name."""
+    names: dict[str, Persona] = {}
+    order = sorted(found.values(), key=lambda p: (not _is_bundled(p, folders), p.path.name))
+    for persona in order:
+        other = names.setdefault(normal_name(persona.name), persona)
+        if other is persona:
+            continue
+        same = ("also used by" if other.name == persona.name
+                else f"too like {other.name!r}, the name of")
+        raise CascadeError(f"persona name {persona.name!r} is {same} {_shown(other, folders)}",
+                           persona.path, persona.line)

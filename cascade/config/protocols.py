@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from cascade.config.yamlio import LineDict, check_keys, load_yaml
+from cascade.config.yamlio import LineDict, check_keys, items_with_lines, load_yaml
 from cascade.errors import CascadeError
 from cascade.resources import search_path
 
@@ -57,15 +57,19 @@ class Protocol:
 
 def load_protocol_file(path: Path) -> Protocol:
     data = check_keys(load_yaml(path), path, _PROTOCOL_KEYS, {"name", "phases"}, "protocol")
+    name = data["name"]
+    if not isinstance(name, str):
+        raise CascadeError("protocol 'name' must be a string", path, data.line_of("name"))
     phases_data = data["phases"]
     if not isinstance(phases_data, list) or not phases_data:
         raise CascadeError("protocol 'phases' must be a non-empty list", path, data.line_of("phases"))
     phases: list[Phase] = []
-    for item in phases_data:
-        ph = check_keys(item, path, _PHASE_KEYS, {"id"}, "phase")
-        line = ph.line if isinstance(ph, LineDict) else None
+    items: list[LineDict] = []
+    for item, item_line in items_with_lines(phases_data, data.line_of("phases")):
+        ph = check_keys(item, path, _PHASE_KEYS, {"id"}, "phase", item_line)
+        line = ph.line if isinstance(ph, LineDict) else item_line
         if not isinstance(ph["id"], str):
-            raise CascadeError("phase 'id' must be a string", path, line)
+            raise CascadeError("phase 'id' must be a string", path, ph.line_of("id"))
         if any(p.id == ph["id"] for p in phases):
             raise CascadeError(f"duplicate phase id {ph['id']!r}", path, line)
         trigger = ph.get("auto_trigger")
@@ -76,20 +80,51 @@ def load_protocol_file(path: Path) -> Protocol:
         voting = ph.get("voting_mode", False)
         if not isinstance(voting, bool):
             raise CascadeError("voting_mode must be true or false", path, ph.line_of("voting_mode"))
+        nxt = ph.get("next")
+        if nxt is not None and not isinstance(nxt, str):
+            raise CascadeError(f"phase {ph['id']!r}: next must be a phase id or null (the last "
+                               "phase)", path, ph.line_of("next"))
         phases.append(Phase(ph["id"], str(ph.get("title") or ph["id"]),
-                            str(ph.get("instructions") or "").strip(), voting, trigger,
-                            ph.get("next")))
+                            str(ph.get("instructions") or "").strip(), voting, trigger, nxt))
+        items.append(ph)
     ids = {p.id for p in phases}
-    for item, phase in zip(phases_data, phases):
+    for item, phase in zip(items, phases):
         if phase.next is not None and phase.next not in ids:
             raise CascadeError(f"phase {phase.id!r} names an unknown next phase {phase.next!r}",
                                path, item.line_of("next"))
+    _check_chains(phases, items, path)
     max_rounds = data.get("max_rounds", 3)
-    if not isinstance(max_rounds, int) or max_rounds < 1:
+    if not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1:
         raise CascadeError("max_rounds must be a positive whole number", path,
                            data.line_of("max_rounds"))
-    return Protocol(str(data["name"]), str(data.get("title") or data["name"]),
+    if name != path.stem:  # a ledger records the name, and a name is looked up as a file name
+        raise CascadeError(f"protocol name {name!r} does not match the file name {path.name!r}",
+                           path, data.line_of("name"))
+    return Protocol(name, str(data.get("title") or name),
                     str(data.get("description") or "").strip(), tuple(phases), max_rounds, path)
+
+
+def _check_chains(phases: list[Phase], items: list[LineDict], path: Path) -> None:
+    """Every chain of ``next`` must end at a last phase (``next: null``). A cycle -- a phase
+    that is its own next, or a -> b -> a -- would advance for ever, a paid round each time:
+    refused, at the ``next:`` that closes it (the one written last in the file)."""
+    by_id = {p.id: p for p in phases}
+    order = {p.id: i for i, p in enumerate(phases)}
+    done: set[str] = set()  # phases whose chain is known to end
+    for phase in phases:
+        trail: list[str] = []
+        current: str | None = phase.id
+        while current is not None and current not in done and current not in trail:
+            trail.append(current)
+            current = by_id[current].next
+        if current is not None and current in trail:
+            cycle = trail[trail.index(current):]
+            closing = max(cycle, key=order.__getitem__)  # its next leads back into the cycle
+            start = cycle.index(closing)
+            walk = " -> ".join(repr(p) for p in cycle[start:] + cycle[:start] + [closing])
+            raise CascadeError(f"phase {walk} is a cycle: a phase's next must lead to a last "
+                               "phase", path, items[order[closing]].line_of("next"))
+        done.update(trail)
 
 
 def load_protocol(name: str, root: Path | None, where: Path | None = None) -> Protocol:

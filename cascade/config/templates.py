@@ -41,13 +41,34 @@ def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
     rel = f"{kind}/{name}.md.j2"
     try:
         template = env.get_template(rel)
-    except jinja2.TemplateNotFound:
+    except jinja2.TemplateNotFound as exc:
+        if exc.name != rel:  # {% extends %} or {% include %} of a missing one, in a template
+            raise CascadeError(f"template error: no template {exc.name!r}",
+                               _where(folders, rel)) from None
         have = ", ".join(available(kind, root)) or "none"
+        # No file is wrong: whoever asked for the name (a rule, the command line) says where.
         raise CascadeError(f"unknown {kind[:-1] if kind.endswith('s') else kind} template "
-                           f"{name!r} (available: {have})", folders[0] / kind) from None
+                           f"{name!r} (available: {have})") from None
     except jinja2.TemplateSyntaxError as exc:
         raise CascadeError(f"template syntax error: {exc.message}", exc.filename, exc.lineno) from None
+    except UnicodeDecodeError as exc:
+        raise CascadeError(f"not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset "
+                           f"{exc.start})", _where(folders, rel)) from None
+    except OSError as exc:
+        raise CascadeError(f"cannot read: {exc.strerror or exc}", _where(folders, rel)) from None
     try:
         return template.render(**variables)
-    except jinja2.UndefinedError as exc:
-        raise CascadeError(f"template error: {exc.message}", template.filename) from None
+    except jinja2.TemplateSyntaxError as exc:  # in a template it includes
+        raise CascadeError(f"template syntax error: {exc.message}", exc.filename, exc.lineno) from None
+    except jinja2.TemplateNotFound as exc:
+        raise CascadeError(f"template error: no template {exc.name!r}", template.filename) from None
+    except jinja2.TemplateError as exc:
+        raise CascadeError(f"template error: {exc.message or type(exc).__name__}",
+                           template.filename) from None
+    except Exception as exc:  # noqa: BLE001 - a repository's template failing as it renders
+        raise CascadeError(f"template error: {type(exc).__name__}: {exc}", template.filename) from None
+
+
+def _where(folders: tuple[Path, ...], rel: str) -> Path | None:
+    """The file of ``rel`` that the loader uses (the first folder that has it)."""
+    return next((f / rel for f in folders if (f / rel).is_file()), None)

@@ -19,6 +19,16 @@ class LineDict(dict):
         return self.key_lines.get(key, self.line)
 
 
+class LineList(list):
+    """A sequence from a YAML file that knows where it and each of its items stand."""
+
+    line: int = 0
+    item_lines: list[int]
+
+    def line_at(self, index: int) -> int:
+        return self.item_lines[index] if 0 <= index < len(self.item_lines) else self.line
+
+
 class _Loader(_Base):  # type: ignore[misc, valid-type]
     pass
 
@@ -38,7 +48,27 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> LineD
     return result
 
 
+def _construct_sequence(loader: yaml.SafeLoader, node: yaml.SequenceNode) -> LineList:
+    result = LineList(loader.construct_object(item, deep=True) for item in node.value)
+    result.line = node.start_mark.line + 1
+    result.item_lines = [item.start_mark.line + 1 for item in node.value]
+    return result
+
+
 _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_SEQUENCE_TAG, _construct_sequence)
+
+
+def start_line(data: object, fallback: int | None = None) -> int | None:
+    """Where a value read by ``load_yaml`` starts: a mapping's or a list's first line (a
+    scalar does not know its line: ``fallback``)."""
+    return getattr(data, "line", None) or fallback
+
+
+def items_with_lines(data: list, fallback: int | None = None):
+    """``(item, line)`` for each item of a list read by ``load_yaml``."""
+    for index, item in enumerate(data):
+        yield item, (data.line_at(index) if isinstance(data, LineList) else fallback)
 
 
 def load_yaml(path: Path, text: str | None = None) -> object:
@@ -79,17 +109,20 @@ def decode_utf8(data: bytes, path: Path | str) -> str:
         ) from None
 
 
-def check_keys(data: object, path: Path, allowed: set[str], required: set[str], what: str) -> LineDict:
-    """Validate that ``data`` is a mapping with only ``allowed`` keys and all ``required`` ones."""
+def check_keys(data: object, path: Path, allowed: set[str], required: set[str], what: str,
+               line: int | None = None) -> LineDict:
+    """Validate that ``data`` is a mapping with only ``allowed`` keys and all ``required`` ones.
+    ``line``: where ``data`` stands when it is a scalar (which does not know its line)."""
     if not isinstance(data, dict):
-        raise CascadeError(f"{what} must be a mapping", path, getattr(data, "line", None) or 1)
-    line_of = data.line_of if isinstance(data, LineDict) else (lambda _k: None)
+        raise CascadeError(f"{what} must be a mapping", path, start_line(data, line) or 1)
+    key_line = data.line_of if isinstance(data, LineDict) else (lambda _k: start_line(data, line))
     for key in data:
         if key not in allowed:
             raise CascadeError(
                 f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})",
-                path, line_of(key))
+                path, key_line(key))
     for key in sorted(required):
         if key not in data or data[key] in (None, ""):
-            raise CascadeError(f"{what} is missing {key!r}", path, getattr(data, "line", None))
+            raise CascadeError(f"{what} is missing {key!r}", path,
+                               key_line(key) if key in data else start_line(data, line))
     return data  # type: ignore[return-value]

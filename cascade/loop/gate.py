@@ -95,15 +95,23 @@ def _title(doc: str, data: bytes | None) -> str:
 
 
 def _create(root: Path, item: Item) -> Discussion:
+    from cascade.errors import display_path
+
     rule = item.rule
     assert rule is not None and item.doc is not None
+    path = root / item.ledger
     try:
-        d = Discussion.create(_title(item.doc, item.doc_data), rule.template, path=root / item.ledger,
+        d = Discussion.create(_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(rule.participants),
                               protocol=rule.protocol, consensus=rule.consensus, root=root)
-    except CascadeError as exc:  # name the rule that asked for it
-        key = next((k for word, k in (("template", "template"), ("persona", "participants"),
-                                      ("protocol", "protocol")) if word in exc.message), "name")
+    except CascadeError as exc:
+        if exc.path not in (None, display_path(path)):
+            raise  # a broken persona, protocol or template file: it names itself
+        # The rule's own reference (an unknown template, persona or protocol, bad consensus
+        # settings): name the rule that asked for it, at the line of that key.
+        key = next((k for words, k in (("template", "template"), ("persona", "participants"),
+                                       ("protocol", "protocol"), ("consensus", "consensus"))
+                    if words in exc.message), "name")
         raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
                            rule.line_of(key)) from None
     d.save()

@@ -17,9 +17,32 @@ from cascade.resources import LEDGER_SUFFIX
 
 
 def authority(rule: Rule, *tops: Path) -> Authority:
+    """The authority a rule gives. Its personas and protocol must exist (in the configuration
+    under the last of ``tops``): a rule naming an unknown one is a configuration error at the
+    rule's line, never a smaller panel."""
+    check_references(rule, tops[-1] if tops else None)
     return Authority(tuple(rule.participants), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
+
+
+def check_references(rule: Rule, config_root: Path | None) -> None:
+    from cascade.config.personas import load_personas
+    from cascade.config.protocols import load_protocol
+
+    personas = load_personas(config_root)
+    for alias in rule.participants:
+        if personas.get(alias) is None:
+            known = ", ".join(sorted(personas.by_alias))
+            raise CascadeError(f"rule {rule.name!r}: unknown persona {alias!r} (known: {known})",
+                               rule.file, rule.line_of("participants"))
+    try:
+        load_protocol(rule.protocol, config_root, where=rule.file)
+    except CascadeError as exc:
+        if exc.path == display_path(rule.file) and exc.line is None:
+            raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
+                               rule.line_of("protocol")) from None
+        raise
 
 
 def _same(a: Rule, b: Rule) -> bool:

@@ -14,7 +14,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from cascade.config.yamlio import LineDict, check_keys, load_yaml, read_text
+from cascade.config.yamlio import LineDict, check_keys, items_with_lines, load_yaml, read_text
 from cascade.errors import CascadeError
 from cascade.loop.globs import glob_match
 from cascade.resources import LEDGER_SUFFIX, search_path
@@ -166,8 +166,9 @@ def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
     return pattern
 
 
-def parse_rule(data: object, file: Path, base: str) -> Rule:
-    r = check_keys(data, file, _RULE_KEYS, {"name", "match"}, "rule")
+def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> Rule:
+    """One rule from its YAML; ``line``: where it stands (for a rule that is not a mapping)."""
+    r = check_keys(data, file, _RULE_KEYS, {"name", "match"}, "rule", line)
     line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
     name = r["name"]
     if not isinstance(name, str):
@@ -194,7 +195,7 @@ def parse_rule(data: object, file: Path, base: str) -> Rule:
                                       "participants"))
     consensus = r.get("consensus") or {}
     if consensus:
-        check_keys(consensus, file, _CONSENSUS_KEYS, set(), "consensus")
+        check_keys(consensus, file, _CONSENSUS_KEYS, set(), "consensus", line_of("consensus"))
         for key in ("threshold_ready", "threshold_reject"):
             value = consensus.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
@@ -214,7 +215,7 @@ def parse_rule(data: object, file: Path, base: str) -> Rule:
     on_consensus = None
     if r.get("on_consensus") is not None:
         oc = check_keys(r["on_consensus"], file, _ON_CONSENSUS_KEYS, {"template", "path"},
-                        "on_consensus")
+                        "on_consensus", line_of("on_consensus"))
         on_consensus = OnConsensus(str(oc["template"]),
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
@@ -225,6 +226,22 @@ def parse_rule(data: object, file: Path, base: str) -> Rule:
                 model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
                 on_consensus=on_consensus, deciders=deciders, base=base, file=file,
                 line=getattr(r, "line", 1) or 1, key_lines=lines)
+
+
+def _parse_rules(data: LineDict, path: Path, base: str, what: str) -> list[Rule]:
+    """The ``rules:`` list of a rule file or a preset: each rule named at its own line."""
+    items = data.get("rules") or []
+    if not isinstance(items, list):
+        raise CascadeError(f"{what} must be a list", path, data.line_of("rules"))
+    rules: list[Rule] = []
+    seen: set[str] = set()
+    for item, line in items_with_lines(items, data.line_of("rules")):
+        rule = parse_rule(item, path, base, line)
+        if rule.name in seen:
+            raise CascadeError(f"duplicate rule name {rule.name!r}", path, rule.line)
+        seen.add(rule.name)
+        rules.append(rule)
+    return rules
 
 
 class WorkTree:
@@ -280,15 +297,7 @@ class RuleSet:
             for name in _strings(extends, path, data.line_of("extends"), "extends"):
                 for rule in self._preset(name, path, data.line_of("extends")):
                     rules[rule.name] = rule.replace(base=folder)
-        items = data.get("rules") or []
-        if not isinstance(items, list):
-            raise CascadeError("'rules' must be a list", path, data.line_of("rules"))
-        seen: set[str] = set()
-        for item in items:
-            rule = parse_rule(item, path, folder)
-            if rule.name in seen:
-                raise CascadeError(f"duplicate rule name {rule.name!r}", path, rule.line)
-            seen.add(rule.name)
+        for rule in _parse_rules(data, path, folder, "'rules'"):
             rules[rule.name] = rule
         return list(rules.values())
 
@@ -298,7 +307,7 @@ class RuleSet:
                 preset = folder / f"{name}{ext}"
                 if preset.is_file():
                     data = check_keys(load_yaml(preset), preset, {"rules"}, {"rules"}, "preset")
-                    return [parse_rule(item, preset, "") for item in data["rules"] or []]
+                    return _parse_rules(data, preset, "", "preset 'rules'")
         known = sorted({p.stem for f in search_path("rules", self.config_root)
                         for p in f.glob("*.y*ml")})
         raise CascadeError(f"unknown rule preset {name!r} (known: {', '.join(known)})", where, line)
