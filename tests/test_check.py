@@ -385,7 +385,8 @@ def test_github_format_and_step_summary(repo, cli, base, tampered, tmp_path, mon
 
 
 def test_github_escaping():
-    assert _data("50% done\r\nnext") == "50%25 done%0D%0Anext"
+    assert _data("50% done\r\nnext") == "50%25 done%0Anext"  # a line end is a line end
+    assert _data("50% done\rnext") == "50%25 done\\x0dnext"  # a lone CR cannot rewind a line
     assert _property("a,b:c%") == "a%2Cb%3Ac%25"
 
 

@@ -8,7 +8,16 @@ import json
 
 import pytest
 
-from cascade.turns.replies import Reply, ReplyError, normalise_vote, parse_reply
+from cascade.turns.replies import (
+    Reply,
+    ReplyError,
+    comment_limit,
+    cut_reply,
+    normalise_vote,
+    parse_reply,
+    raw_limit,
+    too_large,
+)
 
 
 def fenced(body: str, lang: str = "json") -> str:
@@ -221,3 +230,54 @@ def test_a_long_reply_is_parsed() -> None:
     comment = "A paragraph with {braces}, \"quotes\" and a newline.\n" * 4_000
     text = "Here you go:\n" + fenced(json.dumps({"comment": comment, "vote": "CHANGES"}))
     assert parse_reply(text) == Reply(comment, "CHANGES", None, {})
+
+
+# ---- the reply budget: a comment over it is cut, its vote dropped; far over it, refused -------
+
+def test_limits_follow_the_reply_budget() -> None:
+    assert comment_limit(1024) == 2 * 4 * 1024 + 1024 == 9_216
+    assert raw_limit(1024) == 64 * 9_216
+    assert comment_limit(16) < comment_limit(1024) < comment_limit(4096)
+    assert too_large("x" * raw_limit(1024), 1024) is None
+    reason = too_large("x" * (raw_limit(1024) + 1), 1024)
+    assert reason and "refused unread" in reason and "589,825 characters" in reason
+    assert "1,024-token" in reason and "\n" not in reason
+
+
+def test_a_reply_within_its_budget_is_untouched() -> None:
+    comment = "x" * comment_limit(1024)
+    text = json.dumps({"comment": comment, "vote": "READY"})
+    assert parse_reply(text, reply_tokens=1024) == Reply(comment, "READY", None, {})
+    assert parse_reply(text) == parse_reply(text, reply_tokens=1024)
+
+
+def test_an_overlong_comment_is_cut_with_a_note_and_no_vote() -> None:
+    comment = "A line of review text.\n" * 20_000  # 460,000 characters
+    text = json.dumps({"comment": comment, "vote": "READY", "confidence": 0.9})
+    assert parse_reply(text).comment == comment  # without a budget: as written
+    reply = parse_reply(text, reply_tokens=1024)
+    assert reply.vote is None and reply.cut == len(comment) == 460_000
+    assert reply.extra == {"confidence": 0.9}
+    body, note = reply.comment.rsplit("\n\n", 1)
+    assert len(body) <= comment_limit(1024) and body.endswith("A line of review text.")
+    assert note == ("*[reply cut by cascade: 460,000 characters, over the 1,024-token reply "
+                    "budget; the rest, and the vote, were dropped]*")
+    assert len(reply.comment) < comment_limit(1024) + 200
+
+
+def test_a_cut_closes_the_code_fence_it_leaves_open() -> None:
+    comment = "Patch:\n\n````diff\n" + "+ line\n" * 5_000 + "````\nAfter."
+    reply = cut_reply(Reply(comment, "CHANGES"), 1024)
+    lines = reply.comment.split("\n")
+    assert lines[-3] == "````" and lines[-2] == "" and lines[-1].startswith("*[reply cut")
+    assert reply.vote is None
+
+
+def test_a_cut_without_line_ends_cuts_at_the_limit() -> None:
+    reply = cut_reply(Reply("y" * 50_000, "REJECT"), 16)
+    assert reply.comment.startswith("y" * comment_limit(16) + "\n\n*[reply cut")
+    assert reply.cut == 50_000
+
+
+def test_a_sentinel_is_never_cut() -> None:
+    assert cut_reply(Reply("", None, "NO_RESPONSE", {}), 16) == Reply("", None, "NO_RESPONSE", {})

@@ -1,4 +1,8 @@
-"""Print a Report as text, JSON, or GitHub Actions workflow commands (plus a job summary)."""
+"""Print a Report as text, JSON, or GitHub Actions workflow commands (plus a job summary).
+
+Reasons and messages can quote ledgers and documents: every format passes what it prints
+through cascade.text (printable, json_printable), so no control character reaches a terminal
+or a CI log (GitHub's log viewer renders ANSI escapes too)."""
 from __future__ import annotations
 
 import json
@@ -6,14 +10,15 @@ import os
 from typing import TextIO
 
 from cascade.check.report import Report
+from cascade.text import json_printable, printable
 
 
 def text(report: Report, out: TextIO) -> None:
     for problem in report.problems:
-        print(problem, file=out)
+        print(printable(problem), file=out)
     for warning in report.warnings:
-        print(warning, file=out)
-    print(report.summary(), file=out)
+        print(printable(warning), file=out)
+    print(printable(report.summary()), file=out)
 
 
 def as_json(report: Report, out: TextIO) -> None:
@@ -26,12 +31,12 @@ def as_json(report: Report, out: TextIO) -> None:
         "warnings": [w.as_dict() for w in report.warnings],
         "verdicts": [v.as_dict() for v in report.verdicts],
     }
-    print(json.dumps(data, indent=2, ensure_ascii=False), file=out)
+    print(json_printable(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
 
 
 def _data(value: str) -> str:
-    """Escape a workflow command's message (GitHub's escapeData)."""
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """Escape a workflow command's message (GitHub's escapeData), controls made visible."""
+    return printable(value).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def _property(value: str) -> str:
@@ -46,7 +51,7 @@ def github(report: Report, out: TextIO) -> None:
     for w in report.warnings:
         print(f"::warning file={_property(w.file)},line={w.line},"
               f"title={_property('cascade check')}::{_data(w.message)}", file=out)
-    print(report.summary(), file=out)
+    print(printable(report.summary()), file=out)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
         with open(summary_file, "a", encoding="utf-8") as fh:
@@ -54,7 +59,7 @@ def github(report: Report, out: TextIO) -> None:
 
 
 def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return printable(value).replace("|", "\\|").replace("\n", " ")
 
 
 def step_summary(report: Report) -> str:

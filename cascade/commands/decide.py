@@ -11,6 +11,7 @@ import sys
 from cascade.commands._common import git_user_name
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import VOTES
+from cascade.text import printable
 
 
 def _identity() -> str:
@@ -55,12 +56,12 @@ def decide(path: str, vote: str, reason: str) -> int:
     if decision is None or decision.by != by or decision.vote != vote:
         note = next((x.note for x in reversed(d.state.decisions) if x.by == by), "")
         if revision and d.source_revision != revision and note.startswith("for another"):
-            print(f"cascade: the ledger has not recorded this revision of {doc} yet: the "
-                  "decision takes effect when the hook records it (commit the document)",
-                  file=sys.stderr)
+            print(printable(f"cascade: the ledger has not recorded this revision of {doc} yet: "
+                            "the decision takes effect when the hook records it (commit the "
+                            "document)"), file=sys.stderr)
         else:
-            print(f"cascade: recorded, but it does not override the panel: {note}",
+            print(printable(f"cascade: recorded, but it does not override the panel: {note}"),
                   file=sys.stderr)
-    print(f"Recorded the decision of {by}: {vote}{where}, in {shown}.")
+    print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
     print(f"Stage it and commit: git add {shlex.quote(shown)}")
     return 0

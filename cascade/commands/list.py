@@ -5,6 +5,7 @@ from pathlib import Path
 from cascade.commands._common import find_ledgers
 from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import open_discussion
+from cascade.text import printable
 
 
 def list_(status: str | None) -> int:
@@ -22,6 +23,7 @@ def list_(status: str | None) -> int:
     if not rows:
         print("No discussions found (looked for *.discussion.md below this folder).")
         return 0
+    rows = [tuple(printable(c) for c in row) for row in rows]  # titles come from ledgers
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[4])

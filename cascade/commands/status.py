@@ -8,6 +8,7 @@ from cascade.commands._common import ledger_paths
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.summary import gist
+from cascade.text import json_printable, printable
 
 
 def gate_view(d: Discussion) -> dict[str, Any] | None:
@@ -131,6 +132,9 @@ def status_text(d: Discussion) -> str:
 
 
 def status(paths: list[str], as_json: bool) -> int:
+    """Print the discussions' state. Titles, names, excerpts, reasons come from ledgers
+    (written by hand, by models, by older versions): what is printed passes through
+    cascade.text (printable, json_printable), so no control character reaches the terminal."""
     from cascade.loop.governance import open_discussion
 
     found = ledger_paths(paths)
@@ -138,15 +142,16 @@ def status(paths: list[str], as_json: bool) -> int:
     for d in discussions:  # surface configuration errors before printing anything
         d.current_phase
         for line, message in d.warnings:
-            print(f"{display_path(d.path)}:{line}: warning: {message}", file=sys.stderr)
+            print(printable(f"{display_path(d.path)}:{line}: warning: {message}"),
+                  file=sys.stderr)
     if as_json:
-        print(json.dumps({"discussions": [status_data(d) for d in discussions]}, indent=2,
-                         ensure_ascii=False))
+        print(json_printable(json.dumps({"discussions": [status_data(d) for d in discussions]},
+                                        indent=2, ensure_ascii=False)))
         return 0
     if not discussions:
         print("No discussions found (looked for *.discussion.md below this folder).")
         return 0
-    print("\n\n".join(status_text(d) for d in discussions))
+    print(printable("\n\n".join(status_text(d) for d in discussions)))
     return 0
 
 

@@ -4,6 +4,7 @@ import sys
 
 from cascade.errors import display_path
 from cascade.loop.governance import open_discussion
+from cascade.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
 from cascade.turns.pending import pending_turns, requested_turns
 from cascade.turns.runner import Job, run
@@ -34,7 +35,7 @@ def turn(path: str, aliases: list[str]) -> int:
         return 0
     settings = Settings.from_env()
     names = ", ".join(p.persona.name for p in pending)
-    print(f"{display_path(d.path)}: asking {names}", flush=True)
+    print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
     job = Job(d, pending, source_data=_recorded_revision(d))
     run([job], settings, progress_for(causes=False))  # causes: once, on stderr, below
     for line in redaction_lines(job.outcomes):
@@ -44,8 +45,8 @@ def turn(path: str, aliases: list[str]) -> int:
     if job.advanced_to:
         print(f"\nAdvanced to phase: {job.advanced_to}")
     result = d.consensus_result
-    print(f"\nConsensus: {'reached, ' + str(result.outcome) if result.reached else 'not reached'}"
-          f" ({result.reason})")
+    reached = f"reached, {result.outcome}" if result.reached else "not reached"
+    print(printable(f"\nConsensus: {reached} ({result.reason})"))
     failures = failure_lines(job.outcomes)
     for line in failures:
         print(line, file=sys.stderr)

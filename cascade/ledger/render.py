@@ -4,6 +4,10 @@ Anything written into a comment block is neutralised first, so that no text -- a
 person's -- can open a block, forge a ``Name:`` header, a ``VOTE:`` line or a state event.
 Structural lines must start at column 0; a neutralised line gains one leading space, which
 markdown renders identically (a paragraph or a thematic break either way).
+
+Every value written -- a comment, an author, a header field, an event, a stamp field -- is
+also made inert first (cascade.text.ledger_text): no control character reaches a ledger, so
+git always diffs it as text and a terminal that shows it is never driven by it.
 """
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
+from cascade.text import ledger_text
 
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 
@@ -19,6 +24,16 @@ _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 def neutralise(text: str, *, untrusted: bool = False) -> str:
     """Make text safe to place inside a comment block.
 
+    - first, controls are made visible and inert (cascade.text.ledger_text): line ends become
+      ``\\n`` (CRLF, and a lone CR as the line break old text means by it, so that every
+      piece is checked as a line below); a C0 control or DEL becomes its control picture
+      (ESC ``␛``, NUL ``␀``), a C1 control U+FFFD. A picture rather than removal: the review
+      shows that something was sent, and it is one printable character that can never
+      re-form a control sequence with its neighbours (removal could: ``\\x1b\\x00[2J``);
+    - ``untrusted`` (model output): bidi embeddings, overrides and isolates (U+202A-U+202E,
+      U+2066-U+2069, "Trojan Source") and invisible format characters that can hide text
+      (zero-width space, word joiner, BOM, tag characters...) become U+FFFD as well. A
+      person's text keeps them: right-to-left writing may need them;
     - outside fenced code, every line the parser could read as structure (a delimiter,
       ``Name:``, ``VOTE:``, ``<!--``; see grammar.structural_in_block) gains a leading space;
       inside a fence nothing is structural, so code stays as written. Fences are tracked by
@@ -28,7 +43,7 @@ def neutralise(text: str, *, untrusted: bool = False) -> str:
       comment shows as text instead of hiding what follows it from a reader;
     - blank lines at either end are dropped, as the parser drops them from a comment.
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = ledger_text(text, untrusted=untrusted)
     out: list[str] = []
     fence: str | None = None
     for line in text.split("\n"):
@@ -70,7 +85,8 @@ def _escape_comments(line: str) -> str:
 
 
 def _comment_safe(text: str) -> str:
-    """Keep a value from ending the HTML comment it sits in."""
+    """Keep a value from ending the HTML comment it sits in (and from carrying controls)."""
+    text = ledger_text(text)
     return text.replace("-->", "- ->").replace("--!>", "- -!>").replace("<!--", "<!- -")
 
 
@@ -85,7 +101,7 @@ def render_comment(author: str, body: str, vote: str | None = None, *,
     The rendered block is parsed back before it is returned; if the parser does not read
     exactly the block that was meant, nothing is returned (ValueError).
     """
-    author = " ".join(author.split())
+    author = " ".join(ledger_text(author).split())
     if vote is not None and vote not in VOTES:
         raise ValueError(f"vote must be one of {', '.join(VOTES)}, not {vote!r}")
     text = neutralise(body, untrusted=untrusted)
@@ -144,7 +160,7 @@ def _verify(rendered: str, author: str, text: str, vote: str | None, origin: str
 
 
 def render_event(kind: str, value: str = "", fields: Mapping[str, object] | None = None) -> str:
-    parts = [p for p in (" ".join(value.split()), format_fields(fields or {})) if p]
+    parts = [p for p in (" ".join(ledger_text(value).split()), format_fields(fields or {})) if p]
     payload = _comment_safe(" ".join(parts))
     return f"<!-- {kind}: {payload} -->\n" if payload else f"<!-- {kind} -->\n"
 
@@ -153,7 +169,7 @@ def render_header(fields: Iterable[tuple[str, str]]) -> str:
     """The metadata header: one HTML comment per field, invisible when rendered."""
     out = ["<!-- DISCUSSION -->"]
     for key, value in fields:
-        value = _comment_safe(" ".join(str(value).split()))
+        value = _comment_safe(" ".join(ledger_text(str(value)).split()))
         out.append(f"<!-- {key}: {value} -->")
     return "\n".join(out) + "\n"
 

@@ -208,6 +208,13 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
     forged_lines = {d.line for d in forged}
     for c in segment:
         if c.vote is None:
+            if c.provenance.get("cut") and c.line not in forged_lines:
+                # A reply over its budget was cut and its vote dropped: the persona's earlier
+                # vote is no longer its word either (fail closed).
+                cut = personas.of_author(c.author)
+                if cut is not None and votes.pop(cut.name, None) is not None:
+                    discounted.append(Discounted(cut.name, c.line, "its latest reply was cut "
+                                                 "(over the reply budget): no vote counts"))
             continue
         persona = personas.of_author(c.author)
         if persona is None:  # a person

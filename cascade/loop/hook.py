@@ -89,6 +89,7 @@ def run_hook(files: list[str], out=None) -> int:
     )
     from cascade.loop.gitio import git_dir, repo_root
     from cascade.loop.lock import repo_lock
+    from cascade.text import printable
 
     root = repo_root(root)
     with repo_lock(git_dir(root)):
@@ -96,7 +97,7 @@ def run_hook(files: list[str], out=None) -> int:
         check_staged(root, items)  # before any model call
         problems = [p for item in items for p in item.problems]
         for line in problems:
-            print(f"cascade: {line}", file=out)
+            print(printable(f"cascade: {line}"), file=out)
         if not problems:
             for item in items:
                 prepare(root, item, out)
@@ -113,7 +114,7 @@ def run_hook(files: list[str], out=None) -> int:
         print("cascade: appended to the working tree only. If a ledger also has unstaged edits,"
               " pre-commit rolls these appends back: stage or stash your edits and commit again"
               " (the replies are cached: no new model calls).", file=out)
-    print(status_table(items), file=out)
+    print(printable(status_table(items)), file=out)
     return 1 if blocked else 0
 
 

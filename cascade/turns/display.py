@@ -1,4 +1,9 @@
-"""Turn output: a live line per persona on a terminal, plain lines otherwise, then a table."""
+"""Turn output: a live line per persona on a terminal, plain lines otherwise, then a table.
+
+Everything here can hold text from outside (a persona's or a model's name, an endpoint's error
+message, a note): each line passes through cascade.text.printable as it is made, so none of it
+can drive the terminal; the only escape sequences written are the live display's own.
+"""
 from __future__ import annotations
 
 import sys
@@ -7,6 +12,7 @@ import time
 from typing import TextIO
 
 from cascade.errors import display_path
+from cascade.text import printable
 from cascade.turns.runner import Outcome, Progress
 
 
@@ -32,12 +38,12 @@ class LineProgress(Progress):
         self.causes = causes
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
-        print(f"{outcome.persona.name}: {reason}; retrying in {wait:.1f}s", file=self.stream,
-              flush=True)
+        print(printable(f"{outcome.persona.name}: {reason}; retrying in {wait:.1f}s"),
+              file=self.stream, flush=True)
 
     def finish(self, outcome: Outcome) -> None:
-        print(f"{outcome.persona.name}: {_state(outcome, self.causes)} "
-              f"({outcome.seconds:.1f}s)", file=self.stream, flush=True)
+        print(printable(f"{outcome.persona.name}: {_state(outcome, self.causes)} "
+                        f"({outcome.seconds:.1f}s)"), file=self.stream, flush=True)
 
 
 class LiveProgress(Progress):
@@ -91,14 +97,15 @@ class LiveProgress(Progress):
         out = self.stream
         if self.drawn:
             out.write(f"\x1b[{self.drawn}F")
-        width = max(len(o.persona.name) for o in self.rows)
-        for o in self.rows:
+        names = [printable(o.persona.name) for o in self.rows]
+        width = max(len(n) for n in names)
+        for o, name in zip(self.rows, names):
             if o.status == "pending":
                 elapsed = time.monotonic() - self.started[id(o)]
                 text = self.notes.get(id(o)) or f"thinking... {elapsed:.0f}s"
             else:
                 text = f"{_state(o, self.causes)} ({o.seconds:.1f}s)"
-            out.write(f"\x1b[2K  {o.persona.name.ljust(width)}  {text}\n")
+            out.write(f"\x1b[2K  {name.ljust(width)}  {printable(text)}\n")
         self.drawn = len(self.rows)
         out.flush()
 
@@ -114,8 +121,8 @@ def closing_table(outcomes: list[Outcome]) -> str:
     rows = [header]
     for o in outcomes:
         note = {"ok": "", "cached": "cached", "no-response": "no response"}.get(o.status, o.status)
-        rows.append((o.persona.name, o.vote or "-", f"{o.seconds:.1f}", _tokens(o),
-                     f"${o.cost:.4f}" if o.cost else "-", note))
+        rows.append((printable(o.persona.name), printable(o.vote or "-"), f"{o.seconds:.1f}",
+                     _tokens(o), f"${o.cost:.4f}" if o.cost else "-", note))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -124,7 +131,8 @@ def closing_table(outcomes: list[Outcome]) -> str:
 
 def failure_lines(outcomes: list[Outcome]) -> list[str]:
     """One line per failed persona, naming it and the cause."""
-    return [f"cascade: {display_path(o.ledger)}: {o.persona.name} ({o.model}): {o.error}"
+    return [printable(f"cascade: {display_path(o.ledger)}: {o.persona.name} ({o.model}): "
+                      f"{o.error}")
             for o in outcomes if o.status in ("failed", "skipped")]
 
 
@@ -132,7 +140,7 @@ def redaction_lines(outcomes: list[Outcome]) -> list[str]:
     seen: dict[str, None] = {}
     for o in outcomes:
         for r in o.redactions:
-            seen.setdefault(f"redacted before sending: {r}")
+            seen.setdefault(printable(f"redacted before sending: {r}"))
         for n in o.notes:
-            seen.setdefault(f"note: {n}")
+            seen.setdefault(printable(f"note: {n}"))
     return list(seen)

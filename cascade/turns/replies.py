@@ -25,7 +25,19 @@ Truncated JSON: an object cut off inside a string, or right after a ``:`` or ``,
 whose last value is complete and that merely lacks its closing brace is repaired.
 A vote written only in prose (``VOTE: READY`` without JSON) is no reply. The comment is
 returned as-is (only lone surrogates, which cannot be written as UTF-8, become U+FFFD);
-neutralising forged ledger markers inside it is another module's job.
+neutralising forged ledger markers and control characters inside it is another module's job
+(cascade.ledger.render).
+
+Size. A reply is asked for with ``max_tokens`` = the reply budget (CASCADE_REPLY_TOKENS); an
+endpoint that ignores it can answer with megabytes. Counted at about 4 characters a token,
+with a margin of 2x and 1,024 characters (``comment_limit``: 9,216 characters for the default
+1,024 tokens):
+  - a raw reply longer than 64 times that (``raw_limit``: 589,824 characters by default) is
+    refused unread (``too_large``): no parse, no cache, no repair re-ask that would send it back;
+  - with ``reply_tokens``, a comment longer than ``comment_limit`` is cut (``cut_reply``): at
+    a line end near the limit, a code fence it leaves open closed, and a visible note added;
+    the reply's vote is dropped -- a reply that overran its budget is not a reply the gate can
+    trust -- and ``Reply.cut`` holds the comment's original length.
 """
 from __future__ import annotations
 
@@ -36,7 +48,8 @@ import string
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Reply", "ReplyError", "parse_reply", "normalise_vote", "VOTES", "SENTINEL"]
+__all__ = ["Reply", "ReplyError", "parse_reply", "normalise_vote", "VOTES", "SENTINEL",
+           "comment_limit", "raw_limit", "too_large", "cut_reply"]
 
 VOTES = ("READY", "CHANGES", "REJECT")
 SENTINEL = "NO_RESPONSE"
@@ -48,6 +61,7 @@ class Reply:
     vote: str | None = None  # "READY" | "CHANGES" | "REJECT" | None
     sentinel: str | None = None  # "NO_RESPONSE" or None
     extra: dict = field(default_factory=dict)  # other fields (position, confidence, ...)
+    cut: int | None = None  # the comment's length when it was cut to the reply budget
 
 
 class ReplyError(ValueError):
@@ -83,15 +97,61 @@ _MAX_REPAIR_CHARS = 100_000
 _FAILED = object()
 
 
-def parse_reply(text: str | None) -> Reply:
-    """The reply in a model's text; raises ReplyError (only) when there is none."""
+def parse_reply(text: str | None, *, reply_tokens: int | None = None) -> Reply:
+    """The reply in a model's text; raises ReplyError (only) when there is none. With
+    ``reply_tokens`` (the budget the reply was asked for), a comment over its budget is cut
+    and its vote dropped (``cut_reply``)."""
     if text is None:
         raise ReplyError("empty reply")
     if not isinstance(text, str):
         raise ReplyError("reply is not text")
     if not text.strip():
         raise ReplyError("empty reply")
-    return _parse(text, unwrap=True)
+    reply = _parse(text, unwrap=True)
+    return reply if reply_tokens is None else cut_reply(reply, reply_tokens)
+
+
+CHARS_PER_TOKEN = 4
+
+
+def comment_limit(reply_tokens: int) -> int:
+    """The longest comment a reply of ``reply_tokens`` tokens is taken to hold: twice the
+    ~4 characters a token, and 1,024 characters more."""
+    return 2 * CHARS_PER_TOKEN * max(int(reply_tokens), 1) + 1024
+
+
+def raw_limit(reply_tokens: int) -> int:
+    """The longest raw reply read at all: 64 times ``comment_limit``."""
+    return 64 * comment_limit(reply_tokens)
+
+
+def too_large(text: str | None, reply_tokens: int) -> str | None:
+    """Why a raw reply is refused unread (one line), or None when it may be parsed."""
+    if not isinstance(text, str) or len(text) <= raw_limit(reply_tokens):
+        return None
+    return (f"reply refused unread: {len(text):,} characters, more than 64 times what the "
+            f"{reply_tokens:,}-token reply budget allows (CASCADE_REPLY_TOKENS)")
+
+
+def cut_reply(reply: Reply, reply_tokens: int) -> Reply:
+    """``reply`` with its comment cut to ``comment_limit(reply_tokens)`` and a note saying so,
+    and no vote; unchanged when the comment fits."""
+    limit = comment_limit(reply_tokens)
+    if reply.sentinel or len(reply.comment) <= limit:
+        return reply
+    from cascade.ledger.grammar import fence_state
+
+    text = reply.comment[:limit].replace("\r\n", "\n").replace("\r", "\n")
+    line_end = text.rfind("\n", limit * 3 // 4)
+    if line_end > 0:
+        text = text[:line_end]
+    text = text.rstrip()
+    fence = fence_state(text.split("\n"))
+    if fence is not None:
+        text += "\n" + fence
+    note = (f"*[reply cut by cascade: {len(reply.comment):,} characters, over the "
+            f"{reply_tokens:,}-token reply budget; the rest, and the vote, were dropped]*")
+    return Reply(f"{text}\n\n{note}", None, None, reply.extra, cut=len(reply.comment))
 
 
 def normalise_vote(value: Any) -> str | None:

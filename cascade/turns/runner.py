@@ -19,7 +19,7 @@ from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.pending import Pending
 from cascade.turns.prompt import Prompt, build_prompt, why_text
-from cascade.turns.replies import Reply, ReplyError, parse_reply
+from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
 
@@ -121,7 +121,7 @@ async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, setti
     hit = cache.get(key)
     try:
         if hit is not None:
-            reply = parse_reply(hit["text"])
+            reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
             out.status = "cached"
             out.model = hit.get("model", model)
             usage = {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
@@ -147,6 +147,11 @@ async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, setti
         if reply.sentinel:
             provenance["sentinel"] = reply.sentinel
             out.status = "no-response" if out.status != "cached" else out.status
+        if reply.cut:  # over its budget: cut, with a note in the block; its vote is dropped
+            provenance["cut"] = reply.cut
+            out.notes = [*out.notes, (f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
+                                      f"over the {settings.reply_tokens:,}-token reply budget; "
+                                      "its vote was dropped")]
         body = reply.comment if not reply.sentinel else "_No comment._"
         async with write_lock:
             try:
@@ -195,18 +200,25 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
         cache.put(key, {"text": text, "model": model_used, "prompt_tokens": out.prompt_tokens,
                         "completion_tokens": out.completion_tokens, "cost": out.cost})
 
+    def parse(text: str) -> Reply:
+        refused = too_large(text, settings.reply_tokens)  # bounded before it is read at all
+        if refused:
+            raise _Failed(refused)
+        return parse_reply(text, reply_tokens=settings.reply_tokens)
+
     first = await call(messages)
     try:
-        reply = parse_reply(first.text)
+        reply = parse(first.text)
         remember(first.text, first.model)
         return reply
     except ReplyError as exc:
         reason = str(exc)
-    repair = messages + [{"role": "assistant", "content": first.text or ""},
+    repair = messages + [{"role": "assistant",
+                          "content": (first.text or "")[:comment_limit(settings.reply_tokens)]},
                          {"role": "user", "content": REPAIR.format(reason=reason)}]
     second = await call(repair)
     try:
-        reply = parse_reply(second.text)
+        reply = parse(second.text)
     except ReplyError as exc:
         raise _Failed(f"unparseable reply twice ({reason}; then {exc})") from None
     remember(second.text, second.model)

@@ -1,0 +1,102 @@
+"""Text from outside -- a model's reply, a ledger, a document, an endpoint's message -- made
+inert: it can neither act on a terminal nor make git take a ledger for a binary file.
+
+Which characters act:
+- controls: C0 (U+0000-U+001F) except the tab and the newline, DEL (U+007F) and C1
+  (U+0080-U+009F). ESC and CSI (U+009B) start terminal sequences (clear the screen, move the
+  cursor, colour a forged "all checks passed"); NUL makes git treat a file as binary, so
+  ``git diff`` hides the whole review; a carriage return alone rewinds a terminal line.
+- bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they
+  reorder what a reader sees without changing what is there ("Trojan Source").
+- invisible format characters that can carry hidden text: zero-width space (U+200B), word
+  joiner and invisible operators (U+2060-U+2064), a BOM inside text (U+FEFF), the Mongolian
+  vowel separator (U+180E), interlinear annotations (U+FFF9-U+FFFB) and the tag characters
+  (U+E0000-U+E007F, which spell invisible ASCII a model reads and a person does not: the
+  ledger is the next persona's prompt). Left alone on purpose: the zero-width joiner and
+  non-joiner (emoji sequences, Indic and Persian scripts) and the left-to-right / right-to-left
+  marks (ordinary right-to-left text needs them; they cannot reorder a whole line).
+
+Two treatments, both visible (nothing silently vanishes from a review) and idempotent
+(nothing they write is a character they replace):
+- ``ledger_text``: for text written into a ledger. A C0 control or DEL becomes its Unicode
+  control picture (ESC is ``␛``, NUL ``␀``: the review shows what was sent), a C1 control,
+  and -- in a model's text -- a bidi control or invisible character becomes U+FFFD. A picture
+  is one printable character: it can never re-form a control sequence, whatever surrounds it.
+  Line ends become ``\\n`` (CRLF and a lone CR alike), so no CR reaches a ledger.
+- ``printable``: for whatever is printed (``cascade status``, ``list``, ``check``, the hook's
+  lines). Every acting character becomes a backslash escape in ASCII (``\\x1b``,
+  ``\\u202e``), so a ledger written by hand, or by an older cascade, cannot paint the terminal;
+  ``json_printable`` does the same for a JSON document, with JSON's ``\\uXXXX`` escapes.
+"""
+from __future__ import annotations
+
+import re
+
+_CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 but \t and \n, DEL, C1 (\r included)
+_BIDI = "\u202a-\u202e\u2066-\u2069"
+_INVISIBLE = "\u180e\u200b\u2060-\u2064\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
+
+_LEDGER_CONTROL = re.compile(f"[{_CONTROLS}]")
+_LEDGER_UNTRUSTED = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
+_ACTING = re.compile(f"\r\n|[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
+_JSON_ACTING = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
+
+REPLACEMENT = "\ufffd"
+
+
+def is_acting(ch: str) -> bool:
+    """Does ``printable`` escape this character?"""
+    return _JSON_ACTING.fullmatch(ch) is not None
+
+
+def _picture(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # ␀ ... ␟
+    if code == 0x7F:
+        return "\u2421"  # ␡
+    return REPLACEMENT  # C1, bidi, invisible
+
+
+def ledger_text(text: str, *, untrusted: bool = False) -> str:
+    """``text`` ready for a ledger: line ends are ``\\n``, controls are visible pictures (C0,
+    DEL) or U+FFFD (C1); with ``untrusted`` (a model's text) bidi controls and invisible
+    format characters become U+FFFD too. Idempotent."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    pattern = _LEDGER_UNTRUSTED if untrusted else _LEDGER_CONTROL
+    return pattern.sub(_picture, text) if pattern.search(text) else text
+
+
+def _escape(m: re.Match[str]) -> str:
+    s = m.group()
+    if s == "\r\n":
+        return "\n"
+    code = ord(s)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def printable(text: object) -> str:
+    """``text`` safe to print on a terminal: every acting character (see the module's
+    docstring) as a visible ASCII escape (ESC is ``\\x1b``, U+202E ``\\u202e``); tabs and
+    newlines stay, CRLF becomes a newline. Idempotent, and cheap when nothing acts."""
+    s = text if isinstance(text, str) else str(text)
+    return _ACTING.sub(_escape, s) if _ACTING.search(s) else s
+
+
+def _json_escape(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_printable(document: str) -> str:
+    """A JSON document (``json.dumps(..., ensure_ascii=False)``) with every acting character
+    that is still raw -- DEL, C1, bidi, invisible: json escapes only C0 -- written as a
+    ``\\uXXXX`` escape. Such characters only occur inside strings, so the document still
+    loads to the same value."""
+    return _JSON_ACTING.sub(_json_escape, document) if _JSON_ACTING.search(document) else document
