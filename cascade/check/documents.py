@@ -65,6 +65,12 @@ def judge(item: Governed, state: LedgerState | None, where: str,
     """The gate's verdict on one governed document; the problems when it blocks."""
     doc, ledger = item.doc, item.ledger
 
+    links = [p for p in (doc, ledger) if tree is not None and p in tree.links]
+    if links:
+        what = "document" if links[0] == doc else "ledger"
+        reason = (f"the {what} {links[0]} is a symbolic link: cascade never follows one "
+                  "(commit the file itself)")
+        return Verdict(doc, ledger, False, reason), [Problem(links[0], 1, reason, "symlink")]
     if state is None:
         reason = (f"governed by rule {item.rule.name!r} ({where}) but its ledger {ledger} is "
                   "not committed")

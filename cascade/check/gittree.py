@@ -98,7 +98,12 @@ class Tree:
         self.blobs = blobs
         self.files: dict[str, str] = {}
         out = git(root, "ls-tree", "-r", "-z", "--full-tree", commit)
-        self.files = {path: blob for (_mode, kind, blob), path in records(out) if kind == "blob"}
+        self.links: set[str] = set()  # symbolic links: their blob is the link text
+        for (mode, kind, blob), path in records(out):
+            if kind == "blob":
+                self.files[path] = blob
+                if mode == "120000":
+                    self.links.add(path)
 
     def is_file(self, rel: str) -> bool:
         return rel in self.files

@@ -22,8 +22,14 @@ def gate_view(d: Discussion) -> dict[str, Any] | None:
 
     root = repo_root(d.path.parent)
     revision = index_blobs(root, [d.source]).get(d.source)
-    if revision is None and (root / d.source).is_file():
-        revision = blob_id((root / d.source).read_bytes())
+    if revision is None:
+        from cascade.safepath import read_inside
+
+        try:
+            revision = blob_id(read_inside(root, d.source, "the document", where=d.path,
+                                           line=d.source_line))
+        except OSError:
+            revision = None
     verdict = gate(d.state, revision, d.source)
     return {"ok": verdict.ok, "reason": verdict.reason, "document": d.source,
             "revision": revision, "rule": d.authority.rule}

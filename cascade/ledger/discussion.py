@@ -24,6 +24,7 @@ from cascade.ledger.parse import parse
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.ledger.state import Authority, State, derive, header_differences, header_settings
 from cascade.resources import LEDGER_SUFFIX, find_root
+from cascade.safepath import check_local, open_nofollow
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 
@@ -64,7 +65,7 @@ class Discussion:
              authority: Authority | None = None) -> Discussion:
         p = Path(path)
         try:
-            raw = p.read_bytes()
+            raw = open_nofollow(p, "the ledger")
         except FileNotFoundError:
             raise CascadeError("no such discussion file", p) from None
         except IsADirectoryError:
@@ -230,6 +231,18 @@ class Discussion:
     @property
     def source(self) -> str | None:
         return self.header.source
+
+    @property
+    def source_line(self) -> int | None:
+        """The line of the header's ``Source:`` field, for messages about it."""
+        h = self.header
+        if not h.source or not h.line:
+            return None
+        lines = self.text.split("\n")
+        for number in range(h.line, max(h.end_line, h.line) + 1):
+            if "source:" in lines[number - 1].lower():
+                return number
+        return h.line
 
     @property
     def phase(self) -> str:
@@ -411,6 +424,7 @@ class Discussion:
         """Write the appended text atomically. Earlier text is never changed."""
         if not self._pending and self._exists:
             return self.path
+        check_local(self.path, "the ledger")  # never written through a link, nor replacing one
         if not self._exists:
             if self.path.exists():
                 raise CascadeError("already exists; not overwriting", self.path)
@@ -419,7 +433,7 @@ class Discussion:
             atomic_write(self.path, data, None)
         else:
             try:
-                current = self.path.read_bytes()
+                current = open_nofollow(self.path, "the ledger")
             except FileNotFoundError:
                 raise CascadeError("was removed since it was read; not writing", self.path) from None
             if not current.startswith(self._raw):

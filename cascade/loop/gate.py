@@ -14,10 +14,11 @@ from typing import TextIO
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.state import Authority, block_id, gate, settings_fields
-from cascade.loop.gitio import git, index_blobs, read_blobs
+from cascade.loop.gitio import SYMLINK_MODE, git, index_blobs, index_entries, read_blobs
 from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule
 from cascade.loop.rules import Rule, RuleSet
+from cascade.safepath import first_link, refuse_links
 
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 
@@ -66,24 +67,40 @@ def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: R
     for doc, rule in governed.items():
         ledger = _find_ledger(root, rule, doc)
         items.setdefault(ledger, Item(ledger, doc, rule, rule_authority(rule, root)))
+    linked: dict[str, str] = {}
     for ledger in ledgers:
         if ledger in items:
             continue
         path = root / ledger
         source = None
-        if path.is_file():
+        link = first_link(root, ledger)
+        if link is not None:
+            linked[ledger] = link
+        elif path.is_file():
             source = Discussion.load(path, root=root).source
         rule = ledger_rule(rules, ledger, source)
         items[ledger] = Item(ledger, source if rule else None, rule,
                              rule_authority(rule, root) if rule else None)
     docs = [i.doc for i in items.values() if i.doc]
-    blobs = index_blobs(root, docs)
-    data = read_blobs(root, list(blobs.values()))
+    entries = index_entries(root, docs)
+    data = read_blobs(root, [blob for _mode, blob in entries.values()])
     for item in items.values():
-        if item.doc and item.doc in blobs:
-            item.doc_blob = blobs[item.doc]
-            item.doc_data = data.get(item.doc_blob)
+        link = linked.get(item.ledger) or first_link(root, item.ledger)
+        if link is not None:
+            item.problems.append(_link_problem(item.ledger, link, "the ledger"))
+        if item.doc and item.doc in entries:
+            mode, item.doc_blob = entries[item.doc]
+            if mode == SYMLINK_MODE:
+                item.problems.append(_link_problem(item.doc, item.doc, "the document"))
+            else:
+                item.doc_data = data.get(item.doc_blob)
     return list(items.values())
+
+
+def _link_problem(path: str, link: str, what: str) -> str:
+    through = "is" if link == path else f"passes through {link}, which is"
+    return (f"{path}:1: {what} {through} a symbolic link: cascade never follows one (commit "
+            "the file itself)")
 
 
 def _title(doc: str, data: bytes | None) -> str:
@@ -203,8 +220,6 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
             raise CascadeError("staged ledger is missing from the working tree", path)
         _create(root, item)
         item.created = True
-    if path.is_symlink():
-        raise CascadeError("is a symbolic link; a ledger must be a regular file", path)
     d = Discussion.load(path, root=root, authority=item.authority)
     differs = d.header_differences()
     if differs and item.authority is not None:
@@ -331,8 +346,12 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
                                 source=item.doc, ledger=item.ledger,
                                 created=_dt.date.today().isoformat())
     except CascadeError as exc:
+        if exc.path is not None:
+            raise  # the template file itself is wrong: it names itself
         raise CascadeError(f"rule {rule.name!r} on_consensus: {exc.message}", rule.file,
                            rule.line_of("on_consensus")) from None
+    refuse_links(root, target, "the on_consensus document", where=rule.file,
+                 line=rule.line_of("on_consensus"))
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text.encode("utf-8"))
     print(f"cascade: consensus on {item.doc}: created {target} from template "

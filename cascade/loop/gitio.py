@@ -52,12 +52,20 @@ def records(out: bytes) -> Iterator[tuple[list[str], str]]:
             yield meta.split(), path
 
 
-def index_blobs(root: Path, paths: list[str]) -> dict[str, str]:
-    """{path: blob id} for the paths that are in the index (stage 0)."""
+def index_entries(root: Path, paths: list[str]) -> dict[str, tuple[str, str]]:
+    """{path: (mode, blob id)} for the paths that are in the index (stage 0)."""
     if not paths:
         return {}
     out = git(root, "ls-files", "--stage", "-z", "--", *paths)
-    return {path: blob for (_mode, blob, stage), path in records(out) if stage == "0"}
+    return {path: (mode, blob) for (mode, blob, stage), path in records(out) if stage == "0"}
+
+
+def index_blobs(root: Path, paths: list[str]) -> dict[str, str]:
+    """{path: blob id} for the paths that are in the index (stage 0)."""
+    return {path: blob for path, (_mode, blob) in index_entries(root, paths).items()}
+
+
+SYMLINK_MODE = "120000"
 
 
 def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:

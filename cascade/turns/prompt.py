@@ -1,11 +1,17 @@
 """What a persona is told: its personality, the phase, the document, the discussion.
 
 Bounded: past the token budget, older comments go in as a deterministic summary (never
-silently cut). Redacted: credential-looking text never leaves the machine; each redaction is
-reported with the file and line it came from.
+silently cut). Redacted: credential-looking text never leaves the machine -- the title, the
+document, the background, every comment and author, the persona's own file, and then the
+whole request once more; each redaction is reported with the file and line it came from.
+Fenced: everything someone else wrote sits in its own block that it cannot close, the system
+prompt says that blocks are material and never instructions, and the role and the task come
+last, outside every block.
 """
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,6 +93,84 @@ def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
     return "\n".join(out)
 
 
+def _label(text: str) -> str:
+    """An author name or path as it may stand in a block's opening line: one line, no angle
+    brackets, at most 80 characters."""
+    text = " ".join(str(text).replace("<", "(").replace(">", ")").split())
+    return text[:80]
+
+
+class _Blocks:
+    """Untrusted text, each piece in its own block: ``<<<material ID: what>>>`` ...
+    ``<<<end ID>>>``. ID is a digest of every piece of the request, so no piece can contain
+    it -- a piece cannot close its block (an accidental occurrence is taken out anyway).
+    Quoted pieces (title, background, comments) get "> " before every line, so no line of
+    theirs can stand at the start of a line of the request and pass for one of its sections;
+    the document keeps its lines inside a code fence it cannot close."""
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[str, str, bool]] = []  # (what, text, quoted)
+
+    def add(self, what: str, text: str, quoted: bool = True) -> int:
+        self.pieces.append((what, text, quoted))
+        return len(self.pieces) - 1
+
+    def render(self) -> tuple[str, list[str]]:
+        digest = hashlib.sha256()
+        for what, text, _ in self.pieces:
+            digest.update(what.encode("utf-8", "replace") + b"\0" + text.encode("utf-8", "replace") + b"\0")
+        ident = digest.hexdigest()[:16]
+        out = []
+        for what, text, quoted in self.pieces:
+            text = text.replace(ident, "[id]")
+            if quoted:
+                text = "\n".join("> " + line if line else ">" for line in text.split("\n"))
+            out.append(f"<<<material {ident}: {_label(what).replace(ident, '[id]')}>>>\n"
+                       f"{text}\n<<<end {ident}>>>")
+        return ident, out
+
+
+def _first_line(lines: list[str], after: int, text: str) -> int:
+    """The ledger line (1-based) where ``text`` -- a part of the ledger, stripped of its
+    leading blank lines -- starts, looking from line ``after`` on (within the blank lines a
+    block may open with); ``after`` when it cannot be found."""
+    first = text.split("\n", 1)[0].strip()
+    if not first:
+        return after
+    for number in range(max(after, 1), min(len(lines), after + 64) + 1):
+        if first in lines[number - 1]:
+            return number
+    return after
+
+
+def _line_of(d: Discussion, needle: str, default: int = 1) -> int:
+    for number, line in enumerate(d.text.split("\n"), 1):
+        if needle and needle in line:
+            return number
+    return default
+
+
+def _scrub_persona(persona: Persona, scrub) -> Persona:
+    """The persona with its file's text redacted, each redaction reported at its line in the
+    persona file."""
+    try:
+        file_text = persona.path.read_text("utf-8", errors="replace")
+    except OSError:
+        file_text = ""
+
+    def field_(text: str) -> str:
+        first = text.strip().split("\n", 1)[0]
+        at = file_text.find(first) if first else -1
+        line = file_text.count("\n", 0, at) + 1 if at >= 0 else 1
+        return scrub(text, display_path(persona.path), line)
+
+    return dataclasses.replace(
+        persona, name=field_(persona.name), role=field_(persona.role),
+        personality=field_(persona.personality),
+        expertise=tuple(field_(e) for e in persona.expertise),
+        concerns=tuple(field_(c) for c in persona.concerns))
+
+
 def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
                  settings: Settings) -> Prompt:
     prompt = Prompt(messages=[])
@@ -98,11 +182,18 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
             prompt.redactions.append(f"{where}:{first_line + r.line - 1} {r.kind}")
         return clean
 
+    ledger_lines = d.text.split("\n")
+    blocks = _Blocks()
+    title = d.title
+    title_at = blocks.add("title",
+                          scrub(title, ledger_name, _line_of(d, title, d.header.line or 1)))
+
     source_view: dict[str, Any] | None = None
+    source_at = None
     if source is not None:
         if source.text is None:
             prompt.notes.append(f"{source.path} withheld: {source.note}")
-            source_view = {"path": source.path, "text": None, "note": source.note}
+            source_view = {"path": _label(source.path), "block": None, "note": source.note}
             prompt.seen = "none"
         else:
             text = scrub(source.text, source.path, 1)
@@ -117,39 +208,60 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
                     f"{source.path}: the panel sees {limit:,} of its {len(text):,} characters "
                     f"(CASCADE_SOURCE_TOKENS={settings.source_tokens}): its votes will not "
                     "count for this revision")
-            source_view = {"path": source.path, "text": clipped.replace("````", "` ` ` `"),
-                           "note": note}
+            fenced = "````markdown\n" + clipped.replace("````", "` ` ` `") + "\n````"
+            source_at = blocks.add(f"document {source.path}", fenced,
+                                   quoted=False)
+            source_view = {"path": _label(source.path), "block": None, "note": note}
 
     budget = settings.context_tokens
     preamble = _preamble(d)
+    context_at = None
     if preamble:
-        preamble = _clip(scrub(preamble, ledger_name, d.header.end_line + 1), budget // 4,
+        preamble = _clip(scrub(preamble, ledger_name,
+                               _first_line(ledger_lines, d.header.end_line + 1, preamble)), budget // 4,
                          "the background")
         budget -= estimate_tokens(preamble)
+        context_at = blocks.add("background", preamble)
 
     comments = d.comments
-    recent: list[dict[str, Any]] = []
+    recent: list[tuple[str, str]] = []
     used = 0
     cut = len(comments)
     for index in range(len(comments) - 1, -1, -1):
         c = comments[index]
-        body = _clip(scrub(c.body, ledger_name, c.line + 1), max(budget // 2, 100), "this comment")
+        body = _clip(scrub(c.body, ledger_name, _first_line(ledger_lines, c.line + 1, c.body)),
+                     max(budget // 2, 100), "this comment")
         cost = estimate_tokens(body) + 10
         if recent and used + cost > budget:
             break
-        recent.append({"author": c.author, "vote": c.vote, "body": body})
+        author = scrub(c.author, ledger_name, c.line)
+        recent.append((f"comment by {author}" + (f", vote {c.vote}" if c.vote else ""),
+                       body))
         used += cost
         cut = index
     recent.reverse()
     older = comments[:cut]
-    earlier = scrub(_earlier_summary(d, older), ledger_name, 1) if older else ""
+    earlier_at = None
+    if older:
+        earlier_at = blocks.add("earlier comments, summarised",
+                                scrub(_earlier_summary(d, older), ledger_name, 1))
     prompt.summarised = len(older)
+    recent_at = [blocks.add(what, body) for what, body in recent]
+    ident, rendered = blocks.render()
+    if source_view is not None and source_at is not None:
+        source_view["block"] = rendered[source_at]
 
-    system = templates.render("prompts", "system", d.root, persona=persona)
-    user = templates.render("prompts", "turn", d.root, title=d.title, phase=d.current_phase,
-                            source=source_view, context=preamble, earlier=earlier,
-                            recent=recent, persona=persona, why=why)
-    system = scrub(system, display_path(persona.path), 1)
+    shown = _scrub_persona(persona, scrub)
+    system = templates.render("prompts", "system", d.root, persona=shown)
+    user = templates.render("prompts", "turn", d.root, id=ident, phase=d.current_phase,
+                            title_block=rendered[title_at], source=source_view,
+                            context=rendered[context_at] if context_at is not None else "",
+                            earlier=rendered[earlier_at] if earlier_at is not None else "",
+                            recent=[rendered[i] for i in recent_at], persona=shown, why=why)
+    # The last line of defence: whatever the templates added (a protocol's instructions, a
+    # repository's own template) is scanned too; anything found there is reported as such.
+    system = scrub(system, "the system prompt", 1)
+    user = scrub(user, "the prompt", 1)
     prompt.messages = [{"role": "system", "content": system.strip() + "\n"},
                        {"role": "user", "content": user.strip() + "\n"}]
     return prompt

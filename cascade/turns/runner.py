@@ -101,7 +101,7 @@ def _source_for(job: Job) -> SourceText | None:
     d = job.discussion
     if not d.source:
         return None
-    return read_source(d.root, d.source, job.source_data)
+    return read_source(d.root, d.source, job.source_data, where=d.path, line=d.source_line)
 
 
 async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, settings: Settings,

@@ -6,6 +6,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from cascade.errors import CascadeError
+from cascade.safepath import read_inside, relative
 from cascade.turns.redact import is_secret_file
 
 
@@ -34,17 +36,25 @@ def withheld_reason(root: Path, rel: str) -> str | None:
     return None
 
 
-def read_source(root: Path, rel: str, data: bytes | None = None) -> SourceText:
-    """The document under review: the given bytes (e.g. staged content) or the working tree."""
-    reason = withheld_reason(root, rel)
+def read_source(root: Path, rel: str, data: bytes | None = None, *,
+                where: Path | str | None = None, line: int | None = None) -> SourceText:
+    """The document under review: the given bytes (a blob git holds: staged, or the revision
+    the ledger recorded) or the working tree. A path outside the work tree, or through a
+    symbolic link, is refused (one line naming ``where``:``line``, the ledger's ``Source:``);
+    the working tree is read with O_NOFOLLOW."""
+    norm = relative(rel)
+    if norm is None:
+        raise CascadeError(f"Source {rel!r} is outside the repository: cascade sends only "
+                           "files inside it to a model", where, line)
+    reason = withheld_reason(root, norm)
     if reason:
-        return SourceText(rel, None, None, reason)
+        return SourceText(norm, None, None, reason)
     if data is None:
         try:
-            data = (root / rel).read_bytes()
+            data = read_inside(root, norm, "Source", where=where, line=line)
         except FileNotFoundError:
-            return SourceText(rel, None, None, "no such file")
+            return SourceText(norm, None, None, "no such file")
         except OSError as exc:
-            return SourceText(rel, None, None, f"cannot read: {exc.strerror}")
+            return SourceText(norm, None, None, f"cannot read: {exc.strerror}")
     text = data.decode("utf-8", errors="replace")
-    return SourceText(rel, text, data)
+    return SourceText(norm, text, data)

@@ -1,0 +1,124 @@
+"""The repository's edge: paths cascade reads or writes stay inside the work tree and never
+pass through a symbolic link.
+
+A ``Source:`` header, a rule's ``discussion:`` path or ``cascade new --source`` is data
+someone wrote; a symbolic link is one line in a commit. Followed, either would carry
+``~/.pgpass`` to a model, or carry a ledger write out of the repository. So: a path that is
+absolute or climbs out with ``..`` is refused; every folder from the top of the repository
+down to the file, and the file itself, must not be a symbolic link (checked with ``lstat``,
+and the final open uses ``O_NOFOLLOW``). A refusal is one line naming the path, exit 2.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+from pathlib import Path
+
+from cascade.errors import CascadeError
+
+__all__ = ["relative", "first_link", "refuse_links", "read_inside", "check_local", "open_nofollow",
+           "LINK_HINT"]
+
+LINK_HINT = "cascade never follows one (put the file itself there)"
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def relative(rel: str) -> str | None:
+    """``rel`` normalised ('a/./b' -> 'a/b'), or None when it leaves the work tree: absolute,
+    a drive letter, '~', or climbing out with '..'."""
+    text = str(rel).replace("\\", "/")
+    if not text or text.startswith(("/", "~")) or (len(text) > 1 and text[1] == ":"):
+        return None
+    norm = posixpath.normpath(text)
+    if norm == "." or norm == ".." or norm.startswith("../"):
+        return None
+    return norm
+
+
+def first_link(root: Path, rel: str) -> str | None:
+    """The first of ``rel``'s folders, or ``rel`` itself, that is a symbolic link below
+    ``root`` (repository-relative), or None. Components that do not exist yet are fine."""
+    parts = rel.split("/")
+    path = root
+    for i, part in enumerate(parts):
+        path = path / part
+        try:
+            if path.is_symlink():
+                return "/".join(parts[: i + 1])
+        except OSError:
+            return None
+        if not path.exists():
+            return None
+    return None
+
+
+def refuse_links(root: Path, rel: str, what: str, *, where: str | os.PathLike[str] | None = None,
+                 line: int | None = None) -> str:
+    """``rel`` normalised, or a one-line error (exit 2) when it leaves the work tree or
+    passes through a symbolic link. ``what`` names the path in the message ("the document",
+    "the ledger"); ``where``/``line`` name the file that asked for it (a ledger's header)."""
+    norm = relative(rel)
+    if norm is None:
+        raise CascadeError(f"{what} {rel!r} is outside the repository: cascade reads and "
+                           "writes only files inside it", where if where is not None else rel,
+                           line)
+    link = first_link(root, norm)
+    if link is not None:
+        through = "is" if link == norm else f"passes through {link}, which is"
+        raise CascadeError(f"{what} {norm} {through} a symbolic link: {LINK_HINT}",
+                           where if where is not None else root / norm, line)
+    return norm
+
+
+def read_inside(root: Path, rel: str, what: str, *, where: str | os.PathLike[str] | None = None,
+                line: int | None = None) -> bytes:
+    """The bytes of a regular file inside the work tree, never through a symbolic link.
+    FileNotFoundError when it does not exist; other OS errors as OSError."""
+    norm = refuse_links(root, rel, what, where=where, line=line)
+    try:
+        fd = os.open(root / norm, os.O_RDONLY | _NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # swapped for a link since the check
+            raise CascadeError(f"{what} {norm} is a symbolic link: {LINK_HINT}",
+                               where if where is not None else root / norm, line) from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
+
+
+def _lexical_top(path: Path) -> Path | None:
+    """The repository top above ``path`` found without resolving links (resolving would walk
+    up from a link's target instead)."""
+    for folder in path.parents:
+        if (folder / ".git").exists() or (folder / ".cascade").is_dir():
+            return folder
+    return None
+
+
+def check_local(path: str | os.PathLike[str], what: str) -> None:
+    """Refuse (one line, exit 2) a file to read or write whose folders below the repository
+    top, or which itself, is a symbolic link. Outside a repository only the file is checked."""
+    p = Path(os.path.abspath(path))
+    top = _lexical_top(p)
+    if top is not None:
+        rel = p.relative_to(top).as_posix()
+        link = first_link(top, rel)
+        if link is not None:
+            through = "is" if link == rel else f"passes through {link}, which is"
+            raise CascadeError(f"{what} {through} a symbolic link: {LINK_HINT}", path)
+    elif p.is_symlink():
+        raise CascadeError(f"{what} is a symbolic link: {LINK_HINT}", path)
+
+
+def open_nofollow(path: str | os.PathLike[str], what: str) -> bytes:
+    """Read ``path`` after ``check_local``, refusing a final symbolic link at open time too."""
+    check_local(path, what)
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise CascadeError(f"{what} is a symbolic link: {LINK_HINT}", path) from None
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read()
