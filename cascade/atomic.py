@@ -8,8 +8,23 @@ from pathlib import Path
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace ``path`` with ``data``; ``mode`` keeps an existing file's permissions."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Replace ``path`` with ``data``; ``mode`` keeps an existing file's permissions.
+
+    An operating-system failure (disk full, file too large, permission denied, ...) leaves
+    ``path`` as it was, removes the temp file, and is raised as an ``OSError`` naming
+    ``path`` (not the temp file; a failed ``write`` names no file at all).
+
+    A ``path`` that is a symbolic link is refused (one line, exit 2): renaming onto it would
+    replace the link with a file, and following it would write outside the repository."""
+    if os.path.islink(path):
+        from cascade.errors import CascadeError
+        from cascade.safepath import LINK_HINT
+
+        raise CascadeError(f"is a symbolic link: {LINK_HINT}", path)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _naming(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -22,9 +37,24 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as exc:
+        _discard(tmp)
+        raise _naming(exc, path) from None
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        _discard(tmp)
         raise
+
+
+def _discard(tmp: str) -> None:
+    try:
+        os.unlink(tmp)
+    except OSError:  # already gone, or the folder refuses: the original error matters more
+        pass
+
+
+def _naming(exc: OSError, path: Path) -> OSError:
+    """``exc`` as the same kind of error (``OSError(errno, ...)`` picks the subclass) about
+    ``path``; one without an errno is not an operating-system error: kept as it is."""
+    if exc.errno is None:
+        return exc
+    return OSError(exc.errno, exc.strerror or os.strerror(exc.errno), str(path))

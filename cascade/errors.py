@@ -36,3 +36,23 @@ def display_path(path: str | os.PathLike[str]) -> str:
         return str(p.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError):
         return str(p)
+
+
+def os_error_line(exc: OSError) -> str:
+    """An operating-system error as the user reads it: ``path: reason`` (``reason`` alone when
+    the error names no file), the reason being the system's, e.g. ``No space left on device``."""
+    reason = exc.strerror or (os.strerror(exc.errno) if exc.errno else str(exc))
+    if exc.filename is None:
+        return reason
+    name = os.fsdecode(exc.filename) if isinstance(exc.filename, (str, bytes, os.PathLike)) \
+        else str(exc.filename)
+    return f"{display_path(name)}: {reason}"
+
+
+def is_config_path(path: str | bytes | os.PathLike[str] | int) -> bool:
+    """A repository configuration file: a ``.ai-rules.yml`` (any folder) or anything below a
+    ``.cascade/`` folder. Their failures are configuration errors (exit code 2)."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return False
+    p = Path(os.fsdecode(path))
+    return p.name == ".ai-rules.yml" or ".cascade" in p.parts[:-1]

@@ -5,9 +5,10 @@ Exit codes: 0 ok / consensus; 1 blocked or check failed; 2 bad usage or configur
 """
 from __future__ import annotations
 
+import os
 import sys
 
-from cascade.errors import CascadeError
+from cascade.errors import CascadeError, is_config_path, os_error_line
 
 
 def build_parser():
@@ -112,15 +113,54 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(command) -> int:
     try:
-        return command()
-    except CascadeError as exc:
-        print(f"cascade: {exc}", file=sys.stderr)
+        code = command()
+        if sys.stdout is not None:  # buffered output that cannot be written (a full disk)
+            sys.stdout.flush()      # fails here, as one line, not at exit with two
+        return code
+    except CascadeError as exc:  # its text may quote a ledger: printed inert
+        from cascade.text import printable
+
+        print(printable(f"cascade: {exc}"), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("cascade: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        _settle_stdout()
         return 1
+    except OSError as exc:
+        # The one place an operating-system failure (disk full, file too large, permission
+        # denied, read-only file system, ...) becomes one line. Ledgers and summaries are
+        # written atomically (cascade.atomic): each is as it was, or whole. An OSError without
+        # an errno is not the system's: a bug, and its traceback stays.
+        if exc.errno is None:
+            raise
+        _settle_stdout()
+        from cascade.text import printable
+
+        print(printable(f"cascade: {os_error_line(exc)}"), file=sys.stderr)
+        return 2 if exc.filename is not None and is_config_path(exc.filename) else 1
+
+
+def _settle_stdout() -> None:
+    """Write out what the command printed; when stdout cannot take it (a full disk, a closed
+    pipe), point it at the null device, so the interpreter's flush at exit does not fail a
+    second time and print its own message."""
+    if sys.stdout is None:
+        return
+    try:
+        sys.stdout.flush()
+        return
+    except (OSError, ValueError):
+        pass
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (captured): nothing to do
+        pass
 
 
 def _dispatch(parser, args) -> int:

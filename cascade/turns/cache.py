@@ -10,10 +10,12 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 from cascade.atomic import atomic_write
+from cascade.errors import CascadeError, os_error_line
 
 VERSION = 1
 
@@ -45,6 +47,7 @@ def cache_dir(root: Path) -> Path:
 class ReplyCache:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
+        self._warned = False  # one warning: every put after a failure likely fails alike
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -57,9 +60,24 @@ class ReplyCache:
         return data if isinstance(data, dict) and "text" in data else None
 
     def put(self, key: str, record: dict[str, Any]) -> None:
+        """Store a reply. A cache that cannot be written (disk full, file too large, no
+        permission, ...) costs money, not correctness: the turn goes on, and the first such
+        failure is reported once, on stderr, as a warning."""
         path = self._path(key)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
-        except OSError:
-            pass  # a cache that cannot be written costs money, not correctness
+        except OSError as exc:
+            self._warn(os_error_line(exc))
+        except CascadeError as exc:  # a symbolic link where the entry goes: not followed
+            self._warn(str(exc))
+
+    def _warn(self, reason: str) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        try:
+            print(f"cascade: warning: reply cache not written: {reason} (the "
+                  "same prompt will be asked again)", file=sys.stderr, flush=True)
+        except (OSError, ValueError):  # no stderr to tell: the cache is still optional
+            pass
