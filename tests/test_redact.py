@@ -158,6 +158,8 @@ CASES = [
      '"{\\"password\\": \\"[REDACTED:secret-assignment]\\"}"'),
     ("generic-env-prefix", "PGPASSWORD=Hunter2024 psql -h db", ["secret-assignment"],
      "PGPASSWORD=[REDACTED:secret-assignment] psql -h db"),
+    ("generic-indented-key-word-first", "  key_password: hunter2024", ["secret-assignment"],
+     "  key_password: [REDACTED:secret-assignment]"),
     ("generic-keeps-comment", "password = s3cr3t99  # rotate monthly", ["secret-assignment"],
      "password = [REDACTED:secret-assignment]  # rotate monthly"),
     ("several-one-line", f"AWS={AWS_ID} GH={GH}", ["aws-access-key", "github-token"],
@@ -404,6 +406,27 @@ def test_adversarial_inputs_finish(name: str, text: str) -> None:
     "AKIA" * 250_000,
     " " * 1_000_000,
     "\n" * 1_000_000,
+    # the context detectors (half a megabyte is enough to show a quadratic scan): tables,
+    # prose, command lines, XML, the markers themselves
+    "| password " * 45_000,
+    "| password | x1 " * 30_000,
+    "| password |\n|---|\n" * 25_000,
+    "| user | password |\n|---|---|\n" + "| app | Xy7!pq9z |\n" * 25_000,
+    "|" + " password |" * 1_500 + "\n|" + "---|" * 1_500 + "\n"
+    + ("|" + " a1b2c3d4 |" * 1_500 + "\n") * 12,
+    "password for " * 37_500,
+    "token 1 " * 60_000,
+    "api key: " * 55_000,
+    "mysql " + "-pX " * 125_000,
+    "mysql " + "=-pX" * 125_000,
+    "curl " + "-u=" * 165_000,
+    "htpasswd " + "-b " * 165_000,
+    "sshpass " + "-p " * 165_000,
+    "-passin pass:" * 37_500,
+    "<password>abcdef1</" * 25_000,
+    '"auth": "' * 50_000,
+    "$2y$10$" * 70_000,
+    "[REDACTED:private-key] = x1" * 17_500,
 ])
 @pytest.mark.timeout(30)
 def test_adversarial_megabytes_finish(text: str) -> None:
