@@ -86,6 +86,17 @@ phases:
     (PROTOCOL_OK.replace("id: two", "id: one"), "duplicate phase id 'one'", 6),
     ("name: x\nphases: []\n", "non-empty list", 2),
     ("name: x\nphases: [{id: a}]\nmax_rounds: 0\n", "max_rounds", 3),
+    (PROTOCOL_OK.replace("next: two", "next: [two]"), "next must be a phase id or null", 5),
+    (PROTOCOL_OK.replace("next: two", "next: 2"), "next must be a phase id or null", 5),
+    (PROTOCOL_OK.replace("name: mine", "name: theirs"), "does not match the file name", 1),
+    (PROTOCOL_OK.replace("name: mine", "name: [mine]"), "protocol 'name' must be a string", 1),
+    (PROTOCOL_OK + "max_rounds: true\n", "max_rounds must be a positive whole number", 8),
+    ("name: mine\nphases:\n  - id: one\n  - two\n", "phase must be a mapping", 4),
+    ("name: mine\nphases:\n  - id: [one]\n", "phase 'id' must be a string", 3),
+    ("name: mine\nphases:\n  - title: One\n", "phase is missing 'id'", 3),
+    ("name: mine\nphases:\n  - id: ''\n", "phase is missing 'id'", 3),
+    ("[name, phases]\n", "protocol must be a mapping", 1),
+    ("", "protocol must be a mapping", 1),
 ])
 def test_protocol_errors(tmp_path, text, message, line):
     path = tmp_path / "mine.yml"
@@ -203,28 +214,6 @@ def test_every_bundled_protocol_loads():
         protocol = load_protocol_file(path)
         assert protocol.name == path.stem
         assert any(p.next is None for p in protocol.phases)
-
-
-@pytest.mark.parametrize("text, message, line", [
-    (PROTOCOL_OK.replace("next: two", "next: [two]"), "next must be a phase id or null", 5),
-    (PROTOCOL_OK.replace("next: two", "next: 2"), "next must be a phase id or null", 5),
-    (PROTOCOL_OK.replace("name: mine", "name: theirs"), "does not match the file name", 1),
-    (PROTOCOL_OK.replace("name: mine", "name: [mine]"), "protocol 'name' must be a string", 1),
-    (PROTOCOL_OK + "max_rounds: true\n", "max_rounds must be a positive whole number", 8),
-    ("name: mine\nphases:\n  - id: one\n  - two\n", "phase must be a mapping", 4),
-    ("name: mine\nphases:\n  - id: [one]\n", "phase 'id' must be a string", 3),
-    ("name: mine\nphases:\n  - title: One\n", "phase is missing 'id'", 3),
-    ("name: mine\nphases:\n  - id: ''\n", "phase is missing 'id'", 3),
-    ("[name, phases]\n", "protocol must be a mapping", 1),
-    ("", "protocol must be a mapping", 1),
-])
-def test_more_protocol_errors(tmp_path, text, message, line):
-    path = tmp_path / "mine.yml"
-    path.write_text(text)
-    with pytest.raises(CascadeError) as info:
-        load_protocol_file(path)
-    assert message in info.value.message
-    assert info.value.line == line
 
 
 def test_persona_look_alike_name_is_refused_at_the_repository_file(tmp_path):

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, git
+from test_hook import RULES  # the same adr rule as the loop tests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -160,15 +161,6 @@ def test_any_mix_is_reported_as_replaced_and_idempotent(text: str) -> None:
 
 DOC = "docs/adr/0001-rotate-keys.md"
 LEDGER = "docs/adr/discussions/0001-rotate-keys.discussion.md"
-RULES = """\
-rules:
-  - name: adr
-    match: "docs/adr/*.md"
-    template: adr
-    discussion: "docs/adr/discussions/{stem}.discussion.md"
-    participants: [architect, security, pragmatist]
-    consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: false}
-"""
 TITLE_KEY = "AK" + "IA" + "J7QW2ER5TY8UI3OP"
 PERSONA_SECRET = "Per5ona!Leak42"
 COMMENT_SECRETS = {
