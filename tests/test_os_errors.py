@@ -197,6 +197,15 @@ def test_a_persona_file_that_is_a_folder_is_a_configuration_error(repo):
     one_line(proc, "cascade: .cascade/personas/broken.yml: is a directory, not a file")
 
 
+def test_a_rule_file_that_is_a_folder_is_a_configuration_error(repo):
+    """Not "no rules": every governed document would pass unreviewed."""
+    (repo / "README.md").write_text("# Project\n")
+    (repo / ".ai-rules.yml").mkdir()
+    proc = cascade_subprocess("hook", "README.md", cwd=repo)
+    assert proc.returncode == 2
+    one_line(proc, "cascade: .ai-rules.yml: is not a file: a rule file must be a regular file")
+
+
 @pytest.mark.skipif(IS_ROOT, reason="root reads any file")
 def test_an_unreadable_rule_file_is_a_configuration_error(repo):
     (repo / "README.md").write_text("# Project\n")

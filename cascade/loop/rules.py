@@ -251,7 +251,12 @@ class WorkTree:
         self.root = root
 
     def is_file(self, rel: str) -> bool:
-        return (self.root / rel).is_file()
+        path = self.root / rel
+        if path.is_file():
+            return True
+        if path.exists():  # a folder (or a device) where a rule file goes: never "no rules"
+            raise CascadeError("is not a file: a rule file must be a regular file", path)
+        return False
 
     def read(self, rel: str) -> str:
         return read_text(self.root / rel)
