@@ -173,7 +173,7 @@ def blocks(text: str) -> tuple[str, list[tuple[str, str]]]:
         end = text.index(f"\n<<<end {ident}>>>", m.end())
         assert f"<<<material {ident}" not in text[m.end():end]
         out.append((m.group(2), text[m.end() + 1:end]))
-    assert text.count(f"<<<end {ident}>>>") == len(opened) + 1  # + the task's own mention
+    assert text.count(f"<<<end {ident}>>>") == len(opened)
     return ident, out
 
 
