@@ -258,6 +258,23 @@ def test_a_cache_that_cannot_be_written_does_not_fail_the_turn(repo, fake_llm, m
     assert fake_llm.calls() == 3
 
 
+def test_the_cache_is_never_written_through_a_link(repo, fake_llm, model_env, tmp_path):
+    ok("new", "Title", cwd=repo)
+    cache, outside = tmp_path / "cache", tmp_path / "outside"
+    cache.mkdir()
+    outside.mkdir()
+    for i in range(256):  # whatever the key, its folder is a link out
+        (cache / f"{i:02x}").symlink_to(outside, target_is_directory=True)
+    for name in PANEL:
+        fake_llm.script(match(name), reply(f"{name} agrees.", None))
+    proc = cascade_subprocess("turn", LEDGER, cwd=repo,
+                              env={**model_env, "CASCADE_CACHE_DIR": str(cache)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    [warning] = proc.stderr.splitlines()
+    assert "reply cache not written: " in warning and "a symbolic link, not followed" in warning
+    assert list(outside.iterdir()) == []
+
+
 # ---- the message itself --------------------------------------------------------------------
 
 def test_the_line_names_the_file_relative_to_the_cwd(tmp_path, monkeypatch):

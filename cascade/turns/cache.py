@@ -64,6 +64,9 @@ class ReplyCache:
         permission, ...) costs money, not correctness: the turn goes on, and the first such
         failure is reported once, on stderr, as a warning."""
         path = self._path(key)
+        if path.parent.is_symlink():  # never written through a link (the entry: atomic_write)
+            self._warn(f"{path.parent}: a symbolic link, not followed")
+            return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
