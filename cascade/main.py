@@ -57,6 +57,11 @@ def build_parser():
                    choices=["READY", "CHANGES", "REJECT"])
     p.add_argument("--reason", required=True, help="why: recorded in the ledger")
 
+    p = sub.add_parser("explain", help="which rule governs a path, its ledger, protocol, "
+                                       "participants and models, and the calls a review makes")
+    p.add_argument("path", metavar="PATH", help="a document or a ledger")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+
     p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
     p.add_argument("path")
     p.add_argument("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all")
@@ -183,6 +188,9 @@ def _dispatch(parser, args) -> int:
     elif command == "decide":
         from cascade.commands.decide import decide
         return decide(args.path, args.vote, args.reason)
+    elif command == "explain":
+        from cascade.commands.explain import explain
+        return explain(args.path, args.json)
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)

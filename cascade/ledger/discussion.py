@@ -370,7 +370,8 @@ class Discussion:
         self._append(render_event(kind, value, fields))
 
     def advance(self, to: str | None = None) -> str:
-        """Append a phase transition; returns the new phase."""
+        """Append a phase transition; returns the new phase. Advancing to the phase the
+        discussion is already in appends nothing (and returns it)."""
         protocol = self.protocol
         current = self.current_phase
         if to is None:
@@ -382,12 +383,24 @@ class Discussion:
             raise CascadeError(f"unknown phase {to!r} for protocol {protocol.name!r} "
                                f"(phases: {', '.join(protocol.phase_ids())})", self.path)
         if to == current.id:
-            raise CascadeError(f"already in phase {to!r}", self.path)
+            return to  # already there: a second transition would only repeat the first
         self.add_event(PHASE_TRANSITION, f"{current.id} → {to}")
         return to
 
-    def record_outcome(self, outcome: str) -> None:
+    def record_outcome(self, outcome: str) -> bool:
+        """Append an ``OUTCOME`` event; returns whether it was appended. An outcome is recorded
+        once: when the status it would set is the status already derived (the same outcome
+        recorded since the document's last revision), nothing is appended."""
+        from cascade.ledger.state import _STATUS
+
+        words = (outcome or "").split()
+        if not words:
+            raise CascadeError("an outcome needs a value (READY or REJECT)", self.path)
+        word = words[0].upper()
+        if _STATUS.get(word, word) == self.status:
+            return False
         self.add_event(OUTCOME, outcome)
+        return True
 
     def _append(self, chunk: str) -> None:
         base = self._parsed_base()

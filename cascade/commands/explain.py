@@ -1,0 +1,376 @@
+"""``cascade explain PATH``: why a document (or a ledger) is reviewed the way it is.
+
+For a path: the rule files consulted (from the top of the repository down to its folder, and
+which nearer rule replaces a same-named one), the rule that governs it (file and line, its
+settings), its ledger, protocol and phases, the participants with the model each would call,
+and how many calls the next review would make. A path no rule governs: why not, and the
+closest rules.
+
+Informational, and cheap: no model is called and neither litellm nor Jinja2 is imported.
+Exit codes: 0 governed; 1 not governed; 2 bad usage or bad configuration.
+"""
+from __future__ import annotations
+
+import json
+import posixpath
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from cascade.errors import CascadeError
+from cascade.ledger.discussion import Discussion
+from cascade.loop.rules import NEVER_GOVERNED, RULES_FILE, Rule, RuleSet
+from cascade.resources import LEDGER_SUFFIX
+from cascade.text import json_printable, printable
+
+WIDTH = 80
+_FROM = {"persona": "the persona's model:", "rule": "the rule's model:",
+         "CASCADE_MODEL": "CASCADE_MODEL", "embedded default": "embedded default"}
+REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.runner)
+
+
+def explain(path: str, as_json: bool = False) -> int:
+    data = explain_data(path)
+    if as_json:
+        print(json_printable(json.dumps(data, indent=2, ensure_ascii=False)))
+    else:
+        print(printable(explain_text(data)))
+    return 0 if data["governed"] else 1
+
+
+# ---- gathering ------------------------------------------------------------------------------
+
+def explain_data(path: str) -> dict[str, Any]:
+    from cascade.loop.gitio import repo_root
+
+    p = Path(path)
+    start = p.parent if str(p.parent) else Path(".")
+    while not start.is_dir() and start != start.parent:  # a document not written yet
+        start = start.parent
+    root = repo_root(start if start.is_dir() else None)
+    rel = _relative(p, root)
+    if rel is None:
+        raise CascadeError("is outside the repository", p)
+    rules = RuleSet(root)
+    is_ledger = rel.endswith(LEDGER_SUFFIX)
+    data: dict[str, Any] = {"path": rel, "kind": "ledger" if is_ledger else "document",
+                            "governed": False, "reason": None, "document": None,
+                            "ledger": None, "ledger_exists": False, "rule": None,
+                            "rule_files": [], "overrides": [], "also_matched_by": [],
+                            "protocol": None, "participants": [], "api_base": None,
+                            "calls": None, "closest": []}
+    if is_ledger:
+        if not p.is_file():
+            raise CascadeError("no such discussion file", p)
+        doc = Discussion.load(p, root=root).source
+        data.update(document=doc, ledger=rel, ledger_exists=True)
+        rule = _ledger_rule(rules, rel, doc, data)
+    else:
+        doc = rel
+        data["document"] = doc
+        rule = None
+        if rel.endswith(NEVER_GOVERNED):
+            data["reason"] = "summaries (*.sum.md) are never governed"
+        elif rules.files_for(rel):
+            rule = rules.governing(rel)
+    where = doc or rel
+    cascade, replaced = _cascade(rules, where)
+    data["rule_files"] = [posixpath.join(f, RULES_FILE) if f else RULES_FILE
+                          for f in rules.files_for(where)]
+    data["overrides"] = [{"name": new.name, "where": _where(new, root),
+                          "replaces": _where(old, root)} for new, old in replaced]
+    if rule is None:
+        if data["reason"] is None and data["rule_files"]:
+            data["reason"] = "no rule matches it"
+        elif data["reason"] is None:
+            folder = posixpath.dirname(where)
+            data["reason"] = (f"no {RULES_FILE} from the top of the repository down to "
+                              f"{folder}/" if folder else
+                              f"no {RULES_FILE} in the top folder of the repository")
+        if doc and not doc.endswith(NEVER_GOVERNED):
+            data["closest"] = _closest(cascade, replaced, doc, root)
+        return data
+    _governed(data, rules, rule, root, doc)
+    data["also_matched_by"] = [{"rule": r.name, "where": _where(r, root)} for r in cascade
+                               if r is not rule and doc and r.matches(doc)]
+    return data
+
+
+def _ledger_rule(rules: RuleSet, rel: str, doc: str | None, data: dict[str, Any]) -> Rule | None:
+    from cascade.loop.governance import ledger_rule
+
+    if not doc:
+        data["reason"] = ("its header names no Source: document, so no rule governs it "
+                          "(its own header decides)")
+        return None
+    rule = ledger_rule(rules, rel, doc)
+    if rule is not None:
+        return rule
+    other = rules.governing(doc) if rules.files_for(doc) else None
+    if other is None:
+        data["reason"] = f"no rule governs its document, {doc} (its own header decides)"
+    else:
+        data["reason"] = (f"rule {other.name!r} ({other.where(rules.root)}) gives {doc} the "
+                          f"ledger {other.ledger_path(doc)}, not this one")
+    return None
+
+
+def _cascade(rules: RuleSet, rel: str) -> tuple[list[Rule], list[tuple[Rule, Rule]]]:
+    """The rules in force for ``rel`` (a nearer file's rule replacing a same-named one), and
+    the replacements (nearer, farther)."""
+    by_name: dict[str, Rule] = {}
+    replaced: list[tuple[Rule, Rule]] = []
+    for folder in rules.files_for(rel):
+        for rule in rules.rules_in(folder):
+            old = by_name.get(rule.name)
+            if old is not None:
+                replaced.append((rule, old))
+            by_name[rule.name] = rule
+    return list(by_name.values()), replaced
+
+
+def _where(rule: Rule, root: Path) -> str:
+    where = rule.where(root)
+    if where.startswith("preset "):  # inherited through extends:
+        where += f" via {posixpath.join(rule.base, RULES_FILE) if rule.base else RULES_FILE}"
+    return where
+
+
+def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
+              doc: str | None) -> None:
+    from cascade.config.personas import load_personas
+    from cascade.config.protocols import load_protocol
+    from cascade.ledger.consensus import voting_config
+    from cascade.loop.gate import _find_ledger, _tracked
+    from cascade.loop.governance import authority, check_shared_ledgers
+
+    auth = authority(rule, root)  # an unknown persona or protocol: configuration error, exit 2
+    if doc and data["kind"] == "document":
+        check_shared_ledgers({doc: rule}, _tracked(root), rules)
+        data["ledger"] = _find_ledger(root, rule, doc)
+        data["ledger_exists"] = (root / data["ledger"]).is_file()
+    config = voting_config(rule.consensus, rule.file)
+    data["governed"] = True
+    data["rule"] = {
+        "name": rule.name, "where": _where(rule, root), "line": rule.line,
+        "match": list(rule.match), "exclude": list(rule.exclude), "base": rule.base,
+        "template": rule.template, "discussion": rule.discussion, "protocol": rule.protocol,
+        "model": rule.model,
+        "consensus": {"threshold_ready": config.threshold_ready,
+                      "threshold_reject": config.threshold_reject,
+                      "human_required": config.human_required,
+                      "persona_votes": config.persona_votes},
+        "deciders": list(rule.deciders or ()), "revote_on_change": bool(rule.revote_on_change),
+        "on_consensus": ({"template": rule.on_consensus.template, "path": rule.on_consensus.path}
+                         if rule.on_consensus else None),
+    }
+    d = None
+    if data["ledger_exists"]:
+        d = Discussion.load(root / data["ledger"], root=root, authority=auth)
+    protocol = load_protocol(rule.protocol, root)
+    data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
+                        "current": d.phase if d is not None else protocol.first.id}
+    personas = load_personas(root)
+    settings = _settings()
+    data["participants"] = [_participant(personas.get(alias), rule, settings)
+                            for alias in rule.participants]
+    data["api_base"] = settings.api_base
+    data["calls"] = _calls(root, rule, auth, data, doc, personas)
+
+
+def _settings():
+    from cascade.turns.settings import Settings
+
+    return Settings.from_env()
+
+
+def _participant(persona, rule: Rule, settings) -> dict[str, Any]:
+    from cascade.turns.model import resolve_model
+
+    try:
+        model = resolve_model(persona.model, rule.model, settings)
+    except CascadeError:
+        model = None
+    source = ("persona" if persona.model else "rule" if rule.model
+              else "CASCADE_MODEL" if settings.model else "embedded default" if model else None)
+    return {"alias": persona.alias, "name": persona.name, "votes": persona.votes,
+            "model": model, "model_from": source}
+
+
+def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
+           personas) -> dict[str, Any]:
+    """What the next review (the hook, on a commit of the document as it is in the working
+    tree) would ask: the turns pending once the hook recorded what it records."""
+    if not data["ledger_exists"]:
+        asked = [a for a in rule.participants if personas.get(a).votes]
+        why = "no ledger yet, so the first review asks every voting participant"
+        return _call_count(asked, why)
+    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION, VOTE_RESET
+    from cascade.ledger.state import settings_fields
+    from cascade.turns.pending import pending_turns
+
+    d = Discussion.load(root / data["ledger"], root=root, authority=auth)  # appended, never saved
+    why = ""
+    try:
+        if d.header_differences():
+            d.add_event(SETTINGS, "", rule=rule.name, **settings_fields(auth))
+            if "protocol" in d.header_differences():
+                d.add_event(PHASE_TRANSITION, f"{d.phase} → {d.protocol.first.id}")
+                why = "the rule's protocol differs from the ledger's: it starts again"
+        revision = _revision(root, doc)
+        if revision is not None and d.source_revision != revision:
+            earlier = d.source_revision
+            d.add_event(SOURCE_REVISION, revision, path=doc)
+            if earlier is not None and rule.revote_on_change:
+                d.add_event(VOTE_RESET, "the document changed")
+            why = ("the document changed since the revision the ledger recorded"
+                   if earlier is not None else "the ledger records no revision yet")
+    except CascadeError:  # an unclosed code fence: nothing can be appended (the hook says so)
+        d = Discussion.load(root / data["ledger"], root=root, authority=auth)
+    pending = pending_turns(d)
+    if not pending:
+        if d.decision is not None:
+            why = f"a decision is in force ({d.decision.vote} by {d.decision.by})"
+        elif d.status != "OPEN":
+            why = (f"closed ({d.status}): quiet until the document changes or a persona is "
+                   "mentioned")
+        else:
+            why = "every participant has answered the latest input"
+    elif not why:
+        reasons = sorted({p.reason for p in pending})
+        why = "; ".join(reasons)
+    return _call_count([p.persona.alias for p in pending], why)
+
+
+def _call_count(asked: list[str], why: str) -> dict[str, Any]:
+    return {"count": len(asked), "max": REPAIR_FACTOR * len(asked), "personas": asked,
+            "why": why}
+
+
+def _revision(root: Path, doc: str | None) -> str | None:
+    """The blob id of the document as it is in the working tree (what would be committed)."""
+    if not doc:
+        return None
+    from cascade.revision import blob_id
+    from cascade.safepath import read_inside
+
+    try:
+        return blob_id(read_inside(root, doc, "the document"))
+    except (OSError, CascadeError):
+        return None
+
+
+def _closest(cascade: list[Rule], replaced: list[tuple[Rule, Rule]], doc: str,
+             root: Path) -> list[dict[str, Any]]:
+    """The rules that could have governed ``doc``, nearest pattern first (at most three), and
+    why each does not."""
+    import difflib
+
+    from cascade.loop.globs import glob_match
+
+    candidates = [(rule, None) for rule in cascade]
+    candidates += [(old, new) for new, old in replaced if old.matches(doc)]
+    found = []
+    for rule, nearer in candidates:
+        local = rule._local(doc)
+        if nearer is not None:
+            why = (f"it matches, but {_where(nearer, root)} replaces it with a rule of the "
+                   "same name that does not")
+        elif local is not None and any(glob_match(m, local) for m in rule.match):
+            excluded = [x for x in rule.exclude if glob_match(x, local)]
+            why = f"excluded by {excluded[0]!r}" if excluded else "it matches"
+        else:
+            why = "no match pattern matches"
+        patterns = [posixpath.join(rule.base, m) for m in rule.match]
+        score = max(difflib.SequenceMatcher(None, doc, pat).ratio() for pat in patterns)
+        found.append((nearer is None, score, {
+            "rule": rule.name, "where": _where(rule, root), "match": list(rule.match),
+            "exclude": list(rule.exclude), "base": rule.base, "why": why}))
+    found.sort(key=lambda f: (f[0], -f[1]))  # a replaced rule that matched comes first
+    return [f for _, _, f in found[:3]]
+
+
+def _relative(p: Path, root: Path) -> str | None:
+    try:
+        return p.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError):
+        return None
+
+
+# ---- text -----------------------------------------------------------------------------------
+
+def _wrap(text: str, indent: str = "", more: str = "  ") -> list[str]:
+    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + more,
+                         break_long_words=False, break_on_hyphens=False) or [indent]
+
+
+def _patterns(rule: dict[str, Any]) -> list[str]:
+    where = f" (relative to {rule['base']}/)" if rule["base"] else ""
+    out = [f"match: {', '.join(rule['match'])}{where}"]
+    if rule["exclude"]:
+        out.append(f"exclude: {', '.join(rule['exclude'])}")
+    return out
+
+
+def explain_text(data: dict[str, Any]) -> str:
+    out = [f"Path: {data['path']} ({'a ledger' if data['kind'] == 'ledger' else 'a document'})"]
+    if data["kind"] == "ledger":
+        out.append(f"Document: {data['document'] or '(none: the header names no Source:)'}")
+    files = data["rule_files"]
+    out += _wrap(f"Rule files (top down): {', '.join(files) if files else 'none'}", "", "  ")
+    for o in data["overrides"]:
+        out += _wrap(f"{o['where']} replaces the rule {o['name']!r} of {o['replaces']}", "  ")
+    if not data["governed"]:
+        out += _wrap(f"Not governed: {data['reason']}.")
+        if data["closest"]:
+            out.append("Closest rules:")
+            for c in data["closest"]:
+                out += _wrap(f"{c['rule']!r} ({c['where']}): {c['why']}", "  ")
+                out += [line for p in _patterns(c) for line in _wrap(p, "    ")]
+        return "\n".join(out)
+
+    rule = data["rule"]
+    out += _wrap(f"Governed by: rule {rule['name']!r} ({rule['where']})")
+    out += [line for p in _patterns(rule) for line in _wrap(p, "  ")]
+    c = rule["consensus"]
+    out += _wrap(f"consensus: threshold_ready={c['threshold_ready']:g} "
+                 f"threshold_reject={c['threshold_reject']:g}", "  ")
+    out += _wrap(f"human_required: {str(c['human_required']).lower()}, persona_votes: "
+                 f"{c['persona_votes']}, revote_on_change: "
+                 f"{str(rule['revote_on_change']).lower()}", "  ")
+    out += _wrap(f"deciders: {', '.join(rule['deciders']) if rule['deciders'] else 'anyone'}",
+                 "  ")
+    if rule["on_consensus"]:
+        oc = rule["on_consensus"]
+        out += _wrap(f"on_consensus: {oc['path']} from template {oc['template']!r}", "  ")
+    for other in data["also_matched_by"]:
+        out += _wrap(f"also matched by rule {other['rule']!r} ({other['where']}), which does "
+                     "not govern it (the nearest file's rule does)", "  ")
+    if data["kind"] == "document":
+        state = "exists" if data["ledger_exists"] else "not created yet"
+        out += _wrap(f"Ledger: {data['ledger']} ({state})")
+    proto = data["protocol"]
+    phases = " -> ".join(proto["phases"])
+    now = f" (now {proto['current']})" if len(proto["phases"]) > 1 else ""
+    out += _wrap(f"Protocol: {proto['name']}, phases: {phases}{now}")
+    out.append("Participants:")
+    width = max((len(p["alias"]) for p in data["participants"]), default=0) + 2
+    name_width = max((len(p["name"]) for p in data["participants"]), default=0) + 2
+    for p in data["participants"]:
+        if not p["votes"]:
+            model = "background: speaks only when mentioned"
+        elif p["model"]:
+            model = f"{p['model']} ({_FROM[p['model_from']]})"
+        else:
+            model = "no model: set CASCADE_MODEL"
+        out.append(f"  @{p['alias']:<{width - 1}}{p['name']:<{name_width}}{model}")
+    if data.get("api_base"):
+        out += _wrap(f"  (through CASCADE_API_BASE={data['api_base']})")
+    calls = data["calls"]
+    n = calls["count"]
+    count = (f"{n} call{'s' if n != 1 else ''} (up to {calls['max']} with repair re-asks)"
+             if n else "no call")
+    out += _wrap(f"Next review: {count}")
+    asked = ", ".join(f"@{a}" for a in calls["personas"])
+    out += _wrap(f"{asked}: {calls['why']}" if asked else calls["why"], "  ")
+    return "\n".join(out)
