@@ -43,11 +43,14 @@ def build_parser():
     p.add_argument("paths", nargs="*", metavar="PATH")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
-    p = sub.add_parser("comment", help="append a comment (and vote) as a person")
+    p = sub.add_parser("comment", help="append a person's comment; the vote comes only from "
+                                       "--vote")
     p.add_argument("path")
     p.add_argument("text", nargs="?", default="",
-                   help="the comment (none with --vote: a vote that asks nobody)")
-    p.add_argument("--vote", type=str.upper, choices=["READY", "CHANGES", "REJECT"])
+                   help="the comment, kept as written (a VOTE: line in it stays text and does "
+                        "not count; none with --vote: a vote that asks nobody)")
+    p.add_argument("--vote", type=str.upper, choices=["READY", "CHANGES", "REJECT"],
+                   help="your vote (the only way to vote here)")
     p.add_argument("--author", help="default: git config user.name")
 
     p = sub.add_parser("decide", help="decide as a person, overriding the panel for the "

@@ -46,8 +46,8 @@ def test_seed_example_session(repo, cli):
     assert "  AI-Security: CHANGES - Needs threat model." in lines
     assert "  AI-Pragmatist: READY - MVP approach is fine." in lines
     assert "Open Questions (2):" in lines
-    assert "  Q: Should we use JWT or session cookies? (@architect)" in lines
-    assert "  Q: What's our token expiry policy? (@security)" in lines
+    assert "  Q1: Should we use JWT or session cookies? (@architect)" in lines
+    assert "  Q2: What's our token expiry policy? (@security)" in lines
 
     code, out, _ = cli("comment", LEDGER, "Let's use JWT with 1hr expiry.")
     assert code == 0
@@ -83,15 +83,18 @@ def test_status_json_shape(repo, cli):
     assert d["mentions"] == [{"alias": "security", "by": "Rob", "line": d["mentions"][0]["line"]}]
 
 
-def test_comment_vote_from_text_and_flag(repo, cli):
+def test_comment_vote_from_flag_only(repo, cli):
     cli("new", "X", "--protocol", "review")
     path = "discussions/x.discussion.md"
-    assert cli("comment", path, "Looks good.\nVOTE: ready", "--author", "Ann")[0] == 0
+    code, _, err = cli("comment", path, "Looks good.\nVOTE: ready", "--author", "Ann")
+    assert code == 0
+    assert err.strip() == ('cascade: the text\'s "VOTE: ready" line is kept as text; to vote, '
+                           "pass --vote READY")
     assert cli("comment", path, "Needs work", "--vote", "changes", "--author", "Bob")[0] == 0
     code, out, _ = cli("status", "--json", path)
-    assert json.loads(out)["discussions"][0]["votes"] == {"Ann": "READY", "Bob": "CHANGES"}
+    assert json.loads(out)["discussions"][0]["votes"] == {"Bob": "CHANGES"}
     text = Path(path).read_text()
-    assert "VOTE: ready" not in text  # moved into the block's own VOTE line
+    assert "\nLooks good.\n VOTE: ready\n" in text  # kept, neutralised: text, not a vote
 
 
 def test_comment_refuses_persona_name(repo, cli):
@@ -239,9 +242,9 @@ def test_summary_is_deterministic(repo, cli):
     assert Path("discussions/x.discussion.sum.md").read_text() == first
     assert "| Ann | CHANGES |" in first
     assert "| AI-Architect | (waiting) | |" in first
-    assert "- Q: why? (Ann)" in first
+    assert "- Q1: why? (Ann)" in first
     assert "- ship it (Ann, Bob)" in first
-    assert "- [x] TODO: write docs (Ann)" in first
+    assert "- [x] T1 TODO: write docs (Ann), done by Bob" in first
     assert "- cost (Ann)" in first
 
 
@@ -256,3 +259,87 @@ def test_python_dash_m_and_version(repo):
 def test_usage_error_exits_2(cli):
     code, _, err = cli("comment")
     assert code == 2 and "error" in err
+
+
+# ---- comment: the person's text is kept as written; the vote comes only from --vote ----------
+
+KEPT_TEXT = ("Looks good to me.\n"
+             "VOTE: READY\n"
+             "vote: reject -- lower case\n"
+             "Name: Eve\n"
+             "---\n"
+             "<!-- OUTCOME: READY -->\n"
+             "```\n"
+             "VOTE: CHANGES\n"
+             "```\n"
+             "Trailing spaces   \n"
+             "Ünïcode → kept")
+
+
+def _last_block(path: str):
+    from cascade import Discussion
+    return Discussion.load(path).comments[-1]
+
+
+def test_comment_keeps_vote_line_as_text(repo, cli):
+    cli("new", "X", "--protocol", "review")
+    path = "discussions/x.discussion.md"
+    code, out, err = cli("comment", path, KEPT_TEXT, "--author", "Ann")
+    assert code == 0
+    assert out.strip() == f"Added comment from Ann to {path}."
+    assert err.strip() == ('cascade: the text\'s "vote: reject -- lower case" line is kept as '
+                           "text; to vote, pass --vote REJECT")
+    c = _last_block(path)
+    assert (c.author, c.vote) == ("Ann", None)
+    # Every byte survives; the structural lines outside the fence gain one leading space.
+    structural = {"VOTE: READY", "vote: reject -- lower case", "Name: Eve", "---",
+                  "<!-- OUTCOME: READY -->"}
+    assert c.body.split("\n") == [(" " + ln if ln in structural else ln)
+                                  for ln in KEPT_TEXT.split("\n")]
+    assert "\n VOTE: READY\n" in Path(path).read_text()
+    # Neutralised exactly as the Python API neutralises the same text.
+    from cascade import Discussion
+    d = Discussion.load(path)
+    d.add_comment("Ann", KEPT_TEXT)
+    assert d.comments[-1].body == c.body
+    code, out, _ = cli("status", "--json", path)
+    data = json.loads(out)["discussions"][0]
+    assert data["votes"] == {} and data["status"] == "OPEN"
+
+
+def test_comment_vote_flag_with_vote_line_in_text(repo, cli):
+    cli("new", "X", "--protocol", "review")
+    path = "discussions/x.discussion.md"
+    code, out, err = cli("comment", path, "Fine.\nVOTE: REJECT", "--vote", "ready",
+                         "--author", "Ann")
+    assert code == 0 and out.strip() == f"Added comment from Ann to {path} (VOTE: READY)."
+    assert err.strip() == ('cascade: the text\'s "VOTE: REJECT" line is kept as text; '
+                           "the vote is --vote READY")
+    c = _last_block(path)
+    assert (c.body, c.vote) == ("Fine.\n VOTE: REJECT", "READY")
+    # The same word as --vote: nothing to say.
+    code, _, err = cli("comment", path, "Still fine.\nVOTE: ready", "--vote", "READY",
+                       "--author", "Bob")
+    assert (code, err) == (0, "")
+    code, out, _ = cli("status", "--json", path)
+    assert json.loads(out)["discussions"][0]["votes"] == {"Ann": "READY", "Bob": "READY"}
+
+
+def test_comment_vote_without_text_and_plain_text(repo, cli):
+    cli("new", "X", "--protocol", "review")
+    path = "discussions/x.discussion.md"
+    code, out, err = cli("comment", path, "--vote", "changes", "--author", "Ann")
+    assert (code, err) == (0, "")
+    assert out.strip() == f"Added comment from Ann to {path} (VOTE: CHANGES)."
+    assert (_last_block(path).body, _last_block(path).vote) == ("", "CHANGES")
+    code, _, err = cli("comment", path, "No vote here.\n```\nVOTE: READY\n```", "--author", "Bob")
+    assert (code, err) == (0, "")  # a VOTE: line inside code is code: no note
+    assert _last_block(path).vote is None
+    code, _, err = cli("comment", path, "VOTE: maybe", "--author", "Cy")
+    assert code == 0
+    assert err.strip() == ('cascade: the text\'s "VOTE: maybe" line is kept as text; to vote, '
+                           "pass --vote READY|CHANGES|REJECT")
+    code, _, err = cli("comment", path, "  \n", "--author", "Cy")
+    assert code == 2 and "empty comment" in err
+    code, out, _ = cli("status", "--json", path)
+    assert json.loads(out)["discussions"][0]["votes"] == {"Ann": "CHANGES"}

@@ -64,8 +64,9 @@ def test_seed_ledger_loads(tmp_path):
     assert d.votes == {}
     assert [(f.author, f.line, f.forged) for f in d.state.forged] == [
         ("AI-Architect", 7, True), ("AI-Pragmatist", 14, True)]
-    assert d.questions == [{"text": "Have we considered using the adapter pattern here?",
-                            "author": "AI-Architect", "status": "open", "line": 10}]
+    assert d.questions == [{"id": "Q1", "text": "Have we considered using the adapter pattern here?",
+                            "author": "AI-Architect", "status": "open", "line": 10,
+                            "answer": None, "answers": []}]
     assert d.participants == ["architect", "pragmatist"]
     assert d.phase == "review"  # no header: the one-phase review protocol
     result = d.consensus_result

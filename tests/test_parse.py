@@ -748,3 +748,43 @@ def test_inline_code_at_line_start_is_not_a_fence() -> None:
     assert [(c.author, c.vote) for c in ledger.comments] == [("Rob", None),
                                                               ("AI-Architect", "READY")]
     assert ledger.warnings == []
+
+
+ANSWER_MARKERS = doc(
+    "---",                                  # 1
+    "Name: Rob",                            # 2
+    "A: plain answer",                      # 3
+    "- A(Q2): numbered answer",             # 4
+    "**A(q12):** bold, lower-case q",       # 5
+    "A( Q3 ): spaced reference",            # 6
+    "DONE(T4): numbered done",              # 7
+    "DONE: plain done",                     # 8
+    "A(T1): wrong letter: not a marker",    # 9
+    "DONE(Q1): wrong letter: not a marker", # 10
+    "Q(Q1): no reference on Q",             # 11
+    "a: lower-case answer",                 # 12
+    "A:no space",                           # 13
+    "Option A: not at the start",           # 14
+    "A (Q2): space before the parenthesis", # 15
+    "> A: quoted",                          # 16
+    "```",                                  # 17
+    "A: in a fence",                        # 18
+    "```",                                  # 19
+    "---",                                  # 20
+)
+
+
+def test_answer_and_done_markers_carry_their_reference() -> None:
+    [c] = parse(ANSWER_MARKERS).comments
+    assert [(m.kind, m.ref, m.text, m.line) for m in c.markers] == [
+        ("A", None, "plain answer", 3),
+        ("A", "Q2", "numbered answer", 4),
+        ("A", "Q12", "bold, lower-case q", 5),
+        ("A", "Q3", "spaced reference", 6),
+        ("DONE", "T4", "numbered done", 7),
+        ("DONE", None, "plain done", 8),
+    ]
+
+
+def test_answer_markers_skipped_without_details() -> None:
+    assert parse(ANSWER_MARKERS, details=False).comments[0].markers == []

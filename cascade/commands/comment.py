@@ -1,29 +1,59 @@
 from __future__ import annotations
 
 import re
+import sys
 
 from cascade.commands._common import git_user_name
 from cascade.errors import CascadeError, display_path
+from cascade.ledger import grammar
+from cascade.ledger.model import VOTES
 from cascade.loop.governance import open_discussion
+from cascade.text import printable
 
-_VOTE_LINE = re.compile(r"(?im)^vote:[ \t]*(READY|CHANGES|REJECT)\b.*$\n?")
+_WORD = re.compile(r"[A-Za-z]+")
 
 
 def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
+    """Append a person's comment. The text is kept as written: a ``VOTE:`` line in it is
+    neutralised like any structural line (indented by one space, so it reads as text and never
+    counts); the vote comes only from ``--vote``. A note on stderr says so."""
     d = open_discussion(path)
     author = author or git_user_name()
     if d.personas.is_persona_name(author):
         raise CascadeError(f"{author!r} is a persona's name; people comment under their own name",
                            d.path)
-    if vote is None:  # "VOTE: READY" typed into the text counts as the vote
-        found = _VOTE_LINE.findall(text)
-        if found:
-            vote = found[-1].upper()
-    text = _VOTE_LINE.sub("", text).strip()
-    if not text and vote is None:
+    if not text.strip() and vote is None:
         raise CascadeError("empty comment: give some text or a --vote", d.path)
+    typed = _vote_lines(text)
     d.add_comment(author, text, vote)
     d.save()
     print(f"Added comment from {author} to {display_path(d.path)}"
           + (f" (VOTE: {vote})." if vote else "."))
+    if typed:
+        line, word = typed[-1]
+        if vote is None:
+            hint = f"--vote {word}" if word in VOTES else "--vote READY|CHANGES|REJECT"
+            print(printable(f'cascade: the text\'s "{line}" line is kept as text; to vote, '
+                            f"pass {hint}"), file=sys.stderr)
+        elif word != vote:
+            print(printable(f'cascade: the text\'s "{line}" line is kept as text; the vote is '
+                            f"--vote {vote}"), file=sys.stderr)
     return 0
+
+
+def _vote_lines(text: str) -> list[tuple[str, str]]:
+    """The lines of ``text`` a ledger would read as a vote (at column 0, outside code fences),
+    each with its vote word upper-cased."""
+    found: list[tuple[str, str]] = []
+    fence: str | None = None
+    for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if fence is not None:
+            if grammar.fence_closes(line, fence):
+                fence = None
+            continue
+        fence = grammar.fence_opens(line)
+        if fence is None and grammar.is_vote_line(line):
+            m = grammar.VOTE.match(line)
+            word = _WORD.search(m.group(1) if m else "")  # as the parser reads the word
+            found.append((line.strip(), word.group(0).upper() if word else ""))
+    return found

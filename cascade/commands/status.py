@@ -70,6 +70,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "forged": [x.as_dict() for x in s.forged],
         "gate": gate_view(d),
         "questions": d.questions,
+        "answers": d.answers,
         "decisions": d.decisions,
         "concerns": d.concerns,
         "todos": d.todos,
@@ -122,19 +123,41 @@ def status_text(d: Discussion) -> str:
         persona = registry.of_author(author)
         return f"@{persona.alias}" if persona else author
 
+    questions = d.questions
+    todos = d.todos
+    answered: list[str] = []
+    for q in questions:
+        if q["status"] == "answered":
+            answered.append(f"{q['id']}: {q['text']} ({alias_of(q['author'])})")
+            answered += [f"  A: {a['text']} ({alias_of(a['author'])})" for a in q["answers"]]
+    stray = [f"A: {a['text']} ({alias_of(a['author'])}, line {a['line']})"
+             for a in d.answers if a["question"] is None]
     sections = [
-        ("Open Questions", [f"Q: {q['text']} ({alias_of(q['author'])})" for q in d.questions]),
+        ("Open Questions", [f"{q['id']}: {q['text']} ({alias_of(q['author'])})"
+                            for q in questions if q["status"] == "open"]),
+        ("Answered Questions", answered),
+        ("Answers to no question", stray),
         ("Decisions", [f"DECISION: {x['text']} ({', '.join(alias_of(a) for a in x['supporters'])})"
                        for x in d.decisions]),
         ("Concerns", [f"CONCERN: {c['text']} ({alias_of(c['author'])})" for c in d.concerns]),
-        ("Action Items", [f"{t['kind']}: {t['text']} ({alias_of(t['author'])})"
-                          + (" [done]" if t["status"] == "done" and t["kind"] != "DONE" else "")
-                          for t in d.todos]),
+        ("Action Items", [_todo_line(t, alias_of) for t in todos
+                          if t["kind"] != "DONE" or t["item"] is None]),
     ]
     for heading, items in sections:
         if items:
-            out += ["", f"{heading} ({len(items)}):"] + [f"  {item}" for item in items]
+            count = sum(1 for item in items if not item.startswith("  "))
+            out += ["", f"{heading} ({count}):"] + [f"  {item}" for item in items]
     return "\n".join(out)
+
+
+def _todo_line(t: dict[str, Any], alias_of) -> str:
+    """``T1 TODO: text (@architect) [done by Rob]``; a DONE that closed no item on its own."""
+    if t["kind"] == "DONE":
+        return f"DONE: {t['text']} ({alias_of(t['author'])})"
+    line = f"{t['id']} {t['kind']}: {t['text']} ({alias_of(t['author'])})"
+    if t["done"] is not None:
+        line += f" [done by {alias_of(t['done']['author'])}]"
+    return line
 
 
 def status(paths: list[str], as_json: bool) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 VOTES = ("READY", "CHANGES", "REJECT")
-MARKERS = ("Q", "TODO", "DECISION", "ASSIGNED", "DONE", "CONCERN")
+MARKERS = ("Q", "A", "TODO", "DECISION", "ASSIGNED", "DONE", "CONCERN")
 
 # State events: one HTML-comment line each, appended between comment blocks.
 PHASE_TRANSITION = "PHASE-TRANSITION"
@@ -21,6 +21,7 @@ class Marker:
     text: str
     author: str
     line: int
+    ref: str | None = None  # "Q2" for ``A(Q2):``, "T3" for ``DONE(T3):``; None: unnumbered
 
 
 @dataclass

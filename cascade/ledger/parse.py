@@ -12,6 +12,38 @@ then comment blocks::
 and state events, one HTML comment line each, between blocks. What is structure is defined
 once, in cascade.ledger.grammar, which the writer uses too. Inside a block the first
 delimiter outside a fence ends it, whatever follows: an append can never reopen a block.
+
+Markers (seed 002), inside a block, outside code fences, at the start of a line (up to three
+spaces, optionally after a list bullet or number, optionally in bold), upper case, followed
+by a space and text: ``Q: TODO: DECISION: ASSIGNED: DONE: CONCERN:`` and the answer ``A:``.
+Quoted (``> Q:``), indented-as-code and lower-case lines are not markers.
+
+Questions and answers. Every ``Q:`` is numbered in ledger order, Q1, Q2, ... (``status`` and
+the summary print the numbers); numbers never change, because the ledger only grows.
+
+- ``A(Q2): text`` answers question 2, whoever asked it (the asker too: "found it: ..."),
+  answered already or not. A number not asked before that line answers nothing.
+- ``A: text`` answers the first still-open question of the latest comment that has one
+  asked by someone else: a reply to the comment just made answers its questions in the order
+  they were asked; each further ``A:`` takes the next one by the same rule (so one comment
+  with two answers means what two comments with one answer each would). A block's
+  ``A(Qn):`` lines count first. A plain ``A:`` never answers its own author's question, nor
+  one already answered (that takes ``A(Qn):``), nor one asked after it; with no such
+  question it answers nothing.
+- A question with an answer is answered; the first answer closed it, later ones are kept.
+
+Action items. ``TODO:`` and ``ASSIGNED:`` items are numbered together, T1, T2, ...
+
+- ``DONE(T2): text`` marks item 2 done.
+- ``DONE: text`` marks done the open item, written before it, whose text it repeats or
+  starts with (case, spacing, trailing punctuation and an item's leading @mentions aside;
+  a prefix must end at a word boundary): ``DONE: Write the plan, see #12`` closes
+  ``TODO: write the plan``. Of several such items, the longest text, then the oldest.
+
+Ledger order decides everything, so an answer or a DONE means what it meant when it was
+written: nothing appended later changes what an earlier one closed. ``A:`` at the start of a
+line is a marker like ``Q:``: write options as "Option A: ..." (or "- **A** ...").
+The matching itself is in cascade.ledger.discussion (``questions``, ``todos``).
 """
 from __future__ import annotations
 
@@ -32,7 +64,9 @@ _KV = re.compile(r"([\w.-]+)=(\"[^\"]*\"|\S+)")
 FENCE = grammar.FENCE_OPEN
 _MARKER = re.compile(
     r"[ \t]{0,3}(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\*\*|__)?"
-    r"(Q|TODO|DECISION|ASSIGNED|DONE|CONCERN):(?:\*\*|__)?[ \t]+(.*\S)")
+    r"(Q|A|TODO|DECISION|ASSIGNED|DONE|CONCERN)(?:\([ \t]*([QqTt])(\d{1,6})[ \t]*\))?:"
+    r"(?:\*\*|__)?[ \t]+(.*\S)")
+_REF_KIND = {"A": "Q", "DONE": "T"}  # A(Q2): answers question 2; DONE(T3): closes item 3
 _MENTION = re.compile(r"(?<![\w@/.`])@([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)")
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
 _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
@@ -294,7 +328,12 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
         if first in _MARKER_START and ":" in line:
             mm = _MARKER.match(line)
             if mm:
-                markers.append(Marker(mm.group(1), mm.group(2), author, lineno))
+                kind, letter, number, text = mm.groups()
+                if letter is None:
+                    markers.append(Marker(kind, text, author, lineno))
+                elif _REF_KIND.get(kind) == letter.upper():
+                    markers.append(Marker(kind, text, author, lineno,
+                                          f"{letter.upper()}{int(number)}"))
         if "@" in line:
             plain = _CODE_SPAN.sub("", line) if "`" in line else line
             for alias in _MENTION.findall(plain):

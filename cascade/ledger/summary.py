@@ -66,11 +66,29 @@ def render_summary(d: Discussion) -> str:
             out.append(f"| {_cell(name)} | (waiting) | |")
     else:
         out.append("No votes in this phase yet.")
+    questions = d.questions
+    answered: list[str] = []
+    for q in questions:
+        if q["status"] == "answered":
+            answered.append(f"- {q['id']}: {q['text']} ({q['author']})")
+            answered += [f"  - A: {a['text']} ({a['author']})" for a in q["answers"]]
+    items: list[str] = []
+    for t in d.todos:
+        if t["kind"] == "DONE":
+            if t["item"] is None:  # a DONE that closed no item stands on its own
+                items.append(f"- [x] DONE: {t['text']} ({t['author']})")
+            continue
+        line = (f"- [{'x' if t['status'] == 'done' else ' '}] {t['id']} {t['kind']}: "
+                f"{t['text']} ({t['author']})")
+        if t["done"] is not None:
+            line += f", done by {t['done']['author']}: {t['done']['text']}"
+        items.append(line)
     sections = [
-        ("Open questions", [f"- Q: {q['text']} ({q['author']})" for q in d.questions]),
+        ("Open questions", [f"- {q['id']}: {q['text']} ({q['author']})"
+                            for q in questions if q["status"] == "open"]),
+        ("Answered questions", answered),
         ("Decisions", [f"- {x['text']} ({', '.join(x['supporters'])})" for x in d.decisions]),
-        ("Action items", [f"- [{'x' if t['status'] == 'done' else ' '}] {t['kind']}: {t['text']} "
-                          f"({t['author']})" for t in d.todos]),
+        ("Action items", items),
         ("Concerns", [f"- {c['text']} ({c['author']})" for c in d.concerns]),
     ]
     for heading, items in sections:

@@ -86,7 +86,7 @@ def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
         return [f"{m.text} ({m.author})" for c in older if id(c) in older_ids
                 for m in c.markers if m.kind == kind]
 
-    capped("Questions asked", marked("Q"))
+    # Questions are not listed here: the open ones, numbered, have a block of their own.
     capped("Decisions proposed", marked("DECISION"))
     capped("Concerns raised", marked("CONCERN"))
     capped("Action items", marked("TODO") + marked("ASSIGNED"))
@@ -247,6 +247,13 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
                                 scrub(_earlier_summary(d, older), ledger_name, 1))
     prompt.summarised = len(older)
     recent_at = [blocks.add(what, body) for what, body in recent]
+    open_questions = [q for q in d.questions if q["status"] == "open"][-_LIST_CAP:]
+    questions_at = None
+    if open_questions:
+        listed = "\n".join(f"{q['id']}: {scrub(q['text'], ledger_name, q['line'])} "
+                           f"({scrub(q['author'], ledger_name, q['line'])})"
+                           for q in open_questions)
+        questions_at = blocks.add("open questions", listed)
     ident, rendered = blocks.render()
     if source_view is not None and source_at is not None:
         source_view["block"] = rendered[source_at]
@@ -257,7 +264,9 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
                             title_block=rendered[title_at], source=source_view,
                             context=rendered[context_at] if context_at is not None else "",
                             earlier=rendered[earlier_at] if earlier_at is not None else "",
-                            recent=[rendered[i] for i in recent_at], persona=shown, why=why)
+                            recent=[rendered[i] for i in recent_at],
+                            questions=rendered[questions_at] if questions_at is not None else "",
+                            persona=shown, why=why)
     # The last line of defence: whatever the templates added (a protocol's instructions, a
     # repository's own template) is scanned too; anything found there is reported as such.
     system = scrub(system, "the system prompt", 1)
