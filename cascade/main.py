@@ -104,6 +104,13 @@ def build_parser():
 
     p = sub.add_parser("demo", help="run the offline demo in a temporary repository")
     p.add_argument("--keep", action="store_true", help="keep the demo repository")
+
+    p = sub.add_parser("merge-driver", help="git's merge driver for ledgers (cascade init "
+                                            "registers it): merges two appends whole-block")
+    p.add_argument("ancestor", metavar="%O", help="the common ancestor's version")
+    p.add_argument("current", metavar="%A", help="our version; the result is written here")
+    p.add_argument("other", metavar="%B", help="their version")
+    p.add_argument("path", metavar="%P", nargs="?", help="the ledger's path, for messages")
     return parser
 
 
@@ -223,6 +230,9 @@ def _dispatch(parser, args) -> int:
     elif command == "demo":
         from cascade.commands.demo import demo
         return demo(args.keep)
+    elif command == "merge-driver":
+        from cascade.commands.merge_driver import merge_driver
+        return merge_driver(args.ancestor, args.current, args.other, args.path)
     parser.print_help()
     return 2
 

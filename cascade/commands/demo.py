@@ -109,7 +109,7 @@ def demo(keep: bool = False) -> int:
         (tmp / ADR).write_text(ADR_TEXT)
 
         _step("Commit an ADR: the hook asks the panel and blocks the commit")
-        _run(["git", "add", ".ai-rules.yml", ADR], tmp, env)
+        _run(["git", "add", ".ai-rules.yml", ".gitattributes", ADR], tmp, env)
         code = _run(["git", "commit", "-m", "ADR 0001: record events in SQLite"], tmp, env)
         for round_no, (answer, vote) in enumerate(ANSWERS, start=1):
             if code == 0:

@@ -89,6 +89,7 @@ def init(plain: bool, repo: str | None, rev: str | None) -> int:
             raise CascadeError("--repo and --rev go together")
         config = PRECOMMIT_REMOTE.format(repo=repo, rev=rev) if repo else PRECOMMIT_LOCAL
         _write_new(root / ".pre-commit-config.yaml", config, made, kept)
+    made += _register_merge_driver(root, kept)
     for name in made:
         print(f"wrote {name}")
     for name in kept:
@@ -124,3 +125,33 @@ def _install_plain(root: Path) -> list[str]:
         target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         done.append(f"{target.relative_to(root) if target.is_relative_to(root) else target}")
     return done
+
+
+MERGE_ATTRIBUTE = "*.discussion.md merge=cascade-ledger"
+MERGE_CONFIG = (("merge.cascade-ledger.name", "cascade ledger merge"),
+                ("merge.cascade-ledger.driver", "cascade merge-driver %O %A %B %P"))
+
+
+def _register_merge_driver(root: Path, kept: list[str]) -> list[str]:
+    """Two branches that each append to a ledger merge without a conflict: the attribute in
+    .gitattributes (appended when missing; the user's lines are kept as they are), the driver
+    in this clone's git config (each clone runs ``cascade init``; where ``cascade`` is not on
+    PATH, git reports the driver failed and leaves the usual conflict)."""
+    made = []
+    path = root / ".gitattributes"
+    old = path.read_bytes() if path.exists() else b""
+    lines = [ln.split() for ln in old.decode("utf-8", "replace").splitlines()]
+    if MERGE_ATTRIBUTE.split() not in lines:
+        newline = b"\r\n" if b"\r\n" in old.split(b"\n", 1)[0] + b"\n" else b"\n"
+        lead = newline if old and not old.endswith(b"\n") else b""
+        line = MERGE_ATTRIBUTE.encode() + newline
+        atomic_write(path, old + lead + line, path.stat().st_mode if old else None)
+        made.append(".gitattributes (merge=cascade-ledger: two appends to a ledger merge)")
+    for key, value in MERGE_CONFIG:
+        current = git(root, "config", "--local", "--get", key, check=False).decode().strip()
+        if not current:
+            git(root, "config", "--local", key, value)
+        elif current != value:
+            kept.append(f"git config {key} ({current!r})")
+    return made
+
