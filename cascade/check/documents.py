@@ -60,9 +60,13 @@ def source_of(tree: Tree, path: str) -> str | None:
     return parse_header(tree.data(path).decode("utf-8", "replace")).source
 
 
+LEGACY = "legacy, unchanged since adoption (.cascade/baseline): ok"
+
+
 def judge(item: Governed, state: LedgerState | None, where: str,
-          tree: Tree | None = None) -> tuple[Verdict, list[Problem]]:
-    """The gate's verdict on one governed document; the problems when it blocks."""
+          tree: Tree | None = None, baseline=None) -> tuple[Verdict, list[Problem]]:
+    """The gate's verdict on one governed document; the problems when it blocks. A document
+    the adoption baseline vouches for (cascade.check.baseline) needs no ledger."""
     doc, ledger = item.doc, item.ledger
 
     links = [p for p in (doc, ledger) if tree is not None and p in tree.links]
@@ -71,6 +75,8 @@ def judge(item: Governed, state: LedgerState | None, where: str,
         reason = (f"the {what} {links[0]} is a symbolic link: cascade never follows one "
                   "(commit the file itself)")
         return Verdict(doc, ledger, False, reason), [Problem(links[0], 1, reason, "symlink")]
+    if baseline is not None and tree is not None and baseline.vouches(doc, tree.files.get(doc)):
+        return Verdict(doc, ledger, True, LEGACY), []
     if state is None:
         reason = (f"governed by rule {item.rule.name!r} ({where}) but its ledger {ledger} is "
                   "not committed")

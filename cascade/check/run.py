@@ -16,8 +16,16 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
-from cascade.check.documents import Governed, find_ledgers, governed, judge, source_of
+from cascade.check.documents import (
+    LEGACY,
+    Governed,
+    find_ledgers,
+    governed,
+    judge,
+    source_of,
+)
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
@@ -70,6 +78,9 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                 # the configuration at both ends.
                 old = _End(root, base, base_tree, stack.enter_context(committed_config(base_tree)))
                 changed = list(tree.files)
+            elif base_tree is not None and (base_tree.files.get(BASELINE)
+                                            != tree.files.get(BASELINE)):
+                changed = list(tree.files)  # the baseline is configuration too: judge all
         else:
             changed = list(tree.files)
             base_tree = None
@@ -128,11 +139,23 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                     f"the header differs from {job.authority.where} in "  # type: ignore[union-attr]
                     f"{', '.join(state.header_diff)}: the rule decides (a commit through the "
                     "hook records the rule's settings)", "header"))
+        baseline = Baseline(root, tree, base_tree if from_commit else None)
+        legacy = 0
         for item in items:
-            verdict, problems = judge(item, states.get(item.ledger), end.where(item.rule), tree)
+            verdict, problems = judge(item, states.get(item.ledger), end.where(item.rule), tree,
+                                      baseline)
+            legacy += verdict.verdict == LEGACY
             report.verdicts.append(verdict)
             report.problems += problems
+        if legacy:
+            report.warnings.append(Notice(BASELINE, 1, f"{legacy} legacy document(s) unchanged "
+                                          "since adoption need no ledger: ok"))
+        if from_commit and base_tree is not None and (base_tree.files.get(BASELINE)
+                                                      != tree.files.get(BASELINE)):
+            report.warnings.append(Notice(BASELINE, 1, _baseline_change(baseline)))
         for item in old_items:
+            if baseline.vouches(item.doc, tree.files.get(item.doc)):
+                continue  # unchanged since adoption: it needed no ledger before either
             _loosened(report, item, states, old, end, docs)  # type: ignore[arg-type]
         report.documents, report.ledgers = len(items), len(ledger_paths)
         if from_commit:
@@ -143,6 +166,17 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
             first += _survival(root, blobs, from_commit, base, tree, history)
             report.problems[:0] = first
     return report
+
+
+def _baseline_change(baseline: Baseline) -> str:
+    """The range changes the adoption baseline: shown like a configuration change. An entry
+    the merge base's baseline lacks vouches only for a document this range does not change."""
+    added = [p for p, b in baseline.entries.items() if baseline.at_base.get(p) != b]
+    removed = [p for p in baseline.at_base if p not in baseline.entries]
+    return (f"this range changes the adoption baseline ({len(added)} entr"
+            f"{'y' if len(added) == 1 else 'ies'} added or changed, {len(removed)} removed): an "
+            "entry vouches only for a document unchanged since adoption and, when added in "
+            "the range, unchanged by it")
 
 
 def _old_items(old: _End, changed: list[str], tree: Tree, docs: dict[str, Rule]) -> list[Governed]:

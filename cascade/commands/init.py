@@ -7,9 +7,13 @@ import sys
 from pathlib import Path
 
 from cascade.atomic import atomic_write
+from cascade.check.baseline import BASELINE, render
 from cascade.errors import CascadeError
-from cascade.loop.gitio import git, repo_root
-from cascade.resources import bundled
+from cascade.loop.gitio import git, records, repo_root
+from cascade.loop.globs import glob_match
+from cascade.loop.layout import ADR_DIR_FILE, files_regex, find_layout, rules_text
+from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.resources import LEDGER_SUFFIX, bundled
 
 RULES = """\
 # CascadingDev: which documents get a review panel, and how the panel decides.
@@ -35,6 +39,15 @@ extends: [adr, feature-spec]
 PRECOMMIT_LOCAL = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
 # cascade-check --hook-stage manual --from-ref origin/main --to-ref HEAD).
+#
+# language: system -- EVERY TEAMMATE NEEDS `cascade` ON PATH (pip install cascadingdev) for a
+# commit that touches a governed document (files: below); other commits never run it.
+# Better: `cascade init --repo <cascadingdev git URL> --rev <tag>` writes a `repo:` entry
+# instead, and pre-commit installs cascade itself.
+# files: is built from .ai-rules.yml by `cascade init`: widen it when you add a rule
+# (`cascade check` in CI still judges every governed document).
+ci:
+  skip: [cascade]   # pre-commit.ci: the gate needs a model; CI runs `cascade check`
 repos:
   - repo: local
     hooks:
@@ -42,6 +55,7 @@ repos:
         name: cascade (AI design review)
         entry: cascade hook
         language: system
+        files: '{files}'
         require_serial: true
         stages: [pre-commit]
       - id: cascade-check
@@ -56,6 +70,8 @@ repos:
 PRECOMMIT_REMOTE = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
 # cascade-check --hook-stage manual --from-ref origin/main --to-ref HEAD).
+ci:
+  skip: [cascade]   # pre-commit.ci: the gate needs a model; CI runs `cascade check`
 repos:
   - repo: {repo}
     rev: {rev}
@@ -80,15 +96,25 @@ def init(plain: bool, repo: str | None, rev: str | None) -> int:
     root = repo_root()
     made: list[str] = []
     kept: list[str] = []
-    _write_new(root / ".ai-rules.yml", RULES, made, kept)
+    found = _layout(root)
+    _write_new(root / ".ai-rules.yml", rules_text(found) if found else RULES, made, kept)
+    patterns = _report_rules(root, found)
     if plain:
         installed = _install_plain(root)
         made += installed
     else:
         if bool(repo) != bool(rev):
             raise CascadeError("--repo and --rev go together")
-        config = PRECOMMIT_REMOTE.format(repo=repo, rev=rev) if repo else PRECOMMIT_LOCAL
+        if repo:
+            config = PRECOMMIT_REMOTE.format(repo=repo, rev=rev)
+        else:
+            config = PRECOMMIT_LOCAL.format(files=files_regex(patterns or ["docs/adr/*.md"]))
         _write_new(root / ".pre-commit-config.yaml", config, made, kept)
+        if not repo and ".pre-commit-config.yaml" in made:
+            print("note: the cascade hook is `language: system`: every teammate needs `cascade` "
+                  "on PATH (pip install cascadingdev) to commit a governed document; "
+                  "`cascade init --repo URL --rev TAG` lets pre-commit install it instead")
+    _write_baseline(root, made, kept)
     made += _register_merge_driver(root, kept)
     for name in made:
         print(f"wrote {name}")
@@ -102,8 +128,92 @@ def init(plain: bool, repo: str | None, rev: str | None) -> int:
             print(proc.stdout.strip() or proc.stderr.strip())
         else:
             print("next: pip install pre-commit && pre-commit install")
-    print("next: commit a document under docs/adr/ to see the panel at work")
+    where = found[0].folder if found else "docs/adr"
+    print(f"next: commit init's files; then commit a document under {where}/ to see the panel "
+          "at work")
     return 0
+
+
+def _tracked(root: Path) -> list[str]:
+    out = git(root, "ls-files", "-z")
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _layout(root: Path) -> list:
+    adr_dir = root / ADR_DIR_FILE
+    text = adr_dir.read_text(errors="replace") if adr_dir.is_file() else None
+    return find_layout(_tracked(root), text)
+
+
+def _report_rules(root: Path, found: list) -> list[str]:
+    """Print what was found and how many tracked documents each rule of .ai-rules.yml (as it
+    now is: written, or the user's) governs; return the rules' match patterns."""
+    for f in found:
+        how = f"from {ADR_DIR_FILE}" if f.source == ADR_DIR_FILE else "found"
+        print(f"{how}: ADRs in {f.folder}/ ({f.shape})")
+    try:
+        rules = RuleSet(root)
+        counts: dict[tuple[str, str], list] = {}
+        for path in _tracked(root):
+            if rules.files_for(path):
+                rule = rules.governing(path)
+                if rule is not None:
+                    counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
+        folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in _tracked(root)
+                   if p.rsplit("/", 1)[-1] == RULES_FILE}
+        if (root / RULES_FILE).is_file():
+            folders.add("")
+        seen = {}
+        for folder in sorted(folders):
+            for rule in rules.rules_in(folder):
+                seen[(rule.name, rule.where(root))] = rule
+    except CascadeError as exc:
+        print(f"cascade: {exc}: not counting governed documents")
+        return []
+    patterns = []
+    for key, rule in seen.items():
+        n = counts.get(key, [rule, 0])[1]
+        print(f"rule {rule.name!r} ({key[1]}): {', '.join(rule.match)} -> governs {n} "
+              f"document(s)")
+        patterns += [f"{rule.base}/{p}" if rule.base else p for p in rule.match]
+    return patterns
+
+
+def _write_baseline(root: Path, made: list[str], kept: list[str]) -> None:
+    """Record every governed document committed at HEAD with its blob: legacy documents need
+    no ledger until they change (cascade.check.baseline)."""
+    path = root / BASELINE
+    if path.exists():
+        kept.append(BASELINE)
+        return
+    head = git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).strip()
+    if not head:
+        return
+    try:
+        rules = RuleSet(root)
+        files = {rel: blob for (_mode, kind, blob), rel in records(git(
+            root, "ls-tree", "-r", "-z", "--full-tree", "HEAD")) if kind == "blob"}
+        entries = {}
+        for rel, blob in files.items():
+            rule = rules.governing(rel) if rules.files_for(rel) else None
+            if rule is None:
+                continue
+            if "{date}" not in rule.discussion:
+                reviewed = rule.ledger_path(rel) in files
+            else:
+                ledger = rule.ledger_path(rel, date="*")
+                reviewed = any(glob_match(ledger, p) for p in files if p.endswith(LEDGER_SUFFIX))
+            if reviewed:
+                continue  # already under review: its ledger decides, not the baseline
+            entries[rel] = blob
+    except CascadeError:
+        return
+    if not entries:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, render(entries).encode("utf-8"))
+    made.append(f"{BASELINE} ({len(entries)} document(s) committed before adoption: no ledger "
+                "needed until they change)")
 
 
 def _install_plain(root: Path) -> list[str]:

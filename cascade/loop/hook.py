@@ -31,7 +31,14 @@ def _relative(root: Path, files: list[str]) -> list[str]:
 
 
 def candidates(root: Path, staged: list[str], rules: RuleSet) -> tuple[dict[str, Rule], list[str]]:
-    """Governed documents and staged ledgers, using nothing heavier than PyYAML."""
+    """Governed documents and staged ledgers, using nothing heavier than PyYAML.
+
+    Only what this commit changes is reviewed: when anything is governed (or a rule file is
+    passed), the paths whose staged blob equals HEAD's are dropped -- ``pre-commit run
+    --all-files`` passes every tracked file -- and ``staged`` is narrowed in place to the
+    changed paths (so the rule-change check sees only those). A governed document whose
+    staged blob is its adoption baseline's (``.cascade/baseline``) is not reviewed either.
+    A commit that touches no governed path costs no git call."""
     governed: dict[str, Rule] = {}
     ledgers: list[str] = []
     for path in staged:
@@ -43,7 +50,40 @@ def candidates(root: Path, staged: list[str], rules: RuleSet) -> tuple[dict[str,
         rule = rules.governing(path)
         if rule is not None:
             governed[path] = rule
+    if governed or ledgers or any(is_config(p) for p in staged):
+        _only_changed(root, staged, governed, ledgers)
     return governed, ledgers
+
+
+def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
+                  ledgers: list[str]) -> None:
+    """Drop the paths whose staged content is HEAD's (one ``git diff-index`` call), and the
+    documents whose staged content is their baseline blob."""
+    import subprocess
+
+    listed = set(ledgers)
+    wanted = [p for p in staged if p in governed or p in listed or is_config(p)]
+    proc = subprocess.run(["git", "--literal-pathspecs", "diff-index", "--cached", "--name-only", "-z", "--no-renames",
+                           "HEAD", "--", *wanted], cwd=root, capture_output=True, check=False)
+    if proc.returncode != 0:
+        return  # no commit yet (or git cannot tell): every path counts as changed
+    changed = set(proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    unchanged = {p for p in wanted if p not in changed}
+    if unchanged:
+        staged[:] = [p for p in staged if p not in unchanged]
+        ledgers[:] = [p for p in ledgers if p not in unchanged]
+        for path in unchanged:
+            governed.pop(path, None)
+    baseline_file = root / ".cascade" / "baseline"
+    if governed and baseline_file.is_file():
+        from cascade.check.baseline import parse
+        from cascade.loop.gitio import index_blobs
+
+        entries = parse(baseline_file.read_text(errors="replace"))
+        listed = [p for p in governed if p in entries]
+        for path, blob in index_blobs(root, listed).items():
+            if entries.get(path) == blob:
+                del governed[path]
 
 
 def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out) -> None:

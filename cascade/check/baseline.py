@@ -1,0 +1,93 @@
+"""The adoption baseline: documents committed before cascade was adopted need no ledger until
+they change.
+
+``cascade init`` writes ``.cascade/baseline``: one line per governed document committed at
+adoption, ``<blob id> <path>`` (what ``git ls-tree`` says), ``#`` comments. Commit it with the
+rules: it is configuration, reviewable like them.
+
+An entry *vouches* for a document -- "legacy, unchanged since adoption" -- only when the
+document's blob equals the entry's blob:
+
+- at the checked commit (a later change to the document is judged normally: it needs its
+  ledger at consensus), and
+- at the *adoption commit*: the first commit, in the checked commit's history, that added
+  ``.cascade/baseline``. An entry added after adoption therefore never vouches for a document
+  that changed since: writing the changed document's new blob into the baseline does not let
+  it through.
+- In range mode (``--from-ref``), an entry that the baseline at the range's merge base does
+  not hold vouches only for a document the range does not change (its blob at the merge base
+  equals the entry): the adoption pull request passes on legacy documents, and an entry
+  written in a range cannot let a document changed in that range through, even when the
+  range is the one that adopts.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+BASELINE = ".cascade/baseline"
+
+
+def parse(text: str) -> dict[str, str]:
+    """{path: blob} from the baseline's text; lines that are not ``<hex> <path>`` are skipped."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        blob, _, path = line.partition(" ")
+        path = path.strip()
+        if path and len(blob) in (40, 64) and all(c in "0123456789abcdef" for c in blob):
+            out[path] = blob
+    return out
+
+
+def render(entries: dict[str, str]) -> str:
+    head = ("# CascadingDev adoption baseline: documents committed before adoption, with their\n"
+            "# blob ids (git ls-tree). Each needs no ledger while its content stays this blob;\n"
+            "# once it changes, the panel reviews it. An entry vouches only for a document\n"
+            "# whose blob is the entry's both now and at adoption (the commit that added this\n"
+            "# file): editing this file cannot let a changed document through.\n")
+    return head + "".join(f"{blob} {path}\n" for path, blob in sorted(entries.items()))
+
+
+def _read(files: dict[str, str], blobs) -> dict[str, str]:
+    blob = files.get(BASELINE)
+    if blob is None:
+        return {}
+    return parse(blobs.get(blob).decode("utf-8", "replace"))
+
+
+class Baseline:
+    """Which documents of the checked tree the baseline vouches for."""
+
+    def __init__(self, root: Path, tree, base_tree=None) -> None:
+        from cascade.check.gittree import Tree
+        from cascade.loop.gitio import git
+
+        self.entries = _read(tree.files, tree.blobs)
+        self.at_adoption: dict[str, str] = {}
+        self.at_base: dict[str, str] = {}
+        self.base_files: dict[str, str] = {}
+        self.adoption: str | None = None
+        if base_tree is not None:
+            self.at_base = _read(base_tree.files, tree.blobs)
+        if not self.entries:
+            return
+        out = git(root, "log", "--diff-filter=A", "--format=%H", tree.commit, "--",
+                  BASELINE, check=False).decode().split()
+        if out:
+            self.adoption = out[-1]
+            self.at_adoption = Tree(root, self.adoption, tree.blobs).files
+        if base_tree is not None:
+            self.base_files = base_tree.files
+        self.ranged = base_tree is not None
+
+    def vouches(self, doc: str, blob: str | None) -> bool:
+        entry = self.entries.get(doc)
+        if entry is None or blob != entry or self.at_adoption.get(doc) != entry:
+            return False
+        if self.ranged and self.at_base.get(doc) != entry:
+            return self.base_files.get(doc) == entry
+        return True
+
+    ranged = False

@@ -1,0 +1,223 @@
+"""Adopting cascade in a repository that already has ADRs (issue 10): `cascade init` finds the
+layout and governs it, records the adoption baseline so history stays green, and the hook
+reviews only what a commit changes (`pre-commit run --all-files` asks no model)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, cascade_subprocess, git
+
+from cascade.check.baseline import BASELINE, parse
+from cascade.loop.layout import find_layout
+
+ADR = "# {title}\n\n## Status\n\nAccepted\n\n## Decision\n\nWe do {title}.\n"
+
+LAYOUTS = {
+    "adr-tools": {
+        "dir": "doc/architecture/decisions",
+        "files": {
+            ".adr-dir": "doc/architecture/decisions\n",
+            "doc/architecture/decisions/0001-record-decisions.md": ADR.format(title="records"),
+            "doc/architecture/decisions/0002-use-postgres.md": ADR.format(title="postgres"),
+            "doc/architecture/decisions/0003-use-kafka.md": ADR.format(title="kafka"),
+            "doc/architecture/decisions/template.md": "# Title\n\n## Status\n",
+            "doc/architecture/decisions/README.md": "# Decisions\n",
+        },
+        "docs": ["doc/architecture/decisions/0001-record-decisions.md",
+                 "doc/architecture/decisions/0002-use-postgres.md",
+                 "doc/architecture/decisions/0003-use-kafka.md"],
+        "not": ["doc/architecture/decisions/template.md", "doc/architecture/decisions/README.md"],
+    },
+    "madr": {
+        "dir": "docs/decisions",
+        "files": {
+            "docs/decisions/0001-use-markdown-adrs.md": ADR.format(title="madr"),
+            "docs/decisions/0002-use-python.md": ADR.format(title="python"),
+            "docs/decisions/adr-template.md": "# {short title}\n",
+            "docs/decisions/README.md": "# Decisions\n",
+        },
+        "docs": ["docs/decisions/0001-use-markdown-adrs.md", "docs/decisions/0002-use-python.md"],
+        "not": ["docs/decisions/adr-template.md", "docs/decisions/README.md"],
+    },
+    "folder-per-adr": {
+        "dir": "docs/adr",
+        "files": {
+            "docs/adr/event-store/index.md": ADR.format(title="event store"),
+            "docs/adr/auth/index.md": ADR.format(title="auth"),
+            "docs/adr/index.md": "# All decisions\n",
+            "docs/adr/README.md": "# Decisions\n",
+        },
+        "docs": ["docs/adr/auth/index.md", "docs/adr/event-store/index.md"],
+        "not": ["docs/adr/index.md", "docs/adr/README.md"],
+    },
+}
+
+
+def run(repo, *args, env=None):
+    return subprocess.run(list(args), cwd=repo, capture_output=True, text=True, timeout=300,
+                          env=env, check=False)
+
+
+def adopt(repo, layout):
+    for rel, text in layout["files"].items():
+        path = repo / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "legacy ADRs")
+    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.mark.parametrize("name", list(LAYOUTS))
+def test_init_governs_the_layout_and_history_stays_green(repo, name):
+    layout = LAYOUTS[name]
+    out = adopt(repo, layout)
+    assert f"ADRs in {layout['dir']}/" in out
+    assert f"governs {len(layout['docs'])} document(s)" in out
+    for doc in layout["docs"]:
+        assert cascade_subprocess("explain", doc, cwd=repo).returncode == 0, doc
+    for other in layout["not"]:
+        assert cascade_subprocess("explain", other, cwd=repo).returncode == 1, other
+    baseline = parse((repo / BASELINE).read_text())
+    assert sorted(baseline) == sorted(layout["docs"])
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    assert "language: system" in config and "files: '^(?:" in config
+    assert "cascade` on PATH" in out  # the teammates' requirement, said plainly
+
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    proc = cascade_subprocess("check", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "legacy document(s) unchanged since adoption" in proc.stdout
+    proc = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)  # the adoption PR
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+    # an unreviewed change to a legacy ADR fails, in both modes
+    doc = layout["docs"][0]
+    (repo / doc).write_text((repo / doc).read_text() + "\nAmended without review.\n")
+    git(repo, "commit", "-qam", "amend an ADR", "--no-verify")
+    for args in ((), ("--from-ref", "HEAD~1")):
+        proc = cascade_subprocess("check", *args, cwd=repo)
+        assert proc.returncode == 1, proc.stdout
+        assert f"{doc}:1: governed by rule" in proc.stdout
+
+    # writing the changed document's new blob into the baseline later lets nothing through
+    blob = git(repo, "rev-parse", f"HEAD:{doc}").strip()
+    text = (repo / BASELINE).read_text()
+    (repo / BASELINE).write_text("".join(
+        f"{blob} {doc}\n" if line.endswith(f" {doc}") else line + "\n"
+        for line in text.splitlines()))
+    git(repo, "commit", "-qam", "sneak the change into the baseline", "--no-verify")
+    for args in ((), ("--from-ref", "HEAD~1"), ("--from-ref", "HEAD~2")):
+        proc = cascade_subprocess("check", *args, cwd=repo)
+        assert proc.returncode == 1, (args, proc.stdout)
+        assert f"{doc}:1: governed by rule" in proc.stdout
+
+
+def test_a_range_that_adopts_and_changes_a_document_fails(repo):
+    """An entry written in the range vouches only for documents the range does not change."""
+    layout = LAYOUTS["madr"]
+    for rel, text in layout["files"].items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "legacy ADRs")
+    doc = layout["docs"][1]
+    (repo / doc).write_text("# changed before adoption\n")
+    git(repo, "commit", "-qam", "change")
+    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt", "--no-verify")
+    proc = cascade_subprocess("check", "--from-ref", "HEAD~2", cwd=repo)
+    assert proc.returncode == 1 and f"{doc}:1: governed by rule" in proc.stdout
+    assert cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo).returncode == 0
+
+
+def test_pre_commit_all_files_asks_no_model(repo, fake_llm):
+    layout = LAYOUTS["adr-tools"]
+    adopt(repo, layout)
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    config = config.replace("entry: cascade ", f"entry: {sys.executable} -m cascade ")
+    (repo / ".pre-commit-config.yaml").write_text(config)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    env = {**os.environ, "CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO)}
+    assert run(repo, sys.executable, "-m", "pre_commit", "install", env=env).returncode == 0
+    proc = run(repo, sys.executable, "-m", "pre_commit", "run", "--all-files", env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fake_llm.calls() == 0
+    # the hook itself, given every tracked governed file (what --all-files passes)
+    proc = run(repo, sys.executable, "-m", "cascade", "hook", *layout["docs"], env=env)
+    assert proc.returncode == 0 and fake_llm.calls() == 0
+
+
+def test_hook_skips_a_document_back_at_its_baseline_blob(repo, fake_llm):
+    layout = LAYOUTS["madr"]
+    adopt(repo, layout)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    doc = layout["docs"][0]
+    original = (repo / doc).read_text()
+    (repo / doc).write_text("# changed\n")
+    git(repo, "commit", "-qam", "unreviewed change", "--no-verify")
+    (repo / doc).write_text(original)  # back to the adopted text
+    git(repo, "add", doc)
+    env = {**os.environ, "CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO)}
+    proc = run(repo, sys.executable, "-m", "cascade", "hook", doc, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fake_llm.calls() == 0
+
+
+def test_layout_nested_areas_and_kept_files():
+    files = ["docs/adr/payments/0001-a.md", "docs/adr/payments/0002-b.md", "docs/adr/infra/0001-a.md",
+             "docs/adr/README.md", "docs/adr/templates/template.md", "docs/adr/0000-template.md",
+             "docs/adr/infra/discussions/0001-a.discussion.md"]
+    (found,) = find_layout(files, None)
+    assert found.shape == "area folders"
+    assert sorted(found.documents) == ["docs/adr/infra/0001-a.md", "docs/adr/payments/0001-a.md",
+                                       "docs/adr/payments/0002-b.md"]
+
+
+def test_nested_areas_get_one_ledger_each(repo):
+    """Two areas with the same file name: {dir} keeps their ledgers apart."""
+    for area in ("payments", "infra"):
+        path = repo / f"docs/adr/{area}/0001-storage.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(ADR.format(title=area))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "legacy")
+    out = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0 and "governs 2 document(s)" in out.stdout
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt", "--no-verify")
+    proc = cascade_subprocess("check", cwd=repo)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_init_keeps_an_existing_baseline(repo):
+    adopt(repo, LAYOUTS["madr"])
+    (repo / BASELINE).write_text("# mine\n")
+    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0 and f"kept your {BASELINE}" in proc.stdout
+    assert (repo / BASELINE).read_text() == "# mine\n"
+
+
+def test_baseline_leaves_out_documents_already_under_review(repo):
+    layout = LAYOUTS["madr"]
+    for rel, text in layout["files"].items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    reviewed = "docs/decisions/discussions/0001-use-markdown-adrs.discussion.md"
+    (repo / reviewed).parent.mkdir()
+    (repo / reviewed).write_text("<!-- a ledger from an earlier cascade -->\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "legacy")
+    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0002-use-python.md"]
