@@ -1,10 +1,12 @@
 """Model errors say what happened: real HTTP against the fake endpoint (or a closed port),
-real litellm, no mocks. "HTTP <n>" appears only when a server answered with <n>; a missing
-key fails at once, before any request and without a retry; a refused connection names the
-endpoint."""
+no mocks, each case both ways: over plain HTTP (openai/ models, the default) and through real
+litellm (CASCADE_HTTP=litellm). "HTTP <n>" appears only when a server answered with <n>; a
+missing key fails at once, before any request and without a retry; a refused connection names
+the endpoint."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import time
@@ -30,6 +32,14 @@ def _litellm_imported():
     litellm_module()
 
 
+@pytest.fixture(autouse=True, params=["auto", "litellm"])
+def transport(request, monkeypatch) -> str:
+    """Every case both ways: openai/ models over plain HTTP (the default) and through litellm
+    (CASCADE_HTTP=litellm); the words must be the same."""
+    monkeypatch.setenv("CASCADE_HTTP", request.param)
+    return request.param
+
+
 @pytest.fixture(autouse=True)
 def no_keys(monkeypatch):
     for var in KEY_VARS + ("CASCADE_FALLBACK_MODELS", "CASCADE_RETRIES", "CASCADE_BACKOFF",
@@ -51,7 +61,8 @@ def ask(model: str, **settings) -> tuple[str | None, list[tuple], float, object]
     options = {"backoff": 0.01, "retries": 2, "timeout": 5.0, **settings}
     start = time.monotonic()
     try:
-        result = asyncio.run(complete(model, MESSAGES, Settings(model=model, **options),
+        chosen = Settings(model=model, http=os.environ.get("CASCADE_HTTP", "auto"), **options)
+        result = asyncio.run(complete(model, MESSAGES, chosen,
                                       on_retry=lambda *args: retries.append(args)))
         error = None
     except ModelError as exc:

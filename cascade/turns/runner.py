@@ -245,11 +245,14 @@ async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | Non
             prompt = build_prompt(d, pending.persona, why_text(pending.reason), source,
                                   settings.for_model(model))
             planned.append((job, pending, prompt, model, cache, lock, revision))
-    if any(cache.get(prompt_key(p.persona.alias, model, prompt.messages)) is None
+    from cascade.turns.model import litellm_module, uses_litellm
+
+    if any(uses_litellm(model, settings)
+           and cache.get(prompt_key(p.persona.alias, model, prompt.messages)) is None
            for _, p, prompt, model, cache, _, _ in planned):
-        # Import the model library before the calls start, not inside the first of them
-        # (where it would hold up every other); a run served from the cache never imports it.
-        from cascade.turns.model import litellm_module
+        # Import litellm before the calls start, not inside the first of them (where it would
+        # hold up every other); a run served from the cache, or whose models are all asked
+        # over plain HTTP (openai/...), never imports it.
 
         await asyncio.to_thread(litellm_module)
     tasks = [_run_one(job, pending, prompt, model, settings, cache, budget, semaphore, lock,

@@ -36,6 +36,9 @@ class Settings:
     max_calls: int | None = None  # CASCADE_MAX_CALLS per run
     max_tokens: int | None = None  # CASCADE_MAX_TOKENS per run (prompt + completion)
     max_cost: float | None = None  # CASCADE_MAX_COST per run, in dollars
+    # CASCADE_HTTP: "auto" asks openai/ models over plain HTTP, others through litellm;
+    # "litellm" sends every model through litellm.
+    http: str = "auto"
 
     def for_model(self, model: str) -> Settings:
         """The embedded model reads slowly on a laptop CPU: give it a small prompt unless the
@@ -68,7 +71,17 @@ class Settings:
             max_calls=_int_or_none(_number("CASCADE_MAX_CALLS", None, int, 0)),
             max_tokens=_int_or_none(_number("CASCADE_MAX_TOKENS", None, int, 0)),
             max_cost=_number("CASCADE_MAX_COST", None, float, 0),
+            http=_choice("CASCADE_HTTP", ("auto", "litellm")),
         )
+
+
+def _choice(name: str, choices: tuple[str, ...]) -> str:
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return choices[0]
+    if raw.lower() not in choices:
+        raise CascadeError(f"{name}={raw!r} must be one of: {', '.join(choices)}")
+    return raw.lower()
 
 
 def _int_or_none(value: float | None) -> int | None:

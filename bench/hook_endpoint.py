@@ -1,0 +1,123 @@
+"""What a commit attempt costs beyond the model's own time.
+
+    python bench/hook_endpoint.py [--runs N]
+
+`python -m cascade hook docs/adr/0001.md`, as a subprocess as a user (or pre-commit) runs it,
+in a fresh git repository whose `.ai-rules.yml` gives the ADR three personas, all pending,
+against an OpenAI-compatible endpoint on 127.0.0.1 that answers every call in 1.0 s
+(tests/fakellm.py). Nothing is excluded: interpreter start, imports, git, rendering the
+ledger, the three concurrent calls, writing. Target: wall - 1.0 s <= 0.5 s.
+
+"before" is CASCADE_HTTP=litellm (every call through litellm, as before openai/ models were
+asked over plain HTTP); "after" is the default (openai/fake is asked with httpx).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(HERE))
+
+from _table import table
+
+DELAY = 1.0
+DOC = "docs/adr/0001.md"
+RULES = """\
+rules:
+  - name: adr
+    match: "docs/adr/*.md"
+    template: adr
+    discussion: "docs/adr/discussions/{stem}.discussion.md"
+    participants: [architect, security, pragmatist]
+    consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: false}
+"""
+
+
+def make_repo(root: Path, env: dict[str, str]) -> Path:
+    repo = root / "repo"
+    repo.mkdir()
+    for args in (["init", "-q"], ["config", "user.name", "Bench"],
+                 ["config", "user.email", "bench@example.com"]):
+        subprocess.run(["git", *args], cwd=repo, env=env, check=True)
+    (repo / ".ai-rules.yml").write_text(RULES)
+    subprocess.run(["git", "add", "."], cwd=repo, env=env, check=True)
+    subprocess.run(["git", "commit", "-qm", "start"], cwd=repo, env=env, check=True)
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / DOC).write_text(
+        "# Use SQLite for the event store\n\n## Context\n\nWe need durable, ordered storage for "
+        "domain events, read by three projections.\n\n## Decision\n\nUse SQLite in WAL mode, "
+        "one file per tenant, with a nightly backup to object storage.\n")
+    subprocess.run(["git", "add", DOC], cwd=repo, env=env, check=True)
+    return repo
+
+
+def hook_once(env: dict[str, str], fake) -> float:
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = make_repo(Path(tmp), env)
+        before = fake.calls()
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "cascade", "hook", DOC], cwd=repo, env=env,
+                              capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - start
+        # blocked (exit 1) with three new reviews: anything else is not the case measured
+        assert proc.returncode == 1, proc.stdout + proc.stderr
+        assert fake.calls() - before == 3, proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return wall
+
+
+def bench_hook(runs: int) -> list[tuple]:
+    from fakellm import FakeLLM, delayed
+
+    rows = []
+    with FakeLLM() as fake:
+        fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
+        base = {**os.environ, "PYTHONPATH": str(REPO), "CASCADE_MODEL": "openai/fake",
+                "CASCADE_API_BASE": fake.url}
+        for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR", "GIT_INDEX_FILE"):
+            base.pop(var, None)
+        for label, http in (("before: litellm (CASCADE_HTTP=litellm)", "litellm"),
+                            ("after: plain HTTP (httpx)", "auto")):
+            env = {**base, "CASCADE_HTTP": http}
+            hook_once(env, fake)  # warm the file cache (bytecode, site-packages)
+            walls = [hook_once(env, fake) for _ in range(runs)]
+            wall = statistics.median(walls)
+            rows.append((label, f"{wall:.2f}", f"{wall - DELAY:+.2f}", "<= +0.50",
+                         " ".join(f"{w:.2f}" for w in walls)))
+    return rows
+
+
+def import_seconds(module: str, runs: int) -> float:
+    def once(code: str) -> float:
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                       env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        return time.perf_counter() - start
+
+    bare = statistics.median(once("pass") for _ in range(runs))
+    return statistics.median(once(f"import {module}") for _ in range(runs)) - bare
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args()
+    table(f"Hook run, three pending personas, endpoint answering in {DELAY:.1f} s "
+          f"(seconds, median of {args.runs}; `python -m cascade hook` as a subprocess)",
+          ("case", "wall", "wall - 1.0", "target", "runs"), bench_hook(args.runs))
+    table("Import time over a bare interpreter (seconds, median)", ("module", "import"),
+          [(m, f"{import_seconds(m, max(3, args.runs)):.2f}") for m in ("httpx", "litellm")])
+
+
+if __name__ == "__main__":
+    main()

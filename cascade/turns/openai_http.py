@@ -1,0 +1,228 @@
+"""OpenAI-compatible chat completions over plain HTTP (httpx), without litellm.
+
+``import litellm`` takes 2-3 s here, on every hook run that asks anyone; httpx takes ~0.1 s.
+So an ``openai/<name>`` model -- an OpenAI-compatible endpoint (``CASCADE_API_BASE``: a
+LiteLLM proxy, a llama.cpp or vLLM server, ...) or OpenAI itself -- is asked directly with one
+``POST <base>/chat/completions``, the request litellm would send:
+``{"model": "<name>", "messages": [...], "max_tokens": N}`` (``max_completion_tokens`` for
+OpenAI's reasoning models, o1/o3/o4 and gpt-5, as litellm maps it), ``Authorization: Bearer
+<key>``. Every other model (``anthropic/``, ``bedrock/``, ``gemini/``, a bare name, the embedded
+``cascade-local/``) needs litellm's translation and keeps going through it; ``CASCADE_HTTP=
+litellm`` sends every model through litellm (an escape hatch, and the "before" of
+bench/hook_endpoint.py).
+
+The base URL is what litellm would use: ``CASCADE_API_BASE``, else ``OPENAI_BASE_URL``, else
+``OPENAI_API_BASE``, else https://api.openai.com/v1. Usage comes from the reply's ``usage``.
+Cost: a LiteLLM proxy's ``x-litellm-response-cost`` header; else the per-token price in the
+price list litellm ships (read as JSON, only when the model's name appears in it: no import);
+else None. Failures are raised as httpx's own exceptions, or as the classes below whose names
+are the ones litellm gives the same failure, so ``cascade.turns.model`` describes them in the
+same words.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+PREFIX = "openai/"
+DEFAULT_BASE = "https://api.openai.com/v1"
+COST_HEADER = "x-litellm-response-cost"
+
+# What litellm calls an HTTP status from an OpenAI-compatible server (observed with 1.106.2).
+_STATUS_NAMES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                 404: "NotFoundError", 408: "Timeout", 422: "UnprocessableEntityError",
+                 429: "RateLimitError", 500: "InternalServerError", 502: "BadGatewayError",
+                 503: "ServiceUnavailableError", 504: "Timeout"}
+_REASONING = re.compile(r"^(o\d|gpt-5)")
+
+
+class StatusError(httpx.HTTPStatusError):
+    """A server answered with a status that is not 2xx (subclassed per status name)."""
+
+
+class InternalServerError(Exception):
+    """A 2xx answer that is not a chat completion (litellm's name for the same failure)."""
+
+
+_status_classes: dict[str, type[StatusError]] = {}
+
+
+def _status_error(response: httpx.Response) -> StatusError:
+    name = _STATUS_NAMES.get(response.status_code, "APIError")
+    cls = _status_classes.get(name)
+    if cls is None:
+        cls = _status_classes[name] = type(name, (StatusError,), {"__module__": __name__})
+    # Worded as the openai SDK words it ("Error code: 500 - <body>"): the body is the message
+    # when it is not an OpenAI-style error object.
+    text = response.text.strip()
+    message = f"Error code: {response.status_code}" + (f" - {text[:300]}" if text else "")
+    return cls(message, request=response.request, response=response)
+
+
+def direct_name(model: str) -> str | None:
+    """The name to send for a model this module serves (``openai/<name>``), else None."""
+    if model.startswith(PREFIX) and len(model) > len(PREFIX):
+        return model[len(PREFIX):]
+    return None
+
+
+def base_url(api_base: str | None) -> str:
+    for value in (api_base, os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_BASE")):
+        if value and value.strip():
+            return value.strip().rstrip("/")
+    return DEFAULT_BASE
+
+
+@dataclass
+class Answer:
+    text: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+
+_tls_lock = threading.Lock()
+_tls: dict[str, Any] = {}
+
+
+def _verify(url: str) -> Any:
+    """The TLS context. Loading the CA bundle costs ~50 ms: paid only for an https endpoint
+    (or a proxy, which may be one). A plain-http endpoint gets a context that verifies
+    against no CA at all -- any TLS it meets fails closed."""
+    proxied = any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+                                               "http_proxy", "ALL_PROXY", "all_proxy"))
+    kind = "full" if url.startswith("https:") or proxied else "none"
+    with _tls_lock:
+        if kind not in _tls:
+            if kind == "full":
+                _tls[kind] = httpx.create_ssl_context()
+            else:
+                import ssl
+
+                _tls[kind] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+        return _tls[kind]
+
+
+def _headers(key: str | None) -> dict[str, str]:
+    from cascade import __version__
+
+    headers = {"Accept": "application/json", "User-Agent": f"cascadingdev/{__version__}"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    organization = os.environ.get("OPENAI_ORGANIZATION", "").strip()
+    if organization:
+        headers["OpenAI-Organization"] = organization
+    project = os.environ.get("OPENAI_PROJECT", "").strip()
+    if project:
+        headers["OpenAI-Project"] = project
+    return headers
+
+
+async def chat(name: str, messages: list[dict[str, Any]], *, base: str, key: str | None,
+               timeout: float, max_tokens: int) -> Answer:
+    """One chat completion, no retry. Raises httpx's exceptions (transport, timeout),
+    StatusError (the server said so) or InternalServerError (a 2xx that is not an answer)."""
+    url = base.rstrip("/") + "/chat/completions"
+    limit = "max_completion_tokens" if _REASONING.match(name.split("/")[-1]) else "max_tokens"
+    body = {"model": name, "messages": messages, limit: max_tokens}
+    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=_verify(url)) as client:
+        response = await client.post(url, json=body, headers=_headers(key))
+        if not 200 <= response.status_code < 300:
+            raise _status_error(response)
+    try:
+        data = json.loads(response.content)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise InternalServerError(str(exc)) from exc
+    text = _content(data)
+    if text is None:
+        raise InternalServerError(f"the response from {base} is not a chat completion "
+                                  f"(no choices[0].message): {response.text[:80]!r}")
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    prompt_tokens = _count(usage.get("prompt_tokens"))
+    completion_tokens = _count(usage.get("completion_tokens"))
+    cost = _header_cost(response.headers.get(COST_HEADER))
+    if cost is None:
+        cost = listed_cost(name, prompt_tokens, completion_tokens, data.get("model"))
+    return Answer(text, prompt_tokens, completion_tokens, cost)
+
+
+def _content(data: Any) -> str | None:
+    """The reply's text ("" for a null content), or None when ``data`` has no message."""
+    if not isinstance(data, dict):
+        return None
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        return None
+    content = message.get("content")
+    if isinstance(content, list):  # content parts
+        return "".join(p.get("text", "") for p in content
+                       if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return content if isinstance(content, str) else ""
+
+
+def _count(value: Any) -> int:
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def _header_cost(value: str | None) -> float | None:
+    try:
+        cost = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
+
+
+_prices: dict[str, Any] | None = None
+_price_bytes: bytes | None = None
+
+
+def _price_file() -> Path | None:
+    spec = importlib.util.find_spec("litellm")  # finds the package without importing it
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "model_prices_and_context_window_backup.json"
+        if path.is_file():
+            return path
+    return None
+
+
+def listed_cost(name: str, prompt_tokens: int, completion_tokens: int,
+                answered_as: Any = None) -> float | None:
+    """The price litellm's bundled price list gives ``name`` (or the model that answered):
+    tokens times the per-token prices; None for a model it does not list."""
+    global _prices, _price_bytes
+    names = [n for n in (name, f"{PREFIX}{name}", answered_as) if isinstance(n, str) and n]
+    try:
+        if _price_bytes is None:
+            path = _price_file()
+            _price_bytes = path.read_bytes() if path else b""
+        if not any(json.dumps(n).encode() in _price_bytes for n in names):
+            return None  # not listed: no need to parse 3 MB of JSON
+        if _prices is None:
+            _prices = json.loads(_price_bytes)
+    except (OSError, ValueError):
+        return None
+    for candidate in names:
+        entry = _prices.get(candidate)
+        if not isinstance(entry, dict):
+            continue
+        try:
+            return (prompt_tokens * float(entry.get("input_cost_per_token") or 0)
+                    + completion_tokens * float(entry.get("output_cost_per_token") or 0))
+        except (TypeError, ValueError):
+            return None
+    return None
