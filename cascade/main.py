@@ -80,7 +80,9 @@ def build_parser():
     p.add_argument("--to-ref", metavar="REF", help="default: $PRE_COMMIT_TO_REF, else HEAD")
     p.add_argument("--format", choices=["text", "json", "github"], default="text")
 
-    p = sub.add_parser("init", help="write a starter .ai-rules.yml and .pre-commit-config.yaml")
+    p = sub.add_parser("init", help="adopt: find the ADR folders, write .ai-rules.yml, "
+                                    ".pre-commit-config.yaml and the baseline, register the "
+                                    "ledger merge driver")
     p.add_argument("--plain", action="store_true",
                    help="install plain git hooks instead of a pre-commit config")
     p.add_argument("--repo", help="this tool's repository URL, for a remote pre-commit config")
