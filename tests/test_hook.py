@@ -85,8 +85,8 @@ def install_plain(repo: Path) -> None:
     proc = run(repo, sys.executable, "-m", "cascade", "init", "--plain")
     assert proc.returncode == 0, proc.stderr
     if (repo / ".gitattributes").exists():  # the ledger merge driver's attribute: committed
-        git(repo, "add", ".gitattributes")
-        git(repo, "commit", "-qm", "ledger merge driver", "--no-verify")
+        git(repo, "add", ".gitattributes")  # and nothing else a test has staged:
+        git(repo, "commit", "-qm", "ledger merge driver", "--no-verify", "--", ".gitattributes")
 
 
 def script(fake, votes: tuple[str | None, ...], text: str = "review") -> None:
