@@ -103,6 +103,20 @@ def test_file_too_large_in_a_turn_writes_whole_blocks_only(repo, fake_llm, model
     assert leftovers(repo / "discussions") == []
 
 
+def test_every_write_of_a_turn_failing_is_still_one_line(repo, fake_llm, model_env):
+    """Three concurrent replies, none of which fits: one line, not one traceback per task."""
+    ok("new", "Title", cwd=repo)
+    ok("comment", LEDGER, "p" * (60 * KIB), "--author", "Dana", cwd=repo)
+    before = (repo / LEDGER).read_bytes()
+    for name in PANEL:
+        fake_llm.script(match(name), reply(name[0].lower() * (50 * KIB), None))
+    proc = limited("turn", LEDGER, cwd=repo, kib=100, env=model_env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    one_line(proc, f"cascade: {LEDGER}: File too large")
+    assert (repo / LEDGER).read_bytes() == before
+    assert leftovers(repo / "discussions") == []
+
+
 def test_file_too_large_for_the_summary(repo):
     ok("new", "Title", cwd=repo)
     ok("comment", LEDGER, "Q: " + "why " * (20 * KIB), "--author", "Dana", cwd=repo)

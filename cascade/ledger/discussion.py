@@ -498,6 +498,13 @@ class Discussion:
         self.add_event(OUTCOME, outcome)
         return True
 
+    def discard(self) -> None:
+        """Forget what was appended since the last save (a write that failed): the file is as
+        it was, and the next save writes only what comes after."""
+        self._pending = []
+        self._ledger = None
+        self._state = None
+
     def _append(self, chunk: str) -> None:
         base = self._parsed_base()
         fence = getattr(base, "open_fence", None)

@@ -43,6 +43,7 @@ class Outcome:
     error: str = ""
     redactions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    os_error: OSError | None = None  # the ledger could not be written (disk full, ...)
 
     @property
     def ok(self) -> bool:
@@ -159,8 +160,14 @@ async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, setti
                                            untrusted=True)
                 job.discussion.save()
             except CascadeError as exc:
+                job.discussion.discard()
                 out.status = "failed"
                 out.error = f"not written: {exc}"
+            except OSError as exc:  # a full disk, a size limit: reported once, after the others
+                job.discussion.discard()
+                out.status = "failed"
+                out.error = f"not written: {exc.strerror}"
+                out.os_error = exc
     out.seconds = time.monotonic() - started
     progress.finish(out)
     return out
@@ -262,6 +269,9 @@ async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | Non
         await asyncio.gather(*tasks)
     finally:
         progress.close()
+    failed_writes = [o.os_error for job in jobs for o in job.outcomes if o.os_error is not None]
+    if failed_writes:  # every other reply is written (whole blocks); the CLI prints one line
+        raise failed_writes[0]
     for job in jobs:
         job.advanced_to = _auto_advance(job)
 
