@@ -9,19 +9,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, cascade_subprocess, git
+from test_hook import DOC, LEDGER, RULES  # the loop tests' repository
 from ledgers import stamp
 
-DOC = "docs/adr/0001-use-sqlite.md"
-LEDGER = "docs/adr/discussions/0001-use-sqlite.discussion.md"
-RULES = """\
-rules:
-  - name: adr
-    match: "docs/adr/*.md"
-    template: adr
-    discussion: "docs/adr/discussions/{stem}.discussion.md"
-    participants: [architect, security, pragmatist]
-    consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: false}
-"""
 NESTED = """\
 rules:
   - name: other

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, git
+from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
 from fakellm import Fault, http_error, rate_limited
 
 from cascade import Discussion
@@ -19,18 +20,6 @@ from cascade.errors import CascadeError
 from cascade.turns.model import ModelError, complete, uses_litellm
 from cascade.turns.settings import Settings
 
-DOC = "docs/adr/0001-use-sqlite.md"
-LEDGER = "docs/adr/discussions/0001-use-sqlite.discussion.md"
-PANEL = ("AI-Architect", "AI-Security", "AI-Pragmatist")
-RULES = """\
-rules:
-  - name: adr
-    match: "docs/adr/*.md"
-    template: adr
-    discussion: "docs/adr/discussions/{stem}.discussion.md"
-    participants: [architect, security, pragmatist]
-    consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: false}
-"""
 MESSAGES = [{"role": "user", "content": "Reply as AI-Test please"}]
 KEY_VARS = ("OPENAI_API_KEY", "CASCADE_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
             "CASCADE_FALLBACK_MODELS", "CASCADE_HTTP", "ANTHROPIC_API_KEY")
