@@ -343,3 +343,18 @@ def test_comment_vote_without_text_and_plain_text(repo, cli):
     assert code == 2 and "empty comment" in err
     code, out, _ = cli("status", "--json", path)
     assert json.loads(out)["discussions"][0]["votes"] == {"Ann": "CHANGES"}
+
+
+@pytest.mark.parametrize("args", [("comment", "README.md", "hi"), ("status", "README.md"),
+                                  ("turn", "README.md"), ("summary", "README.md"),
+                                  ("advance", "README.md"),
+                                  ("decide", "README.md", "READY", "--reason", "x")])
+def test_a_file_that_is_neither_ledger_nor_governed_is_refused_and_untouched(repo, cli, args):
+    (repo / ".ai-rules.yml").write_text('rules:\n  - name: adr\n    match: "docs/adr/*.md"\n')
+    (repo / "README.md").write_text("# Project\n")
+    code, _, err = cli(*args)
+    assert code == 2, err
+    assert err.strip() == ("cascade: README.md: not a discussion ledger (*.discussion.md), and "
+                           "no rule in .ai-rules.yml governs it")
+    assert (repo / "README.md").read_text() == "# Project\n"
+    assert sorted(p.name for p in repo.iterdir()) == [".ai-rules.yml", ".git", "README.md"]
