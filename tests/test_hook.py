@@ -176,6 +176,18 @@ def test_staged_content_comes_from_the_index_git_uses(loop_repo, fake_llm, mode)
     assert git(repo, "diff", "--cached", "--name-only").strip() == ""  # nothing was staged
     sent = fake_llm.chat_requests[0].text
     assert "Revised: WAL mode" in sent
+    # The hint is the exact next command for this form of commit; followed, it commits the
+    # revised document and its ledger together (a bare `git add <ledger>` then `git commit`
+    # landed a ledger-only commit under the document's message).
+    hint = {"commit -a": f"git add {LEDGER} && git commit -a",
+            "commit <path>": f"git add {LEDGER} && git commit {DOC} {LEDGER}"}[mode]
+    assert f"reply, then {hint}" in proc.out, proc.out
+    args = hint.split("&& git commit", 1)[1].split()
+    git(repo, "add", LEDGER)
+    again = commit(repo, *args)
+    assert again.returncode == 0, again.out  # three READY votes for this revision
+    changed = git(repo, "show", "--name-only", "--format=", "HEAD").split()
+    assert sorted(changed) == sorted([DOC, LEDGER])
 
 
 def test_unstaged_edit_in_the_ledger_survives(loop_repo, fake_llm):

@@ -260,12 +260,30 @@ def _votes_cast_in_this_commit(root: Path, item: Item, d: Discussion) -> list[st
             and c.origin is None]
 
 
+def next_step(item: Item, index_file: str | None = None) -> str:
+    """The exact command that stages the ledger and commits again, for the way this commit
+    was made: git names its index file by the form of `git commit` (FACTS: `index.lock` for
+    -a, `next-index-*.lock` for `git commit <path>`). A bare `git add <ledger>` after
+    `git commit -a` would land a ledger-only commit under the document's message."""
+    import os
+
+    ledger = shlex.quote(item.ledger)
+    name = Path(index_file if index_file is not None
+                else os.environ.get("GIT_INDEX_FILE", "")).name
+    if name == "index.lock":
+        return f"git add {ledger} && git commit -a"
+    if name.startswith("next-index"):
+        paths = " ".join(shlex.quote(p) for p in (item.doc, item.ledger) if p)
+        return f"git add {ledger} && git commit {paths}"
+    return f"git add {ledger}"
+
+
 def decide(root: Path, items: list[Item]) -> None:
     """Decide each item from its staged ledger."""
     blobs = index_blobs(root, [i.ledger for i in items])
     texts = read_blobs(root, list(blobs.values()))
     for item in items:
-        add = f"git add {shlex.quote(item.ledger)}"
+        add = next_step(item)
         if item.problems:
             item.verdict = item.problems[0].split(": ", 1)[1]
             continue
