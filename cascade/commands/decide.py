@@ -41,9 +41,11 @@ def decide(path: str, vote: str, reason: str) -> int:
     doc = d.source
     revision = None
     if doc:
-        revision = index_blobs(repo_root(d.path.parent), [doc]).get(doc)
+        top = repo_root(d.path.parent)
+        revision = index_blobs(top, [doc]).get(doc)
         if revision is None:
-            raise CascadeError(f"{doc} is not in the index: stage it (git add) first, so the "
+            raise CascadeError(f"{doc} is not in the index: stage it (git add "
+                               f"{shlex.quote(display_path(top / doc))}) first, so the "
                                "decision names the revision a commit will hold", d.path)
     by = _identity()
     where = f" of {doc} (revision {revision[:7]})" if revision else ""

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import shlex
 import sys
 
 from cascade.errors import display_path
@@ -31,7 +32,7 @@ def turn(path: str, aliases: list[str]) -> int:
     pending = requested_turns(d, aliases) if aliases else pending_turns(d)
     if not pending:
         print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
-              f"spoke); name personas to ask anyway: cascade turn {path} @alias")
+              f"spoke); name personas to ask anyway: cascade turn {shlex.quote(path)} @alias")
         return 0
     settings = Settings.from_env()
     names = ", ".join(p.persona.name for p in pending)

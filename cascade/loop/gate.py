@@ -373,7 +373,8 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text.encode("utf-8"))
     print(f"cascade: consensus on {item.doc}: created {target} from template "
-          f"{rule.on_consensus.template!r}, the next stage (review it, then git add it)", file=out)
+          f"{rule.on_consensus.template!r}, the next stage (review it, then git add "
+          f"{shlex.quote(target)})", file=out)
 
 
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
