@@ -13,6 +13,7 @@ from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
 from cascade.ledger.parse import parse_header
+from cascade.ledger.state import changed_core
 from cascade.loop.globs import glob_match
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet
 from cascade.resources import LEDGER_SUFFIX
@@ -88,6 +89,15 @@ def judge(item: Governed, state: LedgerState | None, where: str,
         reason = (f"the ledger {ledger} names {state.source} as its document, not {doc}: "
                   f"put {{dir}} in rule {item.rule.name!r}'s discussion: path ({where})")
         problems.append(Problem(ledger, state.header_line, reason, "wrong-ledger"))
+    if state.ok and state.carried and tree is not None and doc in tree.files:
+        # The ledger says this text differs from the reviewed one only in its status, spacing
+        # or path: verify it on the committed text (the hook does the same).
+        from cascade.docstatus import core
+
+        if core(tree.data(doc)) != state.core:
+            reason = changed_core(doc)
+            problems.append(Problem(ledger, state.revision_line, reason, "changed-core"))
+            return Verdict(doc, ledger, False, reason, state.votes), problems
     if state.ok:
         return Verdict(doc, ledger, not problems, state.verdict, state.votes), problems
     line = {"stale-revision": state.revision_line,

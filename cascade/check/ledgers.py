@@ -59,6 +59,8 @@ class LedgerState:
     advisory: int = 0
     decided: str | None = None
     header_diff: list[str] = field(default_factory=list)
+    carried: bool = False  # the current revision holds an earlier one's review (same core)
+    core: str | None = None  # the core the ledger recorded for the current revision
     forged: list[tuple[int, str, str]] = field(default_factory=list)  # (line, author, reason)
 
     @property
@@ -98,6 +100,7 @@ def evaluate(job: Job) -> LedgerState:
         state.decided = s.decision.vote if s.decision else None
         state.forged = [(f.line, f.author, f.reason) for f in s.forged]
         state.header_diff = d.header_differences()
+        state.carried, state.core = s.carried_now, s.core
         if job.doc is not None:
             verdict = gate(s, job.blob, job.doc)
             state.ok, state.verdict, state.kind = verdict.ok, verdict.reason, verdict.kind

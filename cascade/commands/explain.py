@@ -205,7 +205,7 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
         asked = [a for a in rule.participants if personas.get(a).votes]
         why = "no ledger yet, so the first review asks every voting participant"
         return _call_count(asked, why)
-    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION, VOTE_RESET
+    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
     from cascade.ledger.state import settings_fields
     from cascade.turns.pending import pending_turns
 
@@ -217,14 +217,17 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
             if "protocol" in d.header_differences():
                 d.add_event(PHASE_TRANSITION, f"{d.phase} → {d.protocol.first.id}")
                 why = "the rule's protocol differs from the ledger's: it starts again"
-        revision = _revision(root, doc)
-        if revision is not None and d.source_revision != revision:
+        text = _text(root, doc)
+        if text is not None and doc is not None:
+            from cascade.ledger.revisions import KINDS, NEW, record_revision
+
             earlier = d.source_revision
-            d.add_event(SOURCE_REVISION, revision, path=doc)
-            if earlier is not None and rule.revote_on_change:
-                d.add_event(VOTE_RESET, "the document changed")
-            why = ("the document changed since the revision the ledger recorded"
-                   if earlier is not None else "the ledger records no revision yet")
+            kind = record_revision(d, doc, text, revote=rule.revote_on_change)
+            if kind == NEW:
+                why = ("the document changed since the revision the ledger recorded"
+                       if earlier is not None else "the ledger records no revision yet")
+            elif kind in KINDS:
+                why = f"{KINDS[kind]}: the review holds"
     except CascadeError:  # an unclosed code fence: nothing can be appended (the hook says so)
         d = Discussion.load(root / data["ledger"], root=root, authority=auth)
     pending = pending_turns(d)
@@ -247,15 +250,14 @@ def _call_count(asked: list[str], why: str) -> dict[str, Any]:
             "why": why}
 
 
-def _revision(root: Path, doc: str | None) -> str | None:
-    """The blob id of the document as it is in the working tree (what would be committed)."""
+def _text(root: Path, doc: str | None) -> bytes | None:
+    """The document as it is in the working tree (what would be committed)."""
     if not doc:
         return None
-    from cascade.revision import blob_id
     from cascade.safepath import read_inside
 
     try:
-        return blob_id(read_inside(root, doc, "the document"))
+        return read_inside(root, doc, "the document")
     except (OSError, CascadeError):
         return None
 

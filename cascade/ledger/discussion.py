@@ -19,7 +19,7 @@ from cascade.atomic import atomic_write
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
-from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, VOTES, Comment, Event, Ledger
+from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTES, Comment, Event, Ledger
 from cascade.ledger.parse import parse
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.ledger.state import Authority, State, derive, header_differences, header_settings
@@ -265,11 +265,29 @@ class Discussion:
 
     @property
     def source(self) -> str | None:
-        return self.header.source
+        """The document's path: the header's ``Source:``, or the path the last
+        ``SOURCE-REVISION`` recorded (a renamed document's discussion follows it)."""
+        moved = self._source_event()
+        return moved.fields["path"] if moved is not None else self.header.source
+
+    def _source_event(self) -> Event | None:
+        if not self.header.source:
+            return None
+        last = None
+        for event in self.ledger.events:
+            if event.kind == SOURCE_REVISION and event.fields.get("path"):
+                last = event
+        if last is None or last.fields["path"] == self.header.source:
+            return None
+        return last
 
     @property
     def source_line(self) -> int | None:
-        """The line of the header's ``Source:`` field, for messages about it."""
+        """The line that names the document (the header's ``Source:`` field, or the
+        revision event that recorded its new path), for messages about it."""
+        moved = self._source_event()
+        if moved is not None:
+            return moved.line
         h = self.header
         if not h.source or not h.line:
             return None

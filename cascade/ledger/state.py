@@ -92,6 +92,11 @@ class State:
     decision: Decision | None  # the one in force
     result: ConsensusResult
     current: list[Comment] = field(default_factory=list)  # comments of the current segment
+    # lines of SOURCE-REVISION events whose earlier review holds (same core: status, spacing
+    # or path changed only): nobody is asked again
+    carried: set[int] = field(default_factory=set)
+    core: str | None = None  # the core the current revision's event recorded
+    carried_now: bool = False  # the current revision holds an earlier one's review
 
 
 def block_id(c: Comment) -> str:
@@ -165,6 +170,11 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
     phase = ledger.header.phase or first_phase
     status = (ledger.header.status or "OPEN").upper()
     revision: str | None = None
+    reviewed: set[str] = set()  # revisions whose review holds for the current one
+    cores: dict[str, str] = {}  # revision -> the core its event recorded (cascade.docstatus)
+    earlier: dict[str, tuple[list[Comment], set[str], str]] = {}  # revision -> as it was left
+    carried: set[int] = set()
+    carried_now = False  # the current revision holds an earlier one's review
     segment: list[Comment] = []
     decisions: list[Decision] = []
     forged: list[Discounted] = []
@@ -178,8 +188,26 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
                 segment = [c for c in segment if keep and block_id(c) in keep]
             elif entry.kind == SOURCE_REVISION:
                 words = entry.value.split()
-                revision = words[0] if words else None
-                status = "OPEN" if status != "OPEN" else status
+                new = words[0] if words else None
+                if revision is not None:
+                    earlier[revision] = (list(segment), set(reviewed), status)
+                same, core = entry.fields.get("same-as"), entry.fields.get("core")
+                if new is not None and same and (same == new or core and cores.get(same) == core):
+                    # The document differs from a revision this ledger recorded only in its
+                    # status, spacing or path (the same core): that revision's review holds.
+                    if same != revision and same in earlier:  # back to an earlier text
+                        segment, reviewed, status = (list(earlier[same][0]),
+                                                     set(earlier[same][1]), earlier[same][2])
+                    reviewed = reviewed | {new}
+                    carried.add(entry.line)
+                    carried_now = True
+                else:
+                    carried_now = False
+                    reviewed = {new} if new else set()
+                    status = "OPEN"
+                if new is not None and core:
+                    cores[new] = core
+                revision = new
             elif entry.kind == OUTCOME:
                 words = entry.value.split()
                 word = words[0].upper() if words else ""
@@ -223,8 +251,8 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
             continue
         if not persona.votes:
             continue  # background personas never vote
-        reason = _persona_vote_problem(c, persona, revision, ledger, c.line in forged_lines,
-                                       participants)
+        reason = _persona_vote_problem(c, persona, revision, reviewed, ledger,
+                                       c.line in forged_lines, participants)
         if reason == "not a participant":
             advisory[persona.name] = c.vote
             discounted.append(Discounted(persona.name, c.line, f"{persona.alias} is not a "
@@ -268,7 +296,7 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
     for d in decisions:
         if d.note:
             continue
-        if revision is not None and d.revision != revision:
+        if revision is not None and d.revision not in reviewed:
             d.note = "for another revision of the document"
         elif authority.deciders and not _identity_matches(d.by, authority.deciders):
             d.note = (f"{d.by} is not a decider of {authority.where} "
@@ -286,21 +314,22 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
                                  f"decided {decision.vote} by {decision.by}", advisory)
         result.decided = True  # type: ignore[attr-defined]
     return State(phase, status, revision, votes, advisory, expected, discounted, forged,
-                 decisions, decision, result, segment)
+                 decisions, decision, result, segment, carried, cores.get(revision or ""),
+                 carried_now)
 
 
 def _latest_line(segment: list[Comment], author: str) -> int:
     return max((c.line for c in segment if c.author == author and c.vote is not None), default=0)
 
 
-def _persona_vote_problem(c: Comment, persona, revision: str | None, ledger: Ledger,
-                          forged: bool, participants: set[str]) -> str | None:
+def _persona_vote_problem(c: Comment, persona, revision: str | None, reviewed: set[str],
+                          ledger: Ledger, forged: bool, participants: set[str]) -> str | None:
     if forged:
         return verify(c) or "not written as a persona's turn"
     stamp = c.provenance
     if persona.alias not in participants:
         return "not a participant"
-    if revision is not None and stamp.get("revision") != revision:
+    if revision is not None and stamp.get("revision") not in reviewed:
         seen_rev = stamp.get("revision")
         return (f"it reviewed another revision ({seen_rev[:7]})" if seen_rev
                 else "it records no revision of the document")
@@ -326,10 +355,32 @@ class Verdict:
         return self.kind in ("no-consensus", "rejected")
 
 
-def gate(state: State, revision: str | None, doc: str | None) -> Verdict:
+def core_problem(state: State, doc: str | None, data: bytes) -> str | None:
+    """When the ledger says the document's current text holds an earlier revision's review
+    (same core: status, spacing or path changed only), whether ``data`` -- the text being
+    committed -- really has that core. Hook and ``check`` both verify it."""
+    if not state.carried_now:
+        return None
+    from cascade.docstatus import core
+
+    return None if core(data) == state.core else changed_core(doc)
+
+
+def changed_core(doc: str | None) -> str:
+    return (f"the ledger says {doc} differs from the reviewed text only in its status, "
+            "spacing or path, but its core differs: the review does not hold (commit it through "
+            "the hook: it records a new revision and asks the panel)")
+
+
+def gate(state: State, revision: str | None, doc: str | None,
+         data: bytes | None = None) -> Verdict:
     """The verdict for a ledger whose document is at ``revision`` (its blob id; None: the
-    ledger has no document). The ledger must have recorded that revision, and be at
-    consensus READY (or a person in force decided READY) for it."""
+    ledger has no document; ``data``: its text, to verify a review carried over). The ledger
+    must have recorded that revision, and be at consensus READY (or a person in force decided
+    READY) for it."""
+    problem = core_problem(state, doc, data) if data is not None else None
+    if problem:
+        return Verdict(False, problem, "changed-core")
     if revision is not None and state.source_revision != revision:
         if state.source_revision:
             return Verdict(False, f"the ledger reviewed another revision of {doc} "

@@ -40,6 +40,10 @@ class Item:
     failures: list[str] = field(default_factory=list)  # personas that failed, and why
     verdict: str = ""
     passed: bool = False
+    carried: str = ""  # the revision recorded holds an earlier review: why (revisions.KINDS)
+    replies: int = 0  # replies appended this run
+    renamed_from: str | None = None  # the document's path at HEAD, when this commit renames it
+    move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
 
 
 def _find_ledger(root: Path, rule: Rule, doc: str) -> str:
@@ -81,6 +85,10 @@ def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: R
         rule = ledger_rule(rules, ledger, source)
         items[ledger] = Item(ledger, source if rule else None, rule,
                              rule_authority(rule, root) if rule else None)
+    homeless = [i for i in items.values() if i.doc and i.ledger not in ledgers
+                and not (root / i.ledger).exists()]
+    if homeless:
+        _follow_renames(root, homeless, items, rules)
     docs = [i.doc for i in items.values() if i.doc]
     entries = index_entries(root, docs)
     data = read_blobs(root, [blob for _mode, blob in entries.values()])
@@ -95,6 +103,49 @@ def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: R
             else:
                 item.doc_data = data.get(item.doc_blob)
     return list(items.values())
+
+
+def _staged_renames(root: Path) -> dict[str, str]:
+    """The renames this commit stages, new path -> old path (git's own detection)."""
+    out = git(root, "diff-index", "--cached", "-M", "-z", "--name-status", "HEAD", check=False)
+    fields = out.decode("utf-8", "surrogateescape").split("\0")
+    renames, i = {}, 0
+    while i < len(fields) - 1:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            if status.startswith("R"):
+                renames[fields[i + 2]] = fields[i + 1]
+            i += 3
+        else:
+            i += 2
+    return renames
+
+
+def _follow_renames(root: Path, homeless: list[Item], items: dict[str, Item],
+                    rules: RuleSet) -> None:
+    """A document whose ledger does not exist yet, renamed in this commit from one whose
+    ledger does: its discussion is that ledger (the hook appends there and asks for the
+    ``git mv``), not a new one."""
+    renames = _staged_renames(root)
+    for item in homeless:
+        old = renames.get(item.doc or "")
+        rule = rules.governing(old) if old else None
+        if old is None or rule is None:
+            continue
+        ledger = _find_ledger(root, rule, old)
+        if ledger == item.ledger or first_link(root, ledger) is not None:
+            continue
+        try:
+            if not (root / ledger).is_file() or Discussion.load(root / ledger, root=root).source != old:
+                continue
+        except CascadeError:
+            continue
+        del items[item.ledger]
+        other = items.pop(ledger, None)  # the old ledger, staged in this commit too
+        item.renamed_from, item.move_to, item.ledger = old, item.ledger, ledger
+        items[ledger] = item
+        if other is not None and other.problems:
+            item.problems += other.problems
 
 
 def _link_problem(path: str, link: str, what: str) -> str:
@@ -212,7 +263,7 @@ def check_staged(root: Path, items: list[Item]) -> None:
 def prepare(root: Path, item: Item, out: TextIO) -> None:
     """Create the ledger if missing; record the rule's settings where the header differs;
     record a new revision of the document (keeping the votes people cast in this commit)."""
-    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION, VOTE_RESET
+    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
 
     path = root / item.ledger
     if not path.exists():
@@ -231,13 +282,23 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
               f"{', '.join(differs)}: the rule decides; recorded its settings", file=out)
         item.appended += 1
     d.current_phase  # an unknown phase is a configuration error, before any call
-    if item.doc_blob and d.source_revision != item.doc_blob:
-        earlier = d.source_revision
-        keep = _votes_cast_in_this_commit(root, item, d)
-        d.add_event(SOURCE_REVISION, item.doc_blob, path=item.doc)
-        if earlier is not None and (item.rule is None or item.rule.revote_on_change):
-            d.add_event(VOTE_RESET, "the document changed", keep=",".join(keep) or None)
-        item.appended += 1
+    if item.doc and item.doc_data is not None:
+        from cascade.ledger.revisions import KINDS, NEW, record_revision
+
+        seen = [e.line for e in d.events if e.kind == SOURCE_REVISION
+                and e.value.split()[:1] == [item.doc_blob]]
+        kind = record_revision(d, item.doc, item.doc_data,
+                               revote=item.rule is None or item.rule.revote_on_change,
+                               keep=lambda: _votes_cast_in_this_commit(root, item, d))
+        if kind in KINDS:
+            item.carried = KINDS[kind]
+            print(f"cascade: {item.doc}: {KINDS[kind]}: recorded the revision in "
+                  f"{item.ledger}; the review holds, nobody is asked", file=out)
+        if kind and kind == NEW and seen:
+            print(f"cascade: {item.doc}: back to the text of an earlier revision ({item.ledger}"
+                  f" line {seen[-1]}), recorded before cascade kept its core: the panel is "
+                  "asked again", file=out)
+        item.appended += 1 if kind else 0
     d.save()
     item.discussion = d
 
@@ -267,15 +328,18 @@ def next_step(item: Item, index_file: str | None = None) -> str:
     `git commit -a` would land a ledger-only commit under the document's message."""
     import os
 
-    ledger = shlex.quote(item.ledger)
+    ledger = shlex.quote(item.move_to or item.ledger)
+    move = (f"git mv {shlex.quote(item.ledger)} {ledger} && " if item.move_to else "")
     name = Path(index_file if index_file is not None
                 else os.environ.get("GIT_INDEX_FILE", "")).name
     if name == "index.lock":
-        return f"git add {ledger} && git commit -a"
+        return f"{move}git add {ledger} && git commit -a"
     if name.startswith("next-index"):
-        paths = " ".join(shlex.quote(p) for p in (item.doc, item.ledger) if p)
-        return f"git add {ledger} && git commit {paths}"
-    return f"git add {ledger}"
+        paths = " ".join(shlex.quote(p) for p in (item.renamed_from, item.doc,
+                                                   item.move_to and item.ledger,
+                                                   item.move_to or item.ledger) if p)
+        return f"{move}git add {ledger} && git commit {paths}"
+    return f"{move}git add {ledger}"
 
 
 def decide(root: Path, items: list[Item]) -> None:
@@ -295,8 +359,15 @@ def decide(root: Path, items: list[Item]) -> None:
             item.verdict = (f"{', '.join(item.failures)} failed (see above); their votes do "
                             "not count: commit again to retry")
             continue
+        if item.move_to:
+            item.verdict = (f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion"
+                            f" follows it (recorded in {shlex.quote(item.ledger)}): {add}")
+            continue
         if item.created:
             item.verdict = f"new ledger with the panel's reviews: read it, reply, then {add}"
+            continue
+        if item.appended and item.carried and not item.replies:
+            item.verdict = f"{item.carried}: the revision is recorded, nobody was asked: {add}"
             continue
         if item.appended:
             item.verdict = (f"{item.appended} new entries: read them (git diff "
@@ -311,7 +382,7 @@ def decide(root: Path, items: list[Item]) -> None:
             continue
         staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
                               authority=item.authority)
-        verdict = gate(staged_d.state, item.doc_blob, item.doc)
+        verdict = gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
         item.passed = verdict.ok
         item.verdict = verdict.reason
         if verdict.blocked_by_votes and item.doc:
@@ -402,5 +473,6 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
     for line in redaction_lines(outcomes):
         print(f"cascade: {line}", file=out)
     for item, job in jobs:
-        item.appended += sum(1 for o in job.outcomes if o.ok) + (1 if job.advanced_to else 0)
+        item.replies = sum(1 for o in job.outcomes if o.ok)
+        item.appended += item.replies + (1 if job.advanced_to else 0)
         item.failures = [o.persona.name for o in job.outcomes if not o.ok]

@@ -5,7 +5,7 @@ a new revision of the document, a vote reset, a phase transition, or a person's 
 mentions nobody. A person's comment that @mentions personas asks only those (``@all``: every
 participant). A person's vote with no text, and a decision, ask nobody. A closed discussion
 (an OUTCOME recorded) stays quiet: only a new revision of its document, or a mention, wakes
-anyone. A persona's own comment is not input: personas never wake each other, so turns cannot
+anyone. A revision that changes only the document's status, spacing or path wakes nobody. A persona's own comment is not input: personas never wake each other, so turns cannot
 loop. Only a block the tool wrote for a persona counts as that persona having spoken. While a
 person's decision is in force for the current revision, nobody is asked: the person decided
 (``cascade turn PATH @alias`` still asks anyone by name).
@@ -39,8 +39,11 @@ def pending_turns(d: Discussion) -> list[Pending]:
     last_spoke: dict[str, int] = {}
     asked: dict[str, tuple[int, str]] = {}  # alias -> (index, who)
     closed = (d.header.status or "OPEN").upper() in _CLOSED
+    carried = d.state.carried  # revisions whose earlier review holds: nobody is asked
     for index, entry in enumerate(d.ledger.entries):
         if isinstance(entry, Event):
+            if entry.line in carried:
+                continue
             if entry.kind == OUTCOME:
                 closed = True
             elif entry.kind in _WAKE_ALL:

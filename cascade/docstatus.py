@@ -1,0 +1,156 @@
+"""A decision record's own status, as the ADR tools write it.
+
+Three forms are recognised (the first found wins):
+
+- front matter (MADR 3+, log4brains): a ``status:`` key in a leading ``---`` block;
+- a ``## Status`` section (adr-tools, Nygard): its first non-blank line is the status, the
+  lines after it (``Supersedes [...]``, ``Superseded by [...]``) belong to it too;
+- a bullet (MADR 2): ``* Status: proposed`` or ``- Status: proposed``.
+
+``core()`` is what a review is about: the text without its status and without spacing
+differences (runs of spaces, trailing spaces, runs of blank lines; indentation is kept: it is
+markdown's structure). Two revisions with the same core differ only in their status or
+their spacing; a review of one holds for the other (cascade.ledger.state). Re-wrapping a
+paragraph changes the core: it may change what a list or a table says, so it is reviewed.
+
+Pure functions on text; nothing here imports more than ``re`` and ``hashlib``.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+
+_FRONT_STATUS = re.compile(r"^status[ \t]*:[ \t]*(.*?)[ \t]*$", re.I)
+_SECTION = re.compile(r"^##[ \t]+status[ \t#]*$", re.I)
+_HEADING = re.compile(r"^#{1,6}[ \t]")
+_BULLET = re.compile(r"^([*-][ \t]+(?:\*\*)?status(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*)(.*?)[ \t]*$", re.I)
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+
+
+class Status:
+    """Where a document states its status: lines ``first``..``last`` (0-based, inclusive)
+    hold it; ``line`` holds the value itself."""
+
+    __slots__ = ("form", "value", "line", "first", "last")
+
+    def __init__(self, form: str, value: str, line: int, first: int, last: int) -> None:
+        self.form = form  # front-matter | section | bullet
+        self.value = value
+        self.line = line
+        self.first = first
+        self.last = last
+
+    def __repr__(self) -> str:
+        return f"Status({self.form!r}, {self.value!r}, line={self.line + 1})"
+
+
+def _lines(text: str) -> list[str]:
+    return text.replace("\r\n", "\n").split("\n")
+
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
+
+
+def find(text: str) -> Status | None:
+    lines = _lines(text)
+    if lines and lines[0].strip() == "---":
+        for i in range(1, len(lines)):
+            if lines[i].strip() in ("---", "..."):
+                break
+            m = _FRONT_STATUS.match(lines[i])
+            if m:
+                return Status("front-matter", _unquote(m.group(1)), i, i, i)
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if _SECTION.match(line):
+            end = i + 1
+            while end < len(lines) and not _HEADING.match(lines[end]):
+                end += 1
+            body = [j for j in range(i + 1, end) if lines[j].strip()]
+            if not body:
+                return Status("section", "", i, i + 1, i)
+            return Status("section", lines[body[0]].strip(), body[0], i + 1, body[-1])
+        m = _BULLET.match(line)
+        if m:
+            return Status("bullet", m.group(2), i, i, i)
+    return None
+
+
+def set_status(text: str, value: str) -> str:
+    """``text`` with its status line saying ``value`` (the rest of the document as it was,
+    byte for byte). Raises ValueError when the document states no status."""
+    found = find(text)
+    if found is None:
+        raise ValueError("the document states no status")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = _lines(text)
+    if found.form == "front-matter":
+        key = lines[found.line].split(":", 1)[0]
+        old = lines[found.line].split(":", 1)[1].strip()
+        quote = old[0] if old[:1] in ("'", '"') and old[-1:] == old[:1] else ""
+        lines[found.line] = f"{key}: {quote}{value}{quote}"
+    elif found.form == "bullet":
+        m = _BULLET.match(lines[found.line])
+        assert m is not None
+        lines[found.line] = m.group(1) + value
+    elif found.last < found.first:  # an empty section: the status goes after the heading
+        lines[found.line + 1:found.line + 1] = ["", value]
+    else:
+        indent = lines[found.line][:len(lines[found.line]) - len(lines[found.line].lstrip())]
+        lines[found.line] = indent + value
+    return newline.join(lines)
+
+
+def add_status_line(text: str, line: str) -> str:
+    """Add a line to the status (adr-tools' ``Supersedes [...]``): after the section's last
+    line; in front matter or a bullet, nothing is added (their status is one value)."""
+    found = find(text)
+    if found is None or found.form != "section":
+        return text
+    newline = "\r\n" if "\r\n" in text else "\n"
+    lines = _lines(text)
+    at = max(found.last, found.line) + 1
+    lines[at:at] = ["", line]
+    return newline.join(lines)
+
+
+def matching_case(word: str, current: str) -> str:
+    """``word`` in the case the document already uses (MADR writes ``accepted``, adr-tools
+    ``Accepted``)."""
+    if current and current[:1].islower():
+        return word.lower()
+    return word
+
+
+def core(data: bytes) -> str:
+    """A short digest of what a review of ``data`` is about: the text without its status
+    and with runs of spaces inside lines, trailing spaces, runs of blank lines and line endings normalised."""
+    text = data.decode("utf-8", "surrogateescape")
+    found = find(text)
+    lines = _lines(text)
+    if found is not None:
+        if found.form == "section":
+            del lines[found.first:found.last + 1]
+        else:
+            del lines[found.line]
+    out: list[str] = []
+    for line in lines:
+        body = line.lstrip()
+        line = line[:len(line) - len(body)] + " ".join(body.split())  # indentation is meaning
+        if not line and out and not out[-1]:
+            continue  # runs of blank lines count as one
+        out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    while out and not out[0]:
+        out.pop(0)
+    digest = hashlib.sha256("\n".join(out).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()[:16]
