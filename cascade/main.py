@@ -26,9 +26,25 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"cascade {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    p = sub.add_parser("new", help="create a discussion ledger from a template")
+    p = sub.add_parser("new", help="create a discussion ledger from a template; with --rule, "
+                                   "the next numbered document of that rule and its ledger")
     p.add_argument("title")
-    p.add_argument("--template", default="feature", help="feature, adr, code-review, ...")
+    p.add_argument("--rule", metavar="NAME",
+                   help="write the next numbered document (NNNN-<slug>.md, or NNNN-<slug>/"
+                        "index.md for a folder per ADR; the width of the existing numbers) in "
+                        "the folder of the rule named NAME, from the repository's template "
+                        "(templates/template.md or template.md as adr-tools, adr-template.md "
+                        "as MADR, 0000-*template*.md) or the built-in ADR template, status "
+                        "Proposed; and its ledger at the rule's discussion: path, with the "
+                        "rule's template, participants, protocol and consensus")
+    p.add_argument("--supersedes", metavar="N|PATH",
+                   help="with --rule: mark document N (its number in that folder, or its "
+                        "path) superseded by the new one: only its status changes, and its "
+                        "ledger records the change as keeping its review")
+    p.add_argument("--dir", metavar="AREA",
+                   help="with --rule, for area folders (**): write in AREA below the rule's "
+                        "folder (default: the rule's folder itself)")
+    p.add_argument("--template", help="without --rule: feature (default), adr, code-review, ...")
     p.add_argument("--source", help="the document under review (repository path)")
     p.add_argument("--participants", help="comma-separated persona aliases "
                                           "(default: architect,security,pragmatist)")
@@ -187,7 +203,8 @@ def _dispatch(parser, args) -> int:
         participants = ([a.strip().lstrip("@") for a in args.participants.split(",") if a.strip()]
                         if args.participants else None)
         return new(args.title, args.template, args.source, participants, args.protocol,
-                   args.output, args.context)
+                   args.output, args.context, rule=args.rule, supersedes=args.supersedes,
+                   area=args.dir)
     elif command == "list":
         from cascade.commands.list import list_
         return list_(args.status)
