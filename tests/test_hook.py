@@ -356,3 +356,27 @@ def test_pre_commit_try_repo_in_a_fresh_repository(loop_repo, fake_llm, tmp_path
     assert "new ledger with the panel's reviews" in out
     d = Discussion.load(repo / LEDGER, root=repo)
     assert sorted(c.author for c in d.comments) == sorted(PANEL)
+
+
+def test_autocrlf_checkouts_pass_the_gate(loop_repo, fake_llm):
+    """With core.autocrlf (Git for Windows' default) a ledger checked out with CRLF line ends
+    would never equal its staged text; init's `text eol=lf` attribute keeps ledgers LF."""
+    repo = loop_repo
+    install_plain(repo)
+    git(repo, "config", "core.autocrlf", "true")
+    script(fake_llm, ("READY", "READY", "READY"))
+    git(repo, "add", DOC)
+    assert commit(repo).returncode == 1
+    git(repo, "add", LEDGER)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    git(repo, "rm", "-q", "--cached", LEDGER)  # a fresh checkout of the ledger, autocrlf on
+    (repo / LEDGER).unlink()
+    git(repo, "checkout", "HEAD", "--", LEDGER)
+    assert b"\r\n" not in (repo / LEDGER).read_bytes()
+    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite, with WAL.\n")
+    script(fake_llm, ("READY", "READY", "READY"), "again")
+    assert commit(repo, "-a").returncode == 1
+    git(repo, "add", LEDGER)
+    again = commit(repo, "-a")
+    assert again.returncode == 0, again.out

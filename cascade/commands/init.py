@@ -237,7 +237,9 @@ def _install_plain(root: Path) -> list[str]:
     return done
 
 
-MERGE_ATTRIBUTE = "*.discussion.md merge=cascade-ledger"
+# eol=lf: with core.autocrlf (Git for Windows' default) a checked-out ledger would have CRLF
+# line ends, never equal to its staged text; the hook appends whole LF lines.
+MERGE_ATTRIBUTE = "*.discussion.md merge=cascade-ledger text eol=lf"
 MERGE_CONFIG = (("merge.cascade-ledger.name", "cascade ledger merge"),
                 ("merge.cascade-ledger.driver", "cascade merge-driver %O %A %B %P"))
 
@@ -256,7 +258,7 @@ def _register_merge_driver(root: Path, kept: list[str]) -> list[str]:
         lead = newline if old and not old.endswith(b"\n") else b""
         line = MERGE_ATTRIBUTE.encode() + newline
         atomic_write(path, old + lead + line, path.stat().st_mode if old else None)
-        made.append(".gitattributes (merge=cascade-ledger: two appends to a ledger merge)")
+        made.append(".gitattributes (merge=cascade-ledger: two appends to a ledger merge; eol=lf)")
     for key, value in MERGE_CONFIG:
         current = git(root, "config", "--local", "--get", key, check=False).decode().strip()
         if not current:
