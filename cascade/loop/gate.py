@@ -155,8 +155,15 @@ def _link_problem(path: str, link: str, what: str) -> str:
 
 
 def _title(doc: str, data: bytes | None) -> str:
+    """The document's first heading (after any front matter: MADR's template opens its front
+    matter with a ``# ...`` YAML comment), else its file name."""
     if data:
-        m = _HEADING.search(data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        if text.startswith("---"):
+            end = re.search(r"^(---|\.\.\.)[ \t]*$", text[3:], re.M)
+            if end:
+                text = text[3 + end.end():]
+        m = _HEADING.search(text)
         if m:
             return m.group(1)
     return Path(doc).stem.replace("-", " ").replace("_", " ")
