@@ -175,6 +175,34 @@ def test_hook_skips_a_document_back_at_its_baseline_blob(repo, fake_llm):
     assert fake_llm.calls() == 0
 
 
+@pytest.mark.parametrize("name", ["adr-tools", "madr"])
+def test_superseding_a_legacy_adr_is_not_a_change_to_review(repo, fake_llm, name):
+    """`cascade new --supersedes` on an adopted ADR without a ledger: only its status
+    changes, so the hook asks no one and check still vouches for it; its content changing
+    afterwards is caught."""
+    layout = LAYOUTS[name]
+    adopt(repo, layout)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    doc = layout["docs"][0]
+    text = (repo / doc).read_text()
+    (repo / doc).write_text(text.replace("Accepted", "Superseded by [9. Other](0009-other.md)"))
+    env = {**os.environ, "CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO)}
+    git(repo, "add", doc)
+    proc = run(repo, sys.executable, "-m", "cascade", "hook", doc, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert fake_llm.calls() == 0
+    git(repo, "commit", "-qm", "supersede", "--no-verify")
+    for args in ((), ("--from-ref", "HEAD~1")):
+        proc = cascade_subprocess("check", *args, cwd=repo)
+        assert proc.returncode == 0, (args, proc.stdout)
+    (repo / doc).write_text((repo / doc).read_text().replace("We do", "We now do"))
+    git(repo, "commit", "-qam", "reword", "--no-verify")
+    proc = cascade_subprocess("check", cwd=repo)
+    assert proc.returncode == 1 and f"{doc}:1: governed by rule" in proc.stdout
+
+
 def test_layout_nested_areas_and_kept_files():
     files = ["docs/adr/payments/0001-a.md", "docs/adr/payments/0002-b.md", "docs/adr/infra/0001-a.md",
              "docs/adr/README.md", "docs/adr/templates/template.md", "docs/adr/0000-template.md",
@@ -221,3 +249,13 @@ def test_baseline_leaves_out_documents_already_under_review(repo):
     git(repo, "commit", "-qm", "legacy")
     assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
     assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0002-use-python.md"]
+
+
+def test_ledger_title_skips_front_matter():
+    """MADR's template opens its front matter with a `# ...` YAML comment: not the title."""
+    from cascade.loop.gate import _title
+
+    madr = b"---\n# These are optional elements.\nstatus: proposed\n---\n# Use Postgres\n"
+    assert _title("docs/decisions/0003-use-postgres.md", madr) == "Use Postgres"
+    assert _title("docs/decisions/0003-use-postgres.md", b"---\nstatus: x\n") == (
+        "0003 use postgres")

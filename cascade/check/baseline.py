@@ -6,7 +6,8 @@ adoption, ``<blob id> <path>`` (what ``git ls-tree`` says), ``#`` comments. Comm
 rules: it is configuration, reviewable like them.
 
 An entry *vouches* for a document -- "legacy, unchanged since adoption" -- only when the
-document's blob equals the entry's blob:
+document's text is the entry's blob, or differs from it only in its status or spacing
+(cascade.docstatus.core: adr-tools' "Superseded by" is not a change to review):
 
 - at the checked commit (a later change to the document is judged normally: it needs its
   ledger at consensus), and
@@ -65,6 +66,7 @@ class Baseline:
         from cascade.loop.gitio import git
 
         self.entries = _read(tree.files, tree.blobs)
+        self.blobs = tree.blobs
         self.at_adoption: dict[str, str] = {}
         self.at_base: dict[str, str] = {}
         self.base_files: dict[str, str] = {}
@@ -84,10 +86,27 @@ class Baseline:
 
     def vouches(self, doc: str, blob: str | None) -> bool:
         entry = self.entries.get(doc)
-        if entry is None or blob != entry or self.at_adoption.get(doc) != entry:
+        if entry is None or blob is None or self.at_adoption.get(doc) != entry:
+            return False
+        if not self.same(blob, entry):
             return False
         if self.ranged and self.at_base.get(doc) != entry:
-            return self.base_files.get(doc) == entry
+            base = self.base_files.get(doc)
+            return base is not None and self.same(base, entry)
         return True
 
+    def same(self, blob: str, entry: str) -> bool:
+        """The entry's text, or one that differs from it only in its status or spacing
+        (cascade.docstatus.core): superseding a legacy ADR is not a change to review."""
+        if blob == entry:
+            return True
+        from cascade.docstatus import core
+        from cascade.errors import CascadeError
+
+        try:
+            return core(self.blobs.get(blob)) == core(self.blobs.get(entry))
+        except CascadeError:  # an object this clone lacks: not shown to be the same
+            return False
+
     ranged = False
+    blobs = None

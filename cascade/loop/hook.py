@@ -58,7 +58,8 @@ def candidates(root: Path, staged: list[str], rules: RuleSet) -> tuple[dict[str,
 def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
                   ledgers: list[str]) -> None:
     """Drop the paths whose staged content is HEAD's (one ``git diff-index`` call), and the
-    documents whose staged content is their baseline blob."""
+    documents whose staged content is their baseline blob (or differs from it only in its
+    status or spacing)."""
     import subprocess
 
     listed = set(ledgers)
@@ -81,9 +82,19 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
 
         entries = parse(baseline_file.read_text(errors="replace"))
         listed = [p for p in governed if p in entries]
-        for path, blob in index_blobs(root, listed).items():
-            if entries.get(path) == blob:
-                del governed[path]
+        staged_blobs = index_blobs(root, listed)
+        differ = {p: b for p, b in staged_blobs.items() if entries.get(p) != b}
+        for path in set(staged_blobs) - set(differ):
+            del governed[path]
+        if differ:  # only the status or spacing changed (adr-tools' "Superseded by"): legacy
+            from cascade.docstatus import core
+            from cascade.loop.gitio import read_blobs
+
+            texts = read_blobs(root, list(differ.values()) + [entries[p] for p in differ])
+            for path, blob in differ.items():
+                old = texts.get(entries[path])
+                if old is not None and blob in texts and core(texts[blob]) == core(old):
+                    del governed[path]
 
 
 def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out) -> None:
