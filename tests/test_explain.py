@@ -84,6 +84,7 @@ def test_json_keys(adr, cli):
     assert rule["consensus"] == {"threshold_ready": 0.67, "threshold_reject": 0.01,
                                  "human_required": False, "persona_votes": "counted"}
     assert (rule["deciders"], rule["revote_on_change"], rule["on_consensus"]) == ([], True, None)
+    assert rule["status"] is None  # the test rule leaves the document's status alone
     assert data["protocol"] == {"name": "review", "phases": ["review"], "current": "review"}
     assert data["participants"][0] == {"alias": "architect", "name": "AI-Architect",
                                        "votes": True, "model": "openai/env-model",

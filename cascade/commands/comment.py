@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 
 from cascade.commands._common import git_user_name
@@ -29,6 +30,13 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
     d.save()
     print(f"Added comment from {author} to {display_path(d.path)}"
           + (f" (VOTE: {vote})." if vote else "."))
+    if vote is not None:
+        from cascade.loop.closing import close_now
+
+        closed, moved = close_now(d, path)
+        if closed is not None:
+            print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."
+                            + (f" Stage it too: git add {shlex.quote(moved)}" if moved else "")))
     if typed:
         line, word = typed[-1]
         if vote is None:

@@ -65,5 +65,15 @@ def decide(path: str, vote: str, reason: str) -> int:
             print(printable(f"cascade: recorded, but it does not override the panel: {note}"),
                   file=sys.stderr)
     print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
-    print(f"Stage it and commit: git add {shlex.quote(shown)}")
+    also = []
+    if (doc and revision and decision is not None and decision.by == by
+            and decision.vote == vote):
+        from cascade.loop.closing import close_now
+
+        closed, moved = close_now(d, path)
+        if closed is not None:
+            print(printable(f"cascade: {doc}: {closed.describe(doc)}."))
+            also += [moved] if moved else []
+    print("Stage it and commit: git add " + " ".join(shlex.quote(p) for p in [shown, *also]))
     return 0
+

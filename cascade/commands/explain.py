@@ -163,6 +163,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
         "deciders": list(rule.deciders or ()), "revote_on_change": bool(rule.revote_on_change),
         "on_consensus": ({"template": rule.on_consensus.template, "path": rule.on_consensus.path}
                          if rule.on_consensus else None),
+        "status": ({k.lower(): v for k, v in rule.status.items()} if rule.status else None),
     }
     d = None
     if data["ledger_exists"]:
@@ -342,6 +343,9 @@ def explain_text(data: dict[str, Any]) -> str:
                  f"{str(rule['revote_on_change']).lower()}", "  ")
     out += _wrap(f"deciders: {', '.join(rule['deciders']) if rule['deciders'] else 'anyone'}",
                  "  ")
+    if rule["status"]:
+        words = ", ".join(f"{k.upper()} -> {v}" for k, v in rule["status"].items())
+        out += _wrap(f"status: at consensus the document's own status moves ({words})", "  ")
     if rule["on_consensus"]:
         oc = rule["on_consensus"]
         out += _wrap(f"on_consensus: {oc['path']} from template {oc['template']!r}", "  ")

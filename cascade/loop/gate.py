@@ -42,6 +42,8 @@ class Item:
     passed: bool = False
     carried: str = ""  # the revision recorded holds an earlier review: why (revisions.KINDS)
     replies: int = 0  # replies appended this run
+    closed: object = None  # closing.Closed: the outcome recorded in this run
+    also_add: list[str] = field(default_factory=list)  # files this run changed besides the ledger
     renamed_from: str | None = None  # the document's path at HEAD, when this commit renames it
     move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
 
@@ -335,8 +337,9 @@ def next_step(item: Item, index_file: str | None = None) -> str:
     `git commit -a` would land a ledger-only commit under the document's message."""
     import os
 
-    ledger = shlex.quote(item.move_to or item.ledger)
-    move = (f"git mv {shlex.quote(item.ledger)} {ledger} && " if item.move_to else "")
+    ledger = " ".join(shlex.quote(p) for p in [item.move_to or item.ledger, *item.also_add])
+    move = (f"git mv {shlex.quote(item.ledger)} {shlex.quote(item.move_to)} && "
+            if item.move_to else "")
     name = Path(index_file if index_file is not None
                 else os.environ.get("GIT_INDEX_FILE", "")).name
     if name == "index.lock":
@@ -372,6 +375,9 @@ def decide(root: Path, items: list[Item]) -> None:
             continue
         if item.created:
             item.verdict = f"new ledger with the panel's reviews: read it, reply, then {add}"
+            continue
+        if item.closed is not None and not item.replies:
+            item.verdict = f"{item.closed.describe(item.doc)}: {add}"  # type: ignore[attr-defined]
             continue
         if item.appended and item.carried and not item.replies:
             item.verdict = f"{item.carried}: the revision is recorded, nobody was asked: {add}"
@@ -420,6 +426,27 @@ def status_table(items: list[Item]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3]
                      for r in rows)
+
+
+def close(root: Path, items: list[Item], out: TextIO) -> None:
+    """After the turns: a ledger at consensus in its last phase records the outcome, and the
+    document's status moves where its rule says so (cascade.loop.closing)."""
+    from cascade.loop.closing import close as close_one
+
+    for item in items:
+        d = item.discussion
+        if d is None or item.problems or item.failures:
+            continue
+        closed = close_one(root, d, item.rule, item.doc, item.doc_data)
+        if closed is None:
+            continue
+        d.save()
+        item.closed = closed
+        item.appended += 1
+        if closed.status and item.doc:
+            item.also_add.append(item.doc)
+        print(f"cascade: {item.doc or item.ledger}: {closed.describe(item.doc)} "
+              f"({item.ledger})", file=out)
 
 
 def on_consensus(root: Path, item: Item, out: TextIO) -> None:

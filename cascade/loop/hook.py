@@ -136,7 +136,7 @@ def run_hook(files: list[str], out=None) -> int:
     if not governed and not ledgers:
         return 0
     from cascade.loop.gate import (
-        check_staged, decide, discover, on_consensus, prepare, run_turns, status_table,
+        check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
     )
     from cascade.loop.gitio import git_dir, repo_root
     from cascade.loop.lock import repo_lock
@@ -153,6 +153,7 @@ def run_hook(files: list[str], out=None) -> int:
             for item in items:
                 prepare(root, item, out)
             run_turns(root, items, out)
+            close(root, items, out)
         decide(root, items)
         for item in items:
             if item.passed:

@@ -54,7 +54,8 @@ class Found:
                 f'    discussion: "{DISCUSSION}"\n'
                 f"    participants: [architect, security, pragmatist]\n"
                 f"    consensus: {{threshold_ready: 0.67, threshold_reject: 0.01, "
-                f"human_required: false}}\n")
+                f"human_required: false}}\n"
+                f"    status: true   # at consensus, Proposed -> Accepted in the ADR itself\n")
 
 
 def _excludes(folder: str) -> list[str]:

@@ -22,9 +22,11 @@ from cascade.resources import LEDGER_SUFFIX, search_path
 RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
-              "model", "consensus", "revote_on_change", "on_consensus", "deciders"}
+              "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status"}
 _CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
+_STATUS_KEYS = {"ready", "reject"}
+DEFAULT_STATUS = {"READY": "Accepted", "REJECT": "Rejected"}
 _PLACEHOLDERS = {"dir", "stem", "name", "slug", "date"}
 _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 NEVER_GOVERNED = (LEDGER_SUFFIX, ".sum.md")
@@ -44,7 +46,7 @@ class OnConsensus:
 
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
-                "model", "consensus", "revote_on_change", "on_consensus", "deciders", "base",
+                "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status", "base",
                 "file", "line", "key_lines")
 
 
@@ -65,6 +67,7 @@ class Rule:
     revote_on_change: bool
     on_consensus: OnConsensus | None
     deciders: tuple[str, ...]  # names or e-mail addresses of who may decide; empty: anyone
+    status: dict | None  # outcome (READY, REJECT) -> the document's status word, at consensus
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -220,12 +223,33 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    return Rule(name=name, match=match, exclude=exclude,
+    return Rule(status=_status(r.get("status"), file, line_of("status")), name=name, match=match, exclude=exclude,
                 template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
                 participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,
                 model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
                 on_consensus=on_consensus, deciders=deciders, base=base, file=file,
                 line=getattr(r, "line", 1) or 1, key_lines=lines)
+
+
+def _status(value: object, file: Path, line: int | None) -> dict | None:
+    """``status:``: true (Accepted / Rejected), false, or the words to write."""
+    if value is None or value is False:
+        return None
+    if value is True:
+        return dict(DEFAULT_STATUS)
+    if isinstance(value, dict):
+        words = check_keys(value, file, _STATUS_KEYS, set(), "status", line)
+        out = {}
+        for key in _STATUS_KEYS:
+            word = words.get(key)
+            if word is None:
+                continue
+            if not isinstance(word, str) or not word.strip() or "\n" in word:
+                raise CascadeError(f"status {key} must be a word such as Accepted", file, line)
+            out[key.upper()] = word.strip()
+        return out or None
+    raise CascadeError("rule 'status' must be true, false or {ready: WORD, reject: WORD} (the "
+                       "document's status at consensus)", file, line)
 
 
 def _parse_rules(data: LineDict, path: Path, base: str, what: str) -> list[Rule]:
