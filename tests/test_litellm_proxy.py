@@ -214,7 +214,7 @@ def test_a_failing_upstream_blocks_with_one_line_per_persona(gateway_repo, upstr
         cause = "the provider is overloaded"
     else:
         monkeypatch.setenv("CASCADE_MODEL", f"openai/{DOWN}")
-        cause = "Connection error"
+        cause = f"Connection error. (from the provider behind the proxy, model group {DOWN})"
 
     before = git(repo, "rev-parse", "HEAD")
     proc = commit(repo)

@@ -314,9 +314,18 @@ def _clean(text: str) -> str:
         line = re.sub(r"^Error code: \d+( - )?", "", line)
         line = re.sub(r"^\w+Exception (- )?", "", line)
     structured = _error_text(line)
-    line = structured if structured is not None else line
+    if structured is not None:
+        line = _clean(structured) if "\n" in structured.strip() else structured
     line = line.strip()
-    return line[:157] + "..." if len(line) > 160 else line
+    line = line[:157] + "..." if len(line) > 160 else line
+    # A LiteLLM proxy names its model group on a line of its own ("LiteLLM: model group 'x'
+    # failed ...", older: "Received Model Group=x"): keep it -- the failure is the provider
+    # behind the proxy, not the proxy.
+    group = re.search(r"model group '([^']+)' failed|Received Model Group=([^\s\\\"']+)", text)
+    if group and "model group" not in line:
+        name = group.group(1) or group.group(2)
+        line += f" (from the provider behind the proxy, model group {name})"
+    return line
 
 
 def _error_text(text: str) -> str | None:
