@@ -81,6 +81,35 @@ def build_parser():
     p.add_argument("path", metavar="PATH", help="a document or a ledger")
     p.add_argument("--json", action="store_true", help="machine-readable output")
 
+    p = sub.add_parser("discuss", help="create a ledger for a topic (or a document) and run "
+                                       "its protocol (default pcs) to an outcome")
+    p.add_argument("topic", metavar="TOPIC")
+    p.add_argument("--protocol", default="pcs", help="default: pcs")
+    for option in ("mode", "strategy", "flow", "tier"):
+        p.add_argument(f"--{option}", help="(for the protocols that have one)")
+    p.add_argument("--rounds", type=int, metavar="N", help="at most N rounds (up to the "
+                                                              "protocol's own cap)")
+    group = p.add_mutually_exclusive_group()
+    group.add_argument("--participants", metavar="a,b", help="persona aliases")
+    group.add_argument("--auto-invite", action="store_true",
+                       help="pick the participants by topic, without asking")
+    p.add_argument("--source", metavar="PATH", help="a document the discussion is about")
+    p.add_argument("--auto", action="store_true",
+                   help="take the recommended choice at every decision point (recorded)")
+    p.add_argument("-o", "--output", metavar="PATH", help="the ledger (default: "
+                                                          "discussions/<slug>.discussion.md)")
+
+    p = sub.add_parser("run", help="continue a discussion where its ledger ends (resume)")
+    p.add_argument("path", metavar="PATH", help="a ledger or a governed document")
+    p.add_argument("--auto", action="store_true",
+                   help="take the recommended choice at every decision point (recorded)")
+
+    p = sub.add_parser("plan", help="the dry run, no model call: roles, personas, models, "
+                                    "steps, the most calls and the prompt budget")
+    p.add_argument("path", nargs="?", metavar="PATH", help="a ledger or a governed document")
+    p.add_argument("--protocol", metavar="P", help="plan a protocol without a ledger")
+    p.add_argument("--participants", metavar="a,b", help="persona aliases (with --protocol)")
+
     p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
     p.add_argument("path")
     p.add_argument("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all")
@@ -196,6 +225,10 @@ def _settle_stdout() -> None:
         pass
 
 
+def _aliases(text: str | None) -> list[str] | None:
+    return [a.strip().lstrip("@") for a in text.split(",") if a.strip()] if text else None
+
+
 def _dispatch(parser, args) -> int:
     command = args.command
     if command == "new":
@@ -220,6 +253,18 @@ def _dispatch(parser, args) -> int:
     elif command == "explain":
         from cascade.commands.explain import explain
         return explain(args.path, args.json)
+    elif command == "discuss":
+        from cascade.commands.discuss import discuss
+        return discuss(args.topic, args.protocol, _aliases(args.participants), args.auto_invite,
+                       args.source, args.rounds, args.auto, args.output,
+                       {"mode": args.mode, "strategy": args.strategy, "flow": args.flow,
+                        "tier": args.tier})
+    elif command == "run":
+        from cascade.commands.discuss import run_
+        return run_(args.path, args.auto)
+    elif command == "plan":
+        from cascade.commands.plan import plan
+        return plan(args.path, args.protocol, _aliases(args.participants))
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)

@@ -12,13 +12,13 @@ from cascade.config.protocols import load_protocol, load_protocol_file
 from cascade.resources import bundled
 
 
-def test_bundled_personas_are_the_seeds_eight():
+def test_bundled_personas_are_the_seeds_eight_and_the_synthesizer():
     registry = load_personas(None)
     voting = sorted(p.alias for p in registry if p.votes)
     background = sorted(p.alias for p in registry if not p.votes)
     assert voting == ["architect", "designer", "moderator", "perfectionist", "pragmatist",
                       "security"]
-    assert background == ["researcher", "visualizer"]
+    assert background == ["researcher", "synthesizer", "visualizer"]  # pcs's synthesizer
     for p in registry:
         assert p.name.startswith("AI-")
         assert p.personality.strip() and p.role and p.expertise and p.concerns
@@ -150,7 +150,7 @@ def test_available_templates_include_repository_ones(tmp_path):
     folder = tmp_path / ".cascade" / "templates" / "discussions"
     folder.mkdir(parents=True)
     (folder / "rfc.md.j2").write_text("x")
-    assert templates.available("discussions", tmp_path) == ["adr", "code-review", "feature", "rfc"]
+    assert templates.available("discussions", tmp_path) == ["adr", "code-review", "feature", "rfc", "topic"]
 
 
 def test_bundled_folders_exist():

@@ -48,6 +48,34 @@ def _vote_label(d: Discussion, name: str) -> str:
     return "no vote"
 
 
+def protocol_view(d: Discussion) -> dict[str, Any]:
+    """Where the discussion's protocol stands: ``protocol``, ``round``, ``outcome`` (READY,
+    CHANGES, REJECT, IMPASSE, WAITING, or null while it runs), ``waiting_for`` (the open
+    decision point's question, or null) and ``artifacts`` (files beside the ledger)."""
+    import shlex
+
+    from cascade.protocol.record import record_path
+
+    s = d.state
+    run = s.run
+    decided = s.decision.vote if s.decision is not None else None
+    waiting = None
+    if run is None:
+        outcome = decided or (s.result.outcome if s.result.reached else None)
+        round_ = None
+    else:
+        round_ = run.round
+        outcome = decided or run.outcome
+        if run.outcome == "IMPASSE" and decided is None:
+            target = shlex.quote(d.source or display_path(d.path))
+            waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
+                       "READY|REJECT --reason '...'")
+    record = record_path(d.path)
+    return {"protocol": d.protocol.name, "round": round_, "outcome": outcome,
+            "waiting_for": waiting,
+            "artifacts": [display_path(record)] if record.is_file() else []}
+
+
 def status_data(d: Discussion) -> dict[str, Any]:
     s = d.state
     result = s.result
@@ -69,6 +97,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "not_counted": [x.as_dict() for x in s.discounted],
         "forged": [x.as_dict() for x in s.forged],
         "gate": gate_view(d),
+        **protocol_view(d),
         "questions": d.questions,
         "answers": d.answers,
         "decisions": d.decisions,

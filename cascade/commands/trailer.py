@@ -35,7 +35,8 @@ def trailer(message_file: str) -> int:
                 continue
             total = sum(r.counts.values()) + len(r.missing)
             verdict = r.outcome if r.reached else "not reached"
-            lines.append(f"{item.ledger} {verdict} ({r.counts['READY']}/{total} READY)")
+            word = "READY" if "READY" in r.counts else "ACCEPT"  # a step protocol confirms
+            lines.append(f"{item.ledger} {verdict} ({r.counts.get(word, 0)}/{total} {word})")
         for line in lines:
             subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
                             "--trailer", f"Cascade-Consensus: {line}", message_file],

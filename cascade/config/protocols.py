@@ -9,16 +9,21 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines, load_yaml
 from cascade.errors import CascadeError
 from cascade.resources import search_path
 
+if TYPE_CHECKING:
+    from cascade.protocol.spec import Steps
+
 DEFAULT_PROTOCOL = "phased"  # for `cascade new`
 HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: votes count at once
 
 AUTO_TRIGGERS = (None, "all_responded", "all_mentioned_responded", "consensus")
-_PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds"}
+_PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds", "roles", "steps",
+                  "rounds", "participants", "outcome"}
 _PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
 
 
@@ -40,6 +45,7 @@ class Protocol:
     phases: tuple[Phase, ...]
     max_rounds: int
     path: Path
+    steps: Steps | None = None  # a step protocol's roles, steps and rounds (cascade.protocol)
 
     @property
     def first(self) -> Phase:
@@ -56,10 +62,15 @@ class Protocol:
 
 
 def load_protocol_file(path: Path) -> Protocol:
-    data = check_keys(load_yaml(path), path, _PROTOCOL_KEYS, {"name", "phases"}, "protocol")
+    raw = load_yaml(path)
+    stepped = isinstance(raw, dict) and "steps" in raw
+    data = check_keys(raw, path, _PROTOCOL_KEYS, {"name", "steps" if stepped else "phases"},
+                      "protocol")
     name = data["name"]
     if not isinstance(name, str):
         raise CascadeError("protocol 'name' must be a string", path, data.line_of("name"))
+    if stepped:
+        return _step_protocol(data, name, path)
     phases_data = data["phases"]
     if not isinstance(phases_data, list) or not phases_data:
         raise CascadeError("protocol 'phases' must be a non-empty list", path, data.line_of("phases"))
@@ -102,6 +113,23 @@ def load_protocol_file(path: Path) -> Protocol:
                            path, data.line_of("name"))
     return Protocol(name, str(data.get("title") or name),
                     str(data.get("description") or "").strip(), tuple(phases), max_rounds, path)
+
+
+def _step_protocol(data: LineDict, name: str, path: Path) -> Protocol:
+    """A protocol of roles, steps and rounds: its one phase is the whole discussion."""
+    from cascade.protocol.spec import parse_steps
+
+    if "phases" in data:
+        raise CascadeError("a protocol has either 'phases' or 'steps', not both", path,
+                           data.line_of("phases"))
+    if name != path.stem:
+        raise CascadeError(f"protocol name {name!r} does not match the file name {path.name!r}",
+                           path, data.line_of("name"))
+    steps = parse_steps(data, path)
+    title = str(data.get("title") or name)
+    phase = Phase(name, title, "", True, None, None)
+    return Protocol(name, title, str(data.get("description") or "").strip(), (phase,),
+                    steps.rounds.max, path, steps)
 
 
 def _check_chains(phases: list[Phase], items: list[LineDict], path: Path) -> None:

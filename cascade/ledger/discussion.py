@@ -119,8 +119,10 @@ class Discussion:
                path: str | os.PathLike[str] | None = None, source: str | None = None,
                participants: list[str] | tuple[str, ...] | None = None,
                protocol: str | None = None, consensus: dict[str, Any] | None = None,
-               root: Path | None = None, created: str | None = None) -> Discussion:
-        """A new discussion, rendered from a template; written by ``save()``."""
+               root: Path | None = None, created: str | None = None,
+               extra: dict[str, str] | None = None) -> Discussion:
+        """A new discussion, rendered from a template; written by ``save()``. ``extra``:
+        further header fields (a step protocol's ``Rounds``)."""
         from cascade.config import templates
 
         title = " ".join(title.split())
@@ -155,6 +157,7 @@ class Discussion:
                           f"human_required={str(config.human_required).lower()}"
                           + (" persona_votes=advisory" if config.advisory else "")),
             ("Created", created),
+            *(extra or {}).items(),
         ]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
         return cls(path, text, root=root, exists=False)

@@ -26,7 +26,7 @@ NAME = re.compile(r"Name:[ \t]*([^ \t].*?)[ \t]*\Z")
 VOTE = re.compile(r"(?i:vote):[ \t]*(.*?)[ \t]*\Z")
 FENCE_OPEN = re.compile(r"[ \t]{0,3}(`{3,}(?=[^`]*\Z)|~{3,})")
 _FENCE_CLOSE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})[ \t]*\Z")
-STAMP = re.compile(r"<!--[ \t]*cascade:(ai|decision)\b(.*?)-->[ \t]*\Z")
+STAMP = re.compile(r"<!--[ \t]*cascade:(ai|decision|tool)\b(.*?)-->[ \t]*\Z")
 EVENT = re.compile(r"<!--[ \t]*([A-Z][A-Z-]+[A-Z])[ \t]*:?[ \t]*(.*?)[ \t]*-->[ \t]*\Z")
 
 

@@ -12,7 +12,8 @@ VOTE_RESET = "VOTE-RESET"
 SOURCE_REVISION = "SOURCE-REVISION"
 OUTCOME = "OUTCOME"
 SETTINGS = "SETTINGS"  # the governing rule's settings, recorded when they differ from the header
-EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS)
+ROUND = "ROUND"  # a step protocol's round begins (cascade.protocol)
+EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND)
 
 
 @dataclass
@@ -35,7 +36,7 @@ class Comment:
     markers: list[Marker] = field(default_factory=list)
     mentions: list[str] = field(default_factory=list)  # aliases, in order, deduplicated
     provenance: dict[str, str] = field(default_factory=dict)  # the stamp's fields
-    origin: str | None = None  # "ai" or "decision": the tool's stamp <!-- cascade:ai ... -->
+    origin: str | None = None  # "ai", "decision" or "tool" (a table): <!-- cascade:ai ... -->
     stamps: int = 0  # how many stamp lines the block has (the tool writes one)
 
 

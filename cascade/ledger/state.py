@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from typing import Any
 
 from cascade.config.personas import normal_name
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus, voting_config
@@ -97,6 +98,7 @@ class State:
     carried: set[int] = field(default_factory=set)
     core: str | None = None  # the core the current revision's event recorded
     carried_now: bool = False  # the current revision holds an earlier one's review
+    run: Any = None  # a step protocol's run (cascade.protocol.engine.Run); None: phases
 
 
 def block_id(c: Comment) -> str:
@@ -285,8 +287,12 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
                               for d in discounted if d.author in result.missing)
             result.reason += f" ({notes})"
     result.advisory = advisory
+    run = None
+    if getattr(protocol, "steps", None) is not None:
+        run, result = _step_result(ledger, personas, protocol, authority, carried,
+                                   reviewed if revision is not None else None, advisory)
     current = protocol.get(phase)
-    if current is not None and not current.voting_mode:
+    if current is not None and not current.voting_mode and run is None:
         result.reached = False
         result.outcome = None
         result.reason = f"phase {phase} does not take votes" + (
@@ -315,7 +321,41 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
         result.decided = True  # type: ignore[attr-defined]
     return State(phase, status, revision, votes, advisory, expected, discounted, forged,
                  decisions, decision, result, segment, carried, cores.get(revision or ""),
-                 carried_now)
+                 carried_now, run)
+
+
+def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carried: set[int],
+                 reviewed: set[str] | None, advisory: dict[str, str]):
+    """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
+    rule over the turns cascade wrote for this text; an impasse is never READY."""
+    from cascade.protocol.engine import IMPASSE, derive as derive_run, members_of
+
+    steps = protocol.steps
+    asked = ledger.header.extra.get("rounds", "").strip()
+    if asked.isdigit() and 1 <= int(asked) < steps.rounds.max:  # discuss --rounds N: fewer
+        import dataclasses
+
+        steps = dataclasses.replace(steps, rounds=dataclasses.replace(steps.rounds,
+                                                                      max=int(asked)))
+    members, fixed = members_of(steps, authority.participants)
+    run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed)
+    counts = {"ACCEPT": 0, "REJECT": 0}
+    for verdict in run.verdicts.values():
+        counts[verdict if verdict in counts else "REJECT"] += 1
+    if run.outcome == "READY":
+        return run, ConsensusResult(True, "READY", counts, [], [],
+                                    f"all {len(members)} participants accepted the synthesis "
+                                    f"in round {run.round}", advisory)
+    if run.outcome == IMPASSE:
+        against = [personas.get(a).name if personas.get(a) else a
+                   for a, v in run.verdicts.items() if v != "ACCEPT"]
+        return run, ConsensusResult(False, None, counts, against, [],
+                                    f"impasse after {run.round} rounds ({', '.join(against)} "
+                                    "rejected the last synthesis): a person decides", advisory)
+    step = run.step.title if run.step else "-"
+    waiting = [personas.get(a).name if personas.get(a) else a for a in run.waiting]
+    return run, ConsensusResult(False, None, counts, [], waiting,
+                                f"round {run.round}, step {step}", advisory)
 
 
 def _latest_line(segment: list[Comment], author: str) -> int:

@@ -43,7 +43,7 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
     since; move the document's status where ``rule.status`` says so. None: nothing to do."""
     state = d.state
     result = state.result
-    if not result.reached or result.outcome not in ("READY", "REJECT") or state.status != "OPEN":
+    if not result.reached or result.outcome not in ("READY", "REJECT"):
         return None
     if d.current_phase.next is not None:
         return None  # consensus in an earlier phase moves the discussion on, not closes it
@@ -52,11 +52,18 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
 
         if state.source_revision != blob_id(data):
             return None  # consensus on another revision than the one being committed
-    d.record_outcome(result.outcome)
-    status, note = None, ""
     words = getattr(rule, "status", None) or {}
+    # A step protocol's run records its own outcome; the document's status still moves.
+    recorded = state.status == "OPEN"
+    if not recorded and not (doc and data is not None and result.outcome in words):
+        return None
+    if recorded:
+        d.record_outcome(result.outcome)
+    status, note = None, ""
     if doc and data is not None and result.outcome in words:
         status, note = _move_status(root, d, doc, data, words[result.outcome])
+    if not recorded and status is None:
+        return None
     return Closed(result.outcome, status, note)
 
 

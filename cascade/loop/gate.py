@@ -482,28 +482,62 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
           f"{shlex.quote(target)})", file=out)
 
 
+def _run_all(jobs, stepped: list[Item], settings, progress) -> list:
+    """The phase protocols' pending turns and the step protocols' runs, concurrently."""
+    import asyncio
+
+    from cascade.protocol.run import run_protocol
+    from cascade.turns.runner import run_jobs
+
+    async def both():
+        runs = [run_protocol(item.discussion, settings, progress, source_data=item.doc_data,
+                             rule_model=item.rule.model if item.rule else None)
+                for item in stepped]
+        results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
+                                       else asyncio.sleep(0), *runs)
+        return list(results[1:])
+
+    return asyncio.run(both())
+
+
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
     from cascade.turns.display import LineProgress, redaction_lines
     from cascade.turns.pending import pending_turns
-    from cascade.turns.runner import Job, run
+    from cascade.turns.runner import Job
     from cascade.turns.settings import Settings
 
     jobs: list[tuple[Item, Job]] = []
+    stepped: list[Item] = []  # step protocols (cascade.protocol): run to an outcome or a stop
     for item in items:
         d = item.discussion
         assert d is not None
+        if d.protocol.steps is not None:
+            run_ = d.state.run
+            if run_.outcome is None or d.status == "OPEN" and run_.recorded != run_.outcome:
+                stepped.append(item)
+            continue
         pending = pending_turns(d)
         if pending:
             jobs.append((item, Job(d, pending, source_data=item.doc_data,
                                    rule_model=item.rule.model if item.rule else None)))
-    if not jobs:
+    if not jobs and not stepped:
         return
     settings = Settings.from_env()
-    names = "; ".join(f"{item.ledger}: {', '.join(p.persona.name for p in job.pending)}"
-                      for item, job in jobs)
+    names = "; ".join([f"{item.ledger}: {', '.join(p.persona.name for p in job.pending)}"
+                       for item, job in jobs]
+                      + [f"{item.ledger}: {item.discussion.protocol.title}, round "  # type: ignore[union-attr]
+                         f"{item.discussion.state.run.round}" for item in stepped])  # type: ignore[union-attr]
     print(f"cascade: asking {names}", file=out, flush=True)
-    run([job for _, job in jobs], settings, LineProgress(out))  # one line per persona, once
-    outcomes = [o for _, job in jobs for o in job.outcomes]
+    results = _run_all([job for _, job in jobs], stepped, settings, LineProgress(out))
+    for item, result in zip(stepped, results):
+        item.replies = len([o for o in result.outcomes if o.ok])
+        item.appended += result.appended
+        item.failures = [f"{o.persona.name} ({o.error})" if o.status == "skipped"
+                         else o.persona.name for o in result.failures]
+        for text in result.tables:
+            print(text, file=out)
+    outcomes = ([o for _, job in jobs for o in job.outcomes]
+                + [o for result in results for o in result.outcomes])
     for line in redaction_lines(outcomes):
         print(f"cascade: {line}", file=out)
     for item, job in jobs:

@@ -20,6 +20,13 @@ def _tokens(o: Outcome) -> str:
     return f"{o.prompt_tokens}+{o.completion_tokens}" if o.calls else "-"
 
 
+def _who(o: Outcome) -> str:
+    """The persona, and for a protocol's step its round and step: "round 2, Challenge:
+    AI-Architect"."""
+    step = getattr(o, "step", None)
+    return f"round {o.round}, {step}: {o.persona.name}" if step else o.persona.name  # type: ignore[attr-defined]
+
+
 def _state(o: Outcome, causes: bool = True) -> str:
     if o.status == "failed":
         return f"failed: {o.error}" if causes else "failed (below)"
@@ -38,11 +45,11 @@ class LineProgress(Progress):
         self.causes = causes
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
-        print(printable(f"{outcome.persona.name}: {reason}; retrying in {wait:.1f}s"),
+        print(printable(f"{_who(outcome)}: {reason}; retrying in {wait:.1f}s"),
               file=self.stream, flush=True)
 
     def finish(self, outcome: Outcome) -> None:
-        print(printable(f"{outcome.persona.name}: {_state(outcome, self.causes)} "
+        print(printable(f"{_who(outcome)}: {_state(outcome, self.causes)} "
                         f"({outcome.seconds:.1f}s)"), file=self.stream, flush=True)
 
 
@@ -97,17 +104,33 @@ class LiveProgress(Progress):
         out = self.stream
         if self.drawn:
             out.write(f"\x1b[{self.drawn}F")
+        lines = (self._step_lines() if getattr(self.rows[0], "step", None)
+                 else self._persona_lines())
+        for line in lines:
+            out.write(f"\x1b[2K  {line}\n")
+        self.drawn = len(lines)
+        out.flush()
+
+    def _text(self, o: Outcome) -> str:
+        if o.status == "pending":
+            elapsed = time.monotonic() - self.started[id(o)]
+            return self.notes.get(id(o)) or f"thinking... {elapsed:.0f}s"
+        return f"{_state(o, self.causes)} ({o.seconds:.1f}s)"
+
+    def _persona_lines(self) -> list[str]:
         names = [printable(o.persona.name) for o in self.rows]
         width = max(len(n) for n in names)
-        for o, name in zip(self.rows, names):
-            if o.status == "pending":
-                elapsed = time.monotonic() - self.started[id(o)]
-                text = self.notes.get(id(o)) or f"thinking... {elapsed:.0f}s"
-            else:
-                text = f"{_state(o, self.causes)} ({o.seconds:.1f}s)"
-            out.write(f"\x1b[2K  {name.ljust(width)}  {printable(text)}\n")
-        self.drawn = len(self.rows)
-        out.flush()
+        return [f"{name.ljust(width)}  {printable(self._text(o))}"
+                for o, name in zip(self.rows, names)]
+
+    def _step_lines(self) -> list[str]:
+        """A protocol's run: one line per step -- round, step, who, and each one's state."""
+        groups: dict[tuple, list[Outcome]] = {}
+        for o in self.rows:
+            groups.setdefault((o.round, o.step), []).append(o)  # type: ignore[attr-defined]
+        return [printable(f"round {r}, {step}: "
+                          + "; ".join(f"{o.persona.name} {self._text(o)}" for o in group))
+                for (r, step), group in groups.items()]
 
 
 def progress_for(stream: TextIO | None = None, causes: bool = True) -> Progress:
@@ -121,7 +144,7 @@ def closing_table(outcomes: list[Outcome]) -> str:
     rows = [header]
     for o in outcomes:
         note = {"ok": "", "cached": "cached", "no-response": "no response"}.get(o.status, o.status)
-        rows.append((printable(o.persona.name), printable(o.vote or "-"), f"{o.seconds:.1f}",
+        rows.append((printable(_who(o)), printable(o.vote or "-"), f"{o.seconds:.1f}",
                      _tokens(o), f"${o.cost:.4f}" if o.cost else "-", note))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]

@@ -1,0 +1,166 @@
+"""``cascade discuss TOPIC ...`` creates a ledger for a topic (or a document) and runs its
+protocol; ``cascade run PATH`` continues any ledger where its file ends.
+
+Standalone, as the source designs run: no gate, no commit. A step protocol (``pcs``) runs
+round after round to its outcome, or until the run's budget (``CASCADE_MAX_CALLS`` ...)
+or a failed persona stops it -- then ``cascade run`` resumes, asking no one twice. A phase
+protocol (``review``, ``phased``) runs its pending turns, as ``cascade turn`` does.
+
+Exit codes: 0 consensus (or a phase protocol's turns all answered), 1 impasse, stopped, or a
+persona failed, 2 bad input.
+"""
+from __future__ import annotations
+
+import re
+import sys
+
+from cascade.errors import CascadeError, display_path
+from cascade.text import printable
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def invite(topic: str, registry, count: int, exclude: set[str]) -> list[str]:
+    """Auto-invite: the voting personas whose role, expertise and concerns share the most
+    words with the topic (ties: the registry's order), ``count`` of them. Deterministic: the
+    same topic invites the same panel, and the choice is recorded in the ledger."""
+    words = {w for w in _WORD.findall(topic.lower()) if len(w) > 2}
+    scored = []
+    for index, p in enumerate(registry):
+        if not p.votes or p.alias in exclude:
+            continue
+        text = " ".join([p.role, *p.expertise, *p.concerns, p.personality]).lower()
+        theirs = set(_WORD.findall(text))
+        scored.append((-len(words & theirs), index, p.alias))
+    return [alias for _, _, alias in sorted(scored)[:count]]
+
+
+def _confirm(question: str, recommended: str, auto: bool) -> str:
+    """A decision point: inline on a terminal, else (or with --auto) the recommended answer,
+    which the caller records as taken automatically."""
+    if auto or not sys.stdin.isatty() or not sys.stdout.isatty():
+        return recommended
+    answer = input(f"{question} [{recommended}] ").strip()
+    return answer or recommended
+
+
+def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invite: bool,
+            source: str | None, rounds: int | None, auto: bool, output: str | None,
+            options: dict[str, str | None]) -> int:
+    from cascade.config.personas import load_personas
+    from cascade.config.protocols import load_protocol
+    from cascade.ledger.discussion import Discussion
+    from cascade.resources import find_root
+    from cascade.safepath import refuse_links
+
+    root = find_root()
+    proto = load_protocol(protocol, root)
+    given = {k: v for k, v in options.items() if v is not None}
+    if given:  # --mode, --strategy, --flow, --tier: the protocols that have them come later
+        raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
+    steps = proto.steps
+    if rounds is not None:
+        top = steps.rounds.max if steps else proto.max_rounds
+        if not 1 <= rounds <= top:
+            raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
+    if source:
+        source = refuse_links(root, source, "--source")
+        if not (root / source).is_file():
+            raise CascadeError("no such file (--source)", root / source)
+    registry = load_personas(root)
+    fixed = {r.persona for r in steps.fixed_roles} if steps else set()
+    count = steps.participants if steps else None
+    context = ""
+    if participants:
+        for alias in participants:
+            registry.require(alias)
+        taken = sorted(set(participants) & fixed)
+        if taken:
+            raise CascadeError(f"{', '.join(taken)} has a fixed role in {proto.name} and never "
+                               "also deliberates: choose other participants")
+        if count and not count.min <= len(participants) <= count.max:
+            raise CascadeError(f"protocol {proto.name!r} takes {count.min} to {count.max} "
+                               f"participants, not {len(participants)}")
+    else:
+        wanted = count.default if count else 3
+        recommended = invite(topic, registry, wanted, fixed)
+        how = "auto-invited by topic" if auto_invite else "proposed by topic"
+        if not auto_invite:
+            answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
+                              "Enter to start, or type aliases (a,b):",
+                              ", ".join(recommended), auto)
+            chosen = [a.strip().lstrip("@") for a in answer.split(",") if a.strip()]
+            if chosen != recommended:
+                return discuss(topic, protocol, chosen, False, source, rounds, auto, output,
+                               options)
+            how += (" and taken automatically (--auto or no terminal; confirm on a terminal, "
+                    "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
+                    " and confirmed")
+        participants = recommended
+        context = f"Participants {how}: {', '.join('@' + a for a in recommended)}."
+    d = Discussion.create(topic, "topic", context, path=output, source=source,
+                          participants=participants, protocol=proto.name, root=root,
+                          extra={"Rounds": str(rounds)} if rounds is not None else None)
+    if d.path.exists():
+        raise CascadeError("already exists: continue it with cascade run", d.path)
+    d.save()
+    print(printable(f"Created: {display_path(d.path)} ({proto.name}, participants: "
+                    f"{', '.join(participants)})"))
+    return _run_discussion(d, auto)
+
+
+def run_(path: str, auto: bool) -> int:
+    from cascade.loop.governance import open_discussion
+
+    d = open_discussion(path)
+    d.current_phase  # an unknown phase is a configuration error, before any call
+    return _run_discussion(d, auto)
+
+
+def _run_discussion(d, auto: bool) -> int:
+    from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
+    from cascade.turns.settings import Settings
+
+    if d.protocol.steps is None:
+        from cascade.commands.turn import turn
+
+        return turn(str(d.path), [])
+    from cascade.protocol.run import outcome_text, run
+
+    settings = Settings.from_env()
+    shown = display_path(d.path)
+    state = d.state
+    if state.run.outcome is not None and state.status != "OPEN":
+        print(printable(f"{shown}: concluded ({state.run.outcome} in round {state.run.round}): "
+                        "nothing to run"))
+        return 0 if state.run.outcome == "READY" else 1
+
+    def on_table(step, round_, text) -> None:
+        print(printable(f"\n{step.title}, round {round_}:\n{text}\n"), flush=True)
+
+    print(printable(f"{shown}: {d.protocol.title}, round {state.run.round}"), flush=True)
+    result = run(d, settings, progress_for(causes=False), on_table=on_table,
+                 source_data=_recorded(d))
+    for line in redaction_lines(result.outcomes):
+        print(line)
+    if result.outcomes:
+        print()
+        print(closing_table(result.outcomes))
+    print(printable(f"\n{d.protocol.title}: {outcome_text(result)}"
+                    + (f"; record: {result.record}" if result.record else "")))
+    failures = failure_lines(result.outcomes)
+    for line in failures:
+        print(line, file=sys.stderr)
+    if result.outcome is None and result.stopped:
+        import shlex
+
+        print(printable(f"cascade: {shown}: stopped in round {result.round}; continue with "
+                        f"cascade run {shlex.quote(shown)} (no one is asked twice)"),
+              file=sys.stderr)
+    return 0 if result.outcome == "READY" else 1
+
+
+def _recorded(d) -> bytes | None:
+    from cascade.commands.turn import _recorded_revision
+
+    return _recorded_revision(d)

@@ -1,0 +1,96 @@
+"""``cascade plan (PATH | --protocol P [--participants a,b])``: the dry run, with no model
+call -- roles and the personas and models that fill them, the steps of a round, the most
+calls a run can make and the prompt budget; for a ledger, also where it stands and what the
+next wave asks."""
+from __future__ import annotations
+
+from cascade.errors import CascadeError, display_path
+from cascade.text import printable
+
+
+def plan(path: str | None, protocol: str | None, participants: list[str] | None) -> int:
+    from cascade.config.personas import load_personas
+    from cascade.config.protocols import load_protocol
+    from cascade.protocol.engine import calls_per_round, members_of
+    from cascade.protocol.engine import plan as next_wave
+    from cascade.protocol.run import model_for
+    from cascade.resources import find_root
+    from cascade.commands.explain import REPAIR_FACTOR
+    from cascade.turns.settings import Settings
+
+    if (path is None) == (protocol is None):
+        raise CascadeError("give a ledger PATH or --protocol P (not both)")
+    d = None
+    rule_model = None
+    if path is not None:
+        from cascade.loop.governance import open_discussion, resolve
+
+        d = open_discussion(path)
+        root, proto = d.root, d.protocol
+        participants = list(d.participants)
+        rule = resolve(path)[2]
+        rule_model = rule.model if rule is not None else None
+    else:
+        root = find_root()
+        proto = load_protocol(protocol, root)  # type: ignore[arg-type]
+    registry = load_personas(root)
+    settings = Settings.from_env()
+    steps = proto.steps
+    out = [f"Protocol {proto.name} ({proto.title})"]
+    if steps is None:
+        members = participants or []
+        out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
+                   "per run (cascade turn)")
+        out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
+        print(printable("\n".join(out)))
+        return 0
+    if not participants:
+        participants = [f"<participant {i + 1}>" for i in range(steps.participants.default)]
+    members, fixed = members_of(steps, participants)
+    r = steps.rounds
+    out.append(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule {r.exit!r}; "
+               f"the next round starts from a summary of at most {r.carry} characters")
+    out.append("Roles:")
+
+    def model_of(alias: str, tier: str) -> str:
+        persona = registry.get(alias)
+        if persona is None:
+            return "-"
+        try:
+            return model_for(persona, tier, rule_model, None, settings)
+        except CascadeError:
+            return "(no model configured)"
+
+    for role in steps.roles:
+        who = [fixed[role.id]] if role.fixed else members
+        shown = ", ".join(f"{a} -> {model_of(a, role.tier)}" for a in who)
+        out.append(f"  {role.id} ({role.tier}): {shown}")
+    out.append("Steps of a round:")
+    for i, step in enumerate(steps.round_steps, 1):
+        extra = [f"answers the {step.target.replace('_', ' ')} view"] if step.target else []
+        extra += [f"table {step.table}"] if step.table else []
+        extra += ["confirmation"] if step.confirm else []
+        out.append(f"  {i}. {step.title:<12} {step.role:<12} {step.visibility:<10} "
+                   f"{step.words:>4} words" + (f"  ({'; '.join(extra)})" if extra else ""))
+    if r.on_impasse:
+        last = steps.step(r.on_impasse)
+        out.append(f"  after the last round without consensus: {last.title} ({last.role})")
+    per_round = calls_per_round(steps, len(members))
+    most = per_round * r.max + (1 if r.on_impasse else 0)
+    out.append(f"Calls: {per_round} per round; at most {most} in {r.max} rounds "
+               f"({REPAIR_FACTOR * most} if every reply needed its one repair)")
+    prompt = settings.source_tokens + settings.context_tokens
+    out.append(f"Prompt budget: about {prompt:,} tokens a call (document "
+               f"{settings.source_tokens:,} + discussion {settings.context_tokens:,}), replies "
+               f"{settings.reply_tokens:,} tokens")
+    if d is not None:
+        run = d.state.run
+        out.append(f"Now: {display_path(d.path)}, round {run.round}: " + (
+            f"concluded, {run.outcome}" if run.outcome else
+            f"step {run.step.title}, waiting for {', '.join(run.waiting)}"))
+        wave = next_wave(run)
+        if wave:
+            out.append(f"  the next wave asks {len(wave)}: "
+                       + ", ".join(f"{q.alias} ({q.step.title})" for q in wave))
+    print(printable("\n".join(out)))
+    return 0

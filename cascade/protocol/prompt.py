@@ -1,0 +1,98 @@
+"""What a persona is told at a step: the topic (or the document), the earlier rounds in short,
+the turns its step's visibility shows it, the position it must answer, its role and the task.
+Built as every prompt is (cascade.turns.prompt): each piece someone else wrote fenced in its
+own block, everything redacted, the role and the task last. Imports Jinja2: the model path
+only.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from cascade.config import templates
+from cascade.config.personas import Persona
+from cascade.errors import display_path
+from cascade.ledger.discussion import Discussion
+from cascade.protocol.engine import Request
+from cascade.turns.prompt import Prompt, _Blocks, _clip, _line_of, _preamble, _scrub_persona
+from cascade.turns.redact import redact
+from cascade.turns.settings import Settings
+from cascade.turns.sources import SourceText
+
+
+def reply_shape(request: Request) -> str:
+    fields = ['"comment": "<markdown>"']
+    for f in request.step.fields:
+        if f.choices:
+            fields.append(f'"{f.name}": ' + " | ".join(f'"{c}"' for c in f.choices))
+        else:
+            fields.append(f'"{f.name}": "<text>"')
+    return "{" + ", ".join(fields) + "}"
+
+
+def build_step_prompt(d: Discussion, persona: Persona, request: Request,
+                      source: SourceText | None, settings: Settings) -> Prompt:
+    prompt = Prompt(messages=[])
+    ledger_name = display_path(d.path)
+
+    def scrub(text: str, where: str, first_line: int) -> str:
+        clean, found = redact(text)
+        for r in found:
+            prompt.redactions.append(f"{where}:{first_line + r.line - 1} {r.kind}")
+        return clean
+
+    blocks = _Blocks()
+    title_at = blocks.add("topic" if not d.source else "title",
+                          scrub(d.title, ledger_name, _line_of(d, d.title, d.header.line or 1)))
+    source_view: dict[str, Any] | None = None
+    source_at = None
+    if source is not None:
+        if source.text is None:
+            prompt.notes.append(f"{source.path} withheld: {source.note}")
+            source_view = {"path": source.path, "block": None, "note": source.note}
+            prompt.seen = "none"
+        else:
+            text = scrub(source.text, source.path, 1)
+            clipped = _clip(text, settings.source_tokens, "the document")
+            prompt.seen = "all" if clipped == text else f"{settings.source_tokens * 4}/{len(text)}"
+            fenced = "````markdown\n" + clipped.replace("````", "` ` ` `") + "\n````"
+            source_at = blocks.add(f"document {source.path}", fenced, quoted=False)
+            source_view = {"path": source.path, "block": None,
+                           "note": "" if clipped == text else "its end is not shown"}
+    preamble = _preamble(d)
+    context_at = None
+    if preamble:
+        preamble = _clip(scrub(preamble, ledger_name, d.header.end_line + 1),
+                         settings.context_tokens // 4, "the background")
+        context_at = blocks.add("background", preamble)
+    summary_at = (blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
+                  if request.summary else None)
+    per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
+    shown_at = [blocks.add(f"{t.msg} by {t.name} ({t.step}"
+                           + "".join(f", {k} {v}" for k, v in sorted(t.fields.items())) + ")",
+                           _clip(scrub(t.body, ledger_name, t.line + 1), per_turn, "this turn"))
+                for t in request.shown]
+    target_at = None
+    if request.target is not None:
+        t = request.target
+        target_at = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
+    ident, rendered = blocks.render()
+    if source_view is not None and source_at is not None:
+        source_view["block"] = rendered[source_at]
+    shown = _scrub_persona(persona, scrub)
+    protocol = d.protocol
+    system = templates.render("prompts", "step_system", d.root, persona=shown)
+    user = templates.render(
+        "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
+        max_rounds=protocol.steps.rounds.max if protocol.steps else 1, protocol=protocol,
+        title_block=rendered[title_at], source=source_view,
+        context=rendered[context_at] if context_at is not None else "",
+        summary=rendered[summary_at] if summary_at is not None else "",
+        shown=[rendered[i] for i in shown_at], blind=request.step.visibility == "blind",
+        target=rendered[target_at] if target_at is not None else "",
+        target_id=request.target.msg if request.target is not None else "",
+        persona=shown, shape=reply_shape(request))
+    system = scrub(system, "the system prompt", 1)
+    user = scrub(user, "the prompt", 1)
+    prompt.messages = [{"role": "system", "content": system.strip() + "\n"},
+                       {"role": "user", "content": user.strip() + "\n"}]
+    return prompt

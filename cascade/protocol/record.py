@@ -1,0 +1,91 @@
+"""The discussion record beside a concluded ledger: ``x.record.md`` for ``x.discussion.md``.
+
+Derived from the ledger alone (a header table -- topic, date and time, participants, rounds,
+status -- then the consensus or the impasse), so it can be written again at any time and
+reads the same. Consensus: the final synthesis and each participant's last position and
+vote. Impasse: the divergent positions and the recommendation. When the synthesizer said
+the outcome departs from the author's proposal, its intent interpretation follows.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cascade.protocol.engine import IMPASSE, Run, Turn, _sentence
+from cascade.resources import LEDGER_SUFFIX
+
+RECORD_SUFFIX = ".record.md"
+
+
+def record_path(ledger: Path) -> Path:
+    name = ledger.name
+    stem = name[:-len(LEDGER_SUFFIX)] if name.endswith(LEDGER_SUFFIX) else ledger.stem
+    return ledger.with_name(stem + RECORD_SUFFIX)
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _last(run: Run, alias: str, step_ids: tuple[str, ...]) -> Turn | None:
+    turns = [t for t in run.turns if t.alias == alias and t.step in step_ids]
+    return turns[-1] if turns else None
+
+
+def _section(body: str, heading: str) -> str | None:
+    m = re.search(rf"^#+\s*{heading}\s*$\n(.*?)(?=^#+\s|\Z)", body, re.M | re.S | re.I)
+    return m.group(1).strip() if m else None
+
+
+def _nested(body: str, level: int = 3) -> str:
+    """A reply's markdown under a heading of the record: its headings one level deeper."""
+    return re.sub(r"^(#{1,5})(?=\s)", lambda m: "#" * max(level, len(m.group(1)) + 1), body,
+                  flags=re.M)
+
+
+def render_record(d, run: Run, when: str) -> str:
+    """The record's markdown. ``when``: the conclusion's date and time (UTC)."""
+    names = {p.alias: p.name for p in d.personas}
+    members = [names.get(a, a) for a in run.members]
+    status = {"READY": "Consensus", IMPASSE: "Impasse"}.get(run.outcome or "", "Open")
+    rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
+    out = [f"# Discussion record: {d.title}", "",
+           "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
+           f"| {_cell(d.title)} | {when} | {_cell(', '.join(members))} | {rounds} | {status} |",
+           "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
+           ""]
+    steps = run.steps.round_steps
+    first = steps[0].id
+    fixed = {r.persona for r in run.steps.fixed_roles}
+    synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
+    if run.outcome == "READY":
+        out += ["## Final synthesis", "", _nested(synth[-1].body) if synth else "_(none)_", "",
+                "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+        for alias in run.members:
+            turn = _last(run, alias, (first,))
+            out.append(f"| {_cell(names.get(alias, alias))} | "
+                       f"{_cell(_sentence(turn.body, 300)) if turn else '-'} | "
+                       f"{run.verdicts.get(alias, '-')} |")
+    else:
+        out += ["## Divergent positions", "", "| Participant | Final position | Vote |",
+                "|---|---|---|"]
+        for alias in run.members:
+            turn = _last(run, alias, (first,) + tuple(s.id for s in steps
+                                                      if s.target is not None))
+            out.append(f"| {_cell(names.get(alias, alias))} | "
+                       f"{_cell(_sentence(turn.body, 300)) if turn else '-'} | "
+                       f"{run.verdicts.get(alias, '-')} |")
+        recommend = run.steps.rounds.on_impasse
+        rec = [t for t in run.turns if t.step == recommend] if recommend else []
+        out += ["", "## Recommendation", "", _nested(rec[-1].body) if rec else
+                "_(the synthesizer gave none: a person decides)_"]
+    intent = None
+    for t in reversed(synth if d.source else []):  # a topic has no author's proposal
+        if t.fields.get("diverged") == "yes":
+            intent = _section(t.body, "Intent interpretation") or (
+                "_The synthesizer said the outcome departs from the proposal, without an "
+                "interpretation._")
+            break
+    if intent:
+        out += ["", "## Intent interpretation", "", _nested(intent)]
+    return "\n".join(out).rstrip() + "\n"

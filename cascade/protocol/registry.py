@@ -1,0 +1,52 @@
+"""Named behaviours a protocol's data refers to, for what data cannot say: whom a speaker
+answers (``target``), when a round ends the discussion (``rounds.exit``), what the outcome is
+(``outcome``). Each is a pure function of the turns recorded in the ledger, so ``check``
+re-derives every choice without a model. A new protocol registers its own here; the engine
+never asks which protocol it runs.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+_WORD = re.compile(r"[a-z0-9]+")
+_STOP = frozenset("a an and are as at be but by for from has have in is it its of on or our "
+                  "should that the this to we will with would not no".split())
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
+
+
+def most_opposing(speaker: str, turns: Sequence[Any]) -> Any | None:
+    """Of the other speakers' turns, the one whose text shares the fewest words with the
+    speaker's own (Jaccard distance); ties go to the earlier message. None: nobody else."""
+    own = next((t for t in turns if t.alias == speaker), None)
+    others = [t for t in turns if t.alias != speaker]
+    if not others:
+        return None
+    mine = _words(own.body) if own is not None else set()
+
+    def overlap(t) -> float:
+        theirs = _words(t.body)
+        union = mine | theirs
+        return len(mine & theirs) / len(union) if union else 1.0
+
+    return min(others, key=lambda t: (overlap(t), t.number))
+
+
+TARGETS: dict[str, Callable[[str, Sequence[Any]], Any | None]] = {
+    "most_opposing": most_opposing,
+}
+
+
+def all_accept(verdicts: dict[str, str], members: Sequence[str]) -> bool:
+    """Every member confirmed with ACCEPT (a missing or other verdict is not consent)."""
+    return bool(members) and all(verdicts.get(m) == "ACCEPT" for m in members)
+
+
+EXIT_RULES: dict[str, Callable[[dict[str, str], Sequence[str]], bool]] = {
+    "all_accept": all_accept,
+}
+OUTCOME_RULES = EXIT_RULES  # the rule that ends a round with consensus is the outcome's

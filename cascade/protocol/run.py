@@ -1,0 +1,296 @@
+"""Run a step protocol on one ledger: waves of turns (a blind step's speakers at once, a
+sequential step's one at a time) until the protocol reaches its outcome, the run's budget
+ends, or a persona fails. Each reply is appended as a whole block the moment it arrives,
+stamped with its message id, step, round, references and fields; a table follows a step that
+asks for one; the round and the outcome are events. The ledger is the checkpoint: a run that
+stops anywhere resumes where the file ends, asking no one twice (cascade.protocol.engine).
+"""
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+
+from cascade.errors import CascadeError
+from cascade.ledger.discussion import Discussion
+from cascade.ledger.model import OUTCOME, ROUND
+from cascade.protocol.engine import IMPASSE, Request, Run, plan
+from cascade.revision import blob_id
+from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
+from cascade.turns.replies import Reply, ReplyError, parse_reply
+from cascade.turns.runner import Budget, Outcome, Progress, _ask, _Failed
+from cascade.turns.settings import Settings
+from cascade.turns.sources import SourceText, read_source
+
+TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)
+
+
+@dataclass
+class Result:
+    outcome: str | None = None  # READY | IMPASSE; None: not concluded (stopped, or waiting)
+    round: int = 1
+    outcomes: list[Outcome] = field(default_factory=list)
+    stopped: str = ""  # why the run stopped before an outcome
+    appended: int = 0
+    tables: list[str] = field(default_factory=list)  # the tables written, as printed
+    record: str | None = None  # the record file written at the conclusion (its path)
+
+    @property
+    def failures(self) -> list[Outcome]:
+        return [o for o in self.outcomes if not o.ok]
+
+
+def strong_model() -> str | None:
+    return os.environ.get("CASCADE_MODEL_STRONG") or None
+
+
+def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | None,
+              settings: Settings) -> str:
+    """Persona ``model:`` > the rule's ``models: {fast, strong}`` > CASCADE_MODEL_STRONG (for
+    a strong role) / CASCADE_MODEL > the embedded model."""
+    from cascade.turns.model import resolve_model
+
+    tiered = (rule_models or {}).get(tier) or (strong_model() if tier == "strong" else None)
+    return resolve_model(persona.model or tiered, rule_model, settings)
+
+
+def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list[str]]:
+    """The step's fields from a reply; a missing or invalid value gets the field's fallback
+    (the cautious choice) and a note. A confirmation's vote becomes ``verdict``."""
+    values: dict[str, str] = {}
+    notes: list[str] = []
+    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    for f in request.step.fields:
+        if f.name == "vote":
+            raw = {"READY": "ACCEPT", "REJECT": "REJECT", "CHANGES": "REJECT"}.get(
+                reply.vote or "", None) if reply is not None and not reply.cut else None
+        else:
+            value = extra.get(f.name.lower())
+            raw = str(value).strip().upper() if isinstance(value, (str, int, float)) else None
+        if f.choices is None:
+            values[f.name] = str(extra.get(f.name.lower()) or "")[:500]
+            continue
+        chosen = next((c for c in f.choices if raw is not None and c.upper() == raw), None)
+        if chosen is None:
+            notes.append(f"{f.name}: {'no value' if raw is None else repr(raw)} given; taken as "
+                         f"{f.fallback}")
+            chosen = f.fallback
+        values[f.name] = chosen
+    if request.step.confirm:
+        values["verdict"] = values.pop("vote", "REJECT")
+    return values, notes
+
+
+def _refs(request: Request, run: Run) -> str | None:
+    refs = []
+    if request.target is not None:
+        refs.append(f"counters:{request.target.msg}")
+    if request.step.visibility == "synthesis" and request.shown:
+        refs.append(f"responds_to:{request.shown[-1].msg}")
+    return ",".join(refs) or None
+
+
+def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
+    """The step's replies of the round as a markdown table: participant, the reply's first
+    sentence, and its choice fields (shift, verdict)."""
+    from cascade.protocol.engine import _sentence
+
+    turns = run.of(run.round, step_id)
+    extra = sorted({k for t in turns for k in t.fields})
+    head = ["Participant", column] + [k.title() for k in extra]
+    rows = [head, ["---"] * len(head)]
+    for t in turns:
+        cells = [names.get(t.alias, t.name), _sentence(t.body, 160)] + [t.fields.get(k, "")
+                                                                        for k in extra]
+        rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
+    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+
+async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
+                       source_data: bytes | None = None, rule_model: str | None = None,
+                       rule_models: dict | None = None, on_table=None) -> Result:
+    """Run ``d``'s step protocol until it concludes or stops. Appends to the ledger."""
+    from cascade.turns import model as seam
+
+    progress = progress or Progress()
+    result = Result()
+    budget = Budget(settings)
+    semaphore = asyncio.Semaphore(settings.concurrency)
+    lock = asyncio.Lock()
+    cache = ReplyCache(cache_dir(d.root))
+    source: SourceText | None = None
+    if d.source:
+        source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
+    revision = blob_id(source.data) if source is not None and source.data is not None else None
+    registry = d.personas
+    names = {p.alias: p.name for p in registry}
+    imported = False
+    try:
+        while True:
+            run = d.state.run
+            result.round = run.round
+            if run.outcome is not None:
+                result.outcome = run.outcome
+                if run.recorded != run.outcome:
+                    import datetime as _dt
+
+                    when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+                    d.add_event(OUTCOME, run.outcome, round=str(run.round), at=when)
+                    d.save()
+                    result.appended += 1
+                    result.record = write_record(d, d.state.run, when)
+                break
+            if run.new_round and not _round_recorded(d, run.round):
+                d.add_event(ROUND, str(run.round))
+                d.save()
+                result.appended += 1
+                continue
+            requests = plan(run)
+            if not requests:
+                break
+            if not imported:
+                imported = True
+                await _import_if_needed(requests, registry, rule_model, rule_models, settings)
+            tasks = [_turn(d, req, registry.get(req.alias), settings, budget, semaphore, lock,
+                           cache, progress, seam, revision, rule_model, rule_models, source)
+                     for req in requests]
+            outcomes = await asyncio.gather(*tasks)
+            result.outcomes += outcomes
+            result.appended += sum(1 for o in outcomes if o.ok)
+            failed = [o for o in outcomes if not o.ok]
+            if failed:
+                result.stopped = "; ".join(f"{o.persona.name}: {o.error}" for o in failed)
+                break
+            step, round_ = requests[0].step, requests[0].round
+            done = d.state.run
+            finished = not (done.step is not None and done.step.id == step.id
+                            and done.round == round_)
+            if step.table and finished:
+                text = table(done, step.id, step.table, names)
+                d.add_comment(TOOL, f"**{step.title}, round {round_}**\n\n{text}",
+                              provenance={"step": step.id, "round": str(round_),
+                                          "table": step.table}, origin="tool")
+                d.save()
+                result.appended += 1
+                result.tables.append(text)
+                if on_table is not None:
+                    on_table(step, round_, text)
+    finally:
+        progress.close()
+    return result
+
+
+def write_record(d: Discussion, run: Run, when: str) -> str:
+    """Write ``x.record.md`` beside the ledger (atomically, never through a link)."""
+    from cascade.atomic import atomic_write
+    from cascade.errors import display_path
+    from cascade.protocol.record import record_path, render_record
+    from cascade.safepath import refuse_links
+
+    path = record_path(d.path)
+    try:
+        rel = path.resolve().relative_to(d.root.resolve()).as_posix()
+        refuse_links(d.root, rel, "the discussion record")
+    except ValueError:
+        pass  # a ledger outside any repository: its own folder
+    atomic_write(path, render_record(d, run, when).encode("utf-8"))
+    return display_path(path)
+
+
+def _round_recorded(d: Discussion, round_: int) -> bool:
+    for event in reversed(d.events):
+        if event.kind == ROUND:
+            return event.value.split()[:1] == [str(round_)]
+        if event.kind == "SOURCE-REVISION":
+            return False
+    return False
+
+
+async def _import_if_needed(requests, registry, rule_model, rule_models, settings) -> None:
+    from cascade.turns.model import litellm_module, uses_litellm
+
+    if any(uses_litellm(model_for(registry.get(r.alias), r.tier, rule_model, rule_models,
+                                  settings), settings) for r in requests):
+        await asyncio.to_thread(litellm_module)
+
+
+async def _turn(d: Discussion, request: Request, persona, settings: Settings, budget: Budget,
+                semaphore: asyncio.Semaphore, lock: asyncio.Lock, cache: ReplyCache,
+                progress: Progress, seam, revision: str | None, rule_model, rule_models,
+                source) -> Outcome:
+    from cascade.protocol.prompt import build_step_prompt
+
+    if persona is None:
+        raise CascadeError(f"unknown persona {request.alias!r} for role {request.role!r}", d.path)
+    model = model_for(persona, request.tier, rule_model, rule_models, settings)
+    prompt = build_step_prompt(d, persona, request, source, settings.for_model(model))
+    out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes)
+    out.step = request.step.title  # type: ignore[attr-defined]
+    out.round = request.round  # type: ignore[attr-defined]
+    started = time.monotonic()
+    progress.start(out)
+    key = prompt_key(persona.alias, model, prompt.messages)
+    hit = cache.get(key)
+    reply: Reply | None = None
+    try:
+        if hit is not None:
+            reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
+            out.status, out.model = "cached", hit.get("model", model)
+            out.prompt_tokens = hit.get("prompt_tokens") or 0
+            out.completion_tokens = hit.get("completion_tokens") or 0
+            out.cost = hit.get("cost")
+        else:
+            reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
+                               progress, seam, cache, key)
+            out.status = "ok"
+    except _Failed as failure:
+        out.status = "failed" if not failure.skipped else "skipped"
+        out.error = str(failure)
+    except ReplyError as exc:
+        out.status, out.error = "failed", f"unparseable cached reply: {exc}"
+    if reply is not None:
+        fields, notes = _fields(request, reply)
+        out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes)]
+        verdict = fields.get("verdict")
+        out.vote = verdict
+        body = reply.comment if not reply.sentinel else "_No comment._"
+        async with lock:
+            run = d.state.run
+            provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
+                          "completion_tokens": out.completion_tokens or None,
+                          "cost": f"{out.cost:.6f}" if out.cost else None,
+                          "revision": revision, "seen": prompt.seen,
+                          "msg": f"r{request.round}-msg-{run.messages + 1:03d}",
+                          "step": request.step.id, "round": str(request.round),
+                          "refs": _refs(request, run), **fields}
+            if reply.cut:
+                provenance["cut"] = reply.cut
+            vote = None
+            if verdict is not None and persona.votes:
+                vote = "READY" if verdict == "ACCEPT" else "REJECT"
+            try:
+                d.add_comment(persona.name, body, vote, provenance=provenance, untrusted=True)
+                d.save()
+            except CascadeError as exc:
+                d.discard()
+                out.status, out.error = "failed", f"not written: {exc}"
+            except OSError as exc:
+                d.discard()
+                out.status, out.error = "failed", f"not written: {exc.strerror}"
+                out.os_error = exc
+    out.seconds = time.monotonic() - started
+    progress.finish(out)
+    return out
+
+
+def run(d: Discussion, settings: Settings, progress: Progress | None = None, **kwargs) -> Result:
+    return asyncio.run(run_protocol(d, settings, progress, **kwargs))
+
+
+def outcome_text(result: Result) -> str:
+    if result.outcome == "READY":
+        return f"consensus in round {result.round}"
+    if result.outcome == IMPASSE:
+        return f"impasse after {result.round} rounds: a person decides"
+    return f"stopped in round {result.round}: {result.stopped or 'waiting'}"

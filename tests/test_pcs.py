@@ -1,0 +1,252 @@
+"""Propose / Challenge / Synthesize (seed 000) on the protocol engine, standalone: `cascade
+discuss`, `run` and `plan` in a real repository, every model call over HTTP to the fake
+endpoint, whose replies are scripted per persona, step and round."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from cascade import Discussion
+
+LEDGER = "discussions/which-database-for-the-event-store.discussion.md"
+RECORD = "discussions/which-database-for-the-event-store.record.md"
+TOPIC = "Which database for the event store?"
+ASK = re.compile(r"Reply as (AI-\w+) with")
+STEP = re.compile(r"STEP: (\w+), round (\d+)")
+POSITIONS = {
+    "AI-Architect": "Use Postgres: durability, replication and mature operational tooling.",
+    "AI-Security": "Use SQLite: a single file has fewer moving parts to secure and audit.",
+    "AI-Pragmatist": "Ship on SQLite now and keep the storage behind one small interface.",
+    "AI-Perfectionist": "Benchmark both under the real write load before choosing anything.",
+}
+SYNTHESIS = ("## Common ground\nBoth want durable, ordered storage.\n\n## Resolutions\nStart small."
+             "\n\n## Consensus statement\nStart on SQLite behind an interface; move to Postgres "
+             "past 1,000 writes a second.")
+
+
+class Panel:
+    """Scripted replies: ``verdicts[(name, round)]`` for the confirm step (default ACCEPT),
+    ``replies[(name, step, round)]`` to override any reply; everything else is a position, a
+    challenge or the synthesis. Records each request's (name, step, round, text)."""
+
+    def __init__(self, fake) -> None:
+        self.verdicts: dict[tuple[str, int], str] = {}
+        self.replies: dict[tuple[str, str, int], str] = {}
+        self.seen: list[tuple[str, str, int, str]] = []
+        fake.default(self)
+
+    def __call__(self, request) -> str:
+        text = request.text
+        name = ASK.search(text).group(1)
+        step, round_ = STEP.search(text).group(1), int(STEP.search(text).group(2))
+        self.seen.append((name, step, round_, text))
+        if (name, step, round_) in self.replies:
+            return self.replies[(name, step, round_)]
+        if step == "Synthesize":
+            return json.dumps({"comment": SYNTHESIS, "diverged": "no"})
+        if step == "Recommendation":
+            return json.dumps({"comment": "Recommend SQLite with a migration trigger."})
+        if step == "Confirm":
+            verdict = self.verdicts.get((name, round_), "ACCEPT")
+            return json.dumps({"comment": f"{verdict} in round {round_}.", "vote": verdict})
+        if step == "Challenge":
+            return json.dumps({"comment": f"{name} answers: the divergence is about load.",
+                               "shift": "minor"})
+        return json.dumps({"comment": POSITIONS[name] + f" (round {round_})"})
+
+    def asked(self, step: str | None = None) -> list[tuple[str, str, int]]:
+        return [(n, s, r) for n, s, r, _ in self.seen if step is None or s == step]
+
+
+@pytest.fixture
+def panel(repo, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    return Panel(fake_llm)
+
+
+def discuss(cli, *extra: str):
+    return cli("discuss", TOPIC, "--participants", "architect,security", *extra)
+
+
+def outcome_events(repo) -> list[tuple[str, str]]:
+    return [(e.value.split()[0], e.fields.get("round")) for e in Discussion.load(repo / LEDGER).events
+            if e.kind == "OUTCOME"]
+
+
+def test_consensus_in_round_one(repo, cli, panel, fake_llm):
+    code, out, err = discuss(cli)
+    assert code == 0, out + err
+    assert fake_llm.calls() == 7  # 3N + 1 with two participants
+    pair = ("AI-Architect", "AI-Security")
+    steps = [s for _, s, _ in panel.asked()]
+    assert steps == ["Propose"] * 2 + ["Challenge"] * 2 + ["Synthesize"] + ["Confirm"] * 2
+    assert sorted(panel.asked()) == sorted(
+        [(n, s, 1) for s in ("Propose", "Challenge", "Confirm") for n in pair]
+        + [("AI-Synthesizer", "Synthesize", 1)])
+    d = Discussion.load(repo / LEDGER)
+    assert outcome_events(repo) == [("READY", "1")]
+    ids = [c.provenance["msg"] for c in d.comments if "msg" in c.provenance]
+    assert ids == [f"r1-msg-{i:03d}" for i in range(1, 8)]  # gapless
+    assert "Propose, round 1:" in out and "| AI-Architect | Use Postgres" in out  # the table
+    tables = [c for c in d.comments if c.origin == "tool"]
+    assert [c.provenance["step"] for c in tables] == ["propose", "challenge"]
+    record = (repo / RECORD).read_text()
+    assert "| Consensus |" in record and "### Consensus statement" in record
+    assert "| AI-Security | Use SQLite" in record and "| ACCEPT |" in record
+    code, out, _ = cli("status", LEDGER, "--json")
+    view = json.loads(out)["discussions"][0]
+    assert (view["protocol"], view["round"], view["outcome"], view["waiting_for"]) == (
+        "pcs", 1, "READY", None)
+    assert view["artifacts"] == [RECORD]
+    assert view["consensus"]["reached"] is True
+
+
+def test_blind_proposals_and_a_challenge_that_sees_them(repo, cli, panel):
+    assert discuss(cli)[0] == 0
+    for name, step, round_, text in panel.seen:
+        others = [p for n, p in POSITIONS.items() if n != name]
+        if step == "Propose":
+            assert not any(p in text for p in others), f"{name} saw a peer's position"
+            assert POSITIONS[name] not in text  # nor its own: nothing of this round yet
+        if step == "Challenge":
+            assert all(POSITIONS[n] in text for n in ("AI-Architect", "AI-Security"))
+            other = "AI-Security" if name == "AI-Architect" else "AI-Architect"
+            assert "The divergent position you answer" in text and other in text
+    d = Discussion.load(repo / LEDGER)
+    challenge = [c for c in d.comments if c.provenance.get("step") == "challenge"
+                 and c.origin == "ai"]
+    assert {c.provenance["refs"] for c in challenge} == {"counters:r1-msg-001",
+                                                         "counters:r1-msg-002"}
+
+
+def test_consensus_in_round_two_from_a_short_summary(repo, cli, panel, fake_llm):
+    panel.verdicts[("AI-Security", 1)] = "REJECT"
+    code, out, err = discuss(cli)
+    assert code == 0, out + err
+    assert fake_llm.calls() == 14
+    d = Discussion.load(repo / LEDGER)
+    assert [e.value for e in d.events if e.kind == "ROUND"] == ["2"]
+    assert outcome_events(repo) == [("READY", "2")]
+    round_two = [t for n, s, r, t in panel.seen if (s, r) == ("Propose", 2)]
+    assert len(round_two) == 2
+    for text in round_two:
+        assert "Round 1:" in text and "AI-Security rejected it" in text
+        summary = text.split("The earlier rounds, in short:", 1)[1].split("<<<end", 1)[0]
+        assert len(summary) <= 1000 + 200  # the summary (≤ 1000) and its block's framing
+    assert "| 2 | Consensus |" in (repo / RECORD).read_text()
+
+
+def test_impasse_after_three_rounds_with_a_recommendation(repo, cli, panel, fake_llm):
+    for r in (1, 2, 3):
+        panel.verdicts[("AI-Security", r)] = "REJECT"
+    code, out, err = discuss(cli)
+    assert code == 1
+    assert fake_llm.calls() == 3 * 7 + 1  # the recommendation, once
+    assert outcome_events(repo) == [("IMPASSE", "3")]
+    record = (repo / RECORD).read_text()
+    assert "| 3 (max reached) | Impasse |" in record
+    assert "## Divergent positions" in record and "Recommend SQLite with a migration" in record
+    code, out, _ = cli("status", LEDGER, "--json")
+    view = json.loads(out)["discussions"][0]
+    assert view["outcome"] == "IMPASSE" and "cascade decide" in view["waiting_for"]
+    assert view["consensus"]["reached"] is False
+
+
+def test_a_stopped_run_resumes_without_asking_anyone_twice(repo, cli, panel, fake_llm,
+                                                           monkeypatch):
+    monkeypatch.setenv("CASCADE_MAX_CALLS", "3")
+    code, out, err = discuss(cli)
+    assert code == 1
+    assert fake_llm.calls() == 3
+    assert "continue with cascade run" in err
+    monkeypatch.delenv("CASCADE_MAX_CALLS")
+    code, out, err = cli("run", LEDGER)
+    assert code == 0, out + err
+    assert fake_llm.calls() == 7  # every turn once
+    assert len(set(panel.asked())) == len(panel.asked())
+    code, out, _ = cli("run", LEDGER)  # concluded: nothing to run
+    assert code == 0 and "nothing to run" in out and fake_llm.calls() == 7
+
+
+def test_plan_makes_no_call(repo, cli, panel, fake_llm):
+    code, out, err = cli("plan", "--protocol", "pcs", "--participants",
+                         "architect,security,pragmatist,perfectionist")
+    assert code == 0, err
+    assert "13 per round; at most 40 in 3 rounds" in out  # 3N + 1 with four, and the recommendation
+    assert "synthesizer (strong): synthesizer -> openai/fake" in out
+    assert fake_llm.calls() == 0
+    panel.verdicts[("AI-Security", 1)] = "REJECT"
+    monkey_calls = 7
+    assert discuss(cli, "--rounds", "1")[0] == 1  # one round only: impasse at once
+    assert fake_llm.calls() == monkey_calls + 1
+    code, out, _ = cli("plan", LEDGER)
+    assert "concluded, IMPASSE" in out and fake_llm.calls() == monkey_calls + 1
+
+
+def test_malformed_replies_fail_closed(repo, cli, panel, fake_llm):
+    # A confirmation without a verdict is a REJECT, never a READY (and a note says so).
+    panel.replies[("AI-Architect", "Confirm", 1)] = json.dumps({"comment": "Fine, I suppose."})
+    # The synthesizer answers garbage in round 2, twice (the repair too): the run stops there.
+    panel.replies[("AI-Synthesizer", "Synthesize", 2)] = "I think we agree. No JSON today."
+    code, out, err = discuss(cli)
+    assert code == 1
+    assert "vote: no value given; taken as REJECT" in out
+    assert "AI-Synthesizer" in err and "unparseable reply twice" in err
+    assert outcome_events(repo) == []
+    d = Discussion.load(repo / LEDGER)
+    assert d.state.result.reached is False
+    del panel.replies[("AI-Synthesizer", "Synthesize", 2)]
+    code, out, err = cli("run", LEDGER)
+    assert code == 0, out + err
+    assert outcome_events(repo) == [("READY", "2")]
+
+
+def test_bad_input_exits_2(repo, cli, panel, fake_llm):
+    assert cli("discuss", TOPIC, "--participants", "architect")[0] == 2  # pcs takes 2 to 4
+    assert cli("discuss", TOPIC, "--participants", "architect,synthesizer")[0] == 2
+    assert cli("discuss", TOPIC, "--mode", "deep", "--participants", "architect,security")[0] == 2
+    assert cli("discuss", TOPIC, "--rounds", "4", "--participants", "architect,security")[0] == 2
+    assert fake_llm.calls() == 0
+
+
+def test_auto_invite_picks_by_topic_and_records_it(repo, cli, panel):
+    code, out, err = cli("discuss", "Threat model for session tokens and authentication",
+                         "--auto-invite")
+    assert code == 0, out + err
+    path = "discussions/threat-model-for-session-tokens-and-authentication.discussion.md"
+    d = Discussion.load(repo / path)
+    assert "security" in d.participants and len(d.participants) == 2
+    assert "auto-invited by topic" in (repo / path).read_text()
+
+
+def test_a_terminal_shows_one_live_line_per_step(tmp_path):
+    import io
+
+    from cascade.config.personas import load_personas
+    from cascade.turns.display import LiveProgress
+    from cascade.turns.runner import Outcome
+
+    registry = load_personas(None)
+    stream = io.StringIO()
+    progress = LiveProgress(stream)
+    rows = []
+    for step, aliases in (("Propose", ("architect", "security")), ("Synthesize", ("synthesizer",))):
+        for alias in aliases:
+            o = Outcome(registry.get(alias), tmp_path / "x.discussion.md")
+            o.step, o.round = step, 1
+            progress.start(o)
+            rows.append(o)
+    for o in rows:
+        o.status, o.vote, o.seconds = "ok", "ACCEPT" if o.step == "Propose" else None, 1.0
+        progress.finish(o)
+    progress.close()
+    lines = [ln for ln in stream.getvalue().splitlines() if ln.strip()]
+    assert any("round 1, Propose: AI-Architect ACCEPT (1.0s); AI-Security ACCEPT (1.0s)" in ln
+               for ln in lines)
+    assert any("round 1, Synthesize: AI-Synthesizer no vote (1.0s)" in ln for ln in lines)
+    final = stream.getvalue().rsplit("\x1b[2F", 1)[-1]  # redrawn in place: the last frame
+    assert final.count("\n") == 2  # one line per step, not one per persona

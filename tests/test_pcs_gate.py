@@ -1,0 +1,73 @@
+"""pcs in the gate: a rule names `protocol: pcs`; the hook runs its rounds to an outcome
+within the commit attempt, lands on consensus, blocks on impasse until `cascade decide`, and
+`cascade check` agrees with it on both, without a model. Real repositories, the real hook."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import git
+from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from test_pcs import Panel
+
+from cascade import Discussion
+
+PCS_RULES = RULES.replace("participants: [architect, security, pragmatist]",
+                          "participants: [architect, security]\n    protocol: pcs")
+
+
+def cascade(repo, *args: str):
+    return run(repo, sys.executable, "-m", "cascade", *args)
+
+
+@pytest.fixture
+def pcs_repo(loop_repo, fake_llm):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(PCS_RULES)
+    git(repo, "commit", "-qam", "ADRs are discussed with pcs")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    return repo
+
+
+def test_the_gate_runs_pcs_to_consensus_and_lands(pcs_repo, fake_llm):
+    repo = pcs_repo
+    panel = Panel(fake_llm)
+    panel.verdicts[("AI-Security", 1)] = "REJECT"  # one more round, in the same attempt
+    blocked = commit(repo)
+    assert blocked.returncode == 1, blocked.out
+    assert fake_llm.calls() == 14
+    assert "round 2, Confirm: AI-Security: ACCEPT" in blocked.out
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert d.state.result.reached and d.status == "ACCEPTED"
+    assert (repo / "docs/adr/discussions/0001-use-sqlite.record.md").is_file()
+    git(repo, "add", LEDGER)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert fake_llm.calls() == 14
+    check = cascade(repo, "check")
+    assert check.returncode == 0, check.stdout
+
+
+def test_impasse_blocks_until_a_person_decides_and_check_agrees(pcs_repo, fake_llm):
+    repo = pcs_repo
+    panel = Panel(fake_llm)
+    for r in (1, 2, 3):
+        panel.verdicts[("AI-Architect", r)] = "REJECT"
+    blocked = commit(repo)
+    assert blocked.returncode == 1
+    assert fake_llm.calls() == 22
+    git(repo, "add", LEDGER)
+    again = commit(repo)  # concluded: nobody is asked again
+    assert again.returncode == 1 and fake_llm.calls() == 22
+    assert "impasse after 3 rounds" in again.out
+    assert "cascade decide" in again.out
+    git(repo, "commit", "-qm", "the impasse, recorded", "--no-verify")
+    check = cascade(repo, "check")  # CI reads the same verdict, with no model
+    assert check.returncode == 1 and "impasse after 3 rounds" in check.stdout
+    assert cascade(repo, "decide", DOC, "READY", "--reason", "we take SQLite").returncode == 0
+    git(repo, "add", LEDGER)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert fake_llm.calls() == 22
+    assert cascade(repo, "check").returncode == 0
