@@ -71,3 +71,23 @@ def test_impasse_blocks_until_a_person_decides_and_check_agrees(pcs_repo, fake_l
     assert landed.returncode == 0, landed.out
     assert fake_llm.calls() == 22
     assert cascade(repo, "check").returncode == 0
+
+
+def test_roles_get_their_tier_s_model(loop_repo, fake_llm):
+    """`models: {fast, strong}` in the rule: the synthesizer (strong) and the participants
+    (fast) are asked with their own model; `cascade plan` shows the same, with no call."""
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(PCS_RULES + "    models: {fast: openai/small, "
+                                        "strong: openai/large}\n")
+    git(repo, "commit", "-qam", "tiers")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    Panel(fake_llm)
+    assert commit(repo).returncode == 1
+    asked = {(r.body["model"], "Reply as AI-Synthesizer" in r.text)
+             for r in fake_llm.requests if r.is_chat}
+    assert asked == {("small", False), ("large", True)}
+    calls = fake_llm.calls()
+    plan = cascade(repo, "plan", DOC)
+    assert "synthesizer (strong): synthesizer -> openai/large" in plan.stdout
+    assert "architect -> openai/small" in plan.stdout and fake_llm.calls() == calls

@@ -112,12 +112,14 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
 def run_(path: str, auto: bool) -> int:
     from cascade.loop.governance import open_discussion
 
+    from cascade.loop.governance import resolve
+
     d = open_discussion(path)
     d.current_phase  # an unknown phase is a configuration error, before any call
-    return _run_discussion(d, auto)
+    return _run_discussion(d, auto, resolve(path)[2])
 
 
-def _run_discussion(d, auto: bool) -> int:
+def _run_discussion(d, auto: bool, rule=None) -> int:
     from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
     from cascade.turns.settings import Settings
 
@@ -140,7 +142,8 @@ def _run_discussion(d, auto: bool) -> int:
 
     print(printable(f"{shown}: {d.protocol.title}, round {state.run.round}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,
-                 source_data=_recorded(d))
+                 source_data=_recorded(d), rule_model=rule.model if rule else None,
+                 rule_models=rule.models if rule else None)
     for line in redaction_lines(result.outcomes):
         print(line)
     if result.outcomes:

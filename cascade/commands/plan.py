@@ -21,7 +21,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None)
     if (path is None) == (protocol is None):
         raise CascadeError("give a ledger PATH or --protocol P (not both)")
     d = None
-    rule_model = None
+    rule_model = rule_models = None
     if path is not None:
         from cascade.loop.governance import open_discussion, resolve
 
@@ -30,6 +30,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None)
         participants = list(d.participants)
         rule = resolve(path)[2]
         rule_model = rule.model if rule is not None else None
+        rule_models = rule.models if rule is not None else None
     else:
         root = find_root()
         proto = load_protocol(protocol, root)  # type: ignore[arg-type]
@@ -57,7 +58,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None)
         if persona is None:
             return "-"
         try:
-            return model_for(persona, tier, rule_model, None, settings)
+            return model_for(persona, tier, rule_model, rule_models, settings)
         except CascadeError:
             return "(no model configured)"
 

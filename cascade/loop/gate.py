@@ -491,7 +491,8 @@ def _run_all(jobs, stepped: list[Item], settings, progress) -> list:
 
     async def both():
         runs = [run_protocol(item.discussion, settings, progress, source_data=item.doc_data,
-                             rule_model=item.rule.model if item.rule else None)
+                             rule_model=item.rule.model if item.rule else None,
+                             rule_models=item.rule.models if item.rule else None)
                 for item in stepped]
         results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
                                        else asyncio.sleep(0), *runs)

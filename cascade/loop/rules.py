@@ -22,7 +22,8 @@ from cascade.resources import LEDGER_SUFFIX, search_path
 RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
-              "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status"}
+              "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
+              "models"}
 _CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
 _STATUS_KEYS = {"ready", "reject"}
@@ -46,7 +47,8 @@ class OnConsensus:
 
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
-                "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status", "base",
+                "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
+                "models", "base",
                 "file", "line", "key_lines")
 
 
@@ -68,6 +70,7 @@ class Rule:
     on_consensus: OnConsensus | None
     deciders: tuple[str, ...]  # names or e-mail addresses of who may decide; empty: anyone
     status: dict | None  # outcome (READY, REJECT) -> the document's status word, at consensus
+    models: dict | None  # a step protocol's tiers: {"fast": model, "strong": model}
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -223,12 +226,30 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    return Rule(status=_status(r.get("status"), file, line_of("status")), name=name, match=match, exclude=exclude,
+    return Rule(status=_status(r.get("status"), file, line_of("status")),
+                models=_models(r.get("models"), file, line_of("models")), name=name, match=match, exclude=exclude,
                 template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
                 participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,
                 model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
                 on_consensus=on_consensus, deciders=deciders, base=base, file=file,
                 line=getattr(r, "line", 1) or 1, key_lines=lines)
+
+
+def _models(value: object, file: Path, line: int | None) -> dict | None:
+    """``models: {fast: M, strong: M}``: the model for each tier of a step protocol's roles
+    (a persona's own ``model:`` still comes first)."""
+    if value is None:
+        return None
+    words = check_keys(value, file, {"fast", "strong"}, set(), "models", line)
+    out = {}
+    for key in ("fast", "strong"):
+        model = words.get(key)
+        if model is None:
+            continue
+        if not isinstance(model, str) or not model.strip():
+            raise CascadeError(f"models {key} must be a model name", file, line)
+        out[key] = model.strip()
+    return out or None
 
 
 def _status(value: object, file: Path, line: int | None) -> dict | None:
