@@ -21,7 +21,10 @@ if TYPE_CHECKING:
 DEFAULT_PROTOCOL = "phased"  # for `cascade new`
 HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: votes count at once
 
-AUTO_TRIGGERS = (None, "all_responded", "all_mentioned_responded", "consensus")
+def _triggers() -> tuple[str | None, ...]:
+    from cascade.protocol.registry import TRIGGERS  # the registered behaviours: one list
+
+    return (None, *TRIGGERS)
 _PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds", "roles", "steps",
                   "rounds", "participants", "outcome"}
 _PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
@@ -84,8 +87,8 @@ def load_protocol_file(path: Path) -> Protocol:
         if any(p.id == ph["id"] for p in phases):
             raise CascadeError(f"duplicate phase id {ph['id']!r}", path, line)
         trigger = ph.get("auto_trigger")
-        if trigger not in AUTO_TRIGGERS:
-            allowed = ", ".join(t for t in AUTO_TRIGGERS if t)
+        if trigger not in _triggers():
+            allowed = ", ".join(t for t in _triggers() if t)
             raise CascadeError(f"unknown auto_trigger {trigger!r} (allowed: {allowed} or null)",
                                path, ph.line_of("auto_trigger"))
         voting = ph.get("voting_mode", False)

@@ -1,8 +1,8 @@
 """Named behaviours a protocol's data refers to, for what data cannot say: whom a speaker
 answers (``target``), when a round ends the discussion (``rounds.exit``), what the outcome is
-(``outcome``). Each is a pure function of the turns recorded in the ledger, so ``check``
-re-derives every choice without a model. A new protocol registers its own here; the engine
-never asks which protocol it runs.
+(``outcome``), when a phase protocol moves on by itself (a phase's ``auto_trigger``). Each is
+a pure function of what the ledger records, so ``check`` re-derives every choice without a
+model. A new protocol registers its own here; the engine never asks which protocol it runs.
 """
 from __future__ import annotations
 
@@ -50,3 +50,25 @@ EXIT_RULES: dict[str, Callable[[dict[str, str], Sequence[str]], bool]] = {
     "all_accept": all_accept,
 }
 OUTCOME_RULES = EXIT_RULES  # the rule that ends a round with consensus is the outcome's
+
+
+# A phase protocol's auto_trigger: after a wave of turns that all succeeded, whether the
+# phase is done. ``spoke``: the authors who commented in the current phase; ``asked``: the
+# personas of the wave; ``d``: the Discussion.
+def all_mentioned_responded(d, spoke: set[str], asked: Sequence[str]) -> bool:
+    return all(name in spoke for name in asked)
+
+
+def all_responded(d, spoke: set[str], asked: Sequence[str]) -> bool:
+    return all(name in spoke for name in d.expected_voters())
+
+
+def consensus(d, spoke: set[str], asked: Sequence[str]) -> bool:
+    return d.consensus_result.reached
+
+
+TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
+    "all_mentioned_responded": all_mentioned_responded,
+    "all_responded": all_responded,
+    "consensus": consensus,
+}

@@ -288,17 +288,11 @@ def _auto_advance(job: Job) -> str | None:
     phase = d.current_phase
     if phase.next is None or phase.auto_trigger is None:
         return None
-    since = _comments_in_phase(d)
-    spoke = {c.author for c in since}
-    if phase.auto_trigger == "all_mentioned_responded":
-        due = all(o.persona.name in spoke for o in job.outcomes)
-    elif phase.auto_trigger == "all_responded":
-        due = all(name in spoke for name in d.expected_voters())
-    elif phase.auto_trigger == "consensus":
-        due = d.consensus_result.reached
-    else:
-        due = False
-    if not due:
+    from cascade.protocol.registry import TRIGGERS
+
+    spoke = {c.author for c in _comments_in_phase(d)}
+    trigger = TRIGGERS.get(phase.auto_trigger)
+    if trigger is None or not trigger(d, spoke, [o.persona.name for o in job.outcomes]):
         return None
     target = d.advance()
     try:
