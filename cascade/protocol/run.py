@@ -156,6 +156,7 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
                            cache, progress, seam, revision, rule_model, rule_models, source)
                      for req in requests]
             outcomes = await asyncio.gather(*tasks)
+            progress.settle()  # the step's line stays; a table or the next step goes below
             result.outcomes += outcomes
             result.appended += sum(1 for o in outcomes if o.ok)
             failed = [o for o in outcomes if not o.ok]

@@ -84,6 +84,11 @@ class LiveProgress(Progress):
         self.notes.pop(id(outcome), None)
         self._draw()
 
+    def settle(self) -> None:
+        with self._lock:
+            self._redraw()
+            self.rows, self.drawn = [], 0
+
     def close(self) -> None:
         self._stop.set()
         if self._ticker is not None:

@@ -95,6 +95,9 @@ class Progress:
 
     def finish(self, outcome: Outcome) -> None: ...
 
+    def settle(self) -> None:
+        """A wave is over: what was shown stays as it is; what follows goes below it."""
+
     def close(self) -> None: ...
 
 

@@ -1,0 +1,90 @@
+"""`cascade discuss` on a real terminal (tmux): the inline decision point (the proposed
+panel, confirmed with Enter), one live line per step redrawn in place, and the tables after
+propose and challenge printed below the steps' lines, not drawn over."""
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from conftest import REPO
+from fakellm import delayed
+from test_pcs import Panel
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+
+
+class Tmux:
+    def __init__(self, tmp_path) -> None:
+        self.socket = f"cascade-{uuid.uuid4().hex[:8]}"
+        self.tmp = tmp_path
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
+                              text=True, check=False).stdout
+
+    def start(self, command: str) -> None:
+        script = self.tmp / "session.sh"
+        script.write_text(f"{command}\necho EXIT=$?\nsleep 60\n")
+        self.run("new-session", "-d", "-s", "t", "-x", "200", "-y", "80", f"bash {script}")
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", "t", "-S", "-200")
+
+    def wait_for(self, text: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.2)
+        raise AssertionError(f"{text!r} never appeared:\n{self.screen()}")
+
+    def close(self) -> None:
+        self.run("kill-server")
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    t = Tmux(tmp_path)
+    yield t
+    t.close()
+
+
+def test_discuss_on_a_terminal(repo, fake_llm, tmux):
+    panel = Panel(fake_llm)
+    fake_llm.default(lambda request: delayed(panel(request), 0.3))
+    env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", "")}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    tmux.start(f"cd {shlex.quote(str(repo))} && env {exports} {shlex.quote(sys.executable)} "
+               "-m cascade discuss 'Threat model for session tokens and authentication'")
+    tmux.wait_for("Enter to start")
+    tmux.run("send-keys", "-t", "t", "Enter")
+    screen = tmux.wait_for("EXIT=")
+    assert "EXIT=0" in screen, screen
+    lines = screen.splitlines()
+
+    def first(text: str) -> int:
+        return next(i for i, line in enumerate(lines) if text in line)
+
+    propose = first("round 1, Propose: ")
+    assert "ACCEPT" not in lines[propose] and "thinking" not in lines[propose]
+    assert lines[propose].count("(0.") + lines[propose].count("(1.") == 2  # both, one line
+    table = first("| Participant | Position |")
+    challenge = first("round 1, Challenge: ")
+    assert propose < table < challenge  # the table below the step's line, not drawn over it
+    live = lines[:first("persona ")]  # above the closing table
+    for step in ("Propose", "Challenge", "Synthesize", "Confirm"):  # each step's line once
+        assert sum(f"round 1, {step}: " in line for line in live) == 1, screen
+    rows = [line for line in lines[table:challenge] if line.startswith("| AI-")]
+    assert len(rows) == 2, screen  # the whole table: no row drawn over
+    assert first("round 1, Confirm: ") > first("| Participant | Response | Shift |")
+    assert "consensus in round 1" in screen
+    assert "thinking..." not in screen  # every live line ended in its result
+    assert "\x1b" not in screen
