@@ -91,3 +91,21 @@ def test_roles_get_their_tier_s_model(loop_repo, fake_llm):
     plan = cascade(repo, "plan", DOC)
     assert "synthesizer (strong): synthesizer -> openai/large" in plan.stdout
     assert "architect -> openai/small" in plan.stdout and fake_llm.calls() == calls
+
+
+@pytest.mark.parametrize("participants,message", [
+    ("[architect]", "protocol 'pcs' takes 2 to 4 participants, not 1"),
+    ("[architect, security, pragmatist, perfectionist, designer]", "takes 2 to 4 participants, not 5"),
+    ("[architect, synthesizer]", "synthesizer has a fixed role in protocol 'pcs'"),
+])
+def test_a_rule_that_breaks_the_protocol_s_panel_is_refused_at_its_line(loop_repo, fake_llm,
+                                                                        participants, message):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(PCS_RULES.replace("[architect, security]", participants))
+    git(repo, "commit", "-qam", "a bad panel", "--no-verify")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    blocked = commit(repo)
+    assert blocked.returncode != 0
+    assert ".ai-rules.yml:6: rule 'adr': " in blocked.out and message in blocked.out  # participants:
+    assert fake_llm.calls() == 0

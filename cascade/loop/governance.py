@@ -37,12 +37,25 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
             raise CascadeError(f"rule {rule.name!r}: unknown persona {alias!r} (known: {known})",
                                rule.file, rule.line_of("participants"))
     try:
-        load_protocol(rule.protocol, config_root, where=rule.file)
+        protocol = load_protocol(rule.protocol, config_root, where=rule.file)
     except CascadeError as exc:
         if exc.path == display_path(rule.file) and exc.line is None:
             raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
                                rule.line_of("protocol")) from None
         raise
+    steps = protocol.steps
+    if steps is not None:  # a step protocol: its fixed roles never deliberate; its count
+        fixed = sorted({r.persona for r in steps.fixed_roles} & set(rule.participants))
+        if fixed:
+            raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
+                               f"protocol {protocol.name!r} and never also deliberates",
+                               rule.file, rule.line_of("participants"))
+        count = steps.participants
+        if not count.min <= len(rule.participants) <= count.max:
+            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} takes "
+                               f"{count.min} to {count.max} participants, not "
+                               f"{len(rule.participants)}", rule.file,
+                               rule.line_of("participants"))
 
 
 def _same(a: Rule, b: Rule) -> bool:
