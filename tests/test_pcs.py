@@ -250,3 +250,14 @@ def test_a_terminal_shows_one_live_line_per_step(tmp_path):
     assert any("round 1, Synthesize: AI-Synthesizer no vote (1.0s)" in ln for ln in lines)
     final = stream.getvalue().rsplit("\x1b[2F", 1)[-1]  # redrawn in place: the last frame
     assert final.count("\n") == 2  # one line per step, not one per persona
+
+
+def test_status_text_says_where_the_protocol_stands(repo, cli, panel):
+    for r in (1, 2, 3):
+        panel.verdicts[("AI-Security", r)] = "REJECT"
+    assert discuss(cli)[0] == 1
+    code, out, _ = cli("status", LEDGER)
+    assert code == 0
+    assert "Protocol: pcs, round 3: concluded, IMPASSE" in out
+    assert "Waiting for a person: impasse after 3 rounds: which way? cascade decide" in out
+    assert f"Record: {RECORD}" in out

@@ -119,6 +119,17 @@ def status_text(d: Discussion) -> str:
         differs = d.header_differences()
         if differs:
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
+    view = protocol_view(d)
+    if s.run is not None:
+        run = s.run
+        where = (f"concluded, {run.outcome}" if run.outcome else
+                 f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
+                 else "-")
+        out.append(f"Protocol: {d.protocol.name}, round {run.round}: {where}")
+        if view["waiting_for"]:
+            out.append(f"  Waiting for a person: {view['waiting_for']}")
+        for path in view["artifacts"]:
+            out.append(f"  Record: {path}")
     out.append("")
     result = s.result
     latest: dict[str, Any] = {}
