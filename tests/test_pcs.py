@@ -261,3 +261,20 @@ def test_status_text_says_where_the_protocol_stands(repo, cli, panel):
     assert "Protocol: pcs, round 3: concluded, IMPASSE" in out
     assert "Waiting for a person: impasse after 3 rounds: which way? cascade decide" in out
     assert f"Record: {RECORD}" in out
+
+
+def test_a_document_goes_in_fenced_and_redacted(repo, cli, panel, fake_llm):
+    secret = "sk-proj-" + "Q7w2" * 12
+    (repo / "docs").mkdir()
+    (repo / "docs/0007-store.md").write_text(
+        f"# Store events in SQLite\n\nWe use SQLite.\n\nOPENAI_API_KEY={secret}\n")
+    code, out, err = cli("discuss", "Should we accept ADR 7?", "--participants",
+                         "architect,security", "--source", "docs/0007-store.md")
+    assert code == 0, out + err
+    texts = [r.text for r in fake_llm.requests if r.is_chat]
+    assert len(texts) == 7
+    assert all("We use SQLite." in t for t in texts)  # every step sees the document
+    assert not any(secret in t for t in texts)
+    assert "redacted before sending: docs/0007-store.md:5" in out
+    d = Discussion.load(repo / "discussions/should-we-accept-adr-7.discussion.md")
+    assert d.source == "docs/0007-store.md"

@@ -109,3 +109,23 @@ def test_a_rule_that_breaks_the_protocol_s_panel_is_refused_at_its_line(loop_rep
     assert blocked.returncode != 0
     assert ".ai-rules.yml:6: rule 'adr': " in blocked.out and message in blocked.out  # participants:
     assert fake_llm.calls() == 0
+
+
+def test_a_new_text_starts_the_protocol_again_and_ids_go_on(pcs_repo, fake_llm):
+    repo = pcs_repo
+    Panel(fake_llm)
+    assert commit(repo).returncode == 1
+    git(repo, "add", LEDGER)
+    assert commit(repo).returncode == 0
+    assert fake_llm.calls() == 7
+    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite, in WAL mode.\n")
+    blocked = commit(repo, "-a")
+    assert blocked.returncode == 1
+    assert fake_llm.calls() == 14  # round 1 again, for the new text
+    d = Discussion.load(repo / LEDGER, root=repo)
+    ids = [c.provenance["msg"] for c in d.comments if c.origin == "ai"]
+    assert ids == [f"r1-msg-{i:03d}" for i in range(1, 15)]  # gapless, never restarting
+    assert d.state.run.round == 1 and d.state.result.reached
+    git(repo, "add", LEDGER)
+    assert commit(repo, "-a").returncode == 0
+    assert cascade(repo, "check", "--from-ref", "HEAD~2").returncode == 0
