@@ -6,15 +6,21 @@ only.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from cascade.config import templates
 from cascade.config.personas import Persona
 from cascade.errors import display_path
 from cascade.ledger.discussion import Discussion
 from cascade.protocol.engine import Request
-from cascade.turns.prompt import Prompt, _Blocks, _clip, _line_of, _preamble, _scrub_persona
-from cascade.turns.redact import redact
+from cascade.turns.prompt import (
+    Prompt,
+    _Blocks,
+    _clip,
+    _line_of,
+    _preamble,
+    _scrub_persona,
+    add_source,
+    scrubber,
+)
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
 
@@ -33,31 +39,11 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
                       source: SourceText | None, settings: Settings) -> Prompt:
     prompt = Prompt(messages=[])
     ledger_name = display_path(d.path)
-
-    def scrub(text: str, where: str, first_line: int) -> str:
-        clean, found = redact(text)
-        for r in found:
-            prompt.redactions.append(f"{where}:{first_line + r.line - 1} {r.kind}")
-        return clean
-
+    scrub = scrubber(prompt)
     blocks = _Blocks()
     title_at = blocks.add("topic" if not d.source else "title",
                           scrub(d.title, ledger_name, _line_of(d, d.title, d.header.line or 1)))
-    source_view: dict[str, Any] | None = None
-    source_at = None
-    if source is not None:
-        if source.text is None:
-            prompt.notes.append(f"{source.path} withheld: {source.note}")
-            source_view = {"path": source.path, "block": None, "note": source.note}
-            prompt.seen = "none"
-        else:
-            text = scrub(source.text, source.path, 1)
-            clipped = _clip(text, settings.source_tokens, "the document")
-            prompt.seen = "all" if clipped == text else f"{settings.source_tokens * 4}/{len(text)}"
-            fenced = "````markdown\n" + clipped.replace("````", "` ` ` `") + "\n````"
-            source_at = blocks.add(f"document {source.path}", fenced, quoted=False)
-            source_view = {"path": source.path, "block": None,
-                           "note": "" if clipped == text else "its end is not shown"}
+    source_view, source_at = add_source(prompt, blocks, source, settings, scrub)
     preamble = _preamble(d)
     context_at = None
     if preamble:

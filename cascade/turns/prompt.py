@@ -171,47 +171,56 @@ def _scrub_persona(persona: Persona, scrub) -> Persona:
         concerns=tuple(field_(c) for c in persona.concerns))
 
 
-def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
-                 settings: Settings) -> Prompt:
-    prompt = Prompt(messages=[])
-    ledger_name = display_path(d.path)
-
+def scrubber(prompt: Prompt):
+    """``scrub(text, where, first_line)``: the text redacted, each redaction recorded in the
+    prompt at the file and line it came from."""
     def scrub(text: str, where: str, first_line: int) -> str:
         clean, found = redact(text)
         for r in found:
             prompt.redactions.append(f"{where}:{first_line + r.line - 1} {r.kind}")
         return clean
+    return scrub
 
+
+def add_source(prompt: Prompt, blocks: _Blocks, source: SourceText | None, settings: Settings,
+               scrub) -> tuple[dict[str, Any] | None, int | None]:
+    """The document, redacted and clipped to its budget, in a code fence it cannot close (its
+    own block); returns the template's view of it and the block's index. Sets
+    ``prompt.seen``: how much of it the model is shown."""
+    if source is None:
+        return None, None
+    if source.text is None:
+        prompt.notes.append(f"{source.path} withheld: {source.note}")
+        prompt.seen = "none"
+        return {"path": _label(source.path), "block": None, "note": source.note}, None
+    text = scrub(source.text, source.path, 1)
+    limit = settings.source_tokens * 4
+    clipped = _clip(text, settings.source_tokens, "the document")
+    note = ""
+    prompt.seen = "all"
+    if clipped != text:
+        prompt.seen = f"{limit}/{len(text)}"
+        note = "the document was longer than the prompt budget; its end is not shown"
+        prompt.notes.append(
+            f"{source.path}: the panel sees {limit:,} of its {len(text):,} characters "
+            f"(CASCADE_SOURCE_TOKENS={settings.source_tokens}): its votes will not "
+            "count for this revision")
+    fenced = "````markdown\n" + clipped.replace("````", "` ` ` `") + "\n````"
+    at = blocks.add(f"document {source.path}", fenced, quoted=False)
+    return {"path": _label(source.path), "block": None, "note": note}, at
+
+
+def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
+                 settings: Settings) -> Prompt:
+    prompt = Prompt(messages=[])
+    ledger_name = display_path(d.path)
+    scrub = scrubber(prompt)
     ledger_lines = d.text.split("\n")
     blocks = _Blocks()
     title = d.title
     title_at = blocks.add("title",
                           scrub(title, ledger_name, _line_of(d, title, d.header.line or 1)))
-
-    source_view: dict[str, Any] | None = None
-    source_at = None
-    if source is not None:
-        if source.text is None:
-            prompt.notes.append(f"{source.path} withheld: {source.note}")
-            source_view = {"path": _label(source.path), "block": None, "note": source.note}
-            prompt.seen = "none"
-        else:
-            text = scrub(source.text, source.path, 1)
-            limit = settings.source_tokens * 4
-            clipped = _clip(text, settings.source_tokens, "the document")
-            note = ""
-            prompt.seen = "all"
-            if clipped != text:
-                prompt.seen = f"{limit}/{len(text)}"
-                note = "the document was longer than the prompt budget; its end is not shown"
-                prompt.notes.append(
-                    f"{source.path}: the panel sees {limit:,} of its {len(text):,} characters "
-                    f"(CASCADE_SOURCE_TOKENS={settings.source_tokens}): its votes will not "
-                    "count for this revision")
-            fenced = "````markdown\n" + clipped.replace("````", "` ` ` `") + "\n````"
-            source_at = blocks.add(f"document {source.path}", fenced,
-                                   quoted=False)
-            source_view = {"path": _label(source.path), "block": None, "note": note}
+    source_view, source_at = add_source(prompt, blocks, source, settings, scrub)
 
     budget = settings.context_tokens
     preamble = _preamble(d)
