@@ -36,6 +36,7 @@ class Turn:
     refs: list[tuple[str, str]]  # (kind, message id)
     line: int
     revision: str | None
+    seen: str | None = None  # how much of the document the turn saw ("all", "n/m", "none")
 
 
 @dataclass
@@ -132,7 +133,8 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
                                "prompt_tokens", "completion_tokens", "revision", "seen")}
         run.turns.append(Turn(persona.alias, persona.name, entry.provenance.get("step", ""),
                               round_, msg, int(m.group(2)), entry.body.strip(), fields,
-                              _refs(entry.provenance.get("refs", "")), entry.line, revision))
+                              _refs(entry.provenance.get("refs", "")), entry.line, revision,
+                              entry.provenance.get("seen")))
     _progress(run)
     return run
 
@@ -152,8 +154,9 @@ def _progress(run: Run) -> None:
                 run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
                 return
         confirm = next((s for s in steps.steps if s.confirm), None)
-        verdicts = ({t.alias: t.fields.get("verdict", "REJECT") for t in run.of(round_, confirm.id)}
-                    if confirm else {})
+        # A confirmation counts only from a turn that saw the whole document (fail closed).
+        verdicts = ({t.alias: t.fields.get("verdict", "REJECT") if t.seen in (None, "all")
+                     else "PARTIAL" for t in run.of(round_, confirm.id)} if confirm else {})
         run.verdicts = verdicts
         if registry.EXIT_RULES[steps.rounds.exit](verdicts, run.members) and round_ >= steps.rounds.min:
             run.outcome, run.step, run.waiting = "READY", None, []
