@@ -278,3 +278,22 @@ def test_a_document_goes_in_fenced_and_redacted(repo, cli, panel, fake_llm):
     assert "redacted before sending: docs/0007-store.md:5" in out
     d = Discussion.load(repo / "discussions/should-we-accept-adr-7.discussion.md")
     assert d.source == "docs/0007-store.md"
+
+
+def test_a_document_seen_in_part_is_never_accepted(repo, cli, panel, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_SOURCE_TOKENS", "200")
+    (repo / "docs").mkdir()
+    (repo / "docs/big.md").write_text("# Big\n\n" + "A long context paragraph. " * 400)
+    code, out, err = cli("discuss", "Accept the big ADR?", "--participants",
+                         "architect,security", "--source", "docs/big.md", "--rounds", "1")
+    assert code == 1  # every participant answered ACCEPT, on part of the document
+    assert "its votes will not count" in out
+    d = Discussion.load(repo / "discussions/accept-the-big-adr.discussion.md")
+    assert d.state.result.reached is False and d.state.run.outcome == "IMPASSE"
+
+
+def test_a_bad_setting_writes_nothing(repo, cli, panel, monkeypatch):
+    monkeypatch.setenv("CASCADE_SOURCE_TOKENS", "100")
+    code, out, err = discuss(cli)
+    assert code == 2 and "CASCADE_SOURCE_TOKENS" in err
+    assert not (repo / LEDGER).exists()

@@ -53,7 +53,10 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     from cascade.resources import find_root
     from cascade.safepath import refuse_links
 
+    from cascade.turns.settings import Settings
+
     root = find_root()
+    Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
     proto = load_protocol(protocol, root)
     given = {k: v for k, v in options.items() if v is not None}
     if given:  # --mode, --strategy, --flow, --tier: the protocols that have them come later
