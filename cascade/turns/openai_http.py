@@ -195,6 +195,7 @@ def _header_cost(value: str | None) -> float | None:
 
 _prices: dict[str, Any] | None = None
 _price_bytes: bytes | None = None
+_unlisted_or_not: dict[tuple[str, ...], bool] = {}  # names -> not in the price list
 
 
 def _price_file() -> Path | None:
@@ -216,7 +217,11 @@ def listed_cost(name: str, prompt_tokens: int, completion_tokens: int,
         if _price_bytes is None:
             path = _price_file()
             _price_bytes = path.read_bytes() if path else b""
-        if not any(json.dumps(n).encode() in _price_bytes for n in names):
+        key = tuple(names)
+        if key not in _unlisted_or_not:  # a scan of 3 MB: once per model, not per call
+            _unlisted_or_not[key] = not any(json.dumps(n).encode() in _price_bytes
+                                            for n in names)
+        if _unlisted_or_not[key]:
             return None  # not listed: no need to parse 3 MB of JSON
         if _prices is None:
             _prices = json.loads(_price_bytes)
