@@ -3,6 +3,7 @@ within the commit attempt, lands on consensus, blocks on impasse until `cascade 
 `cascade check` agrees with it on both, without a model. Real repositories, the real hook."""
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -41,7 +42,9 @@ def test_the_gate_runs_pcs_to_consensus_and_lands(pcs_repo, fake_llm):
     d = Discussion.load(repo / LEDGER, root=repo)
     assert d.state.result.reached and d.status == "ACCEPTED"
     assert (repo / "docs/adr/discussions/0001-use-sqlite.record.md").is_file()
-    git(repo, "add", LEDGER)
+    step = blocked.out.strip().splitlines()[-1].rsplit("then ", 1)[1]
+    assert step == f"git add {LEDGER} docs/adr/discussions/0001-use-sqlite.record.md"
+    assert subprocess.run(["bash", "-c", step], cwd=repo).returncode == 0
     landed = commit(repo)
     assert landed.returncode == 0, landed.out
     assert fake_llm.calls() == 14

@@ -143,10 +143,24 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     def on_table(step, round_, text) -> None:
         print(printable(f"\n{step.title}, round {round_}:\n{text}\n"), flush=True)
 
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+
+    def ask(step, run_) -> str:
+        from cascade.protocol.engine import question
+
+        print(printable(question(run_)), flush=True)
+        answer = input(f"{step.title} [{'/'.join(step.choices)}, Enter: "
+                       f"{step.recommended}] ").strip().lower()
+        return answer or step.recommended
+
     print(printable(f"{shown}: {d.protocol.title}, round {state.run.round}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,
                  source_data=_recorded(d), rule_model=rule.model if rule else None,
-                 rule_models=rule.models if rule else None)
+                 rule_models=rule.models if rule else None,
+                 auto=auto or bool(rule and rule.auto) or not interactive,
+                 ask=ask if interactive else None)
+    for note in result.notes:
+        print(printable(f"note: {note}"))
     for line in redaction_lines(result.outcomes):
         print(line)
     if result.outcomes:

@@ -66,6 +66,10 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     else:
         round_ = run.round
         outcome = decided or run.outcome
+        if run.deciding and decided is None:
+            from cascade.protocol.engine import question
+
+            outcome, waiting = "WAITING", question(run)
         if run.outcome == "IMPASSE" and decided is None:
             target = shlex.quote(d.source or display_path(d.path))
             waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "

@@ -13,7 +13,8 @@ SOURCE_REVISION = "SOURCE-REVISION"
 OUTCOME = "OUTCOME"
 SETTINGS = "SETTINGS"  # the governing rule's settings, recorded when they differ from the header
 ROUND = "ROUND"  # a step protocol's round begins (cascade.protocol)
-EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND)
+NEXT = "NEXT"  # a decision point answered with its recommended choice (--auto, rule auto:)
+EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND, NEXT)
 
 
 @dataclass

@@ -352,6 +352,11 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
         return run, ConsensusResult(False, None, counts, against, [],
                                     f"impasse after {run.round} rounds ({', '.join(against)} "
                                     "rejected the last synthesis): a person decides", advisory)
+    if run.deciding:
+        from cascade.protocol.engine import question
+
+        return run, ConsensusResult(False, None, counts, [], [],
+                                    f"waiting for a person: {question(run)}", advisory)
     step = run.step.title if run.step else "-"
     waiting = [personas.get(a).name if personas.get(a) else a for a in run.waiting]
     return run, ConsensusResult(False, None, counts, [], waiting,

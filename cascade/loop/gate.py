@@ -40,6 +40,7 @@ class Item:
     failures: list[str] = field(default_factory=list)  # personas that failed, and why
     verdict: str = ""
     passed: bool = False
+    waiting: str | None = None  # a step protocol's open decision point (its question)
     carried: str = ""  # the revision recorded holds an earlier review: why (revisions.KINDS)
     replies: int = 0  # replies appended this run
     closed: object = None  # closing.Closed: the outcome recorded in this run
@@ -376,6 +377,10 @@ def decide(root: Path, items: list[Item]) -> None:
         if item.created:
             item.verdict = f"new ledger with the panel's reviews: read it, reply, then {add}"
             continue
+        if item.waiting:
+            item.verdict = (f"waiting for a person: {item.waiting}; answer it, then {add}"
+                            if item.appended else f"waiting for a person: {item.waiting}")
+            continue
         if item.closed is not None and not item.replies:
             item.verdict = f"{item.closed.describe(item.doc)}: {add}"  # type: ignore[attr-defined]
             continue
@@ -492,7 +497,8 @@ def _run_all(jobs, stepped: list[Item], settings, progress) -> list:
     async def both():
         runs = [run_protocol(item.discussion, settings, progress, source_data=item.doc_data,
                              rule_model=item.rule.model if item.rule else None,
-                             rule_models=item.rule.models if item.rule else None)
+                             rule_models=item.rule.models if item.rule else None,
+                             auto=bool(item.rule and item.rule.auto))
                 for item in stepped]
         results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
                                        else asyncio.sleep(0), *runs)
@@ -537,6 +543,13 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
                          else o.persona.name for o in result.failures]
         for text in result.tables:
             print(text, file=out)
+        for note in result.notes:
+            print(f"cascade: {item.ledger}: {note}", file=out)
+        if result.record:  # x.record.md beside the ledger: committed with it
+            item.also_add.append(str(Path(item.ledger).parent / Path(result.record).name))
+        if result.waiting:
+            item.waiting = result.waiting
+            print(f"cascade: {item.ledger}: waiting for a person: {result.waiting}", file=out)
     outcomes = ([o for _, job in jobs for o in job.outcomes]
                 + [o for result in results for o in result.outcomes])
     for line in redaction_lines(outcomes):

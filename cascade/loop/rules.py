@@ -23,7 +23,7 @@ RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
               "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-              "models"}
+              "models", "auto"}
 _CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
 _STATUS_KEYS = {"ready", "reject"}
@@ -48,7 +48,7 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "base",
+                "models", "auto", "base",
                 "file", "line", "key_lines")
 
 
@@ -71,6 +71,7 @@ class Rule:
     deciders: tuple[str, ...]  # names or e-mail addresses of who may decide; empty: anyone
     status: dict | None  # outcome (READY, REJECT) -> the document's status word, at consensus
     models: dict | None  # a step protocol's tiers: {"fast": model, "strong": model}
+    auto: bool  # a step protocol's decision points take their recommended choice (recorded)
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -226,7 +227,10 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    return Rule(status=_status(r.get("status"), file, line_of("status")),
+    auto = r.get("auto", False)
+    if not isinstance(auto, bool):
+        raise CascadeError("auto must be true or false", file, line_of("auto"))
+    return Rule(status=_status(r.get("status"), file, line_of("status")), auto=auto,
                 models=_models(r.get("models"), file, line_of("models")), name=name, match=match, exclude=exclude,
                 template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
                 participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from cascade.ledger.model import OUTCOME, SOURCE_REVISION, Comment, Event
+from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.spec import Step, Steps
@@ -37,6 +37,38 @@ class Turn:
     line: int
     revision: str | None
     seen: str | None = None  # how much of the document the turn saw ("all", "n/m", "none")
+
+
+@dataclass
+class Answer:
+    """A decision point's answer: a person's ``NEXT: <choice> [text]`` line, or the NEXT event
+    --auto and a rule's ``auto: true`` write for the recommended choice."""
+
+    choice: str
+    text: str
+    by: str
+    line: int
+    auto: bool = False
+    step: str | None = None  # an event names its decision point; a person's line does not
+    round: int | None = None
+    used: bool = False
+
+
+_NEXT_LINE = re.compile(r"^NEXT:[ \t]+(\S+)[ \t]*(.*)$")
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+
+
+def _next_lines(body: str) -> list[tuple[str, str]]:
+    """The ``NEXT:`` lines of a person's comment, outside code fences."""
+    out, fenced = [], False
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = None if fenced else _NEXT_LINE.match(line.strip())
+        if m:
+            out.append((m.group(1).strip(".,;:").lower(), m.group(2).strip()))
+    return out
 
 
 @dataclass
@@ -68,8 +100,17 @@ class Run:
     recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
     new_round: bool = False  # the last round ended without consensus: this round has no turn
     notes: list[str] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
+
+    @property
+    def deciding(self) -> bool:
+        """The run waits for a person to answer a decision point."""
+        return self.step is not None and self.step.decision
 
     def speakers(self, step: Step) -> list[str]:
+        if step.decision:
+            return ["person"]
         role = self.steps.role(step.role)
         return [self.fixed[role.id]] if role.fixed else list(self.members)
 
@@ -107,12 +148,26 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
     for entry in ledger.entries:
         if isinstance(entry, Event):
             if entry.kind == SOURCE_REVISION and entry.line not in carried:
-                run.turns, run.recorded = [], None  # a new text: the protocol starts again
+                run.turns, run.recorded, run.answers = [], None, []  # a new text: start again
+            elif entry.kind == NEXT:
+                words = entry.value.split()
+                if words:
+                    try:
+                        round_ = int(entry.fields.get("round", "0"))
+                    except ValueError:
+                        round_ = 0
+                    run.answers.append(Answer(words[0].lower(), "", "cascade --auto",
+                                              entry.line, entry.fields.get("auto") == "true",
+                                              entry.fields.get("step"), round_))
             elif entry.kind == OUTCOME:
                 words = entry.value.split()
                 run.recorded = words[0].upper() if words else None
             continue
         assert isinstance(entry, Comment)
+        if entry.origin is None and registry_.of_author(entry.author) is None:
+            for choice, text in _next_lines(entry.body):  # a person answers a decision point
+                run.answers.append(Answer(choice, text, entry.author, entry.line))
+            continue
         msg = entry.provenance.get("msg", "")
         m = MSG.match(msg)
         if not m or entry.origin != "ai" or verify(entry) is not None:
@@ -146,13 +201,27 @@ def _progress(run: Run) -> None:
     round_ = 1
     while True:
         run.round = round_
-        for step in steps.round_steps:
+        order = steps.round_steps
+        index = 0
+        while index < len(order):
+            step = order[index]
+            if step.decision:
+                answer = _answer(run, round_, order, index)
+                if answer is None:
+                    run.step, run.waiting = step, ["person"]
+                    run.new_round = False
+                    return
+                run.chosen[(round_, step.id)] = answer
+                target = dict(step.goto).get(answer.choice)
+                index = next(i for i, s in enumerate(order) if s.id == target) if target else index + 1
+                continue
             spoken = {t.alias for t in run.of(round_, step.id)}
             waiting = [a for a in run.speakers(step) if a not in spoken]
             if waiting:
                 run.step, run.waiting = step, waiting
                 run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
                 return
+            index += 1
         confirm = next((s for s in steps.steps if s.confirm), None)
         # A confirmation counts only from a turn that saw the whole document (fail closed).
         verdicts = ({t.alias: t.fields.get("verdict", "REJECT") if t.seen in (None, "all")
@@ -172,6 +241,26 @@ def _progress(run: Run) -> None:
             run.outcome, run.step, run.waiting = IMPASSE, None, []
             return
         round_ += 1
+
+
+def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
+    """The answer to the decision point ``order[index]`` of ``round_``: the NEXT event that
+    names it, else the first unused person's NEXT line, with one of its choices, written
+    after the point was reached (after the round's earlier steps' turns)."""
+    step = order[index]
+    for a in run.answers:
+        if not a.used and a.step == step.id and a.round == round_:
+            a.used = True
+            return a
+    earlier = {s.id for s in order[:index]}
+    reached = max([t.line for t in run.turns if t.round == round_ and t.step in earlier]
+                  + [a.line for (r, _), a in run.chosen.items() if r == round_]
+                  + [t.line for t in run.turns if t.round < round_], default=0)
+    for a in run.answers:
+        if not a.used and a.step is None and a.line > reached and a.choice in step.choices:
+            a.used = True
+            return a
+    return None
 
 
 def _visible(run: Run, step: Step, alias: str) -> list[Turn]:
@@ -234,8 +323,8 @@ def plan(run: Run) -> list[Request]:
     """The next wave: every speaker of the first unfinished step that has not spoken (one at
     a time for a ``sequential`` step). Nothing once the outcome is known."""
     step = run.step
-    if step is None or run.outcome is not None:
-        return []
+    if step is None or run.outcome is not None or step.decision:
+        return []  # a decision point is a person's: the runner asks, or waits
     role = run.steps.role(step.role)
     waiting = run.waiting[:1] if step.visibility == "sequential" else list(run.waiting)
     text = summary(run, run.round)
@@ -250,6 +339,15 @@ def plan(run: Run) -> list[Request]:
     return out
 
 
+def question(run: Run) -> str:
+    """A decision point's question in one line, with how to answer it."""
+    step = run.step
+    assert step is not None
+    return (f"{step.question} (round {run.round}; answer in the ledger with a line NEXT: "
+            f"{'|'.join(step.choices)}; recommended: {step.recommended})")
+
+
 def calls_per_round(steps: Steps, members: int) -> int:
     """Turns in one round: each step's speakers."""
-    return sum(1 if steps.role(s.role).fixed else members for s in steps.round_steps)
+    return sum(1 if steps.role(s.role).fixed else members for s in steps.round_steps
+               if not s.decision)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
-from cascade.ledger.model import OUTCOME, ROUND
-from cascade.protocol.engine import IMPASSE, Request, Run, plan
+from cascade.ledger.model import NEXT, OUTCOME, ROUND
+from cascade.protocol.engine import IMPASSE, Request, Run, plan, question
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
@@ -35,6 +35,8 @@ class Result:
     appended: int = 0
     tables: list[str] = field(default_factory=list)  # the tables written, as printed
     record: str | None = None  # the record file written at the conclusion (its path)
+    waiting: str | None = None  # the open decision point's question, when the run waits
+    notes: list[str] = field(default_factory=list)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -109,8 +111,12 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
 
 async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
                        source_data: bytes | None = None, rule_model: str | None = None,
-                       rule_models: dict | None = None, on_table=None) -> Result:
-    """Run ``d``'s step protocol until it concludes or stops. Appends to the ledger."""
+                       rule_models: dict | None = None, on_table=None, auto: bool = False,
+                       ask=None) -> Result:
+    """Run ``d``'s step protocol until it concludes or stops. Appends to the ledger. At a
+    decision point: ``auto`` takes the recommended choice (a NEXT event says it was taken
+    automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the person;
+    else the run stops there, waiting (``Result.waiting``)."""
     from cascade.turns import model as seam
 
     progress = progress or Progress()
@@ -143,6 +149,28 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
                 break
             if run.new_round and not _round_recorded(d, run.round):
                 d.add_event(ROUND, str(run.round))
+                d.save()
+                result.appended += 1
+                continue
+            if run.deciding:
+                step = run.step
+                assert step is not None
+                if auto:
+                    d.add_event(NEXT, step.recommended or step.choices[0], step=step.id,
+                                round=str(run.round), auto="true")
+                    result.notes.append(f"{step.title}: took the recommended choice "
+                                        f"{step.recommended} (--auto), recorded in the ledger")
+                elif ask is not None:
+                    from cascade.commands._common import git_user_name
+
+                    choice = ask(step, run)
+                    if choice not in step.choices:
+                        result.waiting = question(run)
+                        break
+                    d.add_comment(git_user_name(), f"NEXT: {choice}")
+                else:
+                    result.waiting = question(run)
+                    break
                 d.save()
                 result.appended += 1
                 continue
@@ -294,4 +322,6 @@ def outcome_text(result: Result) -> str:
         return f"consensus in round {result.round}"
     if result.outcome == IMPASSE:
         return f"impasse after {result.round} rounds: a person decides"
+    if result.waiting:
+        return f"waiting for a person: {result.waiting}"
     return f"stopped in round {result.round}: {result.stopped or 'waiting'}"

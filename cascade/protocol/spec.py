@@ -33,7 +33,8 @@ VISIBILITIES = ("blind", "sequential", "synthesis", "all")
 TIERS = ("fast", "strong")
 _ROLE_KEYS = {"id", "from", "persona", "tier", "title"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
-              "table", "confirm"}
+              "table", "confirm", "question", "choices", "recommended", "goto"}
+PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse"}
 _COUNT_KEYS = {"min", "max", "default"}
 
@@ -69,6 +70,16 @@ class Step:
     target: str | None
     table: str | None
     confirm: bool
+    # a decision point (role: person): the question, its choices, the one --auto takes, and
+    # the step a choice jumps to (later in the round; default: the next step)
+    question: str = ""
+    choices: tuple[str, ...] = ()
+    recommended: str | None = None
+    goto: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def decision(self) -> bool:
+        return self.role == PERSON
 
 
 @dataclass(frozen=True)
@@ -164,6 +175,9 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         if any(x.id == sid for x in steps):
             raise CascadeError(f"duplicate step id {sid!r}", path, s.line_of("id"))
         role = s["role"]
+        if role == PERSON:
+            steps.append(_decision(s, sid, path))
+            continue
         if not any(r.id == role for r in roles):
             raise CascadeError(f"step {sid!r}: unknown role {role!r} (roles: "
                                f"{', '.join(r.id for r in roles)})", path, s.line_of("role"))
@@ -200,6 +214,12 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                           tuple(fields), target,
                           str(s["table"]) if s.get("table") else None, confirm))
 
+    for step, (item, line) in zip(steps, items_with_lines(raw_steps, data.line_of("steps"))):
+        for choice, target in step.goto:
+            later = [x.id for x in steps[steps.index(step) + 1:]]
+            if target not in later:
+                raise CascadeError(f"step {step.id!r}: goto {choice!r} must name a later step "
+                                   f"({', '.join(later) or 'none'})", path, item.line_of("goto"))
     r = check_keys(data.get("rounds") or {}, path, _ROUNDS_KEYS, set(), "rounds",
                    data.line_of("rounds"))
     exit_rule = r.get("exit", "all_accept")
@@ -228,3 +248,26 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                            f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
                            data.line_of("outcome"))
     return Steps(tuple(roles), tuple(steps), rounds, count, outcome)
+
+
+def _decision(s: LineDict, sid: str, path: Path) -> Step:
+    """A decision point: ``question``, ``choices``, ``recommended``, optional ``goto``."""
+    question = _text(s.get("question"), path, s.line_of("question") or s.line, "question")
+    choices = s.get("choices")
+    if not isinstance(choices, list) or not choices or not all(
+            isinstance(c, str) and c.strip() and " " not in c.strip() for c in choices):
+        raise CascadeError(f"step {sid!r}: choices must be a list of single words", path,
+                           s.line_of("choices") or s.line)
+    choices = [c.strip() for c in choices]
+    recommended = s.get("recommended")
+    if recommended not in choices:
+        raise CascadeError(f"step {sid!r}: recommended must be one of its choices "
+                           f"({', '.join(choices)})", path, s.line_of("recommended") or s.line)
+    goto = s.get("goto") or {}
+    if not isinstance(goto, dict) or any(k not in choices or not isinstance(v, str)
+                                         for k, v in goto.items()):
+        raise CascadeError(f"step {sid!r}: goto maps a choice to a later step's id", path,
+                           s.line_of("goto") or s.line)
+    return Step(sid, str(s.get("title") or sid.title()), PERSON, "all",
+                str(s.get("instructions") or "").strip(), 1, (), None, None, False, question,
+                tuple(choices), recommended, tuple((str(k), v) for k, v in goto.items()))
