@@ -297,3 +297,22 @@ def test_a_bad_setting_writes_nothing(repo, cli, panel, monkeypatch):
     code, out, err = discuss(cli)
     assert code == 2 and "CASCADE_SOURCE_TOKENS" in err
     assert not (repo / LEDGER).exists()
+
+
+def test_turn_on_a_step_protocol_runs_its_steps(repo, cli, panel, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MAX_CALLS", "2")
+    assert discuss(cli)[0] == 1  # stopped after the proposals
+    monkeypatch.delenv("CASCADE_MAX_CALLS")
+    code, out, err = cli("turn", LEDGER, "@security")
+    assert code == 2 and "asks by its steps, not by name: cascade run" in err
+    code, out, err = cli("turn", LEDGER)
+    assert code == 0, out + err
+    assert fake_llm.calls() == 7
+
+
+def test_a_phase_protocol_names_a_registered_planner(repo, cli):
+    (repo / ".cascade/protocols").mkdir(parents=True)
+    (repo / ".cascade/protocols/mine.yml").write_text(
+        "name: mine\nplanner: loudest\nphases:\n  - {id: talk, next: null}\n")
+    code, _, err = cli("plan", "--protocol", "mine")
+    assert code == 2 and "mine.yml:2: unknown planner 'loudest' (known: respond)" in err

@@ -132,3 +132,10 @@ def test_a_new_text_starts_the_protocol_again_and_ids_go_on(pcs_repo, fake_llm):
     git(repo, "add", LEDGER)
     assert commit(repo, "-a").returncode == 0
     assert cascade(repo, "check", "--from-ref", "HEAD~2").returncode == 0
+
+
+def test_explain_counts_a_step_protocol_s_rounds(pcs_repo, fake_llm):
+    out = " ".join(cascade(pcs_repo, "explain", DOC).stdout.split())  # unwrapped
+    assert "protocol 'pcs': 7 calls a round, at most 22 in 3 rounds" in out
+    assert "@architect, @security, @synthesizer" in out
+    assert fake_llm.calls() == 0

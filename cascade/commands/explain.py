@@ -202,13 +202,26 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
            personas) -> dict[str, Any]:
     """What the next review (the hook, on a commit of the document as it is in the working
     tree) would ask: the turns pending once the hook recorded what it records."""
+    from cascade.config.protocols import load_protocol
+
+    steps = load_protocol(rule.protocol, root).steps
+    if steps is not None:  # a step protocol runs its rounds: the most it can ask
+        from cascade.protocol.engine import calls_per_round, members_of
+
+        members, fixed = members_of(steps, rule.participants)
+        per_round = calls_per_round(steps, len(members))
+        most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0)
+        return {"count": per_round, "max": REPAIR_FACTOR * most,
+                "personas": [*members, *fixed.values()],
+                "why": f"protocol {rule.protocol!r}: {per_round} calls a round, at most "
+                       f"{most} in {steps.rounds.max} rounds (cascade plan shows the steps)"}
     if not data["ledger_exists"]:
         asked = [a for a in rule.participants if personas.get(a).votes]
         why = "no ledger yet, so the first review asks every voting participant"
         return _call_count(asked, why)
     from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
     from cascade.ledger.state import settings_fields
-    from cascade.turns.pending import pending_turns
+    from cascade.protocol.engine import next_wave
 
     d = Discussion.load(root / data["ledger"], root=root, authority=auth)  # appended, never saved
     why = ""
@@ -231,7 +244,7 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
                 why = f"{KINDS[kind]}: the review holds"
     except CascadeError:  # an unclosed code fence: nothing can be appended (the hook says so)
         d = Discussion.load(root / data["ledger"], root=root, authority=auth)
-    pending = pending_turns(d)
+    pending = next_wave(d)
     if not pending:
         if d.decision is not None:
             why = f"a decision is in force ({d.decision.vote} by {d.decision.by})"

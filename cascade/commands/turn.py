@@ -7,7 +7,7 @@ from cascade.errors import display_path
 from cascade.loop.governance import open_discussion
 from cascade.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
-from cascade.turns.pending import pending_turns, requested_turns
+from cascade.turns.pending import requested_turns
 from cascade.turns.runner import Job, run
 from cascade.turns.settings import Settings
 
@@ -27,9 +27,19 @@ def _recorded_revision(d) -> bytes | None:
 
 
 def turn(path: str, aliases: list[str]) -> int:
+    from cascade.errors import CascadeError
+    from cascade.protocol.engine import next_wave
+
     d = open_discussion(path)
     d.current_phase  # a ledger naming an unknown phase is a configuration error
-    pending = requested_turns(d, aliases) if aliases else pending_turns(d)
+    if d.protocol.steps is not None:  # its steps say who speaks: the protocol runs
+        if aliases:
+            raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by name: "
+                               f"cascade run {shlex.quote(path)}", d.path)
+        from cascade.commands.discuss import run_
+
+        return run_(path, False)
+    pending = requested_turns(d, aliases) if aliases else next_wave(d)
     if not pending:
         print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
               f"spoke); name personas to ask anyway: cascade turn {shlex.quote(path)} @alias")

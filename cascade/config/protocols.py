@@ -26,7 +26,7 @@ def _triggers() -> tuple[str | None, ...]:
 
     return (None, *TRIGGERS)
 _PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds", "roles", "steps",
-                  "rounds", "participants", "outcome"}
+                  "rounds", "participants", "outcome", "planner"}
 _PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
 
 
@@ -49,6 +49,7 @@ class Protocol:
     max_rounds: int
     path: Path
     steps: Steps | None = None  # a step protocol's roles, steps and rounds (cascade.protocol)
+    planner: str = "respond"  # a protocol of phases: who speaks (cascade.protocol.registry)
 
     @property
     def first(self) -> Phase:
@@ -114,8 +115,15 @@ def load_protocol_file(path: Path) -> Protocol:
     if name != path.stem:  # a ledger records the name, and a name is looked up as a file name
         raise CascadeError(f"protocol name {name!r} does not match the file name {path.name!r}",
                            path, data.line_of("name"))
+    from cascade.protocol.registry import PLANNERS
+
+    planner = data.get("planner", "respond")
+    if planner not in PLANNERS:
+        raise CascadeError(f"unknown planner {planner!r} (known: {', '.join(sorted(PLANNERS))})",
+                           path, data.line_of("planner"))
     return Protocol(name, str(data.get("title") or name),
-                    str(data.get("description") or "").strip(), tuple(phases), max_rounds, path)
+                    str(data.get("description") or "").strip(), tuple(phases), max_rounds, path,
+                    planner=planner)
 
 
 def _step_protocol(data: LineDict, name: str, path: Path) -> Protocol:

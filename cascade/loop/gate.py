@@ -487,29 +487,10 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
           f"{shlex.quote(target)})", file=out)
 
 
-def _run_all(jobs, stepped: list[Item], settings, progress) -> list:
-    """The phase protocols' pending turns and the step protocols' runs, concurrently."""
-    import asyncio
-
-    from cascade.protocol.run import run_protocol
-    from cascade.turns.runner import run_jobs
-
-    async def both():
-        runs = [run_protocol(item.discussion, settings, progress, source_data=item.doc_data,
-                             rule_model=item.rule.model if item.rule else None,
-                             rule_models=item.rule.models if item.rule else None,
-                             auto=bool(item.rule and item.rule.auto))
-                for item in stepped]
-        results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
-                                       else asyncio.sleep(0), *runs)
-        return list(results[1:])
-
-    return asyncio.run(both())
-
-
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
+    from cascade.protocol.engine import due, next_wave
+    from cascade.protocol.run import Stepped, run_all
     from cascade.turns.display import LineProgress, redaction_lines
-    from cascade.turns.pending import pending_turns
     from cascade.turns.runner import Job
     from cascade.turns.settings import Settings
 
@@ -518,15 +499,13 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
     for item in items:
         d = item.discussion
         assert d is not None
-        if d.protocol.steps is not None:
-            run_ = d.state.run
-            if run_.outcome is None or d.status == "OPEN" and run_.recorded != run_.outcome:
-                stepped.append(item)
+        if not due(d):
             continue
-        pending = pending_turns(d)
-        if pending:
-            jobs.append((item, Job(d, pending, source_data=item.doc_data,
-                                   rule_model=item.rule.model if item.rule else None)))
+        if d.protocol.steps is not None:
+            stepped.append(item)
+            continue
+        jobs.append((item, Job(d, next_wave(d), source_data=item.doc_data,
+                               rule_model=item.rule.model if item.rule else None)))
     if not jobs and not stepped:
         return
     settings = Settings.from_env()
@@ -535,7 +514,12 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
                       + [f"{item.ledger}: {item.discussion.protocol.title}, round "  # type: ignore[union-attr]
                          f"{item.discussion.state.run.round}" for item in stepped])  # type: ignore[union-attr]
     print(f"cascade: asking {names}", file=out, flush=True)
-    results = _run_all([job for _, job in jobs], stepped, settings, LineProgress(out))
+    results = run_all([job for _, job in jobs],
+                      [Stepped(item.discussion, item.doc_data,  # type: ignore[arg-type]
+                               item.rule.model if item.rule else None,
+                               item.rule.models if item.rule else None,
+                               bool(item.rule and item.rule.auto)) for item in stepped],
+                      settings, LineProgress(out))
     for item, result in zip(stepped, results):
         item.replies = len([o for o in result.outcomes if o.ok])
         item.appended += result.appended

@@ -351,3 +351,23 @@ def calls_per_round(steps: Steps, members: int) -> int:
     """Turns in one round: each step's speakers."""
     return sum(1 if steps.role(s.role).fixed else members for s in steps.round_steps
                if not s.decision)
+
+
+def next_wave(d) -> list:
+    """Who speaks next in the discussion ``d``, whatever its protocol: a step protocol's
+    requests (``plan``), or what a protocol of phases' planner returns (``registry.PLANNERS``:
+    ``respond``, whoever has new input). Empty: nobody."""
+    if d.protocol.steps is not None:
+        return plan(d.state.run)
+    return registry.PLANNERS[d.protocol.planner](d)
+
+
+def due(d) -> bool:
+    """Whether running ``d`` now would do anything: ask someone, or -- for a step protocol --
+    answer a decision point, begin a round or record the outcome it reached."""
+    if d.protocol.steps is None:
+        return bool(next_wave(d))
+    run = d.state.run
+    if run.outcome is not None:
+        return d.status == "OPEN" and run.recorded != run.outcome
+    return True

@@ -72,3 +72,16 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
     "all_responded": all_responded,
     "consensus": consensus,
 }
+
+
+# Who speaks next in a protocol of phases (review, phased): seed 002's rule, "mentioned
+# participants or all" -- whoever has new input since they last spoke (cascade.turns.pending).
+def respond(d) -> list:
+    from cascade.turns.pending import pending_turns
+
+    return pending_turns(d)
+
+
+PLANNERS: dict[str, Callable[[Any], list]] = {
+    "respond": respond,
+}

@@ -325,3 +325,30 @@ def outcome_text(result: Result) -> str:
     if result.waiting:
         return f"waiting for a person: {result.waiting}"
     return f"stopped in round {result.round}: {result.stopped or 'waiting'}"
+
+
+@dataclass
+class Stepped:
+    """A step protocol's discussion to run, with what its rule says."""
+
+    discussion: Discussion
+    source_data: bytes | None = None
+    rule_model: str | None = None
+    rule_models: dict | None = None
+    auto: bool = False
+
+
+def run_all(jobs, stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
+    """One run of everything due: the phase protocols' waves (cascade.turns.runner jobs) and
+    the step protocols' runs, concurrently; returns the step runs' results, in order."""
+    from cascade.turns.runner import run_jobs
+
+    async def both():
+        runs = [run_protocol(s.discussion, settings, progress, source_data=s.source_data,
+                             rule_model=s.rule_model, rule_models=s.rule_models, auto=s.auto)
+                for s in stepped]
+        results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
+                                       else asyncio.sleep(0), *runs)
+        return list(results[1:])
+
+    return asyncio.run(both())
