@@ -35,11 +35,16 @@ class Panel:
         self.verdicts: dict[tuple[str, int], str] = {}
         self.replies: dict[tuple[str, str, int], str] = {}
         self.seen: list[tuple[str, str, int, str]] = []
+        self.invite: str = json.dumps({"comment": "Security and delivery pull apart here.",
+                                       "participants": ["security", "pragmatist"]})
         fake.default(self)
 
     def __call__(self, request) -> str:
         text = request.text
         name = ASK.search(text).group(1)
+        if "Pick between" in text:  # auto-invite: the synthesizer picks the panel
+            self.seen.append((name, "Invite", 0, text))
+            return self.invite
         step, round_ = STEP.search(text).group(1), int(STEP.search(text).group(2))
         self.seen.append((name, step, round_, text))
         if (name, step, round_) in self.replies:
@@ -213,14 +218,36 @@ def test_bad_input_exits_2(repo, cli, panel, fake_llm):
     assert fake_llm.calls() == 0
 
 
-def test_auto_invite_picks_by_topic_and_records_it(repo, cli, panel):
+def test_auto_invite_asks_the_synthesizer_and_records_why(repo, cli, panel, fake_llm):
     code, out, err = cli("discuss", "Threat model for session tokens and authentication",
                          "--auto-invite")
     assert code == 0, out + err
+    assert fake_llm.calls() == 1 + 7  # the pick, then one round
+    path = "discussions/threat-model-for-session-tokens-and-authentication.discussion.md"
+    d = Discussion.load(repo / path)
+    assert d.participants == ["security", "pragmatist"]
+    assert ("Participants @security, @pragmatist: auto-invited by AI-Synthesizer: Security and "
+            "delivery pull apart here.") in (repo / path).read_text()
+    [(_, _, _, text)] = [x for x in panel.seen if x[1] == "Invite"]
+    assert "Pick between 2 and 4 participants" in text and "synthesizer:" not in text
+
+
+@pytest.mark.parametrize("pick", [
+    json.dumps({"comment": "x", "participants": ["security"]}),  # too few
+    json.dumps({"comment": "x", "participants": ["security", "synthesizer"]}),  # a fixed role
+    json.dumps({"comment": "x", "participants": ["security", "nobody"]}),
+    "no JSON at all",
+])
+def test_an_unusable_pick_falls_back_to_topic_words(repo, cli, panel, pick):
+    panel.invite = pick
+    code, out, err = cli("discuss", "Threat model for session tokens and authentication",
+                         "--auto-invite")
+    assert code == 0, out + err
+    assert "picked by topic words" in out
     path = "discussions/threat-model-for-session-tokens-and-authentication.discussion.md"
     d = Discussion.load(repo / path)
     assert "security" in d.participants and len(d.participants) == 2
-    assert "auto-invited by topic" in (repo / path).read_text()
+    assert "synthesizer" not in d.participants
 
 
 def test_a_terminal_shows_one_live_line_per_step(tmp_path):

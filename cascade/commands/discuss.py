@@ -11,29 +11,10 @@ persona failed, 2 bad input.
 """
 from __future__ import annotations
 
-import re
 import sys
 
 from cascade.errors import CascadeError, display_path
 from cascade.text import printable
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def invite(topic: str, registry, count: int, exclude: set[str]) -> list[str]:
-    """Auto-invite: the voting personas whose role, expertise and concerns share the most
-    words with the topic (ties: the registry's order), ``count`` of them. Deterministic: the
-    same topic invites the same panel, and the choice is recorded in the ledger."""
-    words = {w for w in _WORD.findall(topic.lower()) if len(w) > 2}
-    scored = []
-    for index, p in enumerate(registry):
-        if not p.votes or p.alias in exclude:
-            continue
-        text = " ".join([p.role, *p.expertise, *p.concerns, p.personality]).lower()
-        theirs = set(_WORD.findall(text))
-        scored.append((-len(words & theirs), index, p.alias))
-    return [alias for _, _, alias in sorted(scored)[:count]]
-
 
 def _confirm(question: str, recommended: str, auto: bool) -> str:
     """A decision point: inline on a terminal, else (or with --auto) the recommended answer,
@@ -85,9 +66,14 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
             raise CascadeError(f"protocol {proto.name!r} takes {count.min} to {count.max} "
                                f"participants, not {len(participants)}")
     else:
-        wanted = count.default if count else 3
-        recommended = invite(topic, registry, wanted, fixed)
-        how = "auto-invited by topic" if auto_invite else "proposed by topic"
+        from cascade.protocol.invite import by_topic, invite
+
+        if steps is not None:
+            recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
+            for note in notes:
+                print(printable(f"note: {note}"))
+        else:
+            recommended, how = by_topic(topic, registry, 3, fixed), "picked by topic words"
         if not auto_invite:
             answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
                               "Enter to start, or type aliases (a,b):",
@@ -96,11 +82,11 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
             if chosen != recommended:
                 return discuss(topic, protocol, chosen, False, source, rounds, auto, output,
                                options)
-            how += (" and taken automatically (--auto or no terminal; confirm on a terminal, "
+            how += ("; taken automatically (--auto or no terminal; confirm on a terminal, "
                     "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
-                    " and confirmed")
+                    "; confirmed")
         participants = recommended
-        context = f"Participants {how}: {', '.join('@' + a for a in recommended)}."
+        context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
     d = Discussion.create(topic, "topic", context, path=output, source=source,
                           participants=participants, protocol=proto.name, root=root,
                           extra={"Rounds": str(rounds)} if rounds is not None else None)
