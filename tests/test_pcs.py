@@ -343,3 +343,11 @@ def test_a_phase_protocol_names_a_registered_planner(repo, cli):
         "name: mine\nplanner: loudest\nphases:\n  - {id: talk, next: null}\n")
     code, _, err = cli("plan", "--protocol", "mine")
     assert code == 2 and "mine.yml:2: unknown planner 'loudest' (known: respond)" in err
+
+
+def test_cascade_model_strong_asks_the_synthesizer(repo, cli, panel, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL_STRONG", "openai/large")
+    assert discuss(cli)[0] == 0
+    asked = {(r.body["model"], "Reply as AI-Synthesizer" in r.text)
+             for r in fake_llm.requests if r.is_chat}
+    assert asked == {("fake", False), ("large", True)}
