@@ -131,3 +131,43 @@ def test_a_decision_point_is_checked_as_data(repo, cli):
     code, _, err = cli("plan", "--protocol", "triage")
     assert code == 2
     assert "triage.yml:16: step 'next': recommended must be one of its choices" in err
+
+
+SEQUENTIAL = """\
+name: relay
+title: Relay
+participants: {min: 2, max: 3, default: 3}
+roles:
+  - {id: participant, from: participants}
+  - {id: synthesizer, persona: synthesizer, tier: strong}
+rounds: {max: 1, exit: all_accept}
+steps:
+  - {id: propose, title: Propose, role: participant, visibility: sequential,
+     instructions: Build on the earlier speakers.}
+  - {id: synthesize, title: Synthesize, role: synthesizer, visibility: all,
+     instructions: Synthesize.}
+  - {id: confirm, title: Confirm, role: participant, visibility: synthesis, confirm: true,
+     fields: {vote: [ACCEPT, REJECT]}, instructions: ACCEPT or REJECT.}
+"""
+
+
+def test_a_sequential_step_asks_one_at_a_time_each_seeing_the_earlier(repo, cli, fake_llm,
+                                                                      monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    (repo / ".cascade/protocols").mkdir(parents=True)
+    (repo / ".cascade/protocols/relay.yml").write_text(SEQUENTIAL)
+    panel = Panel(fake_llm)
+    code, out, err = cli("discuss", "Which database?", "--protocol", "relay",
+                         "--participants", "architect,security,pragmatist")
+    assert code == 0, out + err
+    proposals = [(n, t) for n, s, _, t in panel.seen if s == "Propose"]
+    assert [n for n, _ in proposals] == ["AI-Architect", "AI-Security", "AI-Pragmatist"]
+    from test_pcs import POSITIONS
+    for i, (name, text) in enumerate(proposals):
+        earlier = [n for n, _ in proposals[:i]]
+        for other in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+            shown = POSITIONS[other] in text
+            assert shown == (other in earlier), (name, other)
+    starts = [r.timestamp for r in fake_llm.requests if r.is_chat][:3]
+    assert starts == sorted(starts)  # one after the other
