@@ -157,12 +157,13 @@ def _scrub_persona(persona: Persona, scrub) -> Persona:
         file_text = persona.path.read_text("utf-8", errors="replace")
     except OSError:
         file_text = ""
+    where = display_path(persona.path)  # once: it resolves the path on disk
 
     def field_(text: str) -> str:
         first = text.strip().split("\n", 1)[0]
         at = file_text.find(first) if first else -1
         line = file_text.count("\n", 0, at) + 1 if at >= 0 else 1
-        return scrub(text, display_path(persona.path), line)
+        return scrub(text, where, line)
 
     return dataclasses.replace(
         persona, name=field_(persona.name), role=field_(persona.role),
