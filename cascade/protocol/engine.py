@@ -99,7 +99,6 @@ class Run:
     outcome: str | None = None  # READY | IMPASSE, derived from the turns
     recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
     new_round: bool = False  # the last round ended without consensus: this round has no turn
-    notes: list[str] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
 
@@ -144,7 +143,6 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
     events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
     turns count (None: any) -- a turn for another text of the document is not this run's."""
     run = Run(steps, members, fixed)
-    registry_ = personas
     for entry in ledger.entries:
         if isinstance(entry, Event):
             if entry.kind == SOURCE_REVISION and entry.line not in carried:
@@ -164,7 +162,7 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
                 run.recorded = words[0].upper() if words else None
             continue
         assert isinstance(entry, Comment)
-        if entry.origin is None and registry_.of_author(entry.author) is None:
+        if entry.origin is None and personas.of_author(entry.author) is None:
             for choice, text in _next_lines(entry.body):  # a person answers a decision point
                 run.answers.append(Answer(choice, text, entry.author, entry.line))
             continue
@@ -172,7 +170,7 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
         m = MSG.match(msg)
         if not m or entry.origin != "ai" or verify(entry) is not None:
             continue
-        persona = registry_.of_author(entry.author)
+        persona = personas.of_author(entry.author)
         if persona is None or persona.name != entry.author:
             continue
         run.messages = max(run.messages, int(m.group(2)))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
-from cascade.ledger.model import NEXT, OUTCOME, ROUND
+from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
 from cascade.protocol.engine import IMPASSE, Request, Run, plan, question
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
@@ -231,7 +231,7 @@ def _round_recorded(d: Discussion, round_: int) -> bool:
     for event in reversed(d.events):
         if event.kind == ROUND:
             return event.value.split()[:1] == [str(round_)]
-        if event.kind == "SOURCE-REVISION":
+        if event.kind == SOURCE_REVISION:
             return False
     return False
 
