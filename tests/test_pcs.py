@@ -351,3 +351,9 @@ def test_cascade_model_strong_asks_the_synthesizer(repo, cli, panel, fake_llm, m
     asked = {(r.body["model"], "Reply as AI-Synthesizer" in r.text)
              for r in fake_llm.requests if r.is_chat}
     assert asked == {("fake", False), ("large", True)}
+
+
+def test_rounds_fewer_than_the_cap_are_what_the_prompt_says(repo, cli, panel):
+    assert discuss(cli, "--rounds", "2")[0] == 0
+    assert all("round 1 of at most 2 (Propose / Challenge / Synthesize)" in text
+               for _, _, _, text in panel.seen)

@@ -69,7 +69,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=protocol.steps.rounds.max if protocol.steps else 1, protocol=protocol,
+        max_rounds=d.state.run.steps.rounds.max if d.state.run else 1, protocol=protocol,
         title_block=rendered[title_at], source=source_view,
         context=rendered[context_at] if context_at is not None else "",
         summary=rendered[summary_at] if summary_at is not None else "",
