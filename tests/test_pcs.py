@@ -12,6 +12,7 @@ from cascade import Discussion
 
 LEDGER = "discussions/which-database-for-the-event-store.discussion.md"
 RECORD = "discussions/which-database-for-the-event-store.record.md"
+GRAPH = "discussions/which-database-for-the-event-store.argument-graph.json"
 TOPIC = "Which database for the event store?"
 ASK = re.compile(r"Reply as (AI-\w+) with")
 STEP = re.compile(r"STEP: (\w+), round (\d+)")
@@ -106,7 +107,16 @@ def test_consensus_in_round_one(repo, cli, panel, fake_llm):
     view = json.loads(out)["discussions"][0]
     assert (view["protocol"], view["round"], view["outcome"], view["waiting_for"]) == (
         "pcs", 1, "READY", None)
-    assert view["artifacts"] == [RECORD]
+    assert view["artifacts"] == [RECORD, GRAPH]
+    graph = json.loads((repo / GRAPH).read_text())
+    assert [n["id"] for n in graph["nodes"]] == ids
+    edges = sorted((e["from"], e["type"], e["to"]) for e in graph["edges"])
+    stamped = sorted((c.provenance["msg"], *c.provenance["refs"].split(":"))
+                     for c in d.comments if c.origin == "ai" and "refs" in c.provenance)
+    assert edges == stamped  # every typed reference, from the turns' stamps
+    assert [kind for _, kind, _ in edges].count("counters") == 2
+    assert [kind for _, kind, _ in edges].count("responds_to") == 2
+    assert "```mermaid" in record and "-- counters -->" in record
     assert view["consensus"]["reached"] is True
 
 
@@ -287,7 +297,7 @@ def test_status_text_says_where_the_protocol_stands(repo, cli, panel):
     assert code == 0
     assert "Protocol: pcs, round 3: concluded, IMPASSE" in out
     assert "Waiting for a person: impasse after 3 rounds: which way? cascade decide" in out
-    assert f"Record: {RECORD}" in out
+    assert f"Artifact: {RECORD}" in out
 
 
 def test_a_document_goes_in_fenced_and_redacted(repo, cli, panel, fake_llm):
@@ -357,3 +367,20 @@ def test_rounds_fewer_than_the_cap_are_what_the_prompt_says(repo, cli, panel):
     assert discuss(cli, "--rounds", "2")[0] == 0
     assert all("round 1 of at most 2 (Propose / Challenge / Synthesize)" in text
                for _, _, _, text in panel.seen)
+
+
+def test_a_reference_to_a_message_the_ledger_lacks_is_not_an_edge():
+    from cascade.config.protocols import load_protocol
+    from cascade.protocol.engine import Run, Turn
+    from cascade.protocol.graph import argument_graph, mermaid
+
+    run = Run(load_protocol("pcs", None).steps, ["architect", "security"],
+              {"synthesizer": "synthesizer"})
+    run.turns = [Turn("architect", "AI-Architect", "propose", 1, "r1-msg-001", 1, "A.", {},
+                      [], 10, None),
+                 Turn("security", "AI-Security", "challenge", 1, "r1-msg-002", 2, "B.", {},
+                      [("counters", "r1-msg-001"), ("supports", "r9-msg-999")], 20, None)]
+    graph = argument_graph(run)
+    assert graph["edges"] == [{"from": "r1-msg-002", "to": "r1-msg-001", "type": "counters"}]
+    assert "r1_msg_002 -- counters --> r1_msg_001" in mermaid(run)
+    assert "r9" not in mermaid(run)

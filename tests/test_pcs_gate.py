@@ -43,7 +43,8 @@ def test_the_gate_runs_pcs_to_consensus_and_lands(pcs_repo, fake_llm):
     assert d.state.result.reached and d.status == "ACCEPTED"
     assert (repo / "docs/adr/discussions/0001-use-sqlite.record.md").is_file()
     step = blocked.out.strip().splitlines()[-1].rsplit("then ", 1)[1]
-    assert step == f"git add {LEDGER} docs/adr/discussions/0001-use-sqlite.record.md"
+    assert step == (f"git add {LEDGER} docs/adr/discussions/0001-use-sqlite.record.md "
+                    "docs/adr/discussions/0001-use-sqlite.argument-graph.json")
     assert subprocess.run(["bash", "-c", step], cwd=repo).returncode == 0
     landed = commit(repo)
     assert landed.returncode == 0, landed.out

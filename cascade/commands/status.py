@@ -75,9 +75,10 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
             waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
                        "READY|REJECT --reason '...'")
     record = record_path(d.path)
+    graph = record.with_name(record.name.replace(".record.md", ".argument-graph.json"))
     return {"protocol": d.protocol.name, "round": round_, "outcome": outcome,
             "waiting_for": waiting,
-            "artifacts": [display_path(record)] if record.is_file() else []}
+            "artifacts": [display_path(p) for p in (record, graph) if p.is_file()]}
 
 
 def status_data(d: Discussion) -> dict[str, Any]:
@@ -133,7 +134,7 @@ def status_text(d: Discussion) -> str:
         if view["waiting_for"]:
             out.append(f"  Waiting for a person: {view['waiting_for']}")
         for path in view["artifacts"]:
-            out.append(f"  Record: {path}")
+            out.append(f"  Artifact: {path}")
     out.append("")
     result = s.result
     latest: dict[str, Any] = {}

@@ -529,8 +529,12 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
             print(text, file=out)
         for note in result.notes:
             print(f"cascade: {item.ledger}: {note}", file=out)
-        if result.record:  # x.record.md beside the ledger: committed with it
-            item.also_add.append(str(Path(item.ledger).parent / Path(result.record).name))
+        if result.record:  # x.record.md (and the graph) beside the ledger: committed with it
+            record = Path(item.ledger).parent / Path(result.record).name
+            item.also_add.append(record.as_posix())
+            graph = record.with_name(record.name.replace(".record.md", ".argument-graph.json"))
+            if (root / graph).is_file():
+                item.also_add.append(graph.as_posix())
         if result.waiting:
             item.waiting = result.waiting
             print(f"cascade: {item.ledger}: waiting for a person: {result.waiting}", file=out)

@@ -88,4 +88,9 @@ def render_record(d, run: Run, when: str) -> str:
             break
     if intent:
         out += ["", "## Intent interpretation", "", _nested(intent)]
+    if "argument-graph" in run.steps.artifacts:
+        from cascade.protocol.graph import mermaid
+
+        name = record_path(d.path).name.replace(RECORD_SUFFIX, ".argument-graph.json")
+        out += ["", "## Argument graph", "", f"Who answered whom (`{name}`):", "", mermaid(run)]
     return "\n".join(out).rstrip() + "\n"

@@ -224,6 +224,11 @@ def write_record(d: Discussion, run: Run, when: str) -> str:
     except ValueError:
         pass  # a ledger outside any repository: its own folder
     atomic_write(path, render_record(d, run, when).encode("utf-8"))
+    if "argument-graph" in run.steps.artifacts:
+        from cascade.protocol.graph import graph_json
+
+        graph = path.with_name(path.name.replace(".record.md", ".argument-graph.json"))
+        atomic_write(graph, graph_json(run).encode("utf-8"))
     return display_path(path)
 
 

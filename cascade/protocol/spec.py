@@ -35,6 +35,7 @@ _ROLE_KEYS = {"id", "from", "persona", "tier", "title"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
               "table", "confirm", "question", "choices", "recommended", "goto"}
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
+ARTIFACTS = ("argument-graph",)  # files a protocol may ask for beside the ledger
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse"}
 _COUNT_KEYS = {"min", "max", "default"}
 
@@ -107,6 +108,7 @@ class Steps:
     rounds: Rounds
     participants: Count
     outcome: str
+    artifacts: tuple[str, ...] = ()  # written beside the ledger at the conclusion
 
     def role(self, role_id: str) -> Role:
         return next(r for r in self.roles if r.id == role_id)
@@ -247,7 +249,11 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         raise CascadeError(f"unknown outcome rule {outcome!r} (known: "
                            f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
                            data.line_of("outcome"))
-    return Steps(tuple(roles), tuple(steps), rounds, count, outcome)
+    artifacts = data.get("artifacts") or []
+    if not isinstance(artifacts, list) or any(a not in ARTIFACTS for a in artifacts):
+        raise CascadeError(f"artifacts must be a list of: {', '.join(ARTIFACTS)}", path,
+                           data.line_of("artifacts"))
+    return Steps(tuple(roles), tuple(steps), rounds, count, outcome, tuple(artifacts))
 
 
 def _decision(s: LineDict, sid: str, path: Path) -> Step:
