@@ -171,3 +171,37 @@ def test_a_sequential_step_asks_one_at_a_time_each_seeing_the_earlier(repo, cli,
             assert shown == (other in earlier), (name, other)
     starts = [r.timestamp for r in fake_llm.requests if r.is_chat][:3]
     assert starts == sorted(starts)  # one after the other
+
+
+ARGUE = SEQUENTIAL.replace("participants: {min: 2, max: 3, default: 3}",
+                           "participants: {min: 2, max: 2, default: 2}").replace(
+    "visibility: sequential", "visibility: blind").replace(
+    "  - {id: synthesize,", "  - {id: argue, title: Argue, role: participant, visibility: all,\n"
+    "     fields: {supports: refs}, instructions: Cite what you build on.}\n"
+    "  - {id: synthesize,").replace("name: relay", "name: argue") + "artifacts: [argument-graph]\n"
+
+
+def test_a_citation_of_a_message_never_shown_is_not_an_edge(repo, cli, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    (repo / ".cascade/protocols").mkdir(parents=True)
+    (repo / ".cascade/protocols/argue.yml").write_text(ARGUE)
+    panel = Panel(fake_llm)
+    for name in ("AI-Architect", "AI-Security"):
+        panel.replies[(name, "Argue", 1)] = json.dumps(
+            {"comment": "Building on both.", "supports": ["r1-msg-001", "r1-msg-002",
+                                                          "r9-msg-999"]})
+    code, out, err = cli("discuss", "Which database?", "--protocol", "argue",
+                         "--participants", "architect,security")
+    assert code == 0, out + err
+    assert "supports 'r9-msg-999' dropped: not a message it was shown" in out
+    d = Discussion.load(repo / "discussions/which-database.discussion.md")
+    argue = [c for c in d.comments if c.provenance.get("step") == "argue"]
+    assert [c.provenance["refs"] for c in argue] == [
+        "supports:r1-msg-001,supports:r1-msg-002"] * 2
+    graph = json.loads((repo / "discussions/which-database.argument-graph.json").read_text())
+    assert sorted((e["type"], e["to"]) for e in graph["edges"]
+                  if e["type"] == "supports") == [("supports", "r1-msg-001")] * 2 + [
+        ("supports", "r1-msg-002")] * 2
+    asked = [t for _, s, _, t in panel.seen if s == "Argue"]
+    assert all('"supports": ["<message id shown above>", ...]' in t for t in asked)

@@ -28,7 +28,9 @@ from cascade.turns.sources import SourceText
 def reply_shape(request: Request) -> str:
     fields = ['"comment": "<markdown>"']
     for f in request.step.fields:
-        if f.choices:
+        if f.refs:
+            fields.append(f'"{f.name}": ["<message id shown above>", ...]')
+        elif f.choices:
             fields.append(f'"{f.name}": ' + " | ".join(f'"{c}"' for c in f.choices))
         else:
             fields.append(f'"{f.name}": "<text>"')

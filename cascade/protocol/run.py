@@ -57,13 +57,36 @@ def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | No
     return resolve_model(persona.model or tiered, rule_model, settings)
 
 
+def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
+    """The typed references a reply cites in its ``refs`` fields, each one a message the
+    persona was shown (its view and its target); (references, notes on the ones dropped)."""
+    shown = {t.msg for t in request.shown} | ({request.target.msg} if request.target else set())
+    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    refs, notes = [], []
+    for f in request.step.fields:
+        if not f.refs:
+            continue
+        value = extra.get(f.name.lower())
+        ids = value if isinstance(value, list) else (
+            [v for v in str(value).replace(",", " ").split()] if isinstance(value, str) else [])
+        for msg in dict.fromkeys(str(i).strip() for i in ids):
+            if msg in shown:
+                refs.append(f"{f.name}:{msg}")
+            elif msg:
+                notes.append(f"{f.name} {msg[:40]!r} dropped: not a message it was shown")
+    return refs, notes
+
+
 def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list[str]]:
     """The step's fields from a reply; a missing or invalid value gets the field's fallback
-    (the cautious choice) and a note. A confirmation's vote becomes ``verdict``."""
+    (the cautious choice) and a note. A confirmation's vote becomes ``verdict``. References
+    (``refs`` fields) are not among them: see ``cited``."""
     values: dict[str, str] = {}
     notes: list[str] = []
     extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
     for f in request.step.fields:
+        if f.refs:
+            continue
         if f.name == "vote":
             raw = {"READY": "ACCEPT", "REJECT": "REJECT", "CHANGES": "REJECT"}.get(
                 reply.vote or "", None) if reply is not None and not reply.cut else None
@@ -84,8 +107,8 @@ def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list
     return values, notes
 
 
-def _refs(request: Request, run: Run) -> str | None:
-    refs = []
+def _refs(request: Request, run: Run, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
+    refs = list(citations)
     if request.target is not None:
         refs.append(f"counters:{request.target.msg}")
     if request.step.visibility == "synthesis" and request.shown:
@@ -285,7 +308,8 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
         out.status, out.error = "failed", f"unparseable cached reply: {exc}"
     if reply is not None:
         fields, notes = _fields(request, reply)
-        out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes)]
+        citations, dropped = cited(request, reply)
+        out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
         verdict = fields.get("verdict")
         out.vote = verdict
         body = reply.comment if not reply.sentinel else "_No comment._"
@@ -297,7 +321,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                           "revision": revision, "seen": prompt.seen,
                           "msg": f"r{request.round}-msg-{run.messages + 1:03d}",
                           "step": request.step.id, "round": str(request.round),
-                          "refs": _refs(request, run), **fields}
+                          "refs": _refs(request, run, citations), **fields}
             if reply.cut:
                 provenance["cut"] = reply.cut
             vote = None

@@ -15,7 +15,8 @@ steps:
     role: participant
     visibility: blind            # blind | sequential | synthesis | all
     words: 60                    # the reply's word budget, said in the prompt
-    fields: {}                   # reply fields besides "comment": name -> [choices] or "text"
+    fields: {}                   # reply fields besides "comment": name -> [choices], "text",
+                                 # or "refs" (cited message ids; the name is the edge type)
     target: most_opposing        # registered: whom each speaker answers
     table: Position              # a table of the step's replies, in the ledger and on screen
     confirm: true                # the step's "vote" is the confirmation (ACCEPT / REJECT)
@@ -36,6 +37,7 @@ _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fie
               "table", "confirm", "question", "choices", "recommended", "goto"}
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 ARTIFACTS = ("argument-graph",)  # files a protocol may ask for beside the ledger
+REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse"}
 _COUNT_KEYS = {"min", "max", "default"}
 
@@ -55,8 +57,9 @@ class Role:
 @dataclass(frozen=True)
 class Field:
     name: str
-    choices: tuple[str, ...] | None  # None: free text
+    choices: tuple[str, ...] | None  # None: free text (or references)
     fallback: str  # what a missing or invalid value becomes (and a note says so)
+    refs: bool = False  # message ids the turn cites, as typed edges named by the field
 
 
 @dataclass(frozen=True)
@@ -199,6 +202,12 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         for name, spec in raw_fields.items():
             if spec == "text":
                 fields.append(Field(str(name), None, ""))
+            elif spec == "refs":  # cited message ids: edges of this type (supports, ...)
+                if name not in REF_TYPES:
+                    raise CascadeError(f"step {sid!r}: a refs field is named by its edge type "
+                                       f"({', '.join(REF_TYPES)}), not {name!r}", path,
+                                       s.line_of("fields"))
+                fields.append(Field(str(name), None, "", refs=True))
             elif isinstance(spec, list) and spec and all(isinstance(c, str) for c in spec):
                 # the last choice is the fallback: the cautious one (REJECT, major, ...)
                 fields.append(Field(str(name), tuple(spec), spec[-1]))
