@@ -7,8 +7,11 @@ import tempfile
 from pathlib import Path
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
+                 durable: bool = True) -> None:
     """Replace ``path`` with ``data``; ``mode`` keeps an existing file's permissions.
+    ``durable=False`` skips the fsync: for a cache, whose entry a reader that finds it torn
+    after a power loss takes as a miss -- still never half of one while the system runs.
 
     An operating-system failure (disk full, file too large, permission denied, ...) leaves
     ``path`` as it was, removes the temp file, and is raised as an ``OSError`` naming
@@ -29,7 +32,8 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode & 0o7777)
         else:

@@ -69,7 +69,9 @@ class ReplyCache:
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            atomic_write(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+            # a cache: atomic, not durable (a torn entry after a power loss reads as a miss)
+            atomic_write(path, json.dumps(record, ensure_ascii=False).encode("utf-8"),
+                         durable=False)
         except OSError as exc:
             self._warn(os_error_line(exc))
         except CascadeError as exc:  # a symbolic link where the entry goes: not followed
