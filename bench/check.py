@@ -25,7 +25,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _ledgers import comment as _comment  # noqa: E402
-from _table import table, timed  # noqa: E402
+from _table import child_env, table, timed  # noqa: E402
 
 from cascade.check.run import run_check  # noqa: E402
 from cascade.revision import blob_id  # noqa: E402
@@ -127,7 +127,7 @@ def main() -> None:
             cmd = [sys.executable, "-m", "cascade", "check"]
             if from_ref:
                 cmd += ["--from-ref", from_ref, "--to-ref", to_ref]
-            env = {**os.environ, "PYTHONPATH": str(REPO)}
+            env = child_env()
             before = _children_cpu()
             cbest, cmedian = timed(lambda: subprocess.run(cmd, cwd=root, env=env, check=True,
                                                           capture_output=True), args.repeat)

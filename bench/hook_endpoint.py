@@ -28,7 +28,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
-from _table import table
+from _table import child_env, table
 
 DELAY = 1.0
 DOC = "docs/adr/0001.md"
@@ -82,8 +82,7 @@ def bench_hook(runs: int) -> list[tuple]:
     rows = []
     with FakeLLM() as fake:
         fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
-        base = {**os.environ, "PYTHONPATH": str(REPO), "CASCADE_MODEL": "openai/fake",
-                "CASCADE_API_BASE": fake.url}
+        base = child_env(CASCADE_MODEL="openai/fake", CASCADE_API_BASE=fake.url)
         for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR", "GIT_INDEX_FILE"):
             base.pop(var, None)
         for label, http in (("before: litellm (CASCADE_HTTP=litellm)", "litellm"),

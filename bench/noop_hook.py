@@ -20,14 +20,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _table import table  # noqa: E402
+from _table import child_env, table  # noqa: E402
 
 
 def median_run(cmd: list[str], cwd: Path, runs: int) -> tuple[float, float]:
     times = []
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, env=child_env())
         times.append(time.perf_counter() - start)
         assert proc.returncode == 0, proc.stderr.decode()
     return statistics.median(times), min(times)

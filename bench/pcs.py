@@ -15,7 +15,6 @@ summary of at most 1000 characters, not as a growing transcript).
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -28,7 +27,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
-from _table import table
+from _table import child_env, table
 
 DELAY = 1.0
 WAVES = 4
@@ -49,8 +48,8 @@ def discuss_once(env: dict[str, str], participants: str) -> tuple[float, subproc
 
 
 def environment(fake) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "CASCADE_MODEL": "openai/fake",
-           "CASCADE_API_BASE": fake.url, "HOME": tempfile.mkdtemp()}  # no reply cache reuse
+    env = child_env(CASCADE_MODEL="openai/fake", CASCADE_API_BASE=fake.url,
+                    HOME=tempfile.mkdtemp())  # no reply cache reuse
     for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "CASCADE_MODEL_STRONG",
                 "GIT_DIR", "GIT_INDEX_FILE"):
         env.pop(var, None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -26,7 +25,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
-from _table import table  # noqa: E402
+from _table import child_env, table  # noqa: E402
 
 SIX = ["architect", "security", "pragmatist", "designer", "perfectionist", "moderator"]
 
@@ -59,8 +58,7 @@ def bench_concurrency(runs: int) -> list[tuple]:
     rows = []
     with FakeLLM() as fake:
         fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), 1.0))
-        env = {**os.environ, "PYTHONPATH": str(REPO), "CASCADE_MODEL": "openai/fake",
-               "CASCADE_API_BASE": fake.url}
+        env = child_env(CASCADE_MODEL="openai/fake", CASCADE_API_BASE=fake.url)
         turns = []
         for _ in range(runs):
             with tempfile.TemporaryDirectory() as tmp:
@@ -101,7 +99,7 @@ def bench_prompt() -> list[tuple]:
 
 
 def bench_local() -> list[tuple]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env = child_env()
     env.pop("CASCADE_MODEL", None)
     env.pop("CASCADE_API_BASE", None)
     with tempfile.TemporaryDirectory() as tmp:
