@@ -35,8 +35,14 @@ from typing import Any
 # httpx's package imports its command-line entry (httpx._main) when click, rich and pygments
 # are installed -- 60-90 ms of a commit attempt for a CLI this process never runs. Marking
 # the module absent makes httpx fall back to its stub (its own ImportError branch).
+# Likewise httpcore imports its HTTP/2 connection classes, and with them h2 (20-30 ms),
+# whenever h2 is installed; no client here asks for HTTP/2, and httpcore keeps a stub that
+# says so should one ever try. h2 itself stays importable.
 if "httpx" not in sys.modules:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+if "httpcore" not in sys.modules:
+    sys.modules.setdefault("httpcore._sync.http2", None)  # type: ignore[arg-type]
+    sys.modules.setdefault("httpcore._async.http2", None)  # type: ignore[arg-type]
 import httpx  # noqa: E402
 
 PREFIX = "openai/"
