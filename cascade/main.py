@@ -109,6 +109,8 @@ def build_parser():
     p.add_argument("path", nargs="?", metavar="PATH", help="a ledger or a governed document")
     p.add_argument("--protocol", metavar="P", help="plan a protocol without a ledger")
     p.add_argument("--participants", metavar="a,b", help="persona aliases (with --protocol)")
+    p.add_argument("--mode", metavar="M", help="a protocol's mode (swarm: lightweight, "
+                                              "standard, deep)")
 
     p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
     p.add_argument("path")
@@ -264,7 +266,7 @@ def _dispatch(parser, args) -> int:
         return run_(args.path, args.auto)
     elif command == "plan":
         from cascade.commands.plan import plan
-        return plan(args.path, args.protocol, _aliases(args.participants))
+        return plan(args.path, args.protocol, _aliases(args.participants), args.mode)
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)

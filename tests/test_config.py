@@ -12,13 +12,16 @@ from cascade.config.protocols import load_protocol, load_protocol_file
 from cascade.resources import bundled
 
 
-def test_bundled_personas_are_the_seeds_eight_and_the_synthesizer():
+def test_bundled_personas_are_the_seeds_eight_and_the_fixed_roles():
     registry = load_personas(None)
     voting = sorted(p.alias for p in registry if p.votes)
     background = sorted(p.alias for p in registry if not p.votes)
     assert voting == ["architect", "designer", "moderator", "perfectionist", "pragmatist",
                       "security"]
-    assert background == ["researcher", "synthesizer", "visualizer"]  # pcs's synthesizer
+    # pcs's synthesizer; swarm's historian, contrarian and cross-domain (its moderator is
+    # seed 002's)
+    assert background == ["contrarian", "cross-domain", "historian", "researcher",
+                          "synthesizer", "visualizer"]
     for p in registry:
         assert p.name.startswith("AI-")
         assert p.personality.strip() and p.role and p.expertise and p.concerns

@@ -191,7 +191,7 @@ def test_plan_makes_no_call(repo, cli, panel, fake_llm):
     code, out, err = cli("plan", "--protocol", "pcs", "--participants",
                          "architect,security,pragmatist,perfectionist")
     assert code == 0, err
-    assert "13 per round; at most 40 in 3 rounds" in out  # 3N + 1 with four, and the recommendation
+    assert "13 per round in 4 waves; at most 40 in 3 rounds" in out  # 3N + 1 with four, and the recommendation
     assert "synthesizer (strong): synthesizer -> openai/fake" in out
     assert fake_llm.calls() == 0
     panel.verdicts[("AI-Security", 1)] = "REJECT"

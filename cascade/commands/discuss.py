@@ -39,10 +39,19 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     root = find_root()
     Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
     proto = load_protocol(protocol, root)
-    given = {k: v for k, v in options.items() if v is not None}
-    if given:  # --mode, --strategy, --flow, --tier: the protocols that have them come later
-        raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
     steps = proto.steps
+    given = {k: v for k, v in options.items() if v is not None}
+    mode = given.pop("mode", None)
+    if mode is not None and (steps is None or not steps.modes):
+        given["mode"] = mode
+    elif mode is not None and steps.get_mode(mode) is None:
+        raise CascadeError(f"protocol {proto.name!r} has no mode {mode!r} (modes: "
+                           f"{', '.join(m.name for m in steps.modes)})")
+    if given:  # --strategy, --flow, --tier: the protocols that have them come later
+        raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
+    if steps is not None and steps.modes:
+        mode = mode or steps.default_mode
+        steps = steps.for_mode(mode)
     if rounds is not None:
         top = steps.rounds.max if steps else proto.max_rounds
         if not 1 <= rounds <= top:
@@ -55,7 +64,16 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     fixed = {r.persona for r in steps.fixed_roles} if steps else set()
     count = steps.participants if steps else None
     context = ""
-    if participants:
+    if steps is not None and steps.generated:
+        if participants or auto_invite:
+            raise CascadeError(f"protocol {proto.name!r} generates its experts from the topic: "
+                               "drop --participants/--auto-invite (change the panel at its "
+                               "confirmation: NEXT: modify ...)")
+        participants = []
+        context = (f"The experts are generated for this topic ({mode} mode: "
+                   f"{count.min}{'' if count.min == count.max else f' to {count.max}'}), "
+                   "recorded below, and confirmed before round 1.")
+    elif participants:
         for alias in participants:
             registry.require(alias)
         taken = sorted(set(participants) & fixed)
@@ -87,14 +105,18 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
                     "; confirmed")
         participants = recommended
         context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
+    extra = {"Mode": mode} if mode else {}
+    if rounds is not None:
+        extra["Rounds"] = str(rounds)
     d = Discussion.create(topic, "topic", context, path=output, source=source,
                           participants=participants, protocol=proto.name, root=root,
-                          extra={"Rounds": str(rounds)} if rounds is not None else None)
+                          extra=extra or None)
     if d.path.exists():
         raise CascadeError("already exists: continue it with cascade run", d.path)
     d.save()
-    print(printable(f"Created: {display_path(d.path)} ({proto.name}, participants: "
-                    f"{', '.join(participants)})"))
+    who = (f"{mode} mode, experts generated for the topic" if steps is not None and
+           steps.generated else f"participants: {', '.join(participants)}")
+    print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
     return _run_discussion(d, auto)
 
 

@@ -208,13 +208,23 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
     if steps is not None:  # a step protocol runs its rounds: the most it can ask
         from cascade.protocol.engine import calls_per_round, members_of
 
-        members, fixed = members_of(steps, rule.participants)
+        if steps.modes:
+            steps = steps.for_mode(rule.mode or steps.default_mode)
+        if steps.generated:  # experts generated per discussion: the mode's usual panel
+            members = [f"<expert {i + 1}>" for i in range(steps.participants.default)]
+            fixed = {r.id: r.persona for r in steps.fixed_roles}
+        else:
+            members, fixed = members_of(steps, rule.participants)
         per_round = calls_per_round(steps, len(members))
-        most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0)
+        once = (calls_per_round(steps, len(members), "setup")
+                + calls_per_round(steps, len(members), "after"))
+        most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
+        mode = f" ({steps.mode} mode)" if steps.mode else ""
         return {"count": per_round, "max": REPAIR_FACTOR * most,
-                "personas": [*members, *fixed.values()],
-                "why": f"protocol {rule.protocol!r}: {per_round} calls a round, at most "
-                       f"{most} in {steps.rounds.max} rounds (cascade plan shows the steps)"}
+                "personas": [*members, *dict.fromkeys(fixed.values())],
+                "why": f"protocol {rule.protocol!r}{mode}: {per_round} calls a round"
+                       + (f" and {once} once" if once else "") + f", at most {most} in "
+                       f"{steps.rounds.max} rounds (cascade plan shows the steps)"}
     if not data["ledger_exists"]:
         asked = [a for a in rule.participants if personas.get(a).votes]
         why = "no ledger yet, so the first review asks every voting participant"

@@ -8,7 +8,8 @@ from cascade.errors import CascadeError, display_path
 from cascade.text import printable
 
 
-def plan(path: str | None, protocol: str | None, participants: list[str] | None) -> int:
+def plan(path: str | None, protocol: str | None, participants: list[str] | None,
+         mode: str | None = None) -> int:
     from cascade.config.personas import load_personas
     from cascade.config.protocols import load_protocol
     from cascade.protocol.engine import calls_per_round, members_of
@@ -34,10 +35,26 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None)
     else:
         root = find_root()
         proto = load_protocol(protocol, root)  # type: ignore[arg-type]
-    registry = load_personas(root)
+    registry = d.personas if d is not None else load_personas(root)
     settings = Settings.from_env()
     steps = proto.steps
     out = [f"Protocol {proto.name} ({proto.title})"]
+    if mode is not None and (steps is None or steps.get_mode(mode) is None):
+        known = ", ".join(m.name for m in steps.modes) if steps is not None else ""
+        raise CascadeError(f"protocol {proto.name!r} has no mode {mode!r}"
+                           + (f" (modes: {known})" if known else ""))
+    if steps is not None and steps.modes:
+        for m in steps.modes:
+            c = m.experts
+            count = f"{c.min}" if c.min == c.max else f"{c.min}-{c.max}"
+            out.append(f"  mode {m.name}{' (default)' if m.name == steps.default_mode else ''}: "
+                       f"{count} experts; fixed roles {', '.join(m.roles)}; rounds "
+                       f"{m.rounds[0]} to {m.rounds[1]}"
+                       + "".join(f"; {a} spoken by {b}" for a, b in m.stand_in))
+        if d is not None and d.state.run is not None:
+            mode = d.state.run.mode
+        steps = steps.for_mode(mode or steps.default_mode)
+        out.append(f"Mode {steps.mode}:")
     if steps is None:
         members = participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -45,8 +62,11 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None)
         out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
         print(printable("\n".join(out)))
         return 0
-    if not participants:
-        participants = [f"<participant {i + 1}>" for i in range(steps.participants.default)]
+    if d is not None and steps.generated and d.state.run.panel is not None:
+        participants = d.state.run.panel.aliases
+    elif steps.generated or not participants:
+        word = "expert" if steps.generated else "participant"
+        participants = [f"<{word} {i + 1}>" for i in range(steps.participants.default)]
     members, fixed = members_of(steps, participants)
     r = steps.rounds
     out.append(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule {r.exit!r}; "
@@ -66,19 +86,37 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None)
         who = [fixed[role.id]] if role.fixed else members
         shown = ", ".join(f"{a} -> {model_of(a, role.tier)}" for a in who)
         out.append(f"  {role.id} ({role.tier}): {shown}")
-    out.append("Steps of a round:")
-    for i, step in enumerate(steps.round_steps, 1):
-        extra = [f"answers the {step.target.replace('_', ' ')} view"] if step.target else []
-        extra += [f"table {step.table}"] if step.table else []
-        extra += ["confirmation"] if step.confirm else []
-        out.append(f"  {i}. {step.title:<12} {step.role:<12} {step.visibility:<10} "
-                   f"{step.words:>4} words" + (f"  ({'; '.join(extra)})" if extra else ""))
+    def listing(title: str, group) -> None:
+        if not group:
+            return
+        out.append(title)
+        for i, step in enumerate(group, 1):
+            if step.decision:
+                out.append(f"  {i}. {step.title}: a person answers NEXT: "
+                           f"{'|'.join(step.choices)} (recommended: {step.recommended})"
+                           + (" -- not after the last round" if step.when == "not_last" else ""))
+                continue
+            extra = [f"answers the {step.target.replace('_', ' ')} view"] if step.target else []
+            extra += [f"table {step.table}"] if step.table else []
+            extra += ["confirmation"] if step.confirm else []
+            extra += [f"cites at least {step.min_refs}"] if step.min_refs else []
+            out.append(f"  {i}. {step.title:<12} {step.role:<12} {step.visibility:<10} "
+                       f"{step.words:>4} words" + (f"  ({'; '.join(extra)})" if extra else ""))
+
+    listing("Setup (once, before round 1):", steps.setup)
+    listing("Steps of a round:", steps.round_steps)
+    listing("After the rounds:", steps.after)
     if r.on_impasse:
         last = steps.step(r.on_impasse)
         out.append(f"  after the last round without consensus: {last.title} ({last.role})")
     per_round = calls_per_round(steps, len(members))
-    most = per_round * r.max + (1 if r.on_impasse else 0)
-    out.append(f"Calls: {per_round} per round; at most {most} in {r.max} rounds "
+    once = calls_per_round(steps, len(members), "setup") + calls_per_round(
+        steps, len(members), "after")
+    most = per_round * r.max + (1 if r.on_impasse else 0) + once
+    waves = sum(1 for s in steps.round_steps if not s.decision)
+    out.append(f"Calls: {per_round} per round in {waves} waves"
+               + (f", {once} once (setup and after the rounds)" if once else "")
+               + f"; at most {most} in {r.max} rounds "
                f"({REPAIR_FACTOR * most} if every reply needed its one repair)")
     prompt = settings.source_tokens + settings.context_tokens
     out.append(f"Prompt budget: about {prompt:,} tokens a call (document "

@@ -54,7 +54,7 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     decision point's question, or null) and ``artifacts`` (files beside the ledger)."""
     import shlex
 
-    from cascade.protocol.record import record_path
+    from cascade.protocol.record import artifact_paths, record_path
 
     s = d.state
     run = s.run
@@ -74,11 +74,10 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
             target = shlex.quote(d.source or display_path(d.path))
             waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
                        "READY|REJECT --reason '...'")
-    record = record_path(d.path)
-    graph = record.with_name(record.name.replace(".record.md", ".argument-graph.json"))
+    files = artifact_paths(d.path, d.protocol.steps) if d.protocol.steps else [record_path(d.path)]
     return {"protocol": d.protocol.name, "round": round_, "outcome": outcome,
             "waiting_for": waiting,
-            "artifacts": [display_path(p) for p in (record, graph) if p.is_file()]}
+            "artifacts": [display_path(p) for p in files if p.is_file()]}
 
 
 def status_data(d: Discussion) -> dict[str, Any]:

@@ -75,6 +75,15 @@ class Personas:
     def is_persona_name(self, name: str) -> bool:
         return self.of_author(name) is not None
 
+    def extended(self, more) -> Personas:
+        """These personas and ``more`` (a discussion's generated panel). One whose alias or
+        name the registry already has is left out: the registry's stands."""
+        merged = dict(self.by_alias)
+        for p in more:
+            if p.alias not in merged and normal_name(p.name) not in self._by_normal:
+                merged[p.alias] = p
+        return Personas(merged)
+
 
 def load_persona(path: Path) -> Persona:
     data = check_keys(load_yaml(path), path, _KEYS, _REQUIRED, "persona")

@@ -26,7 +26,8 @@ def _triggers() -> tuple[str | None, ...]:
 
     return (None, *TRIGGERS)
 _PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds", "roles", "steps",
-                  "rounds", "participants", "outcome", "planner", "artifacts"}
+                  "rounds", "participants", "outcome", "planner", "artifacts", "modes", "setup",
+                  "after"}
 _PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
 
 

@@ -133,7 +133,8 @@ class Discussion:
         path = Path(path)
         root = root if root is not None else find_root(path.parent if path.parent.exists()
                                                        else Path.cwd())
-        participants = list(participants or DEFAULT_PARTICIPANTS)
+        # None: the default panel; [] (a protocol that generates its panel): none named here
+        participants = list(DEFAULT_PARTICIPANTS if participants is None else participants)
         registry = load_personas(root)
         for alias in participants:
             registry.require(alias)
@@ -151,7 +152,7 @@ class Discussion:
             ("Protocol", proto.name),
             ("Phase", proto.first.id),
             ("Status", "OPEN"),
-            ("Participants", ", ".join(participants)),
+            *([("Participants", ", ".join(participants))] if participants else []),
             ("Consensus", f"threshold_ready={config.threshold_ready} "
                           f"threshold_reject={config.threshold_reject} "
                           f"human_required={str(config.human_required).lower()}"
@@ -256,7 +257,21 @@ class Discussion:
 
     @property
     def personas(self) -> Personas:
-        return load_personas(self.root)
+        """The registry's personas; for a protocol whose panel is generated, also the experts
+        of the last panel its ledger records (cascade.protocol.panel)."""
+        registry = load_personas(self.root)
+        steps = self.protocol.steps if self.header.protocol else None
+        if steps is None or not steps.generated:
+            return registry
+        ledger = self.ledger
+        cached = getattr(self, "_panel_personas", None)
+        if cached is None or cached[0] is not ledger or cached[1] is not registry:
+            from cascade.protocol.panel import panel_of, personas_of
+
+            panel = panel_of(ledger.entries)
+            extended = registry.extended(personas_of(panel, self.path)) if panel else registry
+            self._panel_personas = cached = (ledger, registry, extended)
+        return cached[2]
 
     @property
     def protocol(self) -> Protocol:

@@ -14,7 +14,12 @@ OUTCOME = "OUTCOME"
 SETTINGS = "SETTINGS"  # the governing rule's settings, recorded when they differ from the header
 ROUND = "ROUND"  # a step protocol's round begins (cascade.protocol)
 NEXT = "NEXT"  # a decision point answered with its recommended choice (--auto, rule auto:)
-EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND, NEXT)
+# A panel generated for the discussion (cascade.protocol.panel), after the turn proposing it:
+PERSONA = "PERSONA"  # an expert: id, name, expertise, style, bias, tendency, stakes, blind
+TENSION = "TENSION"  # a designed tension between two experts: axis, description
+PROBLEM = "PROBLEM"  # the problem definition: statement, scope, success
+EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND, NEXT,
+               PERSONA, TENSION, PROBLEM)
 
 
 @dataclass

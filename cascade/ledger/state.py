@@ -168,6 +168,11 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol) -> State:
     """
     first_phase = protocol.first.id
     participants = {a.lower() for a in authority.participants}
+    if protocol.steps is not None and protocol.steps.generated:  # the panel's experts vote
+        from cascade.protocol.panel import panel_of
+
+        panel = panel_of(ledger.entries)
+        participants |= set(panel.aliases) if panel is not None else set()
 
     phase = ledger.header.phase or first_phase
     status = (ledger.header.status or "OPEN").upper()
@@ -332,35 +337,60 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
 
     steps = protocol.steps
     asked = ledger.header.extra.get("rounds", "").strip()
-    if asked.isdigit() and 1 <= int(asked) < steps.rounds.max:  # discuss --rounds N: fewer
-        import dataclasses
-
-        steps = dataclasses.replace(steps, rounds=dataclasses.replace(steps.rounds,
-                                                                      max=int(asked)))
+    cap = int(asked) if asked.isdigit() and int(asked) >= 1 else None  # discuss --rounds N
     members, fixed = members_of(steps, authority.participants)
-    run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed)
-    counts = {"ACCEPT": 0, "REJECT": 0}
+    run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
+                     mode=ledger.header.extra.get("mode") or None, consensus=authority.consensus,
+                     cap=cap)
+    members = run.members
+    counts = {"ACCEPT": 0, "REJECT": 0} if not run.steps.after else {
+        "READY": 0, "CHANGES": 0, "REJECT": 0}
     for verdict in run.verdicts.values():
         counts[verdict if verdict in counts else "REJECT"] += 1
+
+    def names(aliases) -> list[str]:
+        return [personas.get(a).name if personas.get(a) else a for a in aliases]
+
     if run.outcome == "READY":
-        return run, ConsensusResult(True, "READY", counts, [], [],
-                                    f"all {len(members)} participants accepted the synthesis "
-                                    f"in round {run.round}", advisory)
+        why = (f"all {len(members)} participants accepted the synthesis in round {run.round}"
+               if not run.steps.after else
+               f"the closing vote after round {run.round}: {counts['READY']}/{len(members)} READY")
+        return run, ConsensusResult(True, "READY", counts, [], [], why, advisory)
     if run.outcome == IMPASSE:
-        against = [personas.get(a).name if personas.get(a) else a
-                   for a, v in run.verdicts.items() if v != "ACCEPT"]
+        against = names(a for a, v in run.verdicts.items() if v != "ACCEPT")
         return run, ConsensusResult(False, None, counts, against, [],
                                     f"impasse after {run.round} rounds ({', '.join(against)} "
                                     "rejected the last synthesis): a person decides", advisory)
+    if run.outcome in ("REJECT", "CHANGES"):
+        against = names(a for a, v in run.verdicts.items() if v != "READY")
+        missing = names(a for a in members if a not in run.verdicts)
+        reached = run.outcome == "REJECT"
+        return run, ConsensusResult(reached, "REJECT" if reached else None, counts, against,
+                                    missing, _vote_line(run, counts, against, missing),
+                                    advisory)
     if run.deciding:
         from cascade.protocol.engine import question
 
         return run, ConsensusResult(False, None, counts, [], [],
                                     f"waiting for a person: {question(run)}", advisory)
+    if run.pausing is not None:
+        return run, ConsensusResult(False, None, counts, [], [],
+                                    f"paused after round {run.pausing}: cascade run resumes it",
+                                    advisory)
     step = run.step.title if run.step else "-"
-    waiting = [personas.get(a).name if personas.get(a) else a for a in run.waiting]
-    return run, ConsensusResult(False, None, counts, [], waiting,
-                                f"round {run.round}, step {step}", advisory)
+    waiting = names(run.waiting)
+    where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
+    return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
+
+
+def _vote_line(run, counts: dict[str, int], against: list[str], missing: list[str]) -> str:
+    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no votes"
+    why = f"the closing vote after round {run.round}: {tally}"
+    if against:
+        why += f" (not READY: {', '.join(against)})"
+    if missing:
+        why += f" (no vote: {', '.join(missing)})"
+    return why
 
 
 def _latest_line(segment: list[Comment], author: str) -> int:

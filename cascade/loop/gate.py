@@ -179,9 +179,15 @@ def _create(root: Path, item: Item) -> Discussion:
     assert rule is not None and item.doc is not None
     path = root / item.ledger
     try:
+        from cascade.config.protocols import load_protocol
+
+        steps = load_protocol(rule.protocol, root, where=rule.file).steps
+        generated = steps is not None and steps.generated  # its experts come from a panel
         d = Discussion.create(_title(item.doc, item.doc_data), rule.template, path=path,
-                              source=item.doc, participants=list(rule.participants),
-                              protocol=rule.protocol, consensus=rule.consensus, root=root)
+                              source=item.doc,
+                              participants=[] if generated else list(rule.participants),
+                              protocol=rule.protocol, consensus=rule.consensus, root=root,
+                              extra={"Mode": rule.mode} if rule.mode else None)
     except CascadeError as exc:
         if exc.path not in (None, display_path(path)):
             raise  # a broken persona, protocol or template file: it names itself
@@ -529,12 +535,13 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
             print(text, file=out)
         for note in result.notes:
             print(f"cascade: {item.ledger}: {note}", file=out)
-        if result.record:  # x.record.md (and the graph) beside the ledger: committed with it
-            record = Path(item.ledger).parent / Path(result.record).name
-            item.also_add.append(record.as_posix())
-            graph = record.with_name(record.name.replace(".record.md", ".argument-graph.json"))
-            if (root / graph).is_file():
-                item.also_add.append(graph.as_posix())
+        if result.record or result.artifacts:  # the record and artifacts beside the ledger:
+            from cascade.protocol.record import artifact_paths  # committed with it
+
+            steps = item.discussion.protocol.steps  # type: ignore[union-attr]
+            for path in artifact_paths(Path(item.ledger), steps):
+                if (root / path).is_file() and path.as_posix() not in item.also_add:
+                    item.also_add.append(path.as_posix())
         if result.waiting:
             item.waiting = result.waiting
             print(f"cascade: {item.ledger}: waiting for a person: {result.waiting}", file=out)

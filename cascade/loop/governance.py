@@ -21,7 +21,11 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     under the last of ``tops``): a rule naming an unknown one is a configuration error at the
     rule's line, never a smaller panel."""
     check_references(rule, tops[-1] if tops else None)
-    return Authority(tuple(rule.participants), rule.protocol,
+    from cascade.config.protocols import load_protocol
+
+    steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
+    generated = steps is not None and steps.generated  # its members: each ledger's own panel
+    return Authority(() if generated else tuple(rule.participants), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
 
@@ -44,6 +48,13 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                                rule.line_of("protocol")) from None
         raise
     steps = protocol.steps
+    if rule.mode is not None and (steps is None or steps.get_mode(rule.mode) is None):
+        known = ", ".join(m.name for m in steps.modes) if steps is not None else ""
+        raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no mode "
+                           f"{rule.mode!r}" + (f" (modes: {known})" if known else ""),
+                           rule.file, rule.line_of("mode"))
+    if steps is not None and steps.generated:
+        return  # its members are generated for each discussion: the participants are unused
     if steps is not None:  # a step protocol: its fixed roles never deliberate; its count
         fixed = sorted({r.persona for r in steps.fixed_roles} & set(rule.participants))
         if fixed:

@@ -8,11 +8,21 @@ ids it answers (``refs=counters:r1-msg-002``) and its choice fields (``shift=min
 ``verdict=ACCEPT``). A new revision of the document (not one that keeps its review) starts
 the protocol again at round 1; message ids go on counting. A stopped run resumes where the
 file ends: the next wave is whoever has not spoken in the first unfinished step.
+
+A protocol whose panel is generated (swarm) first runs its setup steps -- the panel's
+proposal, then a person's confirmation; ``modify`` or ``mode <name>`` runs the proposal again
+-- once per discussion (a new revision of the document keeps the panel); its members are the
+experts of the accepted panel (cascade.protocol.panel). Its mode (the header's ``Mode``, or
+the last ``NEXT: mode <name>`` of the setup) picks its roles, member count and rounds. When
+its rounds end, its ``after`` steps run once (a synthesis, a closing vote) and its outcome
+rule reads them.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+
+from typing import Any
 
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
@@ -21,6 +31,11 @@ from cascade.protocol.spec import Step, Steps
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"
+LIST_SEP = " | "  # between the items of a list field, as the stamp holds them
+
+
+def split_list(value: str) -> list[str]:
+    return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
 
 
 @dataclass
@@ -83,6 +98,7 @@ class Request:
     shown: list[Turn]  # the turns its visibility lets it see, in ledger order
     target: Turn | None  # the turn it must answer (a step with ``target:``)
     summary: str  # the earlier rounds, in at most rounds.carry characters
+    direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
 
 
 @dataclass
@@ -101,6 +117,20 @@ class Run:
     new_round: bool = False  # the last round ended without consensus: this round has no turn
     answers: list[Answer] = field(default_factory=list)
     chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
+    base: Steps | None = None  # the protocol's steps before a mode specialized them
+    mode: str | None = None
+    setup: list[Turn] = field(default_factory=list)  # setup turns: kept across revisions
+    setup_answers: list[Answer] = field(default_factory=list)
+    setup_done: bool = True
+    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
+    direction: str = ""  # the person's direction for the current step (setup) or round
+    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
+    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
+    pausing: int | None = None  # a pause answered in this round: the resume context is due
+    after: bool = False  # the rounds are over: the after steps run
+    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
+    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def deciding(self) -> bool:
@@ -137,16 +167,37 @@ def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
     return [a for a in participants if a not in taken], fixed  # type: ignore[misc]
 
 
+def steps_for(steps: Steps, mode: str | None, cap: int | None = None) -> Steps:
+    """A protocol's steps as a discussion's mode runs them (unchanged without modes), with at
+    most ``cap`` rounds (``discuss --rounds N``: fewer than the protocol's, never more)."""
+    import dataclasses
+
+    steps = steps.for_mode(mode) if steps.modes else steps
+    if cap is not None and 1 <= cap < steps.rounds.max:
+        steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+            steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
+    return steps
+
+
 def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
-           carried: set[int] = frozenset(), reviewed: set[str] | None = None) -> Run:  # type: ignore[assignment]
+           carried: set[int] = frozenset(), reviewed: set[str] | None = None,  # type: ignore[assignment]
+           mode: str | None = None, consensus=None, cap: int | None = None) -> Run:
     """The run of a parsed ledger under a step protocol. ``carried``: the lines of revision
     events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
-    turns count (None: any) -- a turn for another text of the document is not this run's."""
-    run = Run(steps, members, fixed)
+    turns count (None: any) -- a turn for another text of the document is not this run's.
+    ``mode``: the discussion's mode as its header names it; ``consensus``: the thresholds an
+    outcome rule that counts votes uses. A generated panel's members replace ``members``."""
+    base = steps
+    steps = steps_for(base, mode, cap)
+    run = Run(steps, members, {r.id: r.persona for r in steps.fixed_roles}
+              if steps.setup else fixed, base=base, mode=steps.mode, consensus=consensus,
+              cap=cap)
+    setup_ids = {s.id for s in steps.setup}
     for entry in ledger.entries:
         if isinstance(entry, Event):
             if entry.kind == SOURCE_REVISION and entry.line not in carried:
                 run.turns, run.recorded, run.answers = [], None, []  # a new text: start again
+                run.resumed = set()
             elif entry.kind == NEXT:
                 words = entry.value.split()
                 if words:
@@ -154,17 +205,31 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
                         round_ = int(entry.fields.get("round", "0"))
                     except ValueError:
                         round_ = 0
-                    run.answers.append(Answer(words[0].lower(), "", "cascade --auto",
-                                              entry.line, entry.fields.get("auto") == "true",
-                                              entry.fields.get("step"), round_))
+                    answer = Answer(words[0].lower(), "", "cascade --auto",
+                                    entry.line, entry.fields.get("auto") == "true",
+                                    entry.fields.get("step"), round_)
+                    if answer.step in setup_ids:
+                        run.setup_answers.append(answer)
+                    else:
+                        run.answers.append(answer)
             elif entry.kind == OUTCOME:
                 words = entry.value.split()
                 run.recorded = words[0].upper() if words else None
             continue
         assert isinstance(entry, Comment)
+        if entry.origin == "tool":
+            if entry.provenance.get("step") == "resume":
+                try:
+                    run.resumed.add(int(entry.provenance.get("round", "0")))
+                except ValueError:
+                    pass
+            continue
         if entry.origin is None and personas.of_author(entry.author) is None:
             for choice, text in _next_lines(entry.body):  # a person answers a decision point
-                run.answers.append(Answer(choice, text, entry.author, entry.line))
+                answer = Answer(choice, text, entry.author, entry.line)
+                run.answers.append(answer)
+                if setup_ids:
+                    run.setup_answers.append(answer)
             continue
         msg = entry.provenance.get("msg", "")
         m = MSG.match(msg)
@@ -179,22 +244,84 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
         except ValueError:
             continue
         revision = entry.provenance.get("revision")
-        if reviewed is not None and revision not in reviewed:
+        step_id = entry.provenance.get("step", "")
+        if step_id not in setup_ids and reviewed is not None and revision not in reviewed:
             continue
         fields = {k: v for k, v in entry.provenance.items()
                   if k not in ("msg", "round", "step", "refs", "sig", "model", "cost", "cut",
                                "prompt_tokens", "completion_tokens", "revision", "seen")}
-        run.turns.append(Turn(persona.alias, persona.name, entry.provenance.get("step", ""),
-                              round_, msg, int(m.group(2)), entry.body.strip(), fields,
-                              _refs(entry.provenance.get("refs", "")), entry.line, revision,
-                              entry.provenance.get("seen")))
+        turn = Turn(persona.alias, persona.name, step_id, round_, msg, int(m.group(2)),
+                    entry.body.strip(), fields, _refs(entry.provenance.get("refs", "")),
+                    entry.line, revision, entry.provenance.get("seen"))
+        (run.setup if step_id in setup_ids else run.turns).append(turn)
+    if steps.setup:
+        if not _setup(run, ledger):
+            return run
     _progress(run)
     return run
 
 
+def _setup(run: Run, ledger) -> bool:
+    """Walk the setup steps (a panel proposed, then confirmed); False while one is open --
+    ``run.step`` then names it. A choice the confirmation ``redo``es runs the proposal again
+    (``NEXT: modify <what to change>``, ``NEXT: mode <name>``: a mode the protocol has)."""
+    from cascade.protocol.panel import panel_of
+
+    base = run.base or run.steps
+    order = run.steps.setup
+    position, index, direction = 0, 0, ""
+    run.panel = panel_of(ledger.entries)  # the last proposed (accepted, once setup is done)
+    while index < len(order):
+        step = order[index]
+        if step.decision:
+            answer = None
+            for a in run.setup_answers:
+                if a.used or a.line <= position:
+                    continue
+                if a.step == step.id or (a.step is None and a.choice in step.choices):
+                    if a.choice == "mode" and base.get_mode(a.text.split()[0] if a.text
+                                                            else None) is None:
+                        a.used = True
+                        run.notes.append(f"NEXT: mode {a.text or '(none)'} (line {a.line}) names "
+                                         f"no mode of {', '.join(m.name for m in base.modes)}: "
+                                         "not taken")
+                        continue
+                    answer = a
+                    break
+            if answer is None:
+                run.step, run.waiting, run.setup_done = step, ["person"], False
+                return False
+            answer.used = True
+            position = answer.line
+            run.chosen[(0, step.id)] = answer
+            target = dict(step.redo).get(answer.choice)
+            if target is not None:
+                if answer.choice == "mode":
+                    run.steps = steps_for(base, answer.text.split()[0], run.cap)
+                    run.mode = run.steps.mode
+                    run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
+                    order = run.steps.setup
+                direction = (f"{answer.choice} {answer.text}".strip() if answer.text
+                             else answer.choice)
+                index = next(i for i, s in enumerate(order) if s.id == target)
+                continue
+            index += 1
+            continue
+        turn = next((t for t in run.setup if t.step == step.id and t.line > position), None)
+        if turn is None:
+            run.step, run.setup_done = step, False
+            run.waiting = [a for a in run.speakers(step)]
+            run.direction = direction
+            return False
+        position = turn.line
+        index += 1
+    run.members = run.panel.aliases if run.panel is not None else []
+    return True
+
+
 def _progress(run: Run) -> None:
     """The round, the first unfinished step and who it waits for; the outcome once a round's
-    last step is done."""
+    last step is done (or, with ``after`` steps, once they are)."""
     steps = run.steps
     round_ = 1
     while True:
@@ -203,6 +330,9 @@ def _progress(run: Run) -> None:
         index = 0
         while index < len(order):
             step = order[index]
+            if step.when == "not_last" and round_ >= steps.rounds.max:
+                index += 1
+                continue
             if step.decision:
                 answer = _answer(run, round_, order, index)
                 if answer is None:
@@ -220,15 +350,16 @@ def _progress(run: Run) -> None:
                 run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
                 return
             index += 1
-        confirm = next((s for s in steps.steps if s.confirm), None)
-        # A confirmation counts only from a turn that saw the whole document (fail closed).
-        verdicts = ({t.alias: t.fields.get("verdict", "REJECT") if t.seen in (None, "all")
-                     else "PARTIAL" for t in run.of(round_, confirm.id)} if confirm else {})
-        run.verdicts = verdicts
-        if registry.EXIT_RULES[steps.rounds.exit](verdicts, run.members) and round_ >= steps.rounds.min:
+        confirm = next((s for s in steps.round_steps if s.confirm), None)
+        run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
+        ends = registry.EXIT_RULES[steps.rounds.exit](run, round_)
+        if ends and round_ >= steps.rounds.min and not steps.after:
             run.outcome, run.step, run.waiting = "READY", None, []
             return
-        if round_ >= steps.rounds.max:
+        if round_ >= steps.rounds.max or (ends and round_ >= steps.rounds.min):
+            if steps.after:
+                _after(run, round_)
+                return
             last = steps.step(steps.rounds.on_impasse) if steps.rounds.on_impasse else None
             if last is not None:
                 spoken = {t.alias for t in run.of(round_, last.id)}
@@ -238,7 +369,66 @@ def _progress(run: Run) -> None:
                     return
             run.outcome, run.step, run.waiting = IMPASSE, None, []
             return
+        chosen = _round_choice(run, round_)
+        if chosen is not None:
+            run.directions[round_ + 1] = chosen
+        if _paused(run, round_) and round_ not in run.resumed:
+            run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
+            return
         round_ += 1
+
+
+def _verdicts(run: Run, step: Step, round_: int) -> dict[str, str]:
+    """Each speaker's verdict in a confirming step. A confirmation counts only from a turn
+    that saw the whole document (fail closed): one that saw part is PARTIAL."""
+    return {t.alias: t.fields.get("verdict", "REJECT") if t.seen in (None, "all") else "PARTIAL"
+            for t in run.of(round_, step.id)}
+
+
+def _after(run: Run, round_: int) -> None:
+    """The rounds are over: the after steps, in order, then the outcome rule."""
+    run.after = True
+    for step in run.steps.after:
+        spoken = {t.alias for t in run.of(round_, step.id)}
+        waiting = [a for a in run.speakers(step) if a not in spoken]
+        if waiting:
+            run.step, run.waiting = step, waiting
+            return
+    confirm = next((s for s in run.steps.after if s.confirm), None)
+    run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
+    run.outcome = registry.OUTCOME_RULES[run.steps.outcome](run, round_)
+    run.step, run.waiting = None, []
+
+
+def _decision_of(run: Run) -> Step | None:
+    return next((s for s in run.steps.round_steps if s.decision), None)
+
+
+def _round_choice(run: Run, round_: int) -> str | None:
+    """What the round's decision point chose, as the next round's direction: the choice and
+    the person's text; ``follow`` spelled out as the recommendation it follows."""
+    step = _decision_of(run)
+    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    if answer is None:
+        return None
+    if answer.choice == "follow":
+        rec = recommendation(run, round_)
+        return f"follow the recommendation: {rec}" if rec else "follow the recommendation"
+    return f"{answer.choice}: {answer.text}" if answer.text else answer.choice
+
+
+def recommendation(run: Run, round_: int) -> str | None:
+    """The round's recommendation field (the last turn of the round that gave one)."""
+    for t in reversed(run.turns):
+        if t.round == round_ and t.fields.get("recommendation"):
+            return t.fields["recommendation"]
+    return None
+
+
+def _paused(run: Run, round_: int) -> bool:
+    step = _decision_of(run)
+    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    return answer is not None and answer.choice == "pause"
 
 
 def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
@@ -265,6 +455,8 @@ def _visible(run: Run, step: Step, alias: str) -> list[Turn]:
     this = [t for t in run.turns if t.round == run.round]
     if step.visibility == "blind":
         return []
+    if step.visibility == "history":
+        return [t for t in run.turns if t.step != step.id or t.alias != alias]
     if step.visibility == "sequential":
         return [t for t in this if t.step == step.id]
     if step.visibility == "synthesis":
@@ -296,6 +488,11 @@ def summary(run: Run, round_: int) -> str:
         for t in turns:
             if t.fields.get("verdict") == "REJECT":
                 lines.append(f"- {t.name} rejected it: {_sentence(t.body)}")
+            if t.fields.get("flagged") == "yes":
+                lines.append(f"- Quality flagged ({t.fields.get('scores', '')}): "
+                             f"{_sentence(t.body)}")
+        if r + 1 in run.directions:
+            lines.append(f"- Next: {run.directions[r + 1]}")
         parts.append("\n".join(lines))
     text = "\n".join(parts)
     limit = run.steps.rounds.carry
@@ -325,15 +522,17 @@ def plan(run: Run) -> list[Request]:
         return []  # a decision point is a person's: the runner asks, or waits
     role = run.steps.role(step.role)
     waiting = run.waiting[:1] if step.visibility == "sequential" else list(run.waiting)
-    text = summary(run, run.round)
+    text = summary(run, run.round + (1 if run.after else 0))
+    direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
     out = []
     for alias in waiting:
         target = None
         if step.target is not None:
             first = run.steps.round_steps[0].id
             target = registry.TARGETS[step.target](alias, run.of(run.round, first))
-        out.append(Request(alias, role.id, step, run.round, role.tier,
-                           _visible(run, step, alias), target, text))
+        shown = [] if not run.setup_done else _visible(run, step, alias)
+        out.append(Request(alias, role.id, step, run.round, role.tier, shown, target, text,
+                           direction))
     return out
 
 
@@ -341,13 +540,16 @@ def question(run: Run) -> str:
     """A decision point's question in one line, with how to answer it."""
     step = run.step
     assert step is not None
-    return (f"{step.question} (round {run.round}; answer in the ledger with a line NEXT: "
+    when = "before round 1" if not run.setup_done else f"round {run.round}"
+    return (f"{step.question} ({when}; answer in the ledger with a line NEXT: "
             f"{'|'.join(step.choices)}; recommended: {step.recommended})")
 
 
-def calls_per_round(steps: Steps, members: int) -> int:
-    """Turns in one round: each step's speakers."""
-    return sum(1 if steps.role(s.role).fixed else members for s in steps.round_steps
+def calls_per_round(steps: Steps, members: int, which: str = "round") -> int:
+    """Turns in one round (``which``: or in the setup, or after the rounds): each step's
+    speakers."""
+    group = {"round": steps.round_steps, "setup": steps.setup, "after": steps.after}[which]
+    return sum(1 if steps.role(s.role).fixed else members for s in group
                if not s.decision)
 
 

@@ -25,16 +25,54 @@ from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
 
 
+_PANEL_SHAPE = ('{"experts": [{"id": "<lower-case-id>", "name": "<name>", "expertise": ["<area>", '
+                '...], "thinkingStyle": "<text>", "bias": "<text>", "replyTendency": "<text>", '
+                '"stakes": "<what they lose from a bad decision>", "blindSpots": ["<text>", ...]'
+                '}, ...], "tensionMap": [{"between": ["<id>", "<id>"], "axis": "<X vs. Y>", '
+                '"description": "<text>"}, ...], "problemDefinition": {"statement": "<text>", '
+                '"scope": "<text>", "successCriteria": "<text>"}}')
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
 def reply_shape(request: Request) -> str:
     fields = ['"comment": "<markdown>"']
     for f in request.step.fields:
         if f.refs:
             fields.append(f'"{f.name}": ["<message id shown above>", ...]')
+        elif f.kind == "number":
+            fields.append(f'"{f.name}": <a number from {_num(f.low)} to {_num(f.high)}>')
+        elif f.kind == "list":
+            fields.append(f'"{f.name}": ["<text>", ...]')
+        elif f.kind == "scores":
+            fields.append(f'"{f.name}": {{' + ", ".join(
+                f'"{n}": <{_num(f.low)}-{_num(f.high)}>' for n in f.names) + "}")
+        elif f.kind == "panel":
+            fields.append(f'"{f.name}": {_PANEL_SHAPE}')
         elif f.choices:
             fields.append(f'"{f.name}": ' + " | ".join(f'"{c}"' for c in f.choices))
         else:
             fields.append(f'"{f.name}": "<text>"')
     return "{" + ", ".join(fields) + "}"
+
+
+def _short(value: str) -> bool:
+    return len(value) <= 24 and " " not in value
+
+
+def _label(t) -> str:
+    """A shown turn's block title: its id, author, step and its one-word fields (a shift,
+    a verdict, a confidence)."""
+    return (f"{t.msg} by {t.name} ({t.step}" + "".join(
+        f", {k} {v}" for k, v in sorted(t.fields.items()) if _short(v)) + ")")
+
+
+def _with_fields(t) -> str:
+    """A shown turn's text: its longer fields (a position, a list), then its comment."""
+    lines = [f"{k}: {v}" for k, v in t.fields.items() if v and not _short(v)]
+    return ("\n".join(lines) + "\n\n" + t.body) if lines else t.body
 
 
 def build_step_prompt(d: Discussion, persona: Persona, request: Request,
@@ -54,10 +92,18 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         context_at = blocks.add("background", preamble)
     summary_at = (blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
                   if request.summary else None)
+    run = d.state.run
+    panel = run.panel if run is not None else None
+    problem_at = None
+    if panel is not None:
+        problem = panel.problem + (f"\nScope: {panel.scope}" if panel.scope else "") + (
+            f"\nSuccess criteria: {panel.success}" if panel.success else "")
+        problem_at = blocks.add("problem definition", scrub(problem, ledger_name, panel.line))
+    direction_at = (blocks.add("a person's direction", scrub(request.direction, ledger_name, 1))
+                    if request.direction else None)
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
-    shown_at = [blocks.add(f"{t.msg} by {t.name} ({t.step}"
-                           + "".join(f", {k} {v}" for k, v in sorted(t.fields.items())) + ")",
-                           _clip(scrub(t.body, ledger_name, t.line + 1), per_turn, "this turn"))
+    shown_at = [blocks.add(_label(t), _clip(scrub(_with_fields(t), ledger_name, t.line + 1),
+                                            per_turn, "this turn"))
                 for t in request.shown]
     target_at = None
     if request.target is not None:
@@ -69,9 +115,18 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     shown = _scrub_persona(persona, scrub)
     protocol = d.protocol
     system = templates.render("prompts", "step_system", d.root, persona=shown)
+    steps = run.steps if run is not None else None
+    mode = None
+    if steps is not None and steps.mode is not None:
+        count = steps.participants
+        mode = {"name": steps.mode, "low": count.min, "high": count.max,
+                "default": count.default}
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=d.state.run.steps.rounds.max if d.state.run else 1, protocol=protocol,
+        max_rounds=steps.rounds.max if steps else 1, protocol=protocol, mode=mode,
+        setup=run is not None and not run.setup_done,
+        problem=rendered[problem_at] if problem_at is not None else "",
+        direction=rendered[direction_at] if direction_at is not None else "",
         title_block=rendered[title_at], source=source_view,
         context=rendered[context_at] if context_at is not None else "",
         summary=rendered[summary_at] if summary_at is not None else "",

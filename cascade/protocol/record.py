@@ -15,12 +15,29 @@ from cascade.protocol.engine import IMPASSE, Run, Turn, _sentence
 from cascade.resources import LEDGER_SUFFIX
 
 RECORD_SUFFIX = ".record.md"
+# The files a protocol may keep beside its ledger (``artifacts:``), by name.
+ARTIFACT_SUFFIXES = {"argument-graph": ".argument-graph.json", "synthesis": ".synthesis.md",
+                     "open-questions": ".open-questions.md",
+                     "position-evolution": ".position-evolution.md", "progress": ".progress.md"}
+
+
+def _stem(ledger: Path) -> str:
+    name = ledger.name
+    return name[:-len(LEDGER_SUFFIX)] if name.endswith(LEDGER_SUFFIX) else ledger.stem
 
 
 def record_path(ledger: Path) -> Path:
-    name = ledger.name
-    stem = name[:-len(LEDGER_SUFFIX)] if name.endswith(LEDGER_SUFFIX) else ledger.stem
-    return ledger.with_name(stem + RECORD_SUFFIX)
+    return ledger.with_name(_stem(ledger) + RECORD_SUFFIX)
+
+
+def artifact_path(ledger: Path, name: str) -> Path:
+    return ledger.with_name(_stem(ledger) + ARTIFACT_SUFFIXES[name])
+
+
+def artifact_paths(ledger: Path, steps) -> list[Path]:
+    """The record and every artifact the protocol declares, beside ``ledger`` (whether or
+    not written yet)."""
+    return [record_path(ledger)] + [artifact_path(ledger, a) for a in steps.artifacts]
 
 
 def _cell(text: str) -> str:
@@ -47,7 +64,8 @@ def render_record(d, run: Run, when: str) -> str:
     """The record's markdown. ``when``: the conclusion's date and time (UTC)."""
     names = {p.alias: p.name for p in d.personas}
     members = [names.get(a, a) for a in run.members]
-    status = {"READY": "Consensus", IMPASSE: "Impasse"}.get(run.outcome or "", "Open")
+    status = {"READY": "Consensus", IMPASSE: "Impasse", "CHANGES": "Changes requested",
+              "REJECT": "Rejected"}.get(run.outcome or "", "Open")
     rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
     out = [f"# Discussion record: {d.title}", "",
            "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
@@ -58,7 +76,20 @@ def render_record(d, run: Run, when: str) -> str:
     first = steps[0].id
     fixed = {r.persona for r in run.steps.fixed_roles}
     synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
-    if run.outcome == "READY":
+    if run.steps.after:  # a synthesis, then a closing vote (swarm)
+        done = [t for t in run.turns if t.step in {s.id for s in run.steps.after if not s.confirm}]
+        synth = done
+        out += ["## Synthesis", "", _nested(done[-1].body) if done else "_(none)_", "",
+                "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+        for alias in run.members:
+            mine = [t for t in run.turns if t.alias == alias and t.step not in
+                    {s.id for s in run.steps.after}]
+            current = next((t.fields.get("currentPosition") or t.fields.get("position")
+                            for t in reversed(mine) if t.fields.get("currentPosition")
+                            or t.fields.get("position")), None)
+            out.append(f"| {_cell(names.get(alias, alias))} | {_cell(current or '-')} | "
+                       f"{run.verdicts.get(alias, '-')} |")
+    elif run.outcome == "READY":
         out += ["## Final synthesis", "", _nested(synth[-1].body) if synth else "_(none)_", "",
                 "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
         for alias in run.members:

@@ -41,15 +41,56 @@ TARGETS: dict[str, Callable[[str, Sequence[Any]], Any | None]] = {
 }
 
 
-def all_accept(verdicts: dict[str, str], members: Sequence[str]) -> bool:
+# An exit rule: after a round's steps, whether the rounds end (the run's verdicts are the
+# round's confirmations). An outcome rule: once a protocol's after steps are done, its outcome.
+def all_accept(run, round_: int) -> bool:
     """Every member confirmed with ACCEPT (a missing or other verdict is not consent)."""
-    return bool(members) and all(verdicts.get(m) == "ACCEPT" for m in members)
+    return bool(run.members) and all(run.verdicts.get(m) == "ACCEPT" for m in run.members)
 
 
-EXIT_RULES: dict[str, Callable[[dict[str, str], Sequence[str]], bool]] = {
+def next_action(run, round_: int) -> bool:
+    """The round's decision point chose to synthesize -- or to follow a recommendation to
+    synthesize. Any other choice (continue, deep-dive, a constraint, pause) goes on."""
+    from cascade.protocol.engine import _decision_of, recommendation
+
+    step = _decision_of(run)
+    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    if answer is None:
+        return False
+    if answer.choice == "follow":
+        return recommendation(run, round_) == "synthesize"
+    return answer.choice == "synthesize"
+
+
+EXIT_RULES: dict[str, Callable[[Any, int], bool]] = {
     "all_accept": all_accept,
+    "next_action": next_action,
 }
-OUTCOME_RULES = EXIT_RULES  # the rule that ends a round with consensus is the outcome's
+
+
+def _all_accept_outcome(run, round_: int) -> str:
+    return "READY" if all_accept(run, round_) else "IMPASSE"
+
+
+def thresholds(run, round_: int) -> str:
+    """The closing vote counted by the discussion's consensus thresholds (seed 002's rule):
+    READY or REJECT when reached, else CHANGES. A vote from a turn that did not see the whole
+    document does not count, and its member counts as not having voted."""
+    from cascade.ledger.consensus import VotingConfig, calculate_consensus
+
+    import dataclasses
+
+    votes = {m: v for m, v in run.verdicts.items() if v in ("READY", "CHANGES", "REJECT")}
+    config = dataclasses.replace(run.consensus or VotingConfig(), human_required=False)
+    # (human_required is the gate's to apply, as for any protocol's READY)
+    result = calculate_consensus(votes, config, expected=run.members)
+    return result.outcome if result.reached and result.outcome else "CHANGES"
+
+
+OUTCOME_RULES: dict[str, Callable[[Any, int], str]] = {
+    "all_accept": _all_accept_outcome,
+    "thresholds": thresholds,
+}
 
 
 # A phase protocol's auto_trigger: after a wave of turns that all succeeded, whether the

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
-from cascade.protocol.engine import IMPASSE, Request, Run, plan, question
+from cascade.protocol.engine import IMPASSE, LIST_SEP, Request, Run, plan, question
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
@@ -37,6 +37,9 @@ class Result:
     record: str | None = None  # the record file written at the conclusion (its path)
     waiting: str | None = None  # the open decision point's question, when the run waits
     notes: list[str] = field(default_factory=list)
+    paused: int | None = None  # the round after which a person paused the discussion
+    artifacts: list[str] = field(default_factory=list)  # the files written beside the ledger
+    voted: bool = False  # the outcome is a closing vote's (a protocol with after steps)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -69,11 +72,14 @@ def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
         value = extra.get(f.name.lower())
         ids = value if isinstance(value, list) else (
             [v for v in str(value).replace(",", " ").split()] if isinstance(value, str) else [])
-        for msg in dict.fromkeys(str(i).strip() for i in ids):
+        for msg in dict.fromkeys(str(i).strip() for i in ids if isinstance(i, (str, int))):
             if msg in shown:
-                refs.append(f"{f.name}:{msg}")
+                refs.append(f"{f.edge or f.name}:{msg}")
             elif msg:
                 notes.append(f"{f.name} {msg[:40]!r} dropped: not a message it was shown")
+    if len(refs) < request.step.min_refs:
+        notes.append(f"cites {len(refs)} message(s) it was shown; the step asks for at least "
+                     f"{request.step.min_refs}")
     return refs, notes
 
 
@@ -85,11 +91,28 @@ def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list
     notes: list[str] = []
     extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
     for f in request.step.fields:
-        if f.refs:
+        if f.refs or f.kind == "panel":
+            continue
+        if f.kind == "number":
+            values[f.name], note = _number(f, extra.get(f.name.lower()))
+            notes += [note] if note else []
+            continue
+        if f.kind == "list":
+            values[f.name] = join_list(extra.get(f.name.lower()))
+            continue
+        if f.kind == "scores":
+            scored, note = _scores(f, extra.get(f.name.lower()))
+            values.update(scored)
+            notes += [note] if note else []
             continue
         if f.name == "vote":
-            raw = {"READY": "ACCEPT", "REJECT": "REJECT", "CHANGES": "REJECT"}.get(
-                reply.vote or "", None) if reply is not None and not reply.cut else None
+            if reply is None or reply.cut:
+                raw = None
+            elif f.choices and "ACCEPT" in f.choices:
+                raw = {"READY": "ACCEPT", "REJECT": "REJECT", "CHANGES": "REJECT"}.get(
+                    reply.vote or "", None)
+            else:
+                raw = reply.vote
         else:
             value = extra.get(f.name.lower())
             raw = str(value).strip().upper() if isinstance(value, (str, int, float)) else None
@@ -107,6 +130,63 @@ def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list
     return values, notes
 
 
+def join_list(value: object, items: int = 8, width: int = 240) -> str:
+    """A list field's items, each one line, as the stamp holds them (`` | `` between)."""
+    if isinstance(value, str):
+        value = [value] if value.strip() else []
+    if not isinstance(value, list):
+        return ""
+    out = []
+    for item in value[:items]:
+        if isinstance(item, dict):  # {"question": ..., "whyOpen": ...}: its texts, in order
+            item = " -- ".join(str(v) for v in item.values() if isinstance(v, (str, int, float)))
+        text = " ".join(str(item).replace("|", "/").split())[:width] if isinstance(
+            item, (str, int, float)) else ""
+        if text:
+            out.append(text)
+    return LIST_SEP.join(out)
+
+
+def _number(f, value: object) -> tuple[str, str | None]:
+    from cascade.protocol.spec import _num
+
+    try:
+        number = float(value) if isinstance(value, (int, float, str)) and not isinstance(
+            value, bool) else None
+    except ValueError:
+        number = None
+    if number is None or number != number or not f.low <= number <= f.high:
+        shown = "no value" if value is None else repr(value)[:40]
+        return f.fallback, f"{f.name}: {shown} given; taken as {f.fallback}"
+    return _num(number), None
+
+
+def _scores(f, value: object) -> tuple[dict[str, str], str | None]:
+    """Scores by criterion, each within the field's range; a missing or invalid one is the
+    lowest (the cautious value). The last criterion is the overall score: below the flag,
+    the turn is flagged."""
+    given = {str(k).lower(): v for k, v in value.items()} if isinstance(value, dict) else {}
+    parts, missing = [], []
+    overall = f.low
+    for name in f.names:
+        raw = given.get(name.lower())
+        try:
+            score = int(raw) if not isinstance(raw, bool) and raw is not None else None
+        except (TypeError, ValueError):
+            score = None
+        if score is None or not f.low <= score <= f.high:
+            missing.append(name)
+            score = int(f.low)
+        parts.append(f"{name}:{score}")
+        overall = score
+    out = {f.name: ",".join(parts)}
+    if f.flag_below:
+        out["flagged"] = "yes" if overall < f.flag_below else "no"
+    note = (f"{f.name}: {', '.join(missing)} missing or out of range; taken as {int(f.low)}"
+            if missing else None)
+    return out, note
+
+
 def _refs(request: Request, run: Run, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
     refs = list(citations)
     if request.target is not None:
@@ -118,18 +198,28 @@ def _refs(request: Request, run: Run, citations: list[str] = ()) -> str | None: 
 
 def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
     """The step's replies of the round as a markdown table: participant, the reply's first
-    sentence, and its choice fields (shift, verdict)."""
+    sentence (or the field named like the column), and its other fields (shift, verdict)."""
     from cascade.protocol.engine import _sentence
 
     turns = run.of(run.round, step_id)
-    extra = sorted({k for t in turns for k in t.fields})
-    head = ["Participant", column] + [k.title() for k in extra]
+    own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
+    extra = sorted({k for t in turns for k in t.fields if k != own})
+    head = ["Participant", column] + [_words(k) for k in extra]
     rows = [head, ["---"] * len(head)]
     for t in turns:
-        cells = [names.get(t.alias, t.name), _sentence(t.body, 160)] + [t.fields.get(k, "")
-                                                                        for k in extra]
+        first = t.fields.get(own) if own else None
+        cells = [names.get(t.alias, t.name), _sentence(first or t.body, 160)] + [
+            _sentence(t.fields.get(k, ""), 120) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+
+def _words(name: str) -> str:
+    """A field's name as a column title: ``wouldChangeIf`` -> ``Would change if``."""
+    import re
+
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()
+    return " ".join(words).capitalize() if words else name
 
 
 async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
@@ -152,15 +242,21 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
     if d.source:
         source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
     revision = blob_id(source.data) if source is not None and source.data is not None else None
-    registry = d.personas
-    names = {p.alias: p.name for p in registry}
     imported = False
+    noted: set[str] = set()
     try:
         while True:
+            registry = d.personas  # a generated panel's experts join once it is recorded
+            names = {p.alias: p.name for p in registry}
             run = d.state.run
             result.round = run.round
+            for note in run.notes:
+                if note not in noted:
+                    noted.add(note)
+                    result.notes.append(note)
             if run.outcome is not None:
                 result.outcome = run.outcome
+                result.voted = bool(run.steps.after)
                 if run.recorded != run.outcome:
                     import datetime as _dt
 
@@ -169,6 +265,19 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
                     d.save()
                     result.appended += 1
                     result.record = write_record(d, d.state.run, when)
+                break
+            if run.pausing is not None:
+                from cascade.protocol.artifacts import resume_context
+
+                text = resume_context(d, run)
+                d.add_comment(TOOL, f"**Resume context, after round {run.pausing}**\n\n{text}",
+                              provenance={"step": "resume", "round": str(run.pausing)},
+                              origin="tool")
+                d.save()
+                result.appended += 1
+                result.paused = run.pausing
+                result.stopped = (f"paused after round {run.pausing} (a person chose pause): "
+                                  "the resume context is in the ledger")
                 break
             if run.new_round and not _round_recorded(d, run.round):
                 d.add_event(ROUND, str(run.round))
@@ -180,17 +289,17 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
                 assert step is not None
                 if auto:
                     d.add_event(NEXT, step.recommended or step.choices[0], step=step.id,
-                                round=str(run.round), auto="true")
+                                round=str(run.round) if run.setup_done else "0", auto="true")
                     result.notes.append(f"{step.title}: took the recommended choice "
                                         f"{step.recommended} (--auto), recorded in the ledger")
                 elif ask is not None:
                     from cascade.commands._common import git_user_name
 
-                    choice = ask(step, run)
-                    if choice not in step.choices:
+                    answer = " ".join(str(ask(step, run) or "").split())
+                    if answer.split(" ")[0].lower() not in step.choices:
                         result.waiting = question(run)
                         break
-                    d.add_comment(git_user_name(), f"NEXT: {choice}")
+                    d.add_comment(git_user_name(), f"NEXT: {answer}")
                 else:
                     result.waiting = question(run)
                     break
@@ -230,6 +339,14 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
                     on_table(step, round_, text)
     finally:
         progress.close()
+        if result.appended and d.protocol.steps is not None and any(
+                a != "argument-graph" for a in d.protocol.steps.artifacts):
+            from cascade.protocol.artifacts import write_artifacts
+
+            try:
+                result.artifacts = write_artifacts(d, d.state.run)
+            except OSError as exc:
+                result.notes.append(f"artifacts not written: {exc.strerror or exc}")
     return result
 
 
@@ -250,8 +367,9 @@ def write_record(d: Discussion, run: Run, when: str) -> str:
     if "argument-graph" in run.steps.artifacts:
         from cascade.protocol.graph import graph_json
 
-        graph = path.with_name(path.name.replace(".record.md", ".argument-graph.json"))
-        atomic_write(graph, graph_json(run).encode("utf-8"))
+        from cascade.protocol.record import artifact_path
+
+        atomic_write(artifact_path(d.path, "argument-graph"), graph_json(run).encode("utf-8"))
     return display_path(path)
 
 
@@ -309,10 +427,15 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
     if reply is not None:
         fields, notes = _fields(request, reply)
         citations, dropped = cited(request, reply)
-        out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
         verdict = fields.get("verdict")
         out.vote = verdict
         body = reply.comment if not reply.sentinel else "_No comment._"
+        events: list = []
+        if any(f.kind == "panel" for f in request.step.fields):
+            body, events, panel_notes = _panel(d, request, reply, body)
+            notes += panel_notes
+            fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
+        out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
         async with lock:
             run = d.state.run
             provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
@@ -326,9 +449,12 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                 provenance["cut"] = reply.cut
             vote = None
             if verdict is not None and persona.votes:
-                vote = "READY" if verdict == "ACCEPT" else "REJECT"
+                vote = verdict if verdict in ("READY", "CHANGES", "REJECT") else (
+                    "READY" if verdict == "ACCEPT" else "REJECT")
             try:
                 d.add_comment(persona.name, body, vote, provenance=provenance, untrusted=True)
+                for kind, value, event_fields in events:
+                    d.add_event(kind, value, **event_fields)
                 d.save()
             except CascadeError as exc:
                 d.discard()
@@ -342,11 +468,56 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
     return out
 
 
+def _panel(d: Discussion, request: Request, reply: Reply, comment: str):
+    """A setup turn's proposed panel, checked (cascade.protocol.panel): the block's body (the
+    reply's comment and the panel as a table), the events that record it, and notes. A
+    proposal that cannot be used is replaced by the registry's personas picked by topic."""
+    from cascade.config.personas import load_personas
+    from cascade.protocol.panel import fallback_panel, panel_events, parse_panel
+
+    run = d.state.run
+    count = run.steps.participants
+    registry = load_personas(d.root)
+    fixed = set(run.fixed.values())
+    field_ = next(f for f in request.step.fields if f.kind == "panel")
+    extra = {str(k).lower(): v for k, v in reply.extra.items()}
+    value = extra.get(field_.name.lower())
+    if value is None and "experts" in extra:  # the panel's keys at the top level
+        value = reply.extra
+    taken = set(registry.by_alias) | fixed | {"person", TOOL.lower()}
+    panel, notes = parse_panel(value, count.min, count.max, taken, d.title)
+    if panel is None:
+        panel = fallback_panel(d.title, registry, count.default, fixed)
+        notes.append(f"the proposed panel could not be used; the panel is {len(panel.experts)} "
+                     "of the registry's personas picked by topic words (modify it at the "
+                     "confirmation)")
+    lines = [comment.strip(), "", f"**Problem**: {panel.problem}"] if comment.strip() else [
+        f"**Problem**: {panel.problem}"]
+    if panel.scope:
+        lines.append(f"**Scope**: {panel.scope}")
+    if panel.success:
+        lines.append(f"**Success criteria**: {panel.success}")
+    lines += ["", "| Expert | Expertise | Thinking style | Stakes | Blind spots |",
+              "|---|---|---|---|---|"]
+    cell = lambda text: " ".join(str(text).split()).replace("|", "\\|") or "-"  # noqa: E731
+    for e in panel.experts:
+        lines.append(f"| {cell(e.name)} (@{e.id}) | {cell(', '.join(e.expertise))} | "
+                     f"{cell(e.thinking)} | {cell(e.stakes)} | {cell(', '.join(e.blind))} |")
+    lines += ["", "**Designed tensions**:", ""]
+    lines += [f"- @{t.a} vs @{t.b}: {t.axis}" + (f" ({t.description})" if t.description else "")
+              for t in panel.tensions]
+    return "\n".join(lines), panel_events(panel), notes
+
+
 def run(d: Discussion, settings: Settings, progress: Progress | None = None, **kwargs) -> Result:
     return asyncio.run(run_protocol(d, settings, progress, **kwargs))
 
 
 def outcome_text(result: Result) -> str:
+    if result.voted and result.outcome is not None:
+        return (f"{result.outcome} by the closing vote after round {result.round}"
+                + ("" if result.outcome == "READY" else ": a person decides, or the document "
+                   "changes"))
     if result.outcome == "READY":
         return f"consensus in round {result.round}"
     if result.outcome == IMPASSE:

@@ -21,6 +21,23 @@ steps:
     table: Position              # a table of the step's replies, in the ledger and on screen
     confirm: true                # the step's "vote" is the confirmation (ACCEPT / REJECT)
 ```
+
+A protocol whose panel is generated for its discussion (swarm) takes its members ``from:
+panel``, runs ``setup`` steps once before round 1 (the panel, then a decision point that
+confirms it; a choice listed in the decision's ``redo`` runs the setup again), its ``after``
+steps once when the rounds end (a synthesis, a closing vote), and may declare ``modes``:
+
+```yaml
+modes:
+  default: standard
+  lightweight: {experts: 2, roles: [moderator, contrarian], rounds: {min: 1, max: 2},
+                stand_in: {historian: moderator}}   # who speaks for a role the mode lacks
+```
+A step whose role a mode lacks (and no stand-in covers) is not run in that mode.
+Field kinds besides choices, text and refs: ``refs:<edge type>`` (a refs field under another
+name), ``{number: [low, high], fallback: x}``, ``list`` (of short texts), ``{scores: [names],
+range: [1, 5], flag_below: 3}`` (the last name is the overall score; below the flag, the turn
+is flagged) and ``panel`` (a generated panel, cascade.protocol.panel).
 """
 from __future__ import annotations
 
@@ -30,15 +47,20 @@ from pathlib import Path
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
 
-VISIBILITIES = ("blind", "sequential", "synthesis", "all")
+VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history")  # history: all rounds
 TIERS = ("fast", "strong")
 _ROLE_KEYS = {"id", "from", "persona", "tier", "title"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
-              "table", "confirm", "question", "choices", "recommended", "goto"}
+              "table", "confirm", "question", "choices", "recommended", "goto", "redo",
+              "min_refs", "when"}
+MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
-ARTIFACTS = ("argument-graph",)  # files a protocol may ask for beside the ledger
+# files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
+ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
 REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse"}
+_MODE_KEYS = {"experts", "roles", "rounds", "stand_in"}
+WHEN = ("not_last",)  # a step skipped in the last round (a next-action question, say)
 _COUNT_KEYS = {"min", "max", "default"}
 
 
@@ -48,6 +70,7 @@ class Role:
     title: str
     persona: str | None  # a fixed role's persona alias; None: the discussion's participants
     tier: str  # fast | strong
+    source: str = "participants"  # the members' role: the rule's participants, or a panel
 
     @property
     def fixed(self) -> bool:
@@ -60,6 +83,12 @@ class Field:
     choices: tuple[str, ...] | None  # None: free text (or references)
     fallback: str  # what a missing or invalid value becomes (and a note says so)
     refs: bool = False  # message ids the turn cites, as typed edges named by the field
+    kind: str = ""  # "" (choices or text), number, list, scores, panel
+    edge: str = ""  # a refs field's edge type (its name, unless refs:<type>)
+    low: float = 0.0  # number: its range; scores: each score's range
+    high: float = 0.0
+    names: tuple[str, ...] = ()  # scores: the criteria, the overall score last
+    flag_below: float = 0.0  # scores: an overall score below this flags the turn
 
 
 @dataclass(frozen=True)
@@ -80,6 +109,9 @@ class Step:
     choices: tuple[str, ...] = ()
     recommended: str | None = None
     goto: tuple[tuple[str, str], ...] = ()
+    redo: tuple[tuple[str, str], ...] = ()  # a setup decision: choice -> the step run again
+    min_refs: int = 0  # references the reply must cite (a note says when it cites fewer)
+    when: str | None = None  # not_last: skipped in the last round
 
     @property
     def decision(self) -> bool:
@@ -103,6 +135,17 @@ class Count:
 
 
 @dataclass(frozen=True)
+class Mode:
+    """A protocol's mode: how many members, which fixed roles speak, how many rounds."""
+
+    name: str
+    experts: Count
+    roles: tuple[str, ...]  # the fixed roles present
+    rounds: tuple[int, int]  # min, max
+    stand_in: tuple[tuple[str, str], ...] = ()  # role -> the present role that speaks for it
+
+
+@dataclass(frozen=True)
 class Steps:
     """A step protocol's own part."""
 
@@ -112,12 +155,55 @@ class Steps:
     participants: Count
     outcome: str
     artifacts: tuple[str, ...] = ()  # written beside the ledger at the conclusion
+    setup: tuple[Step, ...] = ()  # run once before round 1 (a generated panel, confirmed)
+    after: tuple[Step, ...] = ()  # run once when the rounds end (a synthesis, a closing vote)
+    modes: tuple[Mode, ...] = ()
+    default_mode: str | None = None
+    mode: str | None = None  # the mode these steps are specialized for (for_mode)
 
     def role(self, role_id: str) -> Role:
         return next(r for r in self.roles if r.id == role_id)
 
     def step(self, step_id: str) -> Step | None:
-        return next((s for s in self.steps if s.id == step_id), None)
+        return next((s for s in self.steps + self.setup + self.after if s.id == step_id), None)
+
+    @property
+    def member_role(self) -> Role:
+        return next(r for r in self.roles if not r.fixed)
+
+    @property
+    def generated(self) -> bool:
+        """Members come from a panel generated for the discussion (recorded in its ledger)."""
+        return self.member_role.source == "panel"
+
+    def get_mode(self, name: str | None) -> Mode | None:
+        return next((m for m in self.modes if m.name == name), None)
+
+    def for_mode(self, name: str | None) -> Steps:
+        """These steps as mode ``name`` runs them (the default mode for None or an unknown
+        name): its member count and round range, its fixed roles (a role it lacks is spoken
+        by its stand-in, or its steps are not run)."""
+        import dataclasses
+
+        mode = self.get_mode(name) or self.get_mode(self.default_mode)
+        if mode is None:
+            return self
+        stand_in = dict(mode.stand_in)
+        roles, dropped = [], set()
+        for r in self.roles:
+            if not r.fixed or r.id in mode.roles:
+                roles.append(r)
+            elif r.id in stand_in:
+                other = self.role(stand_in[r.id])
+                roles.append(dataclasses.replace(r, persona=other.persona))
+            else:
+                dropped.add(r.id)
+        keep = lambda steps: tuple(s for s in steps if s.role not in dropped)  # noqa: E731
+        low, high = mode.rounds
+        return dataclasses.replace(
+            self, roles=tuple(roles), steps=keep(self.steps), setup=keep(self.setup),
+            after=keep(self.after), participants=mode.experts,
+            rounds=dataclasses.replace(self.rounds, min=low, max=high), mode=mode.name)
 
     @property
     def round_steps(self) -> tuple[Step, ...]:
@@ -127,6 +213,10 @@ class Steps:
     @property
     def fixed_roles(self) -> tuple[Role, ...]:
         return tuple(r for r in self.roles if r.fixed)
+
+    @property
+    def all_steps(self) -> tuple[Step, ...]:
+        return self.setup + self.steps + self.after
 
 
 def _int(value: object, path: Path, line: int | None, what: str, low: int = 1) -> int:
@@ -156,81 +246,48 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
             raise CascadeError(f"duplicate role id {rid!r}", path, r.line_of("id"))
         source, persona = r.get("from"), r.get("persona")
         if (source is None) == (persona is None) or (source is not None
-                                                     and source != "participants"):
-            raise CascadeError(f"role {rid!r}: give 'from: participants' or 'persona: <alias>'",
-                               path, r.line_of("id"))
+                                                     and source not in MEMBER_SOURCES):
+            raise CascadeError(f"role {rid!r}: give 'from: participants', 'from: panel' or "
+                               "'persona: <alias>'", path, r.line_of("id"))
         tier = r.get("tier", "fast")
         if tier not in TIERS:
             raise CascadeError(f"role {rid!r}: tier must be one of {', '.join(TIERS)}", path,
                                r.line_of("tier"))
         roles.append(Role(rid, str(r.get("title") or rid),
                           _text(persona, path, r.line_of("persona"), "role 'persona'").lower()
-                          if persona is not None else None, tier))
+                          if persona is not None else None, tier,
+                          str(source) if source is not None else "participants"))
     if sum(1 for r in roles if not r.fixed) != 1:
-        raise CascadeError("exactly one role takes the discussion's participants (from: "
-                           "participants)", path, data.line_of("roles"))
+        raise CascadeError("exactly one role takes the discussion's members (from: "
+                           "participants, or from: panel)", path, data.line_of("roles"))
+    generated = any(r.source == "panel" for r in roles)
 
-    steps: list[Step] = []
-    raw_steps = data.get("steps")
-    if not isinstance(raw_steps, list) or not raw_steps:
+    if not isinstance(data.get("steps"), list) or not data.get("steps"):
         raise CascadeError("protocol 'steps' must be a non-empty list", path, data.line_of("steps"))
-    for item, line in items_with_lines(raw_steps, data.line_of("steps")):
-        s = check_keys(item, path, _STEP_KEYS, {"id", "role"}, "step", line)
-        sid = _text(s["id"], path, s.line_of("id"), "step 'id'")
-        if any(x.id == sid for x in steps):
-            raise CascadeError(f"duplicate step id {sid!r}", path, s.line_of("id"))
-        role = s["role"]
-        if role == PERSON:
-            steps.append(_decision(s, sid, path))
-            continue
-        if not any(r.id == role for r in roles):
-            raise CascadeError(f"step {sid!r}: unknown role {role!r} (roles: "
-                               f"{', '.join(r.id for r in roles)})", path, s.line_of("role"))
-        visibility = s.get("visibility", "all")
-        if visibility not in VISIBILITIES:
-            raise CascadeError(f"step {sid!r}: visibility must be one of "
-                               f"{', '.join(VISIBILITIES)}", path, s.line_of("visibility"))
-        target = s.get("target")
-        if target is not None and target not in registry.TARGETS:
-            raise CascadeError(f"step {sid!r}: unknown target {target!r} (known: "
-                               f"{', '.join(sorted(registry.TARGETS))})", path, s.line_of("target"))
-        fields: list[Field] = []
-        raw_fields = s.get("fields") or {}
-        if not isinstance(raw_fields, dict):
-            raise CascadeError(f"step {sid!r}: fields must be a mapping of name to [choices] "
-                               "or text", path, s.line_of("fields"))
-        for name, spec in raw_fields.items():
-            if spec == "text":
-                fields.append(Field(str(name), None, ""))
-            elif spec == "refs":  # cited message ids: edges of this type (supports, ...)
-                if name not in REF_TYPES:
-                    raise CascadeError(f"step {sid!r}: a refs field is named by its edge type "
-                                       f"({', '.join(REF_TYPES)}), not {name!r}", path,
-                                       s.line_of("fields"))
-                fields.append(Field(str(name), None, "", refs=True))
-            elif isinstance(spec, list) and spec and all(isinstance(c, str) for c in spec):
-                # the last choice is the fallback: the cautious one (REJECT, major, ...)
-                fields.append(Field(str(name), tuple(spec), spec[-1]))
-            else:
-                raise CascadeError(f"step {sid!r}: field {name!r} must be text or a list of "
-                                   "choices, each a string (quote yes, no, on, off: YAML reads "
-                                   "them as true and false)", path, s.line_of("fields"))
-        confirm = s.get("confirm", False)
-        if not isinstance(confirm, bool):
-            raise CascadeError(f"step {sid!r}: confirm must be true or false", path,
-                               s.line_of("confirm"))
-        steps.append(Step(sid, str(s.get("title") or sid.title()), role, visibility,
-                          str(s.get("instructions") or "").strip(),
-                          _int(s.get("words", 150), path, s.line_of("words"), "words"),
-                          tuple(fields), target,
-                          str(s["table"]) if s.get("table") else None, confirm))
-
-    for step, (item, line) in zip(steps, items_with_lines(raw_steps, data.line_of("steps"))):
-        for choice, target in step.goto:
-            later = [x.id for x in steps[steps.index(step) + 1:]]
-            if target not in later:
-                raise CascadeError(f"step {step.id!r}: goto {choice!r} must name a later step "
-                                   f"({', '.join(later) or 'none'})", path, item.line_of("goto"))
+    seen: set[str] = set()
+    steps = _step_list(data, "steps", roles, path, seen, registry)
+    setup = _step_list(data, "setup", roles, path, seen, registry)
+    after = _step_list(data, "after", roles, path, seen, registry)
+    if setup and not generated:
+        raise CascadeError("'setup' runs before round 1 to generate the panel: only a protocol "
+                           "whose members come 'from: panel' has one", path, data.line_of("setup"))
+    if generated and not any(f.kind == "panel" for s in setup for f in s.fields):
+        raise CascadeError("members 'from: panel' need a setup step with a panel field", path,
+                           data.line_of("setup") or data.line_of("roles"))
+    for group in (steps, setup, after):
+        for step in group:
+            later = [x.id for x in group[group.index(step) + 1:]]
+            for choice, target in step.goto:
+                if target not in later:
+                    raise CascadeError(f"step {step.id!r}: goto {choice!r} must name a later "
+                                       f"step ({', '.join(later) or 'none'})", path,
+                                       data.line_of(_key_of(data, step.id)))
+            earlier = [x.id for x in group[:group.index(step)] if not x.decision]
+            for choice, target in step.redo:
+                if group is not setup or target not in earlier:
+                    raise CascadeError(f"step {step.id!r}: redo {choice!r} must name an "
+                                       f"earlier setup step ({', '.join(earlier) or 'none'})",
+                                       path, data.line_of("setup"))
     r = check_keys(data.get("rounds") or {}, path, _ROUNDS_KEYS, set(), "rounds",
                    data.line_of("rounds"))
     exit_rule = r.get("exit", "all_accept")
@@ -247,12 +304,8 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                     _int(r.get("carry", 1000), path, line, "rounds carry", low=0), on_impasse)
     if rounds.min > rounds.max:
         raise CascadeError("rounds min is more than rounds max", path, line)
-    c = check_keys(data.get("participants") or {}, path, _COUNT_KEYS, set(), "participants",
-                   data.line_of("participants"))
-    line = data.line_of("participants")
-    count = Count(_int(c.get("min", 1), path, line, "participants min"),
-                  _int(c.get("max", 8), path, line, "participants max"),
-                  _int(c.get("default", c.get("min", 2)), path, line, "participants default"))
+    count = _count(data.get("participants"), path, data.line_of("participants"),
+                   "participants", {"min": 1, "max": 8})
     outcome = data.get("outcome", exit_rule)
     if outcome not in registry.OUTCOME_RULES:
         raise CascadeError(f"unknown outcome rule {outcome!r} (known: "
@@ -262,7 +315,191 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
     if not isinstance(artifacts, list) or any(a not in ARTIFACTS for a in artifacts):
         raise CascadeError(f"artifacts must be a list of: {', '.join(ARTIFACTS)}", path,
                            data.line_of("artifacts"))
-    return Steps(tuple(roles), tuple(steps), rounds, count, outcome, tuple(artifacts))
+    modes, default = _modes(data, roles, path)
+    return Steps(tuple(roles), tuple(steps), rounds, count, outcome, tuple(artifacts),
+                 tuple(setup), tuple(after), modes, default)
+
+
+def _key_of(data: LineDict, step_id: str) -> str:
+    for key in ("steps", "setup", "after"):
+        if any(isinstance(i, dict) and i.get("id") == step_id for i in data.get(key) or []):
+            return key
+    return "steps"
+
+
+def _count(raw: object, path: Path, line: int | None, what: str,
+           defaults: dict[str, int]) -> Count:
+    if isinstance(raw, int) and not isinstance(raw, bool):
+        n = _int(raw, path, line, what)
+        return Count(n, n, n)
+    c = check_keys(raw or {}, path, _COUNT_KEYS, set(), what, line)
+    count = Count(_int(c.get("min", defaults["min"]), path, line, f"{what} min"),
+                  _int(c.get("max", defaults["max"]), path, line, f"{what} max"),
+                  _int(c.get("default", c.get("min", max(defaults["min"], 2))), path, line,
+                       f"{what} default"))
+    if not count.min <= count.default <= count.max:
+        raise CascadeError(f"{what}: min <= default <= max must hold", path, line)
+    return count
+
+
+def _modes(data: LineDict, roles: list[Role], path: Path) -> tuple[tuple[Mode, ...], str | None]:
+    raw = data.get("modes")
+    if raw is None:
+        return (), None
+    line = data.line_of("modes")
+    if not isinstance(raw, dict) or not raw:
+        raise CascadeError("modes must map a mode's name to its experts, roles and rounds",
+                           path, line)
+    fixed = [r.id for r in roles if r.fixed]
+    modes: list[Mode] = []
+    default = raw.get("default")
+    for name, spec in raw.items():
+        if name == "default":
+            continue
+        m = check_keys(spec, path, _MODE_KEYS, {"roles", "rounds"}, f"mode {name!r}", line)
+        mline = m.line_of("roles") or line
+        present = m.get("roles")
+        if not isinstance(present, list) or any(p not in fixed for p in present):
+            raise CascadeError(f"mode {name!r}: roles must be a list of the protocol's fixed "
+                               f"roles ({', '.join(fixed)})", path, mline)
+        rr = check_keys(m.get("rounds"), path, {"min", "max"}, {"max"}, f"mode {name!r} rounds",
+                        m.line_of("rounds"))
+        low = _int(rr.get("min", 1), path, m.line_of("rounds"), f"mode {name!r} rounds min")
+        high = _int(rr["max"], path, m.line_of("rounds"), f"mode {name!r} rounds max")
+        if low > high:
+            raise CascadeError(f"mode {name!r}: rounds min is more than max", path,
+                               m.line_of("rounds"))
+        stand_in = m.get("stand_in") or {}
+        if not isinstance(stand_in, dict) or any(
+                k not in fixed or k in present or v not in present for k, v in stand_in.items()):
+            raise CascadeError(f"mode {name!r}: stand_in maps a role the mode lacks to one it "
+                               "has", path, m.line_of("stand_in") or mline)
+        modes.append(Mode(str(name), _count(m.get("experts"), path, m.line_of("experts") or mline,
+                                            f"mode {name!r} experts", {"min": 1, "max": 8}),
+                          tuple(present), (low, high),
+                          tuple((str(k), str(v)) for k, v in stand_in.items())))
+    if default is None:
+        default = modes[0].name if modes else None
+    if not any(m.name == default for m in modes):
+        raise CascadeError(f"modes default {default!r} is not one of the modes", path, line)
+    return tuple(modes), default
+
+
+def _field(name: str, spec: object, sid: str, path: Path, line: int | None) -> Field:
+    """One reply field of a step, from its declaration."""
+    if spec == "text":
+        return Field(name, None, "")
+    if spec == "list":
+        return Field(name, None, "", kind="list")
+    if spec == "panel":
+        return Field(name, None, "", kind="panel")
+    if isinstance(spec, str) and (spec == "refs" or spec.startswith("refs:")):
+        # cited message ids: edges of a type (supports, ...), the field's name unless given
+        edge = spec.partition(":")[2].strip() or name
+        if edge not in REF_TYPES:
+            raise CascadeError(f"step {sid!r}: a refs field's edge type is one of "
+                               f"{', '.join(REF_TYPES)}, not {edge!r} (name it so, or write "
+                               "refs:<type>)", path, line)
+        return Field(name, None, "", refs=True, kind="refs", edge=edge)
+    if isinstance(spec, list) and spec and all(isinstance(c, str) for c in spec):
+        # the last choice is the fallback: the cautious one (REJECT, major, ...)
+        return Field(name, tuple(spec), spec[-1])
+    if isinstance(spec, dict) and "number" in spec:
+        bounds = spec.get("number")
+        if (not isinstance(bounds, list) or len(bounds) != 2
+                or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
+                or bounds[0] >= bounds[1]):
+            raise CascadeError(f"step {sid!r}: field {name!r}: number takes [low, high]", path,
+                               line)
+        fallback = spec.get("fallback", bounds[0])
+        if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
+            raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
+                               f"{bounds}", path, line)
+        return Field(name, None, _num(fallback), kind="number", low=float(bounds[0]),
+                     high=float(bounds[1]))
+    if isinstance(spec, dict) and "scores" in spec:
+        names = spec.get("scores")
+        bounds = spec.get("range", [1, 5])
+        if (not isinstance(names, list) or not names
+                or not all(isinstance(n, str) and n for n in names)):
+            raise CascadeError(f"step {sid!r}: field {name!r}: scores takes a list of names, "
+                               "the overall score last", path, line)
+        if (not isinstance(bounds, list) or len(bounds) != 2
+                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+                or bounds[0] >= bounds[1]):
+            raise CascadeError(f"step {sid!r}: field {name!r}: range takes [low, high]", path,
+                               line)
+        flag = spec.get("flag_below", 0)
+        if not isinstance(flag, (int, float)) or isinstance(flag, bool):
+            raise CascadeError(f"step {sid!r}: field {name!r}: flag_below must be a number",
+                               path, line)
+        return Field(name, None, str(bounds[0]), kind="scores", low=float(bounds[0]),
+                     high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
+    raise CascadeError(f"step {sid!r}: field {name!r} must be text, list, refs, panel, a list "
+                       "of choices (each a string: quote yes, no, on, off, which YAML reads as "
+                       "true and false), {number: [low, high]} or {scores: [names]}", path, line)
+
+
+def _num(value: float) -> str:
+    return f"{value:g}"
+
+
+def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: set[str],
+               registry) -> list[Step]:
+    raw_steps = data.get(key)
+    if raw_steps is None:
+        return []
+    if not isinstance(raw_steps, list):
+        raise CascadeError(f"protocol {key!r} must be a list of steps", path, data.line_of(key))
+    steps: list[Step] = []
+    for item, line in items_with_lines(raw_steps, data.line_of(key)):
+        s = check_keys(item, path, _STEP_KEYS, {"id", "role"}, "step", line)
+        sid = _text(s["id"], path, s.line_of("id"), "step 'id'")
+        if sid in seen:
+            raise CascadeError(f"duplicate step id {sid!r}", path, s.line_of("id"))
+        seen.add(sid)
+        when = s.get("when")
+        if when is not None and when not in WHEN:
+            raise CascadeError(f"step {sid!r}: when must be one of {', '.join(WHEN)}", path,
+                               s.line_of("when"))
+        role = s["role"]
+        if role == PERSON:
+            steps.append(_decision(s, sid, path))
+            continue
+        if not any(r.id == role for r in roles):
+            raise CascadeError(f"step {sid!r}: unknown role {role!r} (roles: "
+                               f"{', '.join(r.id for r in roles)})", path, s.line_of("role"))
+        visibility = s.get("visibility", "all")
+        if visibility not in VISIBILITIES:
+            raise CascadeError(f"step {sid!r}: visibility must be one of "
+                               f"{', '.join(VISIBILITIES)}", path, s.line_of("visibility"))
+        target = s.get("target")
+        if target is not None and target not in registry.TARGETS:
+            raise CascadeError(f"step {sid!r}: unknown target {target!r} (known: "
+                               f"{', '.join(sorted(registry.TARGETS))})", path, s.line_of("target"))
+        raw_fields = s.get("fields") or {}
+        if not isinstance(raw_fields, dict):
+            raise CascadeError(f"step {sid!r}: fields must be a mapping of name to [choices] "
+                               "or text", path, s.line_of("fields"))
+        fields = [_field(str(name), spec, sid, path, s.line_of("fields"))
+                  for name, spec in raw_fields.items()]
+        if sum(1 for f in fields if f.kind == "panel") > 1:
+            raise CascadeError(f"step {sid!r}: one panel field at most", path, s.line_of("fields"))
+        confirm = s.get("confirm", False)
+        if not isinstance(confirm, bool):
+            raise CascadeError(f"step {sid!r}: confirm must be true or false", path,
+                               s.line_of("confirm"))
+        min_refs = _int(s.get("min_refs", 0), path, s.line_of("min_refs"), "min_refs", low=0)
+        if min_refs and not any(f.refs for f in fields):
+            raise CascadeError(f"step {sid!r}: min_refs needs a refs field", path,
+                               s.line_of("min_refs"))
+        steps.append(Step(sid, str(s.get("title") or sid.title()), role, visibility,
+                          str(s.get("instructions") or "").strip(),
+                          _int(s.get("words", 150), path, s.line_of("words"), "words"),
+                          tuple(fields), target,
+                          str(s["table"]) if s.get("table") else None, confirm,
+                          min_refs=min_refs, when=when))
+    return steps
 
 
 def _decision(s: LineDict, sid: str, path: Path) -> Step:
@@ -283,6 +520,12 @@ def _decision(s: LineDict, sid: str, path: Path) -> Step:
                                          for k, v in goto.items()):
         raise CascadeError(f"step {sid!r}: goto maps a choice to a later step's id", path,
                            s.line_of("goto") or s.line)
+    redo = s.get("redo") or {}
+    if not isinstance(redo, dict) or any(k not in choices or not isinstance(v, str)
+                                         for k, v in redo.items()):
+        raise CascadeError(f"step {sid!r}: redo maps a choice to an earlier setup step's id",
+                           path, s.line_of("redo") or s.line)
     return Step(sid, str(s.get("title") or sid.title()), PERSON, "all",
                 str(s.get("instructions") or "").strip(), 1, (), None, None, False, question,
-                tuple(choices), recommended, tuple((str(k), v) for k, v in goto.items()))
+                tuple(choices), recommended, tuple((str(k), v) for k, v in goto.items()),
+                tuple((str(k), v) for k, v in redo.items()), when=s.get("when"))

@@ -1,0 +1,266 @@
+"""The files a step protocol keeps beside its ledger (``artifacts:`` in the protocol), each a
+pure function of the ledger -- written again after every run, so they always say what the
+ledger says, and ``check`` or a person can render them again and compare:
+
+- ``x.progress.md``: one entry per step done (round, step, who spoke, the key takeaway);
+- ``x.position-evolution.md``: each member's declared position, then every shift (none,
+  minor, major), from what to what, and the message ids that triggered it;
+- ``x.open-questions.md``: the synthesis's open questions (with why they stay open), then
+  those each round's quality gate left;
+- ``x.synthesis.md``: the synthesis, the panel, the closing vote and the argument graph as a
+  mermaid chart (``x.argument-graph.json`` beside it);
+- the resume context a pause writes into the ledger (``resume_context``).
+"""
+from __future__ import annotations
+
+from cascade.protocol.engine import Run, Turn, _sentence, recommendation, split_list
+from cascade.protocol.record import artifact_path
+
+RESUME_LIMIT = 3000
+
+
+def _names(d) -> dict[str, str]:
+    return {p.alias: p.name for p in d.personas}
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|") or "-"
+
+
+def _position(t: Turn) -> str:
+    return t.fields.get("position") or _sentence(t.body, 240)
+
+
+def _all_turns(run: Run) -> list[Turn]:
+    return sorted(run.setup + run.turns, key=lambda t: t.line)
+
+
+def _order(run: Run):
+    """(round, step) in the order they ran."""
+    seen: list[tuple[int, str]] = []
+    for t in _all_turns(run):
+        key = (0 if t.step in {s.id for s in run.steps.setup} else t.round, t.step)
+        if key not in seen:
+            seen.append(key)
+    return seen
+
+
+def _takeaway(run: Run, step, turns: list[Turn]) -> str:
+    """The step's key takeaway, from its structured fields where it has them."""
+    if any(f.kind == "panel" for f in step.fields) and run.panel is not None:
+        return (f"{len(run.panel.experts)} experts proposed, {len(run.panel.tensions)} designed "
+                f"tension(s)")
+    if step.confirm:
+        tally: dict[str, int] = {}
+        for t in turns:
+            tally[t.fields.get("verdict", "-")] = tally.get(t.fields.get("verdict", "-"), 0) + 1
+        return "votes: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
+    if any(f.kind == "scores" for f in step.fields) and turns:
+        t = turns[-1]
+        flag = " (flagged: below the quality bar)" if t.fields.get("flagged") == "yes" else ""
+        return (f"quality {t.fields.get('scores', '-')}{flag}; recommendation "
+                f"{t.fields.get('recommendation', '-')}")
+    shifts = [t.fields[k] for t in turns for k in ("positionShift", "shift") if k in t.fields]
+    if shifts:
+        return "position shifts: " + ", ".join(f"{shifts.count(v)} {v}"
+                                               for v in ("major", "minor", "none") if v in shifts)
+    if "confidence" in {k for t in turns for k in t.fields}:
+        values = sorted(float(t.fields["confidence"]) for t in turns
+                        if t.fields.get("confidence", "").replace(".", "", 1).isdigit())
+        if values:
+            return (f"{len(turns)} positions declared; confidence {values[0]:g} to "
+                    f"{values[-1]:g}")
+    edges = sum(len(t.refs) for t in turns)
+    return _sentence(turns[-1].body, 200) + (f" ({edges} reference(s))" if edges else "")
+
+
+def progress_log(d, run: Run) -> str:
+    names = _names(d)
+    out = [f"# Progress: {d.title}", ""]
+    decisions = {(r, s): a for (r, s), a in run.chosen.items()}
+    for round_, step_id in _order(run):
+        step = run.steps.step(step_id) or (run.base.step(step_id) if run.base else None)
+        if step is None:
+            continue
+        pool = run.setup if round_ == 0 else run.turns
+        turns = [t for t in pool if t.step == step_id and (round_ == 0 or t.round == round_)]
+        where = "Setup" if round_ == 0 else f"Round {round_}"
+        out += [f"### {where}: {step.title}", "",
+                "; ".join(f"{names.get(t.alias, t.name)} ({t.msg}): {_sentence(_position(t), 160)}"
+                          for t in turns[:4]) + (" ..." if len(turns) > 4 else ""), "",
+                f"**Key takeaway**: {_takeaway(run, step, turns)}", ""]
+        for (r, s), answer in decisions.items():
+            if r == round_ and s != step_id and _after_step(run, s, step_id):
+                decided = run.steps.step(s)
+                out += [f"### {where}: {decided.title if decided else s}", "",
+                        f"**Key takeaway**: {answer.choice}" + (f" {answer.text}" if answer.text
+                                                                else "")
+                        + (" (taken automatically)" if answer.auto else f" (by {answer.by})"), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _after_step(run: Run, decision: str, step_id: str) -> bool:
+    """Whether the decision point ``decision`` comes right after step ``step_id``."""
+    for group in (run.steps.setup, run.steps.round_steps):
+        ids = [s.id for s in group]
+        if decision in ids and step_id in ids:
+            before = [s for s in group[:ids.index(decision)] if not s.decision]
+            return bool(before) and before[-1].id == step_id
+    return False
+
+
+def position_evolution(d, run: Run) -> str:
+    names = _names(d)
+    first = run.steps.round_steps[0].id
+    out = [f"# Position evolution: {d.title}", ""]
+    for alias in run.members:
+        out += [f"## {names.get(alias, alias)} (@{alias})", ""]
+        mine = [t for t in run.turns if t.alias == alias]
+        for t in mine:
+            if t.step == first:
+                conf = f" (confidence {t.fields['confidence']})" if "confidence" in t.fields else ""
+                out.append(f"- Round {t.round}, declared ({t.msg}): {_position(t)}{conf}")
+            shift = t.fields.get("positionShift") or t.fields.get("shift")
+            if shift is None:
+                continue
+            triggers = [m for kind, m in t.refs if kind == "responds_to"]
+            moved = ""
+            if shift != "none":
+                before = t.fields.get("previousPosition", "")
+                after = t.fields.get("currentPosition", "") or _sentence(t.body, 200)
+                moved = f": {before or '(earlier position)'} -> {after}"
+            out.append(f"- Round {t.round}, {'no' if shift == 'none' else shift} shift "
+                       f"({t.msg}){moved}"
+                       + (f"; triggered by {', '.join(triggers)}" if triggers else
+                          "; no trigger it was shown" if shift != "none" else ""))
+            if t.fields.get("shiftReason") and shift != "none":
+                out.append(f"  - why: {t.fields['shiftReason']}")
+        if not mine:
+            out.append("- (no turn yet)")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _synthesis_turn(run: Run) -> Turn | None:
+    ids = {s.id for s in run.steps.after if not s.confirm and not s.decision}
+    found = [t for t in run.turns if t.step in ids]
+    return found[-1] if found else None
+
+
+def open_questions(d, run: Run) -> str:
+    out = [f"# Open questions: {d.title}", ""]
+    synthesis = _synthesis_turn(run)
+    listed = split_list(synthesis.fields.get("openQuestions", "")) if synthesis else []
+    out += ["## After the synthesis", ""]
+    out += [f"- {q}" for q in listed] or ["- (none listed yet)"]
+    out.append("")
+    for round_ in sorted({t.round for t in run.turns}):
+        items = [q for t in run.turns if t.round == round_ and t.step not in
+                 {s.id for s in run.steps.after}
+                 for q in split_list(t.fields.get("openQuestions", ""))]
+        if items:
+            out += [f"## Left open by round {round_}", ""] + [f"- {q}" for q in items] + [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def synthesis_md(d, run: Run) -> str:
+    from cascade.protocol.graph import mermaid
+    from cascade.protocol.record import _nested
+
+    names = _names(d)
+    synthesis = _synthesis_turn(run)
+    out = [f"# Synthesis: {d.title}", "",
+           f"Mode: {run.mode or '-'}; rounds: {run.round}; outcome: {run.outcome or 'open'}; "
+           f"ledger: `{d.path.name}`", ""]
+    if run.panel is not None:
+        out += ["## The panel", "", f"Problem: {run.panel.problem}", ""]
+        out += [f"- {e.name} (@{e.id}): {', '.join(e.expertise) or '-'}" for e in run.panel.experts]
+        out += [f"- Tension @{t.a} vs @{t.b}: {t.axis}" for t in run.panel.tensions] + [""]
+    out += ["## Synthesis", ""]
+    if synthesis is not None:
+        out += [f"By {synthesis.name} ({synthesis.msg}); cites "
+                f"{', '.join(m for _, m in synthesis.refs) or 'no message'}.", "",
+                _nested(synthesis.body), ""]
+    else:
+        out += ["_(not yet written)_", ""]
+    vote = next((s for s in run.steps.after if s.confirm), None)
+    votes = [t for t in run.turns if vote is not None and t.step == vote.id]
+    if votes:
+        out += ["## Closing vote", "", "| Member | Vote | Reason |", "|---|---|---|"]
+        out += [f"| {_cell(names.get(t.alias, t.name))} | {t.fields.get('verdict', '-')} | "
+                f"{_cell(_sentence(t.body, 200))} |" for t in votes] + [""]
+    graph = artifact_path(d.path, "argument-graph").name
+    out += ["## Argument graph", "", f"Who answered whom (`{graph}`):", "", mermaid(run)]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def resume_context(d, run: Run) -> str:
+    """What a later run (or a person) needs to pick the discussion up, from the ledger alone:
+    theme, progress, each member's current position, disagreements, open questions, the
+    direction chosen, the quality trajectory. At most RESUME_LIMIT characters."""
+    names = _names(d)
+    last = run.pausing or run.round
+    out = ["## Theme", "", d.title]
+    if run.panel is not None:
+        out.append(f"Problem: {run.panel.problem}")
+    out += ["", "## Progress", ""]
+    for r in range(1, last + 1):
+        quality = [t for t in run.turns if t.round == r and "scores" in t.fields]
+        gist = _sentence(quality[-1].body, 200) if quality else "-"
+        out.append(f"- Round {r}: {gist}")
+    out += ["", "## Current positions", ""]
+    for alias in run.members:
+        mine = [t for t in run.turns if t.alias == alias]
+        current = next((t.fields.get("currentPosition") for t in reversed(mine)
+                        if t.fields.get("currentPosition")), None)
+        if current is None and mine:
+            current = _position(mine[0])
+        out.append(f"- {names.get(alias, alias)}: {current or '(none yet)'}")
+    quality = [t for t in run.turns if "scores" in t.fields]
+    if quality:
+        q = quality[-1]
+        out += ["", "## Active disagreements", ""]
+        out += [f"- {x}" for x in split_list(q.fields.get("disagreements", ""))] or ["- (none listed)"]
+        out += ["", "## Open questions", ""]
+        out += [f"- {x}" for x in split_list(q.fields.get("openQuestions", ""))] or ["- (none listed)"]
+        out += ["", "## Next", "", f"Recommendation: {recommendation(run, last) or '-'}"]
+        out += ["", "## Quality trajectory", "",
+                ", ".join(f"round {t.round}: {t.fields['scores'].rsplit(':', 1)[-1]}/5"
+                          + (" (flagged)" if t.fields.get("flagged") == "yes" else "")
+                          for t in quality)]
+    text = "\n".join(out).strip()
+    return text if len(text) <= RESUME_LIMIT else text[:RESUME_LIMIT - 4].rstrip() + " ..."
+
+
+RENDER = {"synthesis": synthesis_md, "open-questions": open_questions,
+          "position-evolution": position_evolution, "progress": progress_log}
+
+
+def render_artifacts(d, run: Run) -> dict[str, str]:
+    """Each declared artifact's text (the argument graph as JSON), as the ledger says now."""
+    from cascade.protocol.graph import graph_json
+
+    out = {}
+    for name in run.steps.artifacts:
+        out[name] = graph_json(run) if name == "argument-graph" else RENDER[name](d, run)
+    return out
+
+
+def write_artifacts(d, run: Run) -> list[str]:
+    """Write the declared artifacts beside the ledger (atomically, never through a link);
+    the paths written, as shown to a person."""
+    from cascade.atomic import atomic_write
+    from cascade.errors import display_path
+    from cascade.safepath import refuse_links
+
+    written = []
+    for name, text in render_artifacts(d, run).items():
+        path = artifact_path(d.path, name)
+        try:
+            rel = path.resolve().relative_to(d.root.resolve()).as_posix()
+            refuse_links(d.root, rel, "an artifact")
+        except ValueError:
+            pass
+        atomic_write(path, text.encode("utf-8"), durable=False)
+        written.append(display_path(path))
+    return written

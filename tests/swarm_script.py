@@ -1,0 +1,124 @@
+"""Scripted replies for a swarm discussion (seed 001) over the fake endpoint: a panel of
+experts proposed by the moderator, then every step of a round, each reply citing message ids
+it finds in its own prompt (so a citation is one the persona was really shown, unless a test
+overrides it). Shared by tests/test_swarm*.py and bench/swarm.py."""
+from __future__ import annotations
+
+import json
+import re
+
+ASK = re.compile(r"Reply as (AI-[\w-]+) with")
+STEP = re.compile(r"STEP: ([^,\n]+), (?:round (\d+)|before round 1)")
+MODE = re.compile(r"(\w+) mode: (\d+)(?: to (\d+))? experts")
+SHOWN = re.compile(r"<<<material \w+: (r\d+-msg-\d+) by ([\w-]+)")
+EXPERTS = [
+    {"id": "db-engineer", "name": "Database Engineer", "expertise": ["Postgres", "replication"],
+     "thinkingStyle": "pragmatic", "bias": "prefers proven storage",
+     "replyTendency": "shows concrete numbers", "stakes": "pages at 3 a.m. when writes stall",
+     "blindSpots": ["application complexity"]},
+    {"id": "api-designer", "name": "API Designer", "expertise": ["REST", "event schemas"],
+     "thinkingStyle": "user-centred", "bias": "loose coupling first",
+     "replyTendency": "sketches interfaces", "stakes": "owns every client integration",
+     "blindSpots": ["operational cost"]},
+    {"id": "sre", "name": "Site Reliability Engineer", "expertise": ["operations", "backups"],
+     "thinkingStyle": "risk-averse", "bias": "fewer moving parts",
+     "replyTendency": "asks about failure modes", "stakes": "on call for the event store",
+     "blindSpots": ["developer experience"]},
+    {"id": "data-scientist", "name": "Data Scientist", "expertise": ["analytics", "replay"],
+     "thinkingStyle": "exploratory", "bias": "keep every event forever",
+     "replyTendency": "asks for the query patterns", "stakes": "reports built on the events",
+     "blindSpots": ["cost of storage"]},
+]
+TENSIONS = [
+    {"between": ["db-engineer", "api-designer"], "axis": "Consistency vs. flexibility",
+     "description": "strict schemas against loose coupling"},
+    {"between": ["sre", "data-scientist"], "axis": "Simplicity vs. retention",
+     "description": "fewer moving parts against keeping everything"},
+]
+
+
+class Swarm:
+    """``replies[(name, step, round)]`` overrides a reply (round 0: the setup);
+    ``recommend[round]`` is the quality gate's recommendation (default: continue before the
+    mode's last round, else synthesize); ``overall[round]`` its overall score (default 4);
+    ``votes[name]`` the closing vote (default READY); ``experts``: how many the panel
+    proposes (default: the mode's most). Records every request as (name, step, round, text)."""
+
+    def __init__(self, fake) -> None:
+        self.replies: dict[tuple[str, str, int], str] = {}
+        self.recommend: dict[int, str] = {}
+        self.overall: dict[int, int] = {}
+        self.votes: dict[str, str] = {}
+        self.experts: int | None = None
+        self.seen: list[tuple[str, str, int, str]] = []
+        fake.default(self)
+
+    def __call__(self, request) -> str:
+        text = request.text
+        name = ASK.search(text).group(1)
+        m = STEP.search(text)
+        step, round_ = m.group(1).strip(), int(m.group(2) or 0)
+        self.seen.append((name, step, round_, text))
+        if (name, step, round_) in self.replies:
+            return self.replies[(name, step, round_)]
+        shown = SHOWN.findall(text)
+        ids = [i for i, _ in shown]
+        if step == "Panel":
+            mode = MODE.search(text)
+            high = int(mode.group(3) or mode.group(2)) if mode else 3
+            n = self.experts or high
+            experts = EXPERTS[:n]
+            ids_ = {e["id"] for e in experts}
+            tensions = [t for t in TENSIONS if set(t["between"]) <= ids_]
+            return json.dumps({"comment": "A panel for the event store.", "panel": {
+                "experts": experts, "tensionMap": tensions,
+                "problemDefinition": {"statement": "Pick the event store's database.",
+                                      "scope": "the write path", "successCriteria": "no loss"}}})
+        if step == "Position declarations":
+            return json.dumps({"comment": f"{name} thinks it through.",
+                               "position": f"{name} prefers option {len(name) % 3} (round {round_})",
+                               "confidence": 0.6, "conditions": "under 1,000 writes a second",
+                               "wouldChangeIf": "a benchmark says otherwise", "keyRisk": "lock-in"})
+        if step == "Moderator framing":
+            return json.dumps({"comment": "The fault line is durability against simplicity. "
+                               "@db-engineer: what breaks first?", "budget": 5})
+        if step == "Arguments":
+            return json.dumps({"comment": f"If I understand {ids[0]} right, it holds; but the "
+                               "write load says otherwise.", "position": "keep my stance",
+                               "counters": ids[:1], "supports": ids[1:2]})
+        if step == "Contrarian stress test":
+            return json.dumps({"comment": "Everyone assumes the load stays small.",
+                               "counters": ids[:2]})
+        if step == "Responses":
+            contrarian = [i for i, who in shown if who == "AI-Contrarian"]
+            shift = "minor" if name == "AI-Db-Engineer" else "none"
+            return json.dumps({"comment": f"{name} responds.", "positionShift": shift,
+                               "previousPosition": "Postgres", "currentPosition":
+                               "Postgres with a write buffer" if shift != "none" else "Postgres",
+                               "trigger": contrarian[-1:], "shiftReason": "the load argument"})
+        if step == "Cross-domain analogy":
+            return json.dumps({"comment": "Like a city's water supply: reservoirs buffer "
+                               "demand; the analogy breaks at replay.", "extends": ids[:1]})
+        if step == "Quality gate":
+            rec = self.recommend.get(round_, "continue")
+            overall = self.overall.get(round_, 4)
+            return json.dumps({"comment": f"Round {round_} was {'weak' if overall < 3 else 'sharp'}.",
+                               "scores": {"genuineDisagreement": 4, "evidenceQuality": 3,
+                                          "steelManning": 4, "novelInsights": 3,
+                                          "positionEvolution": 3, "overall": overall},
+                               "recommendation": rec, "agreements": ["avoid 2PC"],
+                               "disagreements": ["buffer or not"],
+                               "openQuestions": [f"How many writes a second? (round {round_})"]})
+        if step == "Synthesis":
+            return json.dumps({"comment": "## Insights\n- A write buffer helps (" + ", ".join(ids[:2])
+                               + ")\n\n## Minority report\n- The SRE's simplicity case stands.",
+                               "supports": ids[:2],
+                               "openQuestions": ["Peak write rate -- no measurement yet"],
+                               "recommendations": ["Benchmark Postgres with a buffer"]})
+        if step == "Closing vote":
+            vote = self.votes.get(name, "READY")
+            return json.dumps({"comment": f"{vote}: the synthesis holds.", "vote": vote})
+        raise AssertionError(f"unscripted step {step!r} for {name}")
+
+    def asked(self, step: str | None = None) -> list[tuple[str, str, int]]:
+        return [(n, s, r) for n, s, r, _ in self.seen if step is None or s == step]
