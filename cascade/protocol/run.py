@@ -158,6 +158,9 @@ def _number(f, value: object) -> tuple[str, str | None]:
     if number is None or number != number or not f.low <= number <= f.high:
         shown = "no value" if value is None else repr(value)[:40]
         return f.fallback, f"{f.name}: {shown} given; taken as {f.fallback}"
+    if f.aim is not None and not f.aim[0] <= number <= f.aim[1]:
+        return _num(number), (f"{f.name} {_num(number)} is outside the {_num(f.aim[0])}-"
+                              f"{_num(f.aim[1])} asked for")
     return _num(number), None
 
 
@@ -187,7 +190,7 @@ def _scores(f, value: object) -> tuple[dict[str, str], str | None]:
     return out, note
 
 
-def _refs(request: Request, run: Run, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
+def _refs(request: Request, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
     refs = list(citations)
     if request.target is not None:
         refs.append(f"counters:{request.target.msg}")
@@ -222,7 +225,16 @@ def _words(name: str) -> str:
     return " ".join(words).capitalize() if words else name
 
 
-async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
+async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None,
+                       **kwargs) -> Result:
+    """Run ``d``'s step protocol (``_run_protocol``), its waves sharing their HTTP clients."""
+    from cascade.turns.sessions import session
+
+    async with session():
+        return await _run_protocol(d, settings, progress, **kwargs)
+
+
+async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
                        source_data: bytes | None = None, rule_model: str | None = None,
                        rule_models: dict | None = None, on_table=None, auto: bool = False,
                        ask=None) -> Result:
@@ -312,9 +324,10 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
             if not imported:
                 imported = True
                 await _import_if_needed(requests, registry, rule_model, rule_models, settings)
+            ids = [run.messages]  # the last message id's number: the wave's replies go on
             tasks = [_turn(d, req, registry.get(req.alias), settings, budget, semaphore, lock,
-                           cache, progress, seam, revision, rule_model, rule_models, source)
-                     for req in requests]
+                           cache, progress, seam, revision, rule_model, rule_models, source,
+                           ids) for req in requests]
             outcomes = await asyncio.gather(*tasks)
             progress.settle()  # the step's line stays; a table or the next step goes below
             result.outcomes += outcomes
@@ -393,7 +406,7 @@ async def _import_if_needed(requests, registry, rule_model, rule_models, setting
 async def _turn(d: Discussion, request: Request, persona, settings: Settings, budget: Budget,
                 semaphore: asyncio.Semaphore, lock: asyncio.Lock, cache: ReplyCache,
                 progress: Progress, seam, revision: str | None, rule_model, rule_models,
-                source) -> Outcome:
+                source, ids: list[int]) -> Outcome:
     from cascade.protocol.prompt import build_step_prompt
 
     if persona is None:
@@ -436,15 +449,15 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
             notes += panel_notes
             fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
         out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
-        async with lock:
-            run = d.state.run
+        async with lock:  # one append at a time: ids in the ledger's order, gapless
+            number = ids[0] + 1
             provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
                           "completion_tokens": out.completion_tokens or None,
                           "cost": f"{out.cost:.6f}" if out.cost else None,
                           "revision": revision, "seen": prompt.seen,
-                          "msg": f"r{request.round}-msg-{run.messages + 1:03d}",
+                          "msg": f"r{request.round}-msg-{number:03d}",
                           "step": request.step.id, "round": str(request.round),
-                          "refs": _refs(request, run, citations), **fields}
+                          "refs": _refs(request, citations), **fields}
             if reply.cut:
                 provenance["cut"] = reply.cut
             vote = None
@@ -456,6 +469,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                 for kind, value, event_fields in events:
                     d.add_event(kind, value, **event_fields)
                 d.save()
+                ids[0] = number
             except CascadeError as exc:
                 d.discard()
                 out.status, out.error = "failed", f"not written: {exc}"

@@ -45,6 +45,8 @@ if "httpcore" not in sys.modules:
     sys.modules.setdefault("httpcore._async.http2", None)  # type: ignore[arg-type]
 import httpx  # noqa: E402
 
+from cascade.turns.sessions import SESSION  # noqa: E402
+
 PREFIX = "openai/"
 DEFAULT_BASE = "https://api.openai.com/v1"
 COST_HEADER = "x-litellm-response-cost"
@@ -146,10 +148,20 @@ async def chat(name: str, messages: list[dict[str, Any]], *, base: str, key: str
     url = base.rstrip("/") + "/chat/completions"
     limit = "max_completion_tokens" if _REASONING.match(name.split("/")[-1]) else "max_tokens"
     body = {"model": name, "messages": messages, limit: max_tokens}
-    async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=_verify(url)) as client:
+    verify = _verify(url)
+    clients = SESSION.get()
+    if clients is None:
+        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=verify) as client:
+            response = await client.post(url, json=body, headers=_headers(key))
+    else:
+        held = (timeout, id(verify))
+        client = clients.get(held)
+        if client is None:
+            client = clients[held] = httpx.AsyncClient(timeout=httpx.Timeout(timeout),
+                                                       verify=verify)
         response = await client.post(url, json=body, headers=_headers(key))
-        if not 200 <= response.status_code < 300:
-            raise _status_error(response)
+    if not 200 <= response.status_code < 300:
+        raise _status_error(response)
     try:
         data = json.loads(response.content)
     except (ValueError, UnicodeDecodeError) as exc:

@@ -1,0 +1,29 @@
+"""Shared HTTP clients for a run of many waves.
+
+A step protocol's run asks in waves, one after another; inside ``session()`` the calls of
+every wave share their clients (cascade.turns.openai_http keeps one per timeout and TLS
+setting), so a wave reuses the connections the last one opened instead of setting up its own.
+Outside a session each call has its own client, closed when it returns. This module imports
+no HTTP library: a run served from the reply cache never loads one.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+SESSION: contextvars.ContextVar[dict | None] = contextvars.ContextVar("cascade_http_session",
+                                                                      default=None)
+
+
+@contextlib.asynccontextmanager
+async def session():
+    """Share clients among the calls made within (tasks started inside inherit the
+    context); close them when it ends."""
+    clients: dict = {}
+    token = SESSION.set(clients)
+    try:
+        yield
+    finally:
+        SESSION.reset(token)
+        for client in clients.values():
+            await client.aclose()
