@@ -37,3 +37,33 @@ def child_env(**extra: str) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent), **extra}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     return env
+
+
+def endpoint_env(url: str) -> dict[str, str]:
+    """``child_env`` for a run against the fake endpoint at ``url``: its model and base, a
+    fresh HOME (no reply cache reused), and none of the settings that would change a run."""
+    import tempfile
+
+    env = child_env(CASCADE_MODEL="openai/fake", CASCADE_API_BASE=url, HOME=tempfile.mkdtemp())
+    for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "CASCADE_MODEL_STRONG",
+                "GIT_DIR", "GIT_INDEX_FILE"):
+        env.pop(var, None)
+    return env
+
+
+def cli_in_fresh_repo(env: dict[str, str], *args: str):
+    """``python -m cascade ARGS`` in a new git repository, as a user runs it: (wall seconds,
+    the completed process). A traceback is a failure of the benchmark."""
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(["git", "init", "-q"], cwd=tmp, env=env, check=True)
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "cascade", *args], cwd=tmp, env=env,
+                              capture_output=True, text=True, check=False)
+        wall = time.perf_counter() - start
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return wall, proc

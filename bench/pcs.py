@@ -16,10 +16,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -27,7 +24,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
-from _table import child_env, table
+from _table import cli_in_fresh_repo, endpoint_env, table
 
 DELAY = 1.0
 WAVES = 4
@@ -35,25 +32,12 @@ TOPIC = "Which database for the event store?"
 PANELS = {2: "architect,security", 4: "architect,security,pragmatist,perfectionist"}
 
 
-def discuss_once(env: dict[str, str], participants: str) -> tuple[float, subprocess.CompletedProcess]:
-    with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["git", "init", "-q"], cwd=tmp, env=env, check=True)
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "cascade", "discuss", TOPIC,
-                               "--participants", participants, "--auto"], cwd=tmp, env=env,
-                              capture_output=True, text=True, check=False)
-        wall = time.perf_counter() - start
-        assert "Traceback" not in proc.stderr, proc.stderr
-        return wall, proc
+def discuss_once(env: dict[str, str], participants: str):
+    return cli_in_fresh_repo(env, "discuss", TOPIC, "--participants", participants, "--auto")
 
 
 def environment(fake) -> dict[str, str]:
-    env = child_env(CASCADE_MODEL="openai/fake", CASCADE_API_BASE=fake.url,
-                    HOME=tempfile.mkdtemp())  # no reply cache reuse
-    for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "CASCADE_MODEL_STRONG",
-                "GIT_DIR", "GIT_INDEX_FILE"):
-        env.pop(var, None)
-    return env
+    return endpoint_env(fake.url)
 
 
 def bench_round(runs: int) -> list[tuple]:

@@ -342,3 +342,47 @@ def test_plan_makes_no_call(repo, cli, swarm, fake_llm):
     assert "expert -> " not in out and "db-engineer -> openai/fake" in out
     assert "concluded, READY" in out
     assert fake_llm.calls() == before
+
+
+def test_a_disagreement_budget_outside_three_to_six_is_noted(repo, cli, swarm):
+    swarm.replies[("AI-Moderator", "Moderator framing", 1)] = json.dumps({
+        "comment": "Everyone disagrees completely.", "budget": 9})
+    code, out, _ = discuss(cli, "lightweight", "--auto")
+    assert code == 0
+    assert "AI-Moderator: budget 9 is outside the 3-6 asked for" in out
+    frame = next(c for c in ai_turns(load(repo)) if step_of(c) == ("frame", 1))
+    assert frame.provenance["budget"] == "9"
+
+
+def _variant(old: str, new: str) -> str:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "protocols/swarm.yml").read_text()
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ("    roles: [moderator, contrarian]", "    roles: [moderator, judge]",
+     "mode 'lightweight': roles must be a list of the protocol's fixed roles"),
+    ("    stand_in: {historian: moderator}", "    stand_in: {historian: historian}",
+     "mode 'lightweight': stand_in maps a role the mode lacks to one it has"),
+    ("    redo: {modify: panel, mode: panel}", "    redo: {modify: declare}",
+     "step 'start': redo 'modify' must name an earlier setup step (panel)"),
+    ("      trigger: refs:responds_to", "      trigger: refs:blames",
+     "a refs field's edge type is one of supports, counters"),
+    ("      budget: {number: [0, 10], fallback: 5, aim: [3, 6]}",
+     "      budget: {number: [10, 0]}", "field 'budget': number takes [low, high]"),
+    ("  default: standard", "  default: huge", "modes default 'huge' is not one of the modes"),
+    ("  - {id: expert, title: Expert, from: panel, tier: fast}",
+     "  - {id: expert, title: Expert, from: crowd, tier: fast}",
+     "role 'expert': give 'from: participants', 'from: panel' or 'persona: <alias>'"),
+])
+def test_a_broken_protocol_file_is_refused_with_its_line(repo, cli, old, new, message):
+    folder = repo / ".cascade/protocols"
+    folder.mkdir(parents=True)
+    (folder / "swarm.yml").write_text(_variant(old, new))
+    code, out, err = cli("plan", "--protocol", "swarm")
+    assert code == 2, out + err
+    assert ".cascade/protocols/swarm.yml:" in err and message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err

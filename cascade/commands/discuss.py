@@ -158,8 +158,9 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
 
         print(printable(question(run_)), flush=True)
         answer = input(f"{step.title} [{'/'.join(step.choices)}, Enter: "
-                       f"{step.recommended}] ").strip().lower()
-        return answer or step.recommended
+                       f"{step.recommended}] ").strip()
+        choice, _, text = answer.partition(" ")  # the choice, and the person's own words
+        return f"{choice.lower()} {text.strip()}".strip() if answer else step.recommended
 
     print(printable(f"{shown}: {d.protocol.title}, round {state.run.round}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,

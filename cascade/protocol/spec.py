@@ -89,6 +89,7 @@ class Field:
     high: float = 0.0
     names: tuple[str, ...] = ()  # scores: the criteria, the overall score last
     flag_below: float = 0.0  # scores: an overall score below this flags the turn
+    aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it)
 
 
 @dataclass(frozen=True)
@@ -415,8 +416,14 @@ def _field(name: str, spec: object, sid: str, path: Path, line: int | None) -> F
         if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
             raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
                                f"{bounds}", path, line)
+        aim = spec.get("aim")
+        if aim is not None and (not isinstance(aim, list) or len(aim) != 2 or not all(
+                isinstance(a, (int, float)) and bounds[0] <= a <= bounds[1] for a in aim)):
+            raise CascadeError(f"step {sid!r}: field {name!r}: aim takes [low, high] within "
+                               f"{bounds}", path, line)
         return Field(name, None, _num(fallback), kind="number", low=float(bounds[0]),
-                     high=float(bounds[1]))
+                     high=float(bounds[1]),
+                     aim=(float(aim[0]), float(aim[1])) if aim is not None else None)
     if isinstance(spec, dict) and "scores" in spec:
         names = spec.get("scores")
         bounds = spec.get("range", [1, 5])
