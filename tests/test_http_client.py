@@ -270,3 +270,27 @@ def test_another_provider_still_goes_through_litellm_then_falls_back_direct(fake
     paths = [r.path for r in fake_llm.requests]
     assert paths[0].endswith("/v1/messages") and paths[-1] == "/chat/completions"
     assert "litellm" in sys.modules
+
+
+def test_the_price_list_s_names_are_read_from_a_small_index(tmp_path):
+    """Whether a model is priced is decided from the names of litellm's price list, kept in
+    the user's cache folder (keyed by the list's size and time): the 3 MB list is read only
+    to build that index, or to price a model it names."""
+    code = ("from cascade.turns.openai_http import listed_cost\n"
+            "print('COST', listed_cost('gpt-4o-mini', 1000, 0), listed_cost('fake', 1000, 0))")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}
+
+    def cost() -> str:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              env=env, timeout=60, check=True)
+        return next(ln for ln in proc.stdout.splitlines() if ln.startswith("COST"))
+
+    assert cost() == "COST 0.00015 None"
+    (index,) = (tmp_path / "cascade").glob("price-names-*.json")
+    names = json.loads(index.read_text())
+    assert "gpt-4o-mini" in names and len(names) > 500
+    assert cost() == "COST 0.00015 None"  # from the index
+    index.write_text(json.dumps([n for n in names if n != "gpt-4o-mini"]))
+    assert cost() == "COST None None"  # the index decides what is listed
+    index.write_text("not json")
+    assert cost() == "COST 0.00015 None"  # an unreadable index is built again

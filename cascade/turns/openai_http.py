@@ -212,8 +212,7 @@ def _header_cost(value: str | None) -> float | None:
 
 
 _prices: dict[str, Any] | None = None
-_price_bytes: bytes | None = None
-_unlisted_or_not: dict[tuple[str, ...], bool] = {}  # names -> not in the price list
+_names: frozenset[str] | None = None  # the models the price list names
 
 
 def _price_file() -> Path | None:
@@ -225,24 +224,47 @@ def _price_file() -> Path | None:
     return None
 
 
+def _listed_names(path: Path) -> frozenset[str]:
+    """The model names the price list holds. Reading its 3 MB costs ~15 ms, on every run
+    that asks a model; the names alone (~2,000, a small file in the user's cache folder,
+    keyed by the list's size and time) cost ~1 ms to read."""
+    stat = path.stat()
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    index = base / "cascade" / f"price-names-{stat.st_size}-{stat.st_mtime_ns}.json"
+    try:
+        names = json.loads(index.read_text("utf-8"))
+        if isinstance(names, list):
+            return frozenset(n for n in names if isinstance(n, str))
+    except (OSError, ValueError):
+        pass
+    global _prices
+    _prices = json.loads(path.read_bytes())
+    names = sorted(k for k in _prices if isinstance(k, str))
+    try:
+        from cascade.atomic import atomic_write
+
+        index.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(index, json.dumps(names).encode("utf-8"), durable=False)
+    except OSError:
+        pass  # a read-only cache folder: the next run reads the list again
+    return frozenset(names)
+
+
 def listed_cost(name: str, prompt_tokens: int, completion_tokens: int,
                 answered_as: Any = None) -> float | None:
     """The price litellm's bundled price list gives ``name`` (or the model that answered):
     tokens times the per-token prices; None for a model it does not list."""
-    global _prices, _price_bytes
+    global _prices, _names
     names = [n for n in (name, f"{PREFIX}{name}", answered_as) if isinstance(n, str) and n]
     try:
-        if _price_bytes is None:
+        if _names is None:
             path = _price_file()
-            _price_bytes = path.read_bytes() if path else b""
-        key = tuple(names)
-        if key not in _unlisted_or_not:  # a scan of 3 MB: once per model, not per call
-            _unlisted_or_not[key] = not any(json.dumps(n).encode() in _price_bytes
-                                            for n in names)
-        if _unlisted_or_not[key]:
+            _names = _listed_names(path) if path else frozenset()
+        if not any(n in _names for n in names):
             return None  # not listed: no need to parse 3 MB of JSON
         if _prices is None:
-            _prices = json.loads(_price_bytes)
+            path = _price_file()
+            _prices = json.loads(path.read_bytes()) if path else {}
     except (OSError, ValueError):
         return None
     for candidate in names:
