@@ -11,7 +11,22 @@ import sys
 from cascade.errors import CascadeError, is_config_path, os_error_line
 
 
-def build_parser():
+COMMANDS = ("new", "list", "status", "comment", "decide", "explain", "discuss", "run", "plan",
+            "turn", "hook", "check", "init", "trailer", "advance", "personas", "summary", "demo",
+            "merge-driver")
+
+
+class _Unused:
+    """What ``build_parser(only=...)`` builds instead of another command's parser: every call
+    is accepted and does nothing (the whole parser costs ~15 ms of every command)."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+
+def build_parser(only: str | None = None):
+    """The command-line parser; with ``only``, that command's parser alone is built (the
+    others are placeholders: ``cascade --help`` and a mistyped command get the full one)."""
     import argparse
 
     from cascade import __version__
@@ -25,6 +40,13 @@ def build_parser():
     parser = _Parser(prog="cascade", description="Git-native design review by AI personas.")
     parser.add_argument("--version", action="version", version=f"cascade {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    if only is not None:
+        real_add = sub.add_parser
+
+        def add_parser(name, **kwargs):
+            return real_add(name, **kwargs) if name == only else _Unused()
+
+        sub.add_parser = add_parser  # type: ignore[method-assign]
 
     p = sub.add_parser("new", help="create a discussion ledger from a template; with --rule, "
                                    "the next numbered document of that rule and its ledger")
@@ -170,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
         # full parser would cost more than deciding that.
         return _run(lambda: __import__("cascade.loop.hook", fromlist=["run_hook"])
                     .run_hook(args_list[1:]))
-    parser = build_parser()
+    command = args_list[0] if args_list and args_list[0] in COMMANDS else None
+    parser = build_parser(only=command)
     args = parser.parse_args(args_list)
     return _run(lambda: _dispatch(parser, args))
 

@@ -358,3 +358,20 @@ def test_a_file_that_is_neither_ledger_nor_governed_is_refused_and_untouched(rep
                            "no rule in .ai-rules.yml governs it")
     assert (repo / "README.md").read_text() == "# Project\n"
     assert sorted(p.name for p in repo.iterdir()) == [".ai-rules.yml", ".git", "README.md"]
+
+
+def test_each_command_s_own_parser_is_the_full_parser_s(capsys):
+    """`cascade X ...` builds X's parser alone (the full one costs ~15 ms of every command):
+    the list of commands is the full parser's, and each one's help is the same either way."""
+    from cascade.main import COMMANDS, build_parser
+
+    full = build_parser()
+    assert tuple(full._subparsers._group_actions[0].choices) == COMMANDS
+    for command in COMMANDS:
+        helps = []
+        for parser in (full, build_parser(only=command)):
+            with pytest.raises(SystemExit) as exit_:
+                parser.parse_args([command, "--help"])
+            assert exit_.value.code == 0
+            helps.append(capsys.readouterr().out)
+        assert helps[0] == helps[1] and f"usage: cascade {command}" in helps[0]
