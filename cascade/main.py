@@ -133,6 +133,7 @@ def build_parser(only: str | None = None):
     p.add_argument("--participants", metavar="a,b", help="persona aliases (with --protocol)")
     p.add_argument("--mode", metavar="M", help="a protocol's mode (swarm: lightweight, "
                                               "standard, deep)")
+    p.add_argument("--strategy", metavar="S", help="a protocol's strategy (roundtable)")
 
     p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
     p.add_argument("path")
@@ -289,7 +290,8 @@ def _dispatch(parser, args) -> int:
         return run_(args.path, args.auto)
     elif command == "plan":
         from cascade.commands.plan import plan
-        return plan(args.path, args.protocol, _aliases(args.participants), args.mode)
+        return plan(args.path, args.protocol, _aliases(args.participants), args.mode,
+                    args.strategy)
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)

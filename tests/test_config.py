@@ -19,9 +19,9 @@ def test_bundled_personas_are_the_seeds_eight_and_the_fixed_roles():
     assert voting == ["architect", "designer", "moderator", "perfectionist", "pragmatist",
                       "security"]
     # pcs's synthesizer; swarm's historian, contrarian and cross-domain (its moderator is
-    # seed 002's)
-    assert background == ["contrarian", "cross-domain", "historian", "researcher",
-                          "synthesizer", "visualizer"]
+    # seed 002's); the roundtable's facilitator
+    assert background == ["contrarian", "cross-domain", "facilitator", "historian",
+                          "researcher", "synthesizer", "visualizer"]
     for p in registry:
         assert p.name.startswith("AI-")
         assert p.personality.strip() and p.role and p.expertise and p.concerns

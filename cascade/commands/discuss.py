@@ -47,11 +47,20 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     elif mode is not None and steps.get_mode(mode) is None:
         raise CascadeError(f"protocol {proto.name!r} has no mode {mode!r} (modes: "
                            f"{', '.join(m.name for m in steps.modes)})")
-    if given:  # --strategy, --flow, --tier: the protocols that have them come later
+    strategy = given.pop("strategy", None)
+    if strategy is not None and (steps is None or not steps.strategies):
+        given["strategy"] = strategy
+    elif strategy is not None and steps.get_strategy(strategy) is None:
+        raise CascadeError(f"protocol {proto.name!r} has no strategy {strategy!r} (strategies: "
+                           f"{', '.join(x.name for x in steps.strategies)})")
+    if given:  # --flow, --tier: the protocols that have them come later
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
     if steps is not None and steps.modes:
         mode = mode or steps.default_mode
         steps = steps.for_mode(mode)
+    if steps is not None and steps.strategies:
+        strategy = strategy or steps.default_strategy
+        steps = steps.for_strategy(strategy)
     if rounds is not None:
         top = steps.rounds.max if steps else proto.max_rounds
         if not 1 <= rounds <= top:
@@ -106,6 +115,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         participants = recommended
         context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
     extra = {"Mode": mode} if mode else {}
+    if strategy:
+        extra["Strategy"] = strategy
     if rounds is not None:
         extra["Rounds"] = str(rounds)
     d = Discussion.create(topic, "topic", context, path=output, source=source,

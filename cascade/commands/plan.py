@@ -9,7 +9,7 @@ from cascade.text import printable
 
 
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
-         mode: str | None = None) -> int:
+         mode: str | None = None, strategy: str | None = None) -> int:
     from cascade.config.personas import load_personas
     from cascade.config.protocols import load_protocol
     from cascade.protocol.engine import calls_per_round, members_of
@@ -55,6 +55,21 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
             mode = d.state.run.mode
         steps = steps.for_mode(mode or steps.default_mode)
         out.append(f"Mode {steps.mode}:")
+    if strategy is not None and (steps is None or steps.get_strategy(strategy) is None):
+        known = ", ".join(x.name for x in steps.strategies) if steps is not None else ""
+        raise CascadeError(f"protocol {proto.name!r} has no strategy {strategy!r}"
+                           + (f" (strategies: {known})" if known else ""))
+    if steps is not None and steps.strategies:
+        for x in steps.strategies:
+            out.append(f"  strategy {x.name}{' (default)' if x.name == steps.default_strategy else ''}"
+                       f": {' -> '.join(p.title for p in x.phases)}"
+                       + ("; sequential" if x.participation == "sequential" else "")
+                       + (f"; sides {', '.join(x.sides)}" if x.sides else "")
+                       + (f"; outcome {x.outcome}" if x.outcome else ""))
+        if d is not None and d.state.run is not None and d.state.run.steps.strategy:
+            strategy = d.state.run.steps.strategy.name
+        steps = steps.for_strategy(strategy or steps.default_strategy)
+        out.append(f"Strategy {steps.strategy.name}:")
     if steps is None:
         members = participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -94,7 +109,8 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
             if step.decision:
                 out.append(f"  {i}. {step.title}: a person answers NEXT: "
                            f"{'|'.join(step.choices)} (recommended: {step.recommended})"
-                           + (" -- not after the last round" if step.when == "not_last" else ""))
+                           + (" -- not after the last round" if step.when == "not_last" else
+                              f" -- only when {step.when}" if step.when else ""))
                 continue
             extra = [f"answers the {step.target.replace('_', ' ')} view"] if step.target else []
             extra += [f"table {step.table}"] if step.table else []

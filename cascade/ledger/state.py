@@ -341,7 +341,7 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     members, fixed = members_of(steps, authority.participants)
     run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
                      mode=ledger.header.extra.get("mode") or None, consensus=authority.consensus,
-                     cap=cap)
+                     cap=cap, strategy=ledger.header.extra.get("strategy") or None)
     members = run.members
     counts = {"ACCEPT": 0, "REJECT": 0} if not run.steps.after else {
         "READY": 0, "CHANGES": 0, "REJECT": 0}

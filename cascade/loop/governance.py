@@ -53,6 +53,12 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
         raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no mode "
                            f"{rule.mode!r}" + (f" (modes: {known})" if known else ""),
                            rule.file, rule.line_of("mode"))
+    if rule.strategy is not None and (steps is None or steps.get_strategy(rule.strategy)
+                                      is None):
+        known = ", ".join(x.name for x in steps.strategies) if steps is not None else ""
+        raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no strategy "
+                           f"{rule.strategy!r}" + (f" (strategies: {known})" if known else ""),
+                           rule.file, rule.line_of("strategy"))
     if steps is not None and steps.generated:
         return  # its members are generated for each discussion: the participants are unused
     if steps is not None:  # a step protocol: its fixed roles never deliberate; its count

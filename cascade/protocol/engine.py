@@ -130,6 +130,19 @@ class Run:
     after: bool = False  # the rounds are over: the after steps run
     consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
     cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
+    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
+    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
+    probed: bool = False  # the probing round after a too-easy consensus was given
+    because: str | None = None  # why the open decision point is asked (an escalation's cause)
+    conclusion: str = ""  # a person's decision that concluded the rounds (said after them)
+
+    @property
+    def phase(self):
+        """The current round's strategy phase (cascade.protocol.spec.Phase), or None."""
+        strategy = self.steps.strategy
+        if strategy is None:
+            return None
+        return strategy.phases[min(self.phase_of.get(self.round, 0), len(strategy.phases) - 1)]
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -167,12 +180,15 @@ def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
     return [a for a in participants if a not in taken], fixed  # type: ignore[misc]
 
 
-def steps_for(steps: Steps, mode: str | None, cap: int | None = None) -> Steps:
-    """A protocol's steps as a discussion's mode runs them (unchanged without modes), with at
-    most ``cap`` rounds (``discuss --rounds N``: fewer than the protocol's, never more)."""
+def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
+              strategy: str | None = None) -> Steps:
+    """A protocol's steps as a discussion's mode and strategy run them (unchanged without),
+    with at most ``cap`` rounds (``discuss --rounds N``: fewer than the protocol's, never
+    more)."""
     import dataclasses
 
     steps = steps.for_mode(mode) if steps.modes else steps
+    steps = steps.for_strategy(strategy) if steps.strategies else steps
     if cap is not None and 1 <= cap < steps.rounds.max:
         steps = dataclasses.replace(steps, rounds=dataclasses.replace(
             steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
@@ -181,14 +197,15 @@ def steps_for(steps: Steps, mode: str | None, cap: int | None = None) -> Steps:
 
 def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
            carried: set[int] = frozenset(), reviewed: set[str] | None = None,  # type: ignore[assignment]
-           mode: str | None = None, consensus=None, cap: int | None = None) -> Run:
+           mode: str | None = None, consensus=None, cap: int | None = None,
+           strategy: str | None = None) -> Run:
     """The run of a parsed ledger under a step protocol. ``carried``: the lines of revision
     events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
     turns count (None: any) -- a turn for another text of the document is not this run's.
     ``mode``: the discussion's mode as its header names it; ``consensus``: the thresholds an
     outcome rule that counts votes uses. A generated panel's members replace ``members``."""
     base = steps
-    steps = steps_for(base, mode, cap)
+    steps = steps_for(base, mode, cap, strategy)
     run = Run(steps, members, {r.id: r.persona for r in steps.fixed_roles}
               if steps.setup else fixed, base=base, mode=steps.mode, consensus=consensus,
               cap=cap)
@@ -297,7 +314,9 @@ def _setup(run: Run, ledger) -> bool:
             target = dict(step.redo).get(answer.choice)
             if target is not None:
                 if answer.choice == "mode":
-                    run.steps = steps_for(base, answer.text.split()[0], run.cap)
+                    run.steps = steps_for(base, answer.text.split()[0], run.cap,
+                                          run.steps.strategy.name if run.steps.strategy
+                                          else None)
                     run.mode = run.steps.mode
                     run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
                     order = run.steps.setup
@@ -330,9 +349,12 @@ def _progress(run: Run) -> None:
         index = 0
         while index < len(order):
             step = order[index]
-            if step.when == "not_last" and round_ >= steps.rounds.max:
-                index += 1
-                continue
+            if step.when is not None:
+                why = registry.CONDITIONS[step.when](run, round_)
+                if not why:
+                    index += 1
+                    continue
+                run.because = why if isinstance(why, str) else None
             if step.decision:
                 answer = _answer(run, round_, order, index)
                 if answer is None:
@@ -353,11 +375,12 @@ def _progress(run: Run) -> None:
         confirm = next((s for s in steps.round_steps if s.confirm), None)
         run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
         ends = registry.EXIT_RULES[steps.rounds.exit](run, round_)
-        if ends and round_ >= steps.rounds.min and not steps.after:
+        enough = round_ >= steps.rounds.min or steps.rounds.exit in registry.OWN_MINIMUM
+        if ends and enough and not steps.after and steps.outcome == "all_accept":
             run.outcome, run.step, run.waiting = "READY", None, []
             return
-        if round_ >= steps.rounds.max or (ends and round_ >= steps.rounds.min):
-            if steps.after:
+        if round_ >= steps.rounds.max or (ends and enough):
+            if steps.after or steps.outcome != "all_accept":
                 _after(run, round_)
                 return
             last = steps.step(steps.rounds.on_impasse) if steps.rounds.on_impasse else None
@@ -455,13 +478,18 @@ def _visible(run: Run, step: Step, alias: str) -> list[Turn]:
     this = [t for t in run.turns if t.round == run.round]
     if step.visibility == "blind":
         return []
+    fixed = lambda t: run.steps.role(_step(run, t.step).role).fixed  # noqa: E731
     if step.visibility == "history":
         return [t for t in run.turns if t.step != step.id or t.alias != alias]
-    if step.visibility == "sequential":
-        return [t for t in this if t.step == step.id]
-    if step.visibility == "synthesis":
-        synth = [t for t in this if run.steps.role(_step(run, t.step).role).fixed]
-        return synth[-1:]
+    # question: this round's question (its fixed-role turns) and the last round's synthesis
+    before = [t for t in run.turns if t.round == run.round - 1 and fixed(t)][-1:]
+    asked = before + [t for t in this if fixed(t)]
+    if step.visibility == "question":
+        return asked
+    if step.visibility == "sequential":  # also the earlier speakers of this step
+        return asked + [t for t in this if t.step == step.id]
+    if step.visibility == "synthesis":  # the last synthesis: the run's last fixed-role turn
+        return [t for t in run.turns if fixed(t)][-1:]
     return [t for t in this if t.step != step.id or t.alias != alias]
 
 
@@ -522,8 +550,23 @@ def plan(run: Run) -> list[Request]:
         return []  # a decision point is a person's: the runner asks, or waits
     role = run.steps.role(step.role)
     waiting = run.waiting[:1] if step.visibility == "sequential" else list(run.waiting)
-    text = summary(run, run.round + (1 if run.after else 0))
+    strategy = run.steps.strategy
+    # a roundtable's participants see the question and the last synthesis only: no summary
+    only_last = step.visibility == "question" or (strategy is not None
+                                                  and step.visibility == "sequential")
+    text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
     direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
+    if run.after:
+        direction = run.conclusion
+    if strategy is not None and not run.after:
+        phase = run.phase
+        number = strategy.phases.index(phase) + 1
+        direction = "\n".join(x for x in (
+            f"{strategy.title} strategy, phase {number} of {len(strategy.phases)}: "
+            f"{phase.title}" + (f" -- {phase.goal}" if phase.goal else ""),
+            "Open conflicts: " + ", ".join(registry.open_conflicts(run, run.round - 1))
+            if role.fixed and registry.open_conflicts(run, run.round - 1) else "",
+            direction) if x)
     out = []
     for alias in waiting:
         target = None
@@ -531,8 +574,12 @@ def plan(run: Run) -> list[Request]:
             first = run.steps.round_steps[0].id
             target = registry.TARGETS[step.target](alias, run.of(run.round, first))
         shown = [] if not run.setup_done else _visible(run, step, alias)
+        said = direction
+        if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
+            side = strategy.sides[run.members.index(alias) % len(strategy.sides)]
+            said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
         out.append(Request(alias, role.id, step, run.round, role.tier, shown, target, text,
-                           direction))
+                           said))
     return out
 
 
@@ -541,7 +588,8 @@ def question(run: Run) -> str:
     step = run.step
     assert step is not None
     when = "before round 1" if not run.setup_done else f"round {run.round}"
-    return (f"{step.question} ({when}; answer in the ledger with a line NEXT: "
+    why = f" Why: {run.because}." if run.because else ""
+    return (f"{step.question}{why} ({when}; answer in the ledger with a line NEXT: "
             f"{'|'.join(step.choices)}; recommended: {step.recommended})")
 
 

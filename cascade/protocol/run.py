@@ -292,7 +292,9 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                                   "the resume context is in the ledger")
                 break
             if run.new_round and not _round_recorded(d, run.round):
-                d.add_event(ROUND, str(run.round))
+                phase = run.phase
+                d.add_event(ROUND, str(run.round), phase=phase.id if phase else None,
+                            note=run.directions.get(run.round) or None)
                 d.save()
                 result.appended += 1
                 continue
@@ -433,10 +435,21 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                                progress, seam, cache, key)
             out.status = "ok"
     except _Failed as failure:
-        out.status = "failed" if not failure.skipped else "skipped"
-        out.error = str(failure)
+        if request.step.fallback and not failure.skipped and str(failure).startswith(
+                "unparseable"):  # the step's deterministic fallback stands in (seed 003)
+            reply = Reply(request.step.fallback.replace("{topic}", d.title))
+            out.status = "ok"
+            out.notes = [*out.notes, f"{persona.name}: its reply could not be read ({failure}); "
+                         "the step's fallback stands in"]
+        else:
+            out.status = "failed" if not failure.skipped else "skipped"
+            out.error = str(failure)
     except ReplyError as exc:
         out.status, out.error = "failed", f"unparseable cached reply: {exc}"
+    if reply is not None and request.step.fallback and not (reply.comment or "").strip():
+        reply = Reply(request.step.fallback.replace("{topic}", d.title), reply.vote, None,
+                      reply.extra, reply.cut)
+        out.notes = [*out.notes, f"{persona.name}: an empty reply; the step's fallback stands in"]
     if reply is not None:
         fields, notes = _fields(request, reply)
         citations, dropped = cited(request, reply)

@@ -47,20 +47,23 @@ from pathlib import Path
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
 
-VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history")  # history: all rounds
+# history: every round; question: this round's fixed-role turns (the question) and the last
+# round's last fixed-role turn (its synthesis) -- a roundtable participant's view
+VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history", "question")
 TIERS = ("fast", "strong")
 _ROLE_KEYS = {"id", "from", "persona", "tier", "title"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
               "table", "confirm", "question", "choices", "recommended", "goto", "redo",
-              "min_refs", "when"}
+              "min_refs", "when", "fallback"}
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
 ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
 REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
-_ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse"}
+_ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse", "per_phase", "per_conflict"}
 _MODE_KEYS = {"experts", "roles", "rounds", "stand_in"}
-WHEN = ("not_last",)  # a step skipped in the last round (a next-action question, say)
+_STRATEGY_KEYS = {"title", "phases", "participation", "outcome", "fields", "sides"}
+_PHASE_KEYS = {"id", "title", "goal", "min_rounds"}
 _COUNT_KEYS = {"min", "max", "default"}
 
 
@@ -112,7 +115,8 @@ class Step:
     goto: tuple[tuple[str, str], ...] = ()
     redo: tuple[tuple[str, str], ...] = ()  # a setup decision: choice -> the step run again
     min_refs: int = 0  # references the reply must cite (a note says when it cites fewer)
-    when: str | None = None  # not_last: skipped in the last round
+    when: str | None = None  # a registered condition (not_last, escalated): else skipped
+    fallback: str = ""  # the comment an empty or unusable reply gets ({topic}: the title)
 
     @property
     def decision(self) -> bool:
@@ -126,6 +130,29 @@ class Rounds:
     exit: str
     carry: int
     on_impasse: str | None = None  # a step run once when the last round ends without consensus
+    per_phase: int = 10  # a strategy's phase: at most this many rounds, then the next phase
+    per_conflict: int = 3  # a conflict open this many rounds escalates
+
+
+@dataclass(frozen=True)
+class Phase:
+    """A strategy's phase: its goal, said in every prompt of its rounds, and its minimum."""
+
+    id: str
+    title: str
+    goal: str
+    min_rounds: int = 1
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    title: str
+    phases: tuple[Phase, ...]
+    participation: str = "parallel"  # or sequential: each sees the earlier answers
+    outcome: str | None = None  # overrides the protocol's (consent, thresholds)
+    fields: tuple = ()  # Field records added to the members' steps
+    sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
 
 
 @dataclass(frozen=True)
@@ -161,12 +188,42 @@ class Steps:
     modes: tuple[Mode, ...] = ()
     default_mode: str | None = None
     mode: str | None = None  # the mode these steps are specialized for (for_mode)
+    strategies: tuple[Strategy, ...] = ()
+    default_strategy: str | None = None
+    strategy: Strategy | None = None  # the strategy these steps run (for_strategy)
 
     def role(self, role_id: str) -> Role:
         return next(r for r in self.roles if r.id == role_id)
 
     def step(self, step_id: str) -> Step | None:
         return next((s for s in self.steps + self.setup + self.after if s.id == step_id), None)
+
+    def get_strategy(self, name: str | None) -> Strategy | None:
+        return next((x for x in self.strategies if x.name == name), None)
+
+    def for_strategy(self, name: str | None) -> Steps:
+        """These steps as strategy ``name`` runs them (the default for None or an unknown
+        name): the members' steps ask for its fields too, in sequence when it says so; its
+        outcome rule replaces the protocol's (consent needs no closing vote)."""
+        import dataclasses
+
+        strategy = self.get_strategy(name) or self.get_strategy(self.default_strategy)
+        if strategy is None:
+            return self
+        member = self.member_role.id
+
+        def adapt(step: Step) -> Step:
+            if step.role != member or step.confirm:
+                return step
+            visibility = ("sequential" if strategy.participation == "sequential"
+                          and step.visibility in ("blind", "question") else step.visibility)
+            return dataclasses.replace(step, fields=step.fields + strategy.fields,
+                                       visibility=visibility)
+
+        outcome = strategy.outcome or self.outcome
+        after = tuple(s for s in self.after if not (outcome == "consent" and s.confirm))
+        return dataclasses.replace(self, steps=tuple(adapt(s) for s in self.steps),
+                                   after=after, outcome=outcome, strategy=strategy)
 
     @property
     def member_role(self) -> Role:
@@ -302,7 +359,9 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         raise CascadeError(f"rounds on_impasse names an unknown step {on_impasse!r}", path, line)
     rounds = Rounds(_int(r.get("min", 1), path, line, "rounds min"),
                     _int(r.get("max", 3), path, line, "rounds max"), exit_rule,
-                    _int(r.get("carry", 1000), path, line, "rounds carry", low=0), on_impasse)
+                    _int(r.get("carry", 1000), path, line, "rounds carry", low=0), on_impasse,
+                    _int(r.get("per_phase", 10), path, line, "rounds per_phase"),
+                    _int(r.get("per_conflict", 3), path, line, "rounds per_conflict"))
     if rounds.min > rounds.max:
         raise CascadeError("rounds min is more than rounds max", path, line)
     count = _count(data.get("participants"), path, data.line_of("participants"),
@@ -317,8 +376,64 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         raise CascadeError(f"artifacts must be a list of: {', '.join(ARTIFACTS)}", path,
                            data.line_of("artifacts"))
     modes, default = _modes(data, roles, path)
+    strategies, default_strategy = _strategies(data, path, registry)
     return Steps(tuple(roles), tuple(steps), rounds, count, outcome, tuple(artifacts),
-                 tuple(setup), tuple(after), modes, default)
+                 tuple(setup), tuple(after), modes, default, None, strategies, default_strategy)
+
+
+def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, ...], str | None]:
+    raw = data.get("strategies")
+    if raw is None:
+        return (), None
+    line = data.line_of("strategies")
+    if not isinstance(raw, dict) or not raw:
+        raise CascadeError("strategies must map a strategy's name to its phases", path, line)
+    out: list[Strategy] = []
+    for name, spec in raw.items():
+        if name == "default":
+            continue
+        st = check_keys(spec, path, _STRATEGY_KEYS, {"phases"}, f"strategy {name!r}", line)
+        sline = st.line_of("phases") or line
+        raw_phases = st.get("phases")
+        if not isinstance(raw_phases, list) or not raw_phases:
+            raise CascadeError(f"strategy {name!r}: phases must be a non-empty list", path, sline)
+        phases: list[Phase] = []
+        for item, iline in items_with_lines(raw_phases, sline):
+            ph = check_keys(item, path, _PHASE_KEYS, {"id"}, f"strategy {name!r} phase", iline)
+            pid = _text(ph["id"], path, ph.line_of("id"), "phase 'id'")
+            if any(p.id == pid for p in phases):
+                raise CascadeError(f"strategy {name!r}: duplicate phase {pid!r}", path,
+                                   ph.line_of("id"))
+            phases.append(Phase(pid, str(ph.get("title") or pid.replace("-", " ").title()),
+                                " ".join(str(ph.get("goal") or "").split()),
+                                _int(ph.get("min_rounds", 1), path, ph.line_of("min_rounds"),
+                                     "min_rounds")))
+        participation = st.get("participation", "parallel")
+        if participation not in ("parallel", "sequential"):
+            raise CascadeError(f"strategy {name!r}: participation is parallel or sequential",
+                               path, st.line_of("participation") or sline)
+        outcome = st.get("outcome")
+        if outcome is not None and outcome not in registry.OUTCOME_RULES:
+            raise CascadeError(f"strategy {name!r}: unknown outcome {outcome!r} (known: "
+                               f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
+                               st.line_of("outcome") or sline)
+        raw_fields = st.get("fields") or {}
+        if not isinstance(raw_fields, dict):
+            raise CascadeError(f"strategy {name!r}: fields map a name to its kind", path,
+                               st.line_of("fields") or sline)
+        fields = tuple(_field(str(k), v, f"strategy {name}", path, st.line_of("fields"))
+                       for k, v in raw_fields.items())
+        sides = st.get("sides") or []
+        if not isinstance(sides, list) or not all(isinstance(x, str) and x for x in sides):
+            raise CascadeError(f"strategy {name!r}: sides must be a list of names", path,
+                               st.line_of("sides") or sline)
+        out.append(Strategy(str(name), str(st.get("title") or str(name).title()), tuple(phases),
+                            participation, outcome, fields, tuple(sides)))
+    default = raw.get("default") or (out[0].name if out else None)
+    if not any(x.name == default for x in out):
+        raise CascadeError(f"strategies default {default!r} is not one of the strategies",
+                           path, line)
+    return tuple(out), default
 
 
 def _key_of(data: LineDict, step_id: str) -> str:
@@ -466,8 +581,9 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
             raise CascadeError(f"duplicate step id {sid!r}", path, s.line_of("id"))
         seen.add(sid)
         when = s.get("when")
-        if when is not None and when not in WHEN:
-            raise CascadeError(f"step {sid!r}: when must be one of {', '.join(WHEN)}", path,
+        if when is not None and when not in registry.CONDITIONS:
+            raise CascadeError(f"step {sid!r}: when must be one of "
+                               f"{', '.join(sorted(registry.CONDITIONS))}", path,
                                s.line_of("when"))
         role = s["role"]
         if role == PERSON:
@@ -505,7 +621,8 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
                           _int(s.get("words", 150), path, s.line_of("words"), "words"),
                           tuple(fields), target,
                           str(s["table"]) if s.get("table") else None, confirm,
-                          min_refs=min_refs, when=when))
+                          min_refs=min_refs, when=when,
+                          fallback=str(s.get("fallback") or "").strip()))
     return steps
 
 

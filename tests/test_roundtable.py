@@ -1,0 +1,240 @@
+"""The facilitator-led roundtable (seed 003) on the protocol engine, standalone: `cascade
+discuss --protocol roundtable --strategy S` and in-process runs as the gate makes them, every
+model call over HTTP to the fake endpoint, replies scripted per persona, step and round
+(tests/roundtable_script.py)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from roundtable_script import Table
+
+from cascade import Discussion
+
+TOPIC = "How do we version the public API?"
+LEDGER = "discussions/how-do-we-version-the-public-api.discussion.md"
+PANEL = "architect,security,pragmatist"
+NAMES = ("AI-Architect", "AI-Security", "AI-Pragmatist")
+
+
+@pytest.fixture
+def table(repo, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    return Table(fake_llm)
+
+
+def discuss(cli, strategy: str = "standard", *extra: str):
+    return cli("discuss", TOPIC, "--protocol", "roundtable", "--strategy", strategy,
+               "--participants", PANEL, *extra)
+
+
+def load(repo) -> Discussion:
+    return Discussion.load(repo / LEDGER, root=repo)
+
+
+def rounds(d: Discussion) -> list:
+    return [e for e in d.events if e.kind == "ROUND"]
+
+
+def create(repo, strategy: str = "standard") -> None:
+    Discussion.create(TOPIC, "topic", "", participants=PANEL.split(","),
+                      protocol="roundtable", root=repo, extra={"Strategy": strategy}).save()
+
+
+def step_run(repo, **kwargs):
+    """One run as the gate makes it: no terminal, a decision point waits for a person."""
+    from cascade.protocol.run import run
+    from cascade.turns.settings import Settings
+
+    return run(load(repo), Settings.from_env(), **kwargs)
+
+
+def answer(repo, line: str) -> None:
+    with open(repo / LEDGER, "a") as f:
+        f.write(f"\n---\nName: Alice\n\n{line}\n---\n")
+
+
+def test_standard_concludes_no_earlier_than_three_rounds(repo, cli, table, fake_llm):
+    code, out, err = discuss(cli, "standard", "--auto")
+    assert code == 0, out + err
+    d = load(repo)
+    run = d.state.run
+    assert run.round == 3 and run.outcome == "READY"
+    # a round: the question, three blind answers, the synthesis; then the closing vote
+    assert fake_llm.calls() == 3 * 5 + 3
+    notes = [e.fields.get("note", "") for e in rounds(d)]
+    assert notes == ["conclude refused: the discussion needs 3 rounds"] * 2
+    assert "Roundtable: READY by the closing vote after round 3" in out
+
+
+def test_answers_are_blind_and_see_only_the_question_and_the_last_synthesis(repo, cli, table):
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    for name, step, round_, text in table.seen:
+        if step != "Answers":
+            continue
+        others = [n for n in NAMES if n != name]
+        assert not any(f"{n} holds position {round_}" in text for n in others)
+        assert f"Question {round_}: what matters most now?" in text
+        if round_ > 1:
+            assert f"Synthesis of round {round_ - 1}" in text
+            assert f"Synthesis of round {round_ - 2}" not in text if round_ > 2 else True
+            assert f"holds position {round_ - 1}" not in text  # no earlier answers either
+
+
+def test_six_hats_is_sequential_and_runs_every_phase_in_order(repo, cli, table):
+    code, out, err = discuss(cli, "six-hats", "--auto")
+    assert code == 0, out + err
+    d = load(repo)
+    phases = [e.fields.get("phase") for e in rounds(d)]
+    assert phases == ["white", "red", "black", "yellow", "green", "blue-close"]
+    assert d.state.run.round == 7
+    for name, step, round_, text in table.seen:
+        if step == "Answers":
+            earlier = NAMES[:NAMES.index(name)]
+            assert all(f"{n} holds position {round_}" in text for n in earlier), name
+    first = [t for n, s, r, t in table.seen if (s, r) == ("Question", 1)][0]
+    assert "Six thinking hats strategy, phase 1 of 7: Blue hat" in first
+
+
+@pytest.mark.parametrize("strategy, phases", [
+    ("disney", ["realist", "critic"]),
+    ("debate", ["rebuttal", "closing"]),
+])
+def test_a_conclude_before_the_last_phase_moves_on(repo, cli, table, strategy, phases):
+    assert discuss(cli, strategy, "--auto")[0] == 0
+    d = load(repo)
+    assert [e.fields.get("phase") for e in rounds(d)] == phases
+    notes = [e.fields.get("note") for e in rounds(d)]
+    assert notes == ["a conclude before the strategy's last phase: the next phase instead"] * 2
+    if strategy == "debate":
+        sides = {n: t for n, s, r, t in table.seen if (s, r) == ("Answers", 1)}
+        assert "Your side: pro." in sides["AI-Architect"]
+        assert "Your side: con." in sides["AI-Security"]
+
+
+def test_an_open_conflict_refuses_the_conclude(repo, cli, table):
+    table.conflicts = {3: ["versioning: URL or header"]}
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    d = load(repo)
+    assert d.state.run.round == 4
+    assert rounds(d)[-1].fields["note"] == "conclude refused: conflicts are open (versioning)"
+
+
+def test_phase_refused_before_its_minimum_and_after_the_last(repo, cli, table):
+    table.actions = {1: "phase", 2: "phase", 3: "conclude"}
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    d = load(repo)
+    assert rounds(d)[0].fields["note"] == ("there is no phase after the last: continue, or "
+                                            "conclude")
+
+
+@pytest.mark.parametrize("set_up, why", [
+    (lambda t: t.actions.update({1: "escalate"}), "the facilitator escalated"),
+    (lambda t: t.confidence.update({("AI-Security", 1): 0.3}),
+     "AI-Security's confidence is 0.3 (below 0.5)"),
+    (lambda t: t.concerns.update({("AI-Pragmatist", 1): ["a legal review is needed"]}),
+     "AI-Pragmatist names a legal concern"),
+    (lambda t: t.replies.update({("AI-Architect", "Answers", 1): json.dumps({
+        "comment": "Wrong question.", "position": "-", "confidence": 0.9,
+        "challenge": "we have not agreed we need public versioning at all"})}),
+     "AI-Architect challenges the framing"),
+    (lambda t: t.conflicts.update({1: ["auth: tokens or keys"], 2: ["auth: still"],
+                                   3: ["auth: still"]}),
+     "conflict 'auth' is still open after 3 rounds"),
+])
+def test_each_escalation_trigger_waits_for_a_person(repo, cli, table, fake_llm, set_up, why):
+    set_up(table)
+    create(repo)
+    result = step_run(repo)
+    assert result.waiting and f"Why: {why}" in result.waiting
+    assert result.waiting.startswith("The roundtable needs a person.")
+    calls = fake_llm.calls()
+    assert step_run(repo).waiting and fake_llm.calls() == calls  # asks no one meanwhile
+    code, out, _ = cli("status", LEDGER, "--json")
+    view = json.loads(out)["discussions"][0]
+    assert view["outcome"] == "WAITING" and "Why: " in view["waiting_for"]
+
+
+def test_escalation_answers_accept_or_continue(repo, cli, table, fake_llm):
+    table.actions = {1: "escalate", 2: "escalate", 3: "escalate", 4: "escalate"}
+    create(repo)
+    assert step_run(repo).waiting
+    answer(repo, "NEXT: continue 2")  # two quiet rounds: round 2 and 3 escalate unasked
+    result = step_run(repo)
+    assert result.waiting and "(round 4;" in result.waiting
+    answer(repo, "NEXT: accept")
+    result = step_run(repo)
+    assert result.outcome == "READY" and result.round == 4
+    d = load(repo)
+    nexts = [c for c in d.comments if c.author == "Alice"]
+    assert [c.body for c in nexts] == ["NEXT: continue 2", "NEXT: accept"]
+
+
+def test_a_person_s_decision_concludes_and_reaches_the_closing_vote(repo, cli, table):
+    table.actions = {1: "escalate"}
+    create(repo)
+    assert step_run(repo).waiting
+    answer(repo, "NEXT: decide we version in the URL path")
+    result = step_run(repo)
+    assert result.outcome == "READY" and result.round == 1  # a person may end it early
+    votes = [t for n, s, r, t in table.seen if s == "Closing vote"]
+    assert len(votes) == 3
+    assert all("Alice decided: we version in the URL path" in t for t in votes)
+
+
+def test_a_broken_facilitator_is_carried_by_the_fallbacks(repo, cli, table):
+    table.replies[("AI-Facilitator", "Question", 1)] = "not json at all"
+    table.replies[("AI-Facilitator", "Synthesis", 1)] = "{broken"
+    code, out, err = discuss(cli, "standard", "--auto")
+    assert code == 0, out + err
+    assert "the step's fallback stands in" in out
+    d = load(repo)
+    first = [c for c in d.comments if c.author == "AI-Facilitator"][:2]
+    assert first[0].body == f"What are the key considerations for {TOPIC}?"
+    assert first[1].body == f"Discussion on {TOPIC} requires further exploration."
+    assert first[1].provenance["next_action"] == "continue"
+
+
+def test_a_too_easy_consensus_gets_one_probing_round(repo, cli, table):
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "protocols/roundtable.yml").read_text()
+    folder = repo / ".cascade/protocols"
+    folder.mkdir(parents=True)
+    (folder / "roundtable.yml").write_text(text.replace("rounds: {min: 3,", "rounds: {min: 1,"))
+    for name in NAMES:
+        table.confidence[(name, 1)] = 0.9
+        table.confidence[(name, 2)] = 0.9
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    d = load(repo)
+    assert d.state.run.round == 2
+    assert rounds(d)[0].fields["note"].startswith("a probing round: the consensus came too")
+    probe = [t for n, s, r, t in table.seen if (s, r) == ("Question", 2)][0]
+    assert "a probing round" in probe
+
+
+def test_consensus_driven_ends_in_consent_without_a_vote(repo, cli, table, fake_llm):
+    code, out, err = discuss(cli, "consensus-driven", "--auto")
+    assert code == 0, out + err
+    d = load(repo)
+    assert d.state.run.outcome == "READY" and fake_llm.calls() == 3 * 5  # no closing vote
+    assert not table.asked("Closing vote")
+
+
+def test_consensus_driven_blocked_is_not_ready(repo, cli, table):
+    table.consent[("AI-Security", 3)] = "BLOCK"
+    code, out, _ = discuss(cli, "consensus-driven", "--auto")
+    assert code == 1
+    d = load(repo)
+    assert d.state.run.outcome == "CHANGES"
+    assert d.state.run.verdicts["security"] == "BLOCK"
+    assert not d.state.result.reached
+
+
+def test_plan_lists_the_strategies_and_makes_no_call(repo, cli, table, fake_llm):
+    code, out, err = cli("plan", "--protocol", "roundtable", "--strategy", "disney")
+    assert code == 0, out + err
+    assert "strategy disney: Dreamer -> Realist -> Critic" in out
+    assert fake_llm.calls() == 0
