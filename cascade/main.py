@@ -134,6 +134,9 @@ def build_parser(only: str | None = None):
     p.add_argument("--mode", metavar="M", help="a protocol's mode (swarm: lightweight, "
                                               "standard, deep)")
     p.add_argument("--strategy", metavar="S", help="a protocol's strategy (roundtable)")
+    p.add_argument("--flow", metavar="F", help="a protocol's flow (council)")
+    p.add_argument("--tier", metavar="T", help="a protocol's tier (council: light, medium, "
+                                              "heavy)")
 
     p = sub.add_parser("turn", help="run the pending (or the named) persona turns")
     p.add_argument("path")
@@ -291,7 +294,7 @@ def _dispatch(parser, args) -> int:
     elif command == "plan":
         from cascade.commands.plan import plan
         return plan(args.path, args.protocol, _aliases(args.participants), args.mode,
-                    args.strategy)
+                    args.strategy or args.flow, args.tier)
     elif command == "turn":
         from cascade.commands.turn import turn
         return turn(args.path, args.aliases)

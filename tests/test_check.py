@@ -504,12 +504,12 @@ def test_ledger_header_naming_another_protocol_is_reported_and_the_rule_decides(
 
 
 def test_ledger_with_unknown_protocol_fails(repo, cli, base):
-    write(repo, "notes/idea.discussion.md", header(doc="notes/idea.md", protocol="council"))
+    write(repo, "notes/idea.discussion.md", header(doc="notes/idea.md", protocol="parliament"))
     commit(repo, "a ledger no rule governs")
     code, out, _ = check(cli, "--from-ref", base)
     assert code == 1
     assert out.splitlines()[0].startswith("notes/idea.discussion.md:1: ledger does not parse: "
-                                          "unknown protocol 'council'")
+                                          "unknown protocol 'parliament'")
 
 
 def test_repository_protocol_is_read_at_the_ref(repo, cli, base):

@@ -17,11 +17,11 @@ def test_bundled_personas_are_the_seeds_eight_and_the_fixed_roles():
     voting = sorted(p.alias for p in registry if p.votes)
     background = sorted(p.alias for p in registry if not p.votes)
     assert voting == ["architect", "designer", "moderator", "perfectionist", "pragmatist",
-                      "security"]
+                      "security", "skeptic", "visionary"]  # council's lenses among them
     # pcs's synthesizer; swarm's historian, contrarian and cross-domain (its moderator is
-    # seed 002's); the roundtable's facilitator
+    # seed 002's); the roundtable's facilitator; the council's referee
     assert background == ["contrarian", "cross-domain", "facilitator", "historian",
-                          "researcher", "synthesizer", "visualizer"]
+                          "referee", "researcher", "synthesizer", "visualizer"]
     for p in registry:
         assert p.name.startswith("AI-")
         assert p.personality.strip() and p.role and p.expertise and p.concerns

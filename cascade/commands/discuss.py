@@ -47,13 +47,16 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     elif mode is not None and steps.get_mode(mode) is None:
         raise CascadeError(f"protocol {proto.name!r} has no mode {mode!r} (modes: "
                            f"{', '.join(m.name for m in steps.modes)})")
-    strategy = given.pop("strategy", None)
-    if strategy is not None and (steps is None or not steps.strategies):
-        given["strategy"] = strategy
-    elif strategy is not None and steps.get_strategy(strategy) is None:
-        raise CascadeError(f"protocol {proto.name!r} has no strategy {strategy!r} (strategies: "
+    kind = steps.strategies[0].kind if steps is not None and steps.strategies else None
+    strategy = given.pop(kind, None) if kind else None
+    if strategy is not None and steps.get_strategy(strategy) is None:
+        raise CascadeError(f"protocol {proto.name!r} has no {kind} {strategy!r} ({kind}s: "
                            f"{', '.join(x.name for x in steps.strategies)})")
-    if given:  # --flow, --tier: the protocols that have them come later
+    tier = given.pop("tier", None) if steps is not None and steps.tiers else None
+    if tier is not None and tier not in dict(steps.tiers):
+        raise CascadeError(f"protocol {proto.name!r} has no tier {tier!r} (tiers: "
+                           f"{', '.join(dict(steps.tiers))})")
+    if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
     if steps is not None and steps.modes:
         mode = mode or steps.default_mode
@@ -63,6 +66,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         steps = steps.for_strategy(strategy)
     if rounds is not None:
         top = steps.rounds.max if steps else proto.max_rounds
+        if steps is not None and steps.strategy is not None and steps.strategy.rounds:
+            top = proto.steps.rounds.max  # a flow runs the rounds asked, to the protocol's cap
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
     if source:
@@ -92,6 +97,12 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         if count and not count.min <= len(participants) <= count.max:
             raise CascadeError(f"protocol {proto.name!r} takes {count.min} to {count.max} "
                                f"participants, not {len(participants)}")
+    elif count is not None and count.personas and not auto_invite:
+        participants = list(count.personas)  # the protocol's own panel (council's lenses)
+        for alias in participants:
+            registry.require(alias)
+        context = (f"Participants {', '.join('@' + a for a in participants)}: the protocol's "
+                   "own panel (give --participants to replace it).")
     else:
         from cascade.protocol.invite import by_topic, invite
 
@@ -116,7 +127,9 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
     extra = {"Mode": mode} if mode else {}
     if strategy:
-        extra["Strategy"] = strategy
+        extra[kind.title()] = strategy
+    if tier:
+        extra["Tier"] = tier
     if rounds is not None:
         extra["Rounds"] = str(rounds)
     d = Discussion.create(topic, "topic", context, path=output, source=source,

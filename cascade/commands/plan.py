@@ -9,7 +9,7 @@ from cascade.text import printable
 
 
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
-         mode: str | None = None, strategy: str | None = None) -> int:
+         mode: str | None = None, strategy: str | None = None, tier: str | None = None) -> int:
     from cascade.config.personas import load_personas
     from cascade.config.protocols import load_protocol
     from cascade.protocol.engine import calls_per_round, members_of
@@ -61,7 +61,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                            + (f" (strategies: {known})" if known else ""))
     if steps is not None and steps.strategies:
         for x in steps.strategies:
-            out.append(f"  strategy {x.name}{' (default)' if x.name == steps.default_strategy else ''}"
+            out.append(f"  {x.kind} {x.name}{' (default)' if x.name == steps.default_strategy else ''}"
                        f": {' -> '.join(p.title for p in x.phases)}"
                        + ("; sequential" if x.participation == "sequential" else "")
                        + (f"; sides {', '.join(x.sides)}" if x.sides else "")
@@ -69,7 +69,19 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         if d is not None and d.state.run is not None and d.state.run.steps.strategy:
             strategy = d.state.run.steps.strategy.name
         steps = steps.for_strategy(strategy or steps.default_strategy)
-        out.append(f"Strategy {steps.strategy.name}:")
+        out.append(f"{steps.strategy.kind.title()} {steps.strategy.name}:")
+    if tier is not None and (steps is None or tier not in dict(steps.tiers)):
+        known = ", ".join(dict(steps.tiers)) if steps is not None else ""
+        raise CascadeError(f"protocol {proto.name!r} has no tier {tier!r}"
+                           + (f" (tiers: {known})" if known else ""))
+    if steps is not None and steps.tiers:
+        if d is not None and d.state.run is not None:
+            tier = tier or d.state.run.steps.tier
+        steps = steps.for_tier(tier)
+        strong = steps.strong_roles() or ()
+        out.append(f"Tier {steps.tier}: the strong model for "
+                   f"{', '.join(strong) or 'no role'} (tiers: "
+                   + "; ".join(f"{n}: {', '.join(r) or 'none'}" for n, r in steps.tiers) + ")")
     if steps is None:
         members = participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -97,10 +109,20 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         except CascadeError:
             return "(no model configured)"
 
+    strong_roles = steps.strong_roles()
     for role in steps.roles:
         who = [fixed[role.id]] if role.fixed else members
-        shown = ", ".join(f"{a} -> {model_of(a, role.tier)}" for a in who)
-        out.append(f"  {role.id} ({role.tier}): {shown}")
+        tier = role.tier if strong_roles is None else (
+            "strong" if role.id in strong_roles else "fast")
+        shown = ", ".join(f"{a} -> {model_of(a, tier)}" for a in who)
+        out.append(f"  {role.id} ({tier}): {shown}")
+    if steps.strategy is not None and any(p.words for p in steps.strategy.phases):
+        from cascade.protocol.run import reply_budget
+
+        out.append("Word budgets (and max tokens) by phase: " + "; ".join(
+            f"{p.title} {p.words[0]}-{p.words[1]} ({reply_budget(p.words[1])})"
+            for p in steps.strategy.phases if p.words))
+
     def listing(title: str, group) -> None:
         if not group:
             return

@@ -27,7 +27,7 @@ def _triggers() -> tuple[str | None, ...]:
     return (None, *TRIGGERS)
 _PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds", "roles", "steps",
                   "rounds", "participants", "outcome", "planner", "artifacts", "modes", "setup",
-                  "after", "strategies"}
+                  "after", "strategies", "flows", "tiers"}
 _PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
 
 

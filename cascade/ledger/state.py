@@ -341,20 +341,26 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     members, fixed = members_of(steps, authority.participants)
     run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
                      mode=ledger.header.extra.get("mode") or None, consensus=authority.consensus,
-                     cap=cap, strategy=ledger.header.extra.get("strategy") or None)
+                     cap=cap, strategy=ledger.header.extra.get("strategy")
+                     or ledger.header.extra.get("flow") or None,
+                     tier=ledger.header.extra.get("tier") or None)
     members = run.members
-    counts = {"ACCEPT": 0, "REJECT": 0} if not run.steps.after else {
-        "READY": 0, "CHANGES": 0, "REJECT": 0}
+    counts = ({"ACCEPT": 0, "REJECT": 0} if run.steps.outcome == "all_accept" else
+              {"SUPPORT": 0, "STAND-ASIDE": 0, "BLOCK": 0} if run.steps.outcome == "consent"
+              else {"READY": 0, "CHANGES": 0, "REJECT": 0})
+    fallback = {"consent": "BLOCK"}.get(run.steps.outcome, "REJECT")
     for verdict in run.verdicts.values():
-        counts[verdict if verdict in counts else "REJECT"] += 1
+        counts[verdict if verdict in counts else fallback] += 1
 
     def names(aliases) -> list[str]:
         return [personas.get(a).name if personas.get(a) else a for a in aliases]
 
     if run.outcome == "READY":
         why = (f"all {len(members)} participants accepted the synthesis in round {run.round}"
-               if not run.steps.after else
-               f"the closing vote after round {run.round}: {counts['READY']}/{len(members)} READY")
+               if run.steps.outcome == "all_accept" else
+               _vote_line(run, counts, [], []) if run.steps.outcome in ("referee", "consent")
+               else f"the closing vote after round {run.round}: {counts['READY']}/{len(members)} "
+               "READY")
         return run, ConsensusResult(True, "READY", counts, [], [], why, advisory)
     if run.outcome == IMPASSE:
         against = names(a for a, v in run.verdicts.items() if v != "ACCEPT")
@@ -384,6 +390,12 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
 
 
 def _vote_line(run, counts: dict[str, int], against: list[str], missing: list[str]) -> str:
+    if run.steps.outcome == "referee":
+        return f"the referee's verdict after round {run.round}: {run.outcome}"
+    if run.steps.outcome == "consent":
+        blocked = [a for a, v in run.verdicts.items() if v == "BLOCK"]
+        return (f"no consent after round {run.round}: BLOCK from {', '.join(blocked)}"
+                if blocked else f"consent after round {run.round}")
     tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no votes"
     why = f"the closing vote after round {run.round}: {tally}"
     if against:

@@ -187,9 +187,9 @@ def _create(root: Path, item: Item) -> Discussion:
                               source=item.doc,
                               participants=[] if generated else list(rule.participants),
                               protocol=rule.protocol, consensus=rule.consensus, root=root,
-                              extra={k: v for k, v in (("Mode", rule.mode),
-                                                       ("Strategy", rule.strategy)) if v}
-                              or None)
+                              extra={k: v for k, v in (
+                                  ("Mode", rule.mode), ("Strategy", rule.strategy),
+                                  ("Flow", rule.flow), ("Tier", rule.tier)) if v} or None)
     except CascadeError as exc:
         if exc.path not in (None, display_path(path)):
             raise  # a broken persona, protocol or template file: it names itself

@@ -59,6 +59,14 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
         raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no strategy "
                            f"{rule.strategy!r}" + (f" (strategies: {known})" if known else ""),
                            rule.file, rule.line_of("strategy"))
+    for key, names in (("flow", [x.name for x in steps.strategies if x.kind == "flow"]
+                        if steps is not None else []),
+                       ("tier", list(dict(steps.tiers)) if steps is not None else [])):
+        value = getattr(rule, key)
+        if value is not None and value not in names:
+            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no {key} "
+                               f"{value!r}" + (f" ({key}s: {', '.join(names)})" if names else ""),
+                               rule.file, rule.line_of(key))
     if steps is not None and steps.generated:
         return  # its members are generated for each discussion: the participants are unused
     if steps is not None:  # a step protocol: its fixed roles never deliberate; its count

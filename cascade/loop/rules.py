@@ -23,7 +23,7 @@ RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
               "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-              "models", "auto", "mode", "strategy"}
+              "models", "auto", "mode", "strategy", "flow", "tier"}
 _CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
 _STATUS_KEYS = {"ready", "reject"}
@@ -48,7 +48,7 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "mode", "strategy", "base",
+                "models", "auto", "mode", "strategy", "flow", "tier", "base",
                 "file", "line", "key_lines")
 
 
@@ -74,6 +74,8 @@ class Rule:
     auto: bool  # a step protocol's decision points take their recommended choice (recorded)
     mode: str | None  # a protocol with modes (swarm): the mode a new discussion starts in
     strategy: str | None  # a protocol with strategies (roundtable): a new discussion's
+    flow: str | None  # a protocol with flows (council): a new discussion's
+    tier: str | None  # a protocol with tiers (council): which roles get the strong model
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -240,8 +242,15 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
     if strategy is not None and (not isinstance(strategy, str) or not strategy.strip()):
         raise CascadeError("strategy must be the name of one of the protocol's strategies",
                            file, line_of("strategy"))
+    named = {}
+    for key in ("flow", "tier"):
+        value = r.get(key)
+        if value is not None and (not isinstance(value, str) or not value.strip()):
+            raise CascadeError(f"{key} must be the name of one of the protocol's {key}s", file,
+                               line_of(key))
+        named[key] = value.strip() if value else None
     return Rule(status=_status(r.get("status"), file, line_of("status")), auto=auto,
-                mode=mode.strip() if mode else None,
+                mode=mode.strip() if mode else None, **named,
                 strategy=strategy.strip() if strategy else None,
                 models=_models(r.get("models"), file, line_of("models")), name=name, match=match, exclude=exclude,
                 template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,

@@ -19,6 +19,7 @@ rule reads them.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -99,6 +100,7 @@ class Request:
     target: Turn | None  # the turn it must answer (a step with ``target:``)
     summary: str  # the earlier rounds, in at most rounds.carry characters
     direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
+    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
 
 
 @dataclass
@@ -181,31 +183,39 @@ def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
 
 
 def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
-              strategy: str | None = None) -> Steps:
-    """A protocol's steps as a discussion's mode and strategy run them (unchanged without),
-    with at most ``cap`` rounds (``discuss --rounds N``: fewer than the protocol's, never
-    more)."""
+              strategy: str | None = None, tier: str | None = None) -> Steps:
+    """A protocol's steps as a discussion's mode, strategy (or flow) and tier run them
+    (unchanged without), with ``cap`` rounds (``discuss --rounds N``): at most the protocol's;
+    for a flow with its own count, the number run (within the flow's minimum and the
+    protocol's maximum); otherwise fewer than the protocol's, never more."""
     import dataclasses
 
+    top = steps.rounds.max
     steps = steps.for_mode(mode) if steps.modes else steps
     steps = steps.for_strategy(strategy) if steps.strategies else steps
-    if cap is not None and 1 <= cap < steps.rounds.max:
-        steps = dataclasses.replace(steps, rounds=dataclasses.replace(
-            steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
+    steps = steps.for_tier(tier) if steps.tiers else steps
+    if cap is not None and cap >= 1:
+        if steps.strategy is not None and steps.strategy.rounds is not None:
+            low = steps.strategy.rounds[0]
+            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+                steps.rounds, max=min(max(cap, low), top), min=low))
+        elif cap < steps.rounds.max:
+            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+                steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
     return steps
 
 
 def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
            carried: set[int] = frozenset(), reviewed: set[str] | None = None,  # type: ignore[assignment]
            mode: str | None = None, consensus=None, cap: int | None = None,
-           strategy: str | None = None) -> Run:
+           strategy: str | None = None, tier: str | None = None) -> Run:
     """The run of a parsed ledger under a step protocol. ``carried``: the lines of revision
     events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
     turns count (None: any) -- a turn for another text of the document is not this run's.
     ``mode``: the discussion's mode as its header names it; ``consensus``: the thresholds an
     outcome rule that counts votes uses. A generated panel's members replace ``members``."""
     base = steps
-    steps = steps_for(base, mode, cap, strategy)
+    steps = steps_for(base, mode, cap, strategy, tier)
     run = Run(steps, members, {r.id: r.persona for r in steps.fixed_roles}
               if steps.setup else fixed, base=base, mode=steps.mode, consensus=consensus,
               cap=cap)
@@ -316,7 +326,7 @@ def _setup(run: Run, ledger) -> bool:
                 if answer.choice == "mode":
                     run.steps = steps_for(base, answer.text.split()[0], run.cap,
                                           run.steps.strategy.name if run.steps.strategy
-                                          else None)
+                                          else None, run.steps.tier)
                     run.mode = run.steps.mode
                     run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
                     order = run.steps.setup
@@ -474,10 +484,14 @@ def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
     return None
 
 
-def _visible(run: Run, step: Step, alias: str) -> list[Turn]:
+def _visible(run: Run, step: Step, alias: str, visibility: str | None = None) -> list[Turn]:
     this = [t for t in run.turns if t.round == run.round]
-    if step.visibility == "blind":
+    visibility = visibility or step.visibility
+    if visibility == "blind":
         return []
+    if visibility == "previous":  # the others' turns of the last round (a cross-rebuttal)
+        return [t for t in run.turns if t.round == run.round - 1 and t.alias != alias]
+    step = dataclasses.replace(step, visibility=visibility)
     fixed = lambda t: run.steps.role(_step(run, t.step).role).fixed  # noqa: E731
     if step.visibility == "history":
         return [t for t in run.turns if t.step != step.id or t.alias != alias]
@@ -573,13 +587,19 @@ def plan(run: Run) -> list[Request]:
         if step.target is not None:
             first = run.steps.round_steps[0].id
             target = registry.TARGETS[step.target](alias, run.of(run.round, first))
-        shown = [] if not run.setup_done else _visible(run, step, alias)
+        phase = run.phase if strategy is not None and not role.fixed and not run.after else None
+        shown = [] if not run.setup_done else _visible(run, step, alias,
+                                                       phase.visibility if phase else None)
         said = direction
         if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
             side = strategy.sides[run.members.index(alias) % len(strategy.sides)]
             said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
-        out.append(Request(alias, role.id, step, run.round, role.tier, shown, target, text,
-                           said))
+        strong = run.steps.strong_roles()
+        tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
+        out.append(Request(alias, role.id, step, run.round, tier, shown, target,
+                           "" if phase is not None and phase.visibility == "blind"
+                           and phase.at == "first" else text, said,
+                           phase.words if phase is not None else None))
     return out
 
 

@@ -133,6 +133,8 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         shown=[rendered[i] for i in shown_at], blind=request.step.visibility == "blind",
         target=rendered[target_at] if target_at is not None else "",
         target_id=request.target.msg if request.target is not None else "",
+        words=(f"between {request.words[0]} and {request.words[1]}" if request.words
+               else f"at most about {request.step.words}"),
         persona=shown, shape=reply_shape(request))
     system = scrub(system, "the system prompt", 1)
     user = scrub(user, "the prompt", 1)

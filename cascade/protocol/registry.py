@@ -229,10 +229,25 @@ def _too_easy(run, round_: int) -> bool:
         return False
 
 
+def scheduled(run, round_: int) -> bool:
+    """A council's flow (seed 004): a set number of rounds, each in the phase its place
+    gives it -- the first round the phase ``at: first``, the last ``at: last``, the rest
+    ``at: middle`` (a phase without ``at`` covers every round). Never ends early."""
+    phases = run.steps.strategy.phases if run.steps.strategy else ()
+    if not phases:
+        return False
+    place = "last" if round_ + 1 >= run.steps.rounds.max else "middle"
+    index = next((i for i, p in enumerate(phases) if p.at == place),
+                 next((i for i, p in enumerate(phases) if p.at is None), 0))
+    run.phase_of[round_ + 1] = index
+    return False
+
+
 EXIT_RULES: dict[str, Callable[[Any, int], bool]] = {
     "all_accept": all_accept,
     "next_action": next_action,
     "facilitated": facilitated,
+    "scheduled": scheduled,
 }
 # Exit rules that apply rounds.min themselves (a person's decision may end a roundtable
 # early; its facilitator may not): the engine does not hold their conclusion back.
@@ -267,10 +282,21 @@ def consent(run, round_: int) -> str:
     return "READY" if run.members and "BLOCK" not in run.verdicts.values() else "CHANGES"
 
 
+def referee(run, round_: int) -> str:
+    """The referee's (or meta-arbiter's) structured verdict: READY, CHANGES or REJECT from
+    the last fixed-role turn after the rounds that gives one; none given is REJECT."""
+    after = {s.id for s in run.steps.after}
+    given = [t for t in run.turns if t.step in after and "verdict" in t.fields]
+    verdict = given[-1].fields["verdict"] if given else "REJECT"
+    run.verdicts = {given[-1].alias: verdict} if given else {}
+    return verdict if verdict in ("READY", "CHANGES", "REJECT") else "REJECT"
+
+
 OUTCOME_RULES: dict[str, Callable[[Any, int], str]] = {
     "all_accept": _all_accept_outcome,
     "thresholds": thresholds,
     "consent": consent,
+    "referee": referee,
 }
 
 

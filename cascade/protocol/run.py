@@ -8,6 +8,7 @@ stops anywhere resumes where the file ends, asking no one twice (cascade.protoco
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ class Result:
     paused: int | None = None  # the round after which a person paused the discussion
     artifacts: list[str] = field(default_factory=list)  # the files written beside the ledger
     voted: bool = False  # the outcome is a closing vote's (a protocol with after steps)
+    rule: str = ""  # the outcome rule that gave it (thresholds, consent, referee, ...)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -128,6 +130,12 @@ def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list
     if request.step.confirm:
         values["verdict"] = values.pop("vote", "REJECT")
     return values, notes
+
+
+def reply_budget(words: int) -> int:
+    """Max tokens for a reply of at most ``words`` words in its comment: ~1.5 tokens a word
+    and room for the JSON around it and its other fields."""
+    return int(words * 1.5) + 200
 
 
 def join_list(value: object, items: int = 8, width: int = 240) -> str:
@@ -268,7 +276,8 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                     result.notes.append(note)
             if run.outcome is not None:
                 result.outcome = run.outcome
-                result.voted = bool(run.steps.after)
+                result.voted = bool(run.steps.after) or run.steps.outcome != "all_accept"
+                result.rule = run.steps.outcome
                 if run.recorded != run.outcome:
                     import datetime as _dt
 
@@ -414,6 +423,8 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
     if persona is None:
         raise CascadeError(f"unknown persona {request.alias!r} for role {request.role!r}", d.path)
     model = model_for(persona, request.tier, rule_model, rule_models, settings)
+    if request.words is not None:  # a phase's word range: its reply's max tokens too
+        settings = dataclasses.replace(settings, reply_tokens=reply_budget(request.words[1]))
     prompt = build_step_prompt(d, persona, request, source, settings.for_model(model))
     out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes)
     out.step = request.step.title  # type: ignore[attr-defined]
@@ -542,7 +553,9 @@ def run(d: Discussion, settings: Settings, progress: Progress | None = None, **k
 
 def outcome_text(result: Result) -> str:
     if result.voted and result.outcome is not None:
-        return (f"{result.outcome} by the closing vote after round {result.round}"
+        how = {"referee": "the referee's verdict", "consent": "consent"}.get(
+            result.rule, "the closing vote")
+        return (f"{result.outcome} by {how} after round {result.round}"
                 + ("" if result.outcome == "READY" else ": a person decides, or the document "
                    "changes"))
     if result.outcome == "READY":

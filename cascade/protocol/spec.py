@@ -62,9 +62,10 @@ ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolutio
 REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse", "per_phase", "per_conflict"}
 _MODE_KEYS = {"experts", "roles", "rounds", "stand_in"}
-_STRATEGY_KEYS = {"title", "phases", "participation", "outcome", "fields", "sides"}
-_PHASE_KEYS = {"id", "title", "goal", "min_rounds"}
-_COUNT_KEYS = {"min", "max", "default"}
+_STRATEGY_KEYS = {"title", "phases", "participation", "outcome", "fields", "sides", "rounds"}
+_PHASE_KEYS = {"id", "title", "goal", "min_rounds", "at", "visibility", "words"}
+PHASE_AT = ("first", "middle", "last")  # a scheduled phase: the rounds it covers
+_COUNT_KEYS = {"min", "max", "default", "personas"}
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,9 @@ class Phase:
     title: str
     goal: str
     min_rounds: int = 1
-
+    at: str | None = None  # first, middle or last: the rounds it covers (a scheduled flow)
+    visibility: str | None = None  # overrides the members' step's in this phase
+    words: tuple[int, int] | None = None  # the members' word range in this phase
 
 @dataclass(frozen=True)
 class Strategy:
@@ -153,6 +156,8 @@ class Strategy:
     outcome: str | None = None  # overrides the protocol's (consent, thresholds)
     fields: tuple = ()  # Field records added to the members' steps
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
+    rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
+    kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
 
 
 @dataclass(frozen=True)
@@ -160,6 +165,7 @@ class Count:
     min: int
     max: int
     default: int
+    personas: tuple[str, ...] = ()  # the panel a standalone discussion starts with, if any
 
 
 @dataclass(frozen=True)
@@ -191,6 +197,21 @@ class Steps:
     strategies: tuple[Strategy, ...] = ()
     default_strategy: str | None = None
     strategy: Strategy | None = None  # the strategy these steps run (for_strategy)
+    tiers: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tier -> the roles given the strong model
+    default_tier: str | None = None
+    tier: str | None = None  # the tier these steps run (for_tier)
+
+    def strong_roles(self) -> tuple[str, ...] | None:
+        """The roles the discussion's tier gives the strong model (None: each role's own)."""
+        if not self.tiers:
+            return None
+        return dict(self.tiers).get(self.tier or self.default_tier or "", ())
+
+    def for_tier(self, name: str | None) -> Steps:
+        import dataclasses
+
+        known = dict(self.tiers)
+        return dataclasses.replace(self, tier=name if name in known else self.default_tier)
 
     def role(self, role_id: str) -> Role:
         return next(r for r in self.roles if r.id == role_id)
@@ -222,8 +243,13 @@ class Steps:
 
         outcome = strategy.outcome or self.outcome
         after = tuple(s for s in self.after if not (outcome == "consent" and s.confirm))
+        rounds = self.rounds
+        if strategy.rounds is not None:  # a flow's own round count (the protocol's cap)
+            rounds = dataclasses.replace(rounds, min=strategy.rounds[0],
+                                         max=min(strategy.rounds[1], rounds.max))
         return dataclasses.replace(self, steps=tuple(adapt(s) for s in self.steps),
-                                   after=after, outcome=outcome, strategy=strategy)
+                                   after=after, outcome=outcome, strategy=strategy,
+                                   rounds=rounds)
 
     @property
     def member_role(self) -> Role:
@@ -377,17 +403,25 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                            data.line_of("artifacts"))
     modes, default = _modes(data, roles, path)
     strategies, default_strategy = _strategies(data, path, registry)
+    tiers, default_tier = _tiers(data, roles, path)
     return Steps(tuple(roles), tuple(steps), rounds, count, outcome, tuple(artifacts),
-                 tuple(setup), tuple(after), modes, default, None, strategies, default_strategy)
+                 tuple(setup), tuple(after), modes, default, None, strategies, default_strategy,
+                 None, tiers, default_tier)
 
 
 def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, ...], str | None]:
-    raw = data.get("strategies")
+    """``strategies:`` (roundtable) or ``flows:`` (council): the same records, named by the
+    option that picks one."""
+    if "strategies" in data and "flows" in data:
+        raise CascadeError("a protocol has strategies or flows, not both", path,
+                           data.line_of("flows"))
+    key, kind = ("flows", "flow") if "flows" in data else ("strategies", "strategy")
+    raw = data.get(key)
     if raw is None:
         return (), None
-    line = data.line_of("strategies")
+    line = data.line_of(key)
     if not isinstance(raw, dict) or not raw:
-        raise CascadeError("strategies must map a strategy's name to its phases", path, line)
+        raise CascadeError(f"{key} must map a {kind}'s name to its phases", path, line)
     out: list[Strategy] = []
     for name, spec in raw.items():
         if name == "default":
@@ -404,10 +438,24 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
             if any(p.id == pid for p in phases):
                 raise CascadeError(f"strategy {name!r}: duplicate phase {pid!r}", path,
                                    ph.line_of("id"))
+            at, seen_vis, words = ph.get("at"), ph.get("visibility"), ph.get("words")
+            if at is not None and at not in PHASE_AT:
+                raise CascadeError(f"strategy {name!r}: phase {pid!r}: at is one of "
+                                   f"{', '.join(PHASE_AT)}", path, ph.line_of("at"))
+            if seen_vis is not None and seen_vis not in VISIBILITIES + ("previous",):
+                raise CascadeError(f"strategy {name!r}: phase {pid!r}: visibility must be one "
+                                   f"of {', '.join(VISIBILITIES + ('previous',))}", path,
+                                   ph.line_of("visibility"))
+            if words is not None and (not isinstance(words, list) or len(words) != 2 or not all(
+                    isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in words)
+                    or words[0] > words[1]):
+                raise CascadeError(f"strategy {name!r}: phase {pid!r}: words takes [low, high]",
+                                   path, ph.line_of("words"))
             phases.append(Phase(pid, str(ph.get("title") or pid.replace("-", " ").title()),
                                 " ".join(str(ph.get("goal") or "").split()),
                                 _int(ph.get("min_rounds", 1), path, ph.line_of("min_rounds"),
-                                     "min_rounds")))
+                                     "min_rounds"), at, seen_vis,
+                                (words[0], words[1]) if words else None))
         participation = st.get("participation", "parallel")
         if participation not in ("parallel", "sequential"):
             raise CascadeError(f"strategy {name!r}: participation is parallel or sequential",
@@ -427,12 +475,43 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
         if not isinstance(sides, list) or not all(isinstance(x, str) and x for x in sides):
             raise CascadeError(f"strategy {name!r}: sides must be a list of names", path,
                                st.line_of("sides") or sline)
+        counted = st.get("rounds")
+        if counted is not None and (not isinstance(counted, list) or len(counted) != 2 or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in counted)
+                or counted[0] > counted[1]):
+            raise CascadeError(f"strategy {name!r}: rounds takes [min, default]", path,
+                               st.line_of("rounds") or sline)
         out.append(Strategy(str(name), str(st.get("title") or str(name).title()), tuple(phases),
-                            participation, outcome, fields, tuple(sides)))
+                            participation, outcome, fields, tuple(sides),
+                            (counted[0], counted[1]) if counted else None, kind))
     default = raw.get("default") or (out[0].name if out else None)
     if not any(x.name == default for x in out):
-        raise CascadeError(f"strategies default {default!r} is not one of the strategies",
-                           path, line)
+        raise CascadeError(f"{key} default {default!r} is not one of the {key}", path, line)
+    return tuple(out), default
+
+
+def _tiers(data: LineDict, roles: list[Role], path: Path):
+    """``tiers: {default: medium, light: [], medium: [referee], heavy: [referee, advisor]}``:
+    per tier, the roles given the strong model."""
+    raw = data.get("tiers")
+    if raw is None:
+        return (), None
+    line = data.line_of("tiers")
+    if not isinstance(raw, dict) or not raw:
+        raise CascadeError("tiers must map a tier's name to the roles it makes strong", path,
+                           line)
+    ids = [r.id for r in roles]
+    out = []
+    for name, value in raw.items():
+        if name == "default":
+            continue
+        if not isinstance(value, list) or any(v not in ids for v in value):
+            raise CascadeError(f"tier {name!r}: a list of the protocol's roles "
+                               f"({', '.join(ids)})", path, line)
+        out.append((str(name), tuple(value)))
+    default = raw.get("default") or (out[0][0] if out else None)
+    if default not in dict(out):
+        raise CascadeError(f"tiers default {default!r} is not one of the tiers", path, line)
     return tuple(out), default
 
 
@@ -455,6 +534,15 @@ def _count(raw: object, path: Path, line: int | None, what: str,
                        f"{what} default"))
     if not count.min <= count.default <= count.max:
         raise CascadeError(f"{what}: min <= default <= max must hold", path, line)
+    personas = c.get("personas") or []
+    if not isinstance(personas, list) or not all(isinstance(p, str) and p for p in personas) \
+            or not count.min <= len(personas) <= count.max and personas:
+        raise CascadeError(f"{what}: personas is a list of {count.min} to {count.max} aliases",
+                           path, line)
+    if personas:
+        import dataclasses
+
+        count = dataclasses.replace(count, personas=tuple(p.lower() for p in personas))
     return count
 
 
