@@ -4,13 +4,11 @@ persona, step and round. Shared by tests/test_roundtable*.py and bench/roundtabl
 from __future__ import annotations
 
 import json
-import re
 
-ASK = re.compile(r"Reply as (AI-[\w-]+) with")
-STEP = re.compile(r"STEP: ([^,\n]+), round (\d+)")
+from scripted import Scripted
 
 
-class Table:
+class Table(Scripted):
     """``actions[round]``: the synthesis's next_action (default conclude: the rules decide);
     ``conflicts[round]``: its open conflicts ("id: what"); ``confidence[(name, round)]``
     (default 0.7); ``concerns[(name, round)]``; ``consent[(name, round)]`` (default SUPPORT);
@@ -24,18 +22,9 @@ class Table:
         self.concerns: dict[tuple[str, int], list[str]] = {}
         self.consent: dict[tuple[str, int], str] = {}
         self.votes: dict[str, str] = {}
-        self.replies: dict[tuple[str, str, int], str] = {}
-        self.seen: list[tuple[str, str, int, str]] = []
-        fake.default(self)
+        super().__init__(fake)
 
-    def __call__(self, request) -> str:
-        text = request.text
-        name = ASK.search(text).group(1)
-        m = STEP.search(text)
-        step, round_ = m.group(1).strip(), int(m.group(2))
-        self.seen.append((name, step, round_, text))
-        if (name, step, round_) in self.replies:
-            return self.replies[(name, step, round_)]
+    def reply(self, name: str, step: str, round_: int, text: str) -> str:
         if step == "Question":
             return json.dumps({"comment": f"Question {round_}: what matters most now?",
                                "focus": f"focus {round_}"})
@@ -60,7 +49,4 @@ class Table:
         if step == "Closing vote":
             vote = self.votes.get(name, "READY")
             return json.dumps({"comment": f"{vote} after the roundtable.", "vote": vote})
-        raise AssertionError(f"unscripted step {step!r} for {name}")
-
-    def asked(self, step: str | None = None) -> list[tuple[str, str, int]]:
-        return [(n, s, r) for n, s, r, _ in self.seen if step is None or s == step]
+        return super().reply(name, step, round_, text)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 import re
 
-ASK = re.compile(r"Reply as (AI-[\w-]+) with")
-STEP = re.compile(r"STEP: ([^,\n]+), (?:round (\d+)|before round 1)")
+from scripted import Scripted
+
 MODE = re.compile(r"(\w+) mode: (\d+)(?: to (\d+))? experts")
 SHOWN = re.compile(r"<<<material \w+: (r\d+-msg-\d+) by ([\w-]+)")
 EXPERTS = [
@@ -37,7 +37,7 @@ TENSIONS = [
 ]
 
 
-class Swarm:
+class Swarm(Scripted):
     """``replies[(name, step, round)]`` overrides a reply (round 0: the setup);
     ``recommend[round]`` is the quality gate's recommendation (default: continue before the
     mode's last round, else synthesize); ``overall[round]`` its overall score (default 4);
@@ -45,22 +45,13 @@ class Swarm:
     proposes (default: the mode's most). Records every request as (name, step, round, text)."""
 
     def __init__(self, fake) -> None:
-        self.replies: dict[tuple[str, str, int], str] = {}
         self.recommend: dict[int, str] = {}
         self.overall: dict[int, int] = {}
         self.votes: dict[str, str] = {}
         self.experts: int | None = None
-        self.seen: list[tuple[str, str, int, str]] = []
-        fake.default(self)
+        super().__init__(fake)
 
-    def __call__(self, request) -> str:
-        text = request.text
-        name = ASK.search(text).group(1)
-        m = STEP.search(text)
-        step, round_ = m.group(1).strip(), int(m.group(2) or 0)
-        self.seen.append((name, step, round_, text))
-        if (name, step, round_) in self.replies:
-            return self.replies[(name, step, round_)]
+    def reply(self, name: str, step: str, round_: int, text: str) -> str:
         shown = SHOWN.findall(text)
         ids = [i for i, _ in shown]
         if step == "Panel":
@@ -118,7 +109,4 @@ class Swarm:
         if step == "Closing vote":
             vote = self.votes.get(name, "READY")
             return json.dumps({"comment": f"{vote}: the synthesis holds.", "vote": vote})
-        raise AssertionError(f"unscripted step {step!r} for {name}")
-
-    def asked(self, step: str | None = None) -> list[tuple[str, str, int]]:
-        return [(n, s, r) for n, s, r, _ in self.seen if step is None or s == step]
+        return super().reply(name, step, round_, text)

@@ -41,21 +41,19 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     proto = load_protocol(protocol, root)
     steps = proto.steps
     given = {k: v for k, v in options.items() if v is not None}
-    mode = given.pop("mode", None)
-    if mode is not None and (steps is None or not steps.modes):
-        given["mode"] = mode
-    elif mode is not None and steps.get_mode(mode) is None:
-        raise CascadeError(f"protocol {proto.name!r} has no mode {mode!r} (modes: "
-                           f"{', '.join(m.name for m in steps.modes)})")
+    from cascade.protocol.spec import check_option, option_names
+
+    mode = strategy = tier = None
     kind = steps.strategies[0].kind if steps is not None and steps.strategies else None
-    strategy = given.pop(kind, None) if kind else None
-    if strategy is not None and steps.get_strategy(strategy) is None:
-        raise CascadeError(f"protocol {proto.name!r} has no {kind} {strategy!r} ({kind}s: "
-                           f"{', '.join(x.name for x in steps.strategies)})")
-    tier = given.pop("tier", None) if steps is not None and steps.tiers else None
-    if tier is not None and tier not in dict(steps.tiers):
-        raise CascadeError(f"protocol {proto.name!r} has no tier {tier!r} (tiers: "
-                           f"{', '.join(dict(steps.tiers))})")
+    for key in [k for k in given if option_names(steps, k)]:  # the options it has
+        check_option(proto.name, steps, key, given[key])
+        value = given.pop(key)
+        if key == "mode":
+            mode = value
+        elif key == "tier":
+            tier = value
+        else:
+            strategy = value
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
     if steps is not None and steps.modes:

@@ -39,10 +39,13 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     settings = Settings.from_env()
     steps = proto.steps
     out = [f"Protocol {proto.name} ({proto.title})"]
-    if mode is not None and (steps is None or steps.get_mode(mode) is None):
-        known = ", ".join(m.name for m in steps.modes) if steps is not None else ""
-        raise CascadeError(f"protocol {proto.name!r} has no mode {mode!r}"
-                           + (f" (modes: {known})" if known else ""))
+    from cascade.protocol.spec import check_option
+
+    check_option(proto.name, steps, "mode", mode)
+    check_option(proto.name, steps, "tier", tier)
+    if strategy is not None:
+        kind = steps.strategies[0].kind if steps is not None and steps.strategies else "strategy"
+        check_option(proto.name, steps, kind, strategy)
     if steps is not None and steps.modes:
         for m in steps.modes:
             c = m.experts
@@ -55,10 +58,6 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
             mode = d.state.run.mode
         steps = steps.for_mode(mode or steps.default_mode)
         out.append(f"Mode {steps.mode}:")
-    if strategy is not None and (steps is None or steps.get_strategy(strategy) is None):
-        known = ", ".join(x.name for x in steps.strategies) if steps is not None else ""
-        raise CascadeError(f"protocol {proto.name!r} has no strategy {strategy!r}"
-                           + (f" (strategies: {known})" if known else ""))
     if steps is not None and steps.strategies:
         for x in steps.strategies:
             out.append(f"  {x.kind} {x.name}{' (default)' if x.name == steps.default_strategy else ''}"
@@ -70,10 +69,6 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
             strategy = d.state.run.steps.strategy.name
         steps = steps.for_strategy(strategy or steps.default_strategy)
         out.append(f"{steps.strategy.kind.title()} {steps.strategy.name}:")
-    if tier is not None and (steps is None or tier not in dict(steps.tiers)):
-        known = ", ".join(dict(steps.tiers)) if steps is not None else ""
-        raise CascadeError(f"protocol {proto.name!r} has no tier {tier!r}"
-                           + (f" (tiers: {known})" if known else ""))
     if steps is not None and steps.tiers:
         if d is not None and d.state.run is not None:
             tier = tier or d.state.run.steps.tier

@@ -48,25 +48,11 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                                rule.line_of("protocol")) from None
         raise
     steps = protocol.steps
-    if rule.mode is not None and (steps is None or steps.get_mode(rule.mode) is None):
-        known = ", ".join(m.name for m in steps.modes) if steps is not None else ""
-        raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no mode "
-                           f"{rule.mode!r}" + (f" (modes: {known})" if known else ""),
-                           rule.file, rule.line_of("mode"))
-    if rule.strategy is not None and (steps is None or steps.get_strategy(rule.strategy)
-                                      is None):
-        known = ", ".join(x.name for x in steps.strategies) if steps is not None else ""
-        raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no strategy "
-                           f"{rule.strategy!r}" + (f" (strategies: {known})" if known else ""),
-                           rule.file, rule.line_of("strategy"))
-    for key, names in (("flow", [x.name for x in steps.strategies if x.kind == "flow"]
-                        if steps is not None else []),
-                       ("tier", list(dict(steps.tiers)) if steps is not None else [])):
-        value = getattr(rule, key)
-        if value is not None and value not in names:
-            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} has no {key} "
-                               f"{value!r}" + (f" ({key}s: {', '.join(names)})" if names else ""),
-                               rule.file, rule.line_of(key))
+    from cascade.protocol.spec import check_option
+
+    for key in ("mode", "strategy", "flow", "tier"):
+        check_option(protocol.name, steps, key, getattr(rule, key), f"rule {rule.name!r}: ",
+                     rule.file, rule.line_of(key))
     if steps is not None and steps.generated:
         return  # its members are generated for each discussion: the participants are unused
     if steps is not None:  # a step protocol: its fixed roles never deliberate; its count

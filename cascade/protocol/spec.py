@@ -303,6 +303,33 @@ class Steps:
         return self.setup + self.steps + self.after
 
 
+OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}
+
+
+def option_names(steps: Steps | None, kind: str) -> list[str]:
+    """The names a protocol's option takes (--mode, --strategy, --flow, --tier)."""
+    if steps is None:
+        return []
+    if kind == "mode":
+        return [m.name for m in steps.modes]
+    if kind == "tier":
+        return [name for name, _ in steps.tiers]
+    return [x.name for x in steps.strategies if x.kind == kind]
+
+
+def check_option(protocol: str, steps: Steps | None, kind: str, value: str | None,
+                 prefix: str = "", path: Path | None = None, line: int | None = None) -> None:
+    """A name given for a protocol's option must be one it has: else one line that lists
+    them (or says it has none)."""
+    if value is None:
+        return
+    names = option_names(steps, kind)
+    if value not in names:
+        raise CascadeError(f"{prefix}protocol {protocol!r} has no {kind} {value!r}"
+                           + (f" ({OPTIONS[kind]}: {', '.join(names)})" if names else ""),
+                           path, line)
+
+
 def _int(value: object, path: Path, line: int | None, what: str, low: int = 1) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < low:
         raise CascadeError(f"{what} must be a whole number of at least {low}", path, line)
