@@ -137,8 +137,7 @@ def test_plan_shows_the_roster_models_and_budgets_with_no_call(repo, cli, counci
 
 
 COUNCIL_RULES = RULES.replace("participants: [architect, security, pragmatist]",
-                              "participants: [pragmatist, visionary, skeptic]\n"
-                              "    protocol: council\n    flow: parallel")
+                              "protocol: council\n    flow: parallel")  # the lenses advise
 
 
 def cascade(repo, *args: str):
@@ -156,6 +155,9 @@ def test_in_the_gate_the_referee_decides_and_check_agrees(loop_repo, fake_llm, v
     script.verdict = verdict
     blocked = commit(repo)
     assert blocked.returncode == 1 and fake_llm.calls() == 4
+    assert sorted(n for n, s, r in script.asked("Advice")) == sorted(ADVISORS)
+    assert Discussion.load(repo / LEDGER, root=repo).header.participants == [
+        "pragmatist", "visionary", "skeptic"]
     git(repo, "add", "-A")
     second = commit(repo)
     assert (second.returncode == 0) is lands, second.out
@@ -165,3 +167,15 @@ def test_in_the_gate_the_referee_decides_and_check_agrees(loop_repo, fake_llm, v
         git(repo, "commit", "-qm", "recorded", "--no-verify")
     check = cascade(repo, "check")
     assert (check.returncode == 0) is lands, check.stdout
+
+
+def test_in_the_gate_a_rule_s_participants_replace_the_lenses(loop_repo, fake_llm):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(COUNCIL_RULES.replace(
+        "protocol: council", "participants: [architect, security]\n    protocol: council"))
+    git(repo, "commit", "-qam", "ADRs go to a council of two")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    script = Council(fake_llm)
+    assert commit(repo).returncode == 1
+    assert sorted(n for n, s, r in script.asked("Advice")) == ["AI-Architect", "AI-Security"]

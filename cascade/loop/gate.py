@@ -181,11 +181,11 @@ def _create(root: Path, item: Item) -> Discussion:
     try:
         from cascade.config.protocols import load_protocol
 
+        from cascade.loop.governance import participants_of
+
         steps = load_protocol(rule.protocol, root, where=rule.file).steps
-        generated = steps is not None and steps.generated  # its experts come from a panel
         d = Discussion.create(_title(item.doc, item.doc_data), rule.template, path=path,
-                              source=item.doc,
-                              participants=[] if generated else list(rule.participants),
+                              source=item.doc, participants=list(participants_of(rule, steps)),
                               protocol=rule.protocol, consensus=rule.consensus, root=root,
                               extra={k: v for k, v in (
                                   ("Mode", rule.mode), ("Strategy", rule.strategy),

@@ -24,10 +24,20 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     from cascade.config.protocols import load_protocol
 
     steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
-    generated = steps is not None and steps.generated  # its members: each ledger's own panel
-    return Authority(() if generated else tuple(rule.participants), rule.protocol,
+    return Authority(participants_of(rule, steps), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
+
+
+def participants_of(rule: Rule, steps) -> tuple[str, ...]:
+    """Who deliberates under a rule: nobody named for a protocol that generates its panel
+    (swarm); the protocol's own panel (council's lenses) when the rule names no
+    participants; else the rule's participants."""
+    if steps is not None and steps.generated:
+        return ()
+    if steps is not None and steps.participants.personas and "participants" not in rule.key_lines:
+        return steps.participants.personas
+    return tuple(rule.participants)
 
 
 def check_references(rule: Rule, config_root: Path | None) -> None:
@@ -55,17 +65,22 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                      rule.file, rule.line_of(key))
     if steps is not None and steps.generated:
         return  # its members are generated for each discussion: the participants are unused
+    named = participants_of(rule, steps)
+    for alias in named:
+        if personas.get(alias) is None:
+            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} names an unknown "
+                               f"persona {alias!r}", rule.file, rule.line_of("protocol"))
     if steps is not None:  # a step protocol: its fixed roles never deliberate; its count
-        fixed = sorted({r.persona for r in steps.fixed_roles} & set(rule.participants))
+        fixed = sorted({r.persona for r in steps.fixed_roles} & set(named))
         if fixed:
             raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
                                f"protocol {protocol.name!r} and never also deliberates",
                                rule.file, rule.line_of("participants"))
         count = steps.participants
-        if not count.min <= len(rule.participants) <= count.max:
+        if not count.min <= len(named) <= count.max:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} takes "
                                f"{count.min} to {count.max} participants, not "
-                               f"{len(rule.participants)}", rule.file,
+                               f"{len(named)}", rule.file,
                                rule.line_of("participants"))
 
 
