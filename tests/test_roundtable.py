@@ -238,3 +238,24 @@ def test_plan_lists_the_strategies_and_makes_no_call(repo, cli, table, fake_llm)
     assert code == 0, out + err
     assert "strategy disney: Dreamer -> Realist -> Critic" in out
     assert fake_llm.calls() == 0
+
+
+def test_a_round_reaches_the_ledger_whole_and_a_cut_round_costs_nothing_again(
+        repo, cli, table, fake_llm, monkeypatch):
+    """rounds.append: round (seed 003's batch write): a run stopped inside round 2 writes
+    round 1 and nothing of round 2; the next run gets round 2's replies from the reply cache
+    and asks only who was never asked."""
+    monkeypatch.setenv("CASCADE_MAX_CALLS", "8")  # round 1 (5 calls), then 3 of round 2
+    code, out, err = discuss(cli, "standard", "--auto")
+    assert code == 1 and "nothing of it is written" in out
+    d = load(repo)
+    assert {c.provenance["round"] for c in d.comments if c.origin == "ai"} == {"1"}
+    assert len([c for c in d.comments if c.origin == "ai"]) == 5
+    assert fake_llm.calls() == 8
+    monkeypatch.delenv("CASCADE_MAX_CALLS")
+    code, out, err = cli("run", LEDGER, "--auto")
+    assert code == 0, out + err
+    assert fake_llm.calls() == 3 * 5 + 3  # the three cached replies were not asked again
+    d = load(repo)
+    ids = [c.provenance["msg"] for c in d.comments if c.origin == "ai"]
+    assert [int(i.split("-")[-1]) for i in ids] == list(range(1, len(ids) + 1))

@@ -264,6 +264,11 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
     revision = blob_id(source.data) if source is not None and source.data is not None else None
     imported = False
     noted: set[str] = set()
+    # rounds.append: round -- a round reaches the ledger whole (seed 003's batch write): its
+    # replies are held until its last step is done; a run that stops inside a round writes
+    # none of it, and the next run gets those replies from the reply cache, asking no one.
+    batch = d.state.run.steps.rounds.append == "round"
+    written = 0  # result.appended when the ledger was last written (a batch)
     try:
         while True:
             registry = d.personas  # a generated panel's experts join once it is recorded
@@ -338,7 +343,7 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
             ids = [run.messages]  # the last message id's number: the wave's replies go on
             tasks = [_turn(d, req, registry.get(req.alias), settings, budget, semaphore, lock,
                            cache, progress, seam, revision, rule_model, rule_models, source,
-                           ids) for req in requests]
+                           ids, batch) for req in requests]
             outcomes = await asyncio.gather(*tasks)
             progress.settle()  # the step's line stays; a table or the next step goes below
             result.outcomes += outcomes
@@ -356,13 +361,28 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                 d.add_comment(TOOL, f"**{step.title}, round {round_}**\n\n{text}",
                               provenance={"step": step.id, "round": str(round_),
                                           "table": step.table}, origin="tool")
-                d.save()
+                if not batch:
+                    d.save()
                 result.appended += 1
                 result.tables.append(text)
                 if on_table is not None:
                     on_table(step, round_, text)
+            if batch:
+                done = d.state.run
+                in_after = step.id in {x.id for x in done.steps.after}
+                round_over = done.round != round_ or (done.after and not in_after)
+                if (round_over or done.outcome is not None or done.deciding
+                        or done.pausing is not None):
+                    d.save()  # the round is complete: it reaches the ledger at once
+                    written = result.appended
     finally:
         progress.close()
+        if batch and getattr(d, "_pending", None):
+            d.discard()  # a round cut short is not written; its replies are in the cache
+            result.appended = written
+            result.notes.append(f"round {result.round} stopped before its end: nothing of it "
+                                "is written (a round is appended whole); its replies are "
+                                "cached, so the next run asks no one again")
         if result.appended and d.protocol.steps is not None and any(
                 a != "argument-graph" for a in d.protocol.steps.artifacts):
             from cascade.protocol.artifacts import write_artifacts
@@ -417,7 +437,7 @@ async def _import_if_needed(requests, registry, rule_model, rule_models, setting
 async def _turn(d: Discussion, request: Request, persona, settings: Settings, budget: Budget,
                 semaphore: asyncio.Semaphore, lock: asyncio.Lock, cache: ReplyCache,
                 progress: Progress, seam, revision: str | None, rule_model, rule_models,
-                source, ids: list[int]) -> Outcome:
+                source, ids: list[int], batch: bool = False) -> Outcome:
     from cascade.protocol.prompt import build_step_prompt
 
     if persona is None:
@@ -492,7 +512,8 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                 d.add_comment(persona.name, body, vote, provenance=provenance, untrusted=True)
                 for kind, value, event_fields in events:
                     d.add_event(kind, value, **event_fields)
-                d.save()
+                if not batch:  # else the round's end writes it (run_protocol)
+                    d.save()
                 ids[0] = number
             except CascadeError as exc:
                 d.discard()

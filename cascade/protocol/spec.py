@@ -60,7 +60,9 @@ PERSON = "person"  # the built-in role of a decision point: a person answers, in
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
 ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
 REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
-_ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse", "per_phase", "per_conflict"}
+_ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse", "per_phase", "per_conflict",
+                "append"}
+APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
 _MODE_KEYS = {"experts", "roles", "rounds", "stand_in"}
 _STRATEGY_KEYS = {"title", "phases", "participation", "outcome", "fields", "sides", "rounds"}
 _PHASE_KEYS = {"id", "title", "goal", "min_rounds", "at", "visibility", "words"}
@@ -133,6 +135,7 @@ class Rounds:
     on_impasse: str | None = None  # a step run once when the last round ends without consensus
     per_phase: int = 10  # a strategy's phase: at most this many rounds, then the next phase
     per_conflict: int = 3  # a conflict open this many rounds escalates
+    append: str = "reply"  # reply: each reply written as it comes; round: a round at once
 
 
 @dataclass(frozen=True)
@@ -414,7 +417,8 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                     _int(r.get("max", 3), path, line, "rounds max"), exit_rule,
                     _int(r.get("carry", 1000), path, line, "rounds carry", low=0), on_impasse,
                     _int(r.get("per_phase", 10), path, line, "rounds per_phase"),
-                    _int(r.get("per_conflict", 3), path, line, "rounds per_conflict"))
+                    _int(r.get("per_conflict", 3), path, line, "rounds per_conflict"),
+                    _append(r.get("append", "reply"), path, line))
     if rounds.min > rounds.max:
         raise CascadeError("rounds min is more than rounds max", path, line)
     count = _count(data.get("participants"), path, data.line_of("participants"),
@@ -540,6 +544,12 @@ def _tiers(data: LineDict, roles: list[Role], path: Path):
     if default not in dict(out):
         raise CascadeError(f"tiers default {default!r} is not one of the tiers", path, line)
     return tuple(out), default
+
+
+def _append(value: object, path: Path, line: int | None) -> str:
+    if value not in APPENDS:
+        raise CascadeError(f"rounds append must be one of {', '.join(APPENDS)}", path, line)
+    return str(value)
 
 
 def _key_of(data: LineDict, step_id: str) -> str:
