@@ -298,6 +298,8 @@ def test_status_text_says_where_the_protocol_stands(repo, cli, panel):
     assert "Protocol: pcs, round 3: concluded, IMPASSE" in out
     assert "Waiting for a person: impasse after 3 rounds: which way? cascade decide" in out
     assert f"Artifact: {RECORD}" in out
+    assert "Participants (3 responded):" in out  # two participants and the synthesizer
+    assert "  Cascade:" not in out  # the tables the tool wrote are nobody's response
 
 
 def test_a_document_goes_in_fenced_and_redacted(repo, cli, panel, fake_llm):

@@ -138,7 +138,8 @@ def status_text(d: Discussion) -> str:
     result = s.result
     latest: dict[str, Any] = {}
     for c in d.current_comments():
-        latest[c.author] = c
+        if c.origin != "tool":  # a table the tool wrote is nobody's response
+            latest[c.author] = c
     out.append(f"Participants ({len(latest)} responded):")
     for name, comment in latest.items():
         summary = gist(comment.body)
