@@ -19,9 +19,11 @@ def test_bundled_personas_are_the_seeds_eight_and_the_fixed_roles():
     assert voting == ["architect", "designer", "moderator", "perfectionist", "pragmatist",
                       "security", "skeptic", "visionary"]  # council's lenses among them
     # pcs's synthesizer; swarm's historian, contrarian and cross-domain (its moderator is
-    # seed 002's); the roundtable's facilitator; the council's referee
-    assert background == ["contrarian", "cross-domain", "facilitator", "historian",
-                          "referee", "researcher", "synthesizer", "visualizer"]
+    # seed 002's); the roundtable's facilitator; the council's referee and its D/P groups
+    assert background == ["contrarian", "cross-domain", "d-arbiter", "d-freethinker",
+                          "facilitator", "historian", "meta-arbiter", "p-arbiter",
+                          "p-freethinker", "referee", "researcher", "synthesizer",
+                          "visualizer"]
     for p in registry:
         assert p.name.startswith("AI-")
         assert p.personality.strip() and p.role and p.expertise and p.concerns

@@ -75,7 +75,7 @@ def test_debate_openings_rebuttals_and_final_positions(repo, cli, council, fake_
         others = [n for n in ADVISORS if n != name]
         assert not any(f"{n} advises" in by[(name, 1)] for n in ADVISORS)  # openings: blind
         assert all(f"{n} advises plan 1" in by[(name, 2)] for n in others)  # rebuttal
-        assert f"{name} advises plan 1" not in by[(name, 2)].split("YOUR ROLE")[0]
+        assert f"{name} advises plan 1" not in by[(name, 2)].split("YOUR ROLE:")[0]
         final = by[(name, 3)]
         assert "The earlier rounds, in short:" in final  # the transcript's summary only
         assert "<<<material" in final and f"{others[0]} advises plan 2 (" not in final
@@ -179,3 +179,237 @@ def test_in_the_gate_a_rule_s_participants_replace_the_lenses(loop_repo, fake_ll
     script = Council(fake_llm)
     assert commit(repo).returncode == 1
     assert sorted(n for n, s, r in script.asked("Advice")) == ["AI-Architect", "AI-Security"]
+
+
+# --- D/P mode ---------------------------------------------------------------------------------
+
+GROUPS = {"AI-D-Freethinker": "D", "AI-D-Arbiter": "D", "AI-P-Freethinker": "P",
+          "AI-P-Arbiter": "P"}
+
+
+def _other(group: str) -> str:
+    return "P" if group == "D" else "D"
+
+
+def test_dp_one_round_five_calls_groups_apart_and_the_meta_arbiter_s_verdict(repo, cli, council,
+                                                                             fake_llm):
+    code, out, err = discuss(cli, "--mode", "dp", "--auto")
+    assert code == 0, out + err
+    assert fake_llm.calls() == 5
+    asked = council.asked()
+    assert sorted(n for n, s, r in asked[:2]) == ["AI-D-Freethinker", "AI-P-Freethinker"]
+    assert sorted(n for n, s, r in asked[2:4]) == ["AI-D-Arbiter", "AI-P-Arbiter"]
+    assert asked[4] == ("AI-Meta-Arbiter", "Merge", 1)
+    for name, step, round_, text in council.seen:
+        if name in GROUPS:
+            mine, other = GROUPS[name], _other(GROUPS[name])
+            assert f"{other}-idea" not in text and f"{other}-top" not in text  # apart
+            if step == "Assessment":
+                assert f"{mine}-idea-1-1" in text  # the arbiter assesses its group's ideas
+            else:
+                assert f"{mine}-idea" not in text.split("YOUR ROLE:")[0]  # blind in round 1
+        else:  # the meta-arbiter sees both final shortlists, not the freethinkers' turns
+            assert "D-private-1" in text and "P-private-1" in text
+            assert "AI-D-Freethinker" not in text.split("YOUR ROLE:")[0]
+    d = load(repo)
+    assert d.state.run.outcome == "READY" and d.state.result.reached
+    assert "Council: READY by the referee's verdict after round 1" in out
+    arbiter = next(c for c in d.comments if c.author == "AI-D-Arbiter")
+    assert arbiter.provenance["bridge"] == "passed"
+    assert arbiter.provenance["bridge.top_ideas"] == "D-top-1"
+    assert arbiter.provenance["shortlist"].startswith("advance 3/4/3/4/3 D-idea-1-1")
+    assert "| D-idea-1-1 | 3 | 4 | 3 | 4 | 3 | advance |" in arbiter.body
+    assert "**Bridge packet** (passed to the other group):" in arbiter.body
+    meta = next(c for c in d.comments if c.author == "AI-Meta-Arbiter")
+    assert meta.provenance["verdict"] == "READY"
+
+
+@pytest.mark.parametrize("rounds", [2, 3])
+def test_dp_rounds_4n_plus_1_and_only_the_bridge_packets_cross(repo, cli, council, fake_llm,
+                                                               rounds):
+    assert discuss(cli, "--mode", "dp", "--rounds", str(rounds), "--auto")[0] == 0
+    assert fake_llm.calls() == 4 * rounds + 1
+    order = [(s, r) for n, s, r in council.asked()]
+    assert order == [(s, r) for r in range(1, rounds + 1) for s in ("Ideation",) * 2
+                     + ("Assessment",) * 2] + [("Merge", rounds)]
+    for name, step, round_, text in council.seen:
+        if name not in GROUPS:
+            continue
+        mine, other = GROUPS[name], _other(GROUPS[name])
+        material = text.split("YOUR ROLE:")[0]
+        # nothing of the other group but its arbiter's last packet: no idea, no private text
+        assert f"{other}-idea" not in material and f"{other}-private" not in material
+        if round_ == 1:
+            assert f"{other}-top" not in material
+            continue
+        last = round_ - 1
+        for key in ("top", "assumes", "asks", "theme", "avoid"):
+            assert f"{other}-{key}-{last}" in material  # the whole packet, re-serialized
+        assert f"{other}-top-{last - 1}" not in material  # the last round's packet only
+        assert f"{mine}-idea-{last}-1" in material and f"{mine}-private-{last}" in material
+        assert "The earlier rounds, in short:" not in material  # no summary crosses groups
+    d = load(repo)
+    assert d.state.run.outcome == "READY"
+    assert [c.provenance["msg"] for c in d.comments] == [
+        f"r{(i // 4) + 1 if i < 4 * rounds else rounds}-msg-{i + 1:03d}"
+        for i in range(4 * rounds + 1)]
+
+
+@pytest.mark.parametrize("packet, why", [
+    ({"top_ideas": ["P-top-1"], "secret_plan": ["P-private-1"]}, "key 'secret_plan' is not on "
+     "the whitelist"),
+    ("P-top-1 and everything else", "a packet is an object"),
+    ({"top_ideas": "P-top-1", "themes": [{"nested": "P-theme-1"}]}, "themes must be a list "
+     "of texts"),
+    ({}, "the packet is empty"),
+])
+def test_dp_a_bad_bridge_packet_skips_the_exchange_and_the_ledger_says_so(repo, cli, council,
+                                                                          packet, why):
+    good = json.loads(council.reply("AI-P-Arbiter", "Assessment", 1, ""))
+    council.replies[("AI-P-Arbiter", "Assessment", 1)] = json.dumps({**good, "bridge": packet})
+    code, out, err = discuss(cli, "--mode", "dp", "--rounds", "2", "--auto")
+    assert code == 0, out + err
+    assert f"bridge: not passed on ({why}" in out
+    d = load(repo)
+    arbiter = next(c for c in d.comments if c.author == "AI-P-Arbiter")
+    assert arbiter.provenance["bridge"] == "skipped"
+    assert not any(k.startswith("bridge.") for k in arbiter.provenance)
+    assert f"**Bridge packet**: not passed on to the other group ({why}" in arbiter.body
+    for name, step, round_, text in council.seen:
+        if round_ == 2 and GROUPS.get(name) == "D":
+            material = text.split("YOUR ROLE:")[0]
+            assert "P-top-1" not in material and "P-private-1" not in material
+            assert "P-theme-1" not in material
+        if round_ == 2 and GROUPS.get(name) == "P":
+            assert "D-top-1" in text  # the good packet still crosses the other way
+    assert d.state.run.outcome == "READY"
+
+
+@pytest.mark.parametrize("tier, workers, meta", [
+    ("light", "fast", "fast"), ("medium", "fast", "strong"), ("heavy", "strong", "strong"),
+])
+def test_dp_tiers_and_word_budgets_per_role(repo, cli, council, fake_llm, tier, workers, meta):
+    assert discuss(cli, "--mode", "dp", "--tier", tier, "--auto")[0] == 0
+    by = {}
+    for request in fake_llm.chat_requests:
+        name = next(n for n in (*GROUPS, "AI-Meta-Arbiter") if f"Reply as {n} with" in
+                    request.text)
+        by[name] = (request.body["model"], request.body["max_tokens"], request.text)
+    assert {n: m for n, (m, _, _) in by.items()} == {
+        **{n: f"openai/{workers}".removeprefix("openai/") for n in GROUPS},
+        "AI-Meta-Arbiter": meta}
+    assert by["AI-D-Freethinker"][1] == by["AI-P-Freethinker"][1] == 1700
+    assert by["AI-D-Arbiter"][1] == by["AI-P-Arbiter"][1] == 950
+    assert by["AI-Meta-Arbiter"][1] == 950
+    assert "between 300 and 1000 words" in by["AI-D-Freethinker"][2]
+    assert "between 150 and 500 words" in by["AI-P-Arbiter"][2]
+    assert "between 300 and 500 words" in by["AI-Meta-Arbiter"][2]
+    code, out, _ = cli("plan", LEDGER_T)
+    assert f"meta ({meta}): meta-arbiter -> openai/{meta}" in out
+    assert f"d-arbiter ({workers}): d-arbiter -> openai/{workers}" in out
+
+
+def test_dp_plan_prints_the_roster_calls_and_budgets_with_no_call(repo, cli, council, fake_llm):
+    code, out, err = cli("plan", "--protocol", "council", "--mode", "dp", "--tier", "medium")
+    assert code == 0, out + err
+    assert "Tier medium: the strong model for meta (tiers:" in out
+    assert "d-freethinker (fast): d-freethinker -> openai/fast" in out
+    assert "meta (strong): meta-arbiter -> openai/strong" in out
+    assert "advisor" not in out.split("Roles:")[1] and "referee" not in out.split("Roles:")[1]
+    assert "Ideation     d-freethinker, p-freethinker group      300-1000 words  (max tokens " \
+           "1700)" in out
+    assert "at most 5 in 1 round" in out and "with --rounds N (up to 5): 4N + 1" in out
+    assert fake_llm.calls() == 0
+    code, out, err = discuss(cli, "--mode", "dp", "--participants", "architect,security")
+    assert code == 2 and "in dp mode has no participants" in err
+
+
+DP_RULES = COUNCIL_RULES.replace("flow: parallel", "flow: parallel\n    mode: dp\n    rounds: 2")
+
+
+@pytest.mark.parametrize("verdict, lands", [("READY", True), ("CHANGES", False)])
+def test_dp_in_the_gate_the_meta_arbiter_decides_and_check_agrees(loop_repo, fake_llm, verdict,
+                                                                  lands):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(DP_RULES)
+    git(repo, "commit", "-qam", "ADRs go to a D/P council")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    script = Council(fake_llm)
+    script.verdict = verdict
+    blocked = commit(repo)
+    assert blocked.returncode == 1 and fake_llm.calls() == 9, blocked.out
+    assert [n for n, s, r in script.asked()][-1] == "AI-Meta-Arbiter"
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert d.header.participants == [] and d.state.run.outcome == verdict
+    git(repo, "add", "-A")
+    second = commit(repo)
+    assert (second.returncode == 0) is lands, second.out
+    assert fake_llm.calls() == 9
+    if not lands:
+        assert "CHANGES" in second.out
+        git(repo, "commit", "-qm", "recorded", "--no-verify")
+    check = cascade(repo, "check")
+    assert (check.returncode == 0) is lands, check.stdout
+    if lands:
+        record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
+        assert "**READY** by AI-Meta-Arbiter; minority view: Wait for the load test." in record
+        assert "### AI-D-Arbiter" in record and "| D-idea-2-1 | 3 | 4 | 3 | 4 | 3 | advance |" \
+            in record
+        assert "AI-D-Freethinker, AI-P-Freethinker, AI-D-Arbiter, AI-P-Arbiter, " \
+               "AI-Meta-Arbiter" in record
+
+
+@pytest.mark.parametrize("extra, message", [
+    ("rounds: 9", "protocol 'council' runs 1 to 5 rounds, not 9"),
+    ("rounds: two", "rounds must be a whole number of at least 1"),
+    ("mode: dp\n    participants: [architect, security]", "in mode 'dp' has no participants"),
+    ("mode: xp", "protocol 'council' has no mode 'xp' (modes: personality, dp)"),
+])
+def test_a_council_rule_s_bad_rounds_or_mode_is_one_line_naming_the_rule(loop_repo, fake_llm,
+                                                                         extra, message):
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(COUNCIL_RULES.replace("flow: parallel",
+                                                              f"flow: parallel\n    {extra}"))
+    git(repo, "commit", "-qam", "a council rule")
+    explain = cascade(repo, "explain", DOC)  # the rule that governs it, checked
+    assert explain.returncode == 2, explain.stdout + explain.stderr
+    lines = explain.stderr.strip().splitlines()
+    assert len(lines) == 1 and ".ai-rules.yml:" in lines[0] and message in lines[0], lines
+    install_plain(repo)
+    git(repo, "add", DOC)
+    blocked = commit(repo)
+    assert blocked.returncode == 1 and message in blocked.out and fake_llm.calls() == 0
+
+
+@pytest.mark.parametrize("flow, calls", [("sequential", 5), ("debate", 13)])
+def test_dp_a_flow_sets_the_rounds_and_the_groups_stay_apart(repo, cli, council, fake_llm, flow,
+                                                             calls):
+    assert discuss(cli, "--mode", "dp", "--flow", flow, "--auto")[0] == 0
+    assert fake_llm.calls() == calls  # sequential: one round; debate: three, then the merge
+    for name, step, round_, text in council.seen:
+        if name in GROUPS:
+            material = text.split("YOUR ROLE:")[0]
+            assert f"{_other(GROUPS[name])}-private" not in material
+
+
+def test_dp_a_failed_arbiter_stops_the_run_and_run_resumes_asking_no_one_twice(repo, cli,
+                                                                             council, fake_llm,
+                                                                             monkeypatch):
+    from fakellm import http_error
+
+    monkeypatch.setenv("CASCADE_RETRIES", "0")
+    council.replies[("AI-P-Arbiter", "Assessment", 1)] = http_error(500)
+    code, out, err = discuss(cli, "--mode", "dp", "--rounds", "2", "--auto")
+    assert code != 0 and "AI-P-Arbiter" in out + err and "HTTP 500" in out + err
+    assert fake_llm.calls() == 4  # round 1's wave of arbiters ran; round 2 did not start
+    del council.replies[("AI-P-Arbiter", "Assessment", 1)]
+    before = len(council.seen)
+    code, out, err = cli("run", LEDGER_T, "--auto")
+    assert code == 0, out + err
+    again = [(n, s, r) for n, s, r, _ in council.seen[before:]]
+    assert again[0] == ("AI-P-Arbiter", "Assessment", 1) and len(again) == 1 + 4 + 1
+    d = load(repo)
+    assert d.state.run.outcome == "READY"
+    assert [c.provenance["msg"] for c in d.comments] == [f"r{1 if i < 4 else 2}-msg-{i + 1:03d}"
+                                                         for i in range(8)] + ["r2-msg-009"]

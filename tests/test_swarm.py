@@ -113,7 +113,7 @@ def test_declarations_are_blind_and_the_framing_sees_them(repo, cli, swarm):
     assert discuss(cli, "lightweight", "--auto")[0] == 0
     for name, step, round_, text in swarm.seen:
         if step == "Position declarations" and round_ == 1:
-            assert "r1-msg-00" not in text.split("YOUR ROLE")[0].replace("r1-msg-001", "")
+            assert "r1-msg-00" not in text.split("YOUR ROLE:")[0].replace("r1-msg-001", "")
             assert "prefers option" not in text
         if step == "Moderator framing" and round_ == 1:
             assert text.count("prefers option") == 2

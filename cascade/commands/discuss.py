@@ -63,9 +63,9 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         strategy = strategy or steps.default_strategy
         steps = steps.for_strategy(strategy)
     if rounds is not None:
-        top = steps.rounds.max if steps else proto.max_rounds
-        if steps is not None and steps.strategy is not None and steps.strategy.rounds:
-            top = proto.steps.rounds.max  # a flow runs the rounds asked, to the protocol's cap
+        from cascade.protocol.engine import most_rounds
+
+        top = most_rounds(proto.steps, mode, strategy) if steps else proto.max_rounds
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
     if source:
@@ -85,6 +85,13 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         context = (f"The experts are generated for this topic ({mode} mode: "
                    f"{count.min}{'' if count.min == count.max else f' to {count.max}'}), "
                    "recorded below, and confirmed before round 1.")
+    elif count is not None and count.max == 0:  # the mode's fixed roles speak, not members
+        if participants or auto_invite:
+            raise CascadeError(f"protocol {proto.name!r} in {mode} mode has no participants "
+                               "(its roles speak): drop --participants/--auto-invite")
+        participants = []
+        context = (f"{mode} mode: " + ", ".join(f"@{r.persona}" for r in steps.fixed_roles)
+                   + " speak.")
     elif participants:
         for alias in participants:
             registry.require(alias)
@@ -137,7 +144,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         raise CascadeError("already exists: continue it with cascade run", d.path)
     d.save()
     who = (f"{mode} mode, experts generated for the topic" if steps is not None and
-           steps.generated else f"participants: {', '.join(participants)}")
+           steps.generated else f"{mode} mode: {', '.join(r.persona for r in steps.fixed_roles)}"
+           if count is not None and count.max == 0 else f"participants: {', '.join(participants)}")
     print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
     return _run_discussion(d, auto)
 

@@ -47,11 +47,13 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         kind = steps.strategies[0].kind if steps is not None and steps.strategies else "strategy"
         check_option(proto.name, steps, kind, strategy)
     if steps is not None and steps.modes:
+        word = "experts" if steps.generated else "participants"
         for m in steps.modes:
-            c = m.experts
-            count = f"{c.min}" if c.min == c.max else f"{c.min}-{c.max}"
+            c = m.experts or steps.participants
+            count = ("no members" if c.max == 0 else f"{c.min} {word}" if c.min == c.max
+                     else f"{c.min}-{c.max} {word}")
             out.append(f"  mode {m.name}{' (default)' if m.name == steps.default_mode else ''}: "
-                       f"{count} experts; fixed roles {', '.join(m.roles)}; rounds "
+                       f"{count}; fixed roles {', '.join(m.roles)}; rounds "
                        f"{m.rounds[0]} to {m.rounds[1]}"
                        + "".join(f"; {a} spoken by {b}" for a, b in m.stand_in))
         if d is not None and d.state.run is not None:
@@ -73,10 +75,13 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         if d is not None and d.state.run is not None:
             tier = tier or d.state.run.steps.tier
         steps = steps.for_tier(tier)
-        strong = steps.strong_roles() or ()
+        strong = [r for r in steps.strong_roles() or ()
+                  if any(r in s.speaking for s in steps.all_steps)]  # of the roles that speak
         out.append(f"Tier {steps.tier}: the strong model for "
                    f"{', '.join(strong) or 'no role'} (tiers: "
                    + "; ".join(f"{n}: {', '.join(r) or 'none'}" for n, r in steps.tiers) + ")")
+    if d is not None and d.state.run is not None:
+        steps = d.state.run.steps  # as the discussion runs them (its rounds too)
     if steps is None:
         members = participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -106,12 +111,15 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
 
     strong_roles = steps.strong_roles()
     for role in steps.roles:
+        if not any(role.id in s.speaking for s in steps.all_steps):
+            continue  # a role this mode does not ask
         who = [fixed[role.id]] if role.fixed else members
         tier = role.tier if strong_roles is None else (
             "strong" if role.id in strong_roles else "fast")
         shown = ", ".join(f"{a} -> {model_of(a, tier)}" for a in who)
         out.append(f"  {role.id} ({tier}): {shown}")
-    if steps.strategy is not None and any(p.words for p in steps.strategy.phases):
+    if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
+            s.role == steps.member_role.id for s in steps.round_steps):
         from cascade.protocol.run import reply_budget
 
         out.append("Word budgets (and max tokens) by phase: " + "; ".join(
@@ -133,8 +141,15 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
             extra += [f"table {step.table}"] if step.table else []
             extra += ["confirmation"] if step.confirm else []
             extra += [f"cites at least {step.min_refs}"] if step.min_refs else []
-            out.append(f"  {i}. {step.title:<12} {step.role:<12} {step.visibility:<10} "
-                       f"{step.words:>4} words" + (f"  ({'; '.join(extra)})" if extra else ""))
+            extra += [f"sees {', '.join(step.sees)} only"] if step.sees else []
+            words = (f"{step.range[0]}-{step.range[1]}" if step.range else f"{step.words}")
+            if step.range:
+                from cascade.protocol.run import reply_budget
+
+                extra.append(f"max tokens {reply_budget(step.range[1])}")
+            out.append(f"  {i}. {step.title:<12} {', '.join(step.speaking):<12} "
+                       f"{step.visibility:<10} {words:>4} words" + (
+                           f"  ({'; '.join(extra)})" if extra else ""))
 
     listing("Setup (once, before round 1):", steps.setup)
     listing("Steps of a round:", steps.round_steps)
@@ -149,8 +164,12 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     waves = sum(1 for s in steps.round_steps if not s.decision)
     out.append(f"Calls: {per_round} per round in {waves} waves"
                + (f", {once} once (setup and after the rounds)" if once else "")
-               + f"; at most {most} in {r.max} rounds "
+               + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
                f"({REPAIR_FACTOR * most} if every reply needed its one repair)")
+    top = proto.steps.rounds.max
+    if steps.strategy is not None and steps.strategy.rounds is not None and top > r.max:
+        out.append(f"  with --rounds N (up to {top}): {per_round}N + {once}"
+                   if once else f"  with --rounds N (up to {top}): {per_round}N")
     prompt = settings.source_tokens + settings.context_tokens
     out.append(f"Prompt budget: about {prompt:,} tokens a call (document "
                f"{settings.source_tokens:,} + discussion {settings.context_tokens:,}), replies "

@@ -45,6 +45,12 @@ def _vote_label(d: Discussion, name: str) -> str:
         if item.author == name:
             vote = next((c.vote for c in s.current if c.line == item.line), None)
             return f"{vote or 'no vote'} (not counted: {item.reason})"
+    run = s.run
+    if run is not None and run.steps.outcome == "referee":  # the referee's own verdict
+        verdict = next((t.fields["verdict"] for t in reversed(run.turns)
+                        if t.name == name and "verdict" in t.fields), None)
+        if verdict is not None:
+            return f"verdict {verdict}"
     return "no vote"
 
 

@@ -189,7 +189,9 @@ def _create(root: Path, item: Item) -> Discussion:
                               protocol=rule.protocol, consensus=rule.consensus, root=root,
                               extra={k: v for k, v in (
                                   ("Mode", rule.mode), ("Strategy", rule.strategy),
-                                  ("Flow", rule.flow), ("Tier", rule.tier)) if v} or None)
+                                  ("Flow", rule.flow), ("Tier", rule.tier),
+                                  ("Rounds", str(rule.rounds) if rule.rounds else None)) if v}
+                              or None)
     except CascadeError as exc:
         if exc.path not in (None, display_path(path)):
             raise  # a broken persona, protocol or template file: it names itself

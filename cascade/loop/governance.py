@@ -35,6 +35,10 @@ def participants_of(rule: Rule, steps) -> tuple[str, ...]:
     participants; else the rule's participants."""
     if steps is not None and steps.generated:
         return ()
+    if steps is not None and steps.modes:
+        steps = steps.for_mode(rule.mode)
+        if steps.participants.max == 0:  # the mode's fixed roles speak (council's dp)
+            return ()
     if steps is not None and steps.participants.personas and "participants" not in rule.key_lines:
         return steps.participants.personas
     return tuple(rule.participants)
@@ -63,6 +67,15 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
     for key in ("mode", "strategy", "flow", "tier"):
         check_option(protocol.name, steps, key, getattr(rule, key), f"rule {rule.name!r}: ",
                      rule.file, rule.line_of(key))
+    if rule.rounds is not None:
+        from cascade.protocol.engine import most_rounds
+
+        top = most_rounds(steps, rule.mode, rule.strategy or rule.flow) if steps else 0
+        if not 1 <= rule.rounds <= top:
+            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} runs "
+                               + (f"1 to {top} rounds, not {rule.rounds}" if top else
+                                  "no rounds of its own (a protocol of phases): drop rounds"),
+                               rule.file, rule.line_of("rounds"))
     if steps is not None and steps.generated:
         return  # its members are generated for each discussion: the participants are unused
     named = participants_of(rule, steps)
@@ -76,7 +89,14 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
             raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
                                f"protocol {protocol.name!r} and never also deliberates",
                                rule.file, rule.line_of("participants"))
-        count = steps.participants
+        count = steps.for_mode(rule.mode).participants if steps.modes else steps.participants
+        if count.max == 0 and "participants" in rule.key_lines and rule.participants:
+            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} in mode "
+                               f"{rule.mode or steps.default_mode!r} has no participants (its "
+                               "roles speak): drop participants", rule.file,
+                               rule.line_of("participants"))
+        if count.max == 0:
+            return
         if not count.min <= len(named) <= count.max:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} takes "
                                f"{count.min} to {count.max} participants, not "

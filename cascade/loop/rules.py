@@ -23,7 +23,7 @@ RULES_FILE = ".ai-rules.yml"
 _FILE_KEYS = {"extends", "rules"}
 _RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
               "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-              "models", "auto", "mode", "strategy", "flow", "tier"}
+              "models", "auto", "mode", "strategy", "flow", "tier", "rounds"}
 _CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
 _ON_CONSENSUS_KEYS = {"template", "path"}
 _STATUS_KEYS = {"ready", "reject"}
@@ -48,7 +48,7 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "mode", "strategy", "flow", "tier", "base",
+                "models", "auto", "mode", "strategy", "flow", "tier", "rounds", "base",
                 "file", "line", "key_lines")
 
 
@@ -76,6 +76,7 @@ class Rule:
     strategy: str | None  # a protocol with strategies (roundtable): a new discussion's
     flow: str | None  # a protocol with flows (council): a new discussion's
     tier: str | None  # a protocol with tiers (council): which roles get the strong model
+    rounds: int | None  # a step protocol: the rounds a new discussion runs (discuss --rounds)
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -249,7 +250,13 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
             raise CascadeError(f"{key} must be the name of one of the protocol's {key}s", file,
                                line_of(key))
         named[key] = value.strip() if value else None
+    rounds = r.get("rounds")
+    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
+                               or rounds < 1):
+        raise CascadeError("rounds must be a whole number of at least 1", file,
+                           line_of("rounds"))
     return Rule(status=_status(r.get("status"), file, line_of("status")), auto=auto,
+                rounds=rounds,
                 mode=mode.strip() if mode else None, **named,
                 strategy=strategy.strip() if strategy else None,
                 models=_models(r.get("models"), file, line_of("models")), name=name, match=match, exclude=exclude,

@@ -28,6 +28,7 @@ from typing import Any
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
+from cascade.protocol.packet import view
 from cascade.protocol.spec import Step, Steps
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
@@ -37,6 +38,17 @@ LIST_SEP = " | "  # between the items of a list field, as the stamp holds them
 
 def split_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
+
+
+def shortlist_table(f, value: str) -> str:
+    """A stamped shortlist as a markdown table, for the block's body."""
+    rows = ["| Idea | " + " | ".join(n.capitalize() for n in f.names) + " | Decision |",
+            "|---|" + "---|" * (len(f.names) + 1)]
+    for item in split_list(value):
+        decision, numbers, idea = (item.split(" ", 2) + ["", ""])[:3]
+        rows.append(f"| {idea.replace('|', '/')} | " + " | ".join(numbers.split("/"))
+                    + f" | {decision} |")
+    return "\n".join(rows)
 
 
 @dataclass
@@ -155,8 +167,17 @@ class Run:
     def speakers(self, step: Step) -> list[str]:
         if step.decision:
             return ["person"]
+        if step.roles:  # several fixed roles, in one wave
+            return [self.fixed[r] for r in step.roles]
         role = self.steps.role(step.role)
         return [self.fixed[role.id]] if role.fixed else list(self.members)
+
+    def role_of(self, step: Step, alias: str):
+        """The role ``alias`` speaks in ``step`` (cascade.protocol.spec.Role)."""
+        for role_id in step.roles:
+            if self.fixed.get(role_id) == alias:
+                return self.steps.role(role_id)
+        return self.steps.role(step.role)
 
     def of(self, round_: int, step_id: str) -> list[Turn]:
         return [t for t in self.turns if t.round == round_ and t.step == step_id]
@@ -203,6 +224,16 @@ def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
             steps = dataclasses.replace(steps, rounds=dataclasses.replace(
                 steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
     return steps
+
+
+def most_rounds(base: Steps, mode: str | None = None, strategy: str | None = None) -> int:
+    """The most rounds a discussion may ask for (``--rounds N``, a rule's ``rounds:``): its
+    mode's and strategy's; for a flow with its own count, the protocol's."""
+    steps = base.for_mode(mode) if base.modes else base
+    steps = steps.for_strategy(strategy) if steps.strategies else steps
+    if steps.strategy is not None and steps.strategy.rounds is not None:
+        return base.rounds.max
+    return steps.rounds.max
 
 
 def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
@@ -485,10 +516,44 @@ def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
 
 
 def _visible(run: Run, step: Step, alias: str, visibility: str | None = None) -> list[Turn]:
+    shown = _view(run, step, alias, visibility)
+    if step.sees:  # only the turns of the steps it names
+        shown = [t for t in shown if t.step in step.sees]
+    return shown
+
+
+def _group_of(run: Run, alias: str) -> str:
+    return next((r.group for r in run.steps.fixed_roles
+                 if r.group and run.fixed.get(r.id) == alias), "")
+
+
+def _packets(run: Run) -> tuple[str, ...]:
+    """The names of the run's bridge packet fields."""
+    return tuple(f.name for s in run.steps.all_steps for f in s.fields if f.kind == "packet")
+
+
+def _view(run: Run, step: Step, alias: str, visibility: str | None = None) -> list[Turn]:
     this = [t for t in run.turns if t.round == run.round]
     visibility = visibility or step.visibility
     if visibility == "blind":
         return []
+    if visibility == "group":  # its group's turns (this round's, the last round's) and the
+        # other groups' bridge packets of the last round -- the packets alone
+        group = _group_of(run, alias)
+        if not group:
+            return []
+        out = []
+        for t in run.turns:
+            if t.round not in (run.round - 1, run.round) or t.alias == alias and \
+                    t.round == run.round and t.step == step.id:
+                continue
+            if _group_of(run, t.alias) == group:
+                out.append(t)
+            elif t.round == run.round - 1:
+                packet = view(t, _packets(run))
+                if packet is not None:
+                    out.append(packet)
+        return out
     if visibility == "previous":  # the others' turns of the last round (a cross-rebuttal)
         return [t for t in run.turns if t.round == run.round - 1 and t.alias != alias]
     step = dataclasses.replace(step, visibility=visibility)
@@ -565,9 +630,11 @@ def plan(run: Run) -> list[Request]:
     role = run.steps.role(step.role)
     waiting = run.waiting[:1] if step.visibility == "sequential" else list(run.waiting)
     strategy = run.steps.strategy
-    # a roundtable's participants see the question and the last synthesis only: no summary
-    only_last = step.visibility == "question" or (strategy is not None
-                                                  and step.visibility == "sequential")
+    # a roundtable's participants see the question and the last synthesis only: no summary;
+    # a group sees only its own group and the packets that crossed: no summary either
+    # a step that names what it sees (sees:) is shown that alone
+    only_last = step.visibility in ("question", "group") or bool(step.sees) or (
+        strategy is not None and step.visibility == "sequential")
     text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
     direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
     if run.after:
@@ -583,6 +650,7 @@ def plan(run: Run) -> list[Request]:
             direction) if x)
     out = []
     for alias in waiting:
+        role = run.role_of(step, alias)
         target = None
         if step.target is not None:
             first = run.steps.round_steps[0].id
@@ -599,7 +667,7 @@ def plan(run: Run) -> list[Request]:
         out.append(Request(alias, role.id, step, run.round, tier, shown, target,
                            "" if phase is not None and phase.visibility == "blind"
                            and phase.at == "first" else text, said,
-                           phase.words if phase is not None else None))
+                           phase.words if phase is not None else step.range))
     return out
 
 
@@ -617,7 +685,7 @@ def calls_per_round(steps: Steps, members: int, which: str = "round") -> int:
     """Turns in one round (``which``: or in the setup, or after the rounds): each step's
     speakers."""
     group = {"round": steps.round_steps, "setup": steps.setup, "after": steps.after}[which]
-    return sum(1 if steps.role(s.role).fixed else members for s in group
+    return sum(len(s.speaking) if steps.role(s.role).fixed else members for s in group
                if not s.decision)
 
 

@@ -45,7 +45,15 @@ def reply_shape(request: Request) -> str:
         elif f.kind == "number":
             fields.append(f'"{f.name}": <a number from {_num(f.low)} to {_num(f.high)}>')
         elif f.kind == "list":
-            fields.append(f'"{f.name}": ["<text>", ...]')
+            fields.append(f'"{f.name}": ["<text>", ...]' if f.aim is None else
+                          f'"{f.name}": [{int(f.aim[0])} to {int(f.aim[1])} texts]')
+        elif f.kind == "shortlist":
+            fields.append(f'"{f.name}": [{{"idea": "<text>", "scores": {{' + ", ".join(
+                f'"{n}": <{_num(f.low)}-{_num(f.high)}>' for n in f.names) + '}, "decision": '
+                + " | ".join(f'"{c}"' for c in f.choices_of) + '}, ...]')
+        elif f.kind == "packet":
+            fields.append(f'"{f.name}": {{' + ", ".join(f'"{k}": ["<text>", ...]'
+                                                       for k in f.names) + "}")
         elif f.kind == "scores":
             fields.append(f'"{f.name}": {{' + ", ".join(
                 f'"{n}": <{_num(f.low)}-{_num(f.high)}>' for n in f.names) + "}")
@@ -69,9 +77,11 @@ def _label(t) -> str:
         f", {k} {v}" for k, v in sorted(t.fields.items()) if _short(v)) + ")")
 
 
-def _with_fields(t) -> str:
-    """A shown turn's text: its longer fields (a position, a list), then its comment."""
-    lines = [f"{k}: {v}" for k, v in t.fields.items() if v and not _short(v)]
+def _with_fields(t, hidden: frozenset[str] = frozenset()) -> str:
+    """A shown turn's text: its longer fields (a position, a list), then its comment. The
+    ``hidden`` fields (a shortlist) and a bridge packet's keys its comment shows itself."""
+    lines = [f"{k}: {v}" for k, v in t.fields.items() if v and not _short(v) and "." not in k
+             and k not in hidden]
     return ("\n".join(lines) + "\n\n" + t.body) if lines else t.body
 
 
@@ -102,7 +112,9 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     direction_at = (blocks.add("a person's direction", scrub(request.direction, ledger_name, 1))
                     if request.direction else None)
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
-    shown_at = [blocks.add(_label(t), _clip(scrub(_with_fields(t), ledger_name, t.line + 1),
+    hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
+                       for f in s.fields if f.kind == "shortlist")
+    shown_at = [blocks.add(_label(t), _clip(scrub(_with_fields(t, hidden), ledger_name, t.line + 1),
                                             per_turn, "this turn"))
                 for t in request.shown]
     target_at = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cascade.protocol.engine import IMPASSE, Run, Turn, _sentence
+from cascade.protocol.engine import IMPASSE, Run, Turn, _sentence, shortlist_table
 from cascade.resources import LEDGER_SUFFIX
 
 RECORD_SUFFIX = ".record.md"
@@ -63,7 +63,11 @@ def _nested(body: str, level: int = 3) -> str:
 def render_record(d, run: Run, when: str) -> str:
     """The record's markdown. ``when``: the conclusion's date and time (UTC)."""
     names = {p.alias: p.name for p in d.personas}
-    members = [names.get(a, a) for a in run.members]
+    members = [names.get(a, a) for a in run.members if any(
+        s.role == run.steps.member_role.id for s in run.steps.round_steps)]
+    if not members:  # the fixed roles speak (council's D/P groups)
+        members = [names.get(r.persona, r.persona) for r in run.steps.fixed_roles
+                   if any(r.id in s.speaking for s in run.steps.all_steps)]
     status = {"READY": "Consensus", IMPASSE: "Impasse", "CHANGES": "Changes requested",
               "REJECT": "Rejected"}.get(run.outcome or "", "Open")
     rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
@@ -76,7 +80,30 @@ def render_record(d, run: Run, when: str) -> str:
     first = steps[0].id
     fixed = {r.persona for r in run.steps.fixed_roles}
     synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
-    if run.steps.after:  # a synthesis, then a closing vote (swarm)
+    if run.steps.outcome == "referee":  # a referee's (a meta-arbiter's) verdict
+        done = [t for t in run.turns if t.step in {s.id for s in run.steps.after}]
+        synth = done
+        last = done[-1] if done else None
+        out += ["## Verdict", "", (f"**{last.fields.get('verdict', 'REJECT')}** by {last.name}"
+                                   + (f"; minority view: {last.fields['minority']}"
+                                      if last.fields.get("minority") else "")) if last else
+                "_(none given: REJECT)_", "", "## Synthesis", "",
+                _nested(last.body) if last else "_(none)_"]
+        listed = [(t, f) for t in run.turns if t.round == run.round for s in steps
+                  if s.id == t.step for f in s.fields if f.kind == "shortlist"]
+        if listed:  # each group's final shortlist
+            out += ["", "## Final shortlists"]
+            for t, f in listed:
+                out += ["", f"### {t.name}", "", shortlist_table(f, t.fields.get(f.name, ""))]
+        if run.members and any(s.role == run.steps.member_role.id for s in steps):
+            out += ["", "## Final positions", "", "| Participant | Final position |",
+                    "|---|---|"]
+            for alias in run.members:
+                turn = _last(run, alias, (first,))
+                position = turn.fields.get("position") if turn else None
+                out.append(f"| {_cell(names.get(alias, alias))} | "
+                           f"{_cell(position or (_sentence(turn.body, 300) if turn else '-'))} |")
+    elif run.steps.after:  # a synthesis, then a closing vote (swarm)
         done = [t for t in run.turns if t.step in {s.id for s in run.steps.after if not s.confirm}]
         synth = done
         out += ["## Synthesis", "", _nested(done[-1].body) if done else "_(none)_", "",

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
-from cascade.protocol.engine import IMPASSE, LIST_SEP, Request, Run, plan, question
+from cascade.protocol.engine import (
+    IMPASSE,
+    LIST_SEP,
+    Request,
+    Run,
+    plan,
+    question,
+    shortlist_table,
+    split_list,
+)
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
@@ -101,6 +110,21 @@ def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list
             continue
         if f.kind == "list":
             values[f.name] = join_list(extra.get(f.name.lower()))
+            count = len(split_list(values[f.name]))
+            if f.aim is not None and not f.aim[0] <= count <= f.aim[1]:
+                notes.append(f"{f.name}: {count} given; {int(f.aim[0])} to {int(f.aim[1])} "
+                             "asked for")
+            continue
+        if f.kind == "shortlist":
+            values[f.name], note = _shortlist(f, extra.get(f.name.lower()))
+            notes += [note] if note else []
+            continue
+        if f.kind == "packet":
+            from cascade.protocol.packet import check
+
+            stamped, _, note = check(f, extra.get(f.name.lower()))
+            values.update(stamped)
+            notes += [note] if note else []
             continue
         if f.kind == "scores":
             scored, note = _scores(f, extra.get(f.name.lower()))
@@ -130,6 +154,45 @@ def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list
     if request.step.confirm:
         values["verdict"] = values.pop("vote", "REJECT")
     return values, notes
+
+
+def _shortlist(f, value: object) -> tuple[str, str | None]:
+    """Scored items, each ``<decision> <score>/<score>/... <idea>`` (`` | `` between): an
+    item's missing or invalid score is the lowest, its missing or unknown decision the
+    cautious one (the last); an item without an idea is dropped. A note says what was
+    taken so."""
+    items = value if isinstance(value, list) else []
+    out, fixed = [], 0
+    for item in items[:8]:
+        if not isinstance(item, dict):
+            fixed += 1
+            continue
+        given = {str(k).lower(): v for k, v in item.items()}
+        idea = given.get("idea") or given.get("title") or given.get("name")
+        if not isinstance(idea, str) or not idea.strip():
+            fixed += 1
+            continue
+        scores = given.get("scores") if isinstance(given.get("scores"), dict) else given
+        scores = {str(k).lower(): v for k, v in scores.items()}
+        numbers = []
+        for name in f.names:
+            raw = scores.get(name.lower())
+            ok = isinstance(raw, (int, float)) and not isinstance(raw, bool) and \
+                f.low <= raw <= f.high
+            fixed += 0 if ok else 1
+            numbers.append(str(int(raw)) if ok else str(int(f.low)))
+        raw = str(given.get("decision") or "").strip().lower()
+        decision = next((c for c in f.choices_of if c.lower() == raw), None)
+        if decision is None:
+            fixed += 1
+            decision = f.fallback
+        text = " ".join(idea.replace("|", "/").split())[:160]
+        out.append(f"{decision} {'/'.join(numbers)} {text}")
+    if not items and not out:
+        return "", f"{f.name}: no items given"
+    note = (f"{f.name}: {fixed} missing or invalid value(s) taken as the lowest score or "
+            f"{f.fallback}" if fixed else None)
+    return LIST_SEP.join(out), note
 
 
 def reply_budget(words: int) -> int:
@@ -492,6 +555,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
             body, events, panel_notes = _panel(d, request, reply, body)
             notes += panel_notes
             fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
+        body = _with_sections(request, body, fields, reply)
         out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
         async with lock:  # one append at a time: ids in the ledger's order, gapless
             number = ids[0] + 1
@@ -525,6 +589,23 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
     out.seconds = time.monotonic() - started
     progress.finish(out)
     return out
+
+
+def _with_sections(request: Request, body: str, fields: dict[str, str], reply: Reply) -> str:
+    """The block's body with what the tool read from the structured fields a person should
+    see: a shortlist as a table, a bridge packet as passed on (or why it was not)."""
+    from cascade.protocol import packet
+
+    if not any(f.kind in ("shortlist", "packet") for f in request.step.fields):
+        return body
+    parts = [body.strip()] if body.strip() else []
+    extra = {str(k).lower(): v for k, v in reply.extra.items()}
+    for f in request.step.fields:
+        if f.kind == "shortlist" and fields.get(f.name):
+            parts.append(shortlist_table(f, fields[f.name]))
+        elif f.kind == "packet":
+            parts.append(packet.check(f, extra.get(f.name.lower()))[1])
+    return "\n\n".join(parts)
 
 
 def _panel(d: Discussion, request: Request, reply: Reply, comment: str):

@@ -33,11 +33,20 @@ modes:
   lightweight: {experts: 2, roles: [moderator, contrarian], rounds: {min: 1, max: 2},
                 stand_in: {historian: moderator}}   # who speaks for a role the mode lacks
 ```
-A step whose role a mode lacks (and no stand-in covers) is not run in that mode.
+A step whose role a mode lacks (and no stand-in covers) is not run in that mode; a mode with
+``experts: 0`` runs none of the members' steps (council's D/P mode: its fixed roles speak).
+A step may name several fixed roles (``role: [d-freethinker, p-freethinker]``): they speak in
+one wave, each on its own role's tier. A fixed role may belong to a ``group``; ``visibility:
+group`` shows a speaker its group's turns of this round and the last, and of the other
+groups only the bridge packets of the last round (cascade.protocol.packet). ``sees: [step
+ids]`` narrows what a step is shown to those steps' turns (no summary either), and ``words:
+[low, high]`` gives a reply's word range (said in the prompt, and its max tokens).
 Field kinds besides choices, text and refs: ``refs:<edge type>`` (a refs field under another
 name), ``{number: [low, high], fallback: x}``, ``list`` (of short texts), ``{scores: [names],
 range: [1, 5], flag_below: 3}`` (the last name is the overall score; below the flag, the turn
-is flagged) and ``panel`` (a generated panel, cascade.protocol.panel).
+is flagged), ``panel`` (a generated panel, cascade.protocol.panel), ``{list: [fewest, most]}``,
+``{shortlist: [criteria], decisions: [advance, hold, drop], range: [1, 5]}`` (scored items,
+each with a decision, the cautious one last) and ``{packet: [keys]}`` (a bridge packet).
 """
 from __future__ import annotations
 
@@ -49,12 +58,14 @@ from cascade.errors import CascadeError
 
 # history: every round; question: this round's fixed-role turns (the question) and the last
 # round's last fixed-role turn (its synthesis) -- a roundtable participant's view
-VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history", "question")
+# group: a fixed role's group (its turns of this round and the last) and the other groups'
+# bridge packets of the last round, nothing else (council's D/P mode)
+VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history", "question", "group")
 TIERS = ("fast", "strong")
-_ROLE_KEYS = {"id", "from", "persona", "tier", "title"}
+_ROLE_KEYS = {"id", "from", "persona", "tier", "title", "group"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
               "table", "confirm", "question", "choices", "recommended", "goto", "redo",
-              "min_refs", "when", "fallback"}
+              "min_refs", "when", "fallback", "sees"}
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
@@ -77,6 +88,7 @@ class Role:
     persona: str | None  # a fixed role's persona alias; None: the discussion's participants
     tier: str  # fast | strong
     source: str = "participants"  # the members' role: the rule's participants, or a panel
+    group: str = ""  # a fixed role's group (council's d and p): what ``group`` visibility scopes
 
     @property
     def fixed(self) -> bool:
@@ -95,7 +107,9 @@ class Field:
     high: float = 0.0
     names: tuple[str, ...] = ()  # scores: the criteria, the overall score last
     flag_below: float = 0.0  # scores: an overall score below this flags the turn
-    aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it)
+    aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it);
+    # list: how many items are asked for
+    choices_of: tuple[str, ...] = ()  # shortlist: each item's decision (the last: the fallback)
 
 
 @dataclass(frozen=True)
@@ -120,10 +134,18 @@ class Step:
     min_refs: int = 0  # references the reply must cite (a note says when it cites fewer)
     when: str | None = None  # a registered condition (not_last, escalated): else skipped
     fallback: str = ""  # the comment an empty or unusable reply gets ({topic}: the title)
+    roles: tuple[str, ...] = ()  # every role that speaks in it (several fixed roles: one wave)
+    sees: tuple[str, ...] = ()  # the steps whose turns it is shown (empty: as its visibility)
+    range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
 
     @property
     def decision(self) -> bool:
         return self.role == PERSON
+
+    @property
+    def speaking(self) -> tuple[str, ...]:
+        """The roles that speak in this step (its role, or the several it names)."""
+        return self.roles or (self.role,)
 
 
 @dataclass(frozen=True)
@@ -176,7 +198,7 @@ class Mode:
     """A protocol's mode: how many members, which fixed roles speak, how many rounds."""
 
     name: str
-    experts: Count
+    experts: Count | None  # None: the protocol's participants; max 0: no members speak
     roles: tuple[str, ...]  # the fixed roles present
     rounds: tuple[int, int]  # min, max
     stand_in: tuple[tuple[str, str], ...] = ()  # role -> the present role that speaks for it
@@ -277,19 +299,34 @@ class Steps:
             return self
         stand_in = dict(mode.stand_in)
         roles, dropped = [], set()
+        silent = mode.experts is not None and mode.experts.max == 0  # no members speak
         for r in self.roles:
-            if not r.fixed or r.id in mode.roles:
+            if not r.fixed:
+                roles.append(r)
+                if silent:
+                    dropped.add(r.id)
+            elif r.id in mode.roles:
                 roles.append(r)
             elif r.id in stand_in:
                 other = self.role(stand_in[r.id])
                 roles.append(dataclasses.replace(r, persona=other.persona))
             else:
                 dropped.add(r.id)
-        keep = lambda steps: tuple(s for s in steps if s.role not in dropped)  # noqa: E731
+
+        def keep(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+            out = []
+            for s in steps:
+                left = tuple(r for r in s.speaking if r not in dropped)
+                if not left:
+                    continue
+                out.append(s if left == s.speaking else dataclasses.replace(
+                    s, role=left[0], roles=left if s.roles else ()))
+            return tuple(out)
+
         low, high = mode.rounds
         return dataclasses.replace(
             self, roles=tuple(roles), steps=keep(self.steps), setup=keep(self.setup),
-            after=keep(self.after), participants=mode.experts,
+            after=keep(self.after), participants=mode.experts or self.participants,
             rounds=dataclasses.replace(self.rounds, min=low, max=high), mode=mode.name)
 
     @property
@@ -367,10 +404,14 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         if tier not in TIERS:
             raise CascadeError(f"role {rid!r}: tier must be one of {', '.join(TIERS)}", path,
                                r.line_of("tier"))
+        group = r.get("group", "")
+        if group and (persona is None or not isinstance(group, str)):
+            raise CascadeError(f"role {rid!r}: group names a fixed role's group (a word)", path,
+                               r.line_of("group"))
         roles.append(Role(rid, str(r.get("title") or rid),
                           _text(persona, path, r.line_of("persona"), "role 'persona'").lower()
                           if persona is not None else None, tier,
-                          str(source) if source is not None else "participants"))
+                          str(source) if source is not None else "participants", str(group)))
     if sum(1 for r in roles if not r.fixed) != 1:
         raise CascadeError("exactly one role takes the discussion's members (from: "
                            "participants, or from: panel)", path, data.line_of("roles"))
@@ -615,8 +656,15 @@ def _modes(data: LineDict, roles: list[Role], path: Path) -> tuple[tuple[Mode, .
                 k not in fixed or k in present or v not in present for k, v in stand_in.items()):
             raise CascadeError(f"mode {name!r}: stand_in maps a role the mode lacks to one it "
                                "has", path, m.line_of("stand_in") or mline)
-        modes.append(Mode(str(name), _count(m.get("experts"), path, m.line_of("experts") or mline,
-                                            f"mode {name!r} experts", {"min": 1, "max": 8}),
+        experts = m.get("experts")
+        if experts == 0 and not isinstance(experts, bool):  # the members do not speak
+            counted: Count | None = Count(0, 0, 0)
+        elif experts is None:  # the protocol's participants
+            counted = None
+        else:
+            counted = _count(experts, path, m.line_of("experts") or mline,
+                             f"mode {name!r} experts", {"min": 1, "max": 8})
+        modes.append(Mode(str(name), counted,
                           tuple(present), (low, high),
                           tuple((str(k), str(v)) for k, v in stand_in.items())))
     if default is None:
@@ -645,6 +693,36 @@ def _field(name: str, spec: object, sid: str, path: Path, line: int | None) -> F
     if isinstance(spec, list) and spec and all(isinstance(c, str) for c in spec):
         # the last choice is the fallback: the cautious one (REJECT, major, ...)
         return Field(name, tuple(spec), spec[-1])
+    if isinstance(spec, dict) and "list" in spec:  # {list: [low, high]}: how many items
+        bounds = spec.get("list")
+        if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
+                isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
+                or bounds[0] > bounds[1]):
+            raise CascadeError(f"step {sid!r}: field {name!r}: list takes [fewest, most] items",
+                               path, line)
+        return Field(name, None, "", kind="list", aim=(float(bounds[0]), float(bounds[1])))
+    if isinstance(spec, dict) and "packet" in spec:  # a bridge packet: its whitelisted keys
+        keys = spec.get("packet")
+        if (not isinstance(keys, list) or not keys
+                or not all(isinstance(k, str) and k.replace("_", "").isalnum() for k in keys)):
+            raise CascadeError(f"step {sid!r}: field {name!r}: packet takes a list of its keys "
+                               "(words joined by _)", path, line)
+        return Field(name, None, "", kind="packet", names=tuple(keys))
+    if isinstance(spec, dict) and "shortlist" in spec:  # scored items, each with a decision
+        names, decisions = spec.get("shortlist"), spec.get("decisions")
+        bounds = spec.get("range", [1, 5])
+        if (not isinstance(names, list) or not names
+                or not all(isinstance(n, str) and n for n in names)
+                or not isinstance(decisions, list) or not decisions
+                or not all(isinstance(c, str) and c for c in decisions)
+                or not isinstance(bounds, list) or len(bounds) != 2
+                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+                or bounds[0] >= bounds[1]):
+            raise CascadeError(f"step {sid!r}: field {name!r}: shortlist takes a list of "
+                               "criteria, decisions (a list of words, the cautious one last) "
+                               "and a range [low, high]", path, line)
+        return Field(name, None, decisions[-1], kind="shortlist", low=float(bounds[0]),
+                     high=float(bounds[1]), names=tuple(names), choices_of=tuple(decisions))
     if isinstance(spec, dict) and "number" in spec:
         bounds = spec.get("number")
         if (not isinstance(bounds, list) or len(bounds) != 2
@@ -684,7 +762,9 @@ def _field(name: str, spec: object, sid: str, path: Path, line: int | None) -> F
                      high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
     raise CascadeError(f"step {sid!r}: field {name!r} must be text, list, refs, panel, a list "
                        "of choices (each a string: quote yes, no, on, off, which YAML reads as "
-                       "true and false), {number: [low, high]} or {scores: [names]}", path, line)
+                       "true and false), {number: [low, high]}, {scores: [names]}, {list: "
+                       "[fewest, most]}, {shortlist: [criteria], decisions: [words]} or "
+                       "{packet: [keys]}", path, line)
 
 
 def _num(value: float) -> str:
@@ -714,9 +794,29 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
         if role == PERSON:
             steps.append(_decision(s, sid, path))
             continue
-        if not any(r.id == role for r in roles):
-            raise CascadeError(f"step {sid!r}: unknown role {role!r} (roles: "
-                               f"{', '.join(r.id for r in roles)})", path, s.line_of("role"))
+        several = tuple(role) if isinstance(role, list) else ()
+        for one in several or (role,):
+            if not isinstance(one, str) or not any(r.id == one for r in roles):
+                raise CascadeError(f"step {sid!r}: unknown role {one!r} (roles: "
+                                   f"{', '.join(r.id for r in roles)})", path, s.line_of("role"))
+        if isinstance(role, list) and (len(set(several)) != len(several) or len(several) < 2 or
+                                       not all(next(r for r in roles if r.id == x).fixed
+                                               for x in several)):
+            raise CascadeError(f"step {sid!r}: a list of roles names two or more fixed roles, "
+                               "each once (they speak in one wave)", path, s.line_of("role"))
+        role = several[0] if several else role
+        sees = s.get("sees") or []
+        if not isinstance(sees, list) or not all(isinstance(x, str) for x in sees):
+            raise CascadeError(f"step {sid!r}: sees is a list of step ids", path,
+                               s.line_of("sees"))
+        words = s.get("words", 150)
+        span = None
+        if isinstance(words, list):
+            if (len(words) != 2 or not all(isinstance(w, int) and not isinstance(w, bool)
+                                           and w > 0 for w in words) or words[0] > words[1]):
+                raise CascadeError(f"step {sid!r}: words takes a number or [low, high]", path,
+                                   s.line_of("words"))
+            span, words = (words[0], words[1]), words[1]
         visibility = s.get("visibility", "all")
         if visibility not in VISIBILITIES:
             raise CascadeError(f"step {sid!r}: visibility must be one of "
@@ -743,11 +843,18 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
                                s.line_of("min_refs"))
         steps.append(Step(sid, str(s.get("title") or sid.title()), role, visibility,
                           str(s.get("instructions") or "").strip(),
-                          _int(s.get("words", 150), path, s.line_of("words"), "words"),
+                          _int(words, path, s.line_of("words"), "words"),
                           tuple(fields), target,
                           str(s["table"]) if s.get("table") else None, confirm,
                           min_refs=min_refs, when=when,
-                          fallback=str(s.get("fallback") or "").strip()))
+                          fallback=str(s.get("fallback") or "").strip(), roles=several,
+                          sees=tuple(sees), range=span))
+    known = {x for x in seen}
+    for step in steps:
+        unknown = [x for x in step.sees if x not in known]
+        if unknown:
+            raise CascadeError(f"step {step.id!r}: sees names an unknown step {unknown[0]!r}",
+                               path, data.line_of(key))
     return steps
 
 
