@@ -14,7 +14,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     from cascade.config.protocols import load_protocol
     from cascade.protocol.engine import calls_per_round, members_of
     from cascade.protocol.engine import plan as next_wave
-    from cascade.protocol.run import model_for
+    from cascade.protocol.run import models_for
     from cascade.resources import find_root
     from cascade.commands.explain import REPAIR_FACTOR
     from cascade.turns.settings import Settings
@@ -100,14 +100,17 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                f"the next round starts from a summary of at most {r.carry} characters")
     out.append("Roles:")
 
-    def model_of(alias: str, tier: str) -> str:
+    def model_of(alias: str, role: str, tier: str) -> str:
+        """The model, then the fallbacks tried after it: the role's, then the global ones."""
         persona = registry.get(alias)
         if persona is None:
             return "-"
         try:
-            return model_for(persona, tier, rule_model, rule_models, settings)
+            model, *rest = models_for(persona, role, tier, rule_model, rule_models, settings)
         except CascadeError:
             return "(no model configured)"
+        rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks]) if m != model]
+        return model + (f" (then {', '.join(rest)})" if rest else "")
 
     strong_roles = steps.strong_roles()
     for role in steps.roles:
@@ -116,7 +119,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         who = [fixed[role.id]] if role.fixed else members
         tier = role.tier if strong_roles is None else (
             "strong" if role.id in strong_roles else "fast")
-        shown = ", ".join(f"{a} -> {model_of(a, tier)}" for a in who)
+        shown = ", ".join(f"{a} -> {model_of(a, role.id, tier)}" for a in who)
         out.append(f"  {role.id} ({tier}): {shown}")
     if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
             s.role == steps.member_role.id for s in steps.round_steps):

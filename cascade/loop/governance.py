@@ -67,6 +67,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
     for key in ("mode", "strategy", "flow", "tier"):
         check_option(protocol.name, steps, key, getattr(rule, key), f"rule {rule.name!r}: ",
                      rule.file, rule.line_of(key))
+    check_models(rule, protocol)
     if rule.rounds is not None:
         from cascade.protocol.engine import most_rounds
 
@@ -102,6 +103,19 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                                f"{count.min} to {count.max} participants, not "
                                f"{len(named)}", rule.file,
                                rule.line_of("participants"))
+
+
+def check_models(rule: Rule, protocol) -> None:
+    """A rule's ``models:`` keys are tiers (fast, strong) or roles of its protocol."""
+    roles = [r.id for r in protocol.steps.roles] if protocol.steps is not None else []
+    for key in rule.models or {}:
+        if key in ("fast", "strong") or key in roles:
+            continue
+        known = (f"roles: {', '.join(roles)}; tiers: fast, strong" if roles else
+                 "a protocol of phases has no roles; tiers: fast, strong")
+        raise CascadeError(f"rule {rule.name!r}: models: protocol {protocol.name!r} has no role "
+                           f"{key!r} ({known})", rule.file,
+                           rule.key_lines.get(f"models.{key}", rule.line_of("models")))
 
 
 def _same(a: Rule, b: Rule) -> bool:

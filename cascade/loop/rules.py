@@ -70,7 +70,7 @@ class Rule:
     on_consensus: OnConsensus | None
     deciders: tuple[str, ...]  # names or e-mail addresses of who may decide; empty: anyone
     status: dict | None  # outcome (READY, REJECT) -> the document's status word, at consensus
-    models: dict | None  # a step protocol's tiers: {"fast": model, "strong": model}
+    models: dict | None  # a step protocol's tier or role -> (model, *its fallbacks)
     auto: bool  # a step protocol's decision points take their recommended choice (recorded)
     mode: str | None  # a protocol with modes (swarm): the mode a new discussion starts in
     strategy: str | None  # a protocol with strategies (roundtable): a new discussion's
@@ -232,6 +232,8 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
+    models, model_lines = _models(r.get("models"), file, line_of("models"))
+    lines.update(model_lines)
     auto = r.get("auto", False)
     if not isinstance(auto, bool):
         raise CascadeError("auto must be true or false", file, line_of("auto"))
@@ -259,7 +261,7 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                 rounds=rounds,
                 mode=mode.strip() if mode else None, **named,
                 strategy=strategy.strip() if strategy else None,
-                models=_models(r.get("models"), file, line_of("models")), name=name, match=match, exclude=exclude,
+                models=models, name=name, match=match, exclude=exclude,
                 template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
                 participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,
                 model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
@@ -267,21 +269,37 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                 line=getattr(r, "line", 1) or 1, key_lines=lines)
 
 
-def _models(value: object, file: Path, line: int | None) -> dict | None:
-    """``models: {fast: M, strong: M}``: the model for each tier of a step protocol's roles
-    (a persona's own ``model:`` still comes first)."""
+def _models(value: object, file: Path, line: int | None) -> tuple[dict | None, dict]:
+    """``models:``: a step protocol's model for each tier (``fast``, ``strong``) or role id
+    (``referee``), each a model or a list of them -- the first is the model, the rest its
+    fallbacks, tried in order before CASCADE_FALLBACK_MODELS (a persona's own ``model:``
+    still comes first). Returns ({key: (model, *fallbacks)}, {"models.<key>": line}); the
+    role ids are checked against the protocol (governance.check_references)."""
     if value is None:
-        return None
-    words = check_keys(value, file, {"fast", "strong"}, set(), "models", line)
-    out = {}
-    for key in ("fast", "strong"):
-        model = words.get(key)
-        if model is None:
-            continue
-        if not isinstance(model, str) or not model.strip():
-            raise CascadeError(f"models {key} must be a model name", file, line)
-        out[key] = model.strip()
-    return out or None
+        return None, {}
+    if not isinstance(value, dict):
+        raise CascadeError("models must be a mapping: {fast: M, strong: M, <role>: M or "
+                           "[M, fallback, ...]}", file, line)
+    key_line = value.line_of if isinstance(value, LineDict) else (lambda _k: line)
+    out, lines = {}, {}
+    for key, given in value.items():
+        where = key_line(key)
+        if not isinstance(key, str) or not key.strip():
+            raise CascadeError(f"models key {key!r} must be fast, strong or a role of the "
+                               "protocol", file, where)
+        if given is None:
+            continue  # unset: as if not given
+        models = [given] if isinstance(given, str) else given
+        if isinstance(given, list) and not given:
+            raise CascadeError(f"models {key} is an empty list: give a model, or a model and "
+                               "its fallbacks", file, where)
+        if not isinstance(models, list) or not all(isinstance(m, str) and m.strip()
+                                                  for m in models):
+            raise CascadeError(f"models {key} must be a model name or a list of them (the "
+                               "model, then its fallbacks)", file, where)
+        out[key] = tuple(dict.fromkeys(m.strip() for m in models))
+        lines[f"models.{key}"] = where
+    return out or None, lines
 
 
 def _status(value: object, file: Path, line: int | None) -> dict | None:

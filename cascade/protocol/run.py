@@ -61,14 +61,27 @@ def strong_model() -> str | None:
     return os.environ.get("CASCADE_MODEL_STRONG") or None
 
 
-def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | None,
-              settings: Settings) -> str:
-    """Persona ``model:`` > the rule's ``models: {fast, strong}`` > CASCADE_MODEL_STRONG (for
-    a strong role) / CASCADE_MODEL > the embedded model."""
+def models_for(persona, role: str | None, tier: str, rule_model: str | None,
+               rule_models: dict | None, settings: Settings) -> tuple[str, ...]:
+    """The model a role asks, then its own fallbacks (before CASCADE_FALLBACK_MODELS). The
+    model: persona ``model:`` > the rule's ``models:`` for the role, else for its tier >
+    CASCADE_MODEL_STRONG (a strong role) > the rule's ``model:`` / CASCADE_MODEL > the
+    embedded model. The fallbacks: the rest of that ``models:`` entry."""
     from cascade.turns.model import resolve_model
 
-    tiered = (rule_models or {}).get(tier) or (strong_model() if tier == "strong" else None)
-    return resolve_model(persona.model or tiered, rule_model, settings)
+    given = rule_models or {}
+    entry = given.get(role) if role and role not in ("fast", "strong") else None
+    entry = entry or given.get(tier) or ()
+    entry = (entry,) if isinstance(entry, str) else tuple(entry)
+    tiered = entry[0] if entry else (strong_model() if tier == "strong" else None)
+    model = resolve_model(persona.model or tiered, rule_model, settings)
+    return tuple(dict.fromkeys((model, *entry[1:])))
+
+
+def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | None,
+              settings: Settings, role: str | None = None) -> str:
+    """The model a role asks first (``models_for``)."""
+    return models_for(persona, role, tier, rule_model, rule_models, settings)[0]
 
 
 def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
@@ -490,10 +503,12 @@ def _round_recorded(d: Discussion, round_: int) -> bool:
 
 
 async def _import_if_needed(requests, registry, rule_model, rule_models, settings) -> None:
+    """Import litellm before the first wave when a model it asks first needs it; a fallback
+    that needs it is imported by ``complete`` if it is ever reached (all ``openai/``: never)."""
     from cascade.turns.model import litellm_module, uses_litellm
 
-    if any(uses_litellm(model_for(registry.get(r.alias), r.tier, rule_model, rule_models,
-                                  settings), settings) for r in requests):
+    if any(uses_litellm(models_for(registry.get(r.alias), r.role, r.tier, rule_model,
+                                   rule_models, settings)[0], settings) for r in requests):
         await asyncio.to_thread(litellm_module)
 
 
@@ -505,7 +520,8 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
 
     if persona is None:
         raise CascadeError(f"unknown persona {request.alias!r} for role {request.role!r}", d.path)
-    model = model_for(persona, request.tier, rule_model, rule_models, settings)
+    model, *fallbacks = models_for(persona, request.role, request.tier, rule_model, rule_models,
+                                   settings)
     if request.words is not None:  # a phase's word range: its reply's max tokens too
         settings = dataclasses.replace(settings, reply_tokens=reply_budget(request.words[1]))
     prompt = build_step_prompt(d, persona, request, source, settings.for_model(model))
@@ -526,7 +542,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
             out.cost = hit.get("cost")
         else:
             reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
-                               progress, seam, cache, key)
+                               progress, seam, cache, key, fallbacks=fallbacks)
             out.status = "ok"
     except _Failed as failure:
         if request.step.fallback and not failure.skipped and str(failure).startswith(

@@ -31,6 +31,7 @@ import random
 import re
 import socket
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
@@ -499,9 +500,11 @@ def describe(exc: BaseException, *, model: str | None = None, endpoint: str | No
 
 
 async def complete(model: str, messages: list[dict[str, str]], settings: Settings, *,
-                   max_tokens: int | None = None, on_retry: Any = None) -> Completion:
-    """One reply, with retries and the fallback chain. Raises ModelError (one line)."""
-    chain = [model] + [m for m in settings.fallbacks if m != model]
+                   max_tokens: int | None = None, on_retry: Any = None,
+                   fallbacks: Sequence[str] | None = None) -> Completion:
+    """One reply, with retries and the fallback chain: ``model``, then ``fallbacks`` (a
+    role's own), then CASCADE_FALLBACK_MODELS, each once. Raises ModelError (one line)."""
+    chain = list(dict.fromkeys([model, *(fallbacks or ()), *settings.fallbacks]))
     attempts = 0
     errors: list[tuple[str, str]] = []
     reply_tokens = max_tokens or settings.reply_tokens

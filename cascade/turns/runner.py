@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -184,7 +185,8 @@ class _Failed(Exception):
 
 async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, settings: Settings,
                budget: Budget, semaphore: asyncio.Semaphore, progress: Progress, seam,
-               cache: ReplyCache, key: str) -> Reply:
+               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None) -> Reply:
+    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask."""
     async def call(msgs: list[dict[str, str]]):
         stop = budget.exhausted()
         if stop:
@@ -194,7 +196,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
         async with semaphore:
             try:
                 done = await seam.complete(
-                    model, msgs, settings,
+                    model, msgs, settings, fallbacks=fallbacks,
                     on_retry=lambda m, reason, wait: progress.retry(out, m, reason, wait))
             except seam.ModelError as exc:
                 raise _Failed(str(exc)) from None
