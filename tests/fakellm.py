@@ -103,6 +103,8 @@ class Fault:
     raw_body       bytes/str served verbatim with the given status and
                    ``Content-Type: application/json`` (use for malformed bodies).
     finish_reason  ``finish_reason`` of the choice (default ``"stop"``).
+    chunk_delay    a streamed reply (``stream: true``): seconds between its chunks, so a
+                   client can be seen showing the text as it arrives.
     """
 
     content: str | None = ""
@@ -114,6 +116,7 @@ class Fault:
     hang: bool | float = False
     raw_body: bytes | str | None = None
     finish_reason: str = "stop"
+    chunk_delay: float = 0.0  # a streamed reply: seconds between its chunks
 
 
 Reply = Union[str, None, Fault, Callable[["RecordedRequest"], Any]]
@@ -122,6 +125,12 @@ Reply = Union[str, None, Fault, Callable[["RecordedRequest"], Any]]
 def delayed(content: str | None, seconds: float) -> Fault:
     """``content`` served after ``seconds``."""
     return Fault(content=content, delay=seconds)
+
+
+def streamed(content: str, chunk_delay: float) -> Fault:
+    """``content``, streamed (to a ``stream: true`` request) with ``chunk_delay`` seconds
+    between chunks of 16 characters; served whole otherwise."""
+    return Fault(content=content, chunk_delay=chunk_delay)
 
 
 def http_error(status: int, message: str | None = None, *,
@@ -501,7 +510,7 @@ class FakeLLM:
         if body.get("stream") is True:
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             self._send_sse(h, fault.status, cid, created, model, content, fault.finish_reason,
-                           usage if include_usage else None, extra)
+                           usage if include_usage else None, extra, fault.chunk_delay)
             return
 
         self._send_json(h, fault.status, {
@@ -582,7 +591,7 @@ class FakeLLM:
     @staticmethod
     def _send_sse(h: _Handler, status: int, cid: str, created: int, model: str,
                   content: str | None, finish_reason: str, usage: dict | None,
-                  headers: Mapping[str, str]) -> None:
+                  headers: Mapping[str, str], chunk_delay: float = 0.0) -> None:
         def chunk(delta: dict, finish: str | None, usage_: dict | None = None,
                   choices: bool = True) -> bytes:
             obj: dict[str, Any] = {
@@ -613,6 +622,9 @@ class FakeLLM:
             h.end_headers()
             for ev in events:
                 h.wfile.write(ev)
+                if chunk_delay:
+                    h.wfile.flush()
+                    time.sleep(chunk_delay)
             h.wfile.flush()
         except OSError:
             pass

@@ -88,3 +88,40 @@ def test_discuss_on_a_terminal(repo, fake_llm, tmux):
     assert "consensus in round 1" in screen
     assert "thinking..." not in screen  # every live line ended in its result
     assert "\x1b" not in screen
+
+
+def test_turn_on_a_terminal_streams_each_reply_into_its_line(repo, fake_llm, tmux, cli,
+                                                             monkeypatch):
+    """On a TTY the replies stream (``stream: true``): each persona's line shows its comment
+    as it arrives; the ledger still gets one whole block per reply. Off a TTY nothing
+    streams."""
+    import json
+
+    from fakellm import streamed
+
+    from cascade import Discussion
+
+    text = ("The token expiry must be short and every login must rotate the refresh token, "
+            "or a stolen token lives for a month.")
+    fake_llm.default(streamed(json.dumps({"comment": text, "vote": "CHANGES"}), 0.15))
+    assert cli("new", "Session tokens", "--template", "feature")[0] == 0
+    env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", "")}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    tmux.start(f"cd {shlex.quote(str(repo))} && env {exports} {shlex.quote(sys.executable)} "
+               "-m cascade turn discussions/session-tokens.discussion.md")
+    screen = tmux.wait_for("...The token expiry")  # a line showing the comment so far
+    line = next(x for x in screen.splitlines() if "...The token expiry" in x)
+    assert "a month." not in line  # still arriving
+    screen = tmux.wait_for("EXIT=")
+    assert "EXIT=0" in screen and "\x1b" not in screen
+    assert all(r.body.get("stream") is True for r in fake_llm.chat_requests)
+    d = Discussion.load(repo / "discussions/session-tokens.discussion.md")
+    assert [c.body for c in d.comments] == [text] * 3 and {c.vote for c in d.comments} == {
+        "CHANGES"}
+    before = len(fake_llm.chat_requests)
+    for key in ("CASCADE_MODEL", "CASCADE_API_BASE"):
+        monkeypatch.setenv(key, env[key])
+    code, out, err = cli("turn", "discussions/session-tokens.discussion.md", "@architect")
+    assert code == 0 and len(fake_llm.chat_requests) == before + 1, out + err
+    assert "stream" not in fake_llm.chat_requests[before].body  # no terminal: no stream

@@ -13,6 +13,7 @@ from typing import TextIO
 
 from cascade.errors import display_path
 from cascade.text import printable
+from cascade.turns.replies import streamed_comment
 from cascade.turns.runner import Outcome, Progress
 
 
@@ -41,29 +42,33 @@ class LineProgress(Progress):
     failure's cause is left to the caller, who prints it once."""
 
     def __init__(self, stream: TextIO | None = None, causes: bool = True) -> None:
-        self.stream = stream or sys.stdout
+        self.out = stream or sys.stdout
         self.causes = causes
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
         print(printable(f"{_who(outcome)}: {reason}; retrying in {wait:.1f}s"),
-              file=self.stream, flush=True)
+              file=self.out, flush=True)
 
     def finish(self, outcome: Outcome) -> None:
         print(printable(f"{_who(outcome)}: {_state(outcome, self.causes)} "
-                        f"({outcome.seconds:.1f}s)"), file=self.stream, flush=True)
+                        f"({outcome.seconds:.1f}s)"), file=self.out, flush=True)
 
 
 class LiveProgress(Progress):
     """On a terminal: one line per persona, redrawn in place (and every quarter second, so the
-    clocks move) until the turn ends."""
+    clocks move) until the turn ends; while a reply streams in, its line shows the end of its
+    comment so far."""
+
+    wants_stream = True
 
     def __init__(self, stream: TextIO | None = None, causes: bool = True) -> None:
-        self.stream = stream or sys.stdout
+        self.out = stream or sys.stdout
         self.causes = causes
         self.rows: list[Outcome] = []
         self.started: dict[int, float] = {}
         self.drawn = 0
         self.notes: dict[int, str] = {}
+        self.texts: dict[int, str] = {}  # a streaming reply's text so far
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
@@ -78,10 +83,17 @@ class LiveProgress(Progress):
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
         self.notes[id(outcome)] = f"{reason}; retrying in {wait:.1f}s"
+        self.texts.pop(id(outcome), None)
         self._draw()
+
+    def stream(self, outcome: Outcome, text: str) -> None:
+        with self._lock:  # the ticker reads it
+            self.texts[id(outcome)] = self.texts.get(id(outcome), "") + text
+            self.notes.pop(id(outcome), None)
 
     def finish(self, outcome: Outcome) -> None:
         self.notes.pop(id(outcome), None)
+        self.texts.pop(id(outcome), None)
         self._draw()
 
     def settle(self) -> None:
@@ -106,7 +118,7 @@ class LiveProgress(Progress):
     def _redraw(self) -> None:
         if not self.rows:
             return
-        out = self.stream
+        out = self.out
         if self.drawn:
             out.write(f"\x1b[{self.drawn}F")
         lines = (self._step_lines() if getattr(self.rows[0], "step", None)
@@ -119,8 +131,19 @@ class LiveProgress(Progress):
     def _text(self, o: Outcome) -> str:
         if o.status == "pending":
             elapsed = time.monotonic() - self.started[id(o)]
+            said = " ".join(streamed_comment(self.texts.get(id(o), "")).split())
+            if said and id(o) not in self.notes:
+                return f"{elapsed:.0f}s: ...{said[-self._room():]}"
             return self.notes.get(id(o)) or f"thinking... {elapsed:.0f}s"
         return f"{_state(o, self.causes)} ({o.seconds:.1f}s)"
+
+    def _room(self) -> int:
+        """Characters of a streaming comment a line has room for."""
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns
+        return max(20, width // max(1, len(self.rows) if getattr(self.rows[0], "step", None)
+                                    else 1) - 40)
 
     def _persona_lines(self) -> list[str]:
         names = [printable(o.persona.name) for o in self.rows]

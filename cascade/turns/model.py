@@ -501,9 +501,11 @@ def describe(exc: BaseException, *, model: str | None = None, endpoint: str | No
 
 async def complete(model: str, messages: list[dict[str, str]], settings: Settings, *,
                    max_tokens: int | None = None, on_retry: Any = None,
-                   fallbacks: Sequence[str] | None = None) -> Completion:
+                   on_text: Any = None, fallbacks: Sequence[str] | None = None) -> Completion:
     """One reply, with retries and the fallback chain: ``model``, then ``fallbacks`` (a
-    role's own), then CASCADE_FALLBACK_MODELS, each once. Raises ModelError (one line)."""
+    role's own), then CASCADE_FALLBACK_MODELS, each once. Raises ModelError (one line).
+    ``on_text``: the reply streams, each piece of text passed to it as it arrives (a retry
+    starts the text again: ``on_retry`` is called first)."""
     chain = list(dict.fromkeys([model, *(fallbacks or ()), *settings.fallbacks]))
     attempts = 0
     errors: list[tuple[str, str]] = []
@@ -528,7 +530,8 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
             def request(name: str = name, endpoint: str = endpoint,
                         key: str | None = key) -> Any:
                 return openai_http.chat(name, messages, base=endpoint, key=key,
-                                        timeout=settings.timeout, max_tokens=reply_tokens)
+                                        timeout=settings.timeout, max_tokens=reply_tokens,
+                                        on_text=on_text)
 
             def finish(answer: Any, attempts: int, candidate: str = candidate) -> Completion:
                 return Completion(answer.text, candidate, answer.prompt_tokens,
@@ -559,7 +562,9 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
                     continue
 
             def request(kwargs: dict[str, Any] = kwargs, litellm: ModuleType = litellm) -> Any:
-                return litellm.acompletion(**kwargs)
+                if on_text is None:
+                    return litellm.acompletion(**kwargs)
+                return _streamed(litellm, kwargs, on_text)
 
             def finish(response: Any, attempts: int, candidate: str = candidate,
                        litellm: ModuleType = litellm) -> Completion:
@@ -588,6 +593,23 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
                 await asyncio.sleep(wait)
                 delay *= 2
     raise ModelError(_summary(model, errors))
+
+
+async def _streamed(litellm: ModuleType, kwargs: dict[str, Any], on_text: Any) -> Any:
+    """litellm's streamed completion (``stream=True``): each delta's text passed on, the
+    chunks built back into one response (litellm.stream_chunk_builder) for the rest."""
+    chunks = []
+    stream = await litellm.acompletion(**kwargs, stream=True,
+                                       stream_options={"include_usage": True})
+    async for chunk in stream:
+        chunks.append(chunk)
+        try:
+            text = chunk.choices[0].delta.content
+        except (AttributeError, IndexError):
+            text = None
+        if isinstance(text, str) and text:
+            on_text(text)
+    return litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
 
 
 def _direct_key(settings: Settings) -> str | None:

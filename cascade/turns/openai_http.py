@@ -30,7 +30,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 import sys
-from typing import Any
+from typing import Any, Callable
 
 # httpx's package imports its command-line entry (httpx._main) when click, rich and pygments
 # are installed -- 60-90 ms of a commit attempt for a CLI this process never runs. Marking
@@ -142,14 +142,30 @@ def _headers(key: str | None) -> dict[str, str]:
 
 
 async def chat(name: str, messages: list[dict[str, Any]], *, base: str, key: str | None,
-               timeout: float, max_tokens: int) -> Answer:
+               timeout: float, max_tokens: int,
+               on_text: Callable[[str], None] | None = None) -> Answer:
     """One chat completion, no retry. Raises httpx's exceptions (transport, timeout),
-    StatusError (the server said so) or InternalServerError (a 2xx that is not an answer)."""
+    StatusError (the server said so) or InternalServerError (a 2xx that is not an answer).
+    ``on_text``: the reply is streamed (``stream: true``), each piece of text passed to it as
+    it arrives; the answer is the whole text all the same."""
     url = base.rstrip("/") + "/chat/completions"
     limit = "max_completion_tokens" if _REASONING.match(name.split("/")[-1]) else "max_tokens"
     body = {"model": name, "messages": messages, limit: max_tokens}
     verify = _verify(url)
     clients = SESSION.get()
+    if on_text is not None:
+        body["stream"] = True
+        body["stream_options"] = {"include_usage": True}
+        if clients is None:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(timeout),
+                                         verify=verify) as client:
+                return await _streamed(client, url, body, key, name, base, on_text)
+        held = (timeout, id(verify))
+        client = clients.get(held)
+        if client is None:
+            client = clients[held] = httpx.AsyncClient(timeout=httpx.Timeout(timeout),
+                                                       verify=verify)
+        return await _streamed(client, url, body, key, name, base, on_text)
     if clients is None:
         async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=verify) as client:
             response = await client.post(url, json=body, headers=_headers(key))
@@ -177,6 +193,52 @@ async def chat(name: str, messages: list[dict[str, Any]], *, base: str, key: str
     if cost is None:
         cost = listed_cost(name, prompt_tokens, completion_tokens, data.get("model"))
     return Answer(text, prompt_tokens, completion_tokens, cost)
+
+
+async def _streamed(client: httpx.AsyncClient, url: str, body: dict[str, Any], key: str | None,
+                    name: str, base: str, on_text: Callable[[str], None]) -> Answer:
+    """A streamed completion: Server-Sent Events of chat.completion.chunk objects, each
+    delta's text passed on; the usage from the last chunk that carries one."""
+    parts: list[str] = []
+    usage: dict[str, Any] = {}
+    served = None
+    async with client.stream("POST", url, json=body, headers=_headers(key)) as response:
+        if not 200 <= response.status_code < 300:
+            await response.aread()
+            raise _status_error(response)
+        events = 0
+        async for line in response.aiter_lines():
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            try:
+                chunk = json.loads(data)
+            except ValueError as exc:
+                raise InternalServerError(f"a streamed chunk from {base} is not JSON: "
+                                          f"{data[:80]!r}") from exc
+            events += 1
+            if not isinstance(chunk, dict):
+                continue
+            served = chunk.get("model") or served
+            if isinstance(chunk.get("usage"), dict):
+                usage = chunk["usage"]
+            choices = chunk.get("choices")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+                delta = choices[0].get("delta")
+                text = delta.get("content") if isinstance(delta, dict) else None
+                if isinstance(text, str) and text:
+                    parts.append(text)
+                    on_text(text)
+        if not events:
+            raise InternalServerError(f"the stream from {base} held no chat completion chunk")
+        cost = _header_cost(response.headers.get(COST_HEADER))
+    prompt_tokens = _count(usage.get("prompt_tokens"))
+    completion_tokens = _count(usage.get("completion_tokens"))
+    if cost is None:
+        cost = listed_cost(name, prompt_tokens, completion_tokens, served)
+    return Answer("".join(parts), prompt_tokens, completion_tokens, cost)
 
 
 def _content(data: Any) -> str | None:

@@ -114,6 +114,43 @@ def parse_reply(text: str | None, *, reply_tokens: int | None = None) -> Reply:
 CHARS_PER_TOKEN = 4
 
 
+_COMMENT_KEY = re.compile(r'"comment"\s*:\s*"')
+_ESCAPES = {"n": "\n", "t": "\t", "r": "", '"': '"', "\\": "\\", "/": "/", "b": "", "f": ""}
+
+
+def streamed_comment(text: str) -> str:
+    """The comment of a reply still streaming in, for a live display: the text so far of its
+    ``"comment"`` string (escapes decoded, an unfinished one left out); a reply that is not
+    JSON, as it is. Never used for what the ledger gets (that is parse_reply's)."""
+    m = _COMMENT_KEY.search(text)
+    if m is None:
+        return "" if text.lstrip().startswith(("{", "`")) else text
+    out, i = [], m.end()
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            break
+        if c == "\\":
+            if i + 1 >= len(text):
+                break
+            nxt = text[i + 1]
+            if nxt == "u":
+                if i + 6 > len(text):
+                    break
+                try:
+                    out.append(chr(int(text[i + 2:i + 6], 16)))
+                except ValueError:
+                    pass
+                i += 6
+                continue
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def comment_limit(reply_tokens: int) -> int:
     """The longest comment a reply of ``reply_tokens`` tokens is taken to hold: twice the
     ~4 characters a token, and 1,024 characters more."""

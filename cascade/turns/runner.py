@@ -88,9 +88,14 @@ class Budget:
 
 
 class Progress:
-    """Reports each persona as it starts and finishes. The base class prints nothing."""
+    """Reports each persona as it starts and finishes. The base class prints nothing.
+    ``wants_stream``: replies are streamed, and ``stream`` gets each piece as it arrives."""
+
+    wants_stream = False
 
     def start(self, outcome: Outcome) -> None: ...
+
+    def stream(self, outcome: Outcome, text: str) -> None: ...
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None: ...
 
@@ -197,7 +202,9 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
             try:
                 done = await seam.complete(
                     model, msgs, settings, fallbacks=fallbacks,
-                    on_retry=lambda m, reason, wait: progress.retry(out, m, reason, wait))
+                    on_retry=lambda m, reason, wait: progress.retry(out, m, reason, wait),
+                    **({"on_text": lambda text: progress.stream(out, text)}
+                       if getattr(progress, "wants_stream", False) else {}))
             except seam.ModelError as exc:
                 raise _Failed(str(exc)) from None
         budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
