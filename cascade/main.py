@@ -13,7 +13,7 @@ from cascade.errors import CascadeError, is_config_path, os_error_line
 
 COMMANDS = ("new", "list", "status", "comment", "decide", "explain", "discuss", "run", "plan",
             "turn", "hook", "check", "init", "trailer", "advance", "personas", "summary", "demo",
-            "merge-driver")
+            "ui", "merge-driver")
 
 
 class _Unused:
@@ -180,6 +180,11 @@ def build_parser(only: str | None = None):
     p = sub.add_parser("demo", help="run the offline demo in a temporary repository")
     p.add_argument("--keep", action="store_true", help="keep the demo repository")
 
+    p = sub.add_parser("ui", help="the terminal UI: browse the discussions below a folder, "
+                                  "read one, comment, run, decide; personas")
+    p.add_argument("path", nargs="?", default=".", metavar="PATH",
+                   help="a folder (default: this one) or a ledger")
+
     p = sub.add_parser("merge-driver", help="git's merge driver for ledgers (cascade init "
                                             "registers it): merges two appends whole-block")
     p.add_argument("ancestor", metavar="%O", help="the common ancestor's version")
@@ -324,6 +329,9 @@ def _dispatch(parser, args) -> int:
     elif command == "demo":
         from cascade.commands.demo import demo
         return demo(args.keep)
+    elif command == "ui":
+        from cascade.commands.ui import ui
+        return ui(args.path)
     elif command == "merge-driver":
         from cascade.commands.merge_driver import merge_driver
         return merge_driver(args.ancestor, args.current, args.other, args.path)

@@ -1,0 +1,1 @@
+"""The terminal UI (``cascade ui``): Textual, imported only by that command."""

@@ -1,0 +1,80 @@
+"""What the terminal UI does to a discussion, through the same functions as the commands:
+comment, decide and advance run ``cascade comment``/``decide``/``advance`` (their output is
+the UI's message); ``run_next`` runs the pending turns, or a step protocol's next steps, as
+``cascade run`` does -- with a Progress that receives the replies as they stream in. A
+decision point is not asked inline: the run stops there, and the person answers with a
+comment (``NEXT: <choice>``)."""
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+from cascade.errors import CascadeError
+
+
+def quietly(command, *args) -> tuple[int, str]:
+    """Run a command function; (its exit code, what it printed). A CascadeError is the
+    message the CLI would print, with exit 2 (or its own code)."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+            code = command(*args)
+    except CascadeError as exc:
+        return exc.exit_code, (out.getvalue() + str(exc)).strip()
+    return code, out.getvalue().strip()
+
+
+def comment(path: Path, text: str, vote: str | None) -> tuple[int, str]:
+    from cascade.commands.comment import comment as command
+
+    return quietly(command, str(path), text, vote, None)
+
+
+def decide(path: Path, vote: str, reason: str) -> tuple[int, str]:
+    from cascade.commands.decide import decide as command
+
+    return quietly(command, str(path), vote, reason)
+
+
+def advance(path: Path) -> tuple[int, str]:
+    from cascade.commands.advance import advance as command
+
+    return quietly(command, str(path), None)
+
+
+def run_next(path: Path, progress) -> str:
+    """Run what is due on the discussion at ``path``; one line that says what happened."""
+    from cascade.commands.turn import _recorded_revision
+    from cascade.loop.governance import open_discussion, resolve
+    from cascade.turns.settings import Settings
+
+    settings = Settings.from_env()
+    d = open_discussion(str(path))
+    rule = resolve(str(path))[2]
+    if d.protocol.steps is None:
+        from cascade.protocol.engine import next_wave
+        from cascade.turns.runner import Job, run
+
+        pending = next_wave(d)
+        if not pending:
+            return "nobody is pending: no new input since the panel last spoke"
+        job = Job(d, pending, source_data=_recorded_revision(d),
+                  rule_model=rule.model if rule else None)
+        run([job], settings, progress)
+        failed = [f"{o.persona.name}: {o.error}" for o in job.outcomes if not o.ok]
+        result = d.consensus_result
+        said = (f"consensus reached, {result.outcome}" if result.reached else
+                f"consensus not reached ({result.reason})")
+        return "; ".join([f"{len(job.outcomes)} replied", said, *failed])
+    from cascade.protocol.run import outcome_text
+    from cascade.protocol.run import run as run_protocol
+
+    if d.state.run.outcome is not None and d.status != "OPEN":
+        return f"concluded ({d.state.run.outcome}): nothing to run"
+    result = run_protocol(d, settings, progress, source_data=_recorded_revision(d),
+                          rule_model=rule.model if rule else None,
+                          rule_models=rule.models if rule else None,
+                          auto=bool(rule and rule.auto), ask=None)
+    failed = [f"{o.persona.name}: {o.error}" for o in result.failures]
+    return "; ".join([f"{d.protocol.title}: {outcome_text(result)}", *failed])

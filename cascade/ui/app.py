@@ -1,0 +1,418 @@
+"""``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
+folder, a discussion's view (its comments, open questions, decisions, the consensus line and
+who is missing) with its actions -- comment and vote as the git user, run what is due with
+the replies streaming in, advance, decide -- and the persona manager. Works in 80x24 and over
+SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
+
+Everything it reads comes from cascade.ui.model and everything it does goes through
+cascade.ui.actions: the same functions as the commands.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import (
+    Button,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Label,
+    Select,
+    Static,
+    TextArea,
+)
+
+from cascade.ui import model
+from cascade.ui.model import FILTERS, MARKERS
+
+VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
+                ("REJECT", "REJECT")]
+HELP = """\
+[b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
+[b]A discussion[/b]  c comment (and vote) · r run what is due · a advance · d decide
+              p personas · g refresh · escape back
+[b]Everywhere[/b]    ? this help · q quit
+
+A decision point (a question the protocol asks a person) is answered with a comment:
+a line NEXT: <choice>. Replies stream in below the discussion while a run goes on."""
+
+
+def _vote_style(vote: str | None) -> str:
+    return {"READY": "green", "CHANGES": "yellow", "REJECT": "red"}.get(vote or "", "dim")
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "close")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(HELP, id="help-text")
+            yield Button("Close", id="close")
+
+    @on(Button.Pressed, "#close")
+    def close(self) -> None:
+        self.dismiss(None)
+
+
+class CommentScreen(ModalScreen[tuple[str, str | None] | None]):
+    """A person's comment and vote."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel"),
+                Binding("ctrl+s", "save", "save", priority=True)]
+
+    def __init__(self, prefill: str = "") -> None:
+        super().__init__()
+        self.prefill = prefill
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
+                        "decision point):")
+            yield TextArea(self.prefill, id="text")
+            yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#text", TextArea).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_save(self) -> None:
+        text = self.query_one("#text", TextArea).text
+        vote = self.query_one("#vote", Select).value
+        self.dismiss((text, str(vote) if vote else None))
+
+    @on(Button.Pressed, "#save")
+    def _save(self) -> None:
+        self.action_save()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class DecideScreen(ModalScreen[tuple[str, str] | None]):
+    """A person's decision, overriding the panel (``cascade decide``)."""
+
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Decide for the document's staged revision (overrides the panel):")
+            yield Select(VOTE_CHOICES[1:], value="READY", id="vote", allow_blank=False)
+            yield Input(placeholder="the reason (required)", id="reason")
+            with Horizontal(classes="buttons"):
+                yield Button("Decide", id="decide", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#reason", Input).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#decide")
+    @on(Input.Submitted, "#reason")
+    def _decide(self) -> None:
+        vote = str(self.query_one("#vote", Select).value)
+        self.dismiss((vote, self.query_one("#reason", Input).value))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class BrowserScreen(Screen):
+    """Every discussion below the folder."""
+
+    BINDINGS = [Binding("f", "filter", "filter"), Binding("g", "refresh", "refresh"),
+                Binding("p", "personas", "personas")]
+
+    def __init__(self, start: Path) -> None:
+        super().__init__()
+        self.start = start
+        self.which = FILTERS[0]
+        self.rows: list[model.Row] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Static("", id="filter")
+        yield DataTable(id="discussions", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Discussion", "Protocol", "Where", "Outcome", "Votes")
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        self.rows = model.rows(self.start)
+        self._fill()
+
+    def _fill(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        shown = [r for r in self.rows if model.keep(r, self.which)]
+        for r in shown:
+            table.add_row(r.title, r.protocol, r.where, Text(r.outcome, _vote_style(r.outcome)),
+                          r.votes, key=str(r.path))
+        self.query_one("#filter", Static).update(
+            f"{len(shown)} of {len(self.rows)} discussions below {model.shown(self.start)}/ "
+            f"-- showing {self.which} (f: filter)" if self.rows else
+            "No discussions found (looked for *.discussion.md below this folder).")
+
+    def action_filter(self) -> None:
+        self.which = FILTERS[(FILTERS.index(self.which) + 1) % len(FILTERS)]
+        self._fill()
+
+    def action_personas(self) -> None:
+        from cascade.ui.personas import PersonasScreen
+
+        self.app.push_screen(PersonasScreen())
+
+    @on(DataTable.RowSelected)
+    def _open(self, event: DataTable.RowSelected) -> None:
+        self.app.push_screen(DiscussionScreen(Path(str(event.row_key.value))))
+
+    def on_screen_resume(self) -> None:
+        self.action_refresh()
+
+
+class DiscussionScreen(Screen):
+    """One discussion: its comments, its questions, decisions and consensus line; its
+    actions; a live panel for replies as they arrive."""
+
+    BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
+                Binding("r", "run", "run"), Binding("a", "advance", "advance"),
+                Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh"),
+                Binding("p", "personas", "personas")]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.running = False
+        self.live: dict[int, str] = {}  # a reply's text so far, by its outcome's id
+        self.names: dict[int, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Static("", id="summary")
+        with Horizontal(id="body"):
+            yield VerticalScroll(id="comments")
+            yield VerticalScroll(Static("", id="side-text"), id="side")
+        yield Static("", id="live")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        try:
+            v = model.view(self.path)
+        except Exception as exc:  # noqa: BLE001 - a broken ledger is said, never a crash
+            self.query_one("#summary", Static).update(Text(f"cannot read: {exc}", "red"))
+            return
+        self.view = v
+        self.app.sub_title = f"{model.shown(v.path)}"
+        head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
+                             (v.consensus, "green" if "reached," in v.consensus else "yellow"))
+        if v.waiting:
+            head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
+        self.query_one("#summary", Static).update(head)
+        box = self.query_one("#comments", VerticalScroll)
+        box.remove_children()
+        box.mount_all([Static(self._entry(e), classes="entry") for e in v.entries]
+                      or [Static("No comments yet: r runs the panel, c comments.")])
+        box.scroll_end(animate=False)
+        side = Text()
+        side.append("Participants\n", "bold")
+        for line in v.participants or ["(none yet)"]:
+            side.append(f" {line}\n")
+        if v.missing:
+            side.append("Missing: ", "bold")
+            side.append(", ".join(v.missing) + "\n")
+        side.append("\nOpen questions\n", "bold")
+        for q in v.questions or ["(none)"]:
+            side.append(f" {q}\n")
+        side.append("\nDecisions\n", "bold")
+        for x in v.decisions or ["(none)"]:
+            side.append(f" {x}\n")
+        self.query_one("#side-text", Static).update(side)
+
+    def _entry(self, e: model.Entry) -> Text:
+        out = Text()
+        out.append(e.author, "bold")
+        if e.label:
+            out.append(f"  ({e.label})", "dim")
+        out.append(f"  {e.vote or 'no vote'}", _vote_style(e.vote))
+        out.append(f"  line {e.line}\n", "dim")
+        for line in e.body.splitlines():
+            marked = line.lstrip().startswith(MARKERS)
+            out.append(line + "\n", "bold cyan" if marked else "")
+        return out
+
+    def action_back(self) -> None:
+        if not self.running:
+            self.app.pop_screen()
+
+    def action_personas(self) -> None:
+        from cascade.ui.personas import PersonasScreen
+
+        self.app.push_screen(PersonasScreen())
+
+    def _said(self, code: int, text: str) -> None:
+        self.app.notify(escape(text or "done"), severity="information" if code == 0 else "error",
+                        timeout=8)
+        self.action_refresh()
+
+    def action_comment(self) -> None:
+        prefill = "NEXT: " if getattr(self, "view", None) and self.view.waiting and \
+            self.view.waiting.startswith(("Start", "What", "Which", "Should", "Continue")) else ""
+
+        def done(result) -> None:
+            if result is not None:
+                from cascade.ui import actions
+
+                self._said(*actions.comment(self.path, *result))
+        self.app.push_screen(CommentScreen(prefill), done)
+
+    def action_decide(self) -> None:
+        def done(result) -> None:
+            if result is not None:
+                from cascade.ui import actions
+
+                self._said(*actions.decide(self.path, *result))
+        self.app.push_screen(DecideScreen(), done)
+
+    def action_advance(self) -> None:
+        from cascade.ui import actions
+
+        self._said(*actions.advance(self.path))
+
+    def action_run(self) -> None:
+        if self.running:
+            self.app.notify("a run is going on", severity="warning")
+            return
+        self.running = True
+        self.live, self.names = {}, {}
+        self.query_one("#live", Static).update(Text("Starting...", "italic"))
+        self._run()
+
+    @work(thread=True, exclusive=True)
+    def _run(self) -> None:
+        from cascade.ui import actions
+
+        try:
+            said, code = actions.run_next(self.path, _LiveProgress(self)), 0
+        except Exception as exc:  # noqa: BLE001 - a CascadeError (bad input) or worse: said
+            said, code = str(exc), 2
+        self.app.call_from_thread(self._finished, code, said)
+
+    def _finished(self, code: int, said: str) -> None:
+        self.running = False
+        self.query_one("#live", Static).update("")
+        self._said(code, said)
+
+    def show_live(self) -> None:
+        text = Text()
+        for key, name in self.names.items():
+            reply = " ".join(self.live.get(key, "").split())
+            text.append(f"{name}: ", "bold")
+            text.append((reply[-(self.size.width - len(name) - 4):] if reply else "...") + "\n")
+        self.query_one("#live", Static).update(text)
+
+
+class _LiveProgress:
+    """The run's progress, from its worker thread to the screen: who was asked, their reply
+    as it streams in, and when each is done."""
+
+    wants_stream = True
+
+    def __init__(self, screen: DiscussionScreen) -> None:
+        self.screen = screen
+
+    def _call(self, fn, *args) -> None:
+        self.screen.app.call_from_thread(fn, *args)
+
+    def start(self, outcome) -> None:
+        def show() -> None:
+            step = getattr(outcome, "step", "")
+            self.screen.names[id(outcome)] = outcome.persona.name + (f" ({step})" if step else "")
+            self.screen.show_live()
+        self._call(show)
+
+    def stream(self, outcome, text: str) -> None:
+        def show() -> None:
+            self.screen.live[id(outcome)] = self.screen.live.get(id(outcome), "") + text
+            self.screen.show_live()
+        self._call(show)
+
+    def retry(self, outcome, model: str, reason: str, wait: float) -> None:
+        def show() -> None:
+            self.screen.live[id(outcome)] = f"retrying in {wait:.0f}s: {reason}"
+            self.screen.show_live()
+        self._call(show)
+
+    def finish(self, outcome) -> None:
+        def show() -> None:
+            self.screen.live[id(outcome)] = (
+                f"{outcome.vote or 'no vote'} ({outcome.seconds:.1f}s)" if outcome.ok
+                else f"failed: {outcome.error}")
+            self.screen.show_live()
+            self.screen.action_refresh()
+        self._call(show)
+
+    def settle(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class CascadeApp(App):
+    """The browser (a folder) or one discussion (a ledger)."""
+
+    TITLE = "cascade"
+    CSS = """
+    #filter, #summary { padding: 0 1; height: auto; max-height: 5; }
+    #body { height: 1fr; }
+    #comments { width: 2fr; }
+    #side { width: 1fr; min-width: 24; border-left: solid $primary-darken-2; padding: 0 1; }
+    .entry { padding: 0 1 1 1; }
+    #live { height: auto; max-height: 6; padding: 0 1; background: $boost; }
+    #dialog { width: 76; max-width: 100%; height: auto; max-height: 22; padding: 1 2;
+              background: $panel; border: thick $primary; }
+    ModalScreen { align: center middle; }
+    #text { height: 8; }
+    .buttons { height: auto; }
+    """
+    BINDINGS = [Binding("q", "quit", "quit"), Binding("question_mark", "help", "help")]
+
+    def __init__(self, target: Path) -> None:
+        super().__init__()
+        self.target = target
+
+    def on_mount(self) -> None:
+        if self.target.is_file():
+            self.push_screen(DiscussionScreen(self.target))
+        else:
+            self.push_screen(BrowserScreen(self.target))
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_quit(self) -> None:
+        screen = self.screen
+        if isinstance(screen, DiscussionScreen) and screen.running:
+            self.notify("a run is going on: q again when it is done", severity="warning")
+            return
+        self.exit(0)

@@ -1,0 +1,147 @@
+"""What the terminal UI shows, read from the ledgers: a row per discussion for the browser and
+a view of one discussion. Pure (no Textual): the same reads as ``cascade list`` and ``cascade
+status``, so the UI never says something the commands would not."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cascade.errors import CascadeError, display_path
+from cascade.text import printable
+
+MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
+FILTERS = ("all", "open", "concluded")  # the browser's status filter, in the order `f` cycles
+
+
+@dataclass
+class Row:
+    path: Path
+    title: str
+    protocol: str
+    where: str  # phase, or round
+    outcome: str  # READY, WAITING, IMPASSE, ..., or "-" while it runs
+    votes: str  # "2 ready / 1 changes / 0 reject"
+    status: str  # the ledger's status: OPEN, ACCEPTED, ...
+    error: str = ""
+
+
+@dataclass
+class Entry:
+    author: str
+    vote: str | None
+    origin: str  # "persona", "person", "decision" or "tool"
+    body: str
+    line: int
+    label: str = ""  # a protocol turn's step and round, or its verdict
+
+
+@dataclass
+class View:
+    path: Path
+    title: str
+    protocol: str
+    where: str
+    status: str
+    consensus: str  # one line: reached or not, and why
+    missing: list[str]
+    waiting: str | None  # a decision point's question, or an impasse's way out
+    entries: list[Entry] = field(default_factory=list)
+    questions: list[str] = field(default_factory=list)  # open ones
+    decisions: list[str] = field(default_factory=list)
+    participants: list[str] = field(default_factory=list)
+    step_protocol: bool = False
+    concluded: bool = False
+
+
+def rows(start: Path) -> list[Row]:
+    """A row per ``*.discussion.md`` below ``start``; a ledger that cannot be read is a row
+    that says why (the browser never dies on one bad file)."""
+    from cascade.commands._common import find_ledgers
+    from cascade.loop.governance import open_discussion
+
+    out = []
+    for path in find_ledgers(start):
+        try:
+            d = open_discussion(str(path))
+            out.append(_row(d, path))
+        except CascadeError as exc:
+            out.append(Row(path, f"(cannot read: {exc.message})", "", "", "", "", "", exc.message))
+    return out
+
+
+def _where(d) -> str:
+    run = d.state.run
+    if run is not None:
+        return f"round {run.round}"
+    return f"phase {d.phase}"
+
+
+def _outcome(d) -> str:
+    from cascade.commands.status import protocol_view
+
+    view = protocol_view(d)
+    return view["outcome"] or ("-" if d.status == "OPEN" else d.status)
+
+
+def _row(d, path: Path) -> Row:
+    counts = d.consensus_result.counts
+    votes = f"{counts['READY']} ready / {counts['CHANGES']} changes / {counts['REJECT']} reject"
+    return Row(path, printable(d.title), d.protocol.name, _where(d), _outcome(d), votes,
+               d.status)
+
+
+def keep(row: Row, which: str) -> bool:
+    if which == "open":
+        return row.status == "OPEN" and not row.error
+    if which == "concluded":
+        return row.status not in ("OPEN", "") and not row.error
+    return True
+
+
+def view(path: Path) -> View:
+    """One discussion, as ``cascade status`` reads it, with every comment."""
+    from cascade.commands.status import _vote_label, protocol_view
+    from cascade.loop.governance import open_discussion
+
+    d = open_discussion(str(path))
+    result = d.consensus_result
+    proto = protocol_view(d)
+    if result.reached:
+        consensus = f"Consensus: reached, {result.outcome} ({result.reason})"
+    else:
+        consensus = f"Consensus: not reached ({result.reason})"
+    out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
+               d.status, printable(consensus), list(result.missing),
+               printable(proto["waiting_for"]) if proto["waiting_for"] else None,
+               step_protocol=d.protocol.steps is not None,
+               concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"))
+    for c in d.comments:
+        origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
+            c.origin or "", "person")
+        label = ""
+        if c.provenance.get("step"):
+            label = f"{c.provenance['step']}, round {c.provenance.get('round', '?')}"
+        vote = c.vote or c.provenance.get("vote") or c.provenance.get("verdict")
+        out.entries.append(Entry(printable(c.author), vote, origin, c.body, c.line, label))
+    out.questions = [printable(f"{q.get('id', 'Q')}: {q['text']} ({q['author']})")
+                     for q in d.questions if q.get("status") == "open"]
+    out.decisions = [printable(f"{x['text']} ({x['author']})") for x in d.decisions]
+    out.participants = [printable(f"{name}: {_vote_label(d, name)}")
+                        for name in _speakers(d)]
+    return out
+
+
+def _speakers(d) -> list[str]:
+    names = []
+    for c in d.comments:
+        if c.origin == "ai" and c.author not in names:
+            names.append(c.author)
+    for alias in d.participants:
+        persona = d.personas.get(alias)
+        if persona is not None and persona.name not in names:
+            names.append(persona.name)
+    return names
+
+
+def shown(path: Path) -> str:
+    return display_path(path)

@@ -1,0 +1,227 @@
+"""`cascade ui`, driven for real: Textual's Pilot for the browser, the discussion view, a
+comment, a decision, a run whose replies stream in over HTTP from the fake endpoint; tmux for
+the command in a real 80x24 terminal."""
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+
+import pytest
+from conftest import REPO, git
+from fakellm import streamed
+from test_terminal import Tmux
+
+from cascade import Discussion
+from cascade.ui.app import BrowserScreen, CascadeApp, DiscussionScreen
+
+TOPIC = "Add user authentication"
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+LEDGER = "discussions/add-user-authentication.discussion.md"
+
+
+def reply(name: str, vote: str = "READY") -> str:
+    return json.dumps({"comment": f"{name} thinks the session tokens need a 1h expiry and "
+                                  "rotation on every login; the rest is fine as proposed.\n\n"
+                                  f"Q: Who owns the key rotation for {name}?",
+                       "vote": vote})
+
+
+@pytest.fixture
+def ui_repo(repo, fake_llm, monkeypatch, cli):
+    git(repo, "config", "user.name", "Rob")
+    git(repo, "config", "user.email", "rob@example.com")
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    assert cli("new", TOPIC, "--template", "feature")[0] == 0
+    assert cli("new", "Rotate the signing keys", "--template", "feature")[0] == 0
+    return repo
+
+
+def text_of(app, selector: str) -> str:
+    return str(app.screen.query_one(selector).render())
+
+
+@pytest.mark.anyio
+async def test_the_browser_lists_filters_and_opens_a_discussion(ui_repo, cli):
+    d = Discussion.load(ui_repo / "discussions/rotate-the-signing-keys.discussion.md")
+    d.add_comment("Rob", "Done elsewhere.", None)
+    d.record_outcome("REJECT")
+    d.save()
+    app = CascadeApp(ui_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+        table = app.screen.query_one("DataTable")
+        titles = [table.get_row_at(i)[0] for i in range(table.row_count)]
+        assert titles == ["Add user authentication", "Rotate the signing keys"]
+        assert "2 of 2 discussions" in text_of(app, "#filter")
+        await pilot.press("f")  # open ones
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == [TOPIC]
+        await pilot.press("f")  # concluded ones
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == [
+            "Rotate the signing keys"]
+        assert "REJECT" in str(table.get_row_at(0)[3])
+        await pilot.press("f", "enter")  # all again; open the first
+        await pilot.pause()
+        assert isinstance(app.screen, DiscussionScreen)
+        assert app.screen.path.name == "add-user-authentication.discussion.md"
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowserScreen)
+        await pilot.press("q")
+    assert app.return_code == 0
+
+
+@pytest.mark.anyio
+async def test_the_view_shows_comments_votes_questions_decisions_and_the_consensus_line(
+        ui_repo, cli):
+    assert cli("comment", LEDGER, "Q: Should sessions survive a restart?\n"
+                                  "DECISION: We use JWT with a 1h expiry.", "--vote",
+               "READY")[0] == 0
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, DiscussionScreen)
+        summary = text_of(app, "#summary")
+        assert TOPIC in summary and "Consensus: not reached" in summary
+        entries = [str(w.render()) for w in screen.query(".entry")]
+        assert len(entries) == 1 and entries[0].startswith("Rob") and "READY" in entries[0]
+        assert "Should sessions survive a restart?" in entries[0]
+        side = text_of(app, "#side-text")
+        assert "Should sessions survive a restart? (Rob)" in side
+        assert "We use JWT with a 1h expiry. (Rob)" in side
+        assert "Missing: AI-Architect" in side
+
+
+@pytest.mark.anyio
+async def test_a_comment_and_vote_are_written_as_the_git_user(ui_repo):
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press(*"Ship it with the expiry.")
+        app.screen.query_one("#vote").value = "READY"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert isinstance(app.screen, DiscussionScreen)
+        assert "Ship it with the expiry." in str(app.screen.query(".entry").last().render())
+        await pilot.press("c")
+        await pilot.pause()
+        await pilot.press("escape")  # cancelled: nothing written
+        await pilot.pause()
+    d = Discussion.load(ui_repo / LEDGER)
+    mine = [c for c in d.comments if c.author == "Rob"]
+    assert len(mine) == 1 and mine[0].vote == "READY"
+    assert mine[0].body.strip() == "Ship it with the expiry."
+
+
+@pytest.mark.anyio
+async def test_a_decision_is_recorded_and_a_bad_one_is_said_not_crashed(ui_repo):
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("d")
+        await pilot.pause()
+        await pilot.press("enter")  # no reason: refused, said in a notification
+        await pilot.pause()
+        assert any("needs a reason" in str(n.message) for n in app._notifications)
+        await pilot.press("d")
+        await pilot.pause()
+        app.screen.query_one("#vote").value = "CHANGES"
+        app.screen.query_one("#reason").focus()
+        await pilot.press(*"Needs the threat model first.", "enter")
+        await pilot.pause()
+    d = Discussion.load(ui_repo / LEDGER)
+    assert d.state.decision is not None and d.state.decision.vote == "CHANGES"
+
+
+@pytest.mark.anyio
+async def test_run_streams_the_replies_live_and_the_ledger_gets_whole_blocks(ui_repo, fake_llm):
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        fake_llm.script(f"YOUR ROLE: {name}", streamed(reply(name), 0.05))
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")
+        partial = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            await pilot.pause(0.05)
+            live = text_of(app, "#live")
+            if "thinks the session" in live and "READY (" not in live:
+                partial = live  # a reply on screen while it is still arriving
+            if not app.screen.running:
+                break
+        assert partial is not None, "no reply was seen streaming"
+        assert not app.screen.running
+        entries = [str(w.render()) for w in app.screen.query(".entry")]
+        assert sum("thinks the session tokens" in e for e in entries) == 3
+    assert all(r.body.get("stream") is True for r in fake_llm.chat_requests)
+    d = Discussion.load(ui_repo / LEDGER)
+    bodies = [c.body for c in d.comments if c.origin == "ai"]
+    assert len(bodies) == 3 and all(b.startswith("AI-") and "Q: Who owns" in b for b in bodies)
+
+
+@pytest.mark.anyio
+async def test_advance_moves_the_phase(ui_repo):
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        await pilot.pause()
+        assert "phase detailed_review" in text_of(app, "#summary")
+    assert Discussion.load(ui_repo / LEDGER).phase == "detailed_review"
+
+
+@pytest.mark.anyio
+async def test_help_is_on_screen_and_no_color_is_respected(ui_repo, monkeypatch):
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = CascadeApp(ui_repo)
+    assert app.no_color
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert "c comment (and vote)" in text_of(app, "#help-text")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, BrowserScreen)
+
+
+def test_without_a_terminal_or_with_a_bad_path_it_says_so_in_one_line(ui_repo, cli):
+    code, out, err = cli("ui", "nowhere")
+    assert code == 2 and err.strip().count("\n") == 0 and "no such file or folder" in err
+    code, out, err = cli("ui")
+    assert code == 2 and "needs a terminal" in err
+
+
+def test_cascade_ui_in_a_real_terminal(ui_repo, fake_llm, tmp_path):
+    tmux = Tmux(tmp_path)
+    env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", ""), "TERM": "xterm-256color"}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    try:
+        tmux.start(f"cd {shlex.quote(str(ui_repo))} && env {exports} "
+                   f"{shlex.quote(sys.executable)} -m cascade ui")
+        tmux.run("resize-window", "-t", "t", "-x", "80", "-y", "24")
+        screen = tmux.wait_for("Rotate the signing keys")
+        assert "Add user authentication" in screen and "2 of 2 discussions" in screen
+        assert "q quit" in screen  # the keys, on screen
+        tmux.run("send-keys", "-t", "t", "Enter")
+        screen = tmux.wait_for("Consensus: not reached")
+        assert "Open questions" in screen
+        tmux.run("send-keys", "-t", "t", "q")
+        screen = tmux.wait_for("EXIT=")
+        assert "EXIT=0" in screen
+    finally:
+        tmux.close()
