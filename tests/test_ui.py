@@ -154,15 +154,17 @@ async def test_run_streams_the_replies_live_and_the_ledger_gets_whole_blocks(ui_
         await pilot.pause()
         await pilot.press("r")
         partial = None
+        seen = []
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline:
             await pilot.pause(0.05)
             live = text_of(app, "#live")
+            seen.append(live)
             if "thinks the session" in live and "READY (" not in live:
                 partial = live  # a reply on screen while it is still arriving
             if not app.screen.running:
                 break
-        assert partial is not None, "no reply was seen streaming"
+        assert partial is not None, f"no reply was seen streaming: {seen[-3:]}"
         assert not app.screen.running
         entries = [str(w.render()) for w in app.screen.query(".entry")]
         assert sum("thinks the session tokens" in e for e in entries) == 3
@@ -214,9 +216,9 @@ def test_cascade_ui_in_a_real_terminal(ui_repo, fake_llm, tmp_path):
         tmux.start(f"cd {shlex.quote(str(ui_repo))} && env {exports} "
                    f"{shlex.quote(sys.executable)} -m cascade ui")
         tmux.run("resize-window", "-t", "t", "-x", "80", "-y", "24")
-        screen = tmux.wait_for("Rotate the signing keys")
-        assert "Add user authentication" in screen and "2 of 2 discussions" in screen
-        assert "q quit" in screen  # the keys, on screen
+        for text in ("2 of 2 discussions", "Rotate the signing keys", "Add user authentication",
+                     "q quit"):  # the rows, and the keys on screen
+            tmux.wait_for(text, timeout=20)
         tmux.run("send-keys", "-t", "t", "Enter")
         screen = tmux.wait_for("Consensus: not reached")
         assert "Open questions" in screen
