@@ -227,3 +227,38 @@ def test_cascade_ui_in_a_real_terminal(ui_repo, fake_llm, tmp_path):
         assert "EXIT=0" in screen
     finally:
         tmux.close()
+
+
+@pytest.mark.anyio
+async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_repo, cli,
+                                                                          fake_llm):
+    """A step protocol's run stops where a person decides (swarm's panel); the view shows the
+    question, `c` starts the answer with NEXT:, and the next `r` goes on from the answer."""
+    from swarm_script import Swarm
+
+    Swarm(fake_llm)
+    assert cli("new", "Event store for billing", "--protocol", "swarm",
+               "--participants", "")[0] == 0
+    path = ui_repo / "discussions/event-store-for-billing.discussion.md"
+    app = CascadeApp(path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")
+        while app.screen.running:
+            await pilot.pause(0.05)
+        summary = text_of(app, "#summary")
+        assert "Waiting for a person: Start the discussion with this panel?" in summary
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.query_one("#text").text == "NEXT: "
+        await pilot.press("end", *"start", "ctrl+s")
+        await pilot.pause()
+        calls = fake_llm.calls()
+        await pilot.press("r")
+        await pilot.pause(0.1)
+        while app.screen.running:
+            await pilot.pause(0.05)
+        assert fake_llm.calls() > calls  # round 1 ran
+    d = Discussion.load(path)
+    assert d.state.run.setup_done and any(c.provenance.get("step") == "declare"
+                                          for c in d.comments)

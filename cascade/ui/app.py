@@ -136,7 +136,7 @@ class DecideScreen(ModalScreen[tuple[str, str] | None]):
 class BrowserScreen(Screen):
     """Every discussion below the folder."""
 
-    BINDINGS = [Binding("f", "filter", "filter"), Binding("g", "refresh", "refresh"),
+    BINDINGS = [Binding("f", "filter", "filter"), Binding("g", "refresh", "refresh", show=False),
                 Binding("p", "personas", "personas")]
 
     def __init__(self, start: Path) -> None:
@@ -153,7 +153,7 @@ class BrowserScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("Discussion", "Protocol", "Where", "Outcome", "Votes")
+        table.add_columns("Discussion", "Protocol", "Where", "Outcome", "Votes R/C/X")
         self.action_refresh()
 
     def action_refresh(self) -> None:
@@ -195,7 +195,7 @@ class DiscussionScreen(Screen):
 
     BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
                 Binding("r", "run", "run"), Binding("a", "advance", "advance"),
-                Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh"),
+                Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh", show=False),
                 Binding("p", "personas", "personas")]
 
     def __init__(self, path: Path) -> None:
@@ -277,8 +277,9 @@ class DiscussionScreen(Screen):
         self.action_refresh()
 
     def action_comment(self) -> None:
-        prefill = "NEXT: " if getattr(self, "view", None) and self.view.waiting and \
-            self.view.waiting.startswith(("Start", "What", "Which", "Should", "Continue")) else ""
+        view = getattr(self, "view", None)  # a decision point's question says "NEXT:"
+        prefill = "NEXT: " if view is not None and view.waiting and "NEXT:" in view.waiting \
+            else ""
 
         def done(result) -> None:
             if result is not None:

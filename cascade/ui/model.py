@@ -20,7 +20,7 @@ class Row:
     protocol: str
     where: str  # phase, or round
     outcome: str  # READY, WAITING, IMPASSE, ..., or "-" while it runs
-    votes: str  # "2 ready / 1 changes / 0 reject"
+    votes: str  # "2/1/0": ready, changes, reject
     status: str  # the ledger's status: OPEN, ACCEPTED, ...
     error: str = ""
 
@@ -85,7 +85,7 @@ def _outcome(d) -> str:
 
 def _row(d, path: Path) -> Row:
     counts = d.consensus_result.counts
-    votes = f"{counts['READY']} ready / {counts['CHANGES']} changes / {counts['REJECT']} reject"
+    votes = f"{counts['READY']}/{counts['CHANGES']}/{counts['REJECT']}"
     return Row(path, printable(d.title), d.protocol.name, _where(d), _outcome(d), votes,
                d.status)
 
