@@ -13,8 +13,8 @@ from __future__ import annotations
 import importlib
 
 __version__ = "0.1.0"
-__all__ = ["CascadeError", "ConsensusResult", "Discussion", "VotingConfig",
-           "calculate_consensus", "__version__"]
+__all__ = ["CascadeError", "ConsensusResult", "Discussion", "Runner", "TurnReply",
+           "VotingConfig", "calculate_consensus", "__version__"]
 
 _LAZY = {
     "CascadeError": "cascade.errors",
@@ -22,6 +22,8 @@ _LAZY = {
     "VotingConfig": "cascade.ledger.consensus",
     "calculate_consensus": "cascade.ledger.consensus",
     "Discussion": "cascade.ledger.discussion",
+    "Runner": "cascade.api",
+    "TurnReply": "cascade.api",
 }
 
 

@@ -80,6 +80,8 @@ def build_parser(only: str | None = None):
     p = sub.add_parser("status", help="show phase, votes, consensus and open items")
     p.add_argument("paths", nargs="*", metavar="PATH")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--verbose", "-v", action="store_true",
+                   help="each participant's latest comment (its first lines), not only the vote")
 
     p = sub.add_parser("comment", help="append a person's comment; the vote comes only from "
                                        "--vote")
@@ -168,10 +170,21 @@ def build_parser(only: str | None = None):
     p.add_argument("path")
     p.add_argument("--to", metavar="PHASE")
 
-    p = sub.add_parser("personas", help="list or show personas")
-    psub = p.add_subparsers(dest="personas_command", metavar="list|show", parser_class=_Parser)
+    p = sub.add_parser("personas", help="list, show, add or remove personas")
+    psub = p.add_subparsers(dest="personas_command", metavar="list|show|add|remove",
+                            parser_class=_Parser)
     psub.add_parser("list", help="list bundled and repository personas")
     ps = psub.add_parser("show", help="show one persona")
+    ps.add_argument("name")
+    ps = psub.add_parser("add", help="add a repository persona (.cascade/personas/NAME.yml), "
+                                     "checked as loading checks it")
+    ps.add_argument("name", help="its alias (@name)")
+    how = ps.add_mutually_exclusive_group(required=True)
+    how.add_argument("--from-file", metavar="F", help="a persona YAML file")
+    how.add_argument("--interactive", action="store_true", help="answer questions")
+    ps.add_argument("--force", action="store_true",
+                    help="replace the repository's persona of that name")
+    ps = psub.add_parser("remove", help="remove a repository persona (not a bundled one)")
     ps.add_argument("name")
 
     p = sub.add_parser("summary", help="write <ledger>.sum.md: votes, questions, decisions")
@@ -277,7 +290,7 @@ def _dispatch(parser, args) -> int:
         return list_(args.status)
     elif command == "status":
         from cascade.commands.status import status
-        return status(args.paths, args.json)
+        return status(args.paths, args.json, args.verbose)
     elif command == "comment":
         from cascade.commands.comment import comment
         return comment(args.path, args.text, args.vote, args.author)
@@ -319,10 +332,14 @@ def _dispatch(parser, args) -> int:
         from cascade.commands.advance import advance
         return advance(args.path, args.to)
     elif command == "personas":
-        from cascade.commands.personas import personas_list, personas_show
+        from cascade.commands import personas as cmd
         if args.personas_command == "show":
-            return personas_show(args.name)
-        return personas_list()
+            return cmd.personas_show(args.name)
+        if args.personas_command == "add":
+            return cmd.personas_add(args.name, args.from_file, args.interactive, args.force)
+        if args.personas_command == "remove":
+            return cmd.personas_remove(args.name)
+        return cmd.personas_list()
     elif command == "summary":
         from cascade.commands.summary import summary
         return summary(args.path)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 from cascade.config.personas import load_personas
 from cascade.errors import display_path
 from cascade.resources import find_root
@@ -26,4 +28,67 @@ def personas_show(name: str) -> int:
     if p.concerns:
         print("Concerns:\n" + "\n".join(f"  - {c}" for c in p.concerns))
     print("Personality:\n" + "\n".join(f"  {ln}" for ln in p.personality.rstrip().splitlines()))
+    return 0
+
+
+def personas_add(name: str, from_file: str | None, interactive: bool, force: bool) -> int:
+    """``cascade personas add NAME --from-file F | --interactive``: a repository persona,
+    checked as loading checks it, written to .cascade/personas/NAME.yml."""
+    import sys
+
+    from cascade.config import persona_files
+    from cascade.errors import CascadeError
+
+    if (from_file is None) == (not interactive):
+        raise CascadeError("give --from-file F or --interactive")
+    root = find_root()
+    if from_file is not None:
+        path = Path(from_file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise CascadeError("no such file (--from-file)", path) from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CascadeError(f"cannot read it: {getattr(exc, 'strerror', None) or exc}",
+                               path) from None
+        source = path
+    else:
+        if not sys.stdin.isatty():
+            raise CascadeError("--interactive needs a terminal; without one, write the "
+                               "persona to a file and give --from-file F")
+        text = persona_files.from_answers(name, *_ask(name))
+        source = None
+    target, note = persona_files.add(root, name, text, source, force)
+    print(f"Added persona @{name.lstrip('@')}: {display_path(target)} ({note})")
+    return 0
+
+
+def _ask(alias: str) -> tuple:
+    """The interactive questions: name, role, personality (until an empty line), expertise,
+    concerns, type."""
+    default = f"AI-{alias.replace('-', ' ').title().replace(' ', '-')}"
+    name = input(f"Display name [{default}]: ").strip() or default
+    role = input("Role (e.g. Database Specialist): ").strip()
+    print("Personality, the persona's instructions (end with an empty line):")
+    lines = []
+    while True:
+        try:
+            line = input()
+        except EOFError:
+            break
+        if not line.strip():
+            break
+        lines.append(line)
+    expertise = input("Expertise (comma-separated): ").split(",")
+    concerns = input("Questions it always asks (separated by ;): ").split(";")
+    type_ = input("Does it vote? [Y/n]: ").strip().lower()
+    return (name, role, "\n".join(lines), expertise, concerns,
+            "background" if type_ in ("n", "no") else "voting")
+
+
+def personas_remove(name: str) -> int:
+    from cascade.config import persona_files
+
+    path = persona_files.remove(find_root(), name)
+    print(f"Removed persona @{name.lstrip('@')}: {display_path(path)}")
     return 0

@@ -117,7 +117,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
     }
 
 
-def status_text(d: Discussion) -> str:
+def status_text(d: Discussion, verbose: bool = False) -> str:
     registry = d.personas
     phase = d.current_phase
     s = d.state
@@ -149,6 +149,10 @@ def status_text(d: Discussion) -> str:
     out.append(f"Participants ({len(latest)} responded):")
     for name, comment in latest.items():
         summary = gist(comment.body)
+        if verbose:  # the latest comment's first lines, not only its gist
+            out.append(f"  {name}: {_vote_label(d, name)} (line {comment.line})")
+            out += [f"    {line}" for line in first_lines(comment.body)]
+            continue
         out.append(f"  {name}: {_vote_label(d, name)}" + (f" - {summary}" if summary else ""))
     waiting = [n for n in d.expected_voters() if n not in latest]
     if waiting:
@@ -211,7 +215,26 @@ def _todo_line(t: dict[str, Any], alias_of) -> str:
     return line
 
 
-def status(paths: list[str], as_json: bool) -> int:
+VERBOSE_LINES = 3  # of each participant's latest comment, with --verbose
+VERBOSE_WIDTH = 100
+
+
+def first_lines(body: str, count: int = VERBOSE_LINES, width: int = VERBOSE_WIDTH) -> list[str]:
+    """A comment's first non-blank lines, each cut to ``width``; "..." when more follow."""
+    lines = [line.rstrip() for line in body.strip().splitlines() if line.strip()]
+    out = [line if len(line) <= width else line[:width - 3] + "..." for line in lines[:count]]
+    if len(lines) > count:
+        out.append("...")
+    return out
+
+
+def latest_comments(d: Discussion) -> dict[str, str]:
+    """Each participant's latest comment of the current revision (--verbose, and --json with
+    it)."""
+    return {c.author: c.body.strip() for c in d.current_comments() if c.origin != "tool"}
+
+
+def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     """Print the discussions' state. Titles, names, excerpts, reasons come from ledgers
     (written by hand, by models, by older versions): what is printed passes through
     cascade.text (printable, json_printable), so no control character reaches the terminal."""
@@ -225,13 +248,14 @@ def status(paths: list[str], as_json: bool) -> int:
             print(printable(f"{display_path(d.path)}:{line}: warning: {message}"),
                   file=sys.stderr)
     if as_json:
-        print(json_printable(json.dumps({"discussions": [status_data(d) for d in discussions]},
-                                        indent=2, ensure_ascii=False)))
+        data = [status_data(d) | ({"latest": latest_comments(d)} if verbose else {})
+                for d in discussions]
+        print(json_printable(json.dumps({"discussions": data}, indent=2, ensure_ascii=False)))
         return 0
     if not discussions:
         print("No discussions found (looked for *.discussion.md below this folder).")
         return 0
-    print(printable("\n\n".join(status_text(d) for d in discussions)))
+    print(printable("\n\n".join(status_text(d, verbose) for d in discussions)))
     return 0
 
 

@@ -28,6 +28,7 @@ _CLOSED = ("ACCEPTED", "REJECTED")
 class Pending:
     persona: Persona
     reason: str  # "new input", "mentioned by Rob", "asked"
+    request: str = ""  # what a person asks of this turn (Runner.run_turn's callout)
 
 
 def pending_turns(d: Discussion) -> list[Pending]:

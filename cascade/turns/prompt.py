@@ -212,7 +212,8 @@ def add_source(prompt: Prompt, blocks: _Blocks, source: SourceText | None, setti
 
 
 def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
-                 settings: Settings) -> Prompt:
+                 settings: Settings, request: str = "") -> Prompt:
+    """``request``: what a person asks of this turn (a callout), shown as material."""
     prompt = Prompt(messages=[])
     ledger_name = display_path(d.path)
     scrub = scrubber(prompt)
@@ -264,6 +265,8 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
                            f"({scrub(q['author'], ledger_name, q['line'])})"
                            for q in open_questions)
         questions_at = blocks.add("open questions", listed)
+    request_at = blocks.add("a person's request", scrub(request, "the request", 1)) \
+        if request.strip() else None
     ident, rendered = blocks.render()
     if source_view is not None and source_at is not None:
         source_view["block"] = rendered[source_at]
@@ -276,7 +279,8 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
                             earlier=rendered[earlier_at] if earlier_at is not None else "",
                             recent=[rendered[i] for i in recent_at],
                             questions=rendered[questions_at] if questions_at is not None else "",
-                            persona=shown, why=why)
+                            persona=shown, why=why,
+                            request=rendered[request_at] if request_at is not None else "")
     # The last line of defence: whatever the templates added (a protocol's instructions, a
     # repository's own template) is scanned too; anything found there is reported as such.
     system = scrub(system, "the system prompt", 1)

@@ -262,7 +262,7 @@ async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | Non
         for pending in job.pending:
             model = resolve_model(pending.persona.model, job.rule_model, settings)
             prompt = build_prompt(d, pending.persona, why_text(pending.reason), source,
-                                  settings.for_model(model))
+                                  settings.for_model(model), request=pending.request)
             planned.append((job, pending, prompt, model, cache, lock, revision))
     from cascade.turns.model import litellm_module, uses_litellm
 

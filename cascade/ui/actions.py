@@ -44,37 +44,25 @@ def advance(path: Path) -> tuple[int, str]:
 
 
 def run_next(path: Path, progress) -> str:
-    """Run what is due on the discussion at ``path``; one line that says what happened."""
-    from cascade.commands.turn import _recorded_revision
-    from cascade.loop.governance import open_discussion, resolve
-    from cascade.turns.settings import Settings
+    """Run what is due on the discussion at ``path`` (cascade.api.Runner, stopping where a
+    person decides); one line that says what happened."""
+    from cascade.api import Runner
+    from cascade.loop.governance import open_discussion
 
-    settings = Settings.from_env()
     d = open_discussion(str(path))
-    rule = resolve(str(path))[2]
     if d.protocol.steps is None:
-        from cascade.protocol.engine import next_wave
-        from cascade.turns.runner import Job, run
-
-        pending = next_wave(d)
-        if not pending:
+        replies = Runner().run_turn(d, progress=progress)
+        if not replies:
             return "nobody is pending: no new input since the panel last spoke"
-        job = Job(d, pending, source_data=_recorded_revision(d),
-                  rule_model=rule.model if rule else None)
-        run([job], settings, progress)
-        failed = [f"{o.persona.name}: {o.error}" for o in job.outcomes if not o.ok]
+        failed = [f"{r.name}: {r.error}" for r in replies if not r.ok]
         result = d.consensus_result
         said = (f"consensus reached, {result.outcome}" if result.reached else
                 f"consensus not reached ({result.reason})")
-        return "; ".join([f"{len(job.outcomes)} replied", said, *failed])
+        return "; ".join([f"{len(replies)} replied", said, *failed])
     from cascade.protocol.run import outcome_text
-    from cascade.protocol.run import run as run_protocol
 
     if d.state.run.outcome is not None and d.status != "OPEN":
         return f"concluded ({d.state.run.outcome}): nothing to run"
-    result = run_protocol(d, settings, progress, source_data=_recorded_revision(d),
-                          rule_model=rule.model if rule else None,
-                          rule_models=rule.models if rule else None,
-                          auto=bool(rule and rule.auto), ask=None)
+    result = Runner().run(d, auto=False, progress=progress)
     failed = [f"{o.persona.name}: {o.error}" for o in result.failures]
     return "; ".join([f"{d.protocol.title}: {outcome_text(result)}", *failed])

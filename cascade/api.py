@@ -1,0 +1,126 @@
+"""``from cascade import Runner``: seed 002's Python API for running persona turns.
+
+    runner = Runner()
+    replies = runner.run_turn(discussion, participants=["architect", "security"],
+                              callout="Please review the updated proposal.")
+    result = runner.run(discussion)      # a protocol's next steps (or the pending turns)
+
+The same runs as ``cascade turn`` and ``cascade run``, appended to the ledger and saved. A
+model's failure is not an exception: it is a reply with ``status`` "failed" and its
+``error``, as the commands report it. Bad input (an unknown persona, a step protocol asked
+by name) raises CascadeError.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from cascade.errors import CascadeError
+
+
+@dataclass
+class TurnReply:
+    """One persona's reply to a turn."""
+
+    name: str  # the persona's display name (AI-Architect)
+    alias: str
+    status: str  # ok | cached | no-response | failed | skipped
+    vote: str | None
+    comment: str  # the block's text as the ledger holds it ("" when nothing was written)
+    model: str
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("ok", "cached", "no-response")
+
+
+class Runner:
+    """Runs persona turns on a discussion (a Discussion, or a ledger's or document's path).
+    ``settings``: cascade.turns.settings.Settings; None reads the environment (CASCADE_*)."""
+
+    def __init__(self, settings=None) -> None:
+        from cascade.turns.settings import Settings
+
+        self.settings = settings if settings is not None else Settings.from_env()
+
+    def run_turn(self, discussion, participants: list[str] | None = None,
+                 callout: str | None = None, progress=None) -> list[TurnReply]:
+        """Ask the pending personas (``participants`` None) or the named ones (aliases, "@"
+        optional, "all" for every participant), each told ``callout`` as a person's request;
+        the replies are appended to the ledger and returned. A step protocol's turns come
+        from its steps: ``run`` runs them (naming personas is an error)."""
+        from cascade.commands.turn import _recorded_revision
+        from cascade.protocol.engine import next_wave
+        from cascade.turns.pending import Pending, requested_turns
+        from cascade.turns.runner import Job, run
+
+        d = _discussion(discussion)
+        d.current_phase  # an unknown phase is a configuration error, before any call
+        if d.protocol.steps is not None:
+            if participants:
+                raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by "
+                                   "name: use Runner().run(discussion)", d.path)
+            raise CascadeError(f"protocol {d.protocol.name!r} runs by its steps: use "
+                               "Runner().run(discussion)", d.path)
+        pending = requested_turns(d, list(participants)) if participants else next_wave(d)
+        if callout:
+            pending = [Pending(p.persona, p.reason, callout) for p in pending]
+        if not pending:
+            return []
+        rule = _rule(d)
+        job = Job(d, pending, source_data=_recorded_revision(d),
+                  rule_model=rule.model if rule else None)
+        run([job], self.settings, progress)
+        return [_reply(d, o) for o in job.outcomes]
+
+    def run(self, discussion, auto: bool = True, progress=None):
+        """What is due: a step protocol's next steps until it concludes or needs a person
+        (``auto``: decision points take their recommended choice, recorded as such, as
+        ``cascade run`` does off a terminal) -- its cascade.protocol.run.Result; for a
+        protocol of phases, the pending turns -- their replies (``run_turn``)."""
+        from cascade.commands.turn import _recorded_revision
+
+        d = _discussion(discussion)
+        d.current_phase
+        if d.protocol.steps is None:
+            return self.run_turn(d, progress=progress)
+        from cascade.protocol.run import run
+
+        rule = _rule(d)
+        return run(d, self.settings, progress, source_data=_recorded_revision(d),
+                   rule_model=rule.model if rule else None,
+                   rule_models=rule.models if rule else None,
+                   auto=auto or bool(rule and rule.auto), ask=None)
+
+
+def _discussion(discussion):
+    from cascade.ledger.discussion import Discussion
+
+    if isinstance(discussion, Discussion):
+        return discussion
+    if isinstance(discussion, (str, os.PathLike)):
+        from cascade.loop.governance import open_discussion
+
+        return open_discussion(str(Path(discussion)))
+    raise CascadeError(f"a Discussion or a path, not {type(discussion).__name__}")
+
+
+def _rule(d):
+    from cascade.loop.governance import resolve
+
+    try:
+        return resolve(str(d.path))[2]
+    except CascadeError:
+        return None
+
+
+def _reply(d, outcome) -> TurnReply:
+    name = outcome.persona.name
+    comment = ""
+    if outcome.ok:
+        mine = [c for c in d.comments if c.author == name and c.origin == "ai"]
+        comment = mine[-1].body if mine else ""
+    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote, comment,
+                     outcome.model, outcome.error)
