@@ -262,3 +262,52 @@ async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_rep
     d = Discussion.load(path)
     assert d.state.run.setup_done and any(c.provenance.get("step") == "declare"
                                           for c in d.comments)
+
+
+@pytest.mark.anyio
+async def test_the_persona_manager_adds_from_a_file_and_a_form_and_removes(ui_repo):
+    from cascade.ui.personas import PersonasScreen
+
+    (ui_repo / "dba.yml").write_text("name: AI-DBA\nrole: Database Specialist\npersonality: "
+                                     "You review migrations.\ntype: voting\n")
+    app = CascadeApp(ui_repo)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("p")
+        await pilot.pause()
+        assert isinstance(app.screen, PersonasScreen)
+        table = app.screen.query_one("DataTable")
+        aliases = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert "architect" in aliases and "dba" not in aliases
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press(*"dba.yml", "enter")
+        await pilot.pause()
+        aliases = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert "dba" in aliases
+        await pilot.press("n")
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#alias").value = "ops"
+        form.query_one("#role").value = "Operations"
+        form.query_one("#text").text = "You run it at 3 a.m."
+        form.query_one("#type").value = "background"
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert (ui_repo / ".cascade/personas/ops.yml").is_file()
+        table.move_cursor(row=[str(table.get_row_at(i)[0])
+                               for i in range(table.row_count)].index("architect"))
+        await pilot.press("x")  # a bundled persona: refused, said
+        await pilot.pause()
+        assert any("is a bundled persona" in str(n.message) for n in app._notifications)
+        table.move_cursor(row=[str(table.get_row_at(i)[0])
+                               for i in range(table.row_count)].index("dba"))
+        await pilot.press("x")
+        await pilot.pause()
+        assert not (ui_repo / ".cascade/personas/dba.yml").exists()
+        await pilot.press("escape")
+        assert isinstance(app.screen, BrowserScreen)
+    from cascade.config.personas import load_personas
+
+    ops = load_personas(ui_repo).get("ops")
+    assert ops is not None and ops.name == "AI-Ops" and not ops.votes

@@ -39,6 +39,7 @@ HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
 [b]A discussion[/b]  c comment (and vote) · r run what is due · a advance · d decide
               p personas · g refresh · escape back
+[b]Personas[/b]     a add from a file · n new · x remove (the repository's own) · escape back
 [b]Everywhere[/b]    ? this help · q quit
 
 A decision point (a question the protocol asks a person) is answered with a comment:

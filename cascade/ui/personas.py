@@ -1,0 +1,188 @@
+"""The UI's persona manager: every persona (bundled and the repository's), add one from a file
+or a form, remove a repository one -- through cascade.config.persona_files, as ``cascade
+personas add/remove`` do, with the same checks and the same one-line refusals."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, TextArea
+
+from cascade.errors import CascadeError, display_path
+
+
+class FromFileScreen(ModalScreen[tuple[str, str] | None]):
+    BINDINGS = [Binding("escape", "cancel", "cancel")]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("Add a persona from a YAML file:")
+            yield Input(placeholder="path of the file", id="file")
+            yield Input(placeholder="its alias (default: the file's name)", id="alias")
+            with Horizontal(classes="buttons"):
+                yield Button("Add", id="add", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#file", Input).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    @on(Button.Pressed, "#add")
+    @on(Input.Submitted)
+    def _add(self) -> None:
+        file = self.query_one("#file", Input).value.strip()
+        alias = self.query_one("#alias", Input).value.strip() or Path(file).stem
+        self.dismiss((file, alias))
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class NewPersonaScreen(ModalScreen[dict | None]):
+    BINDINGS = [Binding("escape", "cancel", "cancel"),
+                Binding("ctrl+s", "save", "save", priority=True)]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Label("A new persona (ctrl+s saves):")
+            yield Input(placeholder="alias, e.g. dba", id="alias")
+            yield Input(placeholder="display name (default AI-<Alias>)", id="name")
+            yield Input(placeholder="role, e.g. Database Specialist", id="role")
+            yield TextArea("", id="text")
+            yield Input(placeholder="expertise, comma-separated", id="expertise")
+            yield Input(placeholder="questions it always asks, separated by ;", id="concerns")
+            yield Select([("votes", "voting"), ("does not vote", "background")],
+                         value="voting", id="type", allow_blank=False)
+            with Horizontal(classes="buttons"):
+                yield Button("Save", id="save", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_mount(self) -> None:
+        self.query_one("#alias", Input).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+    def action_save(self) -> None:
+        value = lambda sel: self.query_one(sel, Input).value  # noqa: E731
+        self.dismiss({"alias": value("#alias"), "name": value("#name"),
+                      "role": value("#role"), "personality": self.query_one("#text").text,
+                      "expertise": value("#expertise").split(","),
+                      "concerns": value("#concerns").split(";"),
+                      "type": str(self.query_one("#type", Select).value)})
+
+    @on(Button.Pressed, "#save")
+    def _save(self) -> None:
+        self.action_save()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PersonasScreen(Screen):
+    """Every persona; ``a`` adds from a file, ``n`` from a form, ``x`` removes the selected
+    repository persona."""
+
+    BINDINGS = [Binding("escape", "back", "back"), Binding("a", "from_file", "add from file"),
+                Binding("n", "new", "new"), Binding("x", "remove", "remove")]
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Label("Personas: bundled, and the repository's own (.cascade/personas/)",
+                    id="filter")
+        yield DataTable(id="personas", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("Alias", "Name", "Votes", "Role", "Where")
+        self.refresh_rows()
+
+    def refresh_rows(self) -> None:
+        from cascade.config.personas import load_personas
+        from cascade.resources import find_root
+
+        table = self.query_one(DataTable)
+        table.clear()
+        root = find_root()
+        try:
+            registry = load_personas(root)
+        except CascadeError as exc:
+            self.app.notify(escape(str(exc)), severity="error")
+            return
+        from cascade.resources import search_path
+
+        bundled = list(search_path("personas", root))[-1]  # the bundled folder comes last
+        for p in registry:
+            where = "bundled" if p.path.parent == bundled else display_path(p.path)
+            table.add_row(p.alias, p.name, "yes" if p.votes else "no", p.role, where,
+                          key=p.alias)
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def _done(self, what: str, call) -> None:
+        try:
+            self.app.notify(escape(what.format(*call())), timeout=6)
+        except CascadeError as exc:
+            self.app.notify(escape(str(exc)), severity="error", timeout=10)
+        except OSError as exc:
+            self.app.notify(escape(f"{exc.filename}: {exc.strerror}"), severity="error")
+        self.refresh_rows()
+
+    def action_from_file(self) -> None:
+        from cascade.config import persona_files
+        from cascade.resources import find_root
+
+        def add(result) -> None:
+            if result is None:
+                return
+            file, alias = result
+
+            def call():
+                path = Path(file).expanduser()
+                if not path.is_file():
+                    raise CascadeError("no such file", path)
+                target, note = persona_files.add(find_root(), alias,
+                                                 path.read_text(encoding="utf-8"), path)
+                return display_path(target), note
+            self._done("Added {0} ({1})", call)
+        self.app.push_screen(FromFileScreen(), add)
+
+    def action_new(self) -> None:
+        from cascade.config import persona_files
+        from cascade.resources import find_root
+
+        def add(result) -> None:
+            if result is None:
+                return
+
+            def call():
+                alias = result["alias"].strip()
+                text = persona_files.from_answers(alias, result["name"], result["role"],
+                                                  result["personality"], result["expertise"],
+                                                  result["concerns"], result["type"])
+                target, note = persona_files.add(find_root(), alias, text)
+                return display_path(target), note
+            self._done("Added {0} ({1})", call)
+        self.app.push_screen(NewPersonaScreen(), add)
+
+    def action_remove(self) -> None:
+        from cascade.config import persona_files
+        from cascade.resources import find_root
+
+        table = self.query_one(DataTable)
+        if table.row_count == 0:
+            return
+        alias = str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        self._done("Removed {0}",
+                   lambda: (display_path(persona_files.remove(find_root(), alias)),))
