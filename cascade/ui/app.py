@@ -31,6 +31,7 @@ from textual.widgets import (
 )
 
 from cascade.ui import model
+from cascade.ui.dialog import Dialog
 from cascade.ui.model import FILTERS, MARKERS
 
 VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
@@ -63,75 +64,39 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class CommentScreen(ModalScreen[tuple[str, str | None] | None]):
+class CommentScreen(Dialog):
     """A person's comment and vote."""
 
-    BINDINGS = [Binding("escape", "cancel", "cancel"),
-                Binding("ctrl+s", "save", "save", priority=True)]
+    first = "#text"
 
     def __init__(self, prefill: str = "") -> None:
         super().__init__()
         self.prefill = prefill
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
-                        "decision point):")
-            yield TextArea(self.prefill, id="text")
-            yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
-            with Horizontal(classes="buttons"):
-                yield Button("Save", id="save", variant="primary")
-                yield Button("Cancel", id="cancel")
+    def fields(self) -> ComposeResult:
+        yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
+                    "decision point):")
+        yield TextArea(self.prefill, id="text")
+        yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
 
-    def on_mount(self) -> None:
-        self.query_one("#text", TextArea).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    def action_save(self) -> None:
-        text = self.query_one("#text", TextArea).text
+    def result(self) -> tuple[str, str | None]:
         vote = self.query_one("#vote", Select).value
-        self.dismiss((text, str(vote) if vote else None))
-
-    @on(Button.Pressed, "#save")
-    def _save(self) -> None:
-        self.action_save()
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+        return self.query_one("#text", TextArea).text, str(vote) if vote else None
 
 
-class DecideScreen(ModalScreen[tuple[str, str] | None]):
+class DecideScreen(Dialog):
     """A person's decision, overriding the panel (``cascade decide``)."""
 
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    ok_label = "Decide"
+    first = "#reason"
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label("Decide for the document's staged revision (overrides the panel):")
-            yield Select(VOTE_CHOICES[1:], value="READY", id="vote", allow_blank=False)
-            yield Input(placeholder="the reason (required)", id="reason")
-            with Horizontal(classes="buttons"):
-                yield Button("Decide", id="decide", variant="primary")
-                yield Button("Cancel", id="cancel")
+    def fields(self) -> ComposeResult:
+        yield Label("Decide for the document's staged revision (overrides the panel):")
+        yield Select(VOTE_CHOICES[1:], value="READY", id="vote", allow_blank=False)
+        yield Input(placeholder="the reason (required)", id="reason")
 
-    def on_mount(self) -> None:
-        self.query_one("#reason", Input).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Button.Pressed, "#decide")
-    @on(Input.Submitted, "#reason")
-    def _decide(self) -> None:
-        vote = str(self.query_one("#vote", Select).value)
-        self.dismiss((vote, self.query_one("#reason", Input).value))
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+    def result(self) -> tuple[str, str]:
+        return str(self.query_one("#vote", Select).value), self.query_one("#reason", Input).value
 
 
 class BrowserScreen(Screen):

@@ -6,86 +6,51 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.markup import escape
-from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen, Screen
-from textual.widgets import Button, DataTable, Footer, Header, Input, Label, Select, TextArea
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Label, Select, TextArea
 
 from cascade.errors import CascadeError, display_path
+from cascade.ui.dialog import Dialog
 
 
-class FromFileScreen(ModalScreen[tuple[str, str] | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+class FromFileScreen(Dialog):
+    ok_label = "Add"
+    first = "#file"
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label("Add a persona from a YAML file:")
-            yield Input(placeholder="path of the file", id="file")
-            yield Input(placeholder="its alias (default: the file's name)", id="alias")
-            with Horizontal(classes="buttons"):
-                yield Button("Add", id="add", variant="primary")
-                yield Button("Cancel", id="cancel")
+    def fields(self) -> ComposeResult:
+        yield Label("Add a persona from a YAML file:")
+        yield Input(placeholder="path of the file", id="file")
+        yield Input(placeholder="its alias (default: the file's name)", id="alias")
 
-    def on_mount(self) -> None:
-        self.query_one("#file", Input).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    @on(Button.Pressed, "#add")
-    @on(Input.Submitted)
-    def _add(self) -> None:
+    def result(self) -> tuple[str, str]:
         file = self.query_one("#file", Input).value.strip()
-        alias = self.query_one("#alias", Input).value.strip() or Path(file).stem
-        self.dismiss((file, alias))
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+        return file, self.query_one("#alias", Input).value.strip() or Path(file).stem
 
 
-class NewPersonaScreen(ModalScreen[dict | None]):
-    BINDINGS = [Binding("escape", "cancel", "cancel"),
-                Binding("ctrl+s", "save", "save", priority=True)]
+class NewPersonaScreen(Dialog):
+    first = "#alias"
+    submit_on_enter = False  # Enter moves on; ctrl+s or Save saves
 
-    def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
-            yield Label("A new persona (ctrl+s saves):")
-            yield Input(placeholder="alias, e.g. dba", id="alias")
-            yield Input(placeholder="display name (default AI-<Alias>)", id="name")
-            yield Input(placeholder="role, e.g. Database Specialist", id="role")
-            yield TextArea("", id="text")
-            yield Input(placeholder="expertise, comma-separated", id="expertise")
-            yield Input(placeholder="questions it always asks, separated by ;", id="concerns")
-            yield Select([("votes", "voting"), ("does not vote", "background")],
-                         value="voting", id="type", allow_blank=False)
-            with Horizontal(classes="buttons"):
-                yield Button("Save", id="save", variant="primary")
-                yield Button("Cancel", id="cancel")
+    def fields(self) -> ComposeResult:
+        yield Label("A new persona (ctrl+s saves):")
+        yield Input(placeholder="alias, e.g. dba", id="alias")
+        yield Input(placeholder="display name (default AI-<Alias>)", id="name")
+        yield Input(placeholder="role, e.g. Database Specialist", id="role")
+        yield TextArea("", id="text")
+        yield Input(placeholder="expertise, comma-separated", id="expertise")
+        yield Input(placeholder="questions it always asks, separated by ;", id="concerns")
+        yield Select([("votes", "voting"), ("does not vote", "background")],
+                     value="voting", id="type", allow_blank=False)
 
-    def on_mount(self) -> None:
-        self.query_one("#alias", Input).focus()
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
-
-    def action_save(self) -> None:
+    def result(self) -> dict:
         value = lambda sel: self.query_one(sel, Input).value  # noqa: E731
-        self.dismiss({"alias": value("#alias"), "name": value("#name"),
-                      "role": value("#role"), "personality": self.query_one("#text").text,
-                      "expertise": value("#expertise").split(","),
-                      "concerns": value("#concerns").split(";"),
-                      "type": str(self.query_one("#type", Select).value)})
-
-    @on(Button.Pressed, "#save")
-    def _save(self) -> None:
-        self.action_save()
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+        return {"alias": value("#alias"), "name": value("#name"), "role": value("#role"),
+                "personality": self.query_one("#text", TextArea).text,
+                "expertise": value("#expertise").split(","),
+                "concerns": value("#concerns").split(";"),
+                "type": str(self.query_one("#type", Select).value)}
 
 
 class PersonasScreen(Screen):
