@@ -148,7 +148,7 @@ async def test_a_decision_is_recorded_and_a_bad_one_is_said_not_crashed(ui_repo)
 @pytest.mark.anyio
 async def test_run_streams_the_replies_live_and_the_ledger_gets_whole_blocks(ui_repo, fake_llm):
     for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
-        fake_llm.script(f"YOUR ROLE: {name}", streamed(reply(name), 0.05))
+        fake_llm.script(f"YOUR ROLE: {name}", streamed(reply(name), 0.08))
     app = CascadeApp(ui_repo / LEDGER)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -160,8 +160,13 @@ async def test_run_streams_the_replies_live_and_the_ledger_gets_whole_blocks(ui_
             await pilot.pause(0.05)
             live = text_of(app, "#live")
             seen.append(live)
-            if "thinks the session" in live and "READY (" not in live:
-                partial = live  # a reply on screen while it is still arriving
+            for line in live.splitlines():  # a reply's comment, part of it, on screen
+                name, _, shown = line.partition(": ")
+                if name.startswith("AI-") and shown not in ("", "...") and \
+                        "READY (" not in shown and not shown.endswith(f"for {name}?") and \
+                        shown.lstrip(".").strip() in " ".join(
+                            json.loads(reply(name))["comment"].split()):
+                    partial = line
             if not app.screen.running:
                 break
         assert partial is not None, f"no reply was seen streaming: {seen[-3:]}"

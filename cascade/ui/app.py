@@ -169,6 +169,7 @@ class DiscussionScreen(Screen):
         self.path = path
         self.running = False
         self.live: dict[int, str] = {}  # a reply's text so far, by its outcome's id
+        self.said: dict[int, str] = {}  # instead of the text: its result, or a retry
         self.names: dict[int, str] = {}
 
     def compose(self) -> ComposeResult:
@@ -272,7 +273,7 @@ class DiscussionScreen(Screen):
             self.app.notify("a run is going on", severity="warning")
             return
         self.running = True
-        self.live, self.names = {}, {}
+        self.live, self.said, self.names = {}, {}, {}
         self.query_one("#live", Static).update(Text("Starting...", "italic"))
         self._run()
 
@@ -292,11 +293,16 @@ class DiscussionScreen(Screen):
         self._said(code, said)
 
     def show_live(self) -> None:
+        from cascade.turns.replies import streamed_comment
+
         text = Text()
         for key, name in self.names.items():
-            reply = " ".join(self.live.get(key, "").split())
+            reply = " ".join(streamed_comment(self.live.get(key, "")).split())
             text.append(f"{name}: ", "bold")
-            text.append((reply[-(self.size.width - len(name) - 4):] if reply else "...") + "\n")
+            room = max(10, self.size.width - len(name) - 6)
+            shown = self.said.get(key) or (
+                ("..." + reply[-room:] if len(reply) > room else reply) if reply else "...")
+            text.append(shown + "\n")
         self.query_one("#live", Static).update(text)
 
 
@@ -321,19 +327,21 @@ class _LiveProgress:
 
     def stream(self, outcome, text: str) -> None:
         def show() -> None:
+            self.screen.said.pop(id(outcome), None)
             self.screen.live[id(outcome)] = self.screen.live.get(id(outcome), "") + text
             self.screen.show_live()
         self._call(show)
 
     def retry(self, outcome, model: str, reason: str, wait: float) -> None:
         def show() -> None:
-            self.screen.live[id(outcome)] = f"retrying in {wait:.0f}s: {reason}"
+            self.screen.live[id(outcome)] = ""
+            self.screen.said[id(outcome)] = f"retrying in {wait:.0f}s: {reason}"
             self.screen.show_live()
         self._call(show)
 
     def finish(self, outcome) -> None:
         def show() -> None:
-            self.screen.live[id(outcome)] = (
+            self.screen.said[id(outcome)] = (
                 f"{outcome.vote or 'no vote'} ({outcome.seconds:.1f}s)" if outcome.ok
                 else f"failed: {outcome.error}")
             self.screen.show_live()
