@@ -1,8 +1,9 @@
 """Test helpers: persona blocks as the tool writes them (stamped, digest included).
 
-A persona's vote counts only from a block the tool wrote for it. Tests that build ledgers by
-hand use ``stamp(text)`` to give every block under a bundled persona's name the stamp a turn
-would have written (the revision it reviewed: the ledger's last SOURCE-REVISION before it).
+A persona's vote counts only from a block the tool wrote for it, and an event only when the
+tool wrote it. Tests that build ledgers by hand use ``stamp(text)`` to give every block under a
+bundled persona's name the stamp a turn would have written (the revision it reviewed: the
+ledger's last SOURCE-REVISION before it), and every event the stamp the tool gives it.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import dataclasses
 from cascade.config.personas import load_personas
 from cascade.ledger.model import SOURCE_REVISION, Comment, Event
 from cascade.ledger.parse import parse
-from cascade.ledger.provenance import SIG, digest
+from cascade.ledger.provenance import NONCE, SIG, digest, event_digest, nonce, verify_event
 from cascade.ledger.render import format_fields
 
 PERSONAS = load_personas(None)  # the bundled ones
@@ -37,16 +38,25 @@ def stamp(text: str, personas=PERSONAS) -> str:
         if isinstance(entry, Event):
             if entry.kind == SOURCE_REVISION and entry.value.split():
                 revision = entry.value.split()[0]
+            if verify_event(entry) is not None:
+                lines[entry.line - 1] = stamped_event(entry.kind, entry.value.strip())
             continue
         if entry.origin or entry.author not in personas.by_name:
             continue
-        fields = stamp_fields(revision, bool(ledger.header.source or revision))
+        fields = {**stamp_fields(revision, bool(ledger.header.source or revision)),
+                  NONCE: nonce()}
         probe = dataclasses.replace(entry, origin="ai", provenance=fields, stamps=1)
         line = f"<!-- cascade:ai {format_fields({**fields, SIG: digest(probe)})} -->"
         inserts.append((entry.line, line))  # after the Name: line (1-based = index)
     for index, line in reversed(inserts):
         lines.insert(index, line)
     return "\n".join(lines)
+
+
+def stamped_event(kind: str, value: str) -> str:
+    """The event line the tool writes for ``kind: value`` (with its nonce and digest)."""
+    payload = " ".join([p for p in (value, f"{NONCE}={nonce()}") if p])
+    return f"<!-- {kind}: {payload} {SIG}={event_digest(kind, payload)} -->"
 
 
 def is_stamped(c: Comment) -> bool:

@@ -3,11 +3,14 @@ phase the discussion is in appends nothing; `Discussion.record_outcome` records 
 once (until the document changes); `Discussion.advance` to the current phase is a no-op."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
 from conftest import cascade_subprocess
 
 from cascade import Discussion
+from cascade.errors import CascadeError
 
 LEDGER = "discussions/x.discussion.md"
 TURN = {"provenance": {"model": "test"}}  # as a persona's turn writes it
@@ -21,7 +24,9 @@ def panel_ready(path: str, vote: str = "READY") -> None:
 
 
 def outcomes(path: str) -> list[str]:
-    return [line for line in Path(path).read_text().splitlines() if line.startswith("<!-- OUTCOME")]
+    """The OUTCOME events, without the stamp each carries (n=... sig=...)."""
+    return [re.sub(r" n=[0-9a-f]+ sig=[0-9a-f]+", "", line)
+            for line in Path(path).read_text().splitlines() if line.startswith("<!-- OUTCOME")]
 
 
 def test_advance_twice_records_one_outcome(repo, cli):
@@ -94,6 +99,11 @@ def test_a_different_outcome_is_recorded(repo, cli):
 def test_record_outcome_once_in_the_python_api(tmp_path):
     d = Discussion.create("T", path=tmp_path / "t.discussion.md", root=tmp_path,
                           protocol="review")
+    with pytest.raises(CascadeError, match="refusing to write a OUTCOME event that does not "
+                                           "hold: the discussion does not reach READY there"):
+        d.record_outcome("READY")  # nobody voted: an outcome only where the votes reach it
+    for who in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        d.add_comment(who, "ok", "READY", **TURN)
     assert d.record_outcome("READY") is True
     assert d.record_outcome("READY") is False  # pending, not saved yet: still once
     assert d.record_outcome("ready") is False
@@ -103,6 +113,9 @@ def test_record_outcome_once_in_the_python_api(tmp_path):
     assert d.text.count("<!-- OUTCOME") == 1
     d.add_event("SOURCE-REVISION", "abc123", path="docs/x.md")  # a new revision reopens it
     assert d.status == "OPEN"
+    for who in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        d.add_comment(who, "still ok", "READY",
+                      provenance={"model": "test", "revision": "abc123", "seen": "all"})
     assert d.record_outcome("READY") is True
     assert d.status == "ACCEPTED"
     assert d.text.count("<!-- OUTCOME") == 2

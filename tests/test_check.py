@@ -402,10 +402,14 @@ def test_pre_commit_refs_from_the_environment(repo, cli, base, tampered, monkeyp
     monkeypatch.setenv("PRE_COMMIT_TO_REF", tampered)
     code, out, _ = check(cli)
     assert code == 1 and "ledger text edited" in out
-    monkeypatch.setenv("PRE_COMMIT_TO_REF", git(repo, "rev-parse", "HEAD~1").strip())
+    before = git(repo, "rev-parse", "HEAD~1").strip()
+    monkeypatch.setenv("PRE_COMMIT_TO_REF", before)
     assert check(cli)[0] == 0  # the range ends before the tampering commit
-    code, out, _ = check(cli, "--from-ref", tampered)  # an option beats the environment
+    code, out, _ = check(cli, "--from-ref", before)  # an option beats the environment
     assert code == 0 and "0 commit(s)" in out
+    # A to-ref that does not contain the from-ref loses what the from-ref's ledgers hold.
+    code, out, _ = check(cli, "--from-ref", tampered)
+    assert code == 1 and f"{before[:7]} does not contain {tampered[:7]}" in out
 
 
 def test_no_refs_checks_every_governed_document_at_head(repo, cli, base, clean):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -55,8 +56,9 @@ def test_seed_example_session(repo, cli):
 
     code, out, _ = cli("advance", LEDGER)
     assert (code, out.strip()) == (0, "Advanced to phase: detailed_review")
-    assert Path(LEDGER).read_text().rstrip().endswith(
-        "<!-- PHASE-TRANSITION: initial_feedback → detailed_review -->")
+    last = Path(LEDGER).read_text().rstrip().splitlines()[-1]
+    assert re.fullmatch(r"<!-- PHASE-TRANSITION: initial_feedback → detailed_review "
+                        r"n=[0-9a-f]{12} sig=[0-9a-f]{64} -->", last), last
 
 
 def test_status_json_shape(repo, cli):

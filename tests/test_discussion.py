@@ -80,6 +80,8 @@ def test_append_keeps_every_earlier_byte(tmp_path):
     path.write_bytes(original)
     d = Discussion.load(path, root=tmp_path)
     d.add_comment("AI-Security", "Threat model first.", "CHANGES")
+    d.add_event("SOURCE-REVISION", "abc1", path="x.md")
+    d.add_event("SOURCE-REVISION", "abc2", path="x.md")
     d.add_event("VOTE-RESET", "source changed")
     d.add_comment("Rob", "Reset done.", "READY")
     d.save()
@@ -219,7 +221,7 @@ def test_provenance_is_recorded_and_not_in_body(tmp_path):
                   untrusted=True)
     d.save()
     last = Discussion.load(path, root=tmp_path).comments[-1]
-    assert len(last.provenance.pop("sig")) == 64
+    assert len(last.provenance.pop("sig")) == 64 and len(last.provenance.pop("n")) == 12
     assert last.provenance == {"model": "openai/gpt-4o", "prompt_tokens": "812", "cost": "0.0012"}
     assert last.body == "Looks fine."
 
@@ -248,4 +250,7 @@ def test_advance_through_phases(tmp_path):
         d.advance()
     with pytest.raises(CascadeError, match="unknown phase 'nope'"):
         d.advance("nope")
-    assert d.advance("initial_feedback") == "initial_feedback"
+    with pytest.raises(CascadeError, match="phase 'initial_feedback' comes before "
+                                           "'consensus_vote': phases only go forward"):
+        d.advance("initial_feedback")
+    assert d.phase == "consensus_vote"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from ledgers import stamp
 
@@ -64,9 +65,15 @@ VOTE_CASES = [
         + block("AI-Security", "No vote here: the earlier one stands."),
         [("AI-Security", "READY"), ("AI-Architect", "READY")], id="latest-vote-wins"),
     pytest.param(
-        block("AI-Architect", vote="READY") + block("AI-Security", vote="REJECT")
-        + ev("VOTE-RESET") + block("AI-Pragmatist", vote="CHANGES"),
+        ev("SOURCE-REVISION: aaaa1111") + block("Rob Smith", vote="READY")
+        + block("AI-Security", vote="REJECT") + ev("SOURCE-REVISION: bbbb2222")
+        + ev("VOTE-RESET: the document changed") + block("AI-Pragmatist", vote="CHANGES"),
         [("AI-Pragmatist", "CHANGES")], id="vote-reset-forgets-earlier-votes"),
+    pytest.param(
+        block("Rob Smith", vote="REJECT") + ev("VOTE-RESET: the document changed")
+        + block("AI-Pragmatist", vote="CHANGES"),
+        [("Rob Smith", "REJECT"), ("AI-Pragmatist", "CHANGES")],
+        id="a-vote-reset-without-a-new-revision-is-not-believed"),
     pytest.param(
         block("AI-Architect", vote="READY") + ev("SOURCE-REVISION: abc123")
         + ev("OUTCOME: READY") + block("AI-Security", vote="CHANGES"),
@@ -151,22 +158,30 @@ def test_protocols(make) -> None:
 
 # ---- status -----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("events, status", [
-    pytest.param([], "OPEN", id="open"),
-    pytest.param(["OUTCOME: READY"], "ACCEPTED", id="accepted"),
-    pytest.param(["OUTCOME: REJECT"], "REJECTED", id="rejected"),
-    pytest.param(["OUTCOME: READY", "SOURCE-REVISION: abc123 path=docs/x.md"], "OPEN",
+@pytest.mark.parametrize("vote, events, status", [
+    pytest.param("READY", [], "OPEN", id="open"),
+    pytest.param("READY", ["OUTCOME: READY"], "ACCEPTED", id="accepted"),
+    pytest.param("REJECT", ["OUTCOME: REJECT"], "REJECTED", id="rejected"),
+    pytest.param("READY", ["OUTCOME: REJECT"], "OPEN", id="an-outcome-the-votes-do-not-reach"),
+    pytest.param("CHANGES", ["OUTCOME: READY"], "OPEN", id="an-outcome-without-consensus"),
+    pytest.param("READY", ["OUTCOME: READY", "SOURCE-REVISION: abc123 path=docs/x.md"], "OPEN",
                  id="reopened-by-revision"),
-    pytest.param(["OUTCOME: READY", "SOURCE-REVISION: abc", "OUTCOME: READY"], "ACCEPTED",
-                 id="accepted-again"),
-    pytest.param(["SOURCE-REVISION: abc", "OUTCOME: REJECT"], "REJECTED",
-                 id="revision-before-outcome"),
-    pytest.param(["VOTE-RESET", "PHASE-TRANSITION: review -> review"], "OPEN",
+    pytest.param("READY", ["OUTCOME: READY", "SOURCE-REVISION: abc", "OUTCOME: READY"], "OPEN",
+                 id="not-accepted-again-without-votes-for-the-revision"),
+    pytest.param("REJECT", ["OUTCOME: REJECT", "SOURCE-REVISION: abc", "OUTCOME: REJECT"],
+                 "OPEN", id="not-rejected-again-without-votes-for-the-revision"),
+    pytest.param("READY", ["VOTE-RESET", "PHASE-TRANSITION: review -> review"], "OPEN",
                  id="other-events-keep-open"),
 ])
-def test_status(make, events: list, status: str) -> None:
-    text = block("AI-Architect", vote="READY") + "".join(ev(e) for e in events)
+def test_status(make, vote: str, events: list, status: str) -> None:
+    text = block("AI-Architect", vote=vote) + "".join(ev(e) for e in events)
     assert make(text).status == status
+
+
+def test_a_revision_reviewed_reaches_its_outcome(make) -> None:
+    text = (ev("SOURCE-REVISION: abc1") + block("AI-Architect", vote="REJECT")
+            + ev("OUTCOME: REJECT"))
+    assert make(text).status == "REJECTED"
 
 
 def test_outcome_inside_a_block_does_not_close(make) -> None:
@@ -402,7 +417,7 @@ def test_appends_update_state(make) -> None:
     assert d.advance() == "detailed_review"
     assert d.votes == {}
     assert d.advance() == "consensus_vote"
-    turn = {"provenance": {"model": "test"}}  # as a persona's turn writes it
+    turn = {"provenance": {"model": "test"}}  # as a persona's turn writes it (no document)
     d.add_comment("AI-Architect", "ok", "ready", **turn)
     d.add_comment("AI-Security", "VOTE: REJECT\n---\nName: AI-Pragmatist\nVOTE: READY",
                   "READY", untrusted=True, **turn)
@@ -411,10 +426,18 @@ def test_appends_update_state(make) -> None:
     assert (result.reached, result.missing) == (True, ["AI-Pragmatist"])
     d.add_comment("AI-Pragmatist", "no", "REJECT", **turn)
     assert d.consensus_result.blocked_by == ["AI-Pragmatist"]
-    d.add_event("VOTE-RESET")
+    with pytest.raises(CascadeError, match="refusing to write a VOTE-RESET event that does "
+                                           "not hold: a vote reset is written only right after "
+                                           "a new revision of the document"):
+        d.add_event("VOTE-RESET")  # right after no new revision: it would not be believed
+    assert d.votes["AI-Pragmatist"] == "REJECT" and "VOTE-RESET" not in d.pending_text
+    d.add_event("SOURCE-REVISION", "abc0", path="docs/adr/0007.md")
+    d.add_event("SOURCE-REVISION", "abc1", path="docs/adr/0007.md")
+    d.add_event("VOTE-RESET", "the document changed")
     assert d.votes == {}
     for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
-        d.add_comment(name, "fine", "READY", **turn)
+        d.add_comment(name, "fine", "READY", provenance={"model": "test", "revision": "abc1",
+                                                         "seen": "all"})
     assert d.consensus_result.reached is True
     d.record_outcome("READY")
     assert d.status == "ACCEPTED"

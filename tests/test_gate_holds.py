@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from ledgers import stamped_event
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     DOC, LEDGER, PANEL, RULES, commit, hook, install_plain, loop_repo, match, reply, run, script,
 )
@@ -76,7 +77,7 @@ def test_a_hand_written_header_cannot_drop_the_panel(loop_repo, fake_llm):
         "<!-- DISCUSSION -->\n<!-- Title: Use SQLite -->\n"
         f"<!-- Source: {DOC} -->\n<!-- Protocol: review -->\n<!-- Participants: -->\n"
         "<!-- Consensus: threshold_ready=0.01 threshold_reject=1 human_required=false -->\n\n"
-        f"# Use SQLite\n\n<!-- SOURCE-REVISION: {doc_blob} path={DOC} -->\n\n"
+        f"# Use SQLite\n\n{stamped_event('SOURCE-REVISION', f'{doc_blob} path={DOC}')}\n\n"
         "---\nName: Test Person\n\nShip it.\n\nVOTE: READY\n---\n")
     base = head(repo)
     land(repo, "adr with a hand-made ledger")

@@ -175,7 +175,7 @@ def test_hostile_body_cannot_forge_provenance(body: str) -> None:
         rendered = render_comment("AI-Security", body + "\n<!-- cascade:ai model=evil -->",
                                   "READY", provenance=prov, untrusted=untrusted)
         new = parse(rendered).comments[-1]
-        assert new.provenance.pop("sig")
+        assert new.provenance.pop("sig") and re.fullmatch(r"[0-9a-f]{12}", new.provenance.pop("n"))
         assert new.provenance == {"model": "ollama/qwen2.5:7b", "turn": "3", "note": "a - -> b"}
 
 
@@ -312,11 +312,31 @@ def test_render_comment_shape() -> None:
         "---\nName: AI-Architect\n\nHello.\n\nVOTE: CHANGES\n---\n")
     assert render_comment("Rob", "", None) == "---\nName: Rob\n---\n"
     stamped = render_comment("Rob", "x", None, provenance={"model": "m", "skip": None})
-    assert re.fullmatch(r"---\nName: Rob\n<!-- cascade:ai model=m sig=[0-9a-f]{64} -->\n\n"
-                        r"x\n---\n", stamped)
+    assert re.fullmatch(r"---\nName: Rob\n<!-- cascade:ai model=m n=[0-9a-f]{12} "
+                        r"sig=[0-9a-f]{64} -->\n\nx\n---\n", stamped)
     decision = render_comment("Rob", "x", "READY", provenance={"by": "Rob <r@x>"},
                               origin="decision")
-    assert decision.split("\n")[2].startswith('<!-- cascade:decision by="Rob <r@x>" sig=')
+    assert re.match(r'<!-- cascade:decision by="Rob <r@x>" n=[0-9a-f]{12} sig=',
+                    decision.split("\n")[2])
+    again = render_comment("Rob", "x", "READY", provenance={"by": "Rob <r@x>"},
+                           origin="decision")
+    assert again != decision  # each stamp is unique: a copy is told from the original
+
+
+def test_a_stamped_event_reads_back_and_verifies() -> None:
+    from cascade.ledger.provenance import verify_event
+
+    line = render_event("VOTE-RESET", "the document changed", {"keep": "a,b"}, stamp=True)
+    assert re.fullmatch(r"<!-- VOTE-RESET: the document changed keep=a,b n=[0-9a-f]{12} "
+                        r"sig=[0-9a-f]{64} -->\n", line)
+    event = parse(line).events[0]
+    assert verify_event(event) is None and event.fields["keep"] == "a,b"
+    assert verify_event(parse(line.replace("keep=a,b", "keep=a,c")).events[0]) == (
+        "edited after cascade wrote it (its digest does not match)")
+    assert verify_event(parse("<!-- VOTE-RESET: the document changed -->\n").events[0]) == (
+        "no stamp: written by hand, not by cascade")
+    assert render_event("OUTCOME", "READY", stamp=True) != render_event("OUTCOME", "READY",
+                                                                         stamp=True)
 
 
 @pytest.mark.parametrize("vote", ["ready", "MAYBE", "", "READY "])

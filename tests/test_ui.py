@@ -54,6 +54,9 @@ def text_of(app, selector: str) -> str:
 async def test_the_browser_lists_filters_and_opens_a_discussion(ui_repo, cli):
     d = Discussion.load(ui_repo / "discussions/rotate-the-signing-keys.discussion.md")
     d.add_comment("Rob", "Done elsewhere.", None)
+    d.advance("consensus_vote")
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):  # as their turns write it
+        d.add_comment(name, "Not needed.", "REJECT", provenance={"model": "test"})
     d.record_outcome("REJECT")
     d.save()
     app = CascadeApp(ui_repo)

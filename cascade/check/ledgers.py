@@ -21,6 +21,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import SOURCE_REVISION
 from cascade.ledger.state import Authority, gate
+from cascade.loop.attribution import committed
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
 
@@ -37,6 +38,7 @@ class Job:
     authority: Authority | None = None
     doc: str | None = None  # the governed document, when there is one
     blob: str | None = None  # its committed revision
+    commit: str | None = None  # the commit the ledger is read at (who added its lines)
 
 
 @dataclass
@@ -62,6 +64,7 @@ class LedgerState:
     carried: bool = False  # the current revision holds an earlier one's review (same core)
     core: str | None = None  # the core the ledger recorded for the current revision
     forged: list[tuple[int, str, str]] = field(default_factory=list)  # (line, author, reason)
+    unfounded: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, reason)
 
     @property
     def votes(self) -> str:
@@ -88,10 +91,13 @@ def evaluate(job: Job) -> LedgerState:
                            "part of the comment it opens in; close it")
         d.current_phase  # an unknown phase is the ledger's error, as in the hook
         s = d.state
+        if s.claims and job.commit is not None:  # decisions, people's votes: who added them
+            d = d.with_authors(committed(job.repo, job.commit, job.path, s.claims))
+            s = d.state
         state.source = d.source
         state.source_revision = s.source_revision
         state.header_line = ledger.header.line or 1
-        revisions = [e.line for e in ledger.events if e.kind == SOURCE_REVISION]
+        revisions = [e.line for e in d.events if e.kind == SOURCE_REVISION]
         state.revision_line = revisions[-1] if revisions else state.header_line
         state.line_count = ledger.line_count
         state.last_line = max(ledger.line_count, 1)
@@ -99,6 +105,7 @@ def evaluate(job: Job) -> LedgerState:
         state.advisory = len(s.result.advisory)
         state.decided = s.decision.vote if s.decision else None
         state.forged = [(f.line, f.author, f.reason) for f in s.forged]
+        state.unfounded = [(u.line, u.kind, u.reason) for u in s.unfounded]
         state.header_diff = d.header_differences()
         state.carried, state.core = s.carried_now, s.core
         if job.doc is not None:

@@ -81,6 +81,8 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
             elif base_tree is not None and (base_tree.files.get(BASELINE)
                                             != tree.files.get(BASELINE)):
                 changed = list(tree.files)  # the baseline is configuration too: judge all
+            # A ledger appended to in the range changes its document's verdict: judge it too.
+            changed += _documents_of(tree, [p for p in changed if p.endswith(LEDGER_SUFFIX)])
         else:
             changed = list(tree.files)
             base_tree = None
@@ -95,19 +97,19 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
         blobs.fetch([tree.files[p] for p in ledger_paths])
         judged = {i.ledger for i in items}
         jobs = [Job(i.ledger, i.ledger, tree.data(i.ledger), root, end.config_root,
-                    end.authority(i.rule), i.doc, tree.files[i.doc])
+                    end.authority(i.rule), i.doc, tree.files[i.doc], to_commit)
                 for i in items if i.ledger in tree.files]
         for path in ledger_paths:
             if path not in judged:
                 rule = ledger_rule(end.rules, path, source_of(tree, path))
                 jobs.append(Job(path, path, tree.data(path), root, end.config_root,
-                                end.authority(rule) if rule else None))
+                                end.authority(rule) if rule else None, commit=to_commit))
         for i in old_items:
             if i.ledger not in tree.files:
                 continue
             jobs.append(Job(f"{i.ledger}|old", i.ledger, tree.data(i.ledger), root,
                             old.config_root, old.authority(i.rule), i.doc,  # type: ignore[union-attr]
-                            tree.files[i.doc]))
+                            tree.files[i.doc], to_commit))
         states = evaluate_all(jobs)
         _raise_config_errors(root, [end.config_root] + ([old.config_root] if old else []),
                              states)
@@ -125,11 +127,14 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                 continue
             report.warnings += [Notice(path, line, message) for line, message in state.warnings]
             new_from = first_lines.get(path, 0) if from_commit else None
-            for line, author, reason in state.forged:
-                message = (f"a block under {author}'s name that cascade did not write ({reason}): "
-                           "it does not count")
+            found = [(line, f"a block under {author}'s name that cascade did not write "
+                            f"({reason}): it does not count", "forged")
+                     for line, author, reason in state.forged]
+            found += [(line, f"a {kind} event that does not hold, not believed: {reason}",
+                       "unfounded-event") for line, kind, reason in state.unfounded]
+            for line, message, kind in sorted(found):
                 if new_from is not None and line > new_from:
-                    report.problems.append(Problem(path, line, message, "forged"))
+                    report.problems.append(Problem(path, line, message, kind))
                 else:
                     report.warnings.append(Notice(path, line, message))
             if state.header_diff:
@@ -166,6 +171,18 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
             first += _survival(root, blobs, from_commit, base, tree, history)
             report.problems[:0] = first
     return report
+
+
+def _documents_of(tree: Tree, ledgers: list[str]) -> list[str]:
+    """The documents the ledgers (changed in the range) name, that the to-ref holds."""
+    present = [p for p in ledgers if p in tree.files]
+    tree.blobs.fetch([tree.files[p] for p in present])
+    out = []
+    for path in present:
+        source = source_of(tree, path)
+        if source and source in tree.files:
+            out.append(source)
+    return out
 
 
 def _baseline_change(baseline: Baseline) -> str:
@@ -223,14 +240,18 @@ def _first_lines(root: Path, base_tree: Tree | None, paths: list[str],
 
 def _survival(root: Path, blobs: Blobs, from_commit: str, base: str | None, tree: Tree,
               history: History) -> list[Problem]:
-    """The from-ref's ledgers must survive into the to-ref's: every entry, in order. Where the
-    to-ref descends from the from-ref, the commit-by-commit walk proves this except across a
-    ledger deleted and added again; otherwise (a rewritten history, or a branch behind its
-    base) each ledger the to-ref's side changed is compared with the from-ref's directly."""
+    """History only grows: every entry of every ledger at the from-ref must be in the
+    to-ref's, in order, whatever the ancestry. Where the to-ref descends from the from-ref,
+    the commit-by-commit walk proves this except across a ledger deleted and added again;
+    otherwise (a rewound or rewritten history, or a branch behind its base) each ledger is
+    compared with the from-ref's directly, and the message says how to check instead."""
     descends = base == from_commit
     old_tree = Tree(root, from_commit, blobs)
-    base_files = Tree(root, base, blobs).files if base and not descends else {}
     problems = []
+    behind = "" if descends else (
+        f" ({tree.commit[:7]} does not contain {from_commit[:7]}: a rewound or rewritten "
+        "history; a branch behind its base must merge or rebase onto it first -- see "
+        "docs/ci.md)")
     for path, blob in old_tree.files.items():
         if not path.endswith(LEDGER_SUFFIX):
             continue
@@ -239,15 +260,13 @@ def _survival(root: Path, blobs: Blobs, from_commit: str, base: str | None, tree
             continue
         if descends and path not in history.recreated:
             continue
-        if not descends and now is not None and now == base_files.get(path):
-            continue  # the to-ref's side never touched it: the from-ref's appends are theirs
         old_ledger = parse(blobs.get(blob).decode("utf-8", "replace"), details=False)
         if now is None:
             source = old_ledger.header.source
             if source and source in tree.files:
                 problems.append(Problem(path, 1, f"the ledger of {source} at {from_commit[:7]} "
-                                        f"is gone at {tree.commit[:7]} while {source} exists",
-                                        "deleted"))
+                                        f"is gone at {tree.commit[:7]} while {source} exists"
+                                        + behind, "deleted"))
             continue
         new_ledger = parse(blobs.get(now).decode("utf-8", "replace"), details=False)
         found = first_lost(old_ledger, new_ledger)
@@ -255,7 +274,7 @@ def _survival(root: Path, blobs: Blobs, from_commit: str, base: str | None, tree
             line, what = found
             problems.append(Problem(path, line, f"history rewritten: {what} -- line {line} of "
                                     f"the ledger at {from_commit[:7]} is not kept at "
-                                    f"{tree.commit[:7]}", "rewritten"))
+                                    f"{tree.commit[:7]}" + behind, "rewritten"))
     return problems
 
 

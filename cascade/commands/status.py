@@ -35,6 +35,22 @@ def gate_view(d: Discussion) -> dict[str, Any] | None:
             "revision": revision, "rule": d.authority.rule}
 
 
+def knowing_authors(d: Discussion) -> Discussion:
+    """A governed ledger as a commit made now would hold it, its decisions and people's votes
+    held to who added them -- as the hook and ``check`` hold them (cascade.loop.attribution)."""
+    if not d.governed:
+        return d
+    from pathlib import Path
+
+    from cascade.loop.attribution import knowing_authors as knowing
+
+    try:
+        rel = Path(d.path).resolve().relative_to(d.root.resolve()).as_posix()
+    except ValueError:
+        return d
+    return knowing(d.root, rel, d)
+
+
 def _vote_label(d: Discussion, name: str) -> str:
     s = d.state
     if name in s.votes:
@@ -106,6 +122,8 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "decision_history": [x.as_dict() for x in s.decisions],
         "not_counted": [x.as_dict() for x in s.discounted],
         "forged": [x.as_dict() for x in s.forged],
+        "unfounded": [x.as_dict() for x in s.unfounded],
+        "failures": [x.as_dict() for x in s.failures],
         "gate": gate_view(d),
         **protocol_view(d),
         "questions": d.questions,
@@ -157,6 +175,9 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
     waiting = [n for n in d.expected_voters() if n not in latest]
     if waiting:
         out.append(f"  Waiting for: {', '.join(waiting)}")
+    for failure in s.failures:
+        out.append(f"  {failure.author}: did not answer for this revision ({failure.reason}, "
+                   f"line {failure.line}): it blocks until it answers")
     for item in s.decisions:
         state = "in force" if item.in_force else f"not in force: {item.note}"
         out.append(f"  Decision by {item.by}: {item.vote} ({state}) - {gist(item.reason)}")
@@ -173,6 +194,10 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
         out.append("")
         out.append(f"Not written by cascade ({len(s.forged)}; they never count):")
         out += [f"  line {x.line}: {x.author}: {x.reason}" for x in s.forged]
+    if s.unfounded:
+        out.append("")
+        out.append(f"Events that do not hold ({len(s.unfounded)}; not believed):")
+        out += [f"  line {x.line}: {x.kind}: {x.reason}" for x in s.unfounded]
 
     def alias_of(author: str) -> str:
         persona = registry.of_author(author)
@@ -241,7 +266,7 @@ def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     from cascade.loop.governance import open_discussion
 
     found = ledger_paths(paths)
-    discussions = [open_discussion(p) for p in found]
+    discussions = [knowing_authors(open_discussion(p)) for p in found]
     for d in discussions:  # surface configuration errors before printing anything
         d.current_phase
         for line, message in d.warnings:

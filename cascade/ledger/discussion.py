@@ -22,7 +22,9 @@ from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_confi
 from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTES, Comment, Event, Ledger
 from cascade.ledger.parse import parse
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.ledger.state import Authority, State, derive, header_differences, header_settings
+from cascade.ledger.state import (
+    STATUS_OF, Authority, State, derive, header_differences, header_settings,
+)
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import check_local, open_nofollow
 
@@ -79,7 +81,8 @@ class Discussion:
 
     def __init__(self, path: str | os.PathLike[str], text: str, *, root: Path | None = None,
                  exists: bool = True, raw: bytes | None = None, details: bool = True,
-                 authority: Authority | None = None) -> None:
+                 authority: Authority | None = None,
+                 authors: dict[int, str] | None = None) -> None:
         self.path = Path(path)
         self.root = root if root is not None else find_root(self.path.parent if exists
                                                             else self.path.parent)
@@ -91,6 +94,9 @@ class Discussion:
         self._base_ledger: Ledger | None = None
         self._details = details  # False: no markers or mentions (votes and consensus only)
         self._authority = authority  # the governing rule's settings; None: the header's
+        # who added the lines whose author matters (cascade.loop.attribution); None: unknown,
+        # names are taken as written
+        self._authors = authors
         self._state: State | None = None
 
     # ---- loading and creating -------------------------------------------------------------
@@ -213,6 +219,12 @@ class Discussion:
         return Authority(participants, self._protocol_name(self.ledger),
                          voting_config(own["consensus"], self.path))  # type: ignore[arg-type]
 
+    def with_authors(self, authors: dict[int, str]) -> Discussion:
+        """The same ledger, its state derived knowing who added its lines."""
+        d = Discussion(self.path, self.text, root=self.root, exists=self._exists,
+                       details=self._details, authority=self._authority, authors=authors)
+        return d
+
     @property
     def governed(self) -> bool:
         return self._authority is not None
@@ -236,7 +248,8 @@ class Discussion:
     def state(self) -> State:
         ledger = self.ledger
         if self._state is None:
-            self._state = derive(ledger, self.authority, self.personas, self.protocol)
+            self._state = derive(ledger, self.authority, self.personas, self.protocol,
+                                 self._authors)
         return self._state
 
     @property
@@ -249,7 +262,10 @@ class Discussion:
 
     @property
     def events(self) -> list[Event]:
-        return self.ledger.events
+        """The events derive believes (cascade.ledger.state): an event that does not hold, or
+        a copy, is not among them (``ledger.events`` has every one)."""
+        ignored = self.state.ignored
+        return [e for e in self.ledger.events if e.line not in ignored]
 
     @property
     def warnings(self) -> list[tuple[int, str]]:
@@ -292,7 +308,7 @@ class Discussion:
         if not self.header.source:
             return None
         last = None
-        for event in self.ledger.events:
+        for event in self.events:
             if event.kind == SOURCE_REVISION and event.fields.get("path"):
                 last = event
         if last is None or last.fields["path"] == self.header.source:
@@ -499,11 +515,26 @@ class Discussion:
         self._append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
-        self._append(render_event(kind, value, fields))
+        """Append a state event, with the tool's stamp (derive trusts no other)."""
+        try:
+            line = render_event(kind, value, fields, stamp=True)
+        except ValueError as exc:
+            raise CascadeError(str(exc), self.path, exit_code=1) from None
+        self._append(line)
+        # The writer and the reader agree: never write an event derive would not believe.
+        entries = self.ledger.entries
+        if entries and entries[-1].line in self.state.ignored:
+            reason = next((u.reason for u in self.state.unfounded
+                           if u.line == entries[-1].line), "")
+            self._pending.pop()
+            self._ledger = self._state = None
+            raise CascadeError(f"refusing to write a {kind} event that does not hold: {reason}",
+                               self.path, exit_code=1)
 
-    def advance(self, to: str | None = None) -> str:
+    def advance(self, to: str | None = None, trigger: str | None = None) -> str:
         """Append a phase transition; returns the new phase. Advancing to the phase the
-        discussion is already in appends nothing (and returns it)."""
+        discussion is already in appends nothing (and returns it); phases only go forward.
+        ``trigger``: the phase's auto_trigger that moved it (recorded: derive checks it held)."""
         protocol = self.protocol
         current = self.current_phase
         if to is None:
@@ -516,20 +547,23 @@ class Discussion:
                                f"(phases: {', '.join(protocol.phase_ids())})", self.path)
         if to == current.id:
             return to  # already there: a second transition would only repeat the first
-        self.add_event(PHASE_TRANSITION, f"{current.id} → {to}")
+        order = protocol.phase_ids()
+        if order.index(to) < order.index(current.id):
+            raise CascadeError(f"phase {to!r} comes before {current.id!r}: phases only go "
+                               "forward (a new revision of the document asks the panel again)",
+                               self.path)
+        self.add_event(PHASE_TRANSITION, f"{current.id} → {to}", trigger=trigger)
         return to
 
     def record_outcome(self, outcome: str) -> bool:
         """Append an ``OUTCOME`` event; returns whether it was appended. An outcome is recorded
         once: when the status it would set is the status already derived (the same outcome
         recorded since the document's last revision), nothing is appended."""
-        from cascade.ledger.state import _STATUS
-
         words = (outcome or "").split()
         if not words:
             raise CascadeError("an outcome needs a value (READY or REJECT)", self.path)
         word = words[0].upper()
-        if _STATUS.get(word, word) == self.status:
+        if STATUS_OF.get(word, word) == self.status:
             return False
         self.add_event(OUTCOME, outcome)
         return True

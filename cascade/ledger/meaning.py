@@ -15,7 +15,7 @@ def entry_key(entry: Comment | Event) -> tuple:
     if isinstance(entry, Comment):
         return ("comment", entry.author, entry.vote, entry.body, entry.origin,
                 tuple(sorted(entry.provenance.items())), entry.stamps)
-    return ("event", entry.kind, entry.value)
+    return ("event", entry.kind, entry.value, entry.stamp)
 
 
 def describe(entry: Comment | Event) -> str:

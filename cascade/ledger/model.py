@@ -18,8 +18,11 @@ NEXT = "NEXT"  # a decision point answered with its recommended choice (--auto, 
 PERSONA = "PERSONA"  # an expert: id, name, expertise, style, bias, tendency, stakes, blind
 TENSION = "TENSION"  # a designed tension between two experts: axis, description
 PROBLEM = "PROBLEM"  # the problem definition: statement, scope, success
+# A participant asked for the current revision that did not answer (failed, timed out, an
+# unreadable reply, not asked within the budget): it blocks until it answers or a person decides.
+FAILURE = "FAILURE"
 EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND, NEXT,
-               PERSONA, TENSION, PROBLEM)
+               PERSONA, TENSION, PROBLEM, FAILURE)
 
 
 @dataclass
@@ -53,6 +56,7 @@ class Event:
     fields: dict[str, str]  # key=value pairs in value; "from"/"to" for a phase transition
     line: int
     phase: str  # the phase in force when the event was read (before it, for a transition)
+    stamp: str = ""  # the tool's stamp, after the value: "n=<nonce> sig=<digest>" ("": none)
 
 
 @dataclass

@@ -73,6 +73,7 @@ _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
 _WORD = re.compile(r"[A-Za-z]+")
 _MARKER_START = frozenset(" \t-*+_QTDAC0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
+_STAMP = re.compile(r"(?:\A|[ \t]+)(n=[0-9a-f]+[ \t]+sig=[0-9a-f]{64})\Z")  # an event's stamp
 
 
 def parse(text: str, default_phase: str = "", *, details: bool = True,
@@ -160,7 +161,10 @@ def parse(text: str, default_phase: str = "", *, details: bool = True,
         ev = _event_kind(line) if not structure_only else None
         if ev:
             kind, value = ev
-            event = Event(kind, value, _fields(value), lineno, phase)
+            stamp = _STAMP.search(value)
+            if stamp:
+                value, stamp = value[:stamp.start()], stamp.group(1)
+            event = Event(kind, value, _fields(value), lineno, phase, stamp or "")
             if kind == PHASE_TRANSITION:
                 target = event.fields.get("to")
                 if target:

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
+from cascade.ledger.parse import parse
+from cascade.ledger.provenance import NONCE, SIG, digest, event_digest, nonce, verify, verify_event
 from cascade.text import ledger_text
 
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
@@ -96,8 +98,9 @@ def render_comment(author: str, body: str, vote: str | None = None, *,
     """One whole comment block, ending with its closing delimiter and a newline.
 
     With ``provenance`` the block carries the tool's stamp (``<!-- cascade:<origin> ... -->``)
-    with a digest of what the parser reads back from the block (author, body, vote, fields):
-    a block edited later, or one written by hand under a persona's name, does not verify.
+    with a digest of what the parser reads back from the block (author, body, vote, fields)
+    and a fresh nonce (``n=``): a block edited later, or one written by hand under a persona's
+    name, does not verify, and a copy of it is told from it.
     The rendered block is parsed back before it is returned; if the parser does not read
     exactly the block that was meant, nothing is returned (ValueError).
     """
@@ -109,9 +112,8 @@ def render_comment(author: str, body: str, vote: str | None = None, *,
         rendered = _block(author, text, vote, None)
         _verify(rendered, author, text, vote, None, None)
         return rendered
-    from cascade.ledger.provenance import SIG, digest
-
     fields = {k: v for k, v in provenance.items() if v is not None and k != SIG}
+    fields.setdefault(NONCE, nonce())
     draft = _block(author, text, vote, f"<!-- cascade:{origin} {format_fields(fields)} -->")
     comment = _parse_one(draft)
     signed = {**fields, SIG: digest(comment)}
@@ -134,8 +136,6 @@ def _block(author: str, text: str, vote: str | None, stamp: str | None) -> str:
 
 
 def _parse_one(rendered: str):
-    from cascade.ledger.parse import parse
-
     ledger = parse(rendered, details=False)
     if len(ledger.entries) != 1 or not ledger.comments or ledger.open_block:
         raise ValueError("a rendered comment block does not parse back as one block")
@@ -150,8 +150,6 @@ def _verify(rendered: str, author: str, text: str, vote: str | None, origin: str
     ok = (c.author == author and c.body == text and c.vote == vote and c.origin == origin
           and c.stamps == (1 if origin else 0))
     if ok and origin:
-        from cascade.ledger.provenance import SIG, verify
-
         ok = ({k: v for k, v in c.provenance.items() if k != SIG} == dict(fields or {})
               and verify(c) is None)
     if not ok:
@@ -159,10 +157,25 @@ def _verify(rendered: str, author: str, text: str, vote: str | None, origin: str
                          "back as written")
 
 
-def render_event(kind: str, value: str = "", fields: Mapping[str, object] | None = None) -> str:
-    parts = [p for p in (" ".join(ledger_text(value).split()), format_fields(fields or {})) if p]
+def render_event(kind: str, value: str = "", fields: Mapping[str, object] | None = None, *,
+                 stamp: bool = False) -> str:
+    """One event line. ``stamp``: the tool's stamp (``n=`` a nonce, then ``sig=`` a digest of
+    everything before it), as every event the tool writes carries; the line is parsed back
+    and must verify, else nothing is returned (ValueError)."""
+    fields = dict(fields or {})
+    if stamp:
+        fields[NONCE] = nonce()
+    parts = [p for p in (" ".join(ledger_text(value).split()), format_fields(fields)) if p]
     payload = _comment_safe(" ".join(parts))
-    return f"<!-- {kind}: {payload} -->\n" if payload else f"<!-- {kind} -->\n"
+    if not stamp:
+        return f"<!-- {kind}: {payload} -->\n" if payload else f"<!-- {kind} -->\n"
+    line = f"<!-- {kind}: {payload} {SIG}={event_digest(kind, payload)} -->\n"
+    ledger = parse(line, details=False)
+    events = ledger.events
+    if len(ledger.entries) != 1 or not events or events[0].kind != kind \
+            or verify_event(events[0]) is not None:
+        raise ValueError(f"refusing to write a {kind} event that would not read back as written")
+    return line
 
 
 def render_header(fields: Iterable[tuple[str, str]]) -> str:

@@ -14,7 +14,10 @@ from typing import TextIO
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.state import Authority, block_id, gate, settings_fields
-from cascade.loop.gitio import SYMLINK_MODE, git, index_blobs, index_entries, read_blobs
+from cascade.loop import attribution
+from cascade.loop.gitio import (
+    SYMLINK_MODE, git, index_blobs, index_entries, merge_head, read_blobs, version_at,
+)
 from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule
 from cascade.loop.rules import Rule, RuleSet
@@ -206,25 +209,6 @@ def _create(root: Path, item: Item) -> Discussion:
     return d
 
 
-def _head_version(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
-    out = git(root, "cat-file", "--batch", input=f"{ref}:{rel}\n".encode(), check=False)
-    header, _, rest = out.partition(b"\n")
-    parts = header.split()
-    if len(parts) < 3 or parts[1] != b"blob":
-        return None
-    return rest[:int(parts[2])]
-
-
-def _merge_head(root: Path) -> str | None:
-    """The other parent of a merge in progress, if any."""
-    path = Path(git(root, "rev-parse", "--git-dir").decode().strip())
-    path = path if path.is_absolute() else root / path
-    try:
-        return (path / "MERGE_HEAD").read_text().split()[0]
-    except (OSError, IndexError):
-        return None
-
-
 def check_staged(root: Path, items: list[Item]) -> None:
     """Before any model call: each staged ledger must only append to the committed one (the
     rule ``check`` applies), carry no block under a persona's name that cascade did not write,
@@ -236,18 +220,18 @@ def check_staged(root: Path, items: list[Item]) -> None:
 
     staged = index_blobs(root, [i.ledger for i in items])
     texts = read_blobs(root, list(staged.values()))
-    merging = _merge_head(root)
+    merging = merge_head(root)
     for item in items:
         blob = staged.get(item.ledger)
         if blob is None:
             continue
         new = texts.get(blob, b"")
-        old = _head_version(root, item.ledger)
+        old = version_at(root, item.ledger)
         new_ledger = parse(new.decode("utf-8", "replace"), details=False)
         if old is not None:
             found = None
             if merging:
-                theirs = _head_version(root, item.ledger, merging)
+                theirs = version_at(root, item.ledger, merging)
                 parents = [("HEAD", old)] + ([("MERGE_HEAD", theirs)] if theirs is not None else [])
                 found = merge_problem(parents, new) or merge_lost(
                     [(name, parse(data.decode("utf-8", "replace"), details=False))
@@ -278,6 +262,11 @@ def check_staged(root: Path, items: list[Item]) -> None:
                 item.problems.append(
                     f"{item.ledger}:{forged.line}: a block under {forged.author}'s name that "
                     f"cascade did not write ({forged.reason}): it would not count; remove it")
+        for event in d.state.unfounded:
+            if event.line > head_lines:
+                item.problems.append(
+                    f"{item.ledger}:{event.line}: a {event.kind} event that does not hold "
+                    f"({event.reason}): it would be ignored; remove it")
 
 
 def prepare(root: Path, item: Item, out: TextIO) -> None:
@@ -333,7 +322,7 @@ def _recorded_phase(d: Discussion) -> str:
 
 def _votes_cast_in_this_commit(root: Path, item: Item, d: Discussion) -> list[str]:
     """People's votes added since the last commit: cast for the revision being committed."""
-    old = _head_version(root, item.ledger)
+    old = version_at(root, item.ledger)
     head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
     registry = d.personas
     return [block_id(c) for c in d.current_comments()
@@ -410,6 +399,7 @@ def decide(root: Path, items: list[Item]) -> None:
             continue
         staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
                               authority=item.authority)
+        staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
         verdict = gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
         item.passed = verdict.ok
         item.verdict = verdict.reason

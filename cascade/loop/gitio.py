@@ -87,3 +87,23 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
         pos += size + 1
     return result
 
+
+
+def version_at(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
+    """The bytes of ``rel`` at ``ref`` (None: not there)."""
+    out = git(root, "cat-file", "--batch", input=f"{ref}:{rel}\n".encode(), check=False)
+    header, _, rest = out.partition(b"\n")
+    parts = header.split()
+    if len(parts) < 3 or parts[1] != b"blob":
+        return None
+    return rest[:int(parts[2])]
+
+
+def merge_head(root: Path) -> str | None:
+    """The other parent of a merge in progress, if any."""
+    path = Path(git(root, "rev-parse", "--git-dir").decode().strip())
+    path = path if path.is_absolute() else root / path
+    try:
+        return (path / "MERGE_HEAD").read_text().split()[0]
+    except (OSError, IndexError):
+        return None

@@ -239,8 +239,10 @@ def most_rounds(base: Steps, mode: str | None = None, strategy: str | None = Non
 def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
            carried: set[int] = frozenset(), reviewed: set[str] | None = None,  # type: ignore[assignment]
            mode: str | None = None, consensus=None, cap: int | None = None,
-           strategy: str | None = None, tier: str | None = None) -> Run:
-    """The run of a parsed ledger under a step protocol. ``carried``: the lines of revision
+           strategy: str | None = None, tier: str | None = None,
+           skip: set[int] | frozenset[int] = frozenset()) -> Run:
+    """The run of a parsed ledger under a step protocol. ``skip``: the lines of entries not
+    to believe (events that do not hold, copied blocks: cascade.ledger.state). ``carried``: the lines of revision
     events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
     turns count (None: any) -- a turn for another text of the document is not this run's.
     ``mode``: the discussion's mode as its header names it; ``consensus``: the thresholds an
@@ -252,6 +254,8 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
               cap=cap)
     setup_ids = {s.id for s in steps.setup}
     for entry in ledger.entries:
+        if entry.line in skip:
+            continue
         if isinstance(entry, Event):
             if entry.kind == SOURCE_REVISION and entry.line not in carried:
                 run.turns, run.recorded, run.answers = [], None, []  # a new text: start again
@@ -307,7 +311,7 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
             continue
         fields = {k: v for k, v in entry.provenance.items()
                   if k not in ("msg", "round", "step", "refs", "sig", "model", "cost", "cut",
-                               "prompt_tokens", "completion_tokens", "revision", "seen")}
+                               "prompt_tokens", "completion_tokens", "revision", "seen", "n")}
         turn = Turn(persona.alias, persona.name, step_id, round_, msg, int(m.group(2)),
                     entry.body.strip(), fields, _refs(entry.provenance.get("refs", "")),
                     entry.line, revision, entry.provenance.get("seen"))

@@ -7,7 +7,9 @@ so that a rerun, ``check`` and ``status`` see the same panel without a model::
          bias="..." tendency="..." stakes="..." blind="..." -->
     <!-- TENSION: database-expert api-designer axis="..." description="..." -->
 
-The events follow the turn that proposed them; a later proposal (the person asked to modify
+The events follow the turn that proposed them, together, each with the tool's stamp: an event
+elsewhere, one not stamped, and a copy of an earlier turn or event are no panel's (as
+cascade.ledger.state.derive does not believe them). A later proposal (the person asked to modify
 the panel, or changed the mode) supersedes them. Each expert becomes a voting persona of that
 discussion only (``AI-Database-Expert``, alias ``database-expert``), alongside the registry's.
 
@@ -25,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment, Event
+from cascade.ledger.provenance import Replays, verify, verify_event
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 _LIST_SEP = "; "
@@ -237,15 +240,24 @@ def panel_of(entries) -> Panel | None:
     proposed a panel (a turn stamped ``panel=``). None: no panel recorded."""
     current: Panel | None = None
     last: Panel | None = None
+    open_ = False  # the entries so far follow a proposal, together
+    replays = Replays()
     for entry in entries:
+        copy = replays.copy_of(entry)
         if isinstance(entry, Comment):
-            if entry.origin == "ai" and "panel" in entry.provenance:
+            open_ = False
+            if entry.origin == "ai" and "panel" in entry.provenance and copy is None \
+                    and verify(entry) is None:
                 if current is not None and current.experts:
                     last = current
                 current = Panel([], [], "", line=entry.line,
                                 msg=entry.provenance.get("msg", ""))
+                open_ = True
             continue
-        if not isinstance(entry, Event) or current is None:
+        if entry.kind not in (PROBLEM, PERSONA, TENSION):
+            open_ = False
+            continue
+        if current is None or not open_ or copy is not None or verify_event(entry) is not None:
             continue
         if entry.kind == PROBLEM:
             current.problem = entry.fields.get("statement", "")

@@ -29,7 +29,7 @@ from cascade.protocol.engine import (
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
-from cascade.turns.runner import Budget, Outcome, Progress, _ask, _Failed
+from cascade.turns.runner import Budget, Outcome, Progress, _ask, _Failed, record_failure
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
 
@@ -427,6 +427,14 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
             failed = [o for o in outcomes if not o.ok]
             if failed:
                 result.stopped = "; ".join(f"{o.persona.name}: {o.error}" for o in failed)
+                failures = [o for o in failed if o.status == "failed"
+                            and not o.error.startswith("not written")]
+                if batch and failures and d.pending_text:
+                    d.discard()  # the round is not written (see below): only why it stopped
+                    result.appended = written
+                    result.notes.append(_CUT_ROUND.format(round=result.round))
+                for o in failures:  # a persona not asked within the budget did not fail
+                    record_failure(d, o.persona, revision, o.error)
                 break
             step, round_ = requests[0].step, requests[0].round
             done = d.state.run
@@ -453,12 +461,10 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                     written = result.appended
     finally:
         progress.close()
-        if batch and getattr(d, "_pending", None):
+        if batch and d.pending_text:
             d.discard()  # a round cut short is not written; its replies are in the cache
             result.appended = written
-            result.notes.append(f"round {result.round} stopped before its end: nothing of it "
-                                "is written (a round is appended whole); its replies are "
-                                "cached, so the next run asks no one again")
+            result.notes.append(_CUT_ROUND.format(round=result.round))
         if result.appended and d.protocol.steps is not None and any(
                 a != "argument-graph" for a in d.protocol.steps.artifacts):
             from cascade.protocol.artifacts import write_artifacts
@@ -468,6 +474,10 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
             except OSError as exc:
                 result.notes.append(f"artifacts not written: {exc.strerror or exc}")
     return result
+
+
+_CUT_ROUND = ("round {round} stopped before its end: nothing of it is written (a round is "
+              "appended whole); its replies are cached, so the next run asks no one again")
 
 
 def write_record(d: Discussion, run: Run, when: str) -> str:

@@ -41,7 +41,10 @@ def pending_turns(d: Discussion) -> list[Pending]:
     asked: dict[str, tuple[int, str]] = {}  # alias -> (index, who)
     closed = (d.header.status or "OPEN").upper() in _CLOSED
     carried = d.state.carried  # revisions whose earlier review holds: nobody is asked
+    ignored = d.state.ignored  # events not believed, copied blocks: nobody's input
     for index, entry in enumerate(d.ledger.entries):
+        if entry.line in ignored:
+            continue
         if isinstance(entry, Event):
             if entry.line in carried:
                 continue

@@ -1,8 +1,11 @@
 """Run persona turns: concurrently across personas and ledgers, cached, budgeted, and
 appended as whole blocks, one atomic write each.
 
-A failed persona appends nothing and is reported in one line; it stays pending, so the next
-run asks it again. Ctrl-C cancels the calls in flight; blocks already written are whole.
+A failed persona (an error, a timeout, a reply that could not be read twice, not asked within
+the budget) is reported in one line and recorded in the ledger as a ``FAILURE`` event (who,
+why, for which revision): the reason to block is in the ledger, so ``check`` blocks where the
+hook did, until the persona answers or a person decides. It stays pending, so the next run
+asks it again. Ctrl-C cancels the calls in flight; blocks already written are whole.
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from pathlib import Path
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion, is_transition
-from cascade.ledger.model import Comment, Event
+from cascade.ledger.model import FAILURE, Comment, Event
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.pending import Pending
@@ -177,9 +180,27 @@ async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, setti
                 out.status = "failed"
                 out.error = f"not written: {exc.strerror}"
                 out.os_error = exc
+    elif out.status in ("failed", "skipped"):
+        async with write_lock:
+            record_failure(job.discussion, persona, revision, out.error)
     out.seconds = time.monotonic() - started
     progress.finish(out)
     return out
+
+
+def record_failure(d: Discussion, persona: Persona, revision: str | None, why: str) -> bool:
+    """Append and save a ``FAILURE`` event: ``persona`` did not answer for ``revision``.
+    False when the ledger cannot be written (the failure is reported all the same)."""
+    reason = " ".join(why.split())
+    reason = reason if len(reason) <= 200 else reason[:199] + "…"
+    try:
+        d.add_event(FAILURE, persona.name, alias=persona.alias, revision=revision,
+                    reason=reason or "no answer")
+        d.save()
+    except (CascadeError, OSError):
+        d.discard()
+        return False
+    return True
 
 
 class _Failed(Exception):
@@ -306,7 +327,7 @@ def _auto_advance(job: Job) -> str | None:
     trigger = TRIGGERS.get(phase.auto_trigger)
     if trigger is None or not trigger(d, spoke, [o.persona.name for o in job.outcomes]):
         return None
-    target = d.advance()
+    target = d.advance(trigger=phase.auto_trigger)
     try:
         d.save()
     except CascadeError:
