@@ -16,13 +16,17 @@ from cascade.turns.redact import Redaction, is_placeholder, is_secret_file, reda
 REPO = Path(__file__).resolve().parent.parent
 
 AWS_ID = "AK" + "IA" + "Z7QXW3RT5YUP2LMN"
-AWS_EXAMPLE_ID = "AK" + "IA" + "IOSFODNN7EXAMPLE"
+AWS_EXAMPLE_ID = "AK" + "IA" + "IOSFODNN7EXAMPLE"  # the AWS documentation's own pair
+AWS_EXAMPLE_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYEXAMPLEKEY"
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzQ8kLm2Np4"
 GH = "gh" + "p_" + "aB3dE5gH7jK9mN1pQ3sT5vX7zA9cE1gI3kM5"
 GH_PAT = "github" + "_pat_" + "11ABCDEFG0123456789_abcdefghijKLMNOP"
 GLPAT = "gl" + "pat-" + "xY9z_8Wv7Ut6Sr5Qp4On"
 SLACK = "xo" + "xb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
-SLACK_HOOK = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
+SLACK_HOOK = "https://hooks.slack.com/services/" + "T02AB3CD4/B05EF6GH7/Xk9Lm2Qp7Rt4Vw8Zy1Ab3Cd5"
+SLACK_DOCS_HOOK = "https://hooks.slack.com/services/" + "T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"
+SAS_SIG = "RoQXdbBmQvuUCRasbbKSkWYzN26RxpS%2FE27oklkYaJE%3D"
+SAS_QUERY = "sv=2022-11-02&ss=b&srt=o&sp=r&se=2027-01-01T00:00:00Z&spr=https&" + "si" + "g="
 OPENAI = "sk" + "-proj-" + "Ab3De5Gh7Jk9Mn1Pq3St5Vx7Za9Ce1Gi"
 OPENAI_OLD = "sk" + "-" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4"
 ANTHROPIC = "sk" + "-ant-" + "api03-Ab3De5Gh7Jk9Mn1Pq3St5Vx7Za9Ce1Gi"
@@ -51,8 +55,6 @@ def doc(*lines: str) -> str:
 CASES = [
     ("aws-access-key", f"key id {AWS_ID} here", ["aws-access-key"],
      "key id [REDACTED:aws-access-key] here"),
-    ("aws-access-key-docs-example", f"aws_access_key_id={AWS_EXAMPLE_ID}", ["aws-access-key"],
-     "aws_access_key_id=[REDACTED:aws-access-key]"),
     ("aws-sts-key", "ASIA" + "Q2W3E4R5T6Y7U8I9", ["aws-access-key"], "[REDACTED:aws-access-key]"),
     ("aws-secret-ini", f"aws_secret_access_key = {AWS_SECRET}", ["aws-secret-key"],
      "aws_secret_access_key = [REDACTED:aws-secret-key]"),
@@ -162,6 +164,40 @@ CASES = [
      "  key_password: [REDACTED:secret-assignment]"),
     ("generic-keeps-comment", "password = s3cr3t99  # rotate monthly", ["secret-assignment"],
      "password = [REDACTED:secret-assignment]  # rotate monthly"),
+    ("azure-sas-url", f"GET https://acct.blob.core.windows.net/c/f.txt?{SAS_QUERY}{SAS_SIG} now",
+     ["azure-sas-signature"],
+     f"GET https://acct.blob.core.windows.net/c/f.txt?{SAS_QUERY}[REDACTED:azure-sas-signature] now"),
+    ("azure-sas-connection-string",
+     f"BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature={SAS_QUERY}{SAS_SIG}",
+     ["azure-sas-signature"],
+     f"BlobEndpoint=https://acct.blob.core.windows.net/;SharedAccessSignature={SAS_QUERY}"
+     "[REDACTED:azure-sas-signature]"),
+    ("azure-sas-unencoded", "?sp=r&si" + "g=AM1+0re2jWBdRrMXonyfdciOEXVJgQCtFsgqpMGd=&se=2026",
+     ["azure-sas-signature"], "?sp=r&sig=[REDACTED:azure-sas-signature]&se=2026"),
+    ("yaml-block-literal", doc("db:", "  password: |", "    Blk!Lit3ral-2024", "  user: app"),
+     ["secret-assignment"], "db:\n  password: |\n    [REDACTED:secret-assignment]\n  user: app\n"),
+    ("yaml-block-folded-comment", doc("client_secret: >-  # from the portal", "  Fo1ded~Secret~99x"),
+     ["secret-assignment"], "client_secret: >-  # from the portal\n  [REDACTED:secret-assignment]\n"),
+    ("yaml-block-every-line", doc("token: |", "  abcdef123456", "", "  ghijkl789012", "next: 1"),
+     ["secret-assignment", "secret-assignment"],
+     "token: |\n  [REDACTED:secret-assignment]\n\n  [REDACTED:secret-assignment]\nnext: 1\n"),
+    ("yaml-plain-next-line", doc("- name: payments", "  api_key:", "    9c1e7b3f5a2d8e4c6b0a"),
+     ["secret-assignment"], "- name: payments\n  api_key:\n    [REDACTED:secret-assignment]\n"),
+    ("yaml-quoted-key-next-line", doc('"password":', '  "pK7#mQ2vL9xR"'), ["secret-assignment"],
+     '"password":\n  "[REDACTED:secret-assignment]"\n'),
+    ("yaml-aws-secret-next-line", doc("aws_secret_access_key:", f"  {AWS_SECRET}"),
+     ["aws-secret-key"], "aws_secret_access_key:\n  [REDACTED:aws-secret-key]\n"),
+    ("wrapped-token", doc(f"We found the leaked token {GH}", "Zq9Lm2Xv in the build log."),
+     ["github-token", "github-token"],
+     "We found the leaked token [REDACTED:github-token]\n[REDACTED:github-token] in the build log.\n"),
+    ("wrapped-assignment-three-lines",
+     doc("API_KEY=" + "Ab3dE5gH7j" * 8, "Ab3dE5gH7j" * 8, "Kz9", "echo done"),
+     ["secret-assignment", "secret-assignment", "secret-assignment"],
+     "API_KEY=[REDACTED:secret-assignment]\n[REDACTED:secret-assignment]\n"
+     "[REDACTED:secret-assignment]\necho done\n"),
+    ("wrapped-in-a-quote", doc("> > the password is " + "Xy7!pq9z" * 8, "> > Kq2w, thanks"),
+     ["secret-in-prose", "secret-in-prose"],
+     "> > the password is [REDACTED:secret-in-prose]\n> > [REDACTED:secret-in-prose], thanks\n"),
     ("several-one-line", f"AWS={AWS_ID} GH={GH}", ["aws-access-key", "github-token"],
      "AWS=[REDACTED:aws-access-key] GH=[REDACTED:github-token]"),
     ("specific-beats-generic", f"token: {GH}", ["github-token"], "token: [REDACTED:github-token]"),
@@ -268,6 +304,37 @@ PROSE = [
         "    return {'token': token, 'expires_in': 3600}",
     )),
     ("bearer-prose", "The API uses bearer authentication-mechanisms and Basic authentication.\n"),
+    ("documentation-examples", doc(
+        f"aws_access_key_id = {AWS_EXAMPLE_ID}",
+        f"aws_secret_access_key = {AWS_EXAMPLE_SECRET}",
+        f'{{"AccessKeyId": "{AWS_EXAMPLE_ID}", "SecretAccessKey": "{AWS_EXAMPLE_SECRET}"}}',
+        f"Post to {SLACK_DOCS_HOOK} (the Slack docs' URL).",
+        "gh" + "p_" + "x" * 36 + " and AK" + "IA" + "X" * 16 + " are shapes, not keys.",
+    )),
+    ("sas-without-signature", doc(
+        "https://acct.blob.core.windows.net/public/logo.svg",
+        "?sv=2022-11-02&sp=r&se=<expiry>&si" + "g=<signature>",
+        "The sig=... parameter; si" + "g=SignatureOfTheRequestItself is a word.",
+    )),
+    ("yaml-next-line-not-a-value", doc(
+        "password:",
+        "  min_length: 12",
+        "token:",
+        "  - at least 12 characters",
+        "secret: |",
+        "  rotated by the vault every 90 days",
+        "api_key: >-",
+        "  ${API_KEY}",
+        "client_secret:",
+        "  opaque",
+        "db_password: !vault |",
+        "  $ANSIBLE_VAULT;1.1;AES256",
+        "  62313365396662343061393464336163383764373764613633653634306231386433626436",
+        "signing_key:",
+        "next_key: Xy7!pq9z-but-not-under-the-key",
+        "**Password:**",
+        "    Xy7!pq9zQ2",
+    )),
 ]
 
 
@@ -276,6 +343,50 @@ def test_leaves_prose_alone(text: str) -> None:
     out, found = redact(text)
     assert found == []
     assert out == text
+
+
+# ---- a secret wrapped at a column: its rest on the next line, and what is not its rest --------
+LONG_LINE = "The service reads its key from API_KEY=" + "Ab3dE5gH7jK9mN1pQ3sT5vX7"  # 63 characters
+HEX_LINE = "  signing_secret: " + "7cb99d9962e7" * 5  # 78 characters, a lower-case hex value
+
+
+@pytest.mark.parametrize("first, second", [
+    (LONG_LINE, "and nothing else."),
+    (LONG_LINE, "2024 was the year it leaked."),
+    (LONG_LINE, "/srv/app2 holds the rest of the configuration."),
+    (LONG_LINE, "--force2 is needed to apply it"),
+    (LONG_LINE, "user1: bob"),
+    (LONG_LINE, "DB_HOST=db.internal"),
+    (LONG_LINE, "- Ab3dE5 is a list item"),
+    (LONG_LINE, "and/or the vault"),
+    (LONG_LINE, ""),
+    (HEX_LINE, "  iOS2 clients read it as well"),  # capitals: not the rest of a lower-case value
+    ("token: " + GH, "Zq9Lm2Xv after a short line"),  # 47 characters: not wrapped
+    (f"The service reads its key from API_KEY={'Ab3dE5gH7j' * 3}.", "Zq9Lm2Xv after a full stop"),
+])
+def test_what_does_not_continue_a_secret(first: str, second: str) -> None:
+    out, found = redact(doc(first, second))
+    assert [r.line for r in found] == [1]
+    assert out.endswith("\n" + second + "\n")
+
+
+def test_a_secret_on_the_next_line_is_its_own() -> None:
+    out, found = redact(doc(LONG_LINE, f"{GH} too"))
+    assert found == [Redaction("secret-assignment", 1), Redaction("github-token", 2)]
+    assert out.endswith("\n[REDACTED:github-token] too\n")
+
+
+def test_yaml_with_crlf() -> None:
+    text = "password:\r\n  min_length: 12\r\ntoken: |\r\n  Blk!Lit3ral-2024\r\n"
+    assert redact(text) == ("password:\r\n  min_length: 12\r\ntoken: |\r\n"
+                            "  [REDACTED:secret-assignment]\r\n", [Redaction("secret-assignment", 4)])
+
+
+def test_a_wrapped_secret_with_crlf() -> None:
+    out, found = redact(f"{LONG_LINE}\r\nZq9Lm2Xv here\r\n")
+    assert found == [Redaction("secret-assignment", 1), Redaction("secret-assignment", 2)]
+    assert out == "The service reads its key from API_KEY=[REDACTED:secret-assignment]\r\n" \
+                  "[REDACTED:secret-assignment] here\r\n"
 
 
 # ---- line numbers, idempotence -----------------------------------------------------------------
@@ -427,6 +538,15 @@ def test_adversarial_inputs_finish(name: str, text: str) -> None:
     '"auth": "' * 50_000,
     "$2y$10$" * 70_000,
     "[REDACTED:private-key] = x1" * 17_500,
+    # values on the next line, secrets wrapped at a column, SAS signatures
+    "password: |\n" * 80_000,
+    "".join(" " * i + "password: |\n" for i in range(1_400)),
+    ("password: |\n" + "  a1b2c3d4e5f6\n" * 70) * 1_000,
+    "password:\n" + ("  " + "x1" * 2_000 + "\n") * 250,
+    "API_KEY=" + ("Ab3" * 30 + "\n") * 11_000,
+    ("> the password is " + "Xy7!pq9z" * 8 + "\n") * 12_000,
+    "&si" + "g=" * 200_000,
+    "si" + "g=" + "a1%2F" * 200_000,
 ])
 @pytest.mark.timeout(30)
 def test_adversarial_megabytes_finish(text: str) -> None:

@@ -136,7 +136,8 @@ _PIECES = [s[1] for s in SECRETS] + [c[1] for c in CLEAN] + [
     "redis-cli", "htpasswd", "pass:", "\\\n", "-----BEGIN RSA " + "PRIVATE KEY-----",
     "Version: 1", "<password>", "</password>", '"auth": "', "_auth=", ":thin:", "a/b@",
     "hunter2024", "Tr0ub4dor&3", "Xy7!pq9z", "AK" + "IAIOSFODNN7EXAMPLE", "$apr1$", ";", "&&",
-    "**"]
+    "**", "si" + "g=", ": |", ": >-", "\n    ", "!vault |", ">", "EXAMPLE", "x" * 60,
+    "Ab3dE5gH7jK9mN1pQ3sT5vX7Ab3dE5gH7jK9mN1pQ3sT5vX7Ab3dE5gH7jK9mN1pQ3sT5vX7"]
 
 
 @st.composite
