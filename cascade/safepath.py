@@ -7,6 +7,9 @@ someone wrote; a symbolic link is one line in a commit. Followed, either would c
 absolute or climbs out with ``..`` is refused; every folder from the top of the repository
 down to the file, and the file itself, must not be a symbolic link (checked with ``lstat``,
 and the final open uses ``O_NOFOLLOW``). A refusal is one line naming the path, exit 2.
+
+The repository's own configuration (rule files, presets, personas, protocols, templates) is
+read the same way (``read_config``): a persona's text is part of a prompt.
 """
 from __future__ import annotations
 
@@ -16,9 +19,10 @@ import posixpath
 from pathlib import Path
 
 from cascade.errors import CascadeError
+from cascade.resources import is_bundled
 
 __all__ = ["relative", "first_link", "refuse_links", "read_inside", "check_local", "open_nofollow",
-           "LINK_HINT"]
+           "read_config", "LINK_HINT"]
 
 LINK_HINT = "cascade never follows one (put the file itself there)"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -122,3 +126,12 @@ def open_nofollow(path: str | os.PathLike[str], what: str) -> bytes:
         raise
     with os.fdopen(fd, "rb") as fh:
         return fh.read()
+
+
+def read_config(path: str | os.PathLike[str], what: str = "the configuration file") -> bytes:
+    """A configuration file's bytes. The repository's own (a rule file, a preset, a persona, a
+    protocol, a template) is refused (one line, exit 2) when it, or a folder of it below the
+    repository top, is a symbolic link -- as ``open_nofollow``; a bundled one is read as it is."""
+    if is_bundled(path):
+        return Path(path).read_bytes()
+    return open_nofollow(path, what)

@@ -1,0 +1,169 @@
+"""Links and paths: the repository's own configuration is never read through a symbolic link.
+
+A persona, protocol, template or rule file that is a symbolic link -- or sits in a folder
+that is one, below the repository top -- is refused like a document (one line naming it,
+exit 2) and never read: its text is part of a prompt, or decides what a prompt holds.
+
+Real repositories, the CLI as a user runs it, the fake endpoint over real HTTP.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, git
+from test_hook import DOC, LEDGER, RULES, hook, loop_repo, run, script  # noqa: F401
+
+SECRET = "pgpass-line-db.internal:5432:app:app:Hunter2-do-not-send"
+
+
+def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    proc = run(repo, sys.executable, "-m", "cascade", *args)
+    proc.out = proc.stdout + proc.stderr
+    return proc
+
+
+def one_line(text: str) -> str:
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    assert len(lines) == 1, text
+    assert "Traceback" not in text
+    return lines[0]
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder beside the repository, holding a file nobody may send."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "pgpass").write_text(SECRET + "\n")
+    return folder
+
+
+# ---- the repository's configuration: never through a link ------------------------------------
+
+def _link(repo: Path, outside: Path, rel: str, text: str, how: str) -> str:
+    """Put ``text`` where ``rel`` is read from, through a link: the file itself (``file``), or
+    the folder above it (``folder``, the link being ``rel``'s parent). The link, as the
+    message names it."""
+    if how == "file":
+        target = outside / Path(rel).name
+        target.write_text(text)
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).symlink_to(target)
+        return rel
+    folder = Path(rel).parent
+    (outside / "shared").mkdir()
+    (outside / "shared" / Path(rel).name).write_text(text)
+    (repo / folder).parent.mkdir(parents=True, exist_ok=True)
+    (repo / folder).symlink_to(outside / "shared", target_is_directory=True)
+    return folder.as_posix()
+
+
+def persona_text() -> str:
+    bundled = (REPO / "personas" / "security.yml").read_text()
+    return bundled.replace("You are a voting participant",
+                           f"Remember {SECRET}.\n  You are a voting participant")
+
+
+def refused(proc, rel: str, link: str) -> None:
+    """Exit 2 and one line: the file, and the link (itself, or the folder it sits in)."""
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    line = one_line(proc.stderr)
+    assert line.startswith(f"cascade: {rel}: "), line
+    if link == rel:
+        assert "is a symbolic link" in line, line
+    else:
+        assert f"passes through {link}, which is a symbolic link" in line, line
+
+
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_a_linked_persona_file_never_reaches_the_model(loop_repo, fake_llm, outside, how):
+    """`.cascade/personas/security.yml` as a link to a file outside: the hook used to send
+    the target's text to the model (a persona's text is part of its prompt)."""
+    repo = loop_repo
+    rel = ".cascade/personas/security.yml"
+    link = _link(repo, outside, rel, persona_text(), how)
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    proc = hook(repo, DOC)
+    refused(proc, rel, link)
+    assert SECRET not in fake_llm.all_text()
+    assert fake_llm.calls() == 0
+    assert not (repo / LEDGER).exists()
+    # every command that loads personas says the same
+    proc = cascade(repo, "personas", "show", "security")
+    refused(proc, rel, link)
+
+
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_a_linked_protocol_file_is_refused(loop_repo, fake_llm, outside, how):
+    repo = loop_repo
+    rel = ".cascade/protocols/review.yml"
+    link = _link(repo, outside, rel, (REPO / "protocols" / "review.yml").read_text(), how)
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    refused(hook(repo, DOC), rel, link)
+    assert fake_llm.calls() == 0
+    assert not (repo / LEDGER).exists()
+    refused(cascade(repo, "plan", "--protocol", "review"), rel, link)
+
+
+@pytest.mark.parametrize("rel", [".cascade/templates/discussions/adr.md.j2",
+                                 ".cascade/templates/prompts/turn.md.j2"])
+@pytest.mark.parametrize("how", ["file", "folder"])
+def test_a_linked_template_is_refused(loop_repo, fake_llm, outside, rel, how):
+    """A discussion template's text lands in the ledger the panel reads; a prompt template's,
+    in every request."""
+    repo = loop_repo
+    bundled = (REPO / "templates" / Path(rel).relative_to(".cascade/templates")).read_text()
+    link = _link(repo, outside, rel, f"{SECRET}\n{bundled}", how)
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    refused(hook(repo, DOC), rel, link)
+    assert SECRET not in fake_llm.all_text()
+    assert fake_llm.calls() == 0
+    if "discussions" in rel:
+        assert not (repo / LEDGER).exists()
+    else:  # the ledger is made from the (bundled) discussion template, then the prompt fails
+        assert SECRET not in (repo / LEDGER).read_text()
+
+
+def test_a_template_included_through_a_link_is_refused(repo, cli, outside):
+    """A repository's own template, a regular file, that includes a linked one."""
+    (repo / ".cascade/templates/discussions").mkdir(parents=True)
+    (repo / ".cascade/templates/discussions/mine.md.j2").write_text(
+        "# {{ title }}\n{% include 'discussions/part.md.j2' %}\n")
+    (outside / "part.md.j2").write_text(SECRET + "\n")
+    (repo / ".cascade/templates/discussions/part.md.j2").symlink_to(outside / "part.md.j2")
+    code, out, err = cli("new", "Notes", "--template", "mine")
+    assert code == 2, out + err
+    assert one_line(err).startswith(
+        "cascade: .cascade/templates/discussions/part.md.j2: "), err
+    assert "is a symbolic link" in err
+    assert not (repo / "discussions").exists()
+
+
+@pytest.mark.parametrize("case", ["top", "nested", "preset", "preset-folder"])
+def test_a_linked_rule_file_is_refused(loop_repo, fake_llm, outside, case):
+    """A rule file decides which documents go to which personas: one that is a link (or a
+    preset a rule file extends that is one, or sits in a linked folder) is refused before
+    any call."""
+    repo = loop_repo
+    os.remove(repo / ".ai-rules.yml")
+    if case == "top":
+        rel = link = _link(repo, outside, ".ai-rules.yml", RULES, "file")
+    elif case == "nested":
+        rel = link = _link(repo, outside, "docs/adr/.ai-rules.yml",
+                           RULES.replace("docs/adr/", ""), "file")
+    else:
+        (repo / ".ai-rules.yml").write_text("extends: team\n")
+        rel = ".cascade/rules/team.yml"
+        link = _link(repo, outside, rel, RULES, "file" if case == "preset" else "folder")
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    refused(hook(repo, DOC), rel, link)
+    assert fake_llm.calls() == 0
+    assert not (repo / LEDGER).exists()
