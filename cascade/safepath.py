@@ -93,11 +93,23 @@ def read_inside(root: Path, rel: str, what: str, *, where: str | os.PathLike[str
 
 def _lexical_top(path: Path) -> Path | None:
     """The repository top above ``path`` found without resolving links (resolving would walk
-    up from a link's target instead)."""
+    up from a link's target instead). A top (a folder with ``.git`` or ``.cascade``) reached
+    through a link counts only when the command runs in it (a home folder that is a link):
+    another work tree that a link below the top leads into does not, else that link would
+    go unseen."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    nearest = None
     for folder in path.parents:
         if (folder / ".git").exists() or (folder / ".cascade").is_dir():
-            return folder
-    return None
+            real = os.path.realpath(folder)
+            inside = here == real or here.startswith(real.rstrip(os.sep) + os.sep)
+            if real == str(folder) or inside:
+                return folder
+            nearest = nearest or folder
+    return nearest
 
 
 def check_local(path: str | os.PathLike[str], what: str) -> None:

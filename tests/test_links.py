@@ -167,3 +167,33 @@ def test_a_linked_rule_file_is_refused(loop_repo, fake_llm, outside, case):
     refused(hook(repo, DOC), rel, link)
     assert fake_llm.calls() == 0
     assert not (repo / LEDGER).exists()
+
+
+@pytest.mark.parametrize("rel", [".cascade/personas/security.yml",
+                                 ".cascade/templates/discussions/mine.md.j2"])
+def test_a_link_to_another_work_tree_is_still_a_link(repo, cli, outside, rel):
+    """A folder link whose target is a repository of its own (a `.git` in it) is a link below
+    this repository's top all the same: the repository is not taken to start there."""
+    other = outside / "work"
+    (other / ".git").mkdir(parents=True)
+    (other / "security.yml").write_text(persona_text())
+    (other / "part.md.j2").write_text(SECRET + "\n")
+    (repo / ".cascade/templates/discussions").mkdir(parents=True)
+    (repo / ".cascade/templates/discussions/mine.md.j2").write_text(
+        "# {{ title }}\n{% include 'discussions/work/part.md.j2' %}\n")
+    if "personas" in rel:
+        (repo / ".cascade/personas").symlink_to(other, target_is_directory=True)
+        link = ".cascade/personas"
+        code, out, err = cli("personas", "show", "security")
+    else:
+        (repo / ".cascade/templates/discussions/work").symlink_to(other,
+                                                                   target_is_directory=True)
+        link, rel = ".cascade/templates/discussions/work", \
+            ".cascade/templates/discussions/work/part.md.j2"
+        code, out, err = cli("new", "Notes", "--template", "mine")
+    assert code == 2, out + err
+    line = one_line(err)
+    assert line.startswith(f"cascade: {rel}: "), line
+    assert f"passes through {link}, which is a symbolic link" in line, line
+    assert SECRET not in out + err
+    assert not (repo / "discussions").exists()
