@@ -9,7 +9,10 @@ down to the file, and the file itself, must not be a symbolic link (checked with
 and the final open uses ``O_NOFOLLOW``). A refusal is one line naming the path, exit 2.
 
 The repository's own configuration (rule files, presets, personas, protocols, templates) is
-read the same way (``read_config``): a persona's text is part of a prompt.
+read the same way (``read_config``): a persona's text is part of a prompt. A path a person
+types (``-o``, a ledger given to a command) may be absolute or relative to the current
+folder, but must lie inside the work tree, reached through no link below its top
+(``refuse_outside``).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from cascade.errors import CascadeError
 from cascade.resources import is_bundled
 
 __all__ = ["relative", "first_link", "refuse_links", "read_inside", "check_local", "open_nofollow",
-           "read_config", "LINK_HINT"]
+           "read_config", "refuse_outside", "LINK_HINT"]
 
 LINK_HINT = "cascade never follows one (put the file itself there)"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -147,3 +150,44 @@ def read_config(path: str | os.PathLike[str], what: str = "the configuration fil
     if is_bundled(path):
         return Path(path).read_bytes()
     return open_nofollow(path, what)
+
+
+def refuse_outside(root: Path, path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a person typed it (absolute, or relative to the current folder), when it
+    lies inside the work tree ``root`` and no symbolic link below ``root`` leads to it; else a
+    one-line error (exit 2) naming it. The path is followed as the system follows it: a link
+    above the top (a home folder that is one) is taken, and ``..`` after a link climbs from
+    where the link leads."""
+    top = Path(os.path.realpath(root))
+    given = Path(path)
+    here = Path(given.anchor) if given.is_absolute() else Path(os.getcwd())
+    parts = list(given.parts[1:] if given.is_absolute() else given.parts)
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            here = here.parent
+            continue
+        step = here / part
+        if step.is_symlink():
+            if here == top or top in here.parents:
+                link = step.relative_to(top).as_posix()
+                through = "is" if not parts else f"passes through {link}, which is"
+                raise CascadeError(f"{what} {through} a symbolic link: {LINK_HINT}", path)
+            hops += 1
+            if hops > 40:
+                raise CascadeError(f"{what}: too many levels of symbolic links", path)
+            target = Path(os.readlink(step))
+            if target.is_absolute():
+                here = Path(target.anchor)
+                parts = list(target.parts[1:]) + parts
+            else:
+                parts = list(target.parts) + parts
+            continue
+        here = step
+    if here != top and top not in here.parents:
+        raise CascadeError(f"{what} is outside the repository ({top}): cascade reads and "
+                           "writes only files inside it", path)
+    return given

@@ -1,8 +1,12 @@
-"""Links and paths: the repository's own configuration is never read through a symbolic link.
+"""Links and paths: the repository's own configuration is never read through a symbolic link,
+and nothing is written outside the repository.
 
 A persona, protocol, template or rule file that is a symbolic link -- or sits in a folder
 that is one, below the repository top -- is refused like a document (one line naming it,
-exit 2) and never read: its text is part of a prompt, or decides what a prompt holds.
+exit 2) and never read: its text is part of a prompt, or decides what a prompt holds. Every
+path a command writes (``discuss -o``, ``new -o``, a ledger given to ``comment``, ``decide``,
+``advance``, ``turn``, ``run``, ``summary``) lies inside the repository: the git work tree
+the command runs in.
 
 Real repositories, the CLI as a user runs it, the fake endpoint over real HTTP.
 """
@@ -197,3 +201,141 @@ def test_a_link_to_another_work_tree_is_still_a_link(repo, cli, outside, rel):
     assert f"passes through {link}, which is a symbolic link" in line, line
     assert SECRET not in out + err
     assert not (repo / "discussions").exists()
+
+
+# ---- what is written: inside the repository only ------------------------------------------
+
+TOPIC = "Which database for the event store?"
+
+
+@pytest.fixture
+def model(fake_llm, monkeypatch):
+    """The fake endpoint as every command's model (in-process and in subprocesses)."""
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    return fake_llm
+
+
+def listing(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*"))
+
+
+def loose_ledger(folder: Path, name: str = "notes.discussion.md") -> Path:
+    """A ledger no rule governs, of the phased protocol (so that `advance` has a next phase)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("<!-- DISCUSSION -->\n<!-- Title: Notes -->\n<!-- Protocol: phased -->\n"
+                    "<!-- Phase: initial_feedback -->\n<!-- Status: OPEN -->\n"
+                    "<!-- Participants: architect -->\n\n# Notes\n")
+    return path
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot"])
+def test_discuss_never_writes_outside_the_repository(repo, model, outside, where):
+    """`discuss -o` used to write the ledger, its record and its graph wherever it pointed."""
+    target = outside / "x.discussion.md"
+    given = str(target) if where == "absolute" else "../outside/x.discussion.md"
+    proc = cascade(repo, "discuss", TOPIC, "--participants", "architect,security", "-o", given)
+    assert proc.returncode == 2, proc.out
+    line = one_line(proc.stderr)
+    assert line.startswith(f"cascade: {given}: ") and "outside the repository" in line, line
+    assert listing(outside) == ["pgpass"]
+    assert model.calls() == 0
+
+
+def test_discuss_never_writes_through_a_linked_folder(repo, model, outside):
+    (repo / "notes").symlink_to(outside, target_is_directory=True)
+    proc = cascade(repo, "discuss", TOPIC, "--participants", "architect,security",
+                   "-o", "notes/x.discussion.md")
+    assert proc.returncode == 2, proc.out
+    assert "passes through notes, which is a symbolic link" in one_line(proc.stderr)
+    assert listing(outside) == ["pgpass"]
+    assert model.calls() == 0
+
+
+@pytest.mark.parametrize("where", ["absolute", "dotdot"])
+def test_new_never_writes_outside_the_repository(repo, cli, outside, where):
+    given = str(outside / "x.discussion.md") if where == "absolute" else \
+        "../outside/x.discussion.md"
+    code, out, err = cli("new", "Notes", "-o", given)
+    assert code == 2, out + err
+    line = one_line(err)
+    assert line.startswith(f"cascade: {given}: ") and "outside the repository" in line, line
+    assert listing(outside) == ["pgpass"]
+
+
+@pytest.mark.parametrize("command", ["comment", "decide", "advance", "turn", "run", "summary"])
+def test_a_ledger_outside_the_repository_is_refused(repo, model, outside, command):
+    """`comment /elsewhere/y.discussion.md TEXT` used to append there; so did every command
+    that takes a ledger, and `summary` wrote the summary beside it."""
+    ledger = loose_ledger(outside)
+    before = ledger.read_bytes()
+    args = {"comment": ["hi"], "decide": ["READY", "--reason", "fine"], "advance": [],
+            "turn": ["@architect"], "run": [], "summary": []}[command]
+    for given in (str(ledger), "../outside/notes.discussion.md"):
+        proc = cascade(repo, command, given, *args)
+        assert proc.returncode == 2, (given, proc.out)
+        line = one_line(proc.stderr)
+        assert line.startswith(f"cascade: {given}: "), line
+        assert "outside the repository" in line, line
+    assert ledger.read_bytes() == before
+    assert listing(outside) == ["notes.discussion.md", "pgpass"]
+    assert model.calls() == 0
+
+
+def test_a_document_of_another_repository_is_refused(repo, cli, tmp_path):
+    """A governed document's path stands for its ledger: one in another work tree is outside
+    this one, though that tree has rules of its own."""
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q")
+    (other / ".ai-rules.yml").write_text(RULES)
+    (other / DOC).parent.mkdir(parents=True)
+    (other / DOC).write_text("# Use SQLite\n")
+    ledger = loose_ledger((other / LEDGER).parent, Path(LEDGER).name)
+    before = ledger.read_bytes()
+    code, out, err = cli("comment", str(other / DOC), "hi")
+    assert code == 2, out + err
+    assert "outside the repository" in one_line(err)
+    assert ledger.read_bytes() == before
+
+
+def test_a_ledger_through_a_linked_folder_is_refused(repo, cli, outside):
+    ledger = loose_ledger(outside / "shared")
+    before = ledger.read_bytes()
+    (repo / "notes").symlink_to(outside / "shared", target_is_directory=True)
+    code, out, err = cli("advance", "notes/notes.discussion.md")
+    assert code == 2, out + err
+    assert "passes through notes, which is a symbolic link" in one_line(err)
+    assert ledger.read_bytes() == before
+
+
+def test_a_path_from_a_subfolder_inside_the_repository_is_fine(repo, cli, monkeypatch):
+    """Relative to the current folder, and climbing with .. while staying inside: fine."""
+    loose_ledger(repo)
+    loose_ledger(repo / "docs")
+    monkeypatch.chdir(repo / "docs")
+    assert cli("comment", "notes.discussion.md", "from the subfolder")[0] == 0
+    assert cli("comment", "../notes.discussion.md", "one up")[0] == 0
+    assert cli("comment", str(repo / "notes.discussion.md"), "by its full path")[0] == 0
+    code, out, err = cli("new", "Sub", "-o", "../discussions/sub.discussion.md")
+    assert code == 0, out + err
+    assert (repo / "discussions/sub.discussion.md").is_file()
+    top = (repo / "notes.discussion.md").read_text()
+    assert "one up" in top and "by its full path" in top and "from the subfolder" not in top
+    assert "from the subfolder" in (repo / "docs/notes.discussion.md").read_text()
+
+
+def test_a_summary_beside_a_ledger_is_never_written_through_a_link(repo, cli, outside):
+    """The artifacts beside a ledger follow from its path: its folder is checked with it, and
+    the file itself is never written through a link."""
+    loose_ledger(repo)
+    (outside / "victim").write_text("keep me\n")
+    (repo / "notes.discussion.sum.md").symlink_to(outside / "victim")
+    code, out, err = cli("summary", "notes.discussion.md")
+    assert code == 2, out + err
+    assert "is a symbolic link" in one_line(err)
+    assert (outside / "victim").read_text() == "keep me\n"
+    assert (repo / "notes.discussion.sum.md").is_symlink()
