@@ -30,12 +30,22 @@ class CascadeError(Exception):
 
 
 def display_path(path: str | os.PathLike[str]) -> str:
-    """A path as the user would type it: relative to the cwd when below it."""
+    """A path as the user would type it: relative to the cwd when below it -- where it is,
+    when it is a symbolic link (or in a folder that is one) leading elsewhere."""
     p = Path(path)
     try:
-        return str(p.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
+        cwd = Path.cwd().resolve()
+        return str(p.resolve().relative_to(cwd))
+    except OSError:
         return str(p)
+    except ValueError:
+        pass
+    if ".." not in p.parts:  # lexically: '..' after a link would climb from where it leads
+        try:
+            return str(Path(os.path.abspath(p)).relative_to(cwd))
+        except ValueError:
+            pass
+    return str(p)
 
 
 def os_error_line(exc: OSError) -> str:

@@ -12,12 +12,19 @@ _SOURCE = _PACKAGE.parent
 
 CONFIG_DIR = ".cascade"  # a repository's own personas/, protocols/, templates/
 LEDGER_SUFFIX = ".discussion.md"
+KINDS = ("templates", "rules", "personas", "protocols")  # the data shipped with the package
 
 
 def bundled(kind: str) -> Path:
     """Path of a bundled data folder: templates, rules, personas or protocols."""
     inside = _BUNDLED / kind
     return inside if inside.is_dir() else _SOURCE / kind
+
+
+def is_bundled(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is one of the package's own data files (not a repository's)."""
+    p = Path(os.path.abspath(path))
+    return any(p.is_relative_to(bundled(kind)) for kind in KINDS)
 
 
 def find_root(start: str | os.PathLike[str] | None = None) -> Path:

@@ -7,6 +7,12 @@ someone wrote; a symbolic link is one line in a commit. Followed, either would c
 absolute or climbs out with ``..`` is refused; every folder from the top of the repository
 down to the file, and the file itself, must not be a symbolic link (checked with ``lstat``,
 and the final open uses ``O_NOFOLLOW``). A refusal is one line naming the path, exit 2.
+
+The repository's own configuration (rule files, presets, personas, protocols, templates) is
+read the same way (``read_config``): a persona's text is part of a prompt. A path a person
+types (``-o``, a ledger given to a command) may be absolute or relative to the current
+folder, but must lie inside the work tree, reached through no link below its top
+(``refuse_outside``).
 """
 from __future__ import annotations
 
@@ -16,9 +22,10 @@ import posixpath
 from pathlib import Path
 
 from cascade.errors import CascadeError
+from cascade.resources import is_bundled
 
 __all__ = ["relative", "first_link", "refuse_links", "read_inside", "check_local", "open_nofollow",
-           "LINK_HINT"]
+           "read_config", "refuse_outside", "LINK_HINT"]
 
 LINK_HINT = "cascade never follows one (put the file itself there)"
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -89,11 +96,23 @@ def read_inside(root: Path, rel: str, what: str, *, where: str | os.PathLike[str
 
 def _lexical_top(path: Path) -> Path | None:
     """The repository top above ``path`` found without resolving links (resolving would walk
-    up from a link's target instead)."""
+    up from a link's target instead). A top (a folder with ``.git`` or ``.cascade``) reached
+    through a link counts only when the command runs in it (a home folder that is a link):
+    another work tree that a link below the top leads into does not, else that link would
+    go unseen."""
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    nearest = None
     for folder in path.parents:
         if (folder / ".git").exists() or (folder / ".cascade").is_dir():
-            return folder
-    return None
+            real = os.path.realpath(folder)
+            inside = here == real or here.startswith(real.rstrip(os.sep) + os.sep)
+            if real == str(folder) or inside:
+                return folder
+            nearest = nearest or folder
+    return nearest
 
 
 def check_local(path: str | os.PathLike[str], what: str) -> None:
@@ -122,3 +141,53 @@ def open_nofollow(path: str | os.PathLike[str], what: str) -> bytes:
         raise
     with os.fdopen(fd, "rb") as fh:
         return fh.read()
+
+
+def read_config(path: str | os.PathLike[str], what: str = "the configuration file") -> bytes:
+    """A configuration file's bytes. The repository's own (a rule file, a preset, a persona, a
+    protocol, a template) is refused (one line, exit 2) when it, or a folder of it below the
+    repository top, is a symbolic link -- as ``open_nofollow``; a bundled one is read as it is."""
+    if is_bundled(path):
+        return Path(path).read_bytes()
+    return open_nofollow(path, what)
+
+
+def refuse_outside(root: Path, path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` as a person typed it (absolute, or relative to the current folder), when it
+    lies inside the work tree ``root`` and no symbolic link below ``root`` leads to it; else a
+    one-line error (exit 2) naming it. The path is followed as the system follows it: a link
+    above the top (a home folder that is one) is taken, and ``..`` after a link climbs from
+    where the link leads."""
+    top = Path(os.path.realpath(root))
+    given = Path(path)
+    here = Path(given.anchor) if given.is_absolute() else Path(os.getcwd())
+    parts = list(given.parts[1:] if given.is_absolute() else given.parts)
+    hops = 0
+    while parts:
+        part = parts.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            here = here.parent
+            continue
+        step = here / part
+        if step.is_symlink():
+            if here == top or top in here.parents:
+                link = step.relative_to(top).as_posix()
+                through = "is" if not parts else f"passes through {link}, which is"
+                raise CascadeError(f"{what} {through} a symbolic link: {LINK_HINT}", path)
+            hops += 1
+            if hops > 40:
+                raise CascadeError(f"{what}: too many levels of symbolic links", path)
+            target = Path(os.readlink(step))
+            if target.is_absolute():
+                here = Path(target.anchor)
+                parts = list(target.parts[1:]) + parts
+            else:
+                parts = list(target.parts) + parts
+            continue
+        here = step
+    if here != top and top not in here.parents:
+        raise CascadeError(f"{what} is outside the repository ({top}): cascade reads and "
+                           "writes only files inside it", path)
+    return given

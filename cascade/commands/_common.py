@@ -7,7 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import LEDGER_SUFFIX
+from cascade.ledger.discussion import LEDGER_SUFFIX, Discussion
+from cascade.loop.governance import open_discussion
+from cascade.resources import find_root
+from cascade.safepath import refuse_outside
 
 _SKIP_DIRS = {"node_modules", "venv", "__pycache__", "site-packages"}
 
@@ -25,6 +28,20 @@ def ledger_paths(paths: list[str]) -> list[Path]:
     if paths:
         return [Path(p) for p in paths]
     return list(find_ledgers(Path(".")))
+
+
+def open_ledger(path: str) -> Discussion:
+    """The Discussion at a path a person typed to a command that writes to it (a ledger, or
+    the governed document that stands for its ledger): refused (one line, exit 2) when the
+    path, or the ledger it leads to, lies outside the repository -- the work tree the command
+    runs in -- or is reached through a symbolic link below its top. What is written beside the
+    ledger (its record, graph and summary) follows from its path."""
+    root = find_root()
+    refuse_outside(root, path, "the ledger" if str(path).endswith(LEDGER_SUFFIX)
+                   else "the document")
+    d = open_discussion(path)
+    refuse_outside(root, d.path, "the ledger")
+    return d
 
 
 def git_user_name() -> str:

@@ -1,15 +1,15 @@
 from __future__ import annotations
 
+from cascade.commands._common import open_ledger
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import OUTCOME
-from cascade.loop.governance import open_discussion
 
 
 def advance(path: str, to: str | None) -> int:
     """Move a discussion to its next (or the named) phase; in the last phase, record the
     outcome. Idempotent: advancing to the phase it is in, or closing a discussion already
     closed with that outcome, appends nothing and says so (exit 0)."""
-    d = open_discussion(path)
+    d = open_ledger(path)
     phase = d.current_phase
     shown = display_path(d.path)
     if to is not None and to == phase.id:

@@ -4,11 +4,10 @@ import re
 import shlex
 import sys
 
-from cascade.commands._common import git_user_name
+from cascade.commands._common import git_user_name, open_ledger
 from cascade.errors import CascadeError, display_path
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
-from cascade.loop.governance import open_discussion
 from cascade.text import printable
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -18,7 +17,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
     """Append a person's comment. The text is kept as written: a ``VOTE:`` line in it is
     neutralised like any structural line (indented by one space, so it reads as text and never
     counts); the vote comes only from ``--vote``. A note on stderr says so."""
-    d = open_discussion(path)
+    d = open_ledger(path)
     author = author or git_user_name()
     if d.personas.is_persona_name(author):
         raise CascadeError(f"{author!r} is a persona's name; people comment under their own name",

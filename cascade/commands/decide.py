@@ -8,7 +8,7 @@ import shlex
 import subprocess
 import sys
 
-from cascade.commands._common import git_user_name
+from cascade.commands._common import git_user_name, open_ledger
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import VOTES
 from cascade.text import printable
@@ -27,14 +27,13 @@ def _identity() -> str:
 
 def decide(path: str, vote: str, reason: str) -> int:
     from cascade.loop.gitio import index_blobs, repo_root
-    from cascade.loop.governance import open_discussion
 
     vote = vote.strip().upper()
     if vote not in VOTES:
         raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
     if not " ".join(reason.split()):
         raise CascadeError("a decision needs a reason: --reason TEXT")
-    d = open_discussion(path)
+    d = open_ledger(path)
     if d.personas.is_persona_name(git_user_name()):
         raise CascadeError(f"{git_user_name()!r} is a persona's name; people decide under "
                            "their own name", d.path)

@@ -32,11 +32,13 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     from cascade.config.protocols import load_protocol
     from cascade.ledger.discussion import Discussion
     from cascade.resources import find_root
-    from cascade.safepath import refuse_links
+    from cascade.safepath import refuse_links, refuse_outside
 
     from cascade.turns.settings import Settings
 
     root = find_root()
+    if output is not None:  # the ledger, and its record and graph beside it
+        refuse_outside(root, output, "the ledger")
     Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
     proto = load_protocol(protocol, root)
     steps = proto.steps
@@ -151,11 +153,10 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
 
 
 def run_(path: str, auto: bool) -> int:
-    from cascade.loop.governance import open_discussion
-
+    from cascade.commands._common import open_ledger
     from cascade.loop.governance import resolve
 
-    d = open_discussion(path)
+    d = open_ledger(path)
     d.current_phase  # an unknown phase is a configuration error, before any call
     return _run_discussion(d, auto, resolve(path)[2])
 

@@ -40,6 +40,8 @@ from pathlib import Path
 from cascade import docstatus
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.discussion import Discussion
+from cascade.resources import find_root
+from cascade.safepath import refuse_links, refuse_outside
 from cascade.text import printable
 
 
@@ -57,11 +59,11 @@ def new(title: str, template: str | None, source: str | None,
     if supersedes is not None or area is not None:
         raise CascadeError("--supersedes and --dir need --rule")
     template = template or "feature"
+    root = find_root()
+    if output is not None:
+        refuse_outside(root, output, "the ledger")
     if source:
-        from cascade.resources import find_root
-        from cascade.safepath import refuse_links
-
-        source = refuse_links(find_root(), source, "--source")
+        source = refuse_links(root, source, "--source")
     d = Discussion.create(title, template, context, path=output, source=source,
                           participants=participants, protocol=protocol)
     if source and not (d.root / source).exists():
@@ -116,7 +118,6 @@ def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
     from cascade.loop.gitio import repo_root
     from cascade.loop.governance import authority
     from cascade.loop.rules import RuleSet, slug
-    from cascade.safepath import refuse_links
 
     title = " ".join(title.split())
     if not title or printable(title) != title:
@@ -467,8 +468,6 @@ def heading(text: str, fallback: str) -> str:
 
 def _old_document(root: Path, ref: str, entries: list[_Entry], place: _Place,
                   folder: str) -> str:
-    from cascade.safepath import refuse_links
-
     if ref.strip().isdigit():
         n = int(ref)
         hits = [e for e in entries if e.number == n]
@@ -520,7 +519,6 @@ class _Supersede:
         self.discussion: Discussion | None = None
         if self.rule is not None:
             from cascade.loop.gate import _find_ledger
-            from cascade.safepath import refuse_links
 
             self.ledger = refuse_links(root, _find_ledger(root, self.rule, doc), "the ledger")
             if (root / self.ledger).is_file():

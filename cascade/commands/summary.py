@@ -2,12 +2,12 @@ from __future__ import annotations
 
 from cascade.errors import display_path
 from cascade.atomic import atomic_write
-from cascade.loop.governance import open_discussion
+from cascade.commands._common import open_ledger
 from cascade.ledger.summary import render_summary, summary_path
 
 
 def summary(path: str) -> int:
-    d = open_discussion(path)
+    d = open_ledger(path)
     target = summary_path(d.path)
     text = render_summary(d)
     mode = target.stat().st_mode if target.exists() else None

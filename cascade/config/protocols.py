@@ -183,6 +183,6 @@ def _load(name: str, folders: tuple[Path, ...]) -> Protocol | None:
     for folder in folders:
         for ext in (".yml", ".yaml"):
             path = folder / f"{name}{ext}"
-            if path.is_file():
+            if path.is_file() or path.is_symlink():  # a link is refused as it is read
                 return load_protocol_file(path)
     return None

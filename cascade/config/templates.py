@@ -1,14 +1,17 @@
-"""Jinja2 templates: discussion bodies and (later) prompts. StrictUndefined: a missing
-variable is an error naming the template, never a silent blank. Jinja2 is imported here
-only, and only when something is rendered."""
+"""Jinja2 templates: discussion bodies and prompts. StrictUndefined: a missing variable is
+an error naming the template, never a silent blank. Jinja2 is imported here only, and only
+when something is rendered. A repository's own template (or one it includes) is read as
+every configuration file is: never through a symbolic link (cascade.safepath.read_config)."""
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import Any
 
 from cascade.errors import CascadeError
 from cascade.resources import search_path
+from cascade.safepath import read_config
 
 
 def available(kind: str, root: Path | None) -> list[str]:
@@ -25,7 +28,7 @@ def _environment(folders: tuple[Path, ...]) -> Any:
     import jinja2
 
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader([str(f) for f in folders]),
+        loader=jinja2.FunctionLoader(functools.partial(_source, folders)),
         undefined=jinja2.StrictUndefined,
         keep_trailing_newline=True,
         autoescape=False,  # markdown, not HTML
@@ -33,6 +36,30 @@ def _environment(folders: tuple[Path, ...]) -> Any:
         # ownership; keyed by the template's source): 20-30 ms of every run that renders one.
         bytecode_cache=jinja2.FileSystemBytecodeCache(),
     )
+
+
+def _source(folders: tuple[Path, ...], name: str) -> tuple[str, str, Any] | None:
+    """Template ``name``'s text, file and up-to-date check, from the first folder that has it
+    (None: none has). As Jinja2's FileSystemLoader finds it (no ``..`` in a name), but read
+    with read_config: a link where a template is looked up is refused, never skipped."""
+    from jinja2.loaders import split_template_path
+
+    pieces = split_template_path(name)
+    for folder in folders:
+        path = folder.joinpath(*pieces)
+        if path.is_file() or path.is_symlink():
+            text = read_config(path, "the template").decode("utf-8")
+            stamp = _stamp(path)
+            return (text.replace("\r\n", "\n").replace("\r", "\n"), os.path.normpath(path),
+                    lambda: stamp is not None and _stamp(path) == stamp)
+    return None
+
+
+def _stamp(path: Path) -> int | None:
+    try:
+        return os.lstat(path).st_mtime_ns
+    except OSError:
+        return None
 
 
 def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
@@ -68,6 +95,8 @@ def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
     except jinja2.TemplateError as exc:
         raise CascadeError(f"template error: {exc.message or type(exc).__name__}",
                            template.filename) from None
+    except CascadeError:  # a template it includes, refused (a symbolic link): named itself
+        raise
     except Exception as exc:  # noqa: BLE001 - a repository's template failing as it renders
         raise CascadeError(f"template error: {type(exc).__name__}: {exc}", template.filename) from None
 

@@ -5,6 +5,7 @@ from pathlib import Path
 import yaml
 
 from cascade.errors import CascadeError
+from cascade.safepath import read_config
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -87,9 +88,10 @@ def load_yaml(path: Path, text: str | None = None) -> object:
 
 
 def read_text(path: Path) -> str:
-    """Read a UTF-8 text file; a missing or undecodable file is a one-line error."""
+    """Read a UTF-8 configuration file (never through a symbolic link, unless bundled:
+    cascade.safepath.read_config); a missing or undecodable file is a one-line error."""
     try:
-        data = Path(path).read_bytes()
+        data = read_config(path)
     except FileNotFoundError:
         raise CascadeError("no such file", path) from None
     except IsADirectoryError:

@@ -347,7 +347,7 @@ class WorkTree:
 
     def is_file(self, rel: str) -> bool:
         path = self.root / rel
-        if path.is_file():
+        if path.is_file() or path.is_symlink():  # a link is refused as it is read
             return True
         if path.exists():  # a folder (or a device) where a rule file goes: never "no rules"
             raise CascadeError("is not a file: a rule file must be a regular file", path)
@@ -405,7 +405,7 @@ class RuleSet:
         for folder in search_path("rules", self.config_root):
             for ext in (".yml", ".yaml"):
                 preset = folder / f"{name}{ext}"
-                if preset.is_file():
+                if preset.is_file() or preset.is_symlink():  # a link: refused as it is read
                     data = check_keys(load_yaml(preset), preset, {"rules"}, {"rules"}, "preset")
                     return _parse_rules(data, preset, "", "preset 'rules'")
         known = sorted({p.stem for f in search_path("rules", self.config_root)

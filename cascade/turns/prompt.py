@@ -22,6 +22,7 @@ from cascade.errors import display_path
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment
 from cascade.ledger.summary import gist
+from cascade.safepath import read_config
 from cascade.turns.redact import redact
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
@@ -153,8 +154,8 @@ def _line_of(d: Discussion, needle: str, default: int = 1) -> int:
 def _scrub_persona(persona: Persona, scrub) -> Persona:
     """The persona with its file's text redacted, each redaction reported at its line in the
     persona file."""
-    try:
-        file_text = persona.path.read_text("utf-8", errors="replace")
+    try:  # as it was loaded: never through a symbolic link
+        file_text = read_config(persona.path).decode("utf-8", errors="replace")
     except OSError:
         file_text = ""
     where = display_path(persona.path)  # once: it resolves the path on disk
