@@ -7,11 +7,13 @@ ledger's header only describes it.
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.state import Authority
+from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import Rule, RuleSet
 from cascade.resources import LEDGER_SUFFIX
 
@@ -201,10 +203,24 @@ def _relative(p: Path, root: Path) -> str | None:
 def open_discussion(path: str | Path):
     """The Discussion at a path a user typed (a ledger or a governed document), read under
     its rule's authority when a rule governs it."""
+    return _open(path, *resolve(path))
+
+
+@contextlib.contextmanager
+def writing(path: str | Path, holder: str):
+    """``open_discussion`` for a command that appends (``holder``: which, ``cascade
+    comment``): the ledger's lock is taken first and held until the block ends, so the
+    Discussion is read after any other writer has finished, and what is planned from it
+    (who is due) is not stale (cascade.loop.lock)."""
+    ledger, doc, rule = resolve(path)
+    with ledger_lock(ledger, holder=holder):
+        yield _open(path, ledger, doc, rule)
+
+
+def _open(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None):
     from cascade.ledger.discussion import Discussion
     from cascade.loop.gitio import repo_root
 
-    ledger, doc, rule = resolve(path)
     if rule is not None and doc and not Path(ledger).exists():
         raise CascadeError(f"no ledger yet ({display_path(ledger)}): commit the document once, "
                            "and the hook creates its ledger and asks the panel", Path(path))
