@@ -5,13 +5,16 @@
                               callout="Please review the updated proposal.")
     result = runner.run(discussion)      # a protocol's next steps (or the pending turns)
 
-The same runs as ``cascade turn`` and ``cascade run``, appended to the ledger and saved. A
+The same runs as ``cascade turn`` and ``cascade run``, appended to the ledger and saved, with
+the ledger's lock held as they hold it (cascade.loop.lock): a Discussion loaded earlier is
+brought up to date with its file first, so nobody another writer answered is asked again. A
 model's failure is not an exception: it is a reply with ``status`` "failed" and its
 ``error``, as the commands report it. Bad input (an unknown persona, a step protocol asked
 by name) raises CascadeError.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,24 +59,24 @@ class Runner:
         from cascade.turns.pending import Pending, requested_turns
         from cascade.turns.runner import Job, run
 
-        d = _discussion(discussion)
-        d.current_phase  # an unknown phase is a configuration error, before any call
-        if d.protocol.steps is not None:
-            if participants:
-                raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by "
-                                   "name: use Runner().run(discussion)", d.path)
-            raise CascadeError(f"protocol {d.protocol.name!r} runs by its steps: use "
-                               "Runner().run(discussion)", d.path)
-        pending = requested_turns(d, list(participants)) if participants else next_wave(d)
-        if callout:
-            pending = [Pending(p.persona, p.reason, callout) for p in pending]
-        if not pending:
-            return []
-        rule = _rule(d)
-        job = Job(d, pending, source_data=_recorded_revision(d),
-                  rule_model=rule.model if rule else None)
-        run([job], self.settings, progress)
-        return [_reply(d, o) for o in job.outcomes]
+        with _writing(discussion) as d:
+            d.current_phase  # an unknown phase is a configuration error, before any call
+            if d.protocol.steps is not None:
+                if participants:
+                    raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not "
+                                       "by name: use Runner().run(discussion)", d.path)
+                raise CascadeError(f"protocol {d.protocol.name!r} runs by its steps: use "
+                                   "Runner().run(discussion)", d.path)
+            pending = requested_turns(d, list(participants)) if participants else next_wave(d)
+            if callout:
+                pending = [Pending(p.persona, p.reason, callout) for p in pending]
+            if not pending:
+                return []
+            rule = _rule(d)
+            job = Job(d, pending, source_data=_recorded_revision(d),
+                      rule_model=rule.model if rule else None)
+            run([job], self.settings, progress)
+            return [_reply(d, o) for o in job.outcomes]
 
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person
@@ -82,29 +85,40 @@ class Runner:
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
         from cascade.commands.turn import _recorded_revision
 
-        d = _discussion(discussion)
-        d.current_phase
-        if d.protocol.steps is None:
-            return self.run_turn(d, progress=progress)
-        from cascade.protocol.run import run
+        with _writing(discussion) as d:
+            d.current_phase
+            if d.protocol.steps is None:
+                return self.run_turn(d, progress=progress)
+            from cascade.protocol.run import run
 
-        rule = _rule(d)
-        return run(d, self.settings, progress, source_data=_recorded_revision(d),
-                   rule_model=rule.model if rule else None,
-                   rule_models=rule.models if rule else None,
-                   auto=auto or bool(rule and rule.auto), ask=None)
+            rule = _rule(d)
+            return run(d, self.settings, progress, source_data=_recorded_revision(d),
+                       rule_model=rule.model if rule else None,
+                       rule_models=rule.models if rule else None,
+                       auto=auto or bool(rule and rule.auto), ask=None)
 
 
-def _discussion(discussion):
+HOLDER = "cascade.Runner (Python API)"
+
+
+@contextlib.contextmanager
+def _writing(discussion):
+    """The Discussion to run, with its ledger's lock held (cascade.loop.lock): a path is read
+    once the lock is taken; a Discussion given is brought up to date with its file then, so
+    whoever another writer answered meanwhile is not asked again."""
     from cascade.ledger.discussion import Discussion
+    from cascade.loop.governance import writing
+    from cascade.loop.lock import ledger_lock
 
     if isinstance(discussion, Discussion):
-        return discussion
-    if isinstance(discussion, (str, os.PathLike)):
-        from cascade.loop.governance import open_discussion
-
-        return open_discussion(str(Path(discussion)))
-    raise CascadeError(f"a Discussion or a path, not {type(discussion).__name__}")
+        with ledger_lock(discussion.path, holder=HOLDER):
+            discussion.refresh()
+            yield discussion
+    elif isinstance(discussion, (str, os.PathLike)):
+        with writing(str(Path(discussion)), HOLDER) as d:
+            yield d
+    else:
+        raise CascadeError(f"a Discussion or a path, not {type(discussion).__name__}")
 
 
 def _rule(d):

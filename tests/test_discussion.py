@@ -151,6 +151,33 @@ def test_refuses_to_write_over_a_rewritten_file(tmp_path):
     assert path.read_text() == edited
 
 
+def test_refresh_reads_what_another_writer_appended(tmp_path):
+    """A writer that loaded the ledger before it took the lock derives its state from the
+    file as it is now; what it appended meanwhile stays, after the other writer's text."""
+    path = tmp_path / "x.md"
+    path.write_text(SEED_LEDGER)
+    mine = Discussion.load(path, root=tmp_path)
+    mine.add_comment("Bob", "Mine.", "CHANGES")
+    theirs = Discussion.load(path, root=tmp_path)
+    theirs.add_comment("Ann", "Theirs.", "READY")
+    theirs.save()
+    mine.refresh()
+    assert [c.author for c in mine.comments][-2:] == ["Ann", "Bob"]
+    assert mine.votes == {"Ann": "READY", "Bob": "CHANGES"}
+    mine.save()
+    assert Discussion.load(path, root=tmp_path).text == mine.text
+    path.write_text(SEED_LEDGER.replace("VOTE: CHANGES", "VOTE: READY"))
+    with pytest.raises(CascadeError, match="rewritten since it was read"):
+        mine.refresh()
+    path.unlink()
+    with pytest.raises(CascadeError, match="removed since it was read"):
+        mine.refresh()
+    created = Discussion.create("New", "feature", path=tmp_path / "new.discussion.md",
+                                root=tmp_path)
+    created.refresh()  # not written yet: nothing to read
+    assert not (tmp_path / "new.discussion.md").exists()
+
+
 def test_save_keeps_mode_and_leaves_no_temp_files(tmp_path):
     path = tmp_path / "x.md"
     path.write_text(SEED_LEDGER)

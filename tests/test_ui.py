@@ -50,6 +50,13 @@ def text_of(app, selector: str) -> str:
     return str(app.screen.query_one(selector).render())
 
 
+async def settle(pilot) -> None:
+    """Until a comment, decision or advance is done: they run off the screen's thread (they
+    may wait for another writer of the ledger), then the screen shows what they said."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
 @pytest.mark.anyio
 async def test_the_browser_lists_filters_and_opens_a_discussion(ui_repo, cli):
     d = Discussion.load(ui_repo / "discussions/rotate-the-signing-keys.discussion.md")
@@ -115,7 +122,7 @@ async def test_a_comment_and_vote_are_written_as_the_git_user(ui_repo):
         await pilot.press(*"Ship it with the expiry.")
         app.screen.query_one("#vote").value = "READY"
         await pilot.press("ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         assert isinstance(app.screen, DiscussionScreen)
         assert "Ship it with the expiry." in str(app.screen.query(".entry").last().render())
         await pilot.press("c")
@@ -136,14 +143,14 @@ async def test_a_decision_is_recorded_and_a_bad_one_is_said_not_crashed(ui_repo)
         await pilot.press("d")
         await pilot.pause()
         await pilot.press("enter")  # no reason: refused, said in a notification
-        await pilot.pause()
+        await settle(pilot)
         assert any("needs a reason" in str(n.message) for n in app._notifications)
         await pilot.press("d")
         await pilot.pause()
         app.screen.query_one("#vote").value = "CHANGES"
         app.screen.query_one("#reason").focus()
         await pilot.press(*"Needs the threat model first.", "enter")
-        await pilot.pause()
+        await settle(pilot)
     d = Discussion.load(ui_repo / LEDGER)
     assert d.state.decision is not None and d.state.decision.vote == "CHANGES"
 
@@ -188,7 +195,7 @@ async def test_advance_moves_the_phase(ui_repo):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("a")
-        await pilot.pause()
+        await settle(pilot)
         assert "phase detailed_review" in text_of(app, "#summary")
     assert Discussion.load(ui_repo / LEDGER).phase == "detailed_review"
 
@@ -260,7 +267,7 @@ async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_rep
         await pilot.pause()
         assert app.screen.query_one("#text").text == "NEXT: "
         await pilot.press("end", *"start", "ctrl+s")
-        await pilot.pause()
+        await settle(pilot)
         calls = fake_llm.calls()
         await pilot.press("r")
         await pilot.pause(0.1)
@@ -319,3 +326,69 @@ async def test_the_persona_manager_adds_from_a_file_and_a_form_and_removes(ui_re
 
     ops = load_personas(ui_repo).get("ops")
     assert ops is not None and ops.name == "AI-Ops" and not ops.votes
+
+
+@pytest.mark.anyio
+async def test_while_its_run_writes_the_ledger_the_other_actions_are_refused(ui_repo, fake_llm):
+    """They would wait for the run's end (the ledger's lock): the person is told to come back
+    then, and no dialog opens."""
+    import threading
+
+    go = threading.Event()
+
+    def held(request):
+        go.wait(60)
+        return reply("AI-Architect")
+
+    fake_llm.default(held)
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")
+        try:
+            deadline = time.monotonic() + 60
+            while not fake_llm.calls() and time.monotonic() < deadline:
+                await pilot.pause(0.05)
+            assert app.screen.running
+            for key in ("c", "d", "a"):
+                await pilot.press(key)
+                await pilot.pause()
+                assert isinstance(app.screen, DiscussionScreen)  # no dialog
+        finally:
+            go.set()
+        await settle(pilot)
+        refused = [n for n in app._notifications if "a run is going on" in str(n.message)]
+        assert len(refused) == 3
+    d = Discussion.load(ui_repo / LEDGER)
+    assert not [c for c in d.comments if c.author == "Rob"]  # no comment, no decision
+    assert len([e for e in d.events if e.kind == "PHASE-TRANSITION"]) == 1  # the run's own
+
+
+@pytest.mark.anyio
+async def test_an_action_waits_for_another_writer_without_freezing_the_screen(ui_repo,
+                                                                               monkeypatch):
+    from test_lock import child, release
+
+    monkeypatch.setenv("CASCADE_LOCK_TIMEOUT", "60")  # a frozen screen would fail, not hang
+    holder = child("posix", "hold", ui_repo / LEDGER)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        app = CascadeApp(ui_repo / LEDGER)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("a")
+            deadline = time.monotonic() + 60  # the advance waits in its worker, while the
+            while not app.workers and time.monotonic() < deadline:  # screen goes on
+                await pilot.pause(0.05)
+            await pilot.press("g")
+            await pilot.pause()
+            assert "phase initial_feedback" in text_of(app, "#summary")  # not yet
+            release(holder)
+            await settle(pilot)
+            assert "phase detailed_review" in text_of(app, "#summary")
+            said = [str(n.message) for n in app._notifications]
+            assert any(f"waiting for a test holder (pid {holder.pid})" in m for m in said), said
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()

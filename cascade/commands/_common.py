@@ -8,9 +8,7 @@ from pathlib import Path
 
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import LEDGER_SUFFIX, Discussion
-from cascade.loop.governance import open_discussion
-from cascade.resources import find_root
-from cascade.safepath import refuse_outside
+from cascade.loop.governance import inside, open_at
 
 _SKIP_DIRS = {"node_modules", "venv", "__pycache__", "site-packages"}
 
@@ -31,17 +29,11 @@ def ledger_paths(paths: list[str]) -> list[Path]:
 
 
 def open_ledger(path: str) -> Discussion:
-    """The Discussion at a path a person typed to a command that writes to it (a ledger, or
-    the governed document that stands for its ledger): refused (one line, exit 2) when the
-    path, or the ledger it leads to, lies outside the repository -- the work tree the command
-    runs in -- or is reached through a symbolic link below its top. What is written beside the
-    ledger (its record, graph and summary) follows from its path."""
-    root = find_root()
-    refuse_outside(root, path, "the ledger" if str(path).endswith(LEDGER_SUFFIX)
-                   else "the document")
-    d = open_discussion(path)
-    refuse_outside(root, d.path, "the ledger")
-    return d
+    """The Discussion at a path a person typed to a command that writes beside it (a ledger,
+    or the governed document that stands for its ledger), refused when it lies outside the
+    repository (cascade.loop.governance.inside). Commands that append take ``writing``."""
+    ledger, doc, rule = inside(path)
+    return open_at(path, ledger, doc, rule)
 
 
 def git_user_name() -> str:

@@ -1,15 +1,19 @@
 from __future__ import annotations
 
-from cascade.commands._common import open_ledger
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import OUTCOME
+from cascade.loop.governance import writing
 
 
 def advance(path: str, to: str | None) -> int:
     """Move a discussion to its next (or the named) phase; in the last phase, record the
     outcome. Idempotent: advancing to the phase it is in, or closing a discussion already
     closed with that outcome, appends nothing and says so (exit 0)."""
-    d = open_ledger(path)
+    with writing(path, "cascade advance") as d:
+        return _advance(d, to)
+
+
+def _advance(d, to: str | None) -> int:
     phase = d.current_phase
     shown = display_path(d.path)
     if to is not None and to == phase.id:

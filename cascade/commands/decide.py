@@ -8,7 +8,7 @@ import shlex
 import subprocess
 import sys
 
-from cascade.commands._common import git_user_name, open_ledger
+from cascade.commands._common import git_user_name
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import VOTES
 from cascade.text import printable
@@ -27,52 +27,54 @@ def _identity() -> str:
 
 def decide(path: str, vote: str, reason: str) -> int:
     from cascade.loop.gitio import index_blobs, repo_root
+    from cascade.loop.governance import writing
 
     vote = vote.strip().upper()
     if vote not in VOTES:
         raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
     if not " ".join(reason.split()):
         raise CascadeError("a decision needs a reason: --reason TEXT")
-    d = open_ledger(path)
-    if d.personas.is_persona_name(git_user_name()):
-        raise CascadeError(f"{git_user_name()!r} is a persona's name; people decide under "
-                           "their own name", d.path)
-    doc = d.source
-    revision = None
-    if doc:
-        top = repo_root(d.path.parent)
-        revision = index_blobs(top, [doc]).get(doc)
-        if revision is None:
-            raise CascadeError(f"{doc} is not in the index: stage it (git add "
-                               f"{shlex.quote(display_path(top / doc))}) first, so the "
-                               "decision names the revision a commit will hold", d.path)
-    by = _identity()
-    where = f" of {doc} (revision {revision[:7]})" if revision else ""
-    body = (f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}")
-    d.add_comment(git_user_name(), body, None,
-                  provenance={"vote": vote, "revision": revision, "by": by}, origin="decision")
-    d.save()
-    decision = d.state.decision
-    shown = display_path(d.path)
-    if decision is None or decision.by != by or decision.vote != vote:
-        note = next((x.note for x in reversed(d.state.decisions) if x.by == by), "")
-        if revision and d.source_revision != revision and note.startswith("for another"):
-            print(printable(f"cascade: the ledger has not recorded this revision of {doc} yet: "
-                            "the decision takes effect when the hook records it (commit the "
-                            "document)"), file=sys.stderr)
-        else:
-            print(printable(f"cascade: recorded, but it does not override the panel: {note}"),
-                  file=sys.stderr)
-    print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
-    also = []
-    if (doc and revision and decision is not None and decision.by == by
-            and decision.vote == vote):
-        from cascade.loop.closing import close_now
+    with writing(path, "cascade decide") as d:
+        if d.personas.is_persona_name(git_user_name()):
+            raise CascadeError(f"{git_user_name()!r} is a persona's name; people decide under "
+                               "their own name", d.path)
+        doc = d.source
+        revision = None
+        if doc:
+            top = repo_root(d.path.parent)
+            revision = index_blobs(top, [doc]).get(doc)
+            if revision is None:
+                raise CascadeError(f"{doc} is not in the index: stage it (git add "
+                                   f"{shlex.quote(display_path(top / doc))}) first, so the "
+                                   "decision names the revision a commit will hold", d.path)
+        by = _identity()
+        where = f" of {doc} (revision {revision[:7]})" if revision else ""
+        body = f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}"
+        d.add_comment(git_user_name(), body, None,
+                      provenance={"vote": vote, "revision": revision, "by": by},
+                      origin="decision")
+        d.save()
+        decision = d.state.decision
+        shown = display_path(d.path)
+        if decision is None or decision.by != by or decision.vote != vote:
+            note = next((x.note for x in reversed(d.state.decisions) if x.by == by), "")
+            if revision and d.source_revision != revision and note.startswith("for another"):
+                print(printable(f"cascade: the ledger has not recorded this revision of {doc} "
+                                "yet: the decision takes effect when the hook records it "
+                                "(commit the document)"), file=sys.stderr)
+            else:
+                print(printable("cascade: recorded, but it does not override the panel: "
+                                f"{note}"), file=sys.stderr)
+        print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
+        also = []
+        if (doc and revision and decision is not None and decision.by == by
+                and decision.vote == vote):
+            from cascade.loop.closing import close_now
 
-        closed, moved = close_now(d, path)
-        if closed is not None:
-            print(printable(f"cascade: {doc}: {closed.describe(doc)}."))
-            also += [moved] if moved else []
+            closed, moved = close_now(d, path)
+            if closed is not None:
+                print(printable(f"cascade: {doc}: {closed.describe(doc)}."))
+                also += [moved] if moved else []
     print("Stage it and commit: git add " + " ".join(shlex.quote(p) for p in [shown, *also]))
     return 0
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 
 from cascade.errors import CascadeError, display_path
+from cascade.loop.governance import resolve, writing
+from cascade.loop.lock import ledger_lock
 from cascade.text import printable
 
 def _confirm(question: str, recommended: str, auto: bool) -> str:
@@ -142,23 +144,23 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     d = Discussion.create(topic, "topic", context, path=output, source=source,
                           participants=participants, protocol=proto.name, root=root,
                           extra=extra or None)
-    if d.path.exists():
-        raise CascadeError("already exists: continue it with cascade run", d.path)
-    d.save()
-    who = (f"{mode} mode, experts generated for the topic" if steps is not None and
-           steps.generated else f"{mode} mode: {', '.join(r.persona for r in steps.fixed_roles)}"
-           if count is not None and count.max == 0 else f"participants: {', '.join(participants)}")
-    print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
-    return _run_discussion(d, auto)
+    with ledger_lock(d.path, holder="cascade discuss"):
+        if d.path.exists():
+            raise CascadeError("already exists: continue it with cascade run", d.path)
+        d.save()
+        who = (f"{mode} mode, experts generated for the topic" if steps is not None and
+               steps.generated else
+               f"{mode} mode: {', '.join(r.persona for r in steps.fixed_roles)}"
+               if count is not None and count.max == 0 else
+               f"participants: {', '.join(participants)}")
+        print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
+        return _run_discussion(d, auto)
 
 
 def run_(path: str, auto: bool) -> int:
-    from cascade.commands._common import open_ledger
-    from cascade.loop.governance import resolve
-
-    d = open_ledger(path)
-    d.current_phase  # an unknown phase is a configuration error, before any call
-    return _run_discussion(d, auto, resolve(path)[2])
+    with writing(path, "cascade run") as d:
+        d.current_phase  # an unknown phase is a configuration error, before any call
+        return _run_discussion(d, auto, resolve(path)[2])
 
 
 def _run_discussion(d, auto: bool, rule=None) -> int:

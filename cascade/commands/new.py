@@ -40,6 +40,7 @@ from pathlib import Path
 from cascade import docstatus
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.discussion import Discussion
+from cascade.loop.lock import ledger_lock
 from cascade.resources import find_root
 from cascade.safepath import refuse_links, refuse_outside
 from cascade.text import printable
@@ -539,6 +540,13 @@ class _Supersede:
         return docstatus.add_status_line(new_text, f"Supersedes [{self.title}]({back})")
 
     def write(self) -> None:
+        """Its new status, and the revision in its ledger: recorded with the ledger's lock
+        held, after what another writer appended (cascade.loop.lock)."""
+        ledgers = [self.root / self.ledger] if self.discussion is not None and self.ledger else []
+        with ledger_lock(*ledgers, holder="cascade new"):
+            self._write()
+
+    def _write(self) -> None:
         from cascade.atomic import atomic_write
         from cascade.safepath import read_inside
 
@@ -550,6 +558,7 @@ class _Supersede:
         if self.discussion is not None and self.rule is not None:
             from cascade.ledger.revisions import record_revision
 
+            self.discussion.refresh()
             self.recorded = record_revision(self.discussion, self.doc, self.new_data,
                                             revote=self.rule.revote_on_change)
             self.discussion.save()

@@ -3,8 +3,8 @@ from __future__ import annotations
 import shlex
 import sys
 
-from cascade.commands._common import open_ledger
 from cascade.errors import display_path
+from cascade.loop.governance import writing
 from cascade.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
 from cascade.turns.pending import requested_turns
@@ -27,10 +27,14 @@ def _recorded_revision(d) -> bytes | None:
 
 
 def turn(path: str, aliases: list[str]) -> int:
+    with writing(path, "cascade turn") as d:
+        return _turn(d, path, aliases)
+
+
+def _turn(d, path: str, aliases: list[str]) -> int:
     from cascade.errors import CascadeError
     from cascade.protocol.engine import next_wave
 
-    d = open_ledger(path)
     d.current_phase  # a ledger naming an unknown phase is a configuration error
     if d.protocol.steps is not None:  # its steps say who speaks: the protocol runs
         if aliases:

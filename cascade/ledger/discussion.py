@@ -618,17 +618,7 @@ class Discussion:
             data = self._encode(self.text)
             atomic_write(self.path, data, None)
         else:
-            try:
-                current = open_nofollow(self.path, "the ledger")
-            except FileNotFoundError:
-                raise CascadeError("was removed since it was read; not writing", self.path) from None
-            if not current.startswith(self._raw):
-                raise CascadeError("was rewritten since it was read; not writing", self.path,
-                                   exit_code=1)
-            if current != self._raw:  # someone appended meanwhile: append after them
-                self._raw = current
-                self._base = decode_utf8(current, self.path)
-                self._base_ledger = None
+            self._catch_up("; not writing")  # someone appended meanwhile: append after them
             data = self._raw + self._encode(self.pending_text)
             atomic_write(self.path, data, self.path.stat().st_mode)
         self._raw = data
@@ -639,6 +629,29 @@ class Discussion:
         self._pending = []
         self._exists = True
         return self.path
+
+    def refresh(self) -> None:
+        """Read what was appended to the file since it was read (another writer's blocks):
+        the state is derived from the file as it is now; appends not saved yet stay, after
+        it. A file removed or rewritten meanwhile is an error. A writer that takes the
+        ledger's lock (cascade.loop.lock) after loading calls this before it plans."""
+        if self._exists:
+            self._catch_up()
+
+    def _catch_up(self, doing: str = "") -> None:
+        try:
+            current = open_nofollow(self.path, "the ledger")
+        except FileNotFoundError:
+            raise CascadeError(f"was removed since it was read{doing}", self.path) from None
+        if not current.startswith(self._raw):
+            raise CascadeError(f"was rewritten since it was read{doing}", self.path,
+                               exit_code=1)
+        if current != self._raw:
+            self._raw = current
+            self._base = decode_utf8(current, self.path)
+            self._base_ledger = None
+            self._ledger = None
+            self._state = None
 
     def _encode(self, text: str) -> bytes:
         if self._parsed_base().newline == "\r\n":

@@ -7,13 +7,16 @@ ledger's header only describes it.
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.state import Authority
+from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import Rule, RuleSet
-from cascade.resources import LEDGER_SUFFIX
+from cascade.resources import LEDGER_SUFFIX, find_root
+from cascade.safepath import refuse_outside
 
 
 def authority(rule: Rule, *tops: Path) -> Authority:
@@ -201,10 +204,37 @@ def _relative(p: Path, root: Path) -> str | None:
 def open_discussion(path: str | Path):
     """The Discussion at a path a user typed (a ledger or a governed document), read under
     its rule's authority when a rule governs it."""
+    return open_at(path, *resolve(path))
+
+
+@contextlib.contextmanager
+def writing(path: str | Path, holder: str):
+    """``open_discussion`` for a command that appends (``holder``: which, ``cascade
+    comment``): the ledger's lock is taken first and held until the block ends, so the
+    Discussion is read after any other writer has finished, and what is planned from it
+    (who is due) is not stale (cascade.loop.lock)."""
+    ledger, doc, rule = inside(path)
+    with ledger_lock(ledger, holder=holder):
+        yield open_at(path, ledger, doc, rule)
+
+
+def inside(path: str | Path) -> tuple[Path, str | None, Rule | None]:
+    """``resolve(path)`` for a command that writes: refused (one line, exit 2) when the path a
+    person typed, or the ledger it leads to, lies outside the repository the command runs in
+    or is reached through a symbolic link below its top. What is written beside the ledger
+    (its record, graph and summary) follows from its path."""
+    root = find_root()
+    refuse_outside(root, path, "the ledger" if str(path).endswith(LEDGER_SUFFIX)
+                   else "the document")
+    ledger, doc, rule = resolve(path)
+    refuse_outside(root, ledger, "the ledger")
+    return ledger, doc, rule
+
+
+def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None):
     from cascade.ledger.discussion import Discussion
     from cascade.loop.gitio import repo_root
 
-    ledger, doc, rule = resolve(path)
     if rule is not None and doc and not Path(ledger).exists():
         raise CascadeError(f"no ledger yet ({display_path(ledger)}): commit the document once, "
                            "and the hook creates its ledger and asks the panel", Path(path))

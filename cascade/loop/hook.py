@@ -138,13 +138,15 @@ def run_hook(files: list[str], out=None) -> int:
     from cascade.loop.gate import (
         check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
     )
-    from cascade.loop.gitio import git_dir, repo_root
-    from cascade.loop.lock import repo_lock
+    from cascade.loop.gitio import repo_root
+    from cascade.loop.lock import ledger_lock
     from cascade.text import printable
 
     root = repo_root(root)
-    with repo_lock(git_dir(root)):
-        items = discover(root, governed, ledgers, rules)
+    items = discover(root, governed, ledgers, rules)
+    # Each ledger is read (prepare) only once its lock is held: what another writer appended
+    # meanwhile decides who is still due. (A ledger behind a link is never read or written.)
+    with ledger_lock(*(root / i.ledger for i in items if not i.problems), holder="cascade hook"):
         check_staged(root, items)  # before any model call
         problems = [p for item in items for p in item.problems]
         for line in problems:

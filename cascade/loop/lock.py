@@ -1,18 +1,34 @@
-"""One hook run at a time per repository: a lock on a file in the git directory.
+"""One writer per ledger: every command that appends to a ledger holds its lock from before it
+reads the ledger until its appends are written. A second writer waits -- saying once, on
+stderr, for whom -- then reads what the first wrote, so it asks only whoever is still due.
+
+A lock per ledger (not per repository): two ledgers can be written at once, and a writer of
+several (the hook) takes theirs in one order, sorted by lock file, so two such writers never
+wait for each other crosswise. The lock files live in the repository's git directory,
+``.git/cascade/locks/<ledger name>.<digest of its path>.lock`` (beside the ledger, hidden,
+when it is in no repository). A holder writes its pid and what it is (``cascade hook``) into
+the file, after the first byte; a waiter reads them from there.
 
 POSIX: ``flock`` on the whole file. Windows (no ``fcntl``): ``msvcrt.locking`` on the file's
-first byte. Either way the lock is tried without blocking until ``timeout``, and the
-operating system drops it when the holder exits, however it exits."""
+first byte. Either way the lock is tried without blocking until the timeout (120 s, or
+``CASCADE_LOCK_TIMEOUT``), and the operating system drops it when the holder exits, however it
+exits. Within one thread the lock is re-entrant (``cascade turn`` hands a step protocol to
+``cascade run``); another thread of the same process waits like another process."""
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from cascade.errors import CascadeError
+from cascade.errors import CascadeError, display_path
+from cascade.loop.gitio import git
+from cascade.text import printable
 
 try:
     import fcntl
@@ -22,8 +38,10 @@ except ImportError:  # Windows
 else:
     msvcrt = None  # type: ignore[assignment]
 
+TIMEOUT = 120.0  # seconds a writer waits for another before it gives up
 # What msvcrt.locking(LK_NBLCK) raises when another handle holds the byte.
 _HELD = {errno.EACCES, getattr(errno, "EDEADLOCK", errno.EDEADLK)}
+_mine = threading.local()  # the lock files this thread holds: path -> depth
 
 
 def _try_lock(fd: int) -> bool:
@@ -51,23 +69,135 @@ def _unlock(fd: int) -> None:
     msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)  # Windows frees a lock left at close only later
 
 
-@contextlib.contextmanager
-def repo_lock(git_dir: Path, timeout: float = 120.0) -> Iterator[None]:
-    folder = git_dir / "cascade"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "hook.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+def lock_timeout() -> float:
+    raw = os.environ.get("CASCADE_LOCK_TIMEOUT", "").strip()
+    if not raw:
+        return TIMEOUT
     try:
-        deadline = time.monotonic() + timeout
-        while not _try_lock(fd):
-            if time.monotonic() >= deadline:
-                raise CascadeError("another cascade run holds the lock; try again when it "
-                                   "has finished", path, exit_code=1)
-            time.sleep(0.1)
+        value = float(raw)
+    except ValueError:
+        raise CascadeError(f"CASCADE_LOCK_TIMEOUT={raw!r} is not a number") from None
+    if not value >= 0:
+        raise CascadeError(f"CASCADE_LOCK_TIMEOUT={raw!r} must be at least 0")
+    return value
+
+
+def lock_file(ledger: str | os.PathLike[str],
+              git_dirs: dict[Path, Path | None] | None = None) -> Path:
+    """The lock file of the ledger at ``ledger`` (which need not exist yet). ``git_dirs``:
+    the git directory of each folder asked already."""
+    ledger = Path(ledger)
+    target = ledger.parent.resolve() / ledger.name  # (a link at the ledger is never followed)
+    folder = next(p for p in target.parents if p.is_dir())
+    git_dirs = {} if git_dirs is None else git_dirs
+    if folder not in git_dirs:
+        git_dirs[folder] = _git_dir(folder)
+    found = git_dirs[folder]
+    if found is None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return target.parent / f".{target.name}.lock"
+    digest = hashlib.sha1(os.path.normcase(str(target)).encode("utf-8", "surrogateescape"))
+    return found / "cascade" / "locks" / f"{target.name}.{digest.hexdigest()[:12]}.lock"
+
+
+def _git_dir(folder: Path) -> Path | None:
+    """The git directory shared by the worktrees of the repository around ``folder``."""
+    try:
+        out = git(folder, "rev-parse", "--git-common-dir", check=False)
+    except CascadeError:  # git is not installed
+        return None
+    text = out.decode("utf-8", "surrogateescape").strip()
+    if not text:
+        return None
+    return (folder / text).resolve()  # one spelling, from whichever folder it is asked
+
+
+@contextlib.contextmanager
+def ledger_lock(*ledgers: str | os.PathLike[str], holder: str,
+                timeout: float | None = None) -> Iterator[None]:
+    """Hold the lock of every ledger in ``ledgers`` (taken in the order of their lock files)
+    while the block runs. ``holder``: what is writing (``cascade comment``), as a waiter
+    shows it. Gives up after ``timeout`` seconds in all (default: ``lock_timeout()``) with a
+    one-line CascadeError (exit 1) that names the holder."""
+    wait = lock_timeout() if timeout is None else timeout
+    git_dirs: dict[Path, Path | None] = {}
+    files = sorted({lock_file(p, git_dirs): Path(p) for p in ledgers}.items())
+    deadline = time.monotonic() + wait
+    with contextlib.ExitStack() as stack:
+        for path, ledger in files:
+            stack.enter_context(_hold(path, ledger, holder, deadline, wait))
+        yield
+
+
+@contextlib.contextmanager
+def _hold(path: Path, ledger: Path, holder: str, deadline: float, wait: float) -> Iterator[None]:
+    held: dict[Path, int] = _mine.__dict__.setdefault("held", {})
+    if path in held:  # this thread holds it already (a command run by another)
+        held[path] += 1
         try:
             yield
         finally:
+            held[path] -= 1
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        started, told = time.monotonic(), False
+        while not _try_lock(fd):
+            now = time.monotonic()
+            if now >= deadline:
+                who = _holder(path)
+                pid = f"; if it hangs, end process {who[0]}" if who else ""
+                raise CascadeError(
+                    f"{_describe(who)} is still writing to it after {wait:g} s: try again when "
+                    f"it has finished{pid} (CASCADE_LOCK_TIMEOUT=<seconds> waits longer)",
+                    ledger, exit_code=1)
+            if not told:
+                who = _holder(path)
+                if who is not None or now - started >= 1.0:  # (a holder writes who it is
+                    told = True  # just after it takes the lock)
+                    print(printable(f"cascade: waiting for {_describe(who)} to finish with "
+                                    f"{display_path(ledger)}"), file=sys.stderr, flush=True)
+            time.sleep(0.1)
+        held[path] = 1
+        try:
+            _write_holder(fd, holder)
+            yield
+        finally:
+            del held[path]
+            with contextlib.suppress(OSError):  # the next holder writes its own
+                os.ftruncate(fd, 0)
             with contextlib.suppress(OSError):  # the close below frees it all the same
                 _unlock(fd)
     finally:
         os.close(fd)
+
+
+def _write_holder(fd: int, holder: str) -> None:
+    line = " ".join(f"{os.getpid()} {holder}".split())
+    with contextlib.suppress(OSError):  # who holds it is only shown: never a failure
+        os.ftruncate(fd, 0)
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.write(fd, f"\n{line}\n".encode("utf-8", "replace"))
+
+
+def _holder(path: Path) -> tuple[int, str] | None:
+    """(pid, what) of the process holding the lock file at ``path``, if it says so. Read past
+    the first byte: on Windows the holder has locked that one."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        os.lseek(fd, 1, os.SEEK_SET)
+        text = os.read(fd, 4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    pid, _, what = text.partition(" ")
+    return (int(pid), what) if pid.isdigit() and what else None
+
+
+def _describe(who: tuple[int, str] | None) -> str:
+    return f"{who[1]} (pid {who[0]})" if who else "another cascade process"

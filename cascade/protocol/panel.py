@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment, Event
+from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment
 from cascade.ledger.provenance import Replays, verify, verify_event
 
 _SLUG = re.compile(r"[^a-z0-9]+")

@@ -3,14 +3,20 @@ comment, decide and advance run ``cascade comment``/``decide``/``advance`` (thei
 the UI's message); ``run_next`` runs the pending turns, or a step protocol's next steps, as
 ``cascade run`` does -- with a Progress that receives the replies as they stream in. A
 decision point is not asked inline: the run stops there, and the person answers with a
-comment (``NEXT: <choice>``)."""
+comment (``NEXT: <choice>``). Each takes the ledger's lock as the commands do: it waits
+for another writer of the ledger (the UI calls them from a worker thread, so the screen
+does not freeze meanwhile)."""
 from __future__ import annotations
 
 import contextlib
 import io
+import threading
 from pathlib import Path
 
 from cascade.errors import CascadeError
+
+
+_QUIET = threading.Lock()  # one redirect of stdout at a time: they must not interleave
 
 
 def quietly(command, *args) -> tuple[int, str]:
@@ -18,7 +24,7 @@ def quietly(command, *args) -> tuple[int, str]:
     message the CLI would print, with exit 2 (or its own code)."""
     out = io.StringIO()
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        with _QUIET, contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
             code = command(*args)
     except CascadeError as exc:
         return exc.exit_code, (out.getvalue() + str(exc)).strip()
@@ -45,13 +51,18 @@ def advance(path: Path) -> tuple[int, str]:
 
 def run_next(path: Path, progress) -> str:
     """Run what is due on the discussion at ``path`` (cascade.api.Runner, stopping where a
-    person decides); one line that says what happened."""
+    person decides); one line that says what happened. The ledger's lock is held from
+    before it is read (another writer's replies count) until the run's last block."""
     from cascade.api import Runner
-    from cascade.loop.governance import open_discussion
+    from cascade.loop.governance import writing
 
-    d = open_discussion(str(path))
+    with writing(str(path), "cascade ui") as d:
+        return _run_next(d, progress, Runner())
+
+
+def _run_next(d, progress, runner) -> str:
     if d.protocol.steps is None:
-        replies = Runner().run_turn(d, progress=progress)
+        replies = runner.run_turn(d, progress=progress)
         if not replies:
             return "nobody is pending: no new input since the panel last spoke"
         failed = [f"{r.name}: {r.error}" for r in replies if not r.ok]
@@ -63,6 +74,6 @@ def run_next(path: Path, progress) -> str:
 
     if d.state.run.outcome is not None and d.status != "OPEN":
         return f"concluded ({d.state.run.outcome}): nothing to run"
-    result = Runner().run(d, auto=False, progress=progress)
+    result = runner.run(d, auto=False, progress=progress)
     failed = [f"{o.persona.name}: {o.error}" for o in result.failures]
     return "; ".join([f"{d.protocol.title}: {outcome_text(result)}", *failed])

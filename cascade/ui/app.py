@@ -243,7 +243,17 @@ class DiscussionScreen(Screen):
                         timeout=8)
         self.action_refresh()
 
+    def _busy(self) -> bool:
+        """This screen's run is writing the ledger: a comment, decision or advance would wait
+        for its end (cascade.loop.lock); the person is told to come back then instead."""
+        if self.running:
+            self.app.notify("a run is going on: comment, decide or advance when it is done",
+                            severity="warning")
+        return self.running
+
     def action_comment(self) -> None:
+        if self._busy():
+            return
         view = getattr(self, "view", None)  # a decision point's question says "NEXT:"
         prefill = "NEXT: " if view is not None and view.waiting and "NEXT:" in view.waiting \
             else ""
@@ -252,21 +262,32 @@ class DiscussionScreen(Screen):
             if result is not None:
                 from cascade.ui import actions
 
-                self._said(*actions.comment(self.path, *result))
+                self._act(actions.comment, *result)
         self.app.push_screen(CommentScreen(prefill), done)
 
     def action_decide(self) -> None:
+        if self._busy():
+            return
+
         def done(result) -> None:
             if result is not None:
                 from cascade.ui import actions
 
-                self._said(*actions.decide(self.path, *result))
+                self._act(actions.decide, *result)
         self.app.push_screen(DecideScreen(), done)
 
     def action_advance(self) -> None:
         from cascade.ui import actions
 
-        self._said(*actions.advance(self.path))
+        if not self._busy():
+            self._act(actions.advance)
+
+    @work(thread=True, group="actions")
+    def _act(self, action, *args) -> None:
+        """A comment, decision or advance, off the screen's thread: another process may be
+        writing the ledger, and the action waits for it (cascade.loop.lock)."""
+        code, text = action(self.path, *args)
+        self.app.call_from_thread(self._said, code, text)
 
     def action_run(self) -> None:
         if self.running:
