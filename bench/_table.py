@@ -4,6 +4,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def timed(fn: Callable[[], object], repeat: int = 5) -> tuple[float, float]:
@@ -67,3 +68,34 @@ def cli_in_fresh_repo(env: dict[str, str], *args: str):
         wall = time.perf_counter() - start
         assert "Traceback" not in proc.stderr, proc.stderr
         return wall, proc
+
+
+def interleaved(commands: dict[str, tuple[list[str], Path, dict[str, str]]],
+                runs: int) -> dict[str, list[float]]:
+    """Wall seconds of each command (``label: (argv, cwd, env)``), run in turns -- A B A B ...
+    -- so that the load of a shared machine falls on all of them alike."""
+    import subprocess
+
+    times: dict[str, list[float]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, (argv, cwd, env) in commands.items():
+            start = time.perf_counter()
+            proc = subprocess.run(argv, cwd=cwd, env=env, capture_output=True)
+            times[label].append(time.perf_counter() - start)
+            if proc.returncode not in (0, 1):
+                raise SystemExit(f"{label}: exit {proc.returncode}: {proc.stderr.decode()[-400:]}")
+    return times
+
+
+def spread(times: list[float], scale: float = 1.0, digits: int = 2) -> str:
+    """``median (min-max)`` of ``times``, times ``scale``."""
+    values = [t * scale for t in times]
+    return (f"{statistics.median(values):.{digits}f} ({min(values):.{digits}f}-"
+            f"{max(values):.{digits}f})")
+
+
+def reference_env(reference: Path, **extra: str) -> dict[str, str]:
+    """``child_env`` for a reference checkout (another commit's tree): its package first."""
+    env = child_env(**extra)
+    env["PYTHONPATH"] = str(reference)
+    return env

@@ -47,7 +47,7 @@ def block_text(repo: Path, author: str) -> str:
     text = (repo / LEDGER).read_text()
     c = [c for c in parse(text).comments if c.author == author][-1]
     lines = text.split("\n")
-    return "\n".join(lines[c.line - 2:c.end_line]) + "\n"
+    return "\n".join(lines[c.line - 2:c.end_line + 1]) + "\n"
 
 
 def append(repo: Path, text: str) -> int:

@@ -53,7 +53,7 @@ def identity(root: Path) -> str | None:
 
 
 def _block_lines(text_lines: list[str], c: Comment) -> list[str]:
-    return text_lines[c.line - 2:c.end_line]  # from the opening delimiter to the closing one
+    return text_lines[c.line - 2:c.end_line + 1]  # from the opening delimiter to the closing one
 
 
 def pending(root: Path, path: str, text: str, ledger: Ledger, lines: Iterable[int],
