@@ -339,3 +339,25 @@ def test_a_summary_beside_a_ledger_is_never_written_through_a_link(repo, cli, ou
     assert "is a symbolic link" in one_line(err)
     assert (outside / "victim").read_text() == "keep me\n"
     assert (repo / "notes.discussion.sum.md").is_symlink()
+
+
+@pytest.mark.parametrize("rel", [".ai-rules.yml", ".cascade/personas/security.yml"])
+def test_check_refuses_configuration_committed_as_a_link(loop_repo, outside, rel):
+    """CI reads the committed tree, where a link's blob is its target path: it used to fail
+    with "rule file must be a mapping" (or read the path as a persona); now it says what it
+    is, as the hook says it in the work tree."""
+    repo = loop_repo
+    text = RULES if rel == ".ai-rules.yml" else persona_text()
+    target = outside / Path(rel).name
+    target.write_text(text)
+    (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+    if (repo / rel).exists():
+        (repo / rel).unlink()
+    (repo / rel).symlink_to(target)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "config through a link", "--no-verify")
+    proc = cascade(repo, "check")
+    assert proc.returncode == 2, proc.out
+    line = one_line(proc.stderr)
+    assert line.startswith(f"cascade: {rel}: is a symbolic link at "), line
+    assert "cascade never reads configuration through one" in line

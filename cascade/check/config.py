@@ -22,6 +22,10 @@ KINDS = ("personas", "protocols", "rules")
 def committed_config(tree: Tree) -> Iterator[Path]:
     files = {p: b for p, b in tree.files.items()
              if p.startswith(CONFIG_DIR + "/") and p.split("/")[1:2][0] in KINDS}
+    linked = sorted(p for p in files if p in tree.links)
+    if linked:  # its blob is the link's target path, never the file: refused, as in the hook
+        raise CascadeError(f"is a symbolic link at {tree.commit[:7]}: cascade never reads "
+                           "configuration through one (commit the file itself)", linked[0])
     tree.blobs.fetch(list(files.values()))
     with tempfile.TemporaryDirectory(prefix="cascade-check-") as tmp:
         top = Path(tmp)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
-from cascade.ledger.parse import parse_header
+from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.ledger.state import changed_core
 from cascade.loop.globs import glob_match
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet
@@ -58,7 +58,8 @@ def find_ledgers(docs: dict[str, Rule], tree: Tree) -> list[Governed]:
 
 
 def source_of(tree: Tree, path: str) -> str | None:
-    return parse_header(tree.data(path).decode("utf-8", "replace")).source
+    """The document a committed ledger's header names (only its first bytes are read)."""
+    return parse_header(tree.data(path)[:HEADER_BYTES].decode("utf-8", "replace")).source
 
 
 LEGACY = "legacy, unchanged since adoption (.cascade/baseline): ok"

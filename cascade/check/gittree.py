@@ -112,6 +112,11 @@ class Tree:
         return self.blobs.get(self.files[rel])
 
     def read(self, rel: str) -> str:
+        """A rule file's text; one committed as a symbolic link is refused, as the hook refuses
+        it in the work tree (its blob is only the link's target path)."""
+        if rel in self.links:
+            raise CascadeError(f"is a symbolic link at {self.commit[:7]}: cascade never reads "
+                               "configuration through one (commit the file itself)", rel)
         return decode_utf8(self.data(rel), self.root / rel)
 
     def under(self, folder: str) -> dict[str, str]:

@@ -82,7 +82,7 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                                             != tree.files.get(BASELINE)):
                 changed = list(tree.files)  # the baseline is configuration too: judge all
             # A ledger appended to in the range changes its document's verdict: judge it too.
-            changed += _documents_of(tree, [p for p in changed if p.endswith(LEDGER_SUFFIX)])
+            changed += _documents_of(tree, changed, end.rules)
         else:
             changed = list(tree.files)
             base_tree = None
@@ -173,9 +173,13 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
     return report
 
 
-def _documents_of(tree: Tree, ledgers: list[str]) -> list[str]:
-    """The documents the ledgers (changed in the range) name, that the to-ref holds."""
-    present = [p for p in ledgers if p in tree.files]
+def _documents_of(tree: Tree, changed: list[str], rules: RuleSet) -> list[str]:
+    """The documents that ledgers changed in the range name (read from their headers), that
+    the to-ref holds -- less the ledgers of documents the range changes anyway."""
+    known = {rule.ledger_path(doc) for doc, rule in governed(changed, rules).items()
+             if "{date}" not in rule.discussion}
+    present = [p for p in changed if p.endswith(LEDGER_SUFFIX) and p in tree.files
+               and p not in known]
     tree.blobs.fetch([tree.files[p] for p in present])
     out = []
     for path in present:

@@ -51,10 +51,15 @@ class Personas:
         self.by_alias = personas
         self.by_name = {p.name: p for p in personas.values()}
         self._by_normal = {normal_name(p.name): p for p in personas.values()}
+        self._authors: dict[str, Persona | None] = {}  # of_author's answers (names repeat)
 
     def of_author(self, author: str) -> Persona | None:
         """The persona a block's ``Name:`` stands for (look-alikes included), or None."""
-        return self._by_normal.get(normal_name(author))
+        try:
+            return self._authors[author]
+        except KeyError:
+            found = self._authors[author] = self._by_normal.get(normal_name(author))
+            return found
 
     def __contains__(self, alias: str) -> bool:
         return alias in self.by_alias

@@ -204,10 +204,13 @@ def sealed(text: str) -> bool:
                 or ledger.header_open)  # type: ignore[attr-defined]
 
 
+HEADER_BYTES = 16384  # where parse_header looks for the header
+
+
 def parse_header(text: str) -> Header:
     """The header alone, read from the first lines (cheap: for finding a ledger's document)."""
-    head = text[:16384].split("\n")
-    if len(text) > 16384:
+    head = text[:HEADER_BYTES].split("\n")
+    if len(text) >= HEADER_BYTES:
         head.pop()  # possibly cut short
     return _parse_header([ln[:-1] if ln.endswith("\r") else ln for ln in head])[0]
 
