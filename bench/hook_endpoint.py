@@ -1,6 +1,6 @@
 """What a commit attempt costs beyond the model's own time.
 
-    python bench/hook_endpoint.py [--runs N]
+    python bench/hook_endpoint.py [--runs N] [--reference DIR]
 
 `python -m cascade hook docs/adr/0001.md`, as a subprocess as a user (or pre-commit) runs it,
 in a fresh git repository whose `.ai-rules.yml` gives the ADR three personas, all pending,
@@ -9,7 +9,9 @@ against an OpenAI-compatible endpoint on 127.0.0.1 that answers every call in 1.
 ledger, the three concurrent calls, writing. Target: wall - 1.0 s <= 0.5 s.
 
 "before" is CASCADE_HTTP=litellm (every call through litellm, as before openai/ models were
-asked over plain HTTP); "after" is the default (openai/fake is asked with httpx).
+asked over plain HTTP); "after" is the default (openai/fake is asked with httpx). With
+``--reference DIR`` (a checkout of another commit), this checkout's hook and the reference's,
+both on plain HTTP, are timed in turns (A B A B ...): medians with min-max, and the load.
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
-from _table import child_env, table
+from _table import child_env, reference_env, spread, table
 
 DELAY = 1.0
 DOC = "docs/adr/0001.md"
@@ -96,6 +98,30 @@ def bench_hook(runs: int) -> list[tuple]:
     return rows
 
 
+def compare(reference: Path, runs: int) -> None:
+    """This checkout's hook and the reference's, on plain HTTP, in turns."""
+    from fakellm import FakeLLM, delayed
+
+    with FakeLLM() as fake:
+        fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
+        extra = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake.url}
+        envs = {"this checkout": child_env(**extra),
+                f"reference {reference}": reference_env(reference, **extra)}
+        for env in envs.values():
+            for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR",
+                        "GIT_INDEX_FILE", "CASCADE_HTTP"):
+                env.pop(var, None)
+            hook_once(env, fake)  # warm-up
+        times: dict[str, list[float]] = {label: [] for label in envs}
+        for _ in range(runs):
+            for label, env in envs.items():
+                times[label].append(hook_once(env, fake) - DELAY)
+    load = os.getloadavg()
+    table(f"Hook run over the model's {DELAY:.1f} s, in turns (seconds, median (min-max) of "
+          f"{runs}; load {load[0]:.1f} {load[1]:.1f})", ("checkout", "wall - 1.0"),
+          [(label, spread(t)) for label, t in times.items()])
+
+
 def import_seconds(module: str, runs: int) -> float:
     def once(code: str) -> float:
         start = time.perf_counter()
@@ -110,7 +136,11 @@ def import_seconds(module: str, runs: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--reference", help="a checkout of another commit, timed in turns with this one")
     args = ap.parse_args()
+    if args.reference:
+        compare(Path(args.reference), args.runs)
+        return
     table(f"Hook run, three pending personas, endpoint answering in {DELAY:.1f} s "
           f"(seconds, median of {args.runs}; `python -m cascade hook` as a subprocess)",
           ("case", "wall", "wall - 1.0", "target", "runs"), bench_hook(args.runs))
