@@ -1,5 +1,14 @@
-"""Sample ledger text for the benchmarks: realistic comments of about a kilobyte."""
+"""Sample ledger text for the benchmarks: realistic comments of about a kilobyte, and the
+rule that governs the benchmarks' ADRs."""
 from __future__ import annotations
+
+RULES = """\
+rules:
+  - name: adr
+    match: "docs/adr/*.md"
+    discussion: "docs/adr/discussions/{stem}.discussion.md"
+    participants: [architect, security, pragmatist]
+"""
 
 
 def comment(i: int, author: str, vote: str | None, decision_every: int = 50,

@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from _ledgers import RULES  # noqa: E402
 from _ledgers import comment as _comment  # noqa: E402
 from _table import child_env, interleaved, reference_env, spread, table, timed  # noqa: E402
 
@@ -37,13 +38,6 @@ from cascade.ledger.render import render_event  # noqa: E402
 from cascade.revision import blob_id  # noqa: E402
 
 PANEL = ["AI-Architect", "AI-Security", "AI-Pragmatist"]
-RULES = """\
-rules:
-  - name: adr
-    match: "docs/adr/*.md"
-    discussion: "docs/adr/discussions/{stem}.discussion.md"
-    participants: [architect, security, pragmatist]
-"""
 
 
 def comment(i: int, author: str, vote: str | None, revision: str) -> str:

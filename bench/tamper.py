@@ -24,15 +24,9 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
 import tampering as tamper  # noqa: E402
+from _ledgers import RULES  # noqa: E402
 from _table import child_env, table  # noqa: E402
 
-RULES = """\
-rules:
-  - name: adr
-    match: "docs/adr/*.md"
-    discussion: "docs/adr/discussions/{stem}.discussion.md"
-    participants: [architect, security, pragmatist]
-"""
 
 
 def git(root: Path, *args: str) -> str:

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, git
+from test_boundary import SECRET, one_line, outside  # noqa: F401  (outside is a fixture)
 from test_hook import DOC, LEDGER, RULES, hook, loop_repo, run, script  # noqa: F401
 
-SECRET = "pgpass-line-db.internal:5432:app:app:Hunter2-do-not-send"
 
 
 def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -30,20 +30,6 @@ def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return proc
 
 
-def one_line(text: str) -> str:
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    assert len(lines) == 1, text
-    assert "Traceback" not in text
-    return lines[0]
-
-
-@pytest.fixture
-def outside(tmp_path: Path) -> Path:
-    """A folder beside the repository, holding a file nobody may send."""
-    folder = tmp_path / "outside"
-    folder.mkdir()
-    (folder / "pgpass").write_text(SECRET + "\n")
-    return folder
 
 
 # ---- the repository's configuration: never through a link ------------------------------------

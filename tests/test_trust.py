@@ -130,14 +130,19 @@ def test_a_stamped_event_copied_is_not_an_event(loop_repo, fake_llm):
 
 # ---- 2. history only grows --------------------------------------------------------------------
 
-def test_a_rewinding_force_push_is_caught(loop_repo, fake_llm):
-    repo = loop_repo
+def accepted(fake, repo: Path) -> None:
+    """The ADR accepted through the hook: the panel's READY, then the commit that lands."""
     install_plain(repo)
-    script(fake_llm, ("READY", "READY", "READY"))
+    script(fake, ("READY", "READY", "READY"))
     git(repo, "add", DOC)
     assert commit(repo).returncode == 1
     git(repo, "add", LEDGER)
     assert commit(repo).returncode == 0
+
+
+def test_a_rewinding_force_push_is_caught(loop_repo, fake_llm):
+    repo = loop_repo
+    accepted(fake_llm, repo)
     b0 = head(repo)
     (repo / DOC).write_text("# Use SQLite\n\nAnd Postgres later.\n")
     script(fake_llm, ("READY", "REJECT", "READY"), "second")
@@ -155,12 +160,7 @@ def test_a_rewinding_force_push_is_caught(loop_repo, fake_llm):
 
 def test_dropping_the_commit_of_a_persons_reject_is_caught(loop_repo, fake_llm):
     repo = loop_repo
-    install_plain(repo)
-    script(fake_llm, ("READY", "READY", "READY"))
-    git(repo, "add", DOC)
-    assert commit(repo).returncode == 1
-    git(repo, "add", LEDGER)
-    assert commit(repo).returncode == 0
+    accepted(fake_llm, repo)
     assert cascade(repo, "comment", LEDGER, "Not on my watch.", "--vote", "REJECT").returncode == 0
     pushed = land(repo, "a person rejects")
     git(repo, "reset", "-q", "--hard", "HEAD~1")
@@ -173,15 +173,22 @@ def test_dropping_the_commit_of_a_persons_reject_is_caught(loop_repo, fake_llm):
 
 # ---- 3. a decider is who they are -------------------------------------------------------------
 
-def test_a_name_that_reads_like_a_deciders_email_is_not_the_decider(loop_repo, fake_llm):
-    repo = loop_repo
+def rejected_where_carol_decides(fake, repo: Path) -> str:
+    """A rule whose only decider is carol@example.com; the panel rejects the ADR (its first
+    commit attempt is blocked). Returns the commit before."""
     commit_rules(repo, RULES + "    deciders: [carol@example.com]\n", "carol decides")
     base = head(repo)
     install_plain(repo)
     for name in PANEL:
-        fake_llm.script(match(name), reply(f"{name}: no.", "REJECT"))
+        fake.script(match(name), reply(f"{name}: no.", "REJECT"))
     git(repo, "add", DOC)
     assert commit(repo).returncode == 1
+    return base
+
+
+def test_a_name_that_reads_like_a_deciders_email_is_not_the_decider(loop_repo, fake_llm):
+    repo = loop_repo
+    base = rejected_where_carol_decides(fake_llm, repo)
     git(repo, "config", "user.name", "carol@example.com")
     git(repo, "config", "user.email", "mallory@example.com")
     proc = cascade(repo, "decide", DOC, "READY", "--reason", "Carol says so.")
@@ -194,13 +201,7 @@ def test_a_name_that_reads_like_a_deciders_email_is_not_the_decider(loop_repo, f
 
 def test_a_decision_added_in_someone_elses_commit_is_not_in_force(loop_repo, fake_llm):
     repo = loop_repo
-    commit_rules(repo, RULES + "    deciders: [carol@example.com]\n", "carol decides")
-    base = head(repo)
-    install_plain(repo)
-    for name in PANEL:
-        fake_llm.script(match(name), reply(f"{name}: no.", "REJECT"))
-    git(repo, "add", DOC)
-    assert commit(repo).returncode == 1
+    base = rejected_where_carol_decides(fake_llm, repo)
     git(repo, "config", "user.name", "Carol")
     git(repo, "config", "user.email", "carol@example.com")
     assert cascade(repo, "decide", DOC, "READY", "--reason", "Carol says so.").returncode == 0

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from cascade.env import number
 from cascade.errors import CascadeError, display_path
 from cascade.loop.gitio import git
 from cascade.text import printable
@@ -70,16 +71,8 @@ def _unlock(fd: int) -> None:
 
 
 def lock_timeout() -> float:
-    raw = os.environ.get("CASCADE_LOCK_TIMEOUT", "").strip()
-    if not raw:
-        return TIMEOUT
-    try:
-        value = float(raw)
-    except ValueError:
-        raise CascadeError(f"CASCADE_LOCK_TIMEOUT={raw!r} is not a number") from None
-    if not value >= 0:
-        raise CascadeError(f"CASCADE_LOCK_TIMEOUT={raw!r} must be at least 0")
-    return value
+    """How long a writer waits for another: ``CASCADE_LOCK_TIMEOUT`` seconds, else 120."""
+    return float(number("CASCADE_LOCK_TIMEOUT", TIMEOUT))  # type: ignore[arg-type]
 
 
 def lock_file(ledger: str | os.PathLike[str],

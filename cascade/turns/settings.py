@@ -4,20 +4,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, replace
 
+from cascade.env import number
 from cascade.errors import CascadeError
-
-
-def _number(name: str, default: float | None, kind: type = float, minimum: float = 0) -> float | None:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        raise CascadeError(f"{name}={raw!r} is not a {'whole ' if kind is int else ''}number") from None
-    if value < minimum:
-        raise CascadeError(f"{name}={raw!r} must be at least {minimum}")
-    return value
 
 
 @dataclass
@@ -61,16 +49,16 @@ class Settings:
             api_key=env.get("CASCADE_API_KEY", "").strip() or None,
             fallbacks=[m.strip() for m in env.get("CASCADE_FALLBACK_MODELS", "").split(",")
                        if m.strip()],
-            timeout=_number("CASCADE_TIMEOUT", 120.0, float, 0.1),
-            retries=int(_number("CASCADE_RETRIES", 2, int, 0)),
-            backoff=_number("CASCADE_BACKOFF", 1.0, float, 0),
-            concurrency=int(_number("CASCADE_CONCURRENCY", 8, int, 1)),
-            context_tokens=int(_number("CASCADE_CONTEXT_TOKENS", 6000, int, 200)),
-            source_tokens=int(_number("CASCADE_SOURCE_TOKENS", 8000, int, 200)),
-            reply_tokens=int(_number("CASCADE_REPLY_TOKENS", 1024, int, 16)),
-            max_calls=_int_or_none(_number("CASCADE_MAX_CALLS", None, int, 0)),
-            max_tokens=_int_or_none(_number("CASCADE_MAX_TOKENS", None, int, 0)),
-            max_cost=_number("CASCADE_MAX_COST", None, float, 0),
+            timeout=number("CASCADE_TIMEOUT", 120.0, float, 0.1),
+            retries=int(number("CASCADE_RETRIES", 2, int, 0)),
+            backoff=number("CASCADE_BACKOFF", 1.0, float, 0),
+            concurrency=int(number("CASCADE_CONCURRENCY", 8, int, 1)),
+            context_tokens=int(number("CASCADE_CONTEXT_TOKENS", 6000, int, 200)),
+            source_tokens=int(number("CASCADE_SOURCE_TOKENS", 8000, int, 200)),
+            reply_tokens=int(number("CASCADE_REPLY_TOKENS", 1024, int, 16)),
+            max_calls=_int_or_none(number("CASCADE_MAX_CALLS", None, int, 0)),
+            max_tokens=_int_or_none(number("CASCADE_MAX_TOKENS", None, int, 0)),
+            max_cost=number("CASCADE_MAX_COST", None, float, 0),
             http=_choice("CASCADE_HTTP", ("auto", "litellm")),
         )
 
