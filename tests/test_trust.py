@@ -245,3 +245,31 @@ def test_a_persona_that_timed_out_blocks_in_ci_too(loop_repo, fake_llm, monkeypa
     assert fake_llm.calls("Reply as AI-Security") == 2 and fake_llm.calls() == 4
     land(repo, "security answers")
     assert check(repo, "--from-ref", base).returncode == 0
+
+
+def test_a_persons_vote_counts_for_human_required_only_from_their_commit(loop_repo, fake_llm):
+    repo = loop_repo
+    commit_rules(repo, RULES.replace("human_required: false", "human_required: true"),
+                 "a person must approve")
+    base = head(repo)
+    install_plain(repo)
+    script(fake_llm, ("READY", "READY", "READY"))
+    git(repo, "add", DOC)
+    assert commit(repo).returncode == 1
+    git(repo, "config", "user.name", "Mallory")
+    git(repo, "config", "user.email", "mallory@example.com")
+    assert cascade(repo, "comment", LEDGER, "--vote", "READY", "--author", "Carol").returncode == 0
+    forged = land(repo, "mallory adds a READY under carol's name")
+    for args in (["--from-ref", base], []):
+        out = check(repo, *args)
+        assert out.returncode == 1, out.out
+        assert ("a human READY vote is required (Carol's READY was added in a commit by someone "
+                "else)") in out.out
+    # The outcome `comment` recorded on that vote does not hold either: a problem of the range.
+    assert "a OUTCOME event that does not hold" in check(repo, "--from-ref", base).out
+    git(repo, "config", "user.name", "Carol")
+    git(repo, "config", "user.email", "carol@example.com")
+    assert cascade(repo, "comment", LEDGER, "--vote", "READY").returncode == 0
+    land(repo, "carol approves")
+    assert check(repo).returncode == 0
+    assert check(repo, "--from-ref", forged).returncode == 0
