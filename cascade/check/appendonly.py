@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from unidiff import PatchSet
+
 from cascade.loop.gitio import git
 
 
@@ -49,8 +51,6 @@ def line_count(data: bytes) -> int:
 def first_edit(root: Path, old_blob: str, new_blob: str, old: bytes) -> tuple[int, str]:
     """(line in the old text, "edited" | "removed" | "inserted") of the first change that is
     not an append, from unidiff over ``git diff`` of the two blobs."""
-    from unidiff import PatchSet
-
     out = git(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "-U0",
               old_blob, new_blob)
     last = line_count(old)
