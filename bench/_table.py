@@ -1,7 +1,9 @@
 """Print benchmark results as a plain table."""
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -99,3 +101,26 @@ def reference_env(reference: Path, **extra: str) -> dict[str, str]:
     env = child_env(**extra)
     env["PYTHONPATH"] = str(reference)
     return env
+
+
+def usage_in_turns(commands: dict[str, tuple[list[str], Path, dict[str, str]]],
+                   runs: int) -> dict[str, list[tuple[float, int, int]]]:
+    """``interleaved``, with each run's peak RSS: {label: [(wall seconds, peak RSS in KiB,
+    exit code)]}. The peak is the largest process of the run's tree (the command, or a child
+    it waited for, such as git), from ``wait4``."""
+    usage: dict[str, list[tuple[float, int, int]]] = {label: [] for label in commands}
+    for _ in range(runs):
+        for label, (argv, cwd, env) in commands.items():
+            with open(os.devnull, "wb") as null:
+                start = time.perf_counter()
+                proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=null,
+                                        stderr=subprocess.PIPE)
+                err = proc.stderr.read()  # type: ignore[union-attr]
+                proc.stderr.close()  # type: ignore[union-attr]
+                _, status, rusage = os.wait4(proc.pid, 0)
+                wall = time.perf_counter() - start
+                proc.returncode = code = os.waitstatus_to_exitcode(status)
+            if code not in (0, 1):
+                raise SystemExit(f"{label}: exit {code}: {err.decode()[-400:]}")
+            usage[label].append((wall, rusage.ru_maxrss, code))
+    return usage

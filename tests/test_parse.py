@@ -7,11 +7,15 @@ Every LF row is also checked in CRLF form: identical results, newline "\\r\\n".
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment
-from cascade.ledger.parse import parse
+from cascade.ledger.parse import Reader, parse
 
 
 def doc(*lines: str, final_newline: bool = True) -> str:
@@ -788,3 +792,64 @@ def test_answer_and_done_markers_carry_their_reference() -> None:
 
 def test_answer_markers_skipped_without_details() -> None:
     assert parse(ANSWER_MARKERS, details=False).comments[0].markers == []
+
+
+# ---- Reader: the same parse, a piece at a time ------------------------------------------------
+
+PIECES = ["", " ", "\t", "---", "----", "--- ", " ---", "- - -", "***", "Name: AI-Architect",
+          "Name: Rob", "Name:", "Name:   ", "VOTE: READY", "vote: changes", "VOTE: maybe",
+          "```", "```python", "````", "~~~", "   ```", "    ```", "```x```", "`code`",
+          "<!-- PHASE-TRANSITION: review → detailed_review -->", "<!-- PHASE-TRANSITION: -->",
+          "<!-- PHASE-TRANSITION: a -> b n=1a2b sig=" + "0" * 64 + " -->",
+          "<!-- VOTE-RESET: the document changed -->", "<!-- OUTCOME: READY -->",
+          "<!-- cascade:ai model=x -->", "<!-- a comment -->", "<!-- DISCUSSION -->",
+          "<!-- DISCUSSION", "<!-- Title: T -->", "<!-- Source: docs/a.md -->", "Title: Multi",
+          "Participants: security", "-->", "text -->", "prose", "Q: why?", "# Title", "> quote",
+          "\u00a0nbsp", "\r", "x\r"]
+
+
+def _entries(entries) -> list:
+    return [dataclasses.asdict(e) for e in entries]
+
+
+def _structure(ledger) -> tuple:
+    return (ledger.header, ledger.line_count, ledger.newline, ledger.ends_with_newline,
+            ledger.open_block, ledger.open_fence, ledger.open_fence_line, ledger.header_open)
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(lines=st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=6)), max_size=30),
+       end=st.sampled_from(["", "\n", "\r\n", "\r"]), crlf=st.booleans(),
+       cuts=st.lists(st.tuples(st.floats(0, 1), st.booleans()), max_size=5),
+       details=st.booleans())
+def test_a_reader_fed_in_pieces_reads_what_parse_reads(lines, end, crlf, cuts, details):
+    """Fed (or skipped) a piece at a time, read at any point, the Reader reads what ``parse``
+    reads of the text so far: everything, until a piece is skipped; after one, the structure
+    and every entry after the skipped text."""
+    text = "\n".join(ln.replace("\n", " ") for ln in lines) + end
+    if crlf:
+        text = text.replace("\n", "\r\n")
+    reader = Reader(details=details)
+    pos, skipped = 0, False
+    for at, skip in sorted(cuts) + [(1.0, False)]:
+        cut = int(at * len(text))
+        whole = text.rfind("\n", 0, cut) + 1
+        if whole > pos:
+            (reader.skip if skip else reader.feed)(text[pos:whole])
+            skipped = skipped or skip
+            pos = whole
+        want = parse(text[:cut], details=details)
+        got = reader.ledger(text[pos:cut])
+        assert _structure(got) == _structure(want)
+        assert _entries(got.entries) == _entries(want.entries[reader.base:])
+        if not skipped:
+            assert summarise(got) == summarise(want)
+        later = reader.ledger(text[pos:cut], start=len(reader.entries))
+        assert _entries(later.entries) == _entries(want.entries[reader.base + len(reader.entries):])
+
+
+def test_a_reader_takes_whole_lines_only():
+    with pytest.raises(ValueError):
+        Reader().feed("no newline")
+    with pytest.raises(ValueError):
+        Reader().skip("---\nName: A")

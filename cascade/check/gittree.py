@@ -79,6 +79,10 @@ class Blobs:
                 sizes[parts[0]] = int(parts[2])
         return sizes
 
+    def peek(self, blob: str) -> bytes | None:
+        """A blob's contents if already fetched; None otherwise (nothing is read)."""
+        return self._data.get(blob)
+
     def get(self, blob: str) -> bytes:
         if blob not in self._data:
             self.fetch([blob])

@@ -6,18 +6,24 @@ uses merge.py. Bytes are not enough: the entries parsed from the old text (autho
 bodies, stamps, events) must read the same at the start of the new one, and a merge must keep
 every parent's entries (cascade.ledger.meaning). A ledger deleted while its document (the
 header's ``Source:``) still exists in that commit is a failure too.
+
+The proofs run from the newest step back, so that a version is read from the later version
+that holds it rather than whole (versions.py): the cost grows with what was appended, not
+with the sum of every version's size. The problems are reported in the walk's order.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.check.appendonly import extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
 from cascade.check.report import Problem
-from cascade.ledger.meaning import changed_by_append, merge_lost
-from cascade.ledger.parse import parse, sealed
-from cascade.loop.gitio import git
+from cascade.check.versions import MEANING, MERGE, SOURCE, Anchor, Versions, scan
+from cascade.ledger.meaning import merge_lost
+from cascade.ledger.parse import parse
+from cascade.loop.gitio import BlobReader, git
 from cascade.resources import LEDGER_SUFFIX
 
 _EDIT_REASONS = {
@@ -25,14 +31,23 @@ _EDIT_REASONS = {
     "removed": "ledger text removed in {sha}",
     "inserted": "text inserted into the ledger's earlier text in {sha}",
 }
-
-
-def _is_sealed(old: bytes) -> bool:
-    return sealed(old.decode("utf-8", "replace"))
+APPEND, MERGED, DELETED = "append", "merge", "delete"  # the kinds of step
 
 
 def _is_ledger(path: str | None) -> bool:
     return path is not None and path.endswith(LEDGER_SUFFIX)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One ledger version a commit made (or deleted), and what it must keep."""
+
+    kind: str  # APPEND, MERGED or DELETED
+    index: int  # in the walk's order
+    commit: str
+    path: str
+    blob: str  # the new version, the merged one, or the deleted one
+    olds: tuple[tuple[str, str], ...] = ()  # (parent commit, its version) it must extend
 
 
 class History:
@@ -40,22 +55,12 @@ class History:
         self.root = root
         self.blobs = blobs
         self.problems: list[Problem] = []
-        # (commit, path, old blob, new blob) pairs for the append-only byte test
-        self._appends: list[tuple[str, str, str, str]] = []
-        # (commit, path, [(parent, blob)], merged blob)
-        self._merges: list[tuple[str, str, list[tuple[str, str]], str]] = []
-        self._deleted: list[tuple[str, str, str]] = []  # (commit, path, old blob)
         self.recreated: set[str] = set()  # ledger paths deleted or added in some commit
-        self._parsed: dict[str, object] = {}
-        self._sealed: dict[bytes, bool] = {}  # the old text (a prefix of the new) -> sealed
+        self._steps: list[Step] = []
+        self._found: dict[int, Problem] = {}  # step -> its problem
+        self._sources: dict[int, str | None] = {}  # deletion step -> the header's Source:
+        self._sizes: dict[str, int] = {}  # the old versions' sizes
 
-    def _seal(self, pairs: list[tuple[bytes, int | None]]) -> None:
-        """Whether each old text is sealed, decided in bulk (split with a worker when large)."""
-        from cascade.check.ledgers import split_map
-
-        heads = [new[:size] for new, size in pairs if size]
-        flags = split_map(_is_sealed, heads, [len(h) for h in heads])
-        self._sealed = dict(zip(heads, flags))
     def check(self, commits: list[tuple[str, list[str]]]) -> list[Problem]:
         pairs = [(c, p) for c, parents in commits for p in (parents or [None])]
         sections = iter(commit_diffs(self.root, pairs))
@@ -65,37 +70,16 @@ class History:
                 self._merge(commit, parents, diffs)
             else:
                 self._single(commit, diffs[0])
-        # One read for everything: new versions, merge parents, deleted ledgers. Old versions
-        # are not read unless the hash test fails (appendonly.extends).
-        wanted = [new for *_, new in self._appends] + [b for _, _, b in self._deleted]
-        for _, _, versions, merged in self._merges:
-            wanted += [b for _, b in versions] + [merged]
-        self.blobs.fetch(wanted)
-        sizes = self.blobs.sizes([old for _, _, old, _ in self._appends])
-        self._seal([(self.blobs.get(new), sizes.get(old)) for _, _, old, new in self._appends])
-        for commit, path, old_blob, new_blob in self._appends:
-            self._append(commit, path, old_blob, new_blob, sizes.get(old_blob))
-        for commit, path, versions, merged in self._merges:
-            found = merge_problem([(p, self.blobs.get(b)) for p, b in versions],
-                                  self.blobs.get(merged))
-            if not found:
-                found = self._merge_meaning(versions, merged)
-            if found:
-                line, reason = found
-                self.problems.append(Problem(path, line, f"merge {commit[:7]} {reason}", "merge",
-                                             commit))
+        self._prove()
+        for kind in (APPEND, MERGED):
+            self.problems += [self._found[s.index] for s in self._steps
+                              if s.kind == kind and s.index in self._found]
         self._deletions()
         return self.problems
 
-    def _ledger(self, blob: str):
-        if blob not in self._parsed:
-            self._parsed[blob] = parse(self.blobs.get(blob).decode("utf-8", "replace"),
-                                       details=False)
-        return self._parsed[blob]
-
-    def _merge_meaning(self, versions: list[tuple[str, str]], merged: str):
-        return merge_lost([(sha[:7], self._ledger(blob)) for sha, blob in versions],
-                          self._ledger(merged))
+    def _add(self, kind: str, commit: str, path: str, blob: str,
+             olds: tuple[tuple[str, str], ...] = ()) -> None:
+        self._steps.append(Step(kind, len(self._steps), commit, path, blob, olds))
 
     def _single(self, commit: str, changes: list[Change]) -> None:
         for ch in changes:
@@ -106,9 +90,9 @@ class History:
             if not _is_ledger(ch.old_path):
                 continue
             if ch.status in "MRT" and ch.old_blob and ch.blob and ch.path:
-                self._appends.append((commit, ch.path, ch.old_blob, ch.blob))
+                self._add(APPEND, commit, ch.path, ch.blob, (("", ch.old_blob),))
             elif ch.status == "D" and ch.old_blob:
-                self._deleted.append((commit, ch.old_path, ch.old_blob))  # type: ignore[arg-type]
+                self._add(DELETED, commit, ch.old_path, ch.old_blob)  # type: ignore[arg-type]
 
     def _merge(self, commit: str, parents: list[str], diffs: list[list[Change]]) -> None:
         """A ledger the merge changed against any parent: collect each parent's version."""
@@ -134,45 +118,104 @@ class History:
                 if version is not None:
                     versions.append((parent, version))
             if versions:
-                self._merges.append((commit, path, versions, blob))
+                self._add(MERGED, commit, path, blob, tuple(versions))
         # deleted by the merge itself: every parent had it and the result does not
         for path, blob in deleted[0].items():
             if all(path in gone for gone in deleted[1:]):
-                self._deleted.append((commit, path, blob))
+                self._add(DELETED, commit, path, blob)
 
-    def _append(self, commit: str, path: str, old_blob: str, new_blob: str,
-                old_size: int | None) -> None:
-        new = self.blobs.get(new_blob)
-        if old_size is not None and extends(old_blob, old_size, new):
-            self._meaning(commit, path, old_blob, new_blob, new[:old_size])
-            return
-        old = self.blobs.get(old_blob)
-        if is_append(old, new):
-            self._meaning(commit, path, old_blob, new_blob, old)
-            return
-        line, kind = first_edit(self.root, old_blob, new_blob, old)
-        self.problems.append(Problem(path, line, _EDIT_REASONS[kind].format(sha=commit[:7]),
-                                     kind, commit))
+    # ---- the proofs, newest first ----------------------------------------------------------
 
-    def _meaning(self, commit: str, path: str, old_blob: str, new_blob: str, old: bytes) -> None:
-        """Bytes were only appended; the entries read from the old text must not change. A
-        sealed old text (ending outside blocks, fences and its header) cannot change."""
-        known = self._sealed.get(old)
-        if known if known is not None else sealed(old.decode("utf-8", "replace")):
+    def _prove(self) -> None:
+        first_use: dict[str, int] = {}
+        for step in self._steps:
+            first_use.setdefault(step.blob, step.index)
+        self._sizes = self.blobs.sizes([b for s in self._steps for _, b in s.olds])
+        with BlobReader(self.root) as reader:
+            versions = Versions(reader, self.blobs, first_use)
+            for step in reversed(self._steps):
+                for anchor in versions.expired(step.index):
+                    self._answer(anchor)
+                if step.kind == APPEND:
+                    self._append(versions, step)
+                elif step.kind == MERGED:
+                    self._merged(versions, step)
+                else:
+                    anchor, data = versions.read(step.blob, step.index)
+                    anchor.asks.append((SOURCE, step.index, len(data)))
+            for anchor in versions.expired(-1):
+                self._answer(anchor)
+
+    def _append(self, versions: Versions, step: Step) -> None:
+        anchor, new = versions.read(step.blob, step.index)
+        old_blob = step.olds[0][1]
+        size = self._sizes.get(old_blob)
+        if size is not None and extends(old_blob, size, new):
+            versions.prove(old_blob, anchor, size)
+            anchor.asks.append((MEANING, step.index, size, len(new)))
             return
-        found = changed_by_append(self._ledger(old_blob), self._ledger(new_blob))
+        old = bytes(versions.read(old_blob, step.index)[1])
+        if is_append(old, bytes(new)):
+            anchor.asks.append((MEANING, step.index, len(old), len(new)))
+            return
+        line, kind = first_edit(self.root, old_blob, step.blob, old)
+        self._found[step.index] = Problem(step.path, line,
+                                          _EDIT_REASONS[kind].format(sha=step.commit[:7]), kind,
+                                          step.commit)
+
+    def _merged(self, versions: Versions, step: Step) -> None:
+        """Every parent's version a prefix of the merged one (the usual case) keeps its
+        entries unless one ends open (scan); otherwise merge.py decides, from the bytes."""
+        anchor, merged = versions.read(step.blob, step.index)
+        sizes = []
+        for _, blob in step.olds:
+            size = self._sizes.get(blob)
+            if size is None or not (blob == step.blob or extends(blob, size, merged)):
+                break
+            versions.prove(blob, anchor, size)
+            sizes.append(size)
+        else:
+            anchor.asks.append((MERGE, step.index, sizes, len(merged)))
+            return
+        parents = [(sha, bytes(versions.read(blob, step.index)[1])) for sha, blob in step.olds]
+        self._merge_found(step, merge_problem(parents, bytes(merged))
+                          or merge_lost(*_ledgers(parents, bytes(merged))))
+
+    def _merge_found(self, step: Step, found: tuple[int, str] | None) -> None:
         if found:
-            line, what = found
-            self.problems.append(Problem(path, line, f"an append in {commit[:7]} changes what "
-                                         f"the earlier text says: {what}", "meaning", commit))
+            line, reason = found
+            self._found[step.index] = Problem(step.path, line,
+                                              f"merge {step.commit[:7]} {reason}", "merge",
+                                              step.commit)
+
+    def _answer(self, anchor: Anchor) -> None:
+        """Read an anchor no step needs any more, for what its steps asked of it."""
+        if not anchor.asks:
+            return
+        answers = scan(anchor.data, anchor.asks)
+        for ask in anchor.asks:
+            what, index = ask[0], ask[1]
+            step = self._steps[index]
+            if what == SOURCE:
+                self._sources[index] = answers[(SOURCE, index)]  # type: ignore[assignment]
+            elif what == MEANING:
+                found = answers[(MEANING, index)]
+                if found:
+                    line, text = found  # type: ignore[misc]
+                    self._found[index] = Problem(
+                        step.path, line, f"an append in {step.commit[:7]} changes what the "
+                                         f"earlier text says: {text}", "meaning", step.commit)
+            elif not answers[(MERGE, index)]:  # a parent ends open: compare them whole
+                parents = [(sha, anchor.data[:size]) for (sha, _), size in zip(step.olds, ask[2])]
+                self._merge_found(step, merge_lost(*_ledgers(parents, anchor.data[:ask[3]])))
 
     def _deletions(self) -> None:
         """A deleted ledger whose document still exists in that commit."""
         checks = []
-        for commit, path, blob in self._deleted:
-            source = parse(self.blobs.get(blob).decode("utf-8", "replace")).header.source
+        for step in self._steps:
+            source = self._sources.get(step.index) if step.kind == DELETED else None
             if source:
-                checks.append((commit, path, source))
+                checks.append((step.commit, step.path, source))
         if not checks:
             return
         query = "".join(f"{c}:{s}\n" for c, _, s in checks).encode("utf-8", "surrogateescape")
@@ -182,3 +225,10 @@ class History:
                 self.problems.append(Problem(
                     path, 1, f"ledger deleted in {commit[:7]} while its document {source} "
                              "still exists", "deleted", commit))
+
+
+def _ledgers(parents: list[tuple[str, bytes]], merged: bytes):
+    """``merge_lost``'s arguments: each parent's ledger and the merged one, parsed whole."""
+    return ([(sha[:7], parse(data.decode("utf-8", "replace"), details=False))
+             for sha, data in parents],
+            parse(merged.decode("utf-8", "replace"), details=False))

@@ -89,6 +89,49 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
 
 
 
+class BlobReader:
+    """Blobs read one at a time, in any order, through one ``git cat-file --batch`` kept open;
+    nothing is kept. For a reader that learns what it needs as it goes (the history walk)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def read(self, blob: str) -> bytes:
+        if self._proc is None:
+            try:
+                self._proc = subprocess.Popen(["git", "cat-file", "--batch"], cwd=self.root,
+                                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                              stderr=subprocess.DEVNULL)
+            except FileNotFoundError:
+                raise CascadeError("git is not installed (or not on PATH)") from None
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(f"{blob}\n".encode())
+        stdin.flush()
+        header = stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            raise CascadeError(f"git object {blob} is missing")
+        size = int(header[2])
+        data = stdout.read(size)
+        stdout.read(1)  # the newline after the contents
+        return data
+
+    def close(self) -> None:
+        if self._proc is not None:
+            for pipe in (self._proc.stdin, self._proc.stdout):
+                if pipe is not None:
+                    pipe.close()
+            self._proc.wait()
+            self._proc = None
+
+    def __enter__(self) -> BlobReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def version_at(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
     """The bytes of ``rel`` at ``ref`` (None: not there)."""
     out = git(root, "cat-file", "--batch", input=f"{ref}:{rel}\n".encode(), check=False)
