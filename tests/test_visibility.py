@@ -8,6 +8,8 @@ and compared with what the visibility definitions give for the turns written bef
 (``expected``). The tables below are each protocol's steps as its YAML declares them."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from fakellm import http_error
 from visibility import Marking, Protocol, Runs, Step, View, check, step
@@ -109,6 +111,8 @@ SWARM = Protocol({
     "Synthesis": step("synthesis", "history", after=True),
     "Closing vote": step("vote", "synthesis", after=True),
 }, synthesis=("synthesis",))
+SWARM_LIGHT = Protocol({t: s for t, s in SWARM.steps.items() if t != "Cross-domain analogy"},
+                       synthesis=("synthesis",))
 SWARM_ROUND = ("Position declarations", "Moderator framing", "Arguments",
                "Contrarian stress test", "Responses", "Cross-domain analogy", "Quality gate")
 
@@ -134,6 +138,16 @@ def test_swarm_every_role_over_three_rounds(env, cli, swarm):
     for title in SWARM_ROUND:
         assert done.rounds(title) == {1, 2, 3}, title
     assert done.rounds("Synthesis") == done.rounds("Closing vote") == {3}
+
+
+def test_swarm_lightweight_the_moderator_writes_the_synthesis(env, cli, swarm):
+    """lightweight: the moderator stands in for the historian -- its synthesis (history:
+    every turn but its own in this step) is shown its own framings and quality gates."""
+    assert env(cli, "discuss", TOPIC, "--protocol", "swarm", "--mode", "lightweight",
+               "--auto")[0] == 0
+    done = check(env, SWARM_LIGHT)
+    assert ("AI-Moderator", "Synthesis", 2, 0) in done.cases
+    assert done.rounds("Moderator framing") == done.rounds("Quality gate") == {1, 2}
 
 
 @pytest.mark.parametrize("how, wave, round_", [
@@ -292,6 +306,80 @@ def test_council_resumed_mid_wave(env, cli, council, monkeypatch, flow, how, wav
     assert wave in done.resumed
 
 
+# --- a repository's variant: what the bundled protocols never combine ---------------------
+
+VARIANT_STEP = """  - id: review
+    title: Review
+    role: [d-arbiter, d-freethinker, meta]
+    visibility: group
+    words: 100
+after:
+"""
+VARIANT_FLOW = """  debate:
+    title: Debate
+    rounds: [2, 3]
+"""
+RECAP = """  recap:
+    title: Recap
+    rounds: [2, 2]
+    phases:
+      - {id: open, title: Opening, at: first, visibility: blind, words: [200, 400]}
+      - {id: recap, title: Recap, at: last, visibility: history, words: [150, 250]}
+"""
+VARIANT = {
+    # a flow whose last phase shows history: every turn but the advisor's own advice
+    "recap": Protocol({"Advice": Step("advise", {1: View("blind"), 2: View("history")}),
+                       "Verdict": VERDICT}),
+    # a group step spoken by two roles of one group and by a role of none
+    "review": Protocol({**COUNCIL["dp"].steps,
+                        "Review": step("review", "group", summary=False)},
+                       groups=COUNCIL["dp"].groups),
+}
+
+
+@pytest.fixture
+def variant(council, repo):
+    from conftest import REPO
+
+    text = (REPO / "protocols/council.yml").read_text()
+    assert text.count("after:\n") == 1 and text.count(VARIANT_FLOW) == 1
+    folder = repo / ".cascade/protocols"
+    folder.mkdir(parents=True)
+    (folder / "council.yml").write_text(text.replace("after:\n", VARIANT_STEP).replace(
+        VARIANT_FLOW, RECAP + VARIANT_FLOW))
+    for name in ("AI-D-Arbiter", "AI-D-Freethinker", "AI-Meta-Arbiter"):
+        for r in (1, 2):
+            council.replies[(name, "Review", r)] = json.dumps(
+                {"comment": f"{name} reviews round {r}."})
+    return council
+
+
+@pytest.mark.parametrize("args, table, how, wave", [
+    (("--flow", "recap"), "recap", None, None),
+    (("--flow", "recap"), "recap", 4, ("Advice", 2)),  # round 1, one recap
+    (("--mode", "dp", "--rounds", "2"), "review", None, None),
+    (("--mode", "dp", "--rounds", "2"), "review", 5, ("Review", 1)),  # one review of three
+    (("--mode", "dp", "--rounds", "2"), "review", 12, ("Review", 2)),
+])
+def test_a_variant_s_phase_and_group_views(env, cli, variant, monkeypatch, args, table, how,
+                                           wave):
+    """A phase may set any visibility (history here); a group step may be spoken by two
+    roles of one group -- each sees the other's turn once written -- and by a role of no
+    group, which sees nothing, and whose turns no group sees."""
+    if how is not None:
+        monkeypatch.setenv("CASCADE_MAX_CALLS", str(how))
+    code, out, err = env(cli, "discuss", CO_TOPIC, "--protocol", "council", *args, "--auto")
+    if how is not None:
+        assert code != 0
+        monkeypatch.delenv("CASCADE_MAX_CALLS")
+        code, out, err = env(cli, "run", CO_LEDGER, "--auto")
+    assert code == 0, out + err
+    done = check(env, VARIANT[table])
+    assert done.rounds("Advice" if table == "recap" else "Review") == {1, 2}
+    if wave is not None:
+        assert wave in done.resumed
+
+
 # --- the tables are the protocol files' data ----------------------------------------------
 
 MEMBERS = ("participant", "expert", "advisor")  # the roles a strategy's participation and
@@ -301,6 +389,7 @@ MEMBERS = ("participant", "expert", "advisor")  # the roles a strategy's partici
 @pytest.mark.parametrize("name, table, mode, variant", [
     ("pcs", PCS, None, None),
     ("swarm", SWARM, "standard", None),
+    ("swarm", SWARM_LIGHT, "lightweight", None),
     *[("roundtable", ROUNDTABLE[s], None, ("strategies", s)) for s in ROUNDTABLE],
     *[("council", COUNCIL[f], "personality", ("flows", f))
       for f in ("parallel", "sequential", "debate")],
@@ -320,7 +409,8 @@ def test_the_tables_say_what_the_protocol_files_say(name, table, mode, variant):
     roles = {r["id"] for r in data["roles"]}
     if mode is not None:
         spec = data["modes"][mode]
-        roles = (set() if spec.get("experts") == 0 else members) | set(spec["roles"])
+        roles = (set() if spec.get("experts") == 0 else members) | set(spec["roles"]) | set(
+            spec.get("stand_in") or ())
     runs = {s["id"] for _, s in declared.values()
             if set(s["role"] if isinstance(s["role"], list) else [s["role"]]) & roles}
     assert {s.id for s in table.steps.values()} == runs
