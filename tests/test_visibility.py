@@ -50,7 +50,7 @@ def resume(runs, cli, monkeypatch, script, how, ledger: str = LEDGER):
 
 PCS = Protocol({
     "Propose": step("propose", "blind"),
-    "Challenge": step("challenge", "all"),
+    "Challenge": step("challenge", "all", target="propose"),  # answers the most opposing
     "Synthesize": step("synthesize", "all"),
     "Confirm": step("confirm", "synthesis"),
     "Recommendation": step("recommend", "all"),
@@ -419,6 +419,7 @@ def test_the_tables_say_what_the_protocol_files_say(name, table, mode, variant):
     for title, s in table.steps.items():
         key, raw = declared[title]
         assert raw["id"] == s.id and s.setup == (key == "setup") and s.after == (key == "after")
+        assert s.target == (data["steps"][0]["id"] if raw.get("target") else None)
         member = raw["role"] in MEMBERS and key == "steps" and not raw.get("confirm")
         for round_, v in s.views.items():
             place = {1: "first", 2: "middle", 3: "last"}.get(round_)

@@ -30,14 +30,15 @@ MARK = re.compile(r"\[\[mark [^\]]+\]\]")
 
 @dataclass(frozen=True)
 class Seen:
-    """What one prompt showed: the turns by message id (in order, as labelled), the target,
-    the rounds of the earlier-rounds summary, and the marks of the texts it carried outside
-    the summary and the target."""
+    """What one prompt showed: the turns by message id (in order, as labelled), the target
+    and the marks its block holds, the rounds of the earlier-rounds summary (None: no
+    summary block), and the marks of the texts it carried outside the summary and target."""
 
     shown: tuple[str, ...]
     target: str | None
-    summary: frozenset[int]
+    summary: frozenset[int] | None
     marks: frozenset[str]
+    target_marks: frozenset[str] = frozenset()
 
     @property
     def ids(self) -> frozenset[str]:
@@ -48,7 +49,7 @@ def visible(text: str) -> Seen:
     """The message ids a prompt shows (by their blocks' labels), its target, the rounds its
     summary covers and the marks outside the summary and target blocks."""
     shown: list[str] = []
-    target, summary = None, frozenset()
+    target, summary, target_marks = None, None, frozenset()
     rest = text
     for m in BLOCK.finditer(text):
         what, body = m.group(2), m.group(3)
@@ -57,11 +58,12 @@ def visible(text: str) -> Seen:
         elif TARGET.match(what):
             assert target is None, "two targets in one prompt"
             target = TARGET.match(what).group(1)
+            target_marks = frozenset(MARK.findall(body))
             rest = rest.replace(m.group(0), "")
         elif what == "earlier rounds":
             summary = frozenset(int(r) for r in ROUND.findall(body))
             rest = rest.replace(m.group(0), "")
-    return Seen(tuple(shown), target, summary, frozenset(MARK.findall(rest)))
+    return Seen(tuple(shown), target, summary, frozenset(MARK.findall(rest)), target_marks)
 
 
 def mark(name: str, step: str, round_: int) -> str:
@@ -148,13 +150,15 @@ class Step:
     views: dict  # round -> View; key 0: every round
     after: bool = False  # run once when the rounds end: its summary covers every round
     setup: bool = False  # before round 1: nothing is shown
+    target: str | None = None  # the step whose turn of this round by another it answers
 
     def view(self, round_: int) -> View:
         return self.views.get(round_, self.views.get(0))
 
 
-def step(id_: str, kind: str, *, after: bool = False, setup: bool = False, **kw) -> Step:
-    return Step(id_, {0: View(kind, **kw)}, after, setup)
+def step(id_: str, kind: str, *, after: bool = False, setup: bool = False,
+         target: str | None = None, **kw) -> Step:
+    return Step(id_, {0: View(kind, **kw)}, after, setup, target)
 
 
 @dataclass
@@ -223,13 +227,13 @@ def expected(p: Protocol, who: str, title: str, round_: int, prior: list[T]) -> 
     return frozenset(t.msg for t in out), frozenset(packets)
 
 
-def summary_of(p: Protocol, title: str, round_: int) -> frozenset[int]:
+def summary_of(p: Protocol, title: str, round_: int) -> frozenset[int] | None:
     """The rounds the summary of a request should cover: the earlier ones (every one, for a
-    step after the rounds), if its step is given a summary."""
+    step after the rounds), if its step is given a summary; None: no summary block."""
     s = p.steps[title]
     if s.setup or not s.view(round_).summary:
-        return frozenset()
-    return frozenset(range(1, round_ + (1 if s.after else 0)))
+        return None
+    return frozenset(range(1, round_ + (1 if s.after else 0))) or None
 
 
 # --- a discussion's runs, recorded, and the check -----------------------------------------
@@ -316,14 +320,16 @@ def check(runs: Runs, p: Protocol, retried: set[tuple[str, str, int]] = frozense
                 errors.append(f"{where}: texts of {sorted(texts)}, expected "
                               f"{sorted(want - packets)}")
             if seen.summary != summary_of(p, title, round_):
-                errors.append(f"{where}: summary of rounds {sorted(seen.summary)}, expected "
-                              f"{sorted(summary_of(p, title, round_))}")
-            if seen.target is not None:
-                t = ids.get(seen.target)
-                if t is None or t.round != round_ or t.name == who or t.msg not in {
-                        x.msg for x in prior}:
-                    errors.append(f"{where}: target {seen.target} is not another's turn of "
-                                  "this round written before")
+                errors.append(f"{where}: summary of rounds {seen.summary}, expected "
+                              f"{summary_of(p, title, round_)}")
+            if s.target is None and seen.target is not None:
+                errors.append(f"{where}: a target, {seen.target}, where its step has none")
+            if s.target is not None:
+                t = ids.get(seen.target or "")
+                if t is None or (t.step, t.round) != (s.target, round_) or t.name == who or \
+                        t not in prior or {by_mark.get(m) for m in seen.target_marks} != {t.msg}:
+                    errors.append(f"{where}: target {seen.target} is not another's "
+                                  f"{s.target} of this round, written before, with its text")
             cases.append((who, title, round_, index))
     titles = {s.id: title for title, s in p.steps.items()}
     unasked = [t.msg for t in turns if (t.name, titles.get(t.step), t.round) not in keys]
