@@ -212,13 +212,68 @@ def test_chains_that_end_are_accepted(tmp_path):
     assert [p.next for p in load_protocol_file(path).phases] == ["c", "c", None, "c"]
 
 
+def _ends(protocol) -> bool:
+    """Whether a loaded protocol can conclude: a protocol of phases reaches a last phase
+    (``next: null``) from its first; a step protocol has steps, rounds within 1 <= min <=
+    max, and a registered exit rule and outcome rule (its one phase is the whole discussion:
+    ``next`` says nothing about it)."""
+    from cascade.protocol import registry
+
+    if protocol.steps is None:
+        phase, seen = protocol.first, set()
+        while phase.next is not None:
+            if phase.id in seen:
+                return False
+            seen.add(phase.id)
+            phase = protocol.get(phase.next)
+        return True
+    steps = protocol.steps
+    return (bool(steps.steps) and 1 <= steps.rounds.min <= steps.rounds.max
+            and steps.rounds.exit in registry.EXIT_RULES
+            and steps.outcome in registry.OUTCOME_RULES)
+
+
+BUNDLED = {"council": "steps", "pcs": "steps", "phased": "phases", "review": "phases",
+           "roundtable": "steps", "swarm": "steps"}
+
+
 def test_every_bundled_protocol_loads():
     found = sorted(bundled("protocols").glob("*.yml"))
-    assert found
+    assert {p.stem for p in found} == set(BUNDLED)
     for path in found:
         protocol = load_protocol_file(path)
         assert protocol.name == path.stem
-        assert any(p.next is None for p in protocol.phases)
+        assert ("steps" if protocol.steps is not None else "phases") == BUNDLED[path.stem]
+        assert _ends(protocol), path.name
+
+
+def _cycle(protocol):
+    import dataclasses
+
+    a, b = protocol.phases[0], protocol.phases[1]
+    return dataclasses.replace(protocol, phases=(dataclasses.replace(a, next=b.id),
+                                                 dataclasses.replace(b, next=a.id)))
+
+
+def _steps(name: str, **change):
+    import dataclasses
+
+    protocol = load_protocol(name, None)
+    rounds = {k: v for k, v in change.items() if k in ("min", "max", "exit")}
+    steps = dataclasses.replace(protocol.steps, rounds=dataclasses.replace(
+        protocol.steps.rounds, **rounds), **{k: v for k, v in change.items() if k not in rounds})
+    return dataclasses.replace(protocol, steps=steps)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: _cycle(load_protocol("phased", None)),  # initial_feedback <-> detailed_review
+    lambda: _steps("pcs", exit="whenever"),
+    lambda: _steps("council", outcome="coin"),
+    lambda: _steps("roundtable", min=4, max=3),
+    lambda: _steps("swarm", steps=()),
+])
+def test_a_protocol_that_cannot_end_is_told_apart(make):
+    assert not _ends(make())  # the check above can fail
 
 
 def test_persona_look_alike_name_is_refused_at_the_repository_file(tmp_path):

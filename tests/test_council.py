@@ -10,6 +10,7 @@ import pytest
 from conftest import git
 from council_script import Council
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from visibility import visible
 
 from cascade import Discussion
 
@@ -67,6 +68,20 @@ def test_sequential_flow_each_advisor_sees_the_earlier_ones(repo, cli, council):
             assert not any(f"{n} advises plan 1" in text for n in order[order.index(name) + 1:])
 
 
+def test_sequential_flow_a_later_round_keeps_the_earlier_rounds(repo, cli, council):
+    """Sequential participation adds the earlier advisors of the round to what blind advice
+    sees -- the earlier rounds' summary stays: round 2's first advisor is asked how far its
+    position moved, and must be shown round 1."""
+    assert discuss(cli, "--flow", "sequential", "--rounds", "2", "--auto")[0] == 0
+    by = {n: t for n, s, r, t in council.seen if (s, r) == ("Advice", 2)}
+    assert list(by) == list(ADVISORS)
+    for name, text in by.items():
+        assert "The earlier rounds, in short:" in text, name
+        summary = text.split("The earlier rounds, in short:", 1)[1].split("<<<end", 1)[0]
+        assert "Round 1:" in summary and "Round 2:" not in summary
+        assert all(f"{n}: {n} argues in round 1." in summary for n in ADVISORS), summary
+
+
 def test_debate_openings_rebuttals_and_final_positions(repo, cli, council, fake_llm):
     assert discuss(cli, "--flow", "debate", "--auto")[0] == 0
     assert fake_llm.calls() == 3 * 3 + 1  # three rounds of three, then the referee
@@ -76,9 +91,9 @@ def test_debate_openings_rebuttals_and_final_positions(repo, cli, council, fake_
         assert not any(f"{n} advises" in by[(name, 1)] for n in ADVISORS)  # openings: blind
         assert all(f"{n} advises plan 1" in by[(name, 2)] for n in others)  # rebuttal
         assert f"{name} advises plan 1" not in by[(name, 2)].split("YOUR ROLE:")[0]
-        final = by[(name, 3)]
-        assert "The earlier rounds, in short:" in final  # the transcript's summary only
-        assert "<<<material" in final and f"{others[0]} advises plan 2 (" not in final
+        final = visible(by[(name, 3)])  # final positions: blind, the debate summarized
+        assert final.shown == () and final.summary == {1, 2}  # no turn, rounds 1 and 2
+        assert not any(f"{n} advises plan" in by[(name, 3)] for n in ADVISORS)
     # word budgets shrink by round, in the prompt and as max tokens
     bodies = [r.body for r in fake_llm.chat_requests]
     advice = [(b["max_tokens"], json.dumps(b)) for b in bodies if "STEP: Advice" in json.dumps(b)]

@@ -636,9 +636,12 @@ def plan(run: Run) -> list[Request]:
     strategy = run.steps.strategy
     # a roundtable's participants see the question and the last synthesis only: no summary;
     # a group sees only its own group and the packets that crossed: no summary either
-    # a step that names what it sees (sees:) is shown that alone
-    only_last = step.visibility in ("question", "group") or bool(step.sees) or (
-        strategy is not None and step.visibility == "sequential")
+    # a step that names what it sees (sees:) is shown that alone. A strategy's sequential
+    # participation adds the earlier speakers to the step's declared view and keeps its
+    # summary (six-hats' answers: none, as any roundtable answer; a sequential council's
+    # advice: the earlier rounds, as blind advice has)
+    declared = (run.base or run.steps).step(step.id) or step
+    only_last = declared.visibility in ("question", "group") or bool(step.sees)
     text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
     direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
     if run.after:

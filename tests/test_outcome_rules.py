@@ -1,0 +1,147 @@
+"""The outcome rules (cascade.protocol.registry), pinned before the engine's redesign: each is
+a pure function of the run the ledger gives. A table of runs per rule -- the bundled
+protocol's data, who deliberates, the turns and verdicts its rounds left -- and the outcome
+each must give, with the verdicts it counted (what status and the record show)."""
+from __future__ import annotations
+
+import pytest
+
+from cascade.config.protocols import load_protocol
+from cascade.ledger.consensus import VotingConfig
+from cascade.protocol import registry
+from cascade.protocol.engine import Run, Turn, steps_for
+
+ABC = ("architect", "security", "pragmatist")
+A, B, C = ABC
+
+
+def run_of(protocol: str, members=ABC, turns=(), verdicts=None, consensus=None,
+           strategy: str | None = None, mode: str | None = None) -> Run:
+    """A run of ``protocol`` whose ledger left ``turns`` ((alias, step, round, fields), in
+    order) and, for a confirming step, ``verdicts``."""
+    steps = steps_for(load_protocol(protocol, None).steps, mode, None, strategy)
+    run = Run(steps, list(members), {r.id: r.persona for r in steps.fixed_roles},
+              consensus=consensus)
+    run.turns = [Turn(alias, f"AI-{alias}", step, round_, f"r{round_}-msg-{n:03d}", n,
+                      f"{alias} in {step}.", dict(fields), [], 10 * n, None)
+                 for n, (alias, step, round_, fields) in enumerate(turns, 1)]
+    run.verdicts = dict(verdicts or {})
+    return run
+
+
+# --- all_accept (pcs): every member confirmed with ACCEPT ---------------------------------
+
+@pytest.mark.parametrize("members, verdicts, accepted", [
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "ACCEPT"}, True),
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "REJECT"}, False),
+    (ABC, {A: "ACCEPT", B: "ACCEPT"}, False),  # a missing verdict is not consent
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, False),  # saw part of the document
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "accept"}, False),  # only the exact verdict
+    ((A,), {A: "ACCEPT", B: "REJECT"}, True),  # only the members' verdicts count
+    ((), {}, False),  # nobody deliberated: no consensus
+])
+def test_all_accept(members, verdicts, accepted):
+    run = run_of("pcs", members, verdicts=verdicts)
+    assert registry.EXIT_RULES["all_accept"](run, 1) is accepted
+    assert registry.OUTCOME_RULES["all_accept"](run, 1) == ("READY" if accepted else "IMPASSE")
+
+
+# --- thresholds (swarm, roundtable): the closing vote, by the consensus thresholds ---------
+
+@pytest.mark.parametrize("verdicts, consensus, outcome", [
+    ({A: "READY", B: "READY", C: "READY"}, None, "READY"),
+    ({A: "READY", B: "READY", C: "CHANGES"}, None, "READY"),  # 2/3 meets 0.67
+    ({A: "READY", B: "CHANGES", C: "CHANGES"}, None, "CHANGES"),
+    ({A: "READY", B: "READY", C: "REJECT"}, None, "CHANGES"),  # one REJECT holds it back
+    ({A: "REJECT", B: "REJECT", C: "READY"}, None, "REJECT"),
+    ({A: "REJECT", B: "CHANGES", C: "CHANGES"}, None, "CHANGES"),
+    ({A: "READY", B: "READY"}, None, "READY"),  # C's missing vote counts against: 2/3
+    ({A: "READY"}, None, "CHANGES"),
+    ({A: "READY", B: "PARTIAL", C: "PARTIAL"}, None, "CHANGES"),  # not counted: 1/3
+    ({A: "READY", B: "READY", C: "PARTIAL"}, None, "READY"),
+    ({}, None, "CHANGES"),  # no vote at all
+    ({A: "READY", B: "READY", C: "CHANGES"}, VotingConfig(threshold_ready=1.0), "CHANGES"),
+    ({A: "READY", B: "READY", C: "REJECT"}, VotingConfig(threshold_reject=0.5), "READY"),
+    ({A: "READY", B: "READY", C: "READY"}, VotingConfig(human_required=True), "READY"),  # the
+    # gate applies human_required, as for any protocol's READY
+])
+def test_thresholds(verdicts, consensus, outcome):
+    for protocol, strategy in (("swarm", None), ("roundtable", "standard")):
+        run = run_of(protocol, verdicts=verdicts, consensus=consensus, strategy=strategy)
+        assert registry.OUTCOME_RULES["thresholds"](run, 3) == outcome, protocol
+
+
+# --- consent (roundtable consensus-driven): no member BLOCKs in the last round -------------
+
+def answers(round_: int, **consent: str):
+    return [(alias, "answer", round_, {"consent": value} if value else {"position": "x"})
+            for alias, value in consent.items()]
+
+
+@pytest.mark.parametrize("turns, outcome, counted", [
+    (answers(3, architect="SUPPORT", security="SUPPORT", pragmatist="SUPPORT"), "READY",
+     {A: "SUPPORT", B: "SUPPORT", C: "SUPPORT"}),
+    (answers(3, architect="SUPPORT", security="STAND-ASIDE", pragmatist="SUPPORT"), "READY",
+     {A: "SUPPORT", B: "STAND-ASIDE", C: "SUPPORT"}),
+    (answers(3, architect="SUPPORT", security="BLOCK", pragmatist="SUPPORT"), "CHANGES",
+     {A: "SUPPORT", B: "BLOCK", C: "SUPPORT"}),
+    (answers(3, architect="SUPPORT", security="SUPPORT"), "CHANGES",  # no consent: BLOCK
+     {A: "SUPPORT", B: "SUPPORT", C: "BLOCK"}),
+    (answers(3, architect="SUPPORT", security="SUPPORT", pragmatist=""), "CHANGES",
+     {A: "SUPPORT", B: "SUPPORT", C: "BLOCK"}),  # an answer without a consent field
+    (answers(2, architect="BLOCK", security="BLOCK", pragmatist="BLOCK")
+     + answers(3, architect="SUPPORT", security="SUPPORT", pragmatist="SUPPORT"), "READY",
+     {A: "SUPPORT", B: "SUPPORT", C: "SUPPORT"}),  # only the last round counts
+    (answers(3, architect="SUPPORT", security="SUPPORT", pragmatist="SUPPORT")
+     + answers(4, pragmatist="BLOCK"), "READY",
+     {A: "SUPPORT", B: "SUPPORT", C: "SUPPORT"}),  # a later round is not this one's
+    (answers(2, pragmatist="SUPPORT") + answers(3, architect="SUPPORT", security="SUPPORT"),
+     "CHANGES", {A: "SUPPORT", B: "SUPPORT", C: "BLOCK"}),
+])
+def test_consent(turns, outcome, counted):
+    run = run_of("roundtable", turns=turns, strategy="consensus-driven")
+    assert run.steps.outcome == "consent"
+    assert registry.OUTCOME_RULES["consent"](run, 3) == outcome
+    assert run.verdicts == counted
+
+
+def test_consent_without_members_is_not_ready():
+    run = run_of("roundtable", members=(), strategy="consensus-driven")
+    assert registry.OUTCOME_RULES["consent"](run, 1) == "CHANGES"
+
+
+# --- referee (council): the last verdict of an after step ---------------------------------
+
+def said(alias: str, step: str, round_: int = 1, **fields: str):
+    return (alias, step, round_, fields)
+
+
+@pytest.mark.parametrize("mode, turns, outcome, counted", [
+    ("personality", [said("referee", "verdict", verdict="READY")], "READY",
+     {"referee": "READY"}),
+    ("personality", [said("referee", "verdict", verdict="CHANGES")], "CHANGES",
+     {"referee": "CHANGES"}),
+    ("personality", [said("referee", "verdict", verdict="REJECT")], "REJECT",
+     {"referee": "REJECT"}),
+    ("personality", [said("referee", "verdict", verdict="MAYBE")], "REJECT",
+     {"referee": "MAYBE"}),  # fails closed
+    ("personality", [], "REJECT", {}),  # no verdict given
+    ("personality", [said(A, "advise", verdict="READY")], "REJECT", {}),  # a round step's
+    # field is no verdict
+    ("personality", [said("referee", "verdict", verdict="READY"),
+                     said("referee", "verdict", 2, verdict="CHANGES")], "CHANGES",
+     {"referee": "CHANGES"}),  # the last one
+    ("personality", [said("referee", "verdict", verdict="CHANGES"),
+                     said("referee", "verdict", 2, minority="none")], "CHANGES",
+     {"referee": "CHANGES"}),  # the last that gives one
+    ("dp", [said("d-arbiter", "assess", verdict="READY"),
+            said("meta-arbiter", "merge", verdict="CHANGES")], "CHANGES",
+     {"meta-arbiter": "CHANGES"}),
+    ("dp", [said("meta-arbiter", "merge", verdict="READY")], "READY",
+     {"meta-arbiter": "READY"}),
+])
+def test_referee(mode, turns, outcome, counted):
+    members = () if mode == "dp" else ("pragmatist", "visionary", "skeptic")
+    run = run_of("council", members, turns, verdicts={"someone": "READY"}, mode=mode)
+    assert registry.OUTCOME_RULES["referee"](run, 1) == outcome
+    assert run.verdicts == counted
