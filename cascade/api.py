@@ -54,7 +54,7 @@ class Runner:
         optional, "all" for every participant), each told ``callout`` as a person's request;
         the replies are appended to the ledger and returned. A step protocol's turns come
         from its steps: ``run`` runs them (naming personas is an error)."""
-        from cascade.commands.turn import _recorded_revision
+        from cascade.loop.governance import recorded_revision
         from cascade.protocol.engine import next_wave
         from cascade.turns.pending import Pending, requested_turns
         from cascade.turns.runner import Job, run
@@ -73,7 +73,7 @@ class Runner:
             if not pending:
                 return []
             rule = _rule(d)
-            job = Job(d, pending, source_data=_recorded_revision(d),
+            job = Job(d, pending, source_data=recorded_revision(d),
                       rule_model=rule.model if rule else None)
             run([job], self.settings, progress)
             return [_reply(d, o) for o in job.outcomes]
@@ -83,7 +83,7 @@ class Runner:
         (``auto``: decision points take their recommended choice, recorded as such, as
         ``cascade run`` does off a terminal) -- its cascade.protocol.run.Result; for a
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
-        from cascade.commands.turn import _recorded_revision
+        from cascade.loop.governance import recorded_revision
 
         with _writing(discussion) as d:
             d.current_phase
@@ -92,7 +92,7 @@ class Runner:
             from cascade.protocol.run import run
 
             rule = _rule(d)
-            return run(d, self.settings, progress, source_data=_recorded_revision(d),
+            return run(d, self.settings, progress, source_data=recorded_revision(d),
                        rule_model=rule.model if rule else None,
                        rule_models=rule.models if rule else None,
                        auto=auto or bool(rule and rule.auto), ask=None)

@@ -6,6 +6,9 @@ import os
 import tempfile
 from pathlib import Path
 
+from cascade.errors import CascadeError
+from cascade.safepath import LINK_HINT
+
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
                  durable: bool = True) -> None:
@@ -20,9 +23,6 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
     A ``path`` that is a symbolic link is refused (one line, exit 2): renaming onto it would
     replace the link with a file, and following it would write outside the repository."""
     if os.path.islink(path):
-        from cascade.errors import CascadeError
-        from cascade.safepath import LINK_HINT
-
         raise CascadeError(f"is a symbolic link: {LINK_HINT}", path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)

@@ -10,7 +10,6 @@ import sys
 
 from cascade.errors import CascadeError, is_config_path, os_error_line
 
-
 COMMANDS = ("new", "list", "status", "comment", "decide", "explain", "discuss", "run", "plan",
             "turn", "hook", "check", "init", "trailer", "advance", "personas", "summary", "demo",
             "ui", "merge-driver")
@@ -347,7 +346,7 @@ def _dispatch(parser, args) -> int:
         from cascade.commands.demo import demo
         return demo(args.keep)
     elif command == "ui":
-        from cascade.commands.ui import ui
+        from cascade.ui.command import ui
         return ui(args.path)
     elif command == "merge-driver":
         from cascade.commands.merge_driver import merge_driver

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from unidiff import PatchSet
 
-from cascade.loop.gitio import git
+from cascade.gitio import git
 
 
 def is_append(old: bytes, new: bytes) -> bool:

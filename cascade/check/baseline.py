@@ -25,6 +25,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cascade.check.gittree import Tree
+from cascade.docstatus import core
+from cascade.errors import CascadeError
+from cascade.gitio import git
+
 BASELINE = ".cascade/baseline"
 
 
@@ -62,9 +67,6 @@ class Baseline:
     """Which documents of the checked tree the baseline vouches for."""
 
     def __init__(self, root: Path, tree, base_tree=None) -> None:
-        from cascade.check.gittree import Tree
-        from cascade.loop.gitio import git
-
         self.entries = _read(tree.files, tree.blobs)
         self.blobs = tree.blobs
         self.at_adoption: dict[str, str] = {}
@@ -100,8 +102,6 @@ class Baseline:
         (cascade.docstatus.core): superseding a legacy ADR is not a change to review."""
         if blob == entry:
             return True
-        from cascade.docstatus import core
-        from cascade.errors import CascadeError
 
         try:
             return core(self.blobs.get(blob)) == core(self.blobs.get(entry))

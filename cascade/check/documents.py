@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
+from cascade.docstatus import core
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.ledger.state import changed_core
 from cascade.loop.globs import glob_match
@@ -93,7 +94,6 @@ def judge(item: Governed, state: LedgerState | None, where: str,
     if state.ok and state.carried and tree is not None and doc in tree.files:
         # The ledger says this text differs from the reviewed one only in its status, spacing
         # or path: verify it on the committed text (the hook does the same).
-        from cascade.docstatus import core
 
         if core(tree.data(doc)) != state.core:
             reason = changed_core(doc)

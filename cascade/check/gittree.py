@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
-from cascade.loop.gitio import git, records, read_blobs
+from cascade.gitio import git, read_blobs, records
 
 _ZERO = re.compile(r"0+\Z")
 

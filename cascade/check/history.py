@@ -21,9 +21,9 @@ from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
 from cascade.check.report import Problem
 from cascade.check.versions import MEANING, MERGE, SOURCE, Anchor, Versions, scan
+from cascade.gitio import BlobReader, git
 from cascade.ledger.meaning import merge_lost
 from cascade.ledger.parse import parse
-from cascade.loop.gitio import BlobReader, git
 from cascade.resources import LEDGER_SUFFIX
 
 _EDIT_REASONS = {

@@ -25,9 +25,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from cascade.check.gittree import Blobs
+from cascade.gitio import BlobReader
 from cascade.ledger.meaning import changed_by_append
 from cascade.ledger.parse import Reader
-from cascade.loop.gitio import BlobReader
 
 MEANING, MERGE, SOURCE = "meaning", "merge", "source"  # what a step asks of its anchor
 

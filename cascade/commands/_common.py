@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from cascade.errors import CascadeError
 from cascade.ledger.discussion import LEDGER_SUFFIX, Discussion
 from cascade.loop.governance import inside, open_at
 
@@ -34,18 +32,3 @@ def open_ledger(path: str) -> Discussion:
     repository (cascade.loop.governance.inside). Commands that append take ``writing``."""
     ledger, doc, rule = inside(path)
     return open_at(path, ledger, doc, rule)
-
-
-def git_user_name() -> str:
-    """The author for human comments: git's user.name."""
-    try:
-        proc = subprocess.run(["git", "config", "user.name"], capture_output=True, text=True,
-                              check=False)
-    except FileNotFoundError:
-        proc = None
-    name = proc.stdout.strip() if proc and proc.returncode == 0 else ""
-    name = name or os.environ.get("GIT_AUTHOR_NAME", "").strip()
-    if not name:
-        raise CascadeError("no author: set git's user.name (git config user.name 'Your Name') "
-                           "or pass --author")
-    return name

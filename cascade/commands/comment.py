@@ -4,10 +4,11 @@ import re
 import shlex
 import sys
 
-from cascade.commands._common import git_user_name
 from cascade.errors import CascadeError, display_path
+from cascade.gitio import user_name
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
+from cascade.loop.closing import close_now
 from cascade.loop.governance import writing
 from cascade.text import printable
 
@@ -18,7 +19,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
     """Append a person's comment. The text is kept as written: a ``VOTE:`` line in it is
     neutralised like any structural line (indented by one space, so it reads as text and never
     counts); the vote comes only from ``--vote``. A note on stderr says so."""
-    author = author or git_user_name()
+    author = author or user_name()
     with writing(path, "cascade comment") as d:
         if d.personas.is_persona_name(author):
             raise CascadeError(f"{author!r} is a persona's name; people comment under their "
@@ -30,8 +31,6 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
         print(f"Added comment from {author} to {display_path(d.path)}"
               + (f" (VOTE: {vote})." if vote else "."))
         if vote is not None:
-            from cascade.loop.closing import close_now
-
             closed, moved = close_now(d, path)
             if closed is not None:
                 print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."

@@ -5,38 +5,31 @@ decision by anyone else is recorded and shown, and does not override)."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import sys
 
-from cascade.commands._common import git_user_name
 from cascade.errors import CascadeError, display_path
+from cascade.gitio import config_value, index_blobs, repo_root, user_name
 from cascade.ledger.model import VOTES
+from cascade.loop.closing import close_now
+from cascade.loop.governance import writing
 from cascade.text import printable
 
 
 def _identity() -> str:
-    name = git_user_name()
-    try:
-        proc = subprocess.run(["git", "config", "user.email"], capture_output=True, text=True,
-                              check=False)
-        email = proc.stdout.strip() if proc.returncode == 0 else ""
-    except FileNotFoundError:
-        email = ""
+    name = user_name()
+    email = config_value("user.email")
     return f"{name} <{email}>" if email else name
 
 
 def decide(path: str, vote: str, reason: str) -> int:
-    from cascade.loop.gitio import index_blobs, repo_root
-    from cascade.loop.governance import writing
-
     vote = vote.strip().upper()
     if vote not in VOTES:
         raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
     if not " ".join(reason.split()):
         raise CascadeError("a decision needs a reason: --reason TEXT")
     with writing(path, "cascade decide") as d:
-        if d.personas.is_persona_name(git_user_name()):
-            raise CascadeError(f"{git_user_name()!r} is a persona's name; people decide under "
+        if d.personas.is_persona_name(user_name()):
+            raise CascadeError(f"{user_name()!r} is a persona's name; people decide under "
                                "their own name", d.path)
         doc = d.source
         revision = None
@@ -50,7 +43,7 @@ def decide(path: str, vote: str, reason: str) -> int:
         by = _identity()
         where = f" of {doc} (revision {revision[:7]})" if revision else ""
         body = f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}"
-        d.add_comment(git_user_name(), body, None,
+        d.add_comment(user_name(), body, None,
                       provenance={"vote": vote, "revision": revision, "by": by},
                       origin="decision")
         d.save()
@@ -69,8 +62,6 @@ def decide(path: str, vote: str, reason: str) -> int:
         also = []
         if (doc and revision and decision is not None and decision.by == by
                 and decision.vote == vote):
-            from cascade.loop.closing import close_now
-
             closed, moved = close_now(d, path)
             if closed is not None:
                 print(printable(f"cascade: {doc}: {closed.describe(doc)}."))

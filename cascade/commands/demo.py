@@ -15,6 +15,8 @@ import textwrap
 from pathlib import Path
 
 from cascade.errors import CascadeError
+from cascade.turns.model import local_model_available, resolve_model
+from cascade.turns.settings import Settings
 
 ADR = "docs/adr/0001-record-events-in-sqlite.md"
 LEDGER = "docs/adr/discussions/0001-record-events-in-sqlite.discussion.md"
@@ -84,9 +86,6 @@ def _run(args: list[str], cwd: Path, env: dict[str, str], show: bool = True) -> 
 
 
 def demo(keep: bool = False) -> int:
-    from cascade.turns.model import local_model_available, resolve_model
-    from cascade.turns.settings import Settings
-
     model = resolve_model(None, None, Settings.from_env())  # fails early, saying how to fix it
     tmp = Path(tempfile.mkdtemp(prefix="cascade-demo-"))
     env = {**os.environ, "CASCADE_PYTHON": sys.executable, "GIT_AUTHOR_NAME": "Dana Demo",

@@ -18,6 +18,7 @@ from cascade.loop.governance import resolve, writing
 from cascade.loop.lock import ledger_lock
 from cascade.text import printable
 
+
 def _confirm(question: str, recommended: str, auto: bool) -> str:
     """A decision point: inline on a terminal, else (or with --auto) the recommended answer,
     which the caller records as taken automatically."""
@@ -35,7 +36,6 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     from cascade.ledger.discussion import Discussion
     from cascade.resources import find_root
     from cascade.safepath import refuse_links, refuse_outside
-
     from cascade.turns.settings import Settings
 
     root = find_root()
@@ -223,6 +223,6 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
 
 
 def _recorded(d) -> bytes | None:
-    from cascade.commands.turn import _recorded_revision
+    from cascade.loop.governance import recorded_revision
 
-    return _recorded_revision(d)
+    return recorded_revision(d)

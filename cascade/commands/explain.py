@@ -41,7 +41,7 @@ def explain(path: str, as_json: bool = False) -> int:
 # ---- gathering ------------------------------------------------------------------------------
 
 def explain_data(path: str) -> dict[str, Any]:
-    from cascade.loop.gitio import repo_root
+    from cascade.gitio import repo_root
 
     p = Path(path)
     start = p.parent if str(p.parent) else Path(".")
@@ -140,14 +140,15 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
               doc: str | None) -> None:
     from cascade.config.personas import load_personas
     from cascade.config.protocols import load_protocol
+    from cascade.gitio import tracked
     from cascade.ledger.consensus import voting_config
-    from cascade.loop.gate import _find_ledger, _tracked
+    from cascade.loop.gate import find_ledger
     from cascade.loop.governance import authority, check_shared_ledgers
 
     auth = authority(rule, root)  # an unknown persona or protocol: configuration error, exit 2
     if doc and data["kind"] == "document":
-        check_shared_ledgers({doc: rule}, _tracked(root), rules)
-        data["ledger"] = _find_ledger(root, rule, doc)
+        check_shared_ledgers({doc: rule}, tracked(root), rules)
+        data["ledger"] = find_ledger(root, rule, doc)
         data["ledger_exists"] = (root / data["ledger"]).is_file()
     config = voting_config(rule.consensus, rule.file)
     data["governed"] = True

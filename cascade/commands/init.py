@@ -9,7 +9,7 @@ from pathlib import Path
 from cascade.atomic import atomic_write
 from cascade.check.baseline import BASELINE, render
 from cascade.errors import CascadeError
-from cascade.loop.gitio import git, records, repo_root
+from cascade.gitio import git, records, repo_root, tracked
 from cascade.loop.globs import glob_match
 from cascade.loop.layout import ADR_DIR_FILE, files_regex, find_layout, rules_text
 from cascade.loop.rules import RULES_FILE, RuleSet
@@ -134,15 +134,10 @@ def init(plain: bool, repo: str | None, rev: str | None) -> int:
     return 0
 
 
-def _tracked(root: Path) -> list[str]:
-    out = git(root, "ls-files", "-z")
-    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
 def _layout(root: Path) -> list:
     adr_dir = root / ADR_DIR_FILE
     text = adr_dir.read_text(errors="replace") if adr_dir.is_file() else None
-    return find_layout(_tracked(root), text)
+    return find_layout(tracked(root), text)
 
 
 def _report_rules(root: Path, found: list) -> list[str]:
@@ -154,12 +149,12 @@ def _report_rules(root: Path, found: list) -> list[str]:
     try:
         rules = RuleSet(root)
         counts: dict[tuple[str, str], list] = {}
-        for path in _tracked(root):
+        for path in tracked(root):
             if rules.files_for(path):
                 rule = rules.governing(path)
                 if rule is not None:
                     counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
-        folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in _tracked(root)
+        folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in tracked(root)
                    if p.rsplit("/", 1)[-1] == RULES_FILE}
         if (root / RULES_FILE).is_file():
             folders.add("")

@@ -17,7 +17,9 @@ import sys
 from pathlib import Path
 
 from cascade.atomic import atomic_write
+from cascade.check.mergedriver import merge_versions
 from cascade.errors import CascadeError
+from cascade.text import printable
 
 
 def _read(path: Path) -> bytes:
@@ -30,9 +32,6 @@ def _read(path: Path) -> bytes:
 
 
 def merge_driver(ancestor: str, current: str, other: str, path: str | None = None) -> int:
-    from cascade.check.mergedriver import merge_versions
-    from cascade.text import printable
-
     a, o, b = Path(ancestor), Path(current), Path(other)
     base, ours, theirs = _read(a), _read(o), _read(b)
     merged, reason = merge_versions(base, ours, theirs)

@@ -1,4 +1,6 @@
 """``cascade new``: a discussion ledger from a template; with ``--rule``, the next numbered
+(Over 400 lines: the numbering, templates and status lines of each ADR convention it
+follows -- adr-tools, MADR, log4brains, folder per ADR -- are read together.)
 document of that rule's folder, and its ledger, the way adr-tools' ``adr new`` (``-s N``),
 MADR and log4brains users expect.
 
@@ -38,11 +40,18 @@ import shlex
 from pathlib import Path
 
 from cascade import docstatus
+from cascade.atomic import atomic_write
 from cascade.errors import CascadeError, display_path
+from cascade.gitio import git, index_blobs, repo_root
 from cascade.ledger.discussion import Discussion
+from cascade.ledger.revisions import KINDS, NEW, record_revision
+from cascade.loop.gate import Item, create_ledger, find_ledger
+from cascade.loop.governance import authority
 from cascade.loop.lock import ledger_lock
-from cascade.resources import find_root
-from cascade.safepath import refuse_links, refuse_outside
+from cascade.loop.rules import RULES_FILE, RuleSet, slug
+from cascade.resources import find_root, search_path
+from cascade.revision import blob_id
+from cascade.safepath import read_inside, refuse_links, refuse_outside, relative
 from cascade.text import printable
 
 
@@ -114,12 +123,6 @@ class _Entry:
 
 def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
                  area: str | None = None) -> int:
-    from cascade.atomic import atomic_write
-    from cascade.loop.gate import Item, _create
-    from cascade.loop.gitio import repo_root
-    from cascade.loop.governance import authority
-    from cascade.loop.rules import RuleSet, slug
-
     title = " ".join(title.split())
     if not title or printable(title) != title:
         raise CascadeError("the title must be printable text, not empty")
@@ -159,7 +162,7 @@ def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
     data = text.encode("utf-8")
 
     item = Item(ledger, doc, rule, rule_authority, doc_data=data)
-    _create(root, item)  # the ledger first: a template or persona problem writes nothing
+    create_ledger(root, item)  # the ledger first: a template or persona problem writes nothing
     try:
         (root / doc).parent.mkdir(parents=True, exist_ok=True)
         refuse_links(root, doc, "the new document")
@@ -179,9 +182,6 @@ def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
 
 
 def _named_rule(rules, root: Path, name: str):
-    from cascade.loop.gitio import git
-    from cascade.loop.rules import RULES_FILE
-
     here = Path.cwd().relative_to(root).as_posix() if Path.cwd() != root else ""
     in_force = {}
     for folder in rules.files_for(f"{here}/x" if here else "x"):
@@ -242,8 +242,6 @@ def _extension(segment: str) -> str:
 
 def _target(rule, area: str | None) -> tuple[str, _Shapes]:
     """The folder a new document goes in, and the shape it takes there."""
-    from cascade.safepath import relative
-
     places = _places(rule)
     if not places:
         raise CascadeError(f"rule {rule.name!r} names no folder of documents to number (match: "
@@ -330,9 +328,6 @@ def _next_number(entries: list[_Entry], date: str) -> tuple[str, str]:
 def _template(root: Path, folders: list[str]) -> tuple[str, str]:
     """The repository's own template for a new document (or the built-in one), and where it
     came from."""
-    from cascade.resources import search_path
-    from cascade.safepath import read_inside
-
     for folder in dict.fromkeys(folders):
         base = root / folder
         names = list(_TEMPLATES) + sorted(
@@ -494,10 +489,6 @@ class _Supersede:
     """The superseded document: its status changed, nothing else, and its ledger told."""
 
     def __init__(self, root: Path, rules, doc: str) -> None:
-        from cascade.loop.gitio import index_blobs
-        from cascade.revision import blob_id
-        from cascade.safepath import read_inside
-
         self.root, self.doc, self.written = root, doc, False
         self.data = read_inside(root, doc, "the superseded document")
         staged = index_blobs(root, [doc]).get(doc)
@@ -519,9 +510,7 @@ class _Supersede:
         self.ledger: str | None = None
         self.discussion: Discussion | None = None
         if self.rule is not None:
-            from cascade.loop.gate import _find_ledger
-
-            self.ledger = refuse_links(root, _find_ledger(root, self.rule, doc), "the ledger")
+            self.ledger = refuse_links(root, find_ledger(root, self.rule, doc), "the ledger")
             if (root / self.ledger).is_file():
                 self.discussion = Discussion.load(root / self.ledger, root=root)
 
@@ -547,17 +536,12 @@ class _Supersede:
             self._write()
 
     def _write(self) -> None:
-        from cascade.atomic import atomic_write
-        from cascade.safepath import read_inside
-
         path = self.root / self.doc
         if read_inside(self.root, self.doc, "the superseded document") != self.data:
             raise CascadeError("changed while cascade new ran: not writing", path)
         atomic_write(path, self.new_data, path.stat().st_mode)
         self.written = True
         if self.discussion is not None and self.rule is not None:
-            from cascade.ledger.revisions import record_revision
-
             self.discussion.refresh()
             self.recorded = record_revision(self.discussion, self.doc, self.new_data,
                                             revote=self.rule.revote_on_change)
@@ -566,8 +550,6 @@ class _Supersede:
 
 def _report(root: Path, rule, doc: str, ledger: str, template_from: str,
             old: _Supersede | None) -> None:
-    from cascade.ledger.revisions import KINDS, NEW
-
     here = Path.cwd()
 
     def shown(rel: str) -> str:

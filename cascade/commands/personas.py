@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from cascade.config import persona_files
 from cascade.config.personas import load_personas
-from cascade.errors import display_path
+from cascade.errors import CascadeError, display_path
 from cascade.resources import find_root
 
 
@@ -34,11 +36,6 @@ def personas_show(name: str) -> int:
 def personas_add(name: str, from_file: str | None, interactive: bool, force: bool) -> int:
     """``cascade personas add NAME --from-file F | --interactive``: a repository persona,
     checked as loading checks it, written to .cascade/personas/NAME.yml."""
-    import sys
-
-    from cascade.config import persona_files
-    from cascade.errors import CascadeError
-
     if (from_file is None) == (not interactive):
         raise CascadeError("give --from-file F or --interactive")
     root = find_root()
@@ -87,8 +84,6 @@ def _ask(alias: str) -> tuple:
 
 
 def personas_remove(name: str) -> int:
-    from cascade.config import persona_files
-
     path = persona_files.remove(find_root(), name)
     print(f"Removed persona @{name.lstrip('@')}: {display_path(path)}")
     return 0

@@ -6,8 +6,16 @@ from typing import Any
 
 from cascade.commands._common import ledger_paths
 from cascade.errors import CascadeError, display_path
+from cascade.gitio import index_blobs, repo_root
 from cascade.ledger.discussion import Discussion
+from cascade.ledger.state import gate
 from cascade.ledger.summary import gist
+from cascade.loop.attribution import knowing_authors as knowing
+from cascade.loop.governance import open_discussion
+from cascade.protocol.engine import question
+from cascade.protocol.record import artifact_paths, record_path
+from cascade.revision import blob_id
+from cascade.safepath import read_inside
 from cascade.text import json_printable, printable
 
 
@@ -16,15 +24,10 @@ def gate_view(d: Discussion) -> dict[str, Any] | None:
     commit would hold), or None when no rule governs the ledger."""
     if not d.governed or not d.source:
         return None
-    from cascade.ledger.state import gate
-    from cascade.loop.gitio import index_blobs, repo_root
-    from cascade.revision import blob_id
 
     root = repo_root(d.path.parent)
     revision = index_blobs(root, [d.source]).get(d.source)
     if revision is None:
-        from cascade.safepath import read_inside
-
         try:
             revision = blob_id(read_inside(root, d.source, "the document", where=d.path,
                                            line=d.source_line))
@@ -42,8 +45,6 @@ def knowing_authors(d: Discussion) -> Discussion:
         return d
     from pathlib import Path
 
-    from cascade.loop.attribution import knowing_authors as knowing
-
     try:
         rel = Path(d.path).resolve().relative_to(d.root.resolve()).as_posix()
     except ValueError:
@@ -51,7 +52,7 @@ def knowing_authors(d: Discussion) -> Discussion:
     return knowing(d.root, rel, d)
 
 
-def _vote_label(d: Discussion, name: str) -> str:
+def vote_label(d: Discussion, name: str) -> str:
     s = d.state
     if name in s.votes:
         return s.votes[name] + (" (advisory)" if name in s.result.advisory else "")
@@ -76,8 +77,6 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     decision point's question, or null) and ``artifacts`` (files beside the ledger)."""
     import shlex
 
-    from cascade.protocol.record import artifact_paths, record_path
-
     s = d.state
     run = s.run
     decided = s.decision.vote if s.decision is not None else None
@@ -89,8 +88,6 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
         round_ = run.round
         outcome = decided or run.outcome
         if run.deciding and decided is None:
-            from cascade.protocol.engine import question
-
             outcome, waiting = "WAITING", question(run)
         if run.outcome == "IMPASSE" and decided is None:
             target = shlex.quote(d.source or display_path(d.path))
@@ -168,10 +165,10 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
     for name, comment in latest.items():
         summary = gist(comment.body)
         if verbose:  # the latest comment's first lines, not only its gist
-            out.append(f"  {name}: {_vote_label(d, name)} (line {comment.line})")
+            out.append(f"  {name}: {vote_label(d, name)} (line {comment.line})")
             out += [f"    {line}" for line in first_lines(comment.body)]
             continue
-        out.append(f"  {name}: {_vote_label(d, name)}" + (f" - {summary}" if summary else ""))
+        out.append(f"  {name}: {vote_label(d, name)}" + (f" - {summary}" if summary else ""))
     waiting = [n for n in d.expected_voters() if n not in latest]
     if waiting:
         out.append(f"  Waiting for: {', '.join(waiting)}")
@@ -263,8 +260,6 @@ def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     """Print the discussions' state. Titles, names, excerpts, reasons come from ledgers
     (written by hand, by models, by older versions): what is printed passes through
     cascade.text (printable, json_printable), so no control character reaches the terminal."""
-    from cascade.loop.governance import open_discussion
-
     found = ledger_paths(paths)
     discussions = [knowing_authors(open_discussion(p)) for p in found]
     for d in discussions:  # surface configuration errors before printing anything

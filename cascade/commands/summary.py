@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from cascade.errors import display_path
 from cascade.atomic import atomic_write
 from cascade.commands._common import open_ledger
+from cascade.errors import display_path
 from cascade.ledger.summary import render_summary, summary_path
 
 

@@ -1,20 +1,18 @@
 from __future__ import annotations
 
-import subprocess
 import sys
 
 from cascade.errors import CascadeError
+from cascade.gitio import git, index_blobs, read_blobs, repo_root, staged_paths
+from cascade.ledger.discussion import Discussion
+from cascade.loop.gate import discover
+from cascade.loop.hook import candidates
+from cascade.loop.rules import RuleSet
 
 
 def trailer(message_file: str) -> int:
     """prepare-commit-msg: add a Cascade-Consensus trailer per involved ledger. Never blocks."""
     try:
-        from cascade.ledger.discussion import Discussion
-        from cascade.loop.gitio import index_blobs, read_blobs, repo_root, staged_paths
-        from cascade.loop.gate import discover
-        from cascade.loop.hook import candidates
-        from cascade.loop.rules import RuleSet
-
         root = repo_root()
         rules = RuleSet(root)
         governed, ledgers = candidates(root, staged_paths(root), rules)
@@ -38,9 +36,8 @@ def trailer(message_file: str) -> int:
             word = "READY" if "READY" in r.counts else "ACCEPT"  # a step protocol confirms
             lines.append(f"{item.ledger} {verdict} ({r.counts.get(word, 0)}/{total} {word})")
         for line in lines:
-            subprocess.run(["git", "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
-                            "--trailer", f"Cascade-Consensus: {line}", message_file],
-                           cwd=root, check=True, capture_output=True)
-    except (CascadeError, subprocess.CalledProcessError, OSError) as exc:
+            git(root, "interpret-trailers", "--in-place", "--if-exists", "addIfDifferent",
+                "--trailer", f"Cascade-Consensus: {line}", message_file)
+    except (CascadeError, OSError) as exc:
         print(f"cascade: no consensus trailer: {exc}", file=sys.stderr)
     return 0

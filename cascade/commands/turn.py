@@ -4,26 +4,12 @@ import shlex
 import sys
 
 from cascade.errors import display_path
-from cascade.loop.governance import writing
+from cascade.loop.governance import recorded_revision, writing
 from cascade.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
 from cascade.turns.pending import requested_turns
 from cascade.turns.runner import Job, run
 from cascade.turns.settings import Settings
-
-
-def _recorded_revision(d) -> bytes | None:
-    """The document as the ledger last recorded it (its blob), so a persona reviews exactly
-    the revision its vote will be counted for; None: read the working tree."""
-    revision = d.source_revision
-    if not revision:
-        return None
-    from cascade.loop.gitio import read_blobs
-
-    try:
-        return read_blobs(d.root, [revision]).get(revision)
-    except Exception:  # noqa: BLE001 - not a git repository, or git missing: the working tree
-        return None
 
 
 def turn(path: str, aliases: list[str]) -> int:
@@ -51,7 +37,7 @@ def _turn(d, path: str, aliases: list[str]) -> int:
     settings = Settings.from_env()
     names = ", ".join(p.persona.name for p in pending)
     print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
-    job = Job(d, pending, source_data=_recorded_revision(d))
+    job = Job(d, pending, source_data=recorded_revision(d))
     run([job], settings, progress_for(causes=False))  # causes: once, on stderr, below
     for line in redaction_lines(job.outcomes):
         print(line)

@@ -6,11 +6,23 @@ and the file put back as it was). Bundled personas cannot be removed; a reposito
 the same alias replaces one."""
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
-from cascade.config.personas import _ALIAS, _load, load_persona, load_personas, normal_name
+import yaml
+
+from cascade.atomic import atomic_write
+from cascade.config.personas import (
+    forget_loaded,
+    is_alias,
+    load_persona,
+    load_personas,
+    normal_name,
+)
+from cascade.config.yamlio import load_yaml
 from cascade.errors import CascadeError, display_path
+from cascade.loop.rules import RULES_FILE, RuleSet
 
 FOLDER = Path(".cascade") / "personas"
 
@@ -30,7 +42,7 @@ def own_file(root: Path, alias: str) -> Path | None:
 
 def _check_alias(alias: str) -> str:
     alias = alias.strip().lstrip("@")
-    if not _ALIAS.match(alias):
+    if not is_alias(alias):
         raise CascadeError(f"persona name {alias!r} must be lower-case letters, digits, - or _ "
                            "(the alias: @" + (alias or "name") + ")")
     return alias
@@ -39,8 +51,6 @@ def _check_alias(alias: str) -> str:
 def from_answers(alias: str, name: str, role: str, personality: str, expertise: list[str],
                  concerns: list[str], type_: str) -> str:
     """A persona file's text from answers (the interactive add, the UI's form)."""
-    import yaml
-
     data = {"name": name.strip() or f"AI-{alias.replace('-', ' ').title().replace(' ', '-')}",
             "alias": alias, "role": role.strip(), "personality": personality.strip() + "\n",
             "expertise": [e.strip() for e in expertise if e.strip()],
@@ -78,10 +88,9 @@ def add(root: Path, alias: str, text: str, source: Path | None = None,
     target = existing or folder(root) / f"{alias}.yml"
     before = existing.read_bytes() if existing is not None else None
     target.parent.mkdir(parents=True, exist_ok=True)
-    from cascade.atomic import atomic_write
 
     atomic_write(target, text.encode("utf-8"))
-    _load.cache_clear()
+    forget_loaded()
     try:
         load_personas(root)  # with every other persona: names that read alike are refused
     except CascadeError:
@@ -89,7 +98,7 @@ def add(root: Path, alias: str, text: str, source: Path | None = None,
             target.unlink()
         else:
             atomic_write(target, before)
-        _load.cache_clear()
+        forget_loaded()
         raise
     note = ("replaces the repository's own" if existing is not None
             else f"replaces the bundled persona {alias!r}" if bundled is not None else "new")
@@ -97,8 +106,6 @@ def add(root: Path, alias: str, text: str, source: Path | None = None,
 
 
 def _with_alias(text: str, alias: str, shown: Path) -> str:
-    from cascade.config.yamlio import load_yaml
-
     data = load_yaml(shown, text)
     if not isinstance(data, dict):
         raise CascadeError("a persona file is a mapping (name, alias, role, personality, "
@@ -132,17 +139,13 @@ def remove(root: Path, alias: str) -> Path:
             raise CascadeError(f"rule {rule.name!r} names {alias!r} as a participant: take it "
                                "out of the rule first", rule.file, rule.line_of("participants"))
     path.unlink()
-    _load.cache_clear()
+    forget_loaded()
     return path
 
 
 def _rules(root: Path):
     """Every rule of the repository's rule files (a file that cannot be read is skipped:
     its own errors are the hook's and check's to report)."""
-    import os
-
-    from cascade.loop.rules import RULES_FILE, RuleSet
-
     rules = RuleSet(root)
     for top, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "node_modules")

@@ -129,6 +129,16 @@ def load_personas(root: Path | None) -> Personas:
     return _load(tuple(search_path("personas", root)))
 
 
+def forget_loaded() -> None:
+    """Drop the loaded persona folders: a persona file was written, deleted or renamed."""
+    _load.cache_clear()
+
+
+def is_alias(alias: str) -> bool:
+    """Whether ``alias`` is a persona alias: lower case, words joined by hyphens."""
+    return _ALIAS.match(alias) is not None
+
+
 @functools.lru_cache(maxsize=32)
 def _load(folders: tuple[Path, ...]) -> Personas:
     found: dict[str, Persona] = {}

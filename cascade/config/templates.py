@@ -25,7 +25,7 @@ def available(kind: str, root: Path | None) -> list[str]:
 
 @functools.lru_cache(maxsize=16)
 def _environment(folders: tuple[Path, ...]) -> Any:
-    import jinja2
+    import jinja2  # Jinja2 only where a template is rendered
 
     return jinja2.Environment(
         loader=jinja2.FunctionLoader(functools.partial(_source, folders)),
@@ -42,7 +42,7 @@ def _source(folders: tuple[Path, ...], name: str) -> tuple[str, str, Any] | None
     """Template ``name``'s text, file and up-to-date check, from the first folder that has it
     (None: none has). As Jinja2's FileSystemLoader finds it (no ``..`` in a name), but read
     with read_config: a link where a template is looked up is refused, never skipped."""
-    from jinja2.loaders import split_template_path
+    from jinja2.loaders import split_template_path  # Jinja2 only where a template is rendered
 
     pieces = split_template_path(name)
     for folder in folders:
@@ -64,7 +64,7 @@ def _stamp(path: Path) -> int | None:
 
 def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
     """Render ``templates/<kind>/<name>.md.j2`` (the repository's own copy wins)."""
-    import jinja2
+    import jinja2  # Jinja2 only where a template is rendered
 
     folders = tuple(search_path("templates", root))
     env = _environment(folders)

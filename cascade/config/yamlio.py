@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import yaml
 
 from cascade.errors import CascadeError

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from cascade.gitio import git, merge_head, version_at
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment, Ledger
-from cascade.loop.gitio import git, merge_head, version_at
 
 
 def committed(root: Path, ref: str, path: str, lines: Iterable[int]) -> dict[int, str]:

@@ -13,7 +13,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from cascade import docstatus
+from cascade.atomic import atomic_write
+from cascade.errors import display_path
+from cascade.gitio import index_blobs, read_blobs, repo_root
 from cascade.ledger.discussion import Discussion
+from cascade.ledger.revisions import record_revision
+from cascade.loop.governance import resolve
+from cascade.revision import blob_id
+from cascade.safepath import first_link
 
 # Status words that say a document is still under discussion: only these are moved.
 OPEN_WORDS = ("proposed", "draft", "open", "pending", "rfc", "wip", "in review", "under review",
@@ -48,8 +56,6 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
     if d.current_phase.next is not None:
         return None  # consensus in an earlier phase moves the discussion on, not closes it
     if data is not None:
-        from cascade.revision import blob_id
-
         if state.source_revision != blob_id(data):
             return None  # consensus on another revision than the one being committed
     words = getattr(rule, "status", None) or {}
@@ -69,11 +75,6 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
 
 def _move_status(root: Path, d: Discussion, doc: str, data: bytes,
                  word: str) -> tuple[str | None, str]:
-    from cascade import docstatus
-    from cascade.atomic import atomic_write
-    from cascade.ledger.revisions import record_revision
-    from cascade.safepath import first_link
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -105,10 +106,6 @@ def close_now(d: Discussion, path: str) -> tuple[Closed | None, str | None]:
     its document): close it if the staged revision of its document is now at consensus.
     Saves the ledger. Returns what was closed, and the document's path to stage too (its
     status moved), as shown from here."""
-    from cascade.errors import display_path
-    from cascade.loop.gitio import index_blobs, read_blobs, repo_root
-    from cascade.loop.governance import resolve
-
     doc = d.source
     if not doc:
         return None, None

@@ -11,17 +11,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from cascade.errors import CascadeError
+from cascade.atomic import atomic_write
+from cascade.check.appendonly import first_edit, is_append
+from cascade.check.merge import merge_problem
+from cascade.config import templates
+from cascade.config.protocols import load_protocol
+from cascade.errors import CascadeError, display_path
+from cascade.gitio import (
+    SYMLINK_MODE,
+    git,
+    index_blobs,
+    index_entries,
+    merge_head,
+    read_blobs,
+    tracked,
+    version_at,
+)
 from cascade.ledger.discussion import Discussion
+from cascade.ledger.meaning import changed_by_append, merge_lost
+from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
+from cascade.ledger.parse import parse
+from cascade.ledger.revisions import KINDS, NEW, record_revision
 from cascade.ledger.state import Authority, block_id, gate, settings_fields
 from cascade.loop import attribution
-from cascade.loop.gitio import (
-    SYMLINK_MODE, git, index_blobs, index_entries, merge_head, read_blobs, version_at,
-)
+from cascade.loop.closing import close as close_one
 from cascade.loop.governance import authority as rule_authority
-from cascade.loop.governance import check_shared_ledgers, ledger_rule
+from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import Rule, RuleSet
+from cascade.protocol.engine import due, next_wave
+from cascade.protocol.run import Stepped, run_all
 from cascade.safepath import first_link, refuse_links
+from cascade.turns.display import LineProgress, redaction_lines
+from cascade.turns.runner import Job
+from cascade.turns.settings import Settings
 
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 
@@ -52,7 +74,7 @@ class Item:
     move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
 
 
-def _find_ledger(root: Path, rule: Rule, doc: str) -> str:
+def find_ledger(root: Path, rule: Rule, doc: str) -> str:
     if "{date}" not in rule.discussion:
         return rule.ledger_path(doc)
     pattern = rule.ledger_path(doc, date="*")
@@ -66,16 +88,11 @@ def _find_ledger(root: Path, rule: Rule, doc: str) -> str:
     return rule.ledger_path(doc)
 
 
-def _tracked(root: Path) -> list[str]:
-    out = git(root, "ls-files", "-z", "--cached")
-    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
-
-
 def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: RuleSet) -> list[Item]:
-    check_shared_ledgers(governed, _tracked(root), rules)
+    check_shared_ledgers(governed, tracked(root), rules)
     items: dict[str, Item] = {}
     for doc, rule in governed.items():
-        ledger = _find_ledger(root, rule, doc)
+        ledger = find_ledger(root, rule, doc)
         items.setdefault(ledger, Item(ledger, doc, rule, rule_authority(rule, root)))
     linked: dict[str, str] = {}
     for ledger in ledgers:
@@ -138,7 +155,7 @@ def _follow_renames(root: Path, homeless: list[Item], items: dict[str, Item],
         rule = rules.governing(old) if old else None
         if old is None or rule is None:
             continue
-        ledger = _find_ledger(root, rule, old)
+        ledger = find_ledger(root, rule, old)
         if ledger == item.ledger or first_link(root, ledger) is not None:
             continue
         try:
@@ -175,17 +192,11 @@ def _title(doc: str, data: bytes | None) -> str:
     return Path(doc).stem.replace("-", " ").replace("_", " ")
 
 
-def _create(root: Path, item: Item) -> Discussion:
-    from cascade.errors import display_path
-
+def create_ledger(root: Path, item: Item) -> Discussion:
     rule = item.rule
     assert rule is not None and item.doc is not None
     path = root / item.ledger
     try:
-        from cascade.config.protocols import load_protocol
-
-        from cascade.loop.governance import participants_of
-
         steps = load_protocol(rule.protocol, root, where=rule.file).steps
         d = Discussion.create(_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(participants_of(rule, steps)),
@@ -213,11 +224,6 @@ def check_staged(root: Path, items: list[Item]) -> None:
     """Before any model call: each staged ledger must only append to the committed one (the
     rule ``check`` applies), carry no block under a persona's name that cascade did not write,
     and not end inside an open code fence. A problem blocks the commit, with file:line."""
-    from cascade.check.appendonly import first_edit, is_append
-    from cascade.check.merge import merge_problem
-    from cascade.ledger.meaning import changed_by_append, merge_lost
-    from cascade.ledger.parse import parse
-
     staged = index_blobs(root, [i.ledger for i in items])
     texts = read_blobs(root, list(staged.values()))
     merging = merge_head(root)
@@ -272,13 +278,11 @@ def check_staged(root: Path, items: list[Item]) -> None:
 def prepare(root: Path, item: Item, out: TextIO) -> None:
     """Create the ledger if missing; record the rule's settings where the header differs;
     record a new revision of the document (keeping the votes people cast in this commit)."""
-    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
-
     path = root / item.ledger
     if not path.exists():
         if item.rule is None or item.doc is None:
             raise CascadeError("staged ledger is missing from the working tree", path)
-        _create(root, item)
+        create_ledger(root, item)
         item.created = True
     d = Discussion.load(path, root=root, authority=item.authority)
     differs = d.header_differences()
@@ -292,8 +296,6 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
         item.appended += 1
     d.current_phase  # an unknown phase is a configuration error, before any call
     if item.doc and item.doc_data is not None:
-        from cascade.ledger.revisions import KINDS, NEW, record_revision
-
         seen = [e.line for e in d.events if e.kind == SOURCE_REVISION
                 and e.value.split()[:1] == [item.doc_blob]]
         kind = record_revision(d, item.doc, item.doc_data,
@@ -436,8 +438,6 @@ def status_table(items: list[Item]) -> str:
 def close(root: Path, items: list[Item], out: TextIO) -> None:
     """After the turns: a ledger at consensus in its last phase records the outcome, and the
     document's status moves where its rule says so (cascade.loop.closing)."""
-    from cascade.loop.closing import close as close_one
-
     for item in items:
         d = item.discussion
         if d is None or item.problems or item.failures:
@@ -464,9 +464,6 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
         return
     import datetime as _dt
 
-    from cascade.atomic import atomic_write
-    from cascade.config import templates
-
     d = item.discussion
     try:
         text = templates.render("documents", rule.on_consensus.template, root,
@@ -488,12 +485,6 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
 
 
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
-    from cascade.protocol.engine import due, next_wave
-    from cascade.protocol.run import Stepped, run_all
-    from cascade.turns.display import LineProgress, redaction_lines
-    from cascade.turns.runner import Job
-    from cascade.turns.settings import Settings
-
     jobs: list[tuple[Item, Job]] = []
     stepped: list[Item] = []  # step protocols (cascade.protocol): run to an outcome or a stop
     for item in items:

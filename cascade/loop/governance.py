@@ -10,11 +10,18 @@ from __future__ import annotations
 import contextlib
 from pathlib import Path
 
+from cascade.config.personas import load_personas
+from cascade.config.protocols import load_protocol
 from cascade.errors import CascadeError, display_path
+from cascade.gitio import read_blobs, repo_root
 from cascade.ledger.consensus import voting_config
+from cascade.ledger.discussion import Discussion
 from cascade.ledger.state import Authority
+from cascade.loop.globs import glob_match
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import Rule, RuleSet
+from cascade.protocol.engine import most_rounds
+from cascade.protocol.spec import check_option
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 
@@ -24,7 +31,6 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     under the last of ``tops``): a rule naming an unknown one is a configuration error at the
     rule's line, never a smaller panel."""
     check_references(rule, tops[-1] if tops else None)
-    from cascade.config.protocols import load_protocol
 
     steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
     return Authority(participants_of(rule, steps), rule.protocol,
@@ -48,9 +54,6 @@ def participants_of(rule: Rule, steps) -> tuple[str, ...]:
 
 
 def check_references(rule: Rule, config_root: Path | None) -> None:
-    from cascade.config.personas import load_personas
-    from cascade.config.protocols import load_protocol
-
     personas = load_personas(config_root)
     for alias in rule.participants:
         if personas.get(alias) is None:
@@ -65,15 +68,12 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                                rule.line_of("protocol")) from None
         raise
     steps = protocol.steps
-    from cascade.protocol.spec import check_option
 
     for key in ("mode", "strategy", "flow", "tier"):
         check_option(protocol.name, steps, key, getattr(rule, key), f"rule {rule.name!r}: ",
                      rule.file, rule.line_of(key))
     check_models(rule, protocol)
     if rule.rounds is not None:
-        from cascade.protocol.engine import most_rounds
-
         top = most_rounds(steps, rule.mode, rule.strategy or rule.flow) if steps else 0
         if not 1 <= rule.rounds <= top:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} runs "
@@ -157,8 +157,6 @@ def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
     if rule is None:
         return None
     if "{date}" in rule.discussion:
-        from cascade.loop.globs import glob_match
-
         return rule if glob_match(rule.ledger_path(source, date="*"), ledger) else None
     return rule if rule.ledger_path(source) == ledger else None
 
@@ -166,7 +164,6 @@ def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
 def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | None, Rule | None]:
     """A path a user typed -- a ledger or a governed document -- as (ledger path, document,
     rule). A document no rule governs is an error (exit 2), naming the file."""
-    from cascade.loop.gitio import repo_root
 
     p = Path(path)
     if not p.exists():
@@ -179,7 +176,6 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
     if p.name.endswith(LEDGER_SUFFIX) or root is None:
         if root is None:
             return p, None, None
-        from cascade.ledger.discussion import Discussion
 
         rel = _relative(p, root)
         source = Discussion.load(p, root=root).source if p.is_file() and rel else None
@@ -232,8 +228,6 @@ def inside(path: str | Path) -> tuple[Path, str | None, Rule | None]:
 
 
 def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None):
-    from cascade.ledger.discussion import Discussion
-    from cascade.loop.gitio import repo_root
 
     if rule is not None and doc and not Path(ledger).exists():
         raise CascadeError(f"no ledger yet ({display_path(ledger)}): commit the document once, "
@@ -243,3 +237,15 @@ def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None):
         root = repo_root(Path(ledger).parent if Path(ledger).parent.exists() else None)
     return Discussion.load(ledger, root=root,
                            authority=authority(rule, root) if rule is not None and root else None)
+
+
+def recorded_revision(d: Discussion) -> bytes | None:
+    """The document as the ledger last recorded it (its blob), so a persona reviews exactly
+    the revision its vote will be counted for; None: read the working tree."""
+    revision = d.source_revision
+    if not revision:
+        return None
+    try:
+        return read_blobs(d.root, [revision]).get(revision)
+    except Exception:  # noqa: BLE001 - not a git repository, or git missing: the working tree
+        return None

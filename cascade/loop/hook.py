@@ -13,6 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from cascade.gitio import git_or_none, index_blobs, read_blobs, repo_root, staged_paths
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX, find_root
 
@@ -60,15 +61,13 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
     """Drop the paths whose staged content is HEAD's (one ``git diff-index`` call), and the
     documents whose staged content is their baseline blob (or differs from it only in its
     status or spacing)."""
-    import subprocess
-
     listed = set(ledgers)
     wanted = [p for p in staged if p in governed or p in listed or is_config(p)]
-    proc = subprocess.run(["git", "--literal-pathspecs", "diff-index", "--cached", "--name-only", "-z", "--no-renames",
-                           "HEAD", "--", *wanted], cwd=root, capture_output=True, check=False)
-    if proc.returncode != 0:
+    out = git_or_none(root, "--literal-pathspecs", "diff-index", "--cached", "--name-only", "-z",
+                      "--no-renames", "HEAD", "--", *wanted)
+    if out is None:
         return  # no commit yet (or git cannot tell): every path counts as changed
-    changed = set(proc.stdout.decode("utf-8", "surrogateescape").split("\0"))
+    changed = set(out.decode("utf-8", "surrogateescape").split("\0"))
     unchanged = {p for p in wanted if p not in changed}
     if unchanged:
         staged[:] = [p for p in staged if p not in unchanged]
@@ -78,7 +77,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
     baseline_file = root / ".cascade" / "baseline"
     if governed and baseline_file.is_file():
         from cascade.check.baseline import parse
-        from cascade.loop.gitio import index_blobs
 
         entries = parse(baseline_file.read_text(errors="replace"))
         listed = [p for p in governed if p in entries]
@@ -88,7 +86,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
             del governed[path]
         if differ:  # only the status or spacing changed (adr-tools' "Superseded by"): legacy
             from cascade.docstatus import core
-            from cascade.loop.gitio import read_blobs
 
             texts = read_blobs(root, list(differ.values()) + [entries[p] for p in differ])
             for path, blob in differ.items():
@@ -125,8 +122,6 @@ def run_hook(files: list[str], out=None) -> int:
         root = find_root()
         staged = _relative(root, files)
     else:
-        from cascade.loop.gitio import repo_root, staged_paths
-
         root = repo_root()
         staged = staged_paths(root)
     rules = RuleSet(root)
@@ -136,9 +131,15 @@ def run_hook(files: list[str], out=None) -> int:
     if not governed and not ledgers:
         return 0
     from cascade.loop.gate import (
-        check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
+        check_staged,
+        close,
+        decide,
+        discover,
+        on_consensus,
+        prepare,
+        run_turns,
+        status_table,
     )
-    from cascade.loop.gitio import repo_root
     from cascade.loop.lock import ledger_lock
     from cascade.text import printable
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import posixpath
 
-from cascade.loop.globs import glob_match
+from cascade.loop.globs import compile_glob, glob_match
 from cascade.loop.rules import NEVER_GOVERNED
 
 ADR_DIR_FILE = ".adr-dir"
@@ -124,8 +124,6 @@ def rules_text(found: list[Found]) -> str:
 def files_regex(patterns: list[str]) -> str:
     """A ``files:`` regex for pre-commit (``re.search`` on the path) from match patterns,
     plus every ledger."""
-    from cascade.loop.globs import compile_glob
-
     parts = [compile_glob(p).pattern.removesuffix(r"\Z") for p in dict.fromkeys(patterns)]
     parts.append(r".*\.discussion\.md")
     return "^(?:" + "|".join(parts) + ")$"

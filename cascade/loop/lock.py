@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cascade.env import number
 from cascade.errors import CascadeError, display_path
-from cascade.loop.gitio import git
+from cascade.gitio import git
 from cascade.text import printable
 
 try:

@@ -397,13 +397,13 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                     result.notes.append(f"{step.title}: took the recommended choice "
                                         f"{step.recommended} (--auto), recorded in the ledger")
                 elif ask is not None:
-                    from cascade.commands._common import git_user_name
+                    from cascade.gitio import user_name
 
                     answer = " ".join(str(ask(step, run) or "").split())
                     if answer.split(" ")[0].lower() not in step.choices:
                         result.waiting = question(run)
                         break
-                    d.add_comment(git_user_name(), f"NEXT: {answer}")
+                    d.add_comment(user_name(), f"NEXT: {answer}")
                 else:
                     result.waiting = question(run)
                     break
@@ -496,7 +496,6 @@ def write_record(d: Discussion, run: Run, when: str) -> str:
     atomic_write(path, render_record(d, run, when).encode("utf-8"))
     if "argument-graph" in run.steps.artifacts:
         from cascade.protocol.graph import graph_json
-
         from cascade.protocol.record import artifact_path
 
         atomic_write(artifact_path(d.path, "argument-graph"), graph_json(run).encode("utf-8"))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 from cascade.atomic import atomic_write
 from cascade.errors import CascadeError, os_error_line
+from cascade.gitio import git_dir_or_none
 
 VERSION = 1
 
@@ -30,15 +30,8 @@ def cache_dir(root: Path) -> Path:
     override = os.environ.get("CASCADE_CACHE_DIR")
     if override:
         return Path(override)
-    try:
-        proc = subprocess.run(["git", "rev-parse", "--git-common-dir"], cwd=root,
-                              capture_output=True, text=True, check=False)
-    except FileNotFoundError:
-        proc = None
-    if proc is not None and proc.returncode == 0 and proc.stdout.strip():
-        git_dir = Path(proc.stdout.strip())
-        if not git_dir.is_absolute():
-            git_dir = root / git_dir
+    git_dir = git_dir_or_none(root)
+    if git_dir is not None:
         return git_dir / "cascade" / "replies"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "cascade" / "replies"

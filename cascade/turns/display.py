@@ -6,6 +6,7 @@ can drive the terminal; the only escape sequences written are the live display's
 """
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 import time
@@ -139,8 +140,6 @@ class LiveProgress(Progress):
 
     def _room(self) -> int:
         """Characters of a streaming comment a line has room for."""
-        import shutil
-
         width = shutil.get_terminal_size((80, 24)).columns
         return max(20, width // max(1, len(self.rows) if getattr(self.rows[0], "step", None)
                                     else 1) - 40)

@@ -86,7 +86,7 @@ class _Model:
         # (other hooks, an editor, a build): measured 14 s instead of 4 s for one prompt on two
         # loaded cores. Passive waiting costs nothing when the CPU is free. Read at library load.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-        from llama_cpp import Llama, LlamaGrammar
+        from llama_cpp import Llama, LlamaGrammar  # llama.cpp only when the embedded model runs
 
         # One thread generates (a second barely helps and collapses when the CPU is busy);
         # all cores read the prompt.
@@ -123,7 +123,7 @@ _MODEL = _Model()
 
 
 def _handler_class(litellm: ModuleType) -> type:
-    from litellm.llms.custom_llm import CustomLLM, CustomLLMError
+    from litellm.llms.custom_llm import CustomLLM, CustomLLMError  # heavy: litellm
 
     class LocalLLM(CustomLLM):
         @staticmethod
@@ -176,6 +176,6 @@ def register(litellm: ModuleType) -> None:
     handler = _handler_class(litellm)()
     litellm.custom_provider_map = [*litellm.custom_provider_map,
                                    {"provider": PROVIDER, "custom_handler": handler}]
-    from litellm.utils import custom_llm_setup
+    from litellm.utils import custom_llm_setup  # litellm only when the embedded model serves it
 
     custom_llm_setup()

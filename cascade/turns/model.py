@@ -1,4 +1,6 @@
 """The one seam between CascadingDev and a model. litellm is imported here, lazily, and
+(Over 400 lines: the one seam to a model -- resolution, the direct HTTP path, litellm,
+fallbacks, retries -- kept in one place so that nothing else calls a model.)
 nowhere else; importing this module does not import it (nor httpx).
 
 Resolution: persona ``model:`` > rule ``model:`` > ``CASCADE_MODEL`` > the embedded local
@@ -91,7 +93,7 @@ def litellm_module() -> ModuleType:
     if _litellm is None:
         os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
         os.environ.setdefault("LITELLM_LOG", "ERROR")
-        import litellm
+        import litellm  # litellm only for a model the direct path does not serve
 
         litellm.suppress_debug_info = True
         litellm.telemetry = False

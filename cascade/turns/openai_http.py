@@ -26,10 +26,10 @@ import json
 import math
 import os
 import re
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-import sys
 from typing import Any, Callable
 
 # httpx's package imports its command-line entry (httpx._main) when click, rich and pygments

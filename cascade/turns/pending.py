@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from cascade.config.personas import Persona, Personas
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.grammar import is_blank
-from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET, Comment, Event
+from cascade.ledger.model import (
+    OUTCOME,
+    PHASE_TRANSITION,
+    SOURCE_REVISION,
+    VOTE_RESET,
+    Comment,
+    Event,
+)
 from cascade.ledger.provenance import verify
 
 _WAKE_ALL = (PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET)

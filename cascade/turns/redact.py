@@ -1,4 +1,6 @@
 """The secret boundary: credential-looking text is redacted before any prompt leaves the machine.
+(Over 400 lines: one table of credential kinds -- each pattern beside its look-alikes and
+its checksum -- is easier to audit whole than split.)
 
 There is no switch to turn this off. ``redact(text)`` replaces each secret with
 ``[REDACTED:<kind>]`` and reports the kind and line of each; ``is_secret_file(path)`` names the

@@ -1,4 +1,5 @@
 """Tolerant parsing of a persona's reply: never crashes, raises ReplyError with a one-line reason.
+(Over 400 lines: every repair a reply may need, in the order they are tried.)
 
 The contract: a reply is a JSON object ``{"comment": "<markdown>", "vote": "READY" | "CHANGES" |
 "REJECT" | null}`` (extra fields such as position or confidence allowed) or
@@ -47,6 +48,8 @@ import re
 import string
 from dataclasses import dataclass, field
 from typing import Any
+
+from cascade.ledger.grammar import fence_state
 
 __all__ = ["Reply", "ReplyError", "parse_reply", "normalise_vote", "VOTES", "SENTINEL",
            "comment_limit", "raw_limit", "too_large", "cut_reply"]
@@ -176,7 +179,6 @@ def cut_reply(reply: Reply, reply_tokens: int) -> Reply:
     limit = comment_limit(reply_tokens)
     if reply.sentinel or len(reply.comment) <= limit:
         return reply
-    from cascade.ledger.grammar import fence_state
 
     text = reply.comment[:limit].replace("\r\n", "\n").replace("\r", "\n")
     line_end = text.rfind("\n", limit * 3 // 4)

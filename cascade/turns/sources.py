@@ -2,11 +2,11 @@
 credential files are never read; everything read is redacted before it leaves."""
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.errors import CascadeError
+from cascade.gitio import is_ignored
 from cascade.safepath import read_inside, relative
 from cascade.turns.redact import is_secret_file
 
@@ -19,19 +19,10 @@ class SourceText:
     note: str = ""  # why it is withheld, or that it is missing
 
 
-def git_ignored(root: Path, rel: str) -> bool:
-    try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--no-index", "--", rel], cwd=root,
-                              capture_output=True, check=False)
-    except FileNotFoundError:
-        return False
-    return proc.returncode == 0
-
-
 def withheld_reason(root: Path, rel: str) -> str | None:
     if is_secret_file(rel):
         return "a credentials file: never sent to a model"
-    if git_ignored(root, rel):
+    if is_ignored(root, rel):
         return "ignored by git: never sent to a model"
     return None
 

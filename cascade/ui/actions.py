@@ -13,8 +13,13 @@ import io
 import threading
 from pathlib import Path
 
+from cascade.api import Runner
+from cascade.commands.advance import advance as advance_command
+from cascade.commands.comment import comment as comment_command
+from cascade.commands.decide import decide as decide_command
 from cascade.errors import CascadeError
-
+from cascade.loop.governance import writing
+from cascade.protocol.run import outcome_text
 
 _QUIET = threading.Lock()  # one redirect of stdout at a time: they must not interleave
 
@@ -32,30 +37,21 @@ def quietly(command, *args) -> tuple[int, str]:
 
 
 def comment(path: Path, text: str, vote: str | None) -> tuple[int, str]:
-    from cascade.commands.comment import comment as command
-
-    return quietly(command, str(path), text, vote, None)
+    return quietly(comment_command, str(path), text, vote, None)
 
 
 def decide(path: Path, vote: str, reason: str) -> tuple[int, str]:
-    from cascade.commands.decide import decide as command
-
-    return quietly(command, str(path), vote, reason)
+    return quietly(decide_command, str(path), vote, reason)
 
 
 def advance(path: Path) -> tuple[int, str]:
-    from cascade.commands.advance import advance as command
-
-    return quietly(command, str(path), None)
+    return quietly(advance_command, str(path), None)
 
 
 def run_next(path: Path, progress) -> str:
     """Run what is due on the discussion at ``path`` (cascade.api.Runner, stopping where a
     person decides); one line that says what happened. The ledger's lock is held from
     before it is read (another writer's replies count) until the run's last block."""
-    from cascade.api import Runner
-    from cascade.loop.governance import writing
-
     with writing(str(path), "cascade ui") as d:
         return _run_next(d, progress, Runner())
 
@@ -70,8 +66,6 @@ def _run_next(d, progress, runner) -> str:
         said = (f"consensus reached, {result.outcome}" if result.reached else
                 f"consensus not reached ({result.reason})")
         return "; ".join([f"{len(replies)} replied", said, *failed])
-    from cascade.protocol.run import outcome_text
-
     if d.state.run.outcome is not None and d.status != "OPEN":
         return f"concluded ({d.state.run.outcome}): nothing to run"
     result = runner.run(d, auto=False, progress=progress)

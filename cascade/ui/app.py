@@ -1,4 +1,5 @@
 """``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
+(Over 400 lines: the screens of one Textual app, and their bindings.)
 folder, a discussion's view (its comments, open questions, decisions, the consensus line and
 who is missing) with its actions -- comment and vote as the git user, run what is due with
 the replies streaming in, advance, decide -- and the persona manager. Works in 80x24 and over
@@ -30,9 +31,11 @@ from textual.widgets import (
     TextArea,
 )
 
-from cascade.ui import model
+from cascade.turns.replies import streamed_comment
+from cascade.ui import actions, model
 from cascade.ui.dialog import Dialog
 from cascade.ui.model import FILTERS, MARKERS
+from cascade.ui.personas import PersonasScreen
 
 VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
                 ("REJECT", "REJECT")]
@@ -143,8 +146,6 @@ class BrowserScreen(Screen):
         self._fill()
 
     def action_personas(self) -> None:
-        from cascade.ui.personas import PersonasScreen
-
         self.app.push_screen(PersonasScreen())
 
     @on(DataTable.RowSelected)
@@ -234,8 +235,6 @@ class DiscussionScreen(Screen):
             self.app.pop_screen()
 
     def action_personas(self) -> None:
-        from cascade.ui.personas import PersonasScreen
-
         self.app.push_screen(PersonasScreen())
 
     def _said(self, code: int, text: str) -> None:
@@ -260,8 +259,6 @@ class DiscussionScreen(Screen):
 
         def done(result) -> None:
             if result is not None:
-                from cascade.ui import actions
-
                 self._act(actions.comment, *result)
         self.app.push_screen(CommentScreen(prefill), done)
 
@@ -271,14 +268,10 @@ class DiscussionScreen(Screen):
 
         def done(result) -> None:
             if result is not None:
-                from cascade.ui import actions
-
                 self._act(actions.decide, *result)
         self.app.push_screen(DecideScreen(), done)
 
     def action_advance(self) -> None:
-        from cascade.ui import actions
-
         if not self._busy():
             self._act(actions.advance)
 
@@ -300,8 +293,6 @@ class DiscussionScreen(Screen):
 
     @work(thread=True, exclusive=True)
     def _run(self) -> None:
-        from cascade.ui import actions
-
         try:
             said, code = actions.run_next(self.path, _LiveProgress(self)), 0
         except Exception as exc:  # noqa: BLE001 - a CascadeError (bad input) or worse: said
@@ -314,8 +305,6 @@ class DiscussionScreen(Screen):
         self._said(code, said)
 
     def show_live(self) -> None:
-        from cascade.turns.replies import streamed_comment
-
         text = Text()
         for key, name in self.names.items():
             reply = " ".join(streamed_comment(self.live.get(key, "")).split())

@@ -6,7 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cascade.commands._common import find_ledgers
+from cascade.commands.status import protocol_view, vote_label
 from cascade.errors import CascadeError, display_path
+from cascade.loop.governance import open_discussion
 from cascade.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
@@ -56,9 +59,6 @@ class View:
 def rows(start: Path) -> list[Row]:
     """A row per ``*.discussion.md`` below ``start``; a ledger that cannot be read is a row
     that says why (the browser never dies on one bad file)."""
-    from cascade.commands._common import find_ledgers
-    from cascade.loop.governance import open_discussion
-
     out = []
     for path in find_ledgers(start):
         try:
@@ -77,8 +77,6 @@ def _where(d) -> str:
 
 
 def _outcome(d) -> str:
-    from cascade.commands.status import protocol_view
-
     view = protocol_view(d)
     return view["outcome"] or ("-" if d.status == "OPEN" else d.status)
 
@@ -100,9 +98,6 @@ def keep(row: Row, which: str) -> bool:
 
 def view(path: Path) -> View:
     """One discussion, as ``cascade status`` reads it, with every comment."""
-    from cascade.commands.status import _vote_label, protocol_view
-    from cascade.loop.governance import open_discussion
-
     d = open_discussion(str(path))
     result = d.consensus_result
     proto = protocol_view(d)
@@ -126,7 +121,7 @@ def view(path: Path) -> View:
     out.questions = [printable(f"{q.get('id', 'Q')}: {q['text']} ({q['author']})")
                      for q in d.questions if q.get("status") == "open"]
     out.decisions = [printable(f"{x['text']} ({x['author']})") for x in d.decisions]
-    out.participants = [printable(f"{name}: {_vote_label(d, name)}")
+    out.participants = [printable(f"{name}: {vote_label(d, name)}")
                         for name in _speakers(d)]
     return out
 

@@ -11,7 +11,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Label, Select, TextArea
 
+from cascade.config import persona_files
+from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
+from cascade.resources import find_root, search_path
 from cascade.ui.dialog import Dialog
 
 
@@ -73,9 +76,6 @@ class PersonasScreen(Screen):
         self.refresh_rows()
 
     def refresh_rows(self) -> None:
-        from cascade.config.personas import load_personas
-        from cascade.resources import find_root
-
         table = self.query_one(DataTable)
         table.clear()
         root = find_root()
@@ -84,7 +84,6 @@ class PersonasScreen(Screen):
         except CascadeError as exc:
             self.app.notify(escape(str(exc)), severity="error")
             return
-        from cascade.resources import search_path
 
         bundled = list(search_path("personas", root))[-1]  # the bundled folder comes last
         for p in registry:
@@ -105,9 +104,6 @@ class PersonasScreen(Screen):
         self.refresh_rows()
 
     def action_from_file(self) -> None:
-        from cascade.config import persona_files
-        from cascade.resources import find_root
-
         def add(result) -> None:
             if result is None:
                 return
@@ -124,9 +120,6 @@ class PersonasScreen(Screen):
         self.app.push_screen(FromFileScreen(), add)
 
     def action_new(self) -> None:
-        from cascade.config import persona_files
-        from cascade.resources import find_root
-
         def add(result) -> None:
             if result is None:
                 return
@@ -142,9 +135,6 @@ class PersonasScreen(Screen):
         self.app.push_screen(NewPersonaScreen(), add)
 
     def action_remove(self) -> None:
-        from cascade.config import persona_files
-        from cascade.resources import find_root
-
         table = self.query_one(DataTable)
         if table.row_count == 0:
             return

@@ -1,4 +1,5 @@
-"""Git, through the git command: what is staged, read from the index git is using.
+"""Git, through the git command -- the one way the tool runs git: what is staged, read
+from the index git is using; blobs; identity and configuration.
 
 Every call inherits the environment, so ``GIT_INDEX_FILE`` -- set by ``git commit -a``
 (``.git/index.lock``) and ``git commit <path>`` (``.git/next-index-*.lock``) -- is honoured.
@@ -6,6 +7,7 @@ Nothing here ever writes to the index.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,42 @@ def git(root: Path | None, *args: str, input: bytes | None = None, check: bool =
     return proc.stdout
 
 
+def git_or_none(root: Path | None, *args: str) -> bytes | None:
+    """What ``git args`` prints, or None when it fails (or git is missing): for the questions
+    whose "no" is an exit status (``check-ignore``, ``diff-index`` before the first commit)."""
+    try:
+        proc = subprocess.run(["git", *args], cwd=root, capture_output=True, check=False)
+    except FileNotFoundError:
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def config_value(key: str, root: Path | None = None) -> str:
+    """``git config KEY`` ('' when unset, or git is missing)."""
+    out = git_or_none(root, "config", key)
+    return out.decode("utf-8", "replace").strip() if out is not None else ""
+
+
+def user_name() -> str:
+    """The author of a person's comment or decision: git's user.name (else GIT_AUTHOR_NAME)."""
+    name = config_value("user.name") or os.environ.get("GIT_AUTHOR_NAME", "").strip()
+    if not name:
+        raise CascadeError("no author: set git's user.name (git config user.name 'Your Name') "
+                           "or pass --author")
+    return name
+
+
+def is_ignored(root: Path, rel: str) -> bool:
+    """Whether git ignores ``rel`` (tracked or not): False when git cannot tell."""
+    return git_or_none(root, "check-ignore", "-q", "--no-index", "--", rel) is not None
+
+
+def tracked(root: Path) -> list[str]:
+    """Every path in the index, relative to the top."""
+    out = git(root, "ls-files", "-z", "--cached")
+    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
 def repo_root(start: Path | None = None) -> Path:
     try:
         out = git(start, "rev-parse", "--show-toplevel")
@@ -36,6 +74,15 @@ def repo_root(start: Path | None = None) -> Path:
 def git_dir(root: Path) -> Path:
     path = Path(git(root, "rev-parse", "--git-common-dir").decode().strip())
     return path if path.is_absolute() else root / path
+
+
+def git_dir_or_none(root: Path) -> Path | None:
+    """The common git directory, or None outside a repository (or without git)."""
+    out = git_or_none(root, "rev-parse", "--git-common-dir")
+    text = out.decode("utf-8", "surrogateescape").strip() if out is not None else ""
+    if not text:
+        return None
+    return Path(text) if Path(text).is_absolute() else root / text
 
 
 def staged_paths(root: Path) -> list[str]:

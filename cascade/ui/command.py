@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from cascade.errors import CascadeError
+from cascade.loop.governance import resolve
 
 
 def ui(path: str) -> int:
@@ -14,8 +15,6 @@ def ui(path: str) -> int:
     if not target.exists():
         raise CascadeError("no such file or folder", target)
     if target.is_file() and not target.name.endswith(".discussion.md"):
-        from cascade.loop.governance import resolve
-
         target = resolve(path)[0]  # a governed document: its ledger (else exit 2, said)
         if not target.is_file():
             raise CascadeError("no discussion yet: stage the document and commit, or cascade "
@@ -24,7 +23,7 @@ def ui(path: str) -> int:
         raise CascadeError("the terminal UI needs Textual: pip install 'cascadingdev[ui]'")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise CascadeError("the terminal UI needs a terminal (stdin and stdout)")
-    from cascade.ui.app import CascadeApp
+    from cascade.ui.app import CascadeApp  # Textual: only when the UI runs
 
     code = CascadeApp(target).run()
     return int(code or 0)

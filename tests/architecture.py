@@ -1,0 +1,184 @@
+"""The package's import graph, read from its source (ast; nothing is imported).
+
+``LAYERS`` is the declaration the tests hold the code to, bottom up: primitives, config, the
+ledger (the format), the protocol (state and verdict: no model, no git), turns (the model
+seam), run, then loop/check/commands, then ui/api. A module may import its own layer and the
+ones below it.
+"""
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "cascade"
+
+# (module prefix, layer); the longest matching prefix wins.
+LAYERS: dict[str, int] = {
+    "cascade": 0, "cascade.errors": 0, "cascade.text": 0, "cascade.atomic": 0,
+    "cascade.env": 0, "cascade.safepath": 0, "cascade.resources": 0, "cascade.revision": 0,
+    "cascade.docstatus": 0, "cascade.gitio": 0,
+    "cascade.config": 1, "cascade.loop.rules": 1, "cascade.loop.globs": 1,
+    "cascade.loop.layout": 1,
+    "cascade.ledger": 2,
+    "cascade.protocol": 3,
+    "cascade.turns": 4, "cascade.protocol.prompt": 4, "cascade.protocol.invite": 4,
+    "cascade.protocol.run": 5,
+    "cascade.loop": 6, "cascade.check": 6, "cascade.commands": 6,
+    "cascade.api": 7, "cascade.ui": 7, "cascade.main": 8, "cascade.__main__": 8,
+}
+
+# Libraries an import inside a function may keep off a path (their import costs seconds or
+# pulls in a UI); the line says so.
+HEAVY = frozenset({"litellm", "jinja2", "textual", "llama_cpp", "openai"})
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # the importing module
+    line: int
+    target: str  # the imported module (a cascade module, or a top-level library)
+    name: str | None  # the name imported from it (``from x import name``)
+    inner: bool  # inside a function
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def layer(module: str) -> int:
+    best = max((p for p in LAYERS if module == p or module.startswith(p + ".")), key=len)
+    return LAYERS[best]
+
+
+def _owner(name: str, known: dict[str, Path]) -> str:
+    while name not in known and "." in name:
+        name = name.rsplit(".", 1)[0]
+    return name
+
+
+def imports() -> list[Import]:
+    known = modules()
+    out: list[Import] = []
+    for module, path in known.items():
+        tree = ast.parse(path.read_text(), str(path))
+        parent: dict[ast.AST, ast.AST] = {}
+        for node in ast.walk(tree):
+            for child in ast.iter_child_nodes(node):
+                parent[child] = node
+        for node in ast.walk(tree):
+            if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                continue
+            up, inner = node, False
+            while up in parent:
+                up = parent[up]
+                if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    inner = True
+                    break
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    target = alias.name if not alias.name.startswith("cascade") \
+                        else _owner(alias.name, known)
+                    out.append(Import(module, node.lineno, target, None, inner))
+                continue
+            if node.level:
+                base = module.split(".")
+                if not path.name == "__init__.py":
+                    base = base[:-1]
+                base = base[:len(base) - (node.level - 1)]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            for alias in node.names:
+                full = f"{source}.{alias.name}"
+                if full in known:  # a submodule: ``from cascade.ledger import grammar``
+                    out.append(Import(module, node.lineno, full, None, inner))
+                elif source.startswith("cascade"):
+                    out.append(Import(module, node.lineno, _owner(source, known), alias.name,
+                                      inner))
+                else:
+                    out.append(Import(module, node.lineno, source.split(".")[0], alias.name,
+                                      inner))
+    return out
+
+
+def internal(found: list[Import]) -> list[Import]:
+    return [i for i in found if i.target.startswith("cascade") and i.target != i.module]
+
+
+def cycles(found: list[Import]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for i in internal(found):
+        edges[i.module].add(i.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for v in sorted(modules()):
+        if v not in index:
+            visit(v)
+    return sorted(out)
+
+
+def upward(found: list[Import]) -> list[str]:
+    return sorted({f"{i.module} -> {i.target}" for i in internal(found)
+                   if layer(i.target) > layer(i.module)})
+
+
+def private_names(found: list[Import]) -> list[str]:
+    return sorted({f"{i.module} <- {i.target}.{i.name}" for i in internal(found)
+                   if i.name and i.name.startswith("_") and not i.name.startswith("__")})
+
+
+def heavy(found: list[Import], target: str) -> str | None:
+    """The heavy library ``target`` is, or imports when it is imported (at any depth)."""
+    top: dict[str, set[str]] = defaultdict(set)
+    for i in found:
+        if not i.inner:
+            top[i.module].add(i.target)
+    seen: set[str] = set()
+    todo = [target]
+    while todo:
+        module = todo.pop()
+        if module.split(".")[0] in HEAVY:
+            return module.split(".")[0]
+        if module not in seen:
+            seen.add(module)
+            todo.extend(top.get(module, ()))
+    return None
+
+
+def inner_imports(found: list[Import]) -> list[str]:
+    """Imports inside functions, but for one that keeps a heavy library off a path."""
+    return sorted({f"{i.module}:{i.line} {i.target}" for i in found
+                   if i.inner and heavy(found, i.target) is None})
