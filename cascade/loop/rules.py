@@ -14,18 +14,25 @@ import posixpath
 import re
 from pathlib import Path
 
+from cascade.config.schema import (
+    Key,
+    flag,
+    fraction,
+    one_of,
+    raw,
+    read,
+    some_texts,
+    text,
+    texts,
+    whole,
+    word,
+)
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines, load_yaml, read_text
 from cascade.errors import CascadeError
 from cascade.loop.globs import glob_match
 from cascade.resources import LEDGER_SUFFIX, search_path
 
 RULES_FILE = ".ai-rules.yml"
-_FILE_KEYS = {"extends", "rules"}
-_RULE_KEYS = {"name", "match", "exclude", "template", "discussion", "participants", "protocol",
-              "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-              "models", "auto", "mode", "strategy", "flow", "tier", "rounds"}
-_CONSENSUS_KEYS = {"threshold_ready", "threshold_reject", "human_required", "persona_votes"}
-_ON_CONSENSUS_KEYS = {"template", "path"}
 _STATUS_KEYS = {"ready", "reject"}
 DEFAULT_STATUS = {"READY": "Accepted", "REJECT": "Rejected"}
 _PLACEHOLDERS = {"dir", "stem", "name", "slug", "date"}
@@ -154,14 +161,6 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
 
 
-def _strings(value: object, path: Path, line: int, key: str) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
-        return tuple(value)
-    raise CascadeError(f"rule {key!r} must be a string or a list of strings", path, line)
-
-
 def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
     if not isinstance(pattern, str) or not pattern.strip():
         raise CascadeError(f"rule {key!r} must be a path pattern", path, line)
@@ -178,95 +177,73 @@ def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
     return pattern
 
 
+_PROTOCOL_NAME = "the name of one of the protocol's {}"
+RULE = {
+    "name": Key(text, required=True, label="rule 'name'"),
+    "match": Key(texts, required=True, label="rule 'match'"),
+    "exclude": Key(some_texts, (), label="rule 'exclude'"),
+    "template": Key(text, DEFAULT_TEMPLATE, label="rule 'template'"),
+    "protocol": Key(text, DEFAULT_PROTOCOL, label="rule 'protocol'"),
+    "model": Key(text, label="rule 'model'"),
+    "discussion": Key(raw, DEFAULT_DISCUSSION),  # a path pattern: _check_pattern
+    "participants": Key(texts, DEFAULT_PARTICIPANTS, label="rule 'participants'"),
+    "deciders": Key(texts, (), label="rule 'deciders'"),
+    "consensus": Key(raw, {}),  # CONSENSUS
+    "revote_on_change": Key(flag, True),
+    "on_consensus": Key(raw),  # ON_CONSENSUS
+    "status": Key(raw),  # _status
+    "models": Key(raw),  # _models
+    "auto": Key(flag, False),
+    "mode": Key(word(_PROTOCOL_NAME.format("modes")), label="mode"),
+    "strategy": Key(word(_PROTOCOL_NAME.format("strategies")), label="strategy"),
+    "flow": Key(word(_PROTOCOL_NAME.format("flows")), label="flow"),
+    "tier": Key(word(_PROTOCOL_NAME.format("tiers")), label="tier"),
+    "rounds": Key(whole(1)),
+}
+RULE_FILE = {
+    "extends": Key(some_texts, (), label="rule 'extends'"),
+    "rules": Key(raw),  # each a RULE, at its own line: _parse_rules
+}
+CONSENSUS = {
+    "threshold_ready": Key(fraction, label="consensus threshold_ready"),
+    "threshold_reject": Key(fraction, label="consensus threshold_reject"),
+    "human_required": Key(flag, label="consensus human_required"),
+    "persona_votes": Key(one_of("counted", "advisory"), label="consensus persona_votes"),
+}
+ON_CONSENSUS = {"template": Key(text, required=True), "path": Key(text, required=True)}
+
+
 def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> Rule:
     """One rule from its YAML; ``line``: where it stands (for a rule that is not a mapping)."""
-    r = check_keys(data, file, _RULE_KEYS, {"name", "match"}, "rule", line)
+    v = read(data, RULE, file, "rule", line)
+    r: LineDict = data  # type: ignore[assignment]  # read() proved it a mapping
     line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
-    name = r["name"]
-    if not isinstance(name, str):
-        raise CascadeError("rule 'name' must be a string", file, line_of("name"))
-    match = _strings(r["match"], file, line_of("match"), "match")
-    exclude = _strings(r["exclude"], file, line_of("exclude"), "exclude") if r.get("exclude") else ()
-    for key in ("template", "protocol", "model"):
-        if r.get(key) is not None and not isinstance(r[key], str):
-            raise CascadeError(f"rule {key!r} must be a string", file, line_of(key))
-    discussion = _check_pattern(r.get("discussion", DEFAULT_DISCUSSION), file,
-                                line_of("discussion"), "discussion")
+    discussion = _check_pattern(v["discussion"], file, line_of("discussion"), "discussion")
     if not discussion.endswith(LEDGER_SUFFIX) or discussion.rsplit("/", 1)[-1] == LEDGER_SUFFIX:
         raise CascadeError(f"discussion path {discussion!r} must end in <name>{LEDGER_SUFFIX} "
                            "(ledgers are found, kept append-only and never reviewed by that "
                            "name)", file, line_of("discussion"))
-    deciders: tuple[str, ...] = ()
-    if r.get("deciders") is not None:
-        deciders = tuple(" ".join(d.split()) for d in
-                         _strings(r["deciders"], file, line_of("deciders"), "deciders"))
-    participants = DEFAULT_PARTICIPANTS
-    if r.get("participants") is not None:
-        participants = tuple(p.lstrip("@").lower() for p in
-                             _strings(r["participants"], file, line_of("participants"),
-                                      "participants"))
-    consensus = r.get("consensus") or {}
-    if consensus:
-        check_keys(consensus, file, _CONSENSUS_KEYS, set(), "consensus", line_of("consensus"))
-        for key in ("threshold_ready", "threshold_reject"):
-            value = consensus.get(key)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not 0 <= value <= 1):
-                raise CascadeError(f"consensus {key} must be a number between 0 and 1",
-                                   file, consensus.line_of(key))
-        if not isinstance(consensus.get("human_required", False), bool):
-            raise CascadeError("consensus human_required must be true or false", file,
-                               consensus.line_of("human_required"))
-        if consensus.get("persona_votes", "counted") not in ("counted", "advisory"):
-            raise CascadeError("consensus persona_votes must be counted or advisory", file,
-                               consensus.line_of("persona_votes"))
-    revote = r.get("revote_on_change", True)
-    if not isinstance(revote, bool):
-        raise CascadeError("revote_on_change must be true or false", file,
-                           line_of("revote_on_change"))
+    consensus = {}
+    if v["consensus"]:
+        given = read(v["consensus"], CONSENSUS, file, "consensus", line_of("consensus"))
+        consensus = {k: given[k] for k in v["consensus"]}
     on_consensus = None
-    if r.get("on_consensus") is not None:
-        oc = check_keys(r["on_consensus"], file, _ON_CONSENSUS_KEYS, {"template", "path"},
-                        "on_consensus", line_of("on_consensus"))
+    if v["on_consensus"] is not None:
+        oc = read(v["on_consensus"], ON_CONSENSUS, file, "on_consensus", line_of("on_consensus"))
         on_consensus = OnConsensus(str(oc["template"]),
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    models, model_lines = _models(r.get("models"), file, line_of("models"))
+    models, model_lines = _models(v["models"], file, line_of("models"))
     lines.update(model_lines)
-    auto = r.get("auto", False)
-    if not isinstance(auto, bool):
-        raise CascadeError("auto must be true or false", file, line_of("auto"))
-    mode = r.get("mode")
-    if mode is not None and (not isinstance(mode, str) or not mode.strip()):
-        raise CascadeError("mode must be the name of one of the protocol's modes", file,
-                           line_of("mode"))
-    strategy = r.get("strategy")
-    if strategy is not None and (not isinstance(strategy, str) or not strategy.strip()):
-        raise CascadeError("strategy must be the name of one of the protocol's strategies",
-                           file, line_of("strategy"))
-    named = {}
-    for key in ("flow", "tier"):
-        value = r.get(key)
-        if value is not None and (not isinstance(value, str) or not value.strip()):
-            raise CascadeError(f"{key} must be the name of one of the protocol's {key}s", file,
-                               line_of(key))
-        named[key] = value.strip() if value else None
-    rounds = r.get("rounds")
-    if rounds is not None and (isinstance(rounds, bool) or not isinstance(rounds, int)
-                               or rounds < 1):
-        raise CascadeError("rounds must be a whole number of at least 1", file,
-                           line_of("rounds"))
-    return Rule(status=_status(r.get("status"), file, line_of("status")), auto=auto,
-                rounds=rounds,
-                mode=mode.strip() if mode else None, **named,
-                strategy=strategy.strip() if strategy else None,
-                models=models, name=name, match=match, exclude=exclude,
-                template=r.get("template") or DEFAULT_TEMPLATE, discussion=discussion,
-                participants=participants, protocol=r.get("protocol") or DEFAULT_PROTOCOL,
-                model=r.get("model"), consensus=dict(consensus), revote_on_change=revote,
-                on_consensus=on_consensus, deciders=deciders, base=base, file=file,
-                line=getattr(r, "line", 1) or 1, key_lines=lines)
+    return Rule(**{**v, "status": _status(v["status"], file, line_of("status")),
+                   "models": models, "consensus": consensus, "on_consensus": on_consensus,
+                   "discussion": discussion,
+                   "deciders": tuple(" ".join(d.split()) for d in v["deciders"]),
+                   "participants": tuple(p.lstrip("@").lower() for p in v["participants"]),
+                   "template": v["template"] or DEFAULT_TEMPLATE,
+                   "protocol": v["protocol"] or DEFAULT_PROTOCOL},
+                base=base, file=file, line=getattr(r, "line", 1) or 1, key_lines=lines)
 
 
 def _models(value: object, file: Path, line: int | None) -> tuple[dict | None, dict]:
@@ -390,13 +367,11 @@ class RuleSet:
         data = load_yaml(path, self.reader.read(_rules_rel(folder)))
         if data is None:
             return []
-        data = check_keys(data, path, _FILE_KEYS, set(), "rule file")
+        v = read(data, RULE_FILE, path, "rule file")
         rules: dict[str, Rule] = {}
-        extends = data.get("extends") or []
-        if extends:
-            for name in _strings(extends, path, data.line_of("extends"), "extends"):
-                for rule in self._preset(name, path, data.line_of("extends")):
-                    rules[rule.name] = rule.replace(base=folder)
+        for name in v["extends"]:
+            for rule in self._preset(name, path, data.line_of("extends")):
+                rules[rule.name] = rule.replace(base=folder)
         for rule in _parse_rules(data, path, folder, "'rules'"):
             rules[rule.name] = rule
         return list(rules.values())

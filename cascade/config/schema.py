@@ -1,0 +1,120 @@
+"""Configuration schemas, declared: a file kind (a rule, a persona, a rule's ``consensus:``...)
+is a table of its keys, each with the kind of value it takes and its default; ``read`` checks
+a mapping against its table and returns the values, or raises one line naming the file and
+the line of the key at fault.
+
+A kind is a function ``(value) -> value`` that raises ``Bad(what it must be)``; the message is
+``<label> must be <what>``. Kinds here cover what the files use; a file kind may add its own.
+
+Why not pydantic (a dependency already, through litellm): the no-op hook reads the rule files
+on every commit, and importing pydantic costs several times what that whole hook does.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cascade.config.yamlio import LineDict, check_keys, start_line
+from cascade.errors import CascadeError
+
+Kind = Callable[[Any], Any]
+
+
+class Bad(Exception):
+    """A value of the wrong kind: ``str(exc)`` says what it must be."""
+
+
+@dataclass(frozen=True)
+class Key:
+    kind: Kind
+    default: Any = None
+    required: bool = False
+    label: str | None = None  # how the message names the key (default: the key)
+
+
+def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
+         line: int | None = None) -> dict[str, Any]:
+    """The values of ``data`` (a mapping, at ``line`` when it is not one) by ``keys``: a key
+    that is absent or null takes its default. Unknown keys, missing required ones and values
+    of the wrong kind raise CascadeError at the key's line."""
+    found = check_keys(data, path, set(keys), {k for k, key in keys.items() if key.required},
+                       what, line)
+    at = found.line_of if isinstance(found, LineDict) else (lambda _k: start_line(found, line))
+    out: dict[str, Any] = {}
+    for name, key in keys.items():
+        value = found.get(name)
+        if value is None:
+            out[name] = key.default
+            continue
+        try:
+            out[name] = key.kind(value)
+        except Bad as exc:
+            raise CascadeError(f"{key.label or name} must be {exc}", path, at(name)) from None
+    return out
+
+
+# Kinds.
+
+def text(value: object) -> str:
+    if not isinstance(value, str):
+        raise Bad("a string")
+    return value
+
+
+def word(what: str) -> Kind:
+    """A non-empty word, stripped (``what``: e.g. "the name of one of the protocol's modes")."""
+    def kind(value: object) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise Bad(what)
+        return value.strip()
+    return kind
+
+
+def texts(value: object) -> tuple[str, ...]:
+    """A string, or a non-empty list of non-empty strings."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and value and all(isinstance(v, str) and v for v in value):
+        return tuple(value)
+    raise Bad("a string or a list of strings")
+
+
+def some_texts(value: object) -> tuple[str, ...]:
+    """``texts``, where nothing (an empty list or string) is none."""
+    return texts(value) if value else ()
+
+
+def raw(value: object) -> object:
+    """Any value: the reader of the key checks it (a nested table, a pattern...)."""
+    return value
+
+
+def flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise Bad("true or false")
+    return value
+
+
+def whole(low: int = 1) -> Kind:
+    def kind(value: object) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise Bad(f"a whole number of at least {low}")
+        return value
+    return kind
+
+
+def fraction(value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise Bad("a number between 0 and 1")
+    return value
+
+
+def one_of(*choices: str) -> Kind:
+    def kind(value: object) -> str:
+        if value not in choices:
+            raise Bad(" or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
+                                  else choices))
+        return value  # type: ignore[return-value]
+    return kind
