@@ -29,9 +29,13 @@ LAYERS: dict[str, int] = {
     "cascade.api": 7, "cascade.ui": 7, "cascade.main": 8, "cascade.__main__": 8,
 }
 
-# Libraries an import inside a function may keep off a path (their import costs seconds or
-# pulls in a UI); the line says so.
+# Libraries an import inside a function may keep off a path, the line saying so.
 HEAVY = frozenset({"litellm", "jinja2", "textual", "llama_cpp", "openai"})
+
+# Entry points that answer before they know what they will need, and load it then (the line
+# saying so): the command line (a command's module), and the hook (a commit that touches no
+# governed path never loads the ledger, protocol and model layers).
+ENTRY_POINTS = frozenset({"cascade.main", "cascade.loop.hook"})
 
 
 @dataclass(frozen=True)
@@ -181,4 +185,26 @@ def heavy(found: list[Import], target: str) -> str | None:
 def inner_imports(found: list[Import]) -> list[str]:
     """Imports inside functions, but for one that keeps a heavy library off a path."""
     return sorted({f"{i.module}:{i.line} {i.target}" for i in found
-                   if i.inner and heavy(found, i.target) is None})
+                   if i.inner and heavy(found, i.target) is None
+                   and not (i.module in ENTRY_POINTS and i.target.split(".")[0] == "cascade")})
+
+
+def oversized(limit_lines: int = 60, limit_params: int = 6) -> list[str]:
+    """``module:function`` of each function over ``limit_lines`` lines or ``limit_params``
+    parameters (``self`` and ``cls`` not counted) whose first line gives no reason
+    (a ``# long: ...`` comment on its ``def`` line)."""
+    out = []
+    for module, path in modules().items():
+        source = path.read_text()
+        lines = source.splitlines()
+        for node in ast.walk(ast.parse(source, str(path))):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            params = [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]
+            count = sum(1 for x in params if x is not None and x.arg not in ("self", "cls"))
+            length = (node.end_lineno or node.lineno) - node.lineno + 1
+            if (length > limit_lines or count > limit_params) \
+                    and "# long:" not in lines[node.lineno - 1]:
+                out.append(f"{module}:{node.name}")
+    return sorted(set(out))

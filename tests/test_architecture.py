@@ -49,14 +49,36 @@ KNOWN_PRIVATE = [
 
 KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
     "cascade.api": 11, "cascade.check.ledgers": 2, "cascade.commands.discuss": 16,
-    "cascade.commands.explain": 19, "cascade.commands.plan": 12, "cascade.commands.status": 2,
+    "cascade.commands.explain": 19, "cascade.commands.plan": 12, 
     "cascade.commands.turn": 3, "cascade.config.protocols": 3, "cascade.ledger.discussion": 2,
-    "cascade.ledger.state": 4, "cascade.loop.gate": 3, "cascade.loop.hook": 7, "cascade.main": 25,
+    "cascade.ledger.state": 4, "cascade.main": 2,
     "cascade.protocol.artifacts": 6, "cascade.protocol.engine": 2, "cascade.protocol.invite": 6,
     "cascade.protocol.panel": 2, "cascade.protocol.record": 1, "cascade.protocol.registry": 6,
     "cascade.protocol.run": 23, "cascade.protocol.spec": 5, "cascade.turns.model": 3,
     "cascade.turns.openai_http": 3, "cascade.turns.replies": 1, "cascade.turns.runner": 4,
 }
+KNOWN_SILENT = ["cascade.main"]  # loads a command's module: to be one declared table
+KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apart
+    "cascade.commands.discuss:discuss",
+    "cascade.commands.explain:_calls", "cascade.commands.explain:explain_text",
+    "cascade.commands.new:new", "cascade.commands.plan:plan",
+    "cascade.commands.status:status_text", "cascade.config.persona_files:from_answers",
+    "cascade.ledger.discussion:__init__", "cascade.ledger.discussion:create",
+    "cascade.ledger.parse:_make_comment", "cascade.ledger.parse:skip", "cascade.ledger.parse:take",
+    "cascade.ledger.state:_count", "cascade.ledger.state:_persona_vote_problem",
+    "cascade.ledger.state:_step_result", "cascade.ledger.summary:render_summary",
+    "cascade.loop.attribution:pending", "cascade.main:_dispatch", "cascade.main:build_parser",
+    "cascade.protocol.engine:_progress", "cascade.protocol.engine:derive",
+    "cascade.protocol.panel:parse_panel", "cascade.protocol.prompt:build_step_prompt",
+    "cascade.protocol.record:render_record", "cascade.protocol.registry:facilitated",
+    "cascade.protocol.run:_run_protocol", "cascade.protocol.run:_turn",
+    "cascade.protocol.spec:_field", "cascade.protocol.spec:_step_list",
+    "cascade.protocol.spec:_strategies", "cascade.protocol.spec:check_option",
+    "cascade.protocol.spec:parse_steps", "cascade.turns.model:_classify",
+    "cascade.turns.model:complete", "cascade.turns.openai_http:_streamed",
+    "cascade.turns.openai_http:chat", "cascade.turns.prompt:build_prompt",
+    "cascade.turns.redact:_assigned", "cascade.turns.runner:_ask", "cascade.turns.runner:_run_one",
+]
 KNOWN_LONG = [  # to be split
     "cascade.commands.explain", "cascade.ledger.discussion", "cascade.ledger.state",
     "cascade.loop.gate", "cascade.loop.rules", "cascade.protocol.engine", "cascade.protocol.run",
@@ -95,9 +117,9 @@ def test_imports_inside_functions_only_keep_heavy_libraries_off_a_path():
 def test_heavy_imports_inside_functions_say_why():
     missing = []
     for i in FOUND:
-        if i.inner and arch.heavy(FOUND, i.target) is not None:
+        if i.inner and (arch.heavy(FOUND, i.target) is not None or i.module in arch.ENTRY_POINTS):
             line = arch.modules()[i.module].read_text().splitlines()[i.line - 1]
-            if "#" not in line:
+            if "#" not in line and i.module not in KNOWN_SILENT:
                 missing.append(f"{i.module}:{i.line}")
     assert not missing, f"an import kept off a path says why on its line: {missing}"
 
@@ -112,6 +134,11 @@ def test_long_modules_say_why():
     _ratchet(sorted(silent), KNOWN_LONG, "modules over 400 lines that do not say why")
 
 
+def test_functions_stay_small():
+    """No function over ~60 lines or 6 parameters without a reason on its ``def`` line."""
+    _ratchet(arch.oversized(), KNOWN_OVERSIZED, "functions over 60 lines or 6 parameters")
+
+
 def test_the_checks_can_fail(tmp_path, monkeypatch):
     """The analyzer finds a cycle, an upward import, a private name and a long module in a
     package made for it (so the checks above are not vacuous)."""
@@ -122,10 +149,11 @@ def test_the_checks_can_fail(tmp_path, monkeypatch):
         (folder / "__init__.py").write_text("")
     (pkg / "ledger" / "a.py").write_text("from cascade.protocol.b import _x\n")
     (pkg / "protocol" / "b.py").write_text(
-        "def f():\n    from cascade.ledger import a\n    import litellm\n" + "\n" * 400)
+        "def f():\n    from cascade.ledger import a\n    import litellm\n" + "    x = 1\n" * 60)
     monkeypatch.setattr(arch, "PACKAGE", pkg)
     found = arch.imports()
     assert arch.cycles(found) == [["cascade.ledger.a", "cascade.protocol.b"]]
     assert arch.upward(found) == ["cascade.ledger.a -> cascade.protocol.b"]
     assert arch.private_names(found) == ["cascade.ledger.a <- cascade.protocol.b._x"]
     assert arch.inner_imports(found) == ["cascade.protocol.b:2 cascade.ledger.a"]
+    assert arch.oversized() == ["cascade.protocol.b:f"]

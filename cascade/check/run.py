@@ -14,18 +14,12 @@ and no history walk.
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
-from cascade.check.documents import (
-    LEGACY,
-    Governed,
-    find_ledgers,
-    governed,
-    judge,
-    source_of,
-)
+from cascade.check.documents import LEGACY, Governed, find_ledgers, governed, judge, source_of
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
@@ -67,110 +61,142 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
     with contextlib.ExitStack() as stack:
         tree = Tree(root, to_commit, blobs)
         end = _End(root, to_commit, tree, stack.enter_context(committed_config(tree)))
-        base = old = None
-        if from_commit:
-            base = merge_base(root, from_commit, to_commit)
-            changes = diff(root, base, to_commit)
-            changed = [c.path for c in changes if c.path]
-            base_tree = Tree(root, base, blobs) if base else None
-            if base_tree is not None and _config(base_tree) != _config(tree):
-                # The range changes what decides: judge every governed document again, under
-                # the configuration at both ends.
-                old = _End(root, base, base_tree, stack.enter_context(committed_config(base_tree)))
-                changed = list(tree.files)
-            elif base_tree is not None and (base_tree.files.get(BASELINE)
-                                            != tree.files.get(BASELINE)):
-                changed = list(tree.files)  # the baseline is configuration too: judge all
-            # A ledger appended to in the range changes its document's verdict: judge it too.
-            changed += _documents_of(tree, changed, end.rules)
-        else:
-            changed = list(tree.files)
-            base_tree = None
-        docs = governed(changed, end.rules)
+        scope = _scope(end, from_commit, stack)
+        docs = governed(scope.changed, end.rules)
         check_shared_ledgers(docs, tree.files, end.rules)
         items = find_ledgers(docs, tree)
-        old_items = _old_items(old, changed, tree, docs) if old else []
-
-        ledger_paths = [p for p in changed if p.endswith(LEDGER_SUFFIX)]
+        old_items = _old_items(scope.old, scope.changed, tree, docs) if scope.old else []
+        ledger_paths = [p for p in scope.changed if p.endswith(LEDGER_SUFFIX)]
         ledger_paths = list(dict.fromkeys(ledger_paths + [i.ledger for i in items
                                                           if i.ledger in tree.files]))
         blobs.fetch([tree.files[p] for p in ledger_paths])
-        judged = {i.ledger for i in items}
-        jobs = [Job(i.ledger, i.ledger, tree.data(i.ledger), root, end.config_root,
-                    end.authority(i.rule), i.doc, tree.files[i.doc], to_commit)
-                for i in items if i.ledger in tree.files]
-        for path in ledger_paths:
-            if path not in judged:
-                rule = ledger_rule(end.rules, path, source_of(tree, path))
-                jobs.append(Job(path, path, tree.data(path), root, end.config_root,
-                                end.authority(rule) if rule else None, commit=to_commit))
-        for i in old_items:
-            if i.ledger not in tree.files:
-                continue
-            jobs.append(Job(f"{i.ledger}|old", i.ledger, tree.data(i.ledger), root,
-                            old.config_root, old.authority(i.rule), i.doc,  # type: ignore[union-attr]
-                            tree.files[i.doc], to_commit))
+        jobs = _jobs(end, scope.old, items, old_items, ledger_paths)
         states = evaluate_all(jobs)
-        _raise_config_errors(root, [end.config_root] + ([old.config_root] if old else []),
-                             states)
-
-        first_lines = _first_lines(root, base_tree, ledger_paths, blobs)
+        _raise_config_errors(root, [end.config_root] + ([scope.old.config_root] if scope.old
+                                                        else []), states)
+        first_lines = _first_lines(root, scope.base_tree, ledger_paths, blobs)
         for path in ledger_paths:
-            state = states[path]
-            if state.error:
-                line, message = state.error
-                if message.startswith("unclosed code fence"):
-                    report.problems.append(Problem(path, line, message, "unclosed-fence"))
-                else:
-                    report.problems.append(Problem(path, line,
-                                                   f"ledger does not parse: {message}", "parse"))
-                continue
-            report.warnings += [Notice(path, line, message) for line, message in state.warnings]
-            new_from = first_lines.get(path, 0) if from_commit else None
-            found = [(line, f"a block under {author}'s name that cascade did not write "
-                            f"({reason}): it does not count", "forged")
-                     for line, author, reason in state.forged]
-            found += [(line, f"a {kind} event that does not hold, not believed: {reason}",
-                       "unfounded-event") for line, kind, reason in state.unfounded]
-            for line, message, kind in sorted(found):
-                if new_from is not None and line > new_from:
-                    report.problems.append(Problem(path, line, message, kind))
-                else:
-                    report.warnings.append(Notice(path, line, message))
-            if state.header_diff:
-                job = next(j for j in jobs if j.key == path)
-                report.problems.append(Problem(
-                    path, state.header_line,
-                    f"the header differs from {job.authority.where} in "  # type: ignore[union-attr]
-                    f"{', '.join(state.header_diff)}: the rule decides (a commit through the "
-                    "hook records the rule's settings)", "header"))
-        baseline = Baseline(root, tree, base_tree if from_commit else None)
-        legacy = 0
-        for item in items:
-            verdict, problems = judge(item, states.get(item.ledger), end.where(item.rule), tree,
-                                      baseline)
-            legacy += verdict.verdict == LEGACY
-            report.verdicts.append(verdict)
-            report.problems += problems
-        if legacy:
-            report.warnings.append(Notice(BASELINE, 1, f"{legacy} legacy document(s) unchanged "
-                                          "since adoption need no ledger: ok"))
-        if from_commit and base_tree is not None and (base_tree.files.get(BASELINE)
-                                                      != tree.files.get(BASELINE)):
+            _ledger_problems(report, path, states[path], jobs,
+                             first_lines.get(path, 0) if from_commit else None)
+        baseline = Baseline(root, tree, scope.base_tree if from_commit else None)
+        _judge_all(report, items, states, end, tree, baseline)
+        if from_commit and scope.base_tree is not None and (
+                scope.base_tree.files.get(BASELINE) != tree.files.get(BASELINE)):
             report.warnings.append(Notice(BASELINE, 1, _baseline_change(baseline)))
         for item in old_items:
             if baseline.vouches(item.doc, tree.files.get(item.doc)):
                 continue  # unchanged since adoption: it needed no ledger before either
-            _loosened(report, item, states, old, end, docs)  # type: ignore[arg-type]
+            _loosened(report, item, states, scope.old, end, docs)  # type: ignore[arg-type]
         report.documents, report.ledgers = len(items), len(ledger_paths)
         if from_commit:
             walk = commits(root, from_commit, to_commit)
             report.commits = len(walk)
             history = History(root, blobs)
             first = history.check(walk)  # the root causes first: rewritten history
-            first += _survival(root, blobs, from_commit, base, tree, history)
+            first += _survival(root, blobs, from_commit, scope.base, tree, history)
             report.problems[:0] = first
     return report
+
+
+@dataclass
+class _Scope:
+    """What a check judges: the paths the range changed (every path, without a range), the
+    merge base and its tree, and the configuration at the base when the range changes it."""
+
+    changed: list[str]
+    base: str | None = None
+    base_tree: Tree | None = None
+    old: _End | None = None
+
+
+def _scope(end: _End, from_commit: str | None, stack: contextlib.ExitStack) -> _Scope:
+    root, tree = end.root, end.tree
+    if not from_commit:
+        return _Scope(list(tree.files))
+    base = merge_base(root, from_commit, end.commit)
+    changes = diff(root, base, end.commit)
+    scope = _Scope([c.path for c in changes if c.path], base,
+                   Tree(root, base, tree.blobs) if base else None)
+    base_tree = scope.base_tree
+    if base_tree is not None and _config(base_tree) != _config(tree):
+        # The range changes what decides: judge every governed document again, under the
+        # configuration at both ends.
+        scope.old = _End(root, base, base_tree, stack.enter_context(committed_config(base_tree)))
+        scope.changed = list(tree.files)
+    elif base_tree is not None and base_tree.files.get(BASELINE) != tree.files.get(BASELINE):
+        scope.changed = list(tree.files)  # the baseline is configuration too: judge all
+    # A ledger appended to in the range changes its document's verdict: judge it too.
+    scope.changed += _documents_of(tree, scope.changed, end.rules)
+    return scope
+
+
+def _jobs(end: _End, old: _End | None, items: list, old_items: list,
+          ledger_paths: list[str]) -> list[Job]:
+    """A job per ledger to evaluate: each governed document's (under the rule at the end), each
+    other changed ledger, and each document's again under the configuration at the base."""
+    root, to_commit, tree = end.root, end.commit, end.tree
+    judged = {i.ledger for i in items}
+    jobs = [Job(i.ledger, i.ledger, tree.data(i.ledger), root, end.config_root,
+                end.authority(i.rule), i.doc, tree.files[i.doc], to_commit)
+            for i in items if i.ledger in tree.files]
+    for path in ledger_paths:
+        if path not in judged:
+            rule = ledger_rule(end.rules, path, source_of(tree, path))
+            jobs.append(Job(path, path, tree.data(path), root, end.config_root,
+                            end.authority(rule) if rule else None, commit=to_commit))
+    for i in old_items:
+        if i.ledger in tree.files:
+            jobs.append(Job(f"{i.ledger}|old", i.ledger, tree.data(i.ledger), root,
+                            old.config_root, old.authority(i.rule), i.doc,  # type: ignore[union-attr]
+                            tree.files[i.doc], to_commit))
+    return jobs
+
+
+def _ledger_problems(report: Report, path: str, state, jobs: list[Job],
+                     new_from: int | None) -> None:
+    """What a ledger's own text shows: it does not parse, blocks or events that do not hold
+    (a problem from ``new_from`` on, the range's own lines; a warning before), a header that
+    differs from its rule."""
+    if state.error:
+        line, message = state.error
+        if message.startswith("unclosed code fence"):
+            report.problems.append(Problem(path, line, message, "unclosed-fence"))
+        else:
+            report.problems.append(Problem(path, line, f"ledger does not parse: {message}",
+                                           "parse"))
+        return
+    report.warnings += [Notice(path, line, message) for line, message in state.warnings]
+    found = [(line, f"a block under {author}'s name that cascade did not write "
+                    f"({reason}): it does not count", "forged")
+             for line, author, reason in state.forged]
+    found += [(line, f"a {kind} event that does not hold, not believed: {reason}",
+               "unfounded-event") for line, kind, reason in state.unfounded]
+    for line, message, kind in sorted(found):
+        if new_from is not None and line > new_from:
+            report.problems.append(Problem(path, line, message, kind))
+        else:
+            report.warnings.append(Notice(path, line, message))
+    if state.header_diff:
+        job = next(j for j in jobs if j.key == path)
+        report.problems.append(Problem(
+            path, state.header_line,
+            f"the header differs from {job.authority.where} in "  # type: ignore[union-attr]
+            f"{', '.join(state.header_diff)}: the rule decides (a commit through the "
+            "hook records the rule's settings)", "header"))
+
+
+def _judge_all(report: Report, items: list, states: dict, end: _End, tree: Tree,
+               baseline: Baseline) -> None:
+    legacy = 0
+    for item in items:
+        verdict, problems = judge(item, states.get(item.ledger), end.where(item.rule), tree,
+                                  baseline)
+        legacy += verdict.verdict == LEGACY
+        report.verdicts.append(verdict)
+        report.problems += problems
+    if legacy:
+        report.warnings.append(Notice(BASELINE, 1, f"{legacy} legacy document(s) unchanged "
+                                      "since adoption need no ledger: ok"))
 
 
 def _documents_of(tree: Tree, changed: list[str], rules: RuleSet) -> list[str]:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
+from pathlib import Path
 from typing import Any
 
 from cascade.commands._common import ledger_paths
@@ -43,8 +45,6 @@ def knowing_authors(d: Discussion) -> Discussion:
     held to who added them -- as the hook and ``check`` hold them (cascade.loop.attribution)."""
     if not d.governed:
         return d
-    from pathlib import Path
-
     try:
         rel = Path(d.path).resolve().relative_to(d.root.resolve()).as_posix()
     except ValueError:
@@ -75,8 +75,6 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     """Where the discussion's protocol stands: ``protocol``, ``round``, ``outcome`` (READY,
     CHANGES, REJECT, IMPASSE, WAITING, or null while it runs), ``waiting_for`` (the open
     decision point's question, or null) and ``artifacts`` (files beside the ledger)."""
-    import shlex
-
     s = d.state
     run = s.run
     decided = s.decision.vote if s.decision is not None else None

@@ -4,7 +4,9 @@ pending turns, and decide from the *staged* ledgers with the verdict ``check`` a
 use (cascade.ledger.state.gate)."""
 from __future__ import annotations
 
+import datetime as _dt
 import glob as _glob
+import os
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import Rule, RuleSet
 from cascade.protocol.engine import due, next_wave
+from cascade.protocol.record import artifact_paths
 from cascade.protocol.run import Stepped, run_all
 from cascade.safepath import first_link, refuse_links
 from cascade.turns.display import LineProgress, redaction_lines
@@ -337,8 +340,6 @@ def next_step(item: Item, index_file: str | None = None) -> str:
     was made: git names its index file by the form of `git commit` (FACTS: `index.lock` for
     -a, `next-index-*.lock` for `git commit <path>`). A bare `git add <ledger>` after
     `git commit -a` would land a ledger-only commit under the document's message."""
-    import os
-
     ledger = " ".join(shlex.quote(p) for p in [item.move_to or item.ledger, *item.also_add])
     move = (f"git mv {shlex.quote(item.ledger)} {shlex.quote(item.move_to)} && "
             if item.move_to else "")
@@ -462,8 +463,6 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
     path = root / target
     if path.exists():
         return
-    import datetime as _dt
-
     d = item.discussion
     try:
         text = templates.render("documents", rule.on_consensus.template, root,
@@ -521,8 +520,6 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
         for note in result.notes:
             print(f"cascade: {item.ledger}: {note}", file=out)
         if result.record or result.artifacts:  # the record and artifacts beside the ledger:
-            from cascade.protocol.record import artifact_paths  # committed with it
-
             steps = item.discussion.protocol.steps  # type: ignore[union-attr]
             for path in artifact_paths(Path(item.ledger), steps):
                 if (root / path).is_file() and path.as_posix() not in item.also_add:

@@ -13,9 +13,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from cascade.check.baseline import parse
+from cascade.check.gittree import Blobs, Tree
+from cascade.docstatus import core
+from cascade.errors import CascadeError
 from cascade.gitio import git_or_none, index_blobs, read_blobs, repo_root, staged_paths
+from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX, find_root
+from cascade.text import printable
 
 
 def _relative(root: Path, files: list[str]) -> list[str]:
@@ -76,8 +82,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
             governed.pop(path, None)
     baseline_file = root / ".cascade" / "baseline"
     if governed and baseline_file.is_file():
-        from cascade.check.baseline import parse
-
         entries = parse(baseline_file.read_text(errors="replace"))
         listed = [p for p in governed if p in entries]
         staged_blobs = index_blobs(root, listed)
@@ -85,7 +89,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
         for path in set(staged_blobs) - set(differ):
             del governed[path]
         if differ:  # only the status or spacing changed (adr-tools' "Superseded by"): legacy
-            from cascade.docstatus import core
 
             texts = read_blobs(root, list(differ.values()) + [entries[p] for p in differ])
             for path, blob in differ.items():
@@ -97,9 +100,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
 def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out) -> None:
     """The commit changes rule files: a staged document HEAD's rules govern stays governed by
     them (a rule change cannot let the document it accompanies through)."""
-    from cascade.check.gittree import Blobs, Tree
-    from cascade.errors import CascadeError
-
     try:
         head = Tree(root, "HEAD", Blobs(root))
     except CascadeError:
@@ -130,18 +130,9 @@ def run_hook(files: list[str], out=None) -> int:
         _head_governed(root, staged, governed, out)
     if not governed and not ledgers:
         return 0
-    from cascade.loop.gate import (
-        check_staged,
-        close,
-        decide,
-        discover,
-        on_consensus,
-        prepare,
-        run_turns,
-        status_table,
+    from cascade.loop.gate import (  # asyncio and the ledger and model layers: not for a no-op
+        check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
     )
-    from cascade.loop.lock import ledger_lock
-    from cascade.text import printable
 
     root = repo_root(root)
     items = discover(root, governed, ledgers, rules)
