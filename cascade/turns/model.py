@@ -33,12 +33,13 @@ import random
 import re
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
 from cascade.errors import CascadeError
+from cascade.turns import local
 from cascade.turns.settings import Settings
 
 LOCAL_PREFIX = "cascade-local/"
@@ -112,8 +113,6 @@ def litellm_module() -> ModuleType:
 
 
 def _register_local(litellm: ModuleType) -> None:
-    from cascade.turns import local
-
     local.register(litellm)
 
 
@@ -373,7 +372,7 @@ def _server_message(exc: BaseException) -> str:
 
 def _connect_reason(chain: list[BaseException], timeout: float | None) -> str | None:
     """Why a connection could not be made, or None when it was made (then dropped)."""
-    import ssl
+    import ssl  # OpenSSL: loaded only once a connection failed (the client loaded it by then)
 
     for link in chain:
         if isinstance(link, ConnectionRefusedError):
@@ -501,100 +500,146 @@ def describe(exc: BaseException, *, model: str | None = None, endpoint: str | No
                      key_hint=key_hint).message
 
 
+@dataclass(frozen=True)
+class _Route:
+    """How one model of the chain is asked: ``request()`` makes the call, ``finish(response,
+    attempts)`` reads it; ``endpoint`` and ``key_hint`` go into a failure's message."""
+
+    request: Callable[[], Awaitable[Any]]
+    finish: Callable[[Any, int], Completion]
+    endpoint: str | None
+    key_hint: str | None
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """What every model of the chain is asked."""
+
+    messages: list[dict[str, str]]
+    settings: Settings
+    max_tokens: int
+    on_text: Any = None
+
+
 async def complete(model: str, messages: list[dict[str, str]], settings: Settings, *,
-                   max_tokens: int | None = None, on_retry: Any = None,
+                   max_tokens: int | None = None, on_retry: Any = None,  # long: options by name
                    on_text: Any = None, fallbacks: Sequence[str] | None = None) -> Completion:
     """One reply, with retries and the fallback chain: ``model``, then ``fallbacks`` (a
     role's own), then CASCADE_FALLBACK_MODELS, each once. Raises ModelError (one line).
     ``on_text``: the reply streams, each piece of text passed to it as it arrives (a retry
     starts the text again: ``on_retry`` is called first)."""
     chain = list(dict.fromkeys([model, *(fallbacks or ()), *settings.fallbacks]))
-    attempts = 0
+    ask = _Ask(messages, settings, max_tokens or settings.reply_tokens, on_text)
     errors: list[tuple[str, str]] = []
-    reply_tokens = max_tokens or settings.reply_tokens
+    attempts = 0
     for candidate in chain:
-        key_hint = None
-        if not uses_litellm(candidate, settings):
-            from cascade.turns import openai_http
-
-            name = openai_http.direct_name(candidate)
-            endpoint = openai_http.base_url(settings.api_base)
-            key = _direct_key(settings)
-            if settings.api_key:
-                key_hint = "check CASCADE_API_KEY"
-            elif key == "no-key":
-                key_hint = "no key was sent: set CASCADE_API_KEY"
-            refused = missing_credentials(candidate, key, settings.api_base)
-            if refused:
-                errors.append((candidate, refused))
-                continue
-
-            def request(name: str = name, endpoint: str = endpoint,
-                        key: str | None = key) -> Any:
-                return openai_http.chat(name, messages, base=endpoint, key=key,
-                                        timeout=settings.timeout, max_tokens=reply_tokens,
-                                        on_text=on_text)
-
-            def finish(answer: Any, attempts: int, candidate: str = candidate) -> Completion:
-                return Completion(answer.text, candidate, answer.prompt_tokens,
-                                  answer.completion_tokens, answer.cost, attempts)
-        else:
-            litellm = _litellm or await asyncio.to_thread(litellm_module)
-            endpoint = settings.api_base
-            kwargs: dict[str, Any] = {"model": candidate, "messages": messages,
-                                      "timeout": settings.timeout, "num_retries": 0,
-                                      "max_tokens": reply_tokens}
-            if candidate.startswith(LOCAL_PREFIX):
-                _register_local(litellm)
-            else:
-                if settings.api_base:
-                    kwargs["api_base"] = settings.api_base
-                key = settings.api_key or (
-                    "no-key" if settings.api_base and candidate.startswith("openai/")
-                    and not os.environ.get("OPENAI_API_KEY") else None)
-                if key:
-                    kwargs["api_key"] = key
-                if settings.api_key:
-                    key_hint = "check CASCADE_API_KEY"
-                elif key == "no-key":
-                    key_hint = "no key was sent: set CASCADE_API_KEY"
-                refused = missing_credentials(candidate, kwargs.get("api_key"), settings.api_base)
-                if refused:  # no call, no retry: waiting would not make a key appear
-                    errors.append((candidate, refused))
-                    continue
-
-            def request(kwargs: dict[str, Any] = kwargs, litellm: ModuleType = litellm) -> Any:
-                if on_text is None:
-                    return litellm.acompletion(**kwargs)
-                return _streamed(litellm, kwargs, on_text)
-
-            def finish(response: Any, attempts: int, candidate: str = candidate,
-                       litellm: ModuleType = litellm) -> Completion:
-                return _completion(litellm, response, candidate, attempts)
-        delay = settings.backoff
-        for attempt in range(settings.retries + 1):
-            attempts += 1
-            limit = settings.timeout
-            try:
-                response = await asyncio.wait_for(request(), timeout=settings.timeout + 5)
-                return finish(response, attempts)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # noqa: BLE001 - every provider error ends up here
-                if type(exc) is asyncio.TimeoutError:
-                    limit = settings.timeout + 5  # our own guard fired, not the client's timeout
-                failure = _classify(exc, model=candidate, endpoint=endpoint,
-                                    timeout=limit, key_hint=key_hint)
-                if not failure.retryable or attempt == settings.retries:
-                    errors.append((candidate, failure.message))
-                    break
-                wait = _retry_after(exc)
-                wait = wait if wait is not None else delay * (1 + random.random() * 0.25)
-                if on_retry is not None:
-                    on_retry(candidate, failure.message, wait)
-                await asyncio.sleep(wait)
-                delay *= 2
+        route = (_direct_route(candidate, ask) if not uses_litellm(candidate, settings)
+                 else await _litellm_route(candidate, ask))
+        if isinstance(route, str):  # no call, no retry: waiting would not make a key appear
+            errors.append((candidate, route))
+            continue
+        answer, attempts = await _attempts(candidate, route, settings, on_retry, attempts,
+                                           errors)
+        if answer is not None:
+            return answer
     raise ModelError(_summary(model, errors))
+
+
+def _key_hint(settings: Settings, key: str | None) -> str | None:
+    if settings.api_key:
+        return "check CASCADE_API_KEY"
+    if key == "no-key":
+        return "no key was sent: set CASCADE_API_KEY"
+    return None
+
+
+def _direct_route(candidate: str, ask: _Ask) -> _Route | str:
+    """An OpenAI-compatible endpoint over plain HTTP (no litellm); a refusal: why not."""
+    from cascade.turns import openai_http  # httpx: only when a model is asked
+
+    settings = ask.settings
+    name = openai_http.direct_name(candidate)
+    endpoint = openai_http.base_url(settings.api_base)
+    key = _direct_key(settings)
+    refused = missing_credentials(candidate, key, settings.api_base)
+    if refused:
+        return refused
+
+    def request() -> Any:
+        return openai_http.chat(name, ask.messages, base=endpoint, key=key,
+                                timeout=settings.timeout, max_tokens=ask.max_tokens,
+                                on_text=ask.on_text)
+
+    def finish(answer: Any, attempts: int) -> Completion:
+        return Completion(answer.text, candidate, answer.prompt_tokens, answer.completion_tokens,
+                          answer.cost, attempts)
+
+    return _Route(request, finish, endpoint, _key_hint(settings, key))
+
+
+async def _litellm_route(candidate: str, ask: _Ask) -> _Route | str:
+    """Any other model, through litellm (the embedded model registered as its provider)."""
+    settings = ask.settings
+    litellm = _litellm or await asyncio.to_thread(litellm_module)
+    kwargs: dict[str, Any] = {"model": candidate, "messages": ask.messages,
+                              "timeout": settings.timeout, "num_retries": 0,
+                              "max_tokens": ask.max_tokens}
+    key_hint = None
+    if candidate.startswith(LOCAL_PREFIX):
+        _register_local(litellm)
+    else:
+        if settings.api_base:
+            kwargs["api_base"] = settings.api_base
+        key = settings.api_key or (
+            "no-key" if settings.api_base and candidate.startswith("openai/")
+            and not os.environ.get("OPENAI_API_KEY") else None)
+        if key:
+            kwargs["api_key"] = key
+        key_hint = _key_hint(settings, key)
+        refused = missing_credentials(candidate, kwargs.get("api_key"), settings.api_base)
+        if refused:
+            return refused
+
+    def request() -> Any:
+        if ask.on_text is None:
+            return litellm.acompletion(**kwargs)
+        return _streamed(litellm, kwargs, ask.on_text)
+
+    def finish(response: Any, attempts: int) -> Completion:
+        return _completion(litellm, response, candidate, attempts)
+
+    return _Route(request, finish, settings.api_base, key_hint)
+
+
+async def _attempts(candidate: str, route: _Route, settings: Settings, on_retry: Any,
+                    attempts: int, errors: list[tuple[str, str]]) -> tuple[Completion | None, int]:
+    """Ask one model, retrying what may pass (a timeout, a rate limit, a server error) with
+    backoff; (the reply or None, the attempts counted so far). A failure goes into
+    ``errors``."""
+    delay = settings.backoff
+    for attempt in range(settings.retries + 1):
+        attempts += 1
+        limit = settings.timeout
+        try:
+            response = await asyncio.wait_for(route.request(), timeout=settings.timeout + 5)
+            return route.finish(response, attempts), attempts
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every provider error ends up here
+            if type(exc) is asyncio.TimeoutError:
+                limit = settings.timeout + 5  # our own guard fired, not the client's timeout
+            failure = _classify(exc, model=candidate, endpoint=route.endpoint, timeout=limit,
+                                key_hint=route.key_hint)
+            if not failure.retryable or attempt == settings.retries:
+                errors.append((candidate, failure.message))
+                return None, attempts
+            wait = _retry_after(exc)
+            wait = wait if wait is not None else delay * (1 + random.random() * 0.25)
+            if on_retry is not None:
+                on_retry(candidate, failure.message, wait)
+            await asyncio.sleep(wait)
+            delay *= 2
+    return None, attempts
 
 
 async def _streamed(litellm: ModuleType, kwargs: dict[str, Any], on_text: Any) -> Any:

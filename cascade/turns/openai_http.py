@@ -26,6 +26,7 @@ import json
 import math
 import os
 import re
+import ssl
 import sys
 import threading
 from dataclasses import dataclass
@@ -45,6 +46,8 @@ if "httpcore" not in sys.modules:
     sys.modules.setdefault("httpcore._async.http2", None)  # type: ignore[arg-type]
 import httpx  # noqa: E402
 
+from cascade import __version__  # noqa: E402
+from cascade.atomic import atomic_write  # noqa: E402
 from cascade.turns.sessions import SESSION  # noqa: E402
 
 PREFIX = "openai/"
@@ -120,15 +123,11 @@ def _verify(url: str) -> Any:
             if kind == "full":
                 _tls[kind] = httpx.create_ssl_context()
             else:
-                import ssl
-
                 _tls[kind] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
         return _tls[kind]
 
 
 def _headers(key: str | None) -> dict[str, str]:
-    from cascade import __version__
-
     headers = {"Accept": "application/json", "User-Agent": f"cascadingdev/{__version__}"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
@@ -303,8 +302,6 @@ def _listed_names(path: Path) -> frozenset[str]:
     _prices = json.loads(path.read_bytes())
     names = sorted(k for k in _prices if isinstance(k, str))
     try:
-        from cascade.atomic import atomic_write
-
         index.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(index, json.dumps(names).encode("utf-8"), durable=False)
     except OSError:
