@@ -207,11 +207,9 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
     steps = load_protocol(rule.protocol, root).steps
     if steps is not None:  # a step protocol runs its rounds: the most it can ask
         from cascade.protocol.engine import calls_per_round, members_of
+        from cascade.protocol.spec import Options, specialize
 
-        if steps.modes:
-            steps = steps.for_mode(rule.mode or steps.default_mode)
-        if steps.strategies:
-            steps = steps.for_strategy(rule.strategy or steps.default_strategy)
+        steps = specialize(steps, Options.of_rule(rule))
         if steps.generated:  # experts generated per discussion: the mode's usual panel
             members = [f"<expert {i + 1}>" for i in range(steps.participants.default)]
             fixed = {r.id: r.persona for r in steps.fixed_roles}
@@ -221,8 +219,10 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
         once = (calls_per_round(steps, len(members), "setup")
                 + calls_per_round(steps, len(members), "after"))
         most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
-        mode = (f" ({steps.mode} mode)" if steps.mode else
-                f" ({steps.strategy.name} strategy)" if steps.strategy else "")
+        chosen = [f"{steps.mode} mode" if steps.mode else "",
+                  f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
+                  f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]
+        mode = f" ({', '.join(c for c in chosen if c)})" if any(chosen) else ""
         return {"count": per_round, "max": REPAIR_FACTOR * most,
                 "personas": [*members, *dict.fromkeys(fixed.values())],
                 "why": f"protocol {rule.protocol!r}{mode}: {per_round} calls a round"

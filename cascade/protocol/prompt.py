@@ -11,6 +11,7 @@ from cascade.config.personas import Persona
 from cascade.errors import display_path
 from cascade.ledger.discussion import Discussion
 from cascade.protocol.engine import Request
+from cascade.protocol.visibility import VISIBILITIES
 from cascade.turns.prompt import (
     Prompt,
     _Blocks,
@@ -142,7 +143,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         title_block=rendered[title_at], source=source_view,
         context=rendered[context_at] if context_at is not None else "",
         summary=rendered[summary_at] if summary_at is not None else "",
-        shown=[rendered[i] for i in shown_at], blind=request.step.visibility == "blind",
+        shown=[rendered[i] for i in shown_at], blind=VISIBILITIES.has(request.step.visibility, "blind"),
         target=rendered[target_at] if target_at is not None else "",
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words

@@ -76,11 +76,16 @@ def render_record(d, run: Run, when: str) -> str:
            f"| {_cell(d.title)} | {when} | {_cell(', '.join(members))} | {rounds} | {status} |",
            "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
            ""]
+    if run.why:  # the outcome as its rule explains it
+        out += [f"**Outcome**: {run.outcome}: {run.why}", ""]
     steps = run.steps.round_steps
     first = steps[0].id
     fixed = {r.persona for r in run.steps.fixed_roles}
     synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
-    if run.steps.outcome == "referee":  # a referee's (a meta-arbiter's) verdict
+    after = run.steps.after
+    fixed_roles = {r.id for r in run.steps.fixed_roles}
+    if after and not any(s.confirm for s in after) and all(
+            r in fixed_roles for s in after for r in s.speaking):  # a referee's verdict
         done = [t for t in run.turns if t.step in {s.id for s in run.steps.after}]
         synth = done
         last = done[-1] if done else None
@@ -105,7 +110,8 @@ def render_record(d, run: Run, when: str) -> str:
                            f"{_cell(position or (_sentence(turn.body, 300) if turn else '-'))} |")
     elif run.steps.after:  # a synthesis, then a closing vote (swarm)
         done = [t for t in run.turns if t.step in {s.id for s in run.steps.after if not s.confirm}]
-        synth = done
+        synth = done or synth  # no synthesis after the rounds: the rounds' last (a facilitator's)
+        done = synth
         out += ["## Synthesis", "", _nested(done[-1].body) if done else "_(none)_", "",
                 "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
         for alias in run.members:

@@ -17,7 +17,6 @@ from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
 from cascade.protocol.engine import (
-    IMPASSE,
     LIST_SEP,
     Request,
     Run,
@@ -26,6 +25,7 @@ from cascade.protocol.engine import (
     shortlist_table,
     split_list,
 )
+from cascade.protocol.visibility import VISIBILITIES
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
@@ -49,8 +49,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     paused: int | None = None  # the round after which a person paused the discussion
     artifacts: list[str] = field(default_factory=list)  # the files written beside the ledger
-    voted: bool = False  # the outcome is a closing vote's (a protocol with after steps)
-    rule: str = ""  # the outcome rule that gave it (thresholds, consent, referee, ...)
+    why: str = ""  # the outcome's explanation (its outcome rule's)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -278,7 +277,7 @@ def _refs(request: Request, citations: list[str] = ()) -> str | None:  # type: i
     refs = list(citations)
     if request.target is not None:
         refs.append(f"counters:{request.target.msg}")
-    if request.step.visibility == "synthesis" and request.shown:
+    if VISIBILITIES.has(request.step.visibility, "responds") and request.shown:
         refs.append(f"responds_to:{request.shown[-1].msg}")
     return ",".join(refs) or None
 
@@ -357,8 +356,7 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                     result.notes.append(note)
             if run.outcome is not None:
                 result.outcome = run.outcome
-                result.voted = bool(run.steps.after) or run.steps.outcome != "all_accept"
-                result.rule = run.steps.outcome
+                result.why = run.why
                 if run.recorded != run.outcome:
                     import datetime as _dt
 
@@ -680,16 +678,11 @@ def run(d: Discussion, settings: Settings, progress: Progress | None = None, **k
 
 
 def outcome_text(result: Result) -> str:
-    if result.voted and result.outcome is not None:
-        how = {"referee": "the referee's verdict", "consent": "consent"}.get(
-            result.rule, "the closing vote")
-        return (f"{result.outcome} by {how} after round {result.round}"
-                + ("" if result.outcome == "READY" else ": a person decides, or the document "
-                   "changes"))
-    if result.outcome == "READY":
-        return f"consensus in round {result.round}"
-    if result.outcome == IMPASSE:
-        return f"impasse after {result.round} rounds: a person decides"
+    """What a run came to, in one line: the outcome as its rule explains it."""
+    if result.outcome is not None:
+        return (f"{result.outcome}: {result.why or 'concluded'}"
+                + ("" if result.outcome == "READY" else
+                   " -- a person decides, or the document changes"))
     if result.waiting:
         return f"waiting for a person: {result.waiting}"
     return f"stopped in round {result.round}: {result.stopped or 'waiting'}"

@@ -50,17 +50,16 @@ each with a decision, the cautious one last) and ``{packet: [keys]}`` (a bridge 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
+from cascade.protocol import registry
+from cascade.protocol.behaviours import Ref
 
-# history: every round; question: this round's fixed-role turns (the question) and the last
-# round's last fixed-role turn (its synthesis) -- a roundtable participant's view
-# group: a fixed role's group (its turns of this round and the last) and the other groups'
-# bridge packets of the last round, nothing else (council's D/P mode)
-VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history", "question", "group")
+VISIBILITIES = registry.VISIBILITIES  # registered (cascade.protocol.visibility)
 TIERS = ("fast", "strong")
 _ROLE_KEYS = {"id", "from", "persona", "tier", "title", "group"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
@@ -121,7 +120,7 @@ class Step:
     instructions: str
     words: int
     fields: tuple[Field, ...]
-    target: str | None
+    target: Ref | None  # the registered target, with its parameters
     table: str | None
     confirm: bool
     # a decision point (role: person): the question, its choices, the one --auto takes, and
@@ -152,7 +151,7 @@ class Step:
 class Rounds:
     min: int
     max: int
-    exit: str
+    exit: Ref  # the exit rule, with its parameters
     carry: int
     on_impasse: str | None = None  # a step run once when the last round ends without consensus
     per_phase: int = 10  # a strategy's phase: at most this many rounds, then the next phase
@@ -178,7 +177,7 @@ class Strategy:
     title: str
     phases: tuple[Phase, ...]
     participation: str = "parallel"  # or sequential: each sees the earlier answers
-    outcome: str | None = None  # overrides the protocol's (consent, thresholds)
+    outcome: Ref | None = None  # overrides the protocol's (consent, thresholds)
     fields: tuple = ()  # Field records added to the members' steps
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
@@ -212,7 +211,7 @@ class Steps:
     steps: tuple[Step, ...]
     rounds: Rounds
     participants: Count
-    outcome: str
+    outcome: Ref  # the outcome rule, with its parameters
     artifacts: tuple[str, ...] = ()  # written beside the ledger at the conclusion
     setup: tuple[Step, ...] = ()  # run once before round 1 (a generated panel, confirmed)
     after: tuple[Step, ...] = ()  # run once when the rounds end (a synthesis, a closing vote)
@@ -267,7 +266,9 @@ class Steps:
                                        visibility=visibility)
 
         outcome = strategy.outcome or self.outcome
-        after = tuple(s for s in self.after if not (outcome == "consent" and s.confirm))
+        # an outcome rule of the strategy's own that counts no closing vote: none is asked
+        drop = strategy.outcome is not None and not registry.OUTCOMES.has(outcome, "closing_vote")
+        after = tuple(s for s in self.after if not (drop and s.confirm))
         rounds = self.rounds
         if strategy.rounds is not None:  # a flow's own round count (the protocol's cap)
             rounds = dataclasses.replace(rounds, min=strategy.rounds[0],
@@ -346,6 +347,68 @@ class Steps:
 OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}
 
 
+@dataclass(frozen=True)
+class Options:
+    """A discussion's choices among its protocol's options -- its mode, strategy (or flow)
+    and tier -- and its own round cap (``--rounds N``, a rule's ``rounds:``)."""
+
+    mode: str | None = None
+    strategy: str | None = None  # a strategy or a flow
+    tier: str | None = None
+    rounds: int | None = None
+
+    @classmethod
+    def of_header(cls, extra: dict[str, str]) -> Options:
+        """The options a ledger's header records (Mode, Strategy or Flow, Tier, Rounds)."""
+        asked = (extra.get("rounds") or "").strip()
+        return cls(extra.get("mode") or None,
+                   extra.get("strategy") or extra.get("flow") or None,
+                   extra.get("tier") or None,
+                   int(asked) if asked.isdigit() and int(asked) >= 1 else None)
+
+    @classmethod
+    def of_rule(cls, rule) -> Options:
+        """The options a rule (cascade.loop.rules.Rule) gives its discussions."""
+        return cls(rule.mode, rule.strategy or rule.flow, rule.tier, rule.rounds)
+
+
+def specialize(steps: Steps, options: Options) -> Steps:
+    """A protocol's steps as a discussion with ``options`` runs them -- the one place they
+    are applied (discuss, run, plan, explain, the hook and check all come here): its mode
+    (the default when none is given), strategy or flow, tier, and round cap: at most the
+    protocol's; for a flow with its own count, the number run (within the flow's minimum
+    and the protocol's maximum); otherwise fewer than the protocol's, never more."""
+    top = steps.rounds.max
+    steps = steps.for_mode(options.mode) if steps.modes else steps
+    steps = steps.for_strategy(options.strategy) if steps.strategies else steps
+    steps = steps.for_tier(options.tier) if steps.tiers else steps
+    cap = options.rounds
+    if cap is not None and cap >= 1:
+        if steps.strategy is not None and steps.strategy.rounds is not None:
+            low = steps.strategy.rounds[0]
+            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+                steps.rounds, max=min(max(cap, low), top), min=low))
+        elif cap < steps.rounds.max:
+            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+                steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
+    return steps
+
+
+def most_rounds(base: Steps, options: Options) -> int:
+    """The most rounds a discussion may ask for (``--rounds N``, a rule's ``rounds:``): its
+    mode's and strategy's; for a flow with its own count, the protocol's."""
+    steps = specialize(base, dataclasses.replace(options, rounds=None))
+    if steps.strategy is not None and steps.strategy.rounds is not None:
+        return base.rounds.max
+    return steps.rounds.max
+
+
+def describe(ref) -> str:
+    """A behaviour as the protocol names it: ``'converged' (field: estimate, within: 0.1)``."""
+    params = ", ".join(f"{k}: {v}" for k, v in ref.params)
+    return f"{ref.name!r}" + (f" ({params})" if params else "")
+
+
 def option_names(steps: Steps | None, kind: str) -> list[str]:
     """The names a protocol's option takes (--mode, --strategy, --flow, --tier)."""
     if steps is None:
@@ -383,8 +446,6 @@ def _text(value: object, path: Path, line: int | None, what: str) -> str:
 
 
 def parse_steps(data: LineDict, path: Path) -> Steps:
-    from cascade.protocol import registry
-
     roles: list[Role] = []
     raw_roles = data.get("roles")
     if not isinstance(raw_roles, list) or not raw_roles:
@@ -445,12 +506,9 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                                        path, data.line_of("setup"))
     r = check_keys(data.get("rounds") or {}, path, _ROUNDS_KEYS, set(), "rounds",
                    data.line_of("rounds"))
-    exit_rule = r.get("exit", "all_accept")
-    if exit_rule not in registry.EXIT_RULES:
-        raise CascadeError(f"unknown exit rule {exit_rule!r} (known: "
-                           f"{', '.join(sorted(registry.EXIT_RULES))})", path,
-                           data.line_of("rounds"))
     line = data.line_of("rounds")
+    exit_rule = registry.EXITS.ref(r.get("exit", "all_accept"), path,
+                                   r.line_of("exit") if "exit" in r else line, "rounds exit")
     on_impasse = r.get("on_impasse")
     if on_impasse is not None and not any(s.id == on_impasse for s in steps):
         raise CascadeError(f"rounds on_impasse names an unknown step {on_impasse!r}", path, line)
@@ -464,11 +522,9 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         raise CascadeError("rounds min is more than rounds max", path, line)
     count = _count(data.get("participants"), path, data.line_of("participants"),
                    "participants", {"min": 1, "max": 8})
-    outcome = data.get("outcome", exit_rule)
-    if outcome not in registry.OUTCOME_RULES:
-        raise CascadeError(f"unknown outcome rule {outcome!r} (known: "
-                           f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
-                           data.line_of("outcome"))
+    # no outcome named: the exit rule's own verdict (READY when it ends the rounds)
+    outcome = registry.OUTCOMES.ref(data.get("outcome", "exit"), path,
+                                    data.line_of("outcome"), "outcome")
     artifacts = data.get("artifacts") or []
     if not isinstance(artifacts, list) or any(a not in ARTIFACTS for a in artifacts):
         raise CascadeError(f"artifacts must be a list of: {', '.join(ARTIFACTS)}", path,
@@ -514,9 +570,9 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
             if at is not None and at not in PHASE_AT:
                 raise CascadeError(f"strategy {name!r}: phase {pid!r}: at is one of "
                                    f"{', '.join(PHASE_AT)}", path, ph.line_of("at"))
-            if seen_vis is not None and seen_vis not in VISIBILITIES + ("previous",):
+            if seen_vis is not None and seen_vis not in VISIBILITIES:
                 raise CascadeError(f"strategy {name!r}: phase {pid!r}: visibility must be one "
-                                   f"of {', '.join(VISIBILITIES + ('previous',))}", path,
+                                   f"of {', '.join(VISIBILITIES)}", path,
                                    ph.line_of("visibility"))
             if words is not None and (not isinstance(words, list) or len(words) != 2 or not all(
                     isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in words)
@@ -533,10 +589,9 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
             raise CascadeError(f"strategy {name!r}: participation is parallel or sequential",
                                path, st.line_of("participation") or sline)
         outcome = st.get("outcome")
-        if outcome is not None and outcome not in registry.OUTCOME_RULES:
-            raise CascadeError(f"strategy {name!r}: unknown outcome {outcome!r} (known: "
-                               f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
-                               st.line_of("outcome") or sline)
+        if outcome is not None:
+            outcome = registry.OUTCOMES.ref(outcome, path, st.line_of("outcome") or sline,
+                                            f"strategy {name!r}: outcome")
         raw_fields = st.get("fields") or {}
         if not isinstance(raw_fields, dict):
             raise CascadeError(f"strategy {name!r}: fields map a name to its kind", path,
@@ -822,9 +877,9 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
             raise CascadeError(f"step {sid!r}: visibility must be one of "
                                f"{', '.join(VISIBILITIES)}", path, s.line_of("visibility"))
         target = s.get("target")
-        if target is not None and target not in registry.TARGETS:
-            raise CascadeError(f"step {sid!r}: unknown target {target!r} (known: "
-                               f"{', '.join(sorted(registry.TARGETS))})", path, s.line_of("target"))
+        if target is not None:
+            target = registry.TARGETS.ref(target, path, s.line_of("target"),
+                                          f"step {sid!r}: target")
         raw_fields = s.get("fields") or {}
         if not isinstance(raw_fields, dict):
             raise CascadeError(f"step {sid!r}: fields must be a mapping of name to [choices] "
