@@ -176,3 +176,15 @@ def test_a_rule_s_parameters_reach_it():
                                                "relative": True}}, None, None)
     exit_ = registry.EXITS.call(strict, run, 1)
     assert not exit_.ends and "spread 5%, more than 1%" in exit_.why
+
+
+@pytest.mark.parametrize("reads, message", [
+    ("{position: opinion}", "step 'stance': reads names 'opinion', not one of its fields "
+                            "(stance)"),
+    ("{mood: stance}", "step 'stance': reads maps what the engine reads (position, diverged, "),
+])
+def test_a_step_names_the_fields_the_engine_reads(repo, cli, reads, message):
+    text = POLL.replace("outcome: {quorum: {field: stance, value: go, share: 0.5}}\n", "")
+    protocol(repo, text.replace("    instructions:", f"    reads: {reads}\n    instructions:"))
+    code, _, err = cli("plan", "--protocol", "poll", "--participants", "architect,security")
+    assert code == 2 and f".cascade/protocols/poll.yml:14: {message}" in err

@@ -159,3 +159,27 @@ def test_referee(mode, turns, expected, counted):
     verdict = outcome("referee", run, 1)
     assert verdict.outcome == expected
     assert verdict.counted == counted
+
+
+# --- exit rules: what the next round is, returned, never written into the run -------------
+
+def test_facilitated_returns_the_next_round_and_leaves_the_run_alone():
+    run = run_of("roundtable", turns=[("facilitator", "synthesis", 1,
+                                       {"next_action": "conclude", "conflicts": ""})],
+                 strategy="disney")
+    before = (dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
+              run.probed)
+    exit_ = registry.EXITS.call("facilitated", run, 1)
+    assert (dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
+            run.probed) == before
+    assert not exit_.ends and exit_.phase == 1  # a conclude before the last phase: the next
+    assert exit_.direction == exit_.why == ("a conclude before the strategy's last phase: the "
+                                            "next phase instead")
+
+
+def test_scheduled_names_each_round_s_phase():
+    run = run_of("council", strategy="debate")
+    steps = run.steps
+    assert [registry.EXITS.call("scheduled", run, r).phase for r in range(1, steps.rounds.max)] \
+        == [1] * (steps.rounds.max - 2) + [2]
+    assert run.phase_of == {1: 0}

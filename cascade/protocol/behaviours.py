@@ -98,14 +98,16 @@ class Registry:
     def unregister(self, name: str) -> None:
         self._items.pop(name, None)
 
-    def behaviour(self, name: str | Ref) -> Behaviour | None:
+    def behaviour(self, name: str | Ref, load: bool = True) -> Behaviour | None:
+        """The behaviour of that name; one not registered yet loads the installed packages'
+        behaviours first (unless ``load`` is false)."""
         key = str(name)
-        if key not in self._items:
+        if key not in self._items and load:
             load_plugins()
         return self._items.get(key)
 
-    def has(self, name: str | Ref, trait: str) -> bool:
-        b = self.behaviour(name)
+    def has(self, name: str | Ref, trait: str, load: bool = True) -> bool:
+        b = self.behaviour(name, load)
         return b is not None and trait in b.traits
 
     def call(self, ref: str | Ref, *args: Any) -> Any:

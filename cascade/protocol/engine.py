@@ -28,27 +28,12 @@ from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.fields import LIST_SEP, shortlist_table, split_list  # noqa: F401
 from cascade.protocol.visibility import VISIBILITIES, shown
 from cascade.protocol.spec import Options, Step, Steps, specialize
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"
-LIST_SEP = " | "  # between the items of a list field, as the stamp holds them
-
-
-def split_list(value: str) -> list[str]:
-    return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
-
-
-def shortlist_table(f, value: str) -> str:
-    """A stamped shortlist as a markdown table, for the block's body."""
-    rows = ["| Idea | " + " | ".join(n.capitalize() for n in f.names) + " | Decision |",
-            "|---|" + "---|" * (len(f.names) + 1)]
-    for item in split_list(value):
-        decision, numbers, idea = (item.split(" ", 2) + ["", ""])[:3]
-        rows.append(f"| {idea.replace('|', '/')} | " + " | ".join(numbers.split("/"))
-                    + f" | {decision} |")
-    return "\n".join(rows)
 
 
 @dataclass
@@ -181,6 +166,13 @@ class Run:
             if self.fixed.get(role_id) == alias:
                 return self.steps.role(role_id)
         return self.steps.role(step.role)
+
+    def read(self, turn: Turn, what: str) -> str:
+        """What ``turn`` gives for ``what`` (spec.READS): the field its step names for it
+        (``reads:``); "" when the step names none or the turn left it empty."""
+        step = self.steps.step(turn.step) or (self.base.step(turn.step) if self.base else None)
+        name = dict(step.reads).get(what) if step is not None else None
+        return turn.fields.get(name, "") if name else ""
 
     def name_of(self, alias: str) -> str:
         return self.names.get(alias, alias)
@@ -488,8 +480,8 @@ def _round_choice(run: Run, round_: int) -> str | None:
 def recommendation(run: Run, round_: int) -> str | None:
     """The round's recommendation field (the last turn of the round that gave one)."""
     for t in reversed(run.turns):
-        if t.round == round_ and t.fields.get("recommendation"):
-            return t.fields["recommendation"]
+        if t.round == round_ and run.read(t, "recommendation"):
+            return run.read(t, "recommendation")
     return None
 
 

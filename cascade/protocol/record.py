@@ -90,8 +90,8 @@ def render_record(d, run: Run, when: str) -> str:
         synth = done
         last = done[-1] if done else None
         out += ["## Verdict", "", (f"**{last.fields.get('verdict', 'REJECT')}** by {last.name}"
-                                   + (f"; minority view: {last.fields['minority']}"
-                                      if last.fields.get("minority") else "")) if last else
+                                   + (f"; minority view: {run.read(last, 'minority')}"
+                                      if run.read(last, "minority") else "")) if last else
                 "_(none given: REJECT)_", "", "## Synthesis", "",
                 _nested(last.body) if last else "_(none)_"]
         listed = [(t, f) for t in run.turns if t.round == run.round for s in steps
@@ -105,7 +105,7 @@ def render_record(d, run: Run, when: str) -> str:
                     "|---|---|"]
             for alias in run.members:
                 turn = _last(run, alias, (first,))
-                position = turn.fields.get("position") if turn else None
+                position = run.read(turn, "position") if turn else None
                 out.append(f"| {_cell(names.get(alias, alias))} | "
                            f"{_cell(position or (_sentence(turn.body, 300) if turn else '-'))} |")
     elif run.steps.after:  # a synthesis, then a closing vote (swarm)
@@ -117,9 +117,8 @@ def render_record(d, run: Run, when: str) -> str:
         for alias in run.members:
             mine = [t for t in run.turns if t.alias == alias and t.step not in
                     {s.id for s in run.steps.after}]
-            current = next((t.fields.get("currentPosition") or t.fields.get("position")
-                            for t in reversed(mine) if t.fields.get("currentPosition")
-                            or t.fields.get("position")), None)
+            current = next((run.read(t, "position") for t in reversed(mine)
+                            if run.read(t, "position")), None)
             out.append(f"| {_cell(names.get(alias, alias))} | {_cell(current or '-')} | "
                        f"{run.verdicts.get(alias, '-')} |")
     elif run.outcome == "READY":
@@ -145,7 +144,7 @@ def render_record(d, run: Run, when: str) -> str:
                 "_(the synthesizer gave none: a person decides)_"]
     intent = None
     for t in reversed(synth if d.source else []):  # a topic has no author's proposal
-        if t.fields.get("diverged") == "yes":
+        if run.read(t, "diverged") == "yes":
             intent = _section(t.body, "Intent interpretation") or (
                 "_The synthesizer said the outcome departs from the proposal, without an "
                 "interpretation._")

@@ -7,6 +7,8 @@ ledger records -- it reads the run and returns its answer, never writing into th
 declares the parameters its behaviours take; a protocol names one as ``name`` or ``{name:
 {param: value}}``. A new protocol registers its own here (or in an installed package); the
 engine never asks which protocol it runs.
+
+Over 400 lines: the bundled protocols' rules, each next to the others of its registry.
 """
 from __future__ import annotations
 
@@ -145,7 +147,7 @@ CRITICAL = ("security", "legal", "must-have", "must have", "blocking", "blocker"
 def _facilitation(run, round_: int):
     """The round's facilitator synthesis (the last turn of the round with a next_action)."""
     return next((t for t in reversed(run.turns) if t.round == round_
-                 and "next_action" in t.fields), None)
+                 and run.read(t, "next_action")), None)
 
 
 def _ids(value: str) -> list[str]:
@@ -161,8 +163,8 @@ def open_conflicts(run, round_: int) -> list[str]:
     synthesis = _facilitation(run, round_)
     if synthesis is None:
         return []
-    resolved = set(_ids(synthesis.fields.get("resolved", "")))
-    return [c for c in _ids(synthesis.fields.get("conflicts", "")) if c not in resolved]
+    resolved = set(_ids(run.read(synthesis, "resolved")))
+    return [c for c in _ids(run.read(synthesis, "conflicts")) if c not in resolved]
 
 
 @CONDITIONS.register("escalated")
@@ -174,8 +176,8 @@ def escalated(run, round_: int) -> str | None:
     if round_ <= run.quiet_until:
         return None
     synthesis = _facilitation(run, round_)
-    if synthesis is not None and synthesis.fields.get("next_action") == "escalate":
-        why = synthesis.fields.get("escalation_reason") or "no reason given"
+    if synthesis is not None and run.read(synthesis, "next_action") == "escalate":
+        why = run.read(synthesis, "escalation_reason") or "no reason given"
         return f"the facilitator escalated: {why}"
     limit = run.steps.rounds.per_conflict
     for conflict in open_conflicts(run, round_):
@@ -187,17 +189,17 @@ def escalated(run, round_: int) -> str | None:
                and run.steps.role(_step_role(run, t.step)).id == member and t.step != "vote"]
     for t in answers:
         try:
-            if float(t.fields.get("confidence", "1")) < 0.5:
-                return f"{t.name}'s confidence is {t.fields['confidence']} (below 0.5)"
+            if float(run.read(t, "confidence") or "1") < 0.5:
+                return f"{t.name}'s confidence is {run.read(t, 'confidence')} (below 0.5)"
         except ValueError:
             pass
     for t in answers:
-        concerns = t.fields.get("concerns", "").lower()
+        concerns = run.read(t, "concerns").lower()
         word = next((w for w in CRITICAL if w in concerns), None)
         if word:
             return f"{t.name} names a {word} concern"
-        if t.fields.get("challenge", "").strip():
-            return f"{t.name} challenges the framing: {t.fields['challenge'][:120]}"
+        if run.read(t, "challenge").strip():
+            return f"{t.name} challenges the framing: {run.read(t, 'challenge')[:120]}"
     return None
 
 
@@ -244,7 +246,7 @@ def facilitated(run, round_: int) -> Exit:
     if answer is not None:
         if answer.choice in ("accept", "decide"):
             synthesis = _facilitation(run, round_)
-            recommended = synthesis.fields.get("recommendation", "") if synthesis else ""
+            recommended = run.read(synthesis, "recommendation") if synthesis else ""
             said = (f"{answer.by} decided: {answer.text}" if answer.choice == "decide"
                     else f"{answer.by} accepted the facilitator's recommendation"
                     + (f": {recommended}" if recommended else ""))
@@ -252,7 +254,7 @@ def facilitated(run, round_: int) -> Exit:
         words = answer.text.split()
         quiet = round_ + (int(words[0]) if words and words[0].isdigit() else 1)
     synthesis = _facilitation(run, round_)
-    action = synthesis.fields.get("next_action", "continue") if synthesis else "continue"
+    action = (run.read(synthesis, "next_action") or "continue") if synthesis else "continue"
     if phases and in_phase >= run.steps.rounds.per_phase and index < last:
         return advance(f"the {phases[index].title} phase reached its {in_phase} rounds: "
                        "on to the next phase")
@@ -291,9 +293,9 @@ def facilitated(run, round_: int) -> Exit:
 def _too_easy(run, round_: int) -> bool:
     if round_ > 2:
         return False
-    if any(_ids(t.fields.get("conflicts", "")) for t in run.turns if "next_action" in t.fields):
+    if any(_ids(run.read(t, "conflicts")) for t in run.turns if run.read(t, "next_action")):
         return False
-    confidences = [t.fields["confidence"] for t in run.turns if "confidence" in t.fields]
+    confidences = [run.read(t, "confidence") for t in run.turns if run.read(t, "confidence")]
     try:
         return bool(confidences) and all(float(c) >= 0.8 for c in confidences)
     except ValueError:
@@ -377,12 +379,13 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
     return Verdict(outcome, why, dict(run.verdicts), tally, against, missing)
 
 
-@OUTCOMES.register("consent")
-def consent(run, round_: int, exit: Exit) -> Verdict:
+@OUTCOMES.register("consent", params={
+    "field": Param((str,), "consent", "the field that gives SUPPORT, STAND-ASIDE or BLOCK")})
+def consent(run, round_: int, exit: Exit, field: str = "consent") -> Verdict:
     """Consent (consensus-driven): READY when no member BLOCKs in the last round's consent
     field (SUPPORT and STAND-ASIDE consent; a missing one is taken as BLOCK), else CHANGES."""
-    given = {t.alias: t.fields.get("consent", "BLOCK") for t in run.turns
-             if t.round == round_ and "consent" in t.fields}
+    given = {t.alias: t.fields.get(field, "BLOCK") for t in run.turns
+             if t.round == round_ and field in t.fields}
     counted = {m: given.get(m, "BLOCK") for m in run.members}
     tally = {"SUPPORT": 0, "STAND-ASIDE": 0, "BLOCK": 0}
     for verdict in counted.values():

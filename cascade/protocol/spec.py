@@ -58,18 +58,24 @@ from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Ref
+from cascade.protocol.fields import REF_TYPES, Field, parse_field  # noqa: F401  (re-exported)
 
 VISIBILITIES = registry.VISIBILITIES  # registered (cascade.protocol.visibility)
 TIERS = ("fast", "strong")
 _ROLE_KEYS = {"id", "from", "persona", "tier", "title", "group"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
               "table", "confirm", "question", "choices", "recommended", "goto", "redo",
-              "min_refs", "when", "fallback", "sees"}
+              "min_refs", "when", "fallback", "sees", "reads"}
+# what the engine reads of a turn, each from the field its step names (``reads:``): the
+# turn's position (the record), a synthesis's departure from the proposal (``diverged``)
+# and a recommendation; a referee's minority view; a facilitator's proposal and the
+# conflicts it lists; a participant's confidence, concerns and challenge (escalations)
+READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
 ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
-REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse", "per_phase", "per_conflict",
                 "append"}
 APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
@@ -92,23 +98,6 @@ class Role:
     @property
     def fixed(self) -> bool:
         return self.persona is not None
-
-
-@dataclass(frozen=True)
-class Field:
-    name: str
-    choices: tuple[str, ...] | None  # None: free text (or references)
-    fallback: str  # what a missing or invalid value becomes (and a note says so)
-    refs: bool = False  # message ids the turn cites, as typed edges named by the field
-    kind: str = ""  # "" (choices or text), number, list, scores, panel
-    edge: str = ""  # a refs field's edge type (its name, unless refs:<type>)
-    low: float = 0.0  # number: its range; scores: each score's range
-    high: float = 0.0
-    names: tuple[str, ...] = ()  # scores: the criteria, the overall score last
-    flag_below: float = 0.0  # scores: an overall score below this flags the turn
-    aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it);
-    # list: how many items are asked for
-    choices_of: tuple[str, ...] = ()  # shortlist: each item's decision (the last: the fallback)
 
 
 @dataclass(frozen=True)
@@ -136,6 +125,7 @@ class Step:
     roles: tuple[str, ...] = ()  # every role that speaks in it (several fixed roles: one wave)
     sees: tuple[str, ...] = ()  # the steps whose turns it is shown (empty: as its visibility)
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
+    reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
 
     @property
     def decision(self) -> bool:
@@ -596,7 +586,7 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
         if not isinstance(raw_fields, dict):
             raise CascadeError(f"strategy {name!r}: fields map a name to its kind", path,
                                st.line_of("fields") or sline)
-        fields = tuple(_field(str(k), v, f"strategy {name}", path, st.line_of("fields"))
+        fields = tuple(parse_field(str(k), v, f"strategy {name}", path, st.line_of("fields"))
                        for k, v in raw_fields.items())
         sides = st.get("sides") or []
         if not isinstance(sides, list) or not all(isinstance(x, str) and x for x in sides):
@@ -729,103 +719,6 @@ def _modes(data: LineDict, roles: list[Role], path: Path) -> tuple[tuple[Mode, .
     return tuple(modes), default
 
 
-def _field(name: str, spec: object, sid: str, path: Path, line: int | None) -> Field:
-    """One reply field of a step, from its declaration."""
-    if spec == "text":
-        return Field(name, None, "")
-    if spec == "list":
-        return Field(name, None, "", kind="list")
-    if spec == "panel":
-        return Field(name, None, "", kind="panel")
-    if isinstance(spec, str) and (spec == "refs" or spec.startswith("refs:")):
-        # cited message ids: edges of a type (supports, ...), the field's name unless given
-        edge = spec.partition(":")[2].strip() or name
-        if edge not in REF_TYPES:
-            raise CascadeError(f"step {sid!r}: a refs field's edge type is one of "
-                               f"{', '.join(REF_TYPES)}, not {edge!r} (name it so, or write "
-                               "refs:<type>)", path, line)
-        return Field(name, None, "", refs=True, kind="refs", edge=edge)
-    if isinstance(spec, list) and spec and all(isinstance(c, str) for c in spec):
-        # the last choice is the fallback: the cautious one (REJECT, major, ...)
-        return Field(name, tuple(spec), spec[-1])
-    if isinstance(spec, dict) and "list" in spec:  # {list: [low, high]}: how many items
-        bounds = spec.get("list")
-        if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
-                isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
-                or bounds[0] > bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: list takes [fewest, most] items",
-                               path, line)
-        return Field(name, None, "", kind="list", aim=(float(bounds[0]), float(bounds[1])))
-    if isinstance(spec, dict) and "packet" in spec:  # a bridge packet: its whitelisted keys
-        keys = spec.get("packet")
-        if (not isinstance(keys, list) or not keys
-                or not all(isinstance(k, str) and k.replace("_", "").isalnum() for k in keys)):
-            raise CascadeError(f"step {sid!r}: field {name!r}: packet takes a list of its keys "
-                               "(words joined by _)", path, line)
-        return Field(name, None, "", kind="packet", names=tuple(keys))
-    if isinstance(spec, dict) and "shortlist" in spec:  # scored items, each with a decision
-        names, decisions = spec.get("shortlist"), spec.get("decisions")
-        bounds = spec.get("range", [1, 5])
-        if (not isinstance(names, list) or not names
-                or not all(isinstance(n, str) and n for n in names)
-                or not isinstance(decisions, list) or not decisions
-                or not all(isinstance(c, str) and c for c in decisions)
-                or not isinstance(bounds, list) or len(bounds) != 2
-                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
-                or bounds[0] >= bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: shortlist takes a list of "
-                               "criteria, decisions (a list of words, the cautious one last) "
-                               "and a range [low, high]", path, line)
-        return Field(name, None, decisions[-1], kind="shortlist", low=float(bounds[0]),
-                     high=float(bounds[1]), names=tuple(names), choices_of=tuple(decisions))
-    if isinstance(spec, dict) and "number" in spec:
-        bounds = spec.get("number")
-        if (not isinstance(bounds, list) or len(bounds) != 2
-                or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
-                or bounds[0] >= bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: number takes [low, high]", path,
-                               line)
-        fallback = spec.get("fallback", bounds[0])
-        if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
-            raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
-                               f"{bounds}", path, line)
-        aim = spec.get("aim")
-        if aim is not None and (not isinstance(aim, list) or len(aim) != 2 or not all(
-                isinstance(a, (int, float)) and bounds[0] <= a <= bounds[1] for a in aim)):
-            raise CascadeError(f"step {sid!r}: field {name!r}: aim takes [low, high] within "
-                               f"{bounds}", path, line)
-        return Field(name, None, _num(fallback), kind="number", low=float(bounds[0]),
-                     high=float(bounds[1]),
-                     aim=(float(aim[0]), float(aim[1])) if aim is not None else None)
-    if isinstance(spec, dict) and "scores" in spec:
-        names = spec.get("scores")
-        bounds = spec.get("range", [1, 5])
-        if (not isinstance(names, list) or not names
-                or not all(isinstance(n, str) and n for n in names)):
-            raise CascadeError(f"step {sid!r}: field {name!r}: scores takes a list of names, "
-                               "the overall score last", path, line)
-        if (not isinstance(bounds, list) or len(bounds) != 2
-                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
-                or bounds[0] >= bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: range takes [low, high]", path,
-                               line)
-        flag = spec.get("flag_below", 0)
-        if not isinstance(flag, (int, float)) or isinstance(flag, bool):
-            raise CascadeError(f"step {sid!r}: field {name!r}: flag_below must be a number",
-                               path, line)
-        return Field(name, None, str(bounds[0]), kind="scores", low=float(bounds[0]),
-                     high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
-    raise CascadeError(f"step {sid!r}: field {name!r} must be text, list, refs, panel, a list "
-                       "of choices (each a string: quote yes, no, on, off, which YAML reads as "
-                       "true and false), {number: [low, high]}, {scores: [names]}, {list: "
-                       "[fewest, most]}, {shortlist: [criteria], decisions: [words]} or "
-                       "{packet: [keys]}", path, line)
-
-
-def _num(value: float) -> str:
-    return f"{value:g}"
-
-
 def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: set[str],
                registry) -> list[Step]:
     raw_steps = data.get(key)
@@ -884,7 +777,7 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
         if not isinstance(raw_fields, dict):
             raise CascadeError(f"step {sid!r}: fields must be a mapping of name to [choices] "
                                "or text", path, s.line_of("fields"))
-        fields = [_field(str(name), spec, sid, path, s.line_of("fields"))
+        fields = [parse_field(str(name), spec, sid, path, s.line_of("fields"))
                   for name, spec in raw_fields.items()]
         if sum(1 for f in fields if f.kind == "panel") > 1:
             raise CascadeError(f"step {sid!r}: one panel field at most", path, s.line_of("fields"))
@@ -903,7 +796,7 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
                           str(s["table"]) if s.get("table") else None, confirm,
                           min_refs=min_refs, when=when,
                           fallback=str(s.get("fallback") or "").strip(), roles=several,
-                          sees=tuple(sees), range=span))
+                          sees=tuple(sees), range=span, reads=_reads(s, sid, fields, path)))
     known = {x for x in seen}
     for step in steps:
         unknown = [x for x in step.sees if x not in known]
@@ -911,6 +804,22 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
             raise CascadeError(f"step {step.id!r}: sees names an unknown step {unknown[0]!r}",
                                path, data.line_of(key))
     return steps
+
+
+def _reads(s: LineDict, sid: str, fields: list[Field], path: Path) -> tuple[tuple[str, str], ...]:
+    """A step's ``reads``: which of its fields the engine reads as what."""
+    reads = s.get("reads") or {}
+    line = s.line_of("reads")
+    if not isinstance(reads, dict) or any(k not in READS or not isinstance(v, str)
+                                          for k, v in reads.items()):
+        raise CascadeError(f"step {sid!r}: reads maps what the engine reads ({', '.join(READS)})"
+                           " to one of the step's fields", path, line)
+    names = {f.name for f in fields}
+    unknown = [v for v in reads.values() if v not in names]
+    if unknown:
+        raise CascadeError(f"step {sid!r}: reads names {unknown[0]!r}, not one of its fields "
+                           f"({', '.join(sorted(names)) or 'none'})", path, line)
+    return tuple((str(k), v) for k, v in reads.items())
 
 
 def _decision(s: LineDict, sid: str, path: Path) -> Step:
