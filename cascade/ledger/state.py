@@ -661,7 +661,6 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     rule over the turns cascade wrote for this text, explained by that rule; an impasse is
     never READY."""
     from cascade.protocol.engine import derive as derive_run, members_of
-
     from cascade.protocol.spec import Options
 
     steps = protocol.steps
