@@ -1,7 +1,8 @@
 """The outcome rules (cascade.protocol.registry), pinned before the engine's redesign: each is
 a pure function of the run the ledger gives. A table of runs per rule -- the bundled
 protocol's data, who deliberates, the turns and verdicts its rounds left -- and the outcome
-each must give, with the verdicts it counted (what status and the record show)."""
+each must give, with the verdicts it counted (what status and the record show). A rule
+returns its answer and never writes into the run."""
 from __future__ import annotations
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from cascade.config.protocols import load_protocol
 from cascade.ledger.consensus import VotingConfig
 from cascade.protocol import registry
+from cascade.protocol.behaviours import Exit
 from cascade.protocol.engine import Run, Turn, steps_for
 
 ABC = ("architect", "security", "pragmatist")
@@ -29,6 +31,15 @@ def run_of(protocol: str, members=ABC, turns=(), verdicts=None, consensus=None,
     return run
 
 
+def outcome(rule: str, run: Run, round_: int, ended: bool = False):
+    """The rule's verdict, checking it left the run as it found it."""
+    before = (dict(run.verdicts), len(run.turns), dict(run.phase_of))
+    verdict = registry.OUTCOMES.call(rule, run, round_, Exit(ended))
+    assert (dict(run.verdicts), len(run.turns), dict(run.phase_of)) == before
+    assert verdict.why
+    return verdict
+
+
 # --- all_accept (pcs): every member confirmed with ACCEPT ---------------------------------
 
 @pytest.mark.parametrize("members, verdicts, accepted", [
@@ -42,13 +53,13 @@ def run_of(protocol: str, members=ABC, turns=(), verdicts=None, consensus=None,
 ])
 def test_all_accept(members, verdicts, accepted):
     run = run_of("pcs", members, verdicts=verdicts)
-    assert registry.EXIT_RULES["all_accept"](run, 1) is accepted
-    assert registry.OUTCOME_RULES["all_accept"](run, 1) == ("READY" if accepted else "IMPASSE")
+    assert registry.EXITS.call("all_accept", run, 1).ends is accepted
+    assert outcome("all_accept", run, 1).outcome == ("READY" if accepted else "IMPASSE")
 
 
 # --- thresholds (swarm, roundtable): the closing vote, by the consensus thresholds ---------
 
-@pytest.mark.parametrize("verdicts, consensus, outcome", [
+@pytest.mark.parametrize("verdicts, consensus, expected", [
     ({A: "READY", B: "READY", C: "READY"}, None, "READY"),
     ({A: "READY", B: "READY", C: "CHANGES"}, None, "READY"),  # 2/3 meets 0.67
     ({A: "READY", B: "CHANGES", C: "CHANGES"}, None, "CHANGES"),
@@ -65,10 +76,11 @@ def test_all_accept(members, verdicts, accepted):
     ({A: "READY", B: "READY", C: "READY"}, VotingConfig(human_required=True), "READY"),  # the
     # gate applies human_required, as for any protocol's READY
 ])
-def test_thresholds(verdicts, consensus, outcome):
+def test_thresholds(verdicts, consensus, expected):
+    outcome_ = outcome
     for protocol, strategy in (("swarm", None), ("roundtable", "standard")):
         run = run_of(protocol, verdicts=verdicts, consensus=consensus, strategy=strategy)
-        assert registry.OUTCOME_RULES["thresholds"](run, 3) == outcome, protocol
+        assert outcome_("thresholds", run, 3).outcome == expected, protocol
 
 
 # --- consent (roundtable consensus-driven): no member BLOCKs in the last round -------------
@@ -78,7 +90,7 @@ def answers(round_: int, **consent: str):
             for alias, value in consent.items()]
 
 
-@pytest.mark.parametrize("turns, outcome, counted", [
+@pytest.mark.parametrize("turns, expected, counted", [
     (answers(3, architect="SUPPORT", security="SUPPORT", pragmatist="SUPPORT"), "READY",
      {A: "SUPPORT", B: "SUPPORT", C: "SUPPORT"}),
     (answers(3, architect="SUPPORT", security="STAND-ASIDE", pragmatist="SUPPORT"), "READY",
@@ -98,16 +110,17 @@ def answers(round_: int, **consent: str):
     (answers(2, pragmatist="SUPPORT") + answers(3, architect="SUPPORT", security="SUPPORT"),
      "CHANGES", {A: "SUPPORT", B: "SUPPORT", C: "BLOCK"}),
 ])
-def test_consent(turns, outcome, counted):
+def test_consent(turns, expected, counted):
     run = run_of("roundtable", turns=turns, strategy="consensus-driven")
-    assert run.steps.outcome == "consent"
-    assert registry.OUTCOME_RULES["consent"](run, 3) == outcome
-    assert run.verdicts == counted
+    assert run.steps.outcome.name == "consent"
+    verdict = outcome("consent", run, 3)
+    assert verdict.outcome == expected
+    assert verdict.counted == counted
 
 
 def test_consent_without_members_is_not_ready():
     run = run_of("roundtable", members=(), strategy="consensus-driven")
-    assert registry.OUTCOME_RULES["consent"](run, 1) == "CHANGES"
+    assert outcome("consent", run, 1).outcome == "CHANGES"
 
 
 # --- referee (council): the last verdict of an after step ---------------------------------
@@ -116,7 +129,7 @@ def said(alias: str, step: str, round_: int = 1, **fields: str):
     return (alias, step, round_, fields)
 
 
-@pytest.mark.parametrize("mode, turns, outcome, counted", [
+@pytest.mark.parametrize("mode, turns, expected, counted", [
     ("personality", [said("referee", "verdict", verdict="READY")], "READY",
      {"referee": "READY"}),
     ("personality", [said("referee", "verdict", verdict="CHANGES")], "CHANGES",
@@ -140,8 +153,33 @@ def said(alias: str, step: str, round_: int = 1, **fields: str):
     ("dp", [said("meta-arbiter", "merge", verdict="READY")], "READY",
      {"meta-arbiter": "READY"}),
 ])
-def test_referee(mode, turns, outcome, counted):
+def test_referee(mode, turns, expected, counted):
     members = () if mode == "dp" else ("pragmatist", "visionary", "skeptic")
     run = run_of("council", members, turns, verdicts={"someone": "READY"}, mode=mode)
-    assert registry.OUTCOME_RULES["referee"](run, 1) == outcome
-    assert run.verdicts == counted
+    verdict = outcome("referee", run, 1)
+    assert verdict.outcome == expected
+    assert verdict.counted == counted
+
+
+# --- exit rules: what the next round is, returned, never written into the run -------------
+
+def test_facilitated_returns_the_next_round_and_leaves_the_run_alone():
+    run = run_of("roundtable", turns=[("facilitator", "synthesis", 1,
+                                       {"next_action": "conclude", "conflicts": ""})],
+                 strategy="disney")
+    before = (dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
+              run.probed)
+    exit_ = registry.EXITS.call("facilitated", run, 1)
+    assert (dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
+            run.probed) == before
+    assert not exit_.ends and exit_.phase == 1  # a conclude before the last phase: the next
+    assert exit_.direction == exit_.why == ("a conclude before the strategy's last phase: the "
+                                            "next phase instead")
+
+
+def test_scheduled_names_each_round_s_phase():
+    run = run_of("council", strategy="debate")
+    steps = run.steps
+    assert [registry.EXITS.call("scheduled", run, r).phase for r in range(1, steps.rounds.max)] \
+        == [1] * (steps.rounds.max - 2) + [2]
+    assert run.phase_of == {1: 0}

@@ -45,33 +45,26 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     proto = load_protocol(protocol, root)
     steps = proto.steps
     given = {k: v for k, v in options.items() if v is not None}
-    from cascade.protocol.spec import check_option, option_names
+    from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
 
-    mode = strategy = tier = None
+    chosen: dict[str, str] = {}
     kind = steps.strategies[0].kind if steps is not None and steps.strategies else None
     for key in [k for k in given if option_names(steps, k)]:  # the options it has
         check_option(proto.name, steps, key, given[key])
-        value = given.pop(key)
-        if key == "mode":
-            mode = value
-        elif key == "tier":
-            tier = value
-        else:
-            strategy = value
+        chosen[key] = given.pop(key)  # type: ignore[assignment]
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
-    if steps is not None and steps.modes:
-        mode = mode or steps.default_mode
-        steps = steps.for_mode(mode)
-    if steps is not None and steps.strategies:
-        strategy = strategy or steps.default_strategy
-        steps = steps.for_strategy(strategy)
+    options = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
+                      chosen.get("tier"), rounds)
     if rounds is not None:
-        from cascade.protocol.engine import most_rounds
-
-        top = most_rounds(proto.steps, mode, strategy) if steps else proto.max_rounds
+        top = most_rounds(proto.steps, options) if steps else proto.max_rounds
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
+    if steps is not None:  # as the discussion will run them (the header records the options)
+        steps = specialize(steps, options)
+    mode = steps.mode if steps is not None else None
+    strategy = steps.strategy.name if steps is not None and steps.strategy else None
+    tier = steps.tier if steps is not None and options.tier else None
     if source:
         source = refuse_links(root, source, "--source")
         if not (root / source).is_file():

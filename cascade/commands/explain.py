@@ -11,17 +11,33 @@ Exit codes: 0 governed; 1 not governed; 2 bad usage or bad configuration.
 """
 from __future__ import annotations
 
+import difflib
 import json
 import posixpath
 import textwrap
 from pathlib import Path
 from typing import Any
 
+from cascade.config.personas import load_personas
+from cascade.config.protocols import load_protocol
 from cascade.errors import CascadeError
+from cascade.gitio import repo_root, tracked
+from cascade.ledger.consensus import voting_config
 from cascade.ledger.discussion import Discussion
+from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
+from cascade.ledger.revisions import KINDS, NEW, record_revision
+from cascade.ledger.state import settings_fields
+from cascade.loop.gate import find_ledger
+from cascade.loop.globs import glob_match
+from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import NEVER_GOVERNED, RULES_FILE, Rule, RuleSet
+from cascade.protocol.engine import calls_per_round, members_of, next_wave
+from cascade.protocol.spec import Options, specialize
 from cascade.resources import LEDGER_SUFFIX
+from cascade.safepath import read_inside
 from cascade.text import json_printable, printable
+from cascade.turns.model import resolve_model
+from cascade.turns.settings import Settings
 
 WIDTH = 80
 _FROM = {"persona": "the persona's model:", "rule": "the rule's model:",
@@ -41,8 +57,6 @@ def explain(path: str, as_json: bool = False) -> int:
 # ---- gathering ------------------------------------------------------------------------------
 
 def explain_data(path: str) -> dict[str, Any]:
-    from cascade.gitio import repo_root
-
     p = Path(path)
     start = p.parent if str(p.parent) else Path(".")
     while not start.is_dir() and start != start.parent:  # a document not written yet
@@ -97,8 +111,6 @@ def explain_data(path: str) -> dict[str, Any]:
 
 
 def _ledger_rule(rules: RuleSet, rel: str, doc: str | None, data: dict[str, Any]) -> Rule | None:
-    from cascade.loop.governance import ledger_rule
-
     if not doc:
         data["reason"] = ("its header names no Source: document, so no rule governs it "
                           "(its own header decides)")
@@ -138,13 +150,6 @@ def _where(rule: Rule, root: Path) -> str:
 
 def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
               doc: str | None) -> None:
-    from cascade.config.personas import load_personas
-    from cascade.config.protocols import load_protocol
-    from cascade.gitio import tracked
-    from cascade.ledger.consensus import voting_config
-    from cascade.loop.gate import find_ledger
-    from cascade.loop.governance import authority, check_shared_ledgers
-
     auth = authority(rule, root)  # an unknown persona or protocol: configuration error, exit 2
     if doc and data["kind"] == "document":
         check_shared_ledgers({doc: rule}, tracked(root), rules)
@@ -181,14 +186,10 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
 
 
 def _settings():
-    from cascade.turns.settings import Settings
-
     return Settings.from_env()
 
 
 def _participant(persona, rule: Rule, settings) -> dict[str, Any]:
-    from cascade.turns.model import resolve_model
-
     try:
         model = resolve_model(persona.model, rule.model, settings)
     except CascadeError:
@@ -203,16 +204,10 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
            personas) -> dict[str, Any]:
     """What the next review (the hook, on a commit of the document as it is in the working
     tree) would ask: the turns pending once the hook recorded what it records."""
-    from cascade.config.protocols import load_protocol
-
     steps = load_protocol(rule.protocol, root).steps
     if steps is not None:  # a step protocol runs its rounds: the most it can ask
-        from cascade.protocol.engine import calls_per_round, members_of
 
-        if steps.modes:
-            steps = steps.for_mode(rule.mode or steps.default_mode)
-        if steps.strategies:
-            steps = steps.for_strategy(rule.strategy or steps.default_strategy)
+        steps = specialize(steps, Options.of_rule(rule))
         if steps.generated:  # experts generated per discussion: the mode's usual panel
             members = [f"<expert {i + 1}>" for i in range(steps.participants.default)]
             fixed = {r.id: r.persona for r in steps.fixed_roles}
@@ -222,8 +217,10 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
         once = (calls_per_round(steps, len(members), "setup")
                 + calls_per_round(steps, len(members), "after"))
         most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
-        mode = (f" ({steps.mode} mode)" if steps.mode else
-                f" ({steps.strategy.name} strategy)" if steps.strategy else "")
+        chosen = [f"{steps.mode} mode" if steps.mode else "",
+                  f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
+                  f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]
+        mode = f" ({', '.join(c for c in chosen if c)})" if any(chosen) else ""
         return {"count": per_round, "max": REPAIR_FACTOR * most,
                 "personas": [*members, *dict.fromkeys(fixed.values())],
                 "why": f"protocol {rule.protocol!r}{mode}: {per_round} calls a round"
@@ -233,9 +230,6 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
         asked = [a for a in rule.participants if personas.get(a).votes]
         why = "no ledger yet, so the first review asks every voting participant"
         return _call_count(asked, why)
-    from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
-    from cascade.ledger.state import settings_fields
-    from cascade.protocol.engine import next_wave
 
     d = Discussion.load(root / data["ledger"], root=root, authority=auth)  # appended, never saved
     why = ""
@@ -247,8 +241,6 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
                 why = "the rule's protocol differs from the ledger's: it starts again"
         text = _text(root, doc)
         if text is not None and doc is not None:
-            from cascade.ledger.revisions import KINDS, NEW, record_revision
-
             earlier = d.source_revision
             kind = record_revision(d, doc, text, revote=rule.revote_on_change)
             if kind == NEW:
@@ -282,7 +274,6 @@ def _text(root: Path, doc: str | None) -> bytes | None:
     """The document as it is in the working tree (what would be committed)."""
     if not doc:
         return None
-    from cascade.safepath import read_inside
 
     try:
         return read_inside(root, doc, "the document")
@@ -294,10 +285,6 @@ def _closest(cascade: list[Rule], replaced: list[tuple[Rule, Rule]], doc: str,
              root: Path) -> list[dict[str, Any]]:
     """The rules that could have governed ``doc``, nearest pattern first (at most three), and
     why each does not."""
-    import difflib
-
-    from cascade.loop.globs import glob_match
-
     candidates = [(rule, None) for rule in cascade]
     candidates += [(old, new) for new, old in replaced if old.matches(doc)]
     found = []

@@ -39,42 +39,41 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     settings = Settings.from_env()
     steps = proto.steps
     out = [f"Protocol {proto.name} ({proto.title})"]
-    from cascade.protocol.spec import check_option
+    from cascade.protocol.spec import Options, check_option, describe, specialize
 
     check_option(proto.name, steps, "mode", mode)
     check_option(proto.name, steps, "tier", tier)
     if strategy is not None:
         kind = steps.strategies[0].kind if steps is not None and steps.strategies else "strategy"
         check_option(proto.name, steps, kind, strategy)
-    if steps is not None and steps.modes:
-        word = "experts" if steps.generated else "participants"
-        for m in steps.modes:
-            c = m.experts or steps.participants
+    base = steps
+    if d is not None and d.state.run is not None:  # the options its ledger records
+        run = d.state.run
+        mode = run.mode
+        strategy = run.steps.strategy.name if run.steps.strategy else strategy
+        tier = tier or run.steps.tier
+    if base is not None:
+        steps = specialize(base, Options(mode, strategy, tier))
+    if base is not None and base.modes:
+        word = "experts" if base.generated else "participants"
+        for m in base.modes:
+            c = m.experts or base.participants
             count = ("no members" if c.max == 0 else f"{c.min} {word}" if c.min == c.max
                      else f"{c.min}-{c.max} {word}")
-            out.append(f"  mode {m.name}{' (default)' if m.name == steps.default_mode else ''}: "
+            out.append(f"  mode {m.name}{' (default)' if m.name == base.default_mode else ''}: "
                        f"{count}; fixed roles {', '.join(m.roles)}; rounds "
                        f"{m.rounds[0]} to {m.rounds[1]}"
                        + "".join(f"; {a} spoken by {b}" for a, b in m.stand_in))
-        if d is not None and d.state.run is not None:
-            mode = d.state.run.mode
-        steps = steps.for_mode(mode or steps.default_mode)
         out.append(f"Mode {steps.mode}:")
-    if steps is not None and steps.strategies:
-        for x in steps.strategies:
-            out.append(f"  {x.kind} {x.name}{' (default)' if x.name == steps.default_strategy else ''}"
+    if base is not None and base.strategies:
+        for x in base.strategies:
+            out.append(f"  {x.kind} {x.name}{' (default)' if x.name == base.default_strategy else ''}"
                        f": {' -> '.join(p.title for p in x.phases)}"
                        + ("; sequential" if x.participation == "sequential" else "")
                        + (f"; sides {', '.join(x.sides)}" if x.sides else "")
                        + (f"; outcome {x.outcome}" if x.outcome else ""))
-        if d is not None and d.state.run is not None and d.state.run.steps.strategy:
-            strategy = d.state.run.steps.strategy.name
-        steps = steps.for_strategy(strategy or steps.default_strategy)
         out.append(f"{steps.strategy.kind.title()} {steps.strategy.name}:")
-    if steps is not None and steps.tiers:
-        if d is not None and d.state.run is not None:
-            tier = tier or d.state.run.steps.tier
-        steps = steps.for_tier(tier)
+    if base is not None and base.tiers:
         strong = [r for r in steps.strong_roles() or ()
                   if any(r in s.speaking for s in steps.all_steps)]  # of the roles that speak
         out.append(f"Tier {steps.tier}: the strong model for "
@@ -96,8 +95,10 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         participants = [f"<{word} {i + 1}>" for i in range(steps.participants.default)]
     members, fixed = members_of(steps, participants)
     r = steps.rounds
-    out.append(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule {r.exit!r}; "
+    out.append(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule {describe(r.exit)}; "
                f"the next round starts from a summary of at most {r.carry} characters")
+    out.append(f"  outcome: by rule {describe(steps.outcome)}"
+               + (f"; not READY: step {r.on_impasse!r} first" if r.on_impasse else ""))
     out.append("Roles:")
 
     def model_of(alias: str, role: str, tier: str) -> str:
@@ -140,7 +141,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                            + (" -- not after the last round" if step.when == "not_last" else
                               f" -- only when {step.when}" if step.when else ""))
                 continue
-            extra = [f"answers the {step.target.replace('_', ' ')} view"] if step.target else []
+            extra = [f"answers the {str(step.target).replace('_', ' ')} view"] if step.target else []
             extra += [f"table {step.table}"] if step.table else []
             extra += ["confirmation"] if step.confirm else []
             extra += [f"cites at least {step.min_refs}"] if step.min_refs else []

@@ -63,9 +63,9 @@ def vote_label(d: Discussion, name: str) -> str:
             vote = next((c.vote for c in s.current if c.line == item.line), None)
             return f"{vote or 'no vote'} (not counted: {item.reason})"
     run = s.run
-    if run is not None and run.steps.outcome == "referee":  # the referee's own verdict
-        verdict = next((t.fields["verdict"] for t in reversed(run.turns)
-                        if t.name == name and "verdict" in t.fields), None)
+    if run is not None and run.verdict is not None:  # what the outcome rule counted of it
+        verdict = next((v for a, v in run.verdict.counted.items() if run.name_of(a) == name),
+                       None)
         if verdict is not None:
             return f"verdict {verdict}"
     return "no vote"

@@ -658,48 +658,28 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
                  reviewed: set[str] | None, advisory: dict[str, str],
                  skip: set[int] | frozenset[int] = frozenset()):
     """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
-    rule over the turns cascade wrote for this text; an impasse is never READY."""
-    from cascade.protocol.engine import IMPASSE, derive as derive_run, members_of
+    rule over the turns cascade wrote for this text, explained by that rule; an impasse is
+    never READY."""
+    from cascade.protocol.engine import derive as derive_run, members_of
+    from cascade.protocol.spec import Options
 
     steps = protocol.steps
-    asked = ledger.header.extra.get("rounds", "").strip()
-    cap = int(asked) if asked.isdigit() and int(asked) >= 1 else None  # discuss --rounds N
     members, fixed = members_of(steps, authority.participants)
     run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
-                     mode=ledger.header.extra.get("mode") or None, consensus=authority.consensus,
-                     cap=cap, strategy=ledger.header.extra.get("strategy")
-                     or ledger.header.extra.get("flow") or None,
-                     tier=ledger.header.extra.get("tier") or None, skip=skip)
-    members = run.members
-    counts = ({"ACCEPT": 0, "REJECT": 0} if run.steps.outcome == "all_accept" else
-              {"SUPPORT": 0, "STAND-ASIDE": 0, "BLOCK": 0} if run.steps.outcome == "consent"
-              else {"READY": 0, "CHANGES": 0, "REJECT": 0})
-    fallback = {"consent": "BLOCK"}.get(run.steps.outcome, "REJECT")
-    for verdict in run.verdicts.values():
-        counts[verdict if verdict in counts else fallback] += 1
+                     Options.of_header(ledger.header.extra), authority.consensus, skip=skip)
+    verdict = run.verdict
+    counts = dict(verdict.tally) if verdict is not None else {}
+    for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
+        counts[vote] = counts.get(vote, 0) + 1
+    if verdict is not None and run.outcome is not None:  # the outcome rule explains it
+        reached = run.outcome in ("READY", "REJECT")
+        return run, ConsensusResult(reached, run.outcome if reached else None, counts,
+                                    list(verdict.against), list(verdict.missing), verdict.why,
+                                    advisory)
 
     def names(aliases) -> list[str]:
         return [personas.get(a).name if personas.get(a) else a for a in aliases]
 
-    if run.outcome == "READY":
-        why = (f"all {len(members)} participants accepted the synthesis in round {run.round}"
-               if run.steps.outcome == "all_accept" else
-               _vote_line(run, counts, [], []) if run.steps.outcome in ("referee", "consent")
-               else f"the closing vote after round {run.round}: {counts['READY']}/{len(members)} "
-               "READY")
-        return run, ConsensusResult(True, "READY", counts, [], [], why, advisory)
-    if run.outcome == IMPASSE:
-        against = names(a for a, v in run.verdicts.items() if v != "ACCEPT")
-        return run, ConsensusResult(False, None, counts, against, [],
-                                    f"impasse after {run.round} rounds ({', '.join(against)} "
-                                    "rejected the last synthesis): a person decides", advisory)
-    if run.outcome in ("REJECT", "CHANGES"):
-        against = names(a for a, v in run.verdicts.items() if v != "READY")
-        missing = names(a for a in members if a not in run.verdicts)
-        reached = run.outcome == "REJECT"
-        return run, ConsensusResult(reached, "REJECT" if reached else None, counts, against,
-                                    missing, _vote_line(run, counts, against, missing),
-                                    advisory)
     if run.deciding:
         from cascade.protocol.engine import question
 
@@ -713,22 +693,6 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     waiting = names(run.waiting)
     where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
     return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
-
-
-def _vote_line(run, counts: dict[str, int], against: list[str], missing: list[str]) -> str:
-    if run.steps.outcome == "referee":
-        return f"the referee's verdict after round {run.round}: {run.outcome}"
-    if run.steps.outcome == "consent":
-        blocked = [a for a, v in run.verdicts.items() if v == "BLOCK"]
-        return (f"no consent after round {run.round}: BLOCK from {', '.join(blocked)}"
-                if blocked else f"consent after round {run.round}")
-    tally = ", ".join(f"{n} {v}" for v, n in counts.items() if n) or "no votes"
-    why = f"the closing vote after round {run.round}: {tally}"
-    if against:
-        why += f" (not READY: {', '.join(against)})"
-    if missing:
-        why += f" (no vote: {', '.join(missing)})"
-    return why
 
 
 def _latest_line(segment: list[Comment], author: str) -> int:

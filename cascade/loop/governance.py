@@ -20,8 +20,7 @@ from cascade.ledger.state import Authority
 from cascade.loop.globs import glob_match
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import Rule, RuleSet
-from cascade.protocol.engine import most_rounds
-from cascade.protocol.spec import check_option
+from cascade.protocol.spec import Options, check_option, most_rounds, specialize
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 
@@ -44,8 +43,8 @@ def participants_of(rule: Rule, steps) -> tuple[str, ...]:
     participants; else the rule's participants."""
     if steps is not None and steps.generated:
         return ()
-    if steps is not None and steps.modes:
-        steps = steps.for_mode(rule.mode)
+    if steps is not None:
+        steps = specialize(steps, Options.of_rule(rule))
         if steps.participants.max == 0:  # the mode's fixed roles speak (council's dp)
             return ()
     if steps is not None and steps.participants.personas and "participants" not in rule.key_lines:
@@ -74,7 +73,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                      rule.file, rule.line_of(key))
     check_models(rule, protocol)
     if rule.rounds is not None:
-        top = most_rounds(steps, rule.mode, rule.strategy or rule.flow) if steps else 0
+        top = most_rounds(steps, Options.of_rule(rule)) if steps else 0
         if not 1 <= rule.rounds <= top:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} runs "
                                + (f"1 to {top} rounds, not {rule.rounds}" if top else
@@ -93,7 +92,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
             raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
                                f"protocol {protocol.name!r} and never also deliberates",
                                rule.file, rule.line_of("participants"))
-        count = steps.for_mode(rule.mode).participants if steps.modes else steps.participants
+        count = specialize(steps, Options.of_rule(rule)).participants
         if count.max == 0 and "participants" in rule.key_lines and rule.participants:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} in mode "
                                f"{rule.mode or steps.default_mode!r} has no participants (its "

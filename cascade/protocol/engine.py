@@ -19,7 +19,6 @@ rule reads them.
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass, field
 
@@ -28,27 +27,13 @@ from typing import Any
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
-from cascade.protocol.packet import view
-from cascade.protocol.spec import Step, Steps
+from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.fields import LIST_SEP, shortlist_table, split_list  # noqa: F401
+from cascade.protocol.visibility import VISIBILITIES, shown
+from cascade.protocol.spec import Options, Step, Steps, specialize
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"
-LIST_SEP = " | "  # between the items of a list field, as the stamp holds them
-
-
-def split_list(value: str) -> list[str]:
-    return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
-
-
-def shortlist_table(f, value: str) -> str:
-    """A stamped shortlist as a markdown table, for the block's body."""
-    rows = ["| Idea | " + " | ".join(n.capitalize() for n in f.names) + " | Decision |",
-            "|---|" + "---|" * (len(f.names) + 1)]
-    for item in split_list(value):
-        decision, numbers, idea = (item.split(" ", 2) + ["", ""])[:3]
-        rows.append(f"| {idea.replace('|', '/')} | " + " | ".join(numbers.split("/"))
-                    + f" | {decision} |")
-    return "\n".join(rows)
 
 
 @dataclass
@@ -149,6 +134,9 @@ class Run:
     probed: bool = False  # the probing round after a too-easy consensus was given
     because: str | None = None  # why the open decision point is asked (an escalation's cause)
     conclusion: str = ""  # a person's decision that concluded the rounds (said after them)
+    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
+    exit: Exit | None = None  # the exit rule's answer after the last round run
+    verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
 
     @property
     def phase(self):
@@ -179,6 +167,21 @@ class Run:
                 return self.steps.role(role_id)
         return self.steps.role(step.role)
 
+    def read(self, turn: Turn, what: str) -> str:
+        """What ``turn`` gives for ``what`` (spec.READS): the field its step names for it
+        (``reads:``); "" when the step names none or the turn left it empty."""
+        step = self.steps.step(turn.step) or (self.base.step(turn.step) if self.base else None)
+        name = dict(step.reads).get(what) if step is not None else None
+        return turn.fields.get(name, "") if name else ""
+
+    def name_of(self, alias: str) -> str:
+        return self.names.get(alias, alias)
+
+    @property
+    def why(self) -> str:
+        """The outcome's explanation (the outcome rule's), or ""."""
+        return self.verdict.why if self.verdict is not None else ""
+
     def of(self, round_: int, step_id: str) -> list[Turn]:
         return [t for t in self.turns if t.round == round_ and t.step == step_id]
 
@@ -205,53 +208,26 @@ def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
 
 def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
               strategy: str | None = None, tier: str | None = None) -> Steps:
-    """A protocol's steps as a discussion's mode, strategy (or flow) and tier run them
-    (unchanged without), with ``cap`` rounds (``discuss --rounds N``): at most the protocol's;
-    for a flow with its own count, the number run (within the flow's minimum and the
-    protocol's maximum); otherwise fewer than the protocol's, never more."""
-    import dataclasses
-
-    top = steps.rounds.max
-    steps = steps.for_mode(mode) if steps.modes else steps
-    steps = steps.for_strategy(strategy) if steps.strategies else steps
-    steps = steps.for_tier(tier) if steps.tiers else steps
-    if cap is not None and cap >= 1:
-        if steps.strategy is not None and steps.strategy.rounds is not None:
-            low = steps.strategy.rounds[0]
-            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
-                steps.rounds, max=min(max(cap, low), top), min=low))
-        elif cap < steps.rounds.max:
-            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
-                steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
-    return steps
-
-
-def most_rounds(base: Steps, mode: str | None = None, strategy: str | None = None) -> int:
-    """The most rounds a discussion may ask for (``--rounds N``, a rule's ``rounds:``): its
-    mode's and strategy's; for a flow with its own count, the protocol's."""
-    steps = base.for_mode(mode) if base.modes else base
-    steps = steps.for_strategy(strategy) if steps.strategies else steps
-    if steps.strategy is not None and steps.strategy.rounds is not None:
-        return base.rounds.max
-    return steps.rounds.max
+    """``spec.specialize`` with the options one by one."""
+    return specialize(steps, Options(mode, strategy, tier, cap))
 
 
 def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
            carried: set[int] = frozenset(), reviewed: set[str] | None = None,  # type: ignore[assignment]
-           mode: str | None = None, consensus=None, cap: int | None = None,
-           strategy: str | None = None, tier: str | None = None,
+           options: Options = Options(), consensus=None,
            skip: set[int] | frozenset[int] = frozenset()) -> Run:
     """The run of a parsed ledger under a step protocol. ``skip``: the lines of entries not
     to believe (events that do not hold, copied blocks: cascade.ledger.state). ``carried``: the lines of revision
     events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
     turns count (None: any) -- a turn for another text of the document is not this run's.
-    ``mode``: the discussion's mode as its header names it; ``consensus``: the thresholds an
-    outcome rule that counts votes uses. A generated panel's members replace ``members``."""
+    ``options``: the discussion's mode, strategy, tier and round cap as its header records
+    them (``spec.specialize`` applies them); ``consensus``: the thresholds an outcome rule
+    that counts votes uses. A generated panel's members replace ``members``."""
     base = steps
-    steps = steps_for(base, mode, cap, strategy, tier)
+    steps = specialize(base, options)
     run = Run(steps, members, {r.id: r.persona for r in steps.fixed_roles}
               if steps.setup else fixed, base=base, mode=steps.mode, consensus=consensus,
-              cap=cap)
+              cap=options.rounds)
     setup_ids = {s.id for s in steps.setup}
     for entry in ledger.entries:
         if entry.line in skip:
@@ -319,6 +295,7 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
     if steps.setup:
         if not _setup(run, ledger):
             return run
+    run.names = {p.alias: p.name for p in personas}
     _progress(run)
     return run
 
@@ -359,9 +336,9 @@ def _setup(run: Run, ledger) -> bool:
             target = dict(step.redo).get(answer.choice)
             if target is not None:
                 if answer.choice == "mode":
-                    run.steps = steps_for(base, answer.text.split()[0], run.cap,
-                                          run.steps.strategy.name if run.steps.strategy
-                                          else None, run.steps.tier)
+                    run.steps = specialize(base, Options(
+                        answer.text.split()[0], run.steps.strategy.name if run.steps.strategy
+                        else None, run.steps.tier, run.cap))
                     run.mode = run.steps.mode
                     run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
                     order = run.steps.setup
@@ -419,23 +396,12 @@ def _progress(run: Run) -> None:
             index += 1
         confirm = next((s for s in steps.round_steps if s.confirm), None)
         run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
-        ends = registry.EXIT_RULES[steps.rounds.exit](run, round_)
-        enough = round_ >= steps.rounds.min or steps.rounds.exit in registry.OWN_MINIMUM
-        if ends and enough and not steps.after and steps.outcome == "all_accept":
-            run.outcome, run.step, run.waiting = "READY", None, []
-            return
-        if round_ >= steps.rounds.max or (ends and enough):
-            if steps.after or steps.outcome != "all_accept":
-                _after(run, round_)
-                return
-            last = steps.step(steps.rounds.on_impasse) if steps.rounds.on_impasse else None
-            if last is not None:
-                spoken = {t.alias for t in run.of(round_, last.id)}
-                waiting = [a for a in run.speakers(last) if a not in spoken]
-                if waiting:  # the recommendation comes before the impasse is the outcome
-                    run.step, run.waiting = last, waiting
-                    return
-            run.outcome, run.step, run.waiting = IMPASSE, None, []
+        exit_ = registry.EXITS.call(steps.rounds.exit, run, round_)
+        _next_round(run, round_, exit_)
+        enough = round_ >= steps.rounds.min or registry.EXITS.has(steps.rounds.exit,
+                                                                  "own_minimum")
+        if round_ >= steps.rounds.max or (exit_.ends and enough):
+            _after(run, round_, exit_)
             return
         chosen = _round_choice(run, round_)
         if chosen is not None:
@@ -453,9 +419,25 @@ def _verdicts(run: Run, step: Step, round_: int) -> dict[str, str]:
             for t in run.of(round_, step.id)}
 
 
-def _after(run: Run, round_: int) -> None:
-    """The rounds are over: the after steps, in order, then the outcome rule."""
-    run.after = True
+def _next_round(run: Run, round_: int, exit_: Exit) -> None:
+    """What the exit rule said of the next round: its phase, its direction, the conclusion a
+    person gave, the rounds escalations stay quiet, the probing round given."""
+    run.exit = exit_
+    if exit_.phase is not None:
+        run.phase_of[round_ + 1] = exit_.phase
+    if exit_.direction:
+        run.directions[round_ + 1] = exit_.direction
+    if exit_.conclusion:
+        run.conclusion = exit_.conclusion
+    if exit_.quiet_until is not None:
+        run.quiet_until = exit_.quiet_until
+    run.probed = run.probed or exit_.probed
+
+
+def _after(run: Run, round_: int, exit_: Exit) -> None:
+    """The rounds are over: the after steps, in order, then the outcome rule; an outcome
+    other than READY first runs the protocol's ``on_impasse`` step (its recommendation)."""
+    run.after = bool(run.steps.after)
     for step in run.steps.after:
         spoken = {t.alias for t in run.of(round_, step.id)}
         waiting = [a for a in run.speakers(step) if a not in spoken]
@@ -463,8 +445,18 @@ def _after(run: Run, round_: int) -> None:
             run.step, run.waiting = step, waiting
             return
     confirm = next((s for s in run.steps.after if s.confirm), None)
-    run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
-    run.outcome = registry.OUTCOME_RULES[run.steps.outcome](run, round_)
+    if confirm is not None:
+        run.verdicts = _verdicts(run, confirm, round_)
+    verdict = registry.OUTCOMES.call(run.steps.outcome, run, round_, exit_)
+    last = run.steps.step(run.steps.rounds.on_impasse) if run.steps.rounds.on_impasse else None
+    if last is not None and verdict.outcome != "READY":
+        spoken = {t.alias for t in run.of(round_, last.id)}
+        waiting = [a for a in run.speakers(last) if a not in spoken]
+        if waiting:  # the recommendation comes before the impasse is the outcome
+            run.step, run.waiting = last, waiting
+            return
+    run.verdict, run.verdicts = verdict, dict(verdict.counted)
+    run.outcome = verdict.outcome
     run.step, run.waiting = None, []
 
 
@@ -488,8 +480,8 @@ def _round_choice(run: Run, round_: int) -> str | None:
 def recommendation(run: Run, round_: int) -> str | None:
     """The round's recommendation field (the last turn of the round that gave one)."""
     for t in reversed(run.turns):
-        if t.round == round_ and t.fields.get("recommendation"):
-            return t.fields["recommendation"]
+        if t.round == round_ and run.read(t, "recommendation"):
+            return run.read(t, "recommendation")
     return None
 
 
@@ -517,63 +509,6 @@ def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
             a.used = True
             return a
     return None
-
-
-def _visible(run: Run, step: Step, alias: str, visibility: str | None = None) -> list[Turn]:
-    shown = _view(run, step, alias, visibility)
-    if step.sees:  # only the turns of the steps it names
-        shown = [t for t in shown if t.step in step.sees]
-    return shown
-
-
-def _group_of(run: Run, alias: str) -> str:
-    return next((r.group for r in run.steps.fixed_roles
-                 if r.group and run.fixed.get(r.id) == alias), "")
-
-
-def _packets(run: Run) -> tuple[str, ...]:
-    """The names of the run's bridge packet fields."""
-    return tuple(f.name for s in run.steps.all_steps for f in s.fields if f.kind == "packet")
-
-
-def _view(run: Run, step: Step, alias: str, visibility: str | None = None) -> list[Turn]:
-    this = [t for t in run.turns if t.round == run.round]
-    visibility = visibility or step.visibility
-    if visibility == "blind":
-        return []
-    if visibility == "group":  # its group's turns (this round's, the last round's) and the
-        # other groups' bridge packets of the last round -- the packets alone
-        group = _group_of(run, alias)
-        if not group:
-            return []
-        out = []
-        for t in run.turns:
-            if t.round not in (run.round - 1, run.round) or t.alias == alias and \
-                    t.round == run.round and t.step == step.id:
-                continue
-            if _group_of(run, t.alias) == group:
-                out.append(t)
-            elif t.round == run.round - 1:
-                packet = view(t, _packets(run))
-                if packet is not None:
-                    out.append(packet)
-        return out
-    if visibility == "previous":  # the others' turns of the last round (a cross-rebuttal)
-        return [t for t in run.turns if t.round == run.round - 1 and t.alias != alias]
-    step = dataclasses.replace(step, visibility=visibility)
-    fixed = lambda t: run.steps.role(_step(run, t.step).role).fixed  # noqa: E731
-    if step.visibility == "history":
-        return [t for t in run.turns if t.step != step.id or t.alias != alias]
-    # question: this round's question (its fixed-role turns) and the last round's synthesis
-    before = [t for t in run.turns if t.round == run.round - 1 and fixed(t)][-1:]
-    asked = before + [t for t in this if fixed(t)]
-    if step.visibility == "question":
-        return asked
-    if step.visibility == "sequential":  # also the earlier speakers of this step
-        return asked + [t for t in this if t.step == step.id]
-    if step.visibility == "synthesis":  # the last synthesis: the run's last fixed-role turn
-        return [t for t in run.turns if fixed(t)][-1:]
-    return [t for t in this if t.step != step.id or t.alias != alias]
 
 
 def _step(run: Run, step_id: str) -> Step:
@@ -632,7 +567,8 @@ def plan(run: Run) -> list[Request]:
     if step is None or run.outcome is not None or step.decision:
         return []  # a decision point is a person's: the runner asks, or waits
     role = run.steps.role(step.role)
-    waiting = run.waiting[:1] if step.visibility == "sequential" else list(run.waiting)
+    waiting = run.waiting[:1] if VISIBILITIES.has(step.visibility, "one_at_a_time") else list(
+        run.waiting)
     strategy = run.steps.strategy
     # a roundtable's participants see the question and the last synthesis only: no summary;
     # a group sees only its own group and the packets that crossed: no summary either
@@ -641,7 +577,7 @@ def plan(run: Run) -> list[Request]:
     # summary (six-hats' answers: none, as any roundtable answer; a sequential council's
     # advice: the earlier rounds, as blind advice has)
     declared = (run.base or run.steps).step(step.id) or step
-    only_last = declared.visibility in ("question", "group") or bool(step.sees)
+    only_last = VISIBILITIES.has(declared.visibility, "no_summary") or bool(step.sees)
     text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
     direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
     if run.after:
@@ -661,18 +597,19 @@ def plan(run: Run) -> list[Request]:
         target = None
         if step.target is not None:
             first = run.steps.round_steps[0].id
-            target = registry.TARGETS[step.target](alias, run.of(run.round, first))
+            target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
         phase = run.phase if strategy is not None and not role.fixed and not run.after else None
-        shown = [] if not run.setup_done else _visible(run, step, alias,
-                                                       phase.visibility if phase else None)
+        seen = [] if not run.setup_done else shown(run, step, alias,
+                                                   phase.visibility if phase else None)
         said = direction
         if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
             side = strategy.sides[run.members.index(alias) % len(strategy.sides)]
             said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
         strong = run.steps.strong_roles()
         tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
-        out.append(Request(alias, role.id, step, run.round, tier, shown, target,
-                           "" if phase is not None and phase.visibility == "blind"
+        out.append(Request(alias, role.id, step, run.round, tier, seen, target,
+                           "" if phase is not None and phase.visibility
+                           and VISIBILITIES.has(phase.visibility, "blind")
                            and phase.at == "first" else text, said,
                            phase.words if phase is not None else step.range))
     return out

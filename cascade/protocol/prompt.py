@@ -11,6 +11,8 @@ from cascade.config.personas import Persona
 from cascade.errors import display_path
 from cascade.ledger.discussion import Discussion
 from cascade.protocol.engine import Request
+from cascade.protocol.fields import shape
+from cascade.protocol.visibility import VISIBILITIES
 from cascade.turns.prompt import (
     Prompt,
     _Blocks,
@@ -25,45 +27,9 @@ from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
 
 
-_PANEL_SHAPE = ('{"experts": [{"id": "<lower-case-id>", "name": "<name>", "expertise": ["<area>", '
-                '...], "thinkingStyle": "<text>", "bias": "<text>", "replyTendency": "<text>", '
-                '"stakes": "<what they lose from a bad decision>", "blindSpots": ["<text>", ...]'
-                '}, ...], "tensionMap": [{"between": ["<id>", "<id>"], "axis": "<X vs. Y>", '
-                '"description": "<text>"}, ...], "problemDefinition": {"statement": "<text>", '
-                '"scope": "<text>", "successCriteria": "<text>"}}')
-
-
-def _num(value: float) -> str:
-    return f"{value:g}"
-
-
 def reply_shape(request: Request) -> str:
-    fields = ['"comment": "<markdown>"']
-    for f in request.step.fields:
-        if f.refs:
-            fields.append(f'"{f.name}": ["<message id shown above>", ...]')
-        elif f.kind == "number":
-            fields.append(f'"{f.name}": <a number from {_num(f.low)} to {_num(f.high)}>')
-        elif f.kind == "list":
-            fields.append(f'"{f.name}": ["<text>", ...]' if f.aim is None else
-                          f'"{f.name}": [{int(f.aim[0])} to {int(f.aim[1])} texts]')
-        elif f.kind == "shortlist":
-            fields.append(f'"{f.name}": [{{"idea": "<text>", "scores": {{' + ", ".join(
-                f'"{n}": <{_num(f.low)}-{_num(f.high)}>' for n in f.names) + '}, "decision": '
-                + " | ".join(f'"{c}"' for c in f.choices_of) + '}, ...]')
-        elif f.kind == "packet":
-            fields.append(f'"{f.name}": {{' + ", ".join(f'"{k}": ["<text>", ...]'
-                                                       for k in f.names) + "}")
-        elif f.kind == "scores":
-            fields.append(f'"{f.name}": {{' + ", ".join(
-                f'"{n}": <{_num(f.low)}-{_num(f.high)}>' for n in f.names) + "}")
-        elif f.kind == "panel":
-            fields.append(f'"{f.name}": {_PANEL_SHAPE}')
-        elif f.choices:
-            fields.append(f'"{f.name}": ' + " | ".join(f'"{c}"' for c in f.choices))
-        else:
-            fields.append(f'"{f.name}": "<text>"')
-    return "{" + ", ".join(fields) + "}"
+    """The reply's JSON shape: the comment, then each field as its kind asks for it."""
+    return "{" + ", ".join(['"comment": "<markdown>"', *map(shape, request.step.fields)]) + "}"
 
 
 def _short(value: str) -> bool:
@@ -142,7 +108,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         title_block=rendered[title_at], source=source_view,
         context=rendered[context_at] if context_at is not None else "",
         summary=rendered[summary_at] if summary_at is not None else "",
-        shown=[rendered[i] for i in shown_at], blind=request.step.visibility == "blind",
+        shown=[rendered[i] for i in shown_at], blind=VISIBILITIES.has(request.step.visibility, "blind"),
         target=rendered[target_at] if target_at is not None else "",
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words

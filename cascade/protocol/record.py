@@ -76,17 +76,22 @@ def render_record(d, run: Run, when: str) -> str:
            f"| {_cell(d.title)} | {when} | {_cell(', '.join(members))} | {rounds} | {status} |",
            "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
            ""]
+    if run.why:  # the outcome as its rule explains it
+        out += [f"**Outcome**: {run.outcome}: {run.why}", ""]
     steps = run.steps.round_steps
     first = steps[0].id
     fixed = {r.persona for r in run.steps.fixed_roles}
     synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
-    if run.steps.outcome == "referee":  # a referee's (a meta-arbiter's) verdict
+    after = run.steps.after
+    fixed_roles = {r.id for r in run.steps.fixed_roles}
+    if after and not any(s.confirm for s in after) and all(
+            r in fixed_roles for s in after for r in s.speaking):  # a referee's verdict
         done = [t for t in run.turns if t.step in {s.id for s in run.steps.after}]
         synth = done
         last = done[-1] if done else None
         out += ["## Verdict", "", (f"**{last.fields.get('verdict', 'REJECT')}** by {last.name}"
-                                   + (f"; minority view: {last.fields['minority']}"
-                                      if last.fields.get("minority") else "")) if last else
+                                   + (f"; minority view: {run.read(last, 'minority')}"
+                                      if run.read(last, "minority") else "")) if last else
                 "_(none given: REJECT)_", "", "## Synthesis", "",
                 _nested(last.body) if last else "_(none)_"]
         listed = [(t, f) for t in run.turns if t.round == run.round for s in steps
@@ -100,20 +105,20 @@ def render_record(d, run: Run, when: str) -> str:
                     "|---|---|"]
             for alias in run.members:
                 turn = _last(run, alias, (first,))
-                position = turn.fields.get("position") if turn else None
+                position = run.read(turn, "position") if turn else None
                 out.append(f"| {_cell(names.get(alias, alias))} | "
                            f"{_cell(position or (_sentence(turn.body, 300) if turn else '-'))} |")
     elif run.steps.after:  # a synthesis, then a closing vote (swarm)
         done = [t for t in run.turns if t.step in {s.id for s in run.steps.after if not s.confirm}]
-        synth = done
+        synth = done or synth  # no synthesis after the rounds: the rounds' last (a facilitator's)
+        done = synth
         out += ["## Synthesis", "", _nested(done[-1].body) if done else "_(none)_", "",
                 "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
         for alias in run.members:
             mine = [t for t in run.turns if t.alias == alias and t.step not in
                     {s.id for s in run.steps.after}]
-            current = next((t.fields.get("currentPosition") or t.fields.get("position")
-                            for t in reversed(mine) if t.fields.get("currentPosition")
-                            or t.fields.get("position")), None)
+            current = next((run.read(t, "position") for t in reversed(mine)
+                            if run.read(t, "position")), None)
             out.append(f"| {_cell(names.get(alias, alias))} | {_cell(current or '-')} | "
                        f"{run.verdicts.get(alias, '-')} |")
     elif run.outcome == "READY":
@@ -139,7 +144,7 @@ def render_record(d, run: Run, when: str) -> str:
                 "_(the synthesizer gave none: a person decides)_"]
     intent = None
     for t in reversed(synth if d.source else []):  # a topic has no author's proposal
-        if t.fields.get("diverged") == "yes":
+        if run.read(t, "diverged") == "yes":
             intent = _section(t.body, "Intent interpretation") or (
                 "_The synthesizer said the outcome departs from the proposal, without an "
                 "interpretation._")

@@ -1,24 +1,48 @@
 """Named behaviours a protocol's data refers to, for what data cannot say: whom a speaker
 answers (``target``), when a round ends the discussion (``rounds.exit``), what the outcome is
-(``outcome``), when a phase protocol moves on by itself (a phase's ``auto_trigger``). Each is
-a pure function of what the ledger records, so ``check`` re-derives every choice without a
-model. A new protocol registers its own here; the engine never asks which protocol it runs.
+and why (``outcome``), who speaks next in a protocol of phases (``planner``), when a phase
+protocol moves on by itself (a phase's ``auto_trigger``). Each is a pure function of what the
+ledger records -- it reads the run and returns its answer, never writing into the run -- so
+``check`` re-derives every choice without a model. Each registry (cascade.protocol.behaviours)
+declares the parameters its behaviours take; a protocol names one as ``name`` or ``{name:
+{param: value}}``. A new protocol registers its own here (or in an installed package); the
+engine never asks which protocol it runs.
+
+Over 400 lines: the bundled protocols' rules, each next to the others of its registry.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from typing import Any  # noqa: F401
+from typing import Any
+
+from cascade.protocol.behaviours import Exit, Param, Registry, Verdict
+from cascade.protocol.visibility import VISIBILITIES  # noqa: F401  (what a speaker is shown)
 
 _WORD = re.compile(r"[a-z0-9]+")
 _STOP = frozenset("a an and are as at be but by for from has have in is it its of on or our "
                   "should that the this to we will with would not no".split())
+
+# whom a speaker answers: (speaker, the round's first-step turns) -> the turn, or None
+TARGETS = Registry("target")
+# when the rounds end: (run, round) -> Exit
+EXITS = Registry("exit rule")
+# the outcome once the rounds (and the after steps) are done: (run, round, exit) -> Verdict
+OUTCOMES = Registry("outcome rule")
+# a decision point's ``when``: (run, round) -> whether it is asked (a reason: why)
+CONDITIONS = Registry("condition")
+# who speaks next in a protocol of phases: (discussion) -> the wave
+PLANNERS = Registry("planner")
+# kept under their old names for callers that only call
+EXIT_RULES = EXITS
+OUTCOME_RULES = OUTCOMES
 
 
 def _words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
 
 
+@TARGETS.register("most_opposing")
 def most_opposing(speaker: str, turns: Sequence[Any]) -> Any | None:
     """Of the other speakers' turns, the one whose text shares the fewest words with the
     speaker's own (Jaccard distance); ties go to the earlier message. None: nobody else."""
@@ -36,19 +60,31 @@ def most_opposing(speaker: str, turns: Sequence[Any]) -> Any | None:
     return min(others, key=lambda t: (overlap(t), t.number))
 
 
-TARGETS: dict[str, Callable[[str, Sequence[Any]], Any | None]] = {
-    "most_opposing": most_opposing,
-}
+def _names(run, aliases) -> list[str]:
+    return [run.name_of(a) for a in aliases]
 
 
-# An exit rule: after a round's steps, whether the rounds end (the run's verdicts are the
-# round's confirmations). An outcome rule: once a protocol's after steps are done, its outcome.
-def all_accept(run, round_: int) -> bool:
+# --- exit rules: after a round's steps, whether the rounds end (the run's verdicts are the
+# round's confirmations)
+
+def accepted(run) -> bool:
     """Every member confirmed with ACCEPT (a missing or other verdict is not consent)."""
     return bool(run.members) and all(run.verdicts.get(m) == "ACCEPT" for m in run.members)
 
 
-def next_action(run, round_: int) -> bool:
+@EXITS.register("all_accept")
+def all_accept(run, round_: int) -> Exit:
+    """Every member accepted the round's synthesis."""
+    if accepted(run):
+        return Exit(True, f"all {len(run.members)} participants accepted the synthesis in "
+                          f"round {round_}")
+    against = [a for a in run.members if run.verdicts.get(a) != "ACCEPT"]
+    return Exit(False, f"{', '.join(_names(run, against)) or 'nobody'} did not accept the "
+                       f"synthesis of round {round_}")
+
+
+@EXITS.register("next_action")
+def next_action(run, round_: int) -> Exit:
     """The round's decision point chose to synthesize -- or to follow a recommendation to
     synthesize. Any other choice (continue, deep-dive, a constraint, pause) goes on."""
     from cascade.protocol.engine import _decision_of, recommendation
@@ -56,10 +92,53 @@ def next_action(run, round_: int) -> bool:
     step = _decision_of(run)
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
-        return False
+        return Exit(False, f"no choice to synthesize in round {round_}")
     if answer.choice == "follow":
-        return recommendation(run, round_) == "synthesize"
-    return answer.choice == "synthesize"
+        ends = recommendation(run, round_) == "synthesize"
+        return Exit(ends, f"round {round_} followed the recommendation to "
+                          f"{recommendation(run, round_) or 'go on'}")
+    return Exit(answer.choice == "synthesize", f"{answer.by} chose {answer.choice} in round "
+                                                f"{round_}")
+
+
+def _spread_within(value: object) -> str | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return None if ok else "must be a number of at least 0"
+
+
+@EXITS.register("converged", params={
+    "field": Param((str,), doc="the number field whose values converge"),
+    "within": Param((int, float), check=_spread_within,
+                    doc="the largest spread (highest less lowest) that is convergence"),
+    "relative": Param((bool,), False, "the spread as a share of the median"),
+    "quorum": Param((int,), 2, "the fewest members whose values count")})
+def converged(run, round_: int, field: str, within: float, relative: bool = False,
+              quorum: int = 2) -> Exit:
+    """The members' values of a number field in the round (each one's last) lie within
+    ``within`` of each other (as a share of their median when ``relative``)."""
+    values = {}
+    for t in run.turns:
+        if t.round == round_ and t.alias in run.members and field in t.fields:
+            try:
+                values[t.alias] = float(t.fields[field])
+            except ValueError:
+                continue
+    if len(values) < max(quorum, 1):
+        return Exit(False, f"{len(values)} {field} value(s) in round {round_}, fewer than "
+                           f"{max(quorum, 1)}")
+    ordered = sorted(values.values())
+    spread = ordered[-1] - ordered[0]
+    middle = ordered[len(ordered) // 2] if len(ordered) % 2 else (
+        ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+    measured = spread / abs(middle) if relative and middle else spread
+    shown = f"{measured:.0%}" if relative else f"{measured:g}"
+    limit = f"{within:.0%}" if relative else f"{within:g}"
+    span = f"{ordered[0]:g} to {ordered[-1]:g}, median {middle:g}"
+    if measured <= within:
+        return Exit(True, f"the {len(values)} {field} values converged in round {round_}: "
+                          f"spread {shown} within {limit} ({span})")
+    return Exit(False, f"the {len(values)} {field} values did not converge in round "
+                       f"{round_}: spread {shown}, more than {limit} ({span})")
 
 
 CRITICAL = ("security", "legal", "must-have", "must have", "blocking", "blocker")
@@ -68,7 +147,7 @@ CRITICAL = ("security", "legal", "must-have", "must have", "blocking", "blocker"
 def _facilitation(run, round_: int):
     """The round's facilitator synthesis (the last turn of the round with a next_action)."""
     return next((t for t in reversed(run.turns) if t.round == round_
-                 and "next_action" in t.fields), None)
+                 and run.read(t, "next_action")), None)
 
 
 def _ids(value: str) -> list[str]:
@@ -84,10 +163,11 @@ def open_conflicts(run, round_: int) -> list[str]:
     synthesis = _facilitation(run, round_)
     if synthesis is None:
         return []
-    resolved = set(_ids(synthesis.fields.get("resolved", "")))
-    return [c for c in _ids(synthesis.fields.get("conflicts", "")) if c not in resolved]
+    resolved = set(_ids(run.read(synthesis, "resolved")))
+    return [c for c in _ids(run.read(synthesis, "conflicts")) if c not in resolved]
 
 
+@CONDITIONS.register("escalated")
 def escalated(run, round_: int) -> str | None:
     """Why the round goes to a person, or None: the facilitator escalated; a conflict stayed
     open ``rounds.per_conflict`` rounds running; a participant's confidence fell below 0.5;
@@ -96,8 +176,8 @@ def escalated(run, round_: int) -> str | None:
     if round_ <= run.quiet_until:
         return None
     synthesis = _facilitation(run, round_)
-    if synthesis is not None and synthesis.fields.get("next_action") == "escalate":
-        why = synthesis.fields.get("escalation_reason") or "no reason given"
+    if synthesis is not None and run.read(synthesis, "next_action") == "escalate":
+        why = run.read(synthesis, "escalation_reason") or "no reason given"
         return f"the facilitator escalated: {why}"
     limit = run.steps.rounds.per_conflict
     for conflict in open_conflicts(run, round_):
@@ -109,17 +189,17 @@ def escalated(run, round_: int) -> str | None:
                and run.steps.role(_step_role(run, t.step)).id == member and t.step != "vote"]
     for t in answers:
         try:
-            if float(t.fields.get("confidence", "1")) < 0.5:
-                return f"{t.name}'s confidence is {t.fields['confidence']} (below 0.5)"
+            if float(run.read(t, "confidence") or "1") < 0.5:
+                return f"{t.name}'s confidence is {run.read(t, 'confidence')} (below 0.5)"
         except ValueError:
             pass
     for t in answers:
-        concerns = t.fields.get("concerns", "").lower()
+        concerns = run.read(t, "concerns").lower()
         word = next((w for w in CRITICAL if w in concerns), None)
         if word:
             return f"{t.name} names a {word} concern"
-        if t.fields.get("challenge", "").strip():
-            return f"{t.name} challenges the framing: {t.fields['challenge'][:120]}"
+        if run.read(t, "challenge").strip():
+            return f"{t.name} challenges the framing: {run.read(t, 'challenge')[:120]}"
     return None
 
 
@@ -128,18 +208,13 @@ def _step_role(run, step_id: str) -> str:
     return step.role if step is not None else run.steps.member_role.id
 
 
+@CONDITIONS.register("not_last")
 def not_last(run, round_: int) -> bool:
     return round_ < run.steps.rounds.max
 
 
-# A decision point's ``when``: whether it is asked in this round.
-CONDITIONS: dict[str, Callable[[Any, int], Any]] = {
-    "not_last": not_last,
-    "escalated": escalated,
-}
-
-
-def facilitated(run, round_: int) -> bool:
+@EXITS.register("facilitated", traits=("own_minimum",))
+def facilitated(run, round_: int) -> Exit:
     """A roundtable's flow (seed 003), checked after each round: the facilitator proposes
     (continue, phase, conclude, escalate), these rules decide. The last round allowed
     concludes. A person's answer to an escalation: accept or decide concludes; continue N
@@ -147,41 +222,39 @@ def facilitated(run, round_: int) -> bool:
     min_rounds, at most rounds.per_phase; a conclude before the last phase moves to the next
     phase; no conclude before rounds.min, nor with a conflict open; a consensus that came too
     easily (no conflict ever, every confidence at least 0.8, two rounds or fewer) gets one
-    probing round. What was refused is the next round's direction (and the ledger's)."""
+    probing round. What was refused is the next round's direction (and the ledger's).
+    Applies rounds.min itself: a person's decision may end a roundtable early."""
     phases = run.steps.strategy.phases if run.steps.strategy else ()
     index = run.phase_of.get(round_, 0)
     in_phase = sum(1 for r, i in run.phase_of.items() if i == index and r <= round_)
     last = max(len(phases) - 1, 0)
     minimum = phases[index].min_rounds if phases else 1
+    quiet: int | None = None
 
-    def advance(why: str = "") -> bool:
-        run.phase_of[round_ + 1] = index + 1
-        if why:
-            run.directions[round_ + 1] = why
-        return False
+    def advance(why: str = "") -> Exit:
+        return Exit(False, why or f"round {round_ + 1} begins the next phase", index + 1,
+                    why, quiet_until=quiet)
 
-    def stay(why: str = "") -> bool:
-        run.phase_of[round_ + 1] = index
-        if why:
-            run.directions[round_ + 1] = why
-        return False
+    def stay(why: str = "") -> Exit:
+        return Exit(False, why or f"the facilitator goes on after round {round_}", index, why,
+                    quiet_until=quiet)
 
     if round_ >= run.steps.rounds.max:
-        return True
+        return Exit(True, f"round {round_} is the last the roundtable allows")
     step = next((s for s in run.steps.round_steps if s.decision and s.when == "escalated"), None)
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is not None:
         if answer.choice in ("accept", "decide"):
             synthesis = _facilitation(run, round_)
-            recommended = synthesis.fields.get("recommendation", "") if synthesis else ""
-            run.conclusion = (f"{answer.by} decided: {answer.text}" if answer.choice == "decide"
-                              else f"{answer.by} accepted the facilitator's recommendation"
-                              + (f": {recommended}" if recommended else ""))
-            return True
+            recommended = run.read(synthesis, "recommendation") if synthesis else ""
+            said = (f"{answer.by} decided: {answer.text}" if answer.choice == "decide"
+                    else f"{answer.by} accepted the facilitator's recommendation"
+                    + (f": {recommended}" if recommended else ""))
+            return Exit(True, said, conclusion=said)
         words = answer.text.split()
-        run.quiet_until = round_ + (int(words[0]) if words and words[0].isdigit() else 1)
+        quiet = round_ + (int(words[0]) if words and words[0].isdigit() else 1)
     synthesis = _facilitation(run, round_)
-    action = synthesis.fields.get("next_action", "continue") if synthesis else "continue"
+    action = (run.read(synthesis, "next_action") or "continue") if synthesis else "continue"
     if phases and in_phase >= run.steps.rounds.per_phase and index < last:
         return advance(f"the {phases[index].title} phase reached its {in_phase} rounds: "
                        "on to the next phase")
@@ -203,10 +276,10 @@ def facilitated(run, round_: int) -> bool:
         if why:
             return stay("conclude refused: " + "; ".join(why))
         if _too_easy(run, round_) and not run.probed:
-            run.probed = True
-            return stay("a probing round: the consensus came too easily (no conflict, every "
-                        "confidence at 0.8 or more); look for what was missed")
-        return True
+            probing = ("a probing round: the consensus came too easily (no conflict, every "
+                       "confidence at 0.8 or more); look for what was missed")
+            return Exit(False, probing, index, probing, quiet_until=quiet, probed=True)
+        return Exit(True, f"the facilitator concluded in round {round_}", quiet_until=quiet)
     if action == "phase" and phases:
         if index >= last:
             return stay("there is no phase after the last: continue, or conclude")
@@ -220,45 +293,63 @@ def facilitated(run, round_: int) -> bool:
 def _too_easy(run, round_: int) -> bool:
     if round_ > 2:
         return False
-    if any(_ids(t.fields.get("conflicts", "")) for t in run.turns if "next_action" in t.fields):
+    if any(_ids(run.read(t, "conflicts")) for t in run.turns if run.read(t, "next_action")):
         return False
-    confidences = [t.fields["confidence"] for t in run.turns if "confidence" in t.fields]
+    confidences = [run.read(t, "confidence") for t in run.turns if run.read(t, "confidence")]
     try:
         return bool(confidences) and all(float(c) >= 0.8 for c in confidences)
     except ValueError:
         return False
 
 
-def scheduled(run, round_: int) -> bool:
+@EXITS.register("scheduled")
+def scheduled(run, round_: int) -> Exit:
     """A council's flow (seed 004): a set number of rounds, each in the phase its place
     gives it -- the first round the phase ``at: first``, the last ``at: last``, the rest
     ``at: middle`` (a phase without ``at`` covers every round). Never ends early."""
     phases = run.steps.strategy.phases if run.steps.strategy else ()
+    why = f"a set number of rounds ({run.steps.rounds.max})"
     if not phases:
-        return False
+        return Exit(False, why)
     place = "last" if round_ + 1 >= run.steps.rounds.max else "middle"
     index = next((i for i, p in enumerate(phases) if p.at == place),
                  next((i for i, p in enumerate(phases) if p.at is None), 0))
-    run.phase_of[round_ + 1] = index
-    return False
+    return Exit(False, why, index)
 
 
-EXIT_RULES: dict[str, Callable[[Any, int], bool]] = {
-    "all_accept": all_accept,
-    "next_action": next_action,
-    "facilitated": facilitated,
-    "scheduled": scheduled,
-}
-# Exit rules that apply rounds.min themselves (a person's decision may end a roundtable
-# early; its facilitator may not): the engine does not hold their conclusion back.
-OWN_MINIMUM = frozenset({"facilitated"})
+# --- outcome rules: once the rounds (and the after steps) are done, the outcome and its
+# explanation. ``exit``: the last round's exit rule answer.
+
+@OUTCOMES.register("exit")
+def by_exit(run, round_: int, exit: Exit) -> Verdict:
+    """The exit rule's own verdict: READY when it ended the rounds, IMPASSE when the round
+    cap came first (the default outcome of a protocol that names none)."""
+    if exit.ends:
+        return Verdict("READY", exit.why, dict(run.verdicts))
+    return Verdict("IMPASSE", f"impasse after {round_} rounds ({exit.why})", dict(run.verdicts))
 
 
-def _all_accept_outcome(run, round_: int) -> str:
-    return "READY" if all_accept(run, round_) else "IMPASSE"
+@OUTCOMES.register("all_accept")
+def all_accept_outcome(run, round_: int, exit: Exit) -> Verdict:
+    """READY when every member accepted the last synthesis, else IMPASSE."""
+    counted = {m: v for m, v in run.verdicts.items() if m in run.members}
+    tally = {"ACCEPT": 0, "REJECT": 0}
+    for verdict in counted.values():
+        tally["ACCEPT" if verdict == "ACCEPT" else "REJECT"] += 1
+    if accepted(run):
+        return Verdict("READY", f"all {len(run.members)} participants accepted the synthesis "
+                                f"in round {round_}", counted, tally)
+    against = tuple(_names(run, (a for a, v in counted.items() if v != "ACCEPT")))
+    missing = tuple(_names(run, (a for a in run.members if a not in counted)))
+    who = ", ".join(against) + (" rejected the last synthesis" if against else "")
+    if missing:
+        who += ("; " if who else "") + f"no confirmation from {', '.join(missing)}"
+    return Verdict("IMPASSE", f"impasse after {round_} rounds ({who or 'nobody deliberated'})",
+                   counted, tally, against)
 
 
-def thresholds(run, round_: int) -> str:
+@OUTCOMES.register("thresholds", traits=("closing_vote",))
+def thresholds(run, round_: int, exit: Exit) -> Verdict:
     """The closing vote counted by the discussion's consensus thresholds (seed 002's rule):
     READY or REJECT when reached, else CHANGES. A vote from a turn that did not see the whole
     document does not count, and its member counts as not having voted."""
@@ -270,34 +361,58 @@ def thresholds(run, round_: int) -> str:
     config = dataclasses.replace(run.consensus or VotingConfig(), human_required=False)
     # (human_required is the gate's to apply, as for any protocol's READY)
     result = calculate_consensus(votes, config, expected=run.members)
-    return result.outcome if result.reached and result.outcome else "CHANGES"
+    outcome = result.outcome if result.reached and result.outcome else "CHANGES"
+    tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
+    for verdict in run.verdicts.values():
+        tally[verdict if verdict in tally else "REJECT"] += 1
+    against = tuple(_names(run, (a for a, v in run.verdicts.items() if v != "READY")))
+    missing = tuple(_names(run, (a for a in run.members if a not in run.verdicts)))
+    if outcome == "READY":
+        return Verdict(outcome, f"the closing vote after round {round_}: {tally['READY']}/"
+                                f"{len(run.members)} READY", dict(run.verdicts), tally)
+    why = (f"the closing vote after round {round_}: "
+           + (", ".join(f"{n} {v}" for v, n in tally.items() if n) or "no votes"))
+    if against:
+        why += f" (not READY: {', '.join(against)})"
+    if missing:
+        why += f" (no vote: {', '.join(missing)})"
+    return Verdict(outcome, why, dict(run.verdicts), tally, against, missing)
 
 
-def consent(run, round_: int) -> str:
+@OUTCOMES.register("consent", params={
+    "field": Param((str,), "consent", "the field that gives SUPPORT, STAND-ASIDE or BLOCK")})
+def consent(run, round_: int, exit: Exit, field: str = "consent") -> Verdict:
     """Consent (consensus-driven): READY when no member BLOCKs in the last round's consent
     field (SUPPORT and STAND-ASIDE consent; a missing one is taken as BLOCK), else CHANGES."""
-    given = {t.alias: t.fields.get("consent", "BLOCK") for t in run.turns
-             if t.round == round_ and "consent" in t.fields}
-    run.verdicts = {m: given.get(m, "BLOCK") for m in run.members}
-    return "READY" if run.members and "BLOCK" not in run.verdicts.values() else "CHANGES"
+    given = {t.alias: t.fields.get(field, "BLOCK") for t in run.turns
+             if t.round == round_ and field in t.fields}
+    counted = {m: given.get(m, "BLOCK") for m in run.members}
+    tally = {"SUPPORT": 0, "STAND-ASIDE": 0, "BLOCK": 0}
+    for verdict in counted.values():
+        tally[verdict if verdict in tally else "BLOCK"] += 1
+    blocked = tuple(_names(run, (a for a, v in counted.items() if v == "BLOCK")))
+    if run.members and not blocked:
+        return Verdict("READY", f"consent after round {round_}", counted, tally)
+    why = (f"no consent after round {round_}: BLOCK from {', '.join(blocked)}" if blocked
+           else f"no consent after round {round_}: nobody deliberated")
+    return Verdict("CHANGES", why, counted, tally, blocked)
 
 
-def referee(run, round_: int) -> str:
+@OUTCOMES.register("referee")
+def referee(run, round_: int, exit: Exit) -> Verdict:
     """The referee's (or meta-arbiter's) structured verdict: READY, CHANGES or REJECT from
     the last fixed-role turn after the rounds that gives one; none given is REJECT."""
     after = {s.id for s in run.steps.after}
     given = [t for t in run.turns if t.step in after and "verdict" in t.fields]
     verdict = given[-1].fields["verdict"] if given else "REJECT"
-    run.verdicts = {given[-1].alias: verdict} if given else {}
-    return verdict if verdict in ("READY", "CHANGES", "REJECT") else "REJECT"
-
-
-OUTCOME_RULES: dict[str, Callable[[Any, int], str]] = {
-    "all_accept": _all_accept_outcome,
-    "thresholds": thresholds,
-    "consent": consent,
-    "referee": referee,
-}
+    counted = {given[-1].alias: verdict} if given else {}
+    outcome = verdict if verdict in ("READY", "CHANGES", "REJECT") else "REJECT"
+    tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
+    tally[outcome] += 1 if given else 0
+    why = (f"the referee's verdict after round {round_}: {outcome}" if given
+           else f"no referee's verdict after round {round_}: REJECT")
+    return Verdict(outcome, why, counted, tally,
+                   tuple(t.name for t in given[-1:]) if outcome != "READY" else ())
 
 
 # A phase protocol's auto_trigger: after a wave of turns that all succeeded, whether the
@@ -324,12 +439,8 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
 
 # Who speaks next in a protocol of phases (review, phased): seed 002's rule, "mentioned
 # participants or all" -- whoever has new input since they last spoke (cascade.turns.pending).
+@PLANNERS.register("respond")
 def respond(d) -> list:
     from cascade.turns.pending import pending_turns
 
     return pending_turns(d)
-
-
-PLANNERS: dict[str, Callable[[Any], list]] = {
-    "respond": respond,
-}

@@ -16,16 +16,9 @@ from dataclasses import dataclass, field
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
-from cascade.protocol.engine import (
-    IMPASSE,
-    LIST_SEP,
-    Request,
-    Run,
-    plan,
-    question,
-    shortlist_table,
-    split_list,
-)
+from cascade.protocol.engine import Request, Run, plan, question
+from cascade.protocol.fields import read_fields, sections
+from cascade.protocol.visibility import VISIBILITIES
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
@@ -49,8 +42,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     paused: int | None = None  # the round after which a person paused the discussion
     artifacts: list[str] = field(default_factory=list)  # the files written beside the ledger
-    voted: bool = False  # the outcome is a closing vote's (a protocol with after steps)
-    rule: str = ""  # the outcome rule that gave it (thresholds, consent, referee, ...)
+    why: str = ""  # the outcome's explanation (its outcome rule's)
 
     @property
     def failures(self) -> list[Outcome]:
@@ -108,104 +100,14 @@ def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
 
 
 def _fields(request: Request, reply: Reply | None) -> tuple[dict[str, str], list[str]]:
-    """The step's fields from a reply; a missing or invalid value gets the field's fallback
-    (the cautious choice) and a note. A confirmation's vote becomes ``verdict``. References
-    (``refs`` fields) are not among them: see ``cited``."""
-    values: dict[str, str] = {}
-    notes: list[str] = []
-    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
-    for f in request.step.fields:
-        if f.refs or f.kind == "panel":
-            continue
-        if f.kind == "number":
-            values[f.name], note = _number(f, extra.get(f.name.lower()))
-            notes += [note] if note else []
-            continue
-        if f.kind == "list":
-            values[f.name] = join_list(extra.get(f.name.lower()))
-            count = len(split_list(values[f.name]))
-            if f.aim is not None and not f.aim[0] <= count <= f.aim[1]:
-                notes.append(f"{f.name}: {count} given; {int(f.aim[0])} to {int(f.aim[1])} "
-                             "asked for")
-            continue
-        if f.kind == "shortlist":
-            values[f.name], note = _shortlist(f, extra.get(f.name.lower()))
-            notes += [note] if note else []
-            continue
-        if f.kind == "packet":
-            from cascade.protocol.packet import check
-
-            stamped, _, note = check(f, extra.get(f.name.lower()))
-            values.update(stamped)
-            notes += [note] if note else []
-            continue
-        if f.kind == "scores":
-            scored, note = _scores(f, extra.get(f.name.lower()))
-            values.update(scored)
-            notes += [note] if note else []
-            continue
-        if f.name == "vote":
-            if reply is None or reply.cut:
-                raw = None
-            elif f.choices and "ACCEPT" in f.choices:
-                raw = {"READY": "ACCEPT", "REJECT": "REJECT", "CHANGES": "REJECT"}.get(
-                    reply.vote or "", None)
-            else:
-                raw = reply.vote
-        else:
-            value = extra.get(f.name.lower())
-            raw = str(value).strip().upper() if isinstance(value, (str, int, float)) else None
-        if f.choices is None:
-            values[f.name] = str(extra.get(f.name.lower()) or "")[:500]
-            continue
-        chosen = next((c for c in f.choices if raw is not None and c.upper() == raw), None)
-        if chosen is None:
-            notes.append(f"{f.name}: {'no value' if raw is None else repr(raw)} given; taken as "
-                         f"{f.fallback}")
-            chosen = f.fallback
-        values[f.name] = chosen
+    """The step's fields from a reply, each read by its kind (cascade.protocol.fields); a
+    missing or invalid value gets the field's fallback (the cautious choice) and a note. A
+    confirmation's vote becomes ``verdict``. References (``refs`` fields) are not among
+    them: see ``cited``."""
+    values, notes = read_fields(request.step.fields, reply)
     if request.step.confirm:
         values["verdict"] = values.pop("vote", "REJECT")
     return values, notes
-
-
-def _shortlist(f, value: object) -> tuple[str, str | None]:
-    """Scored items, each ``<decision> <score>/<score>/... <idea>`` (`` | `` between): an
-    item's missing or invalid score is the lowest, its missing or unknown decision the
-    cautious one (the last); an item without an idea is dropped. A note says what was
-    taken so."""
-    items = value if isinstance(value, list) else []
-    out, fixed = [], 0
-    for item in items[:8]:
-        if not isinstance(item, dict):
-            fixed += 1
-            continue
-        given = {str(k).lower(): v for k, v in item.items()}
-        idea = given.get("idea") or given.get("title") or given.get("name")
-        if not isinstance(idea, str) or not idea.strip():
-            fixed += 1
-            continue
-        scores = given.get("scores") if isinstance(given.get("scores"), dict) else given
-        scores = {str(k).lower(): v for k, v in scores.items()}
-        numbers = []
-        for name in f.names:
-            raw = scores.get(name.lower())
-            ok = isinstance(raw, (int, float)) and not isinstance(raw, bool) and \
-                f.low <= raw <= f.high
-            fixed += 0 if ok else 1
-            numbers.append(str(int(raw)) if ok else str(int(f.low)))
-        raw = str(given.get("decision") or "").strip().lower()
-        decision = next((c for c in f.choices_of if c.lower() == raw), None)
-        if decision is None:
-            fixed += 1
-            decision = f.fallback
-        text = " ".join(idea.replace("|", "/").split())[:160]
-        out.append(f"{decision} {'/'.join(numbers)} {text}")
-    if not items and not out:
-        return "", f"{f.name}: no items given"
-    note = (f"{f.name}: {fixed} missing or invalid value(s) taken as the lowest score or "
-            f"{f.fallback}" if fixed else None)
-    return LIST_SEP.join(out), note
 
 
 def reply_budget(words: int) -> int:
@@ -214,71 +116,11 @@ def reply_budget(words: int) -> int:
     return int(words * 1.5) + 200
 
 
-def join_list(value: object, items: int = 8, width: int = 240) -> str:
-    """A list field's items, each one line, as the stamp holds them (`` | `` between)."""
-    if isinstance(value, str):
-        value = [value] if value.strip() else []
-    if not isinstance(value, list):
-        return ""
-    out = []
-    for item in value[:items]:
-        if isinstance(item, dict):  # {"question": ..., "whyOpen": ...}: its texts, in order
-            item = " -- ".join(str(v) for v in item.values() if isinstance(v, (str, int, float)))
-        text = " ".join(str(item).replace("|", "/").split())[:width] if isinstance(
-            item, (str, int, float)) else ""
-        if text:
-            out.append(text)
-    return LIST_SEP.join(out)
-
-
-def _number(f, value: object) -> tuple[str, str | None]:
-    from cascade.protocol.spec import _num
-
-    try:
-        number = float(value) if isinstance(value, (int, float, str)) and not isinstance(
-            value, bool) else None
-    except ValueError:
-        number = None
-    if number is None or number != number or not f.low <= number <= f.high:
-        shown = "no value" if value is None else repr(value)[:40]
-        return f.fallback, f"{f.name}: {shown} given; taken as {f.fallback}"
-    if f.aim is not None and not f.aim[0] <= number <= f.aim[1]:
-        return _num(number), (f"{f.name} {_num(number)} is outside the {_num(f.aim[0])}-"
-                              f"{_num(f.aim[1])} asked for")
-    return _num(number), None
-
-
-def _scores(f, value: object) -> tuple[dict[str, str], str | None]:
-    """Scores by criterion, each within the field's range; a missing or invalid one is the
-    lowest (the cautious value). The last criterion is the overall score: below the flag,
-    the turn is flagged."""
-    given = {str(k).lower(): v for k, v in value.items()} if isinstance(value, dict) else {}
-    parts, missing = [], []
-    overall = f.low
-    for name in f.names:
-        raw = given.get(name.lower())
-        try:
-            score = int(raw) if not isinstance(raw, bool) and raw is not None else None
-        except (TypeError, ValueError):
-            score = None
-        if score is None or not f.low <= score <= f.high:
-            missing.append(name)
-            score = int(f.low)
-        parts.append(f"{name}:{score}")
-        overall = score
-    out = {f.name: ",".join(parts)}
-    if f.flag_below:
-        out["flagged"] = "yes" if overall < f.flag_below else "no"
-    note = (f"{f.name}: {', '.join(missing)} missing or out of range; taken as {int(f.low)}"
-            if missing else None)
-    return out, note
-
-
 def _refs(request: Request, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
     refs = list(citations)
     if request.target is not None:
         refs.append(f"counters:{request.target.msg}")
-    if request.step.visibility == "synthesis" and request.shown:
+    if VISIBILITIES.has(request.step.visibility, "responds") and request.shown:
         refs.append(f"responds_to:{request.shown[-1].msg}")
     return ",".join(refs) or None
 
@@ -357,8 +199,7 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                     result.notes.append(note)
             if run.outcome is not None:
                 result.outcome = run.outcome
-                result.voted = bool(run.steps.after) or run.steps.outcome != "all_accept"
-                result.rule = run.steps.outcome
+                result.why = run.why
                 if run.recorded != run.outcome:
                     import datetime as _dt
 
@@ -619,18 +460,11 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
 def _with_sections(request: Request, body: str, fields: dict[str, str], reply: Reply) -> str:
     """The block's body with what the tool read from the structured fields a person should
     see: a shortlist as a table, a bridge packet as passed on (or why it was not)."""
-    from cascade.protocol import packet
-
-    if not any(f.kind in ("shortlist", "packet") for f in request.step.fields):
-        return body
-    parts = [body.strip()] if body.strip() else []
     extra = {str(k).lower(): v for k, v in reply.extra.items()}
-    for f in request.step.fields:
-        if f.kind == "shortlist" and fields.get(f.name):
-            parts.append(shortlist_table(f, fields[f.name]))
-        elif f.kind == "packet":
-            parts.append(packet.check(f, extra.get(f.name.lower()))[1])
-    return "\n\n".join(parts)
+    shown = sections(request.step.fields, fields, extra)
+    if not shown:
+        return body
+    return "\n\n".join(([body.strip()] if body.strip() else []) + shown)
 
 
 def _panel(d: Discussion, request: Request, reply: Reply, comment: str):
@@ -679,16 +513,11 @@ def run(d: Discussion, settings: Settings, progress: Progress | None = None, **k
 
 
 def outcome_text(result: Result) -> str:
-    if result.voted and result.outcome is not None:
-        how = {"referee": "the referee's verdict", "consent": "consent"}.get(
-            result.rule, "the closing vote")
-        return (f"{result.outcome} by {how} after round {result.round}"
-                + ("" if result.outcome == "READY" else ": a person decides, or the document "
-                   "changes"))
-    if result.outcome == "READY":
-        return f"consensus in round {result.round}"
-    if result.outcome == IMPASSE:
-        return f"impasse after {result.round} rounds: a person decides"
+    """What a run came to, in one line: the outcome as its rule explains it."""
+    if result.outcome is not None:
+        return (f"{result.outcome}: {result.why or 'concluded'}"
+                + ("" if result.outcome == "READY" else
+                   " -- a person decides, or the document changes"))
     if result.waiting:
         return f"waiting for a person: {result.waiting}"
     return f"stopped in round {result.round}: {result.stopped or 'waiting'}"

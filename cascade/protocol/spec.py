@@ -50,27 +50,32 @@ each with a decision, the cautious one last) and ``{packet: [keys]}`` (a bridge 
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
+from cascade.protocol import registry
+from cascade.protocol.behaviours import Ref
+from cascade.protocol.fields import REF_TYPES, Field, parse_field  # noqa: F401  (re-exported)
 
-# history: every round; question: this round's fixed-role turns (the question) and the last
-# round's last fixed-role turn (its synthesis) -- a roundtable participant's view
-# group: a fixed role's group (its turns of this round and the last) and the other groups'
-# bridge packets of the last round, nothing else (council's D/P mode)
-VISIBILITIES = ("blind", "sequential", "synthesis", "all", "history", "question", "group")
+VISIBILITIES = registry.VISIBILITIES  # registered (cascade.protocol.visibility)
 TIERS = ("fast", "strong")
 _ROLE_KEYS = {"id", "from", "persona", "tier", "title", "group"}
 _STEP_KEYS = {"id", "title", "role", "visibility", "instructions", "words", "fields", "target",
               "table", "confirm", "question", "choices", "recommended", "goto", "redo",
-              "min_refs", "when", "fallback", "sees"}
+              "min_refs", "when", "fallback", "sees", "reads"}
+# what the engine reads of a turn, each from the field its step names (``reads:``): the
+# turn's position (the record), a synthesis's departure from the proposal (``diverged``)
+# and a recommendation; a referee's minority view; a facilitator's proposal and the
+# conflicts it lists; a participant's confidence, concerns and challenge (escalations)
+READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
 ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
-REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
 _ROUNDS_KEYS = {"min", "max", "exit", "carry", "on_impasse", "per_phase", "per_conflict",
                 "append"}
 APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
@@ -96,23 +101,6 @@ class Role:
 
 
 @dataclass(frozen=True)
-class Field:
-    name: str
-    choices: tuple[str, ...] | None  # None: free text (or references)
-    fallback: str  # what a missing or invalid value becomes (and a note says so)
-    refs: bool = False  # message ids the turn cites, as typed edges named by the field
-    kind: str = ""  # "" (choices or text), number, list, scores, panel
-    edge: str = ""  # a refs field's edge type (its name, unless refs:<type>)
-    low: float = 0.0  # number: its range; scores: each score's range
-    high: float = 0.0
-    names: tuple[str, ...] = ()  # scores: the criteria, the overall score last
-    flag_below: float = 0.0  # scores: an overall score below this flags the turn
-    aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it);
-    # list: how many items are asked for
-    choices_of: tuple[str, ...] = ()  # shortlist: each item's decision (the last: the fallback)
-
-
-@dataclass(frozen=True)
 class Step:
     id: str
     title: str
@@ -121,7 +109,7 @@ class Step:
     instructions: str
     words: int
     fields: tuple[Field, ...]
-    target: str | None
+    target: Ref | None  # the registered target, with its parameters
     table: str | None
     confirm: bool
     # a decision point (role: person): the question, its choices, the one --auto takes, and
@@ -137,6 +125,7 @@ class Step:
     roles: tuple[str, ...] = ()  # every role that speaks in it (several fixed roles: one wave)
     sees: tuple[str, ...] = ()  # the steps whose turns it is shown (empty: as its visibility)
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
+    reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
 
     @property
     def decision(self) -> bool:
@@ -152,7 +141,7 @@ class Step:
 class Rounds:
     min: int
     max: int
-    exit: str
+    exit: Ref  # the exit rule, with its parameters
     carry: int
     on_impasse: str | None = None  # a step run once when the last round ends without consensus
     per_phase: int = 10  # a strategy's phase: at most this many rounds, then the next phase
@@ -178,7 +167,7 @@ class Strategy:
     title: str
     phases: tuple[Phase, ...]
     participation: str = "parallel"  # or sequential: each sees the earlier answers
-    outcome: str | None = None  # overrides the protocol's (consent, thresholds)
+    outcome: Ref | None = None  # overrides the protocol's (consent, thresholds)
     fields: tuple = ()  # Field records added to the members' steps
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
@@ -212,7 +201,7 @@ class Steps:
     steps: tuple[Step, ...]
     rounds: Rounds
     participants: Count
-    outcome: str
+    outcome: Ref  # the outcome rule, with its parameters
     artifacts: tuple[str, ...] = ()  # written beside the ledger at the conclusion
     setup: tuple[Step, ...] = ()  # run once before round 1 (a generated panel, confirmed)
     after: tuple[Step, ...] = ()  # run once when the rounds end (a synthesis, a closing vote)
@@ -267,7 +256,9 @@ class Steps:
                                        visibility=visibility)
 
         outcome = strategy.outcome or self.outcome
-        after = tuple(s for s in self.after if not (outcome == "consent" and s.confirm))
+        # an outcome rule of the strategy's own that counts no closing vote: none is asked
+        drop = strategy.outcome is not None and not registry.OUTCOMES.has(outcome, "closing_vote")
+        after = tuple(s for s in self.after if not (drop and s.confirm))
         rounds = self.rounds
         if strategy.rounds is not None:  # a flow's own round count (the protocol's cap)
             rounds = dataclasses.replace(rounds, min=strategy.rounds[0],
@@ -346,6 +337,68 @@ class Steps:
 OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}
 
 
+@dataclass(frozen=True)
+class Options:
+    """A discussion's choices among its protocol's options -- its mode, strategy (or flow)
+    and tier -- and its own round cap (``--rounds N``, a rule's ``rounds:``)."""
+
+    mode: str | None = None
+    strategy: str | None = None  # a strategy or a flow
+    tier: str | None = None
+    rounds: int | None = None
+
+    @classmethod
+    def of_header(cls, extra: dict[str, str]) -> Options:
+        """The options a ledger's header records (Mode, Strategy or Flow, Tier, Rounds)."""
+        asked = (extra.get("rounds") or "").strip()
+        return cls(extra.get("mode") or None,
+                   extra.get("strategy") or extra.get("flow") or None,
+                   extra.get("tier") or None,
+                   int(asked) if asked.isdigit() and int(asked) >= 1 else None)
+
+    @classmethod
+    def of_rule(cls, rule) -> Options:
+        """The options a rule (cascade.loop.rules.Rule) gives its discussions."""
+        return cls(rule.mode, rule.strategy or rule.flow, rule.tier, rule.rounds)
+
+
+def specialize(steps: Steps, options: Options) -> Steps:
+    """A protocol's steps as a discussion with ``options`` runs them -- the one place they
+    are applied (discuss, run, plan, explain, the hook and check all come here): its mode
+    (the default when none is given), strategy or flow, tier, and round cap: at most the
+    protocol's; for a flow with its own count, the number run (within the flow's minimum
+    and the protocol's maximum); otherwise fewer than the protocol's, never more."""
+    top = steps.rounds.max
+    steps = steps.for_mode(options.mode) if steps.modes else steps
+    steps = steps.for_strategy(options.strategy) if steps.strategies else steps
+    steps = steps.for_tier(options.tier) if steps.tiers else steps
+    cap = options.rounds
+    if cap is not None and cap >= 1:
+        if steps.strategy is not None and steps.strategy.rounds is not None:
+            low = steps.strategy.rounds[0]
+            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+                steps.rounds, max=min(max(cap, low), top), min=low))
+        elif cap < steps.rounds.max:
+            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+                steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
+    return steps
+
+
+def most_rounds(base: Steps, options: Options) -> int:
+    """The most rounds a discussion may ask for (``--rounds N``, a rule's ``rounds:``): its
+    mode's and strategy's; for a flow with its own count, the protocol's."""
+    steps = specialize(base, dataclasses.replace(options, rounds=None))
+    if steps.strategy is not None and steps.strategy.rounds is not None:
+        return base.rounds.max
+    return steps.rounds.max
+
+
+def describe(ref) -> str:
+    """A behaviour as the protocol names it: ``'converged' (field: estimate, within: 0.1)``."""
+    params = ", ".join(f"{k}: {v}" for k, v in ref.params)
+    return f"{ref.name!r}" + (f" ({params})" if params else "")
+
+
 def option_names(steps: Steps | None, kind: str) -> list[str]:
     """The names a protocol's option takes (--mode, --strategy, --flow, --tier)."""
     if steps is None:
@@ -383,8 +436,6 @@ def _text(value: object, path: Path, line: int | None, what: str) -> str:
 
 
 def parse_steps(data: LineDict, path: Path) -> Steps:
-    from cascade.protocol import registry
-
     roles: list[Role] = []
     raw_roles = data.get("roles")
     if not isinstance(raw_roles, list) or not raw_roles:
@@ -445,12 +496,9 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
                                        path, data.line_of("setup"))
     r = check_keys(data.get("rounds") or {}, path, _ROUNDS_KEYS, set(), "rounds",
                    data.line_of("rounds"))
-    exit_rule = r.get("exit", "all_accept")
-    if exit_rule not in registry.EXIT_RULES:
-        raise CascadeError(f"unknown exit rule {exit_rule!r} (known: "
-                           f"{', '.join(sorted(registry.EXIT_RULES))})", path,
-                           data.line_of("rounds"))
     line = data.line_of("rounds")
+    exit_rule = registry.EXITS.ref(r.get("exit", "all_accept"), path,
+                                   r.line_of("exit") if "exit" in r else line, "rounds exit")
     on_impasse = r.get("on_impasse")
     if on_impasse is not None and not any(s.id == on_impasse for s in steps):
         raise CascadeError(f"rounds on_impasse names an unknown step {on_impasse!r}", path, line)
@@ -464,11 +512,9 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
         raise CascadeError("rounds min is more than rounds max", path, line)
     count = _count(data.get("participants"), path, data.line_of("participants"),
                    "participants", {"min": 1, "max": 8})
-    outcome = data.get("outcome", exit_rule)
-    if outcome not in registry.OUTCOME_RULES:
-        raise CascadeError(f"unknown outcome rule {outcome!r} (known: "
-                           f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
-                           data.line_of("outcome"))
+    # no outcome named: the exit rule's own verdict (READY when it ends the rounds)
+    outcome = registry.OUTCOMES.ref(data.get("outcome", "exit"), path,
+                                    data.line_of("outcome"), "outcome")
     artifacts = data.get("artifacts") or []
     if not isinstance(artifacts, list) or any(a not in ARTIFACTS for a in artifacts):
         raise CascadeError(f"artifacts must be a list of: {', '.join(ARTIFACTS)}", path,
@@ -514,9 +560,9 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
             if at is not None and at not in PHASE_AT:
                 raise CascadeError(f"strategy {name!r}: phase {pid!r}: at is one of "
                                    f"{', '.join(PHASE_AT)}", path, ph.line_of("at"))
-            if seen_vis is not None and seen_vis not in VISIBILITIES + ("previous",):
+            if seen_vis is not None and seen_vis not in VISIBILITIES:
                 raise CascadeError(f"strategy {name!r}: phase {pid!r}: visibility must be one "
-                                   f"of {', '.join(VISIBILITIES + ('previous',))}", path,
+                                   f"of {', '.join(VISIBILITIES)}", path,
                                    ph.line_of("visibility"))
             if words is not None and (not isinstance(words, list) or len(words) != 2 or not all(
                     isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in words)
@@ -533,15 +579,14 @@ def _strategies(data: LineDict, path: Path, registry) -> tuple[tuple[Strategy, .
             raise CascadeError(f"strategy {name!r}: participation is parallel or sequential",
                                path, st.line_of("participation") or sline)
         outcome = st.get("outcome")
-        if outcome is not None and outcome not in registry.OUTCOME_RULES:
-            raise CascadeError(f"strategy {name!r}: unknown outcome {outcome!r} (known: "
-                               f"{', '.join(sorted(registry.OUTCOME_RULES))})", path,
-                               st.line_of("outcome") or sline)
+        if outcome is not None:
+            outcome = registry.OUTCOMES.ref(outcome, path, st.line_of("outcome") or sline,
+                                            f"strategy {name!r}: outcome")
         raw_fields = st.get("fields") or {}
         if not isinstance(raw_fields, dict):
             raise CascadeError(f"strategy {name!r}: fields map a name to its kind", path,
                                st.line_of("fields") or sline)
-        fields = tuple(_field(str(k), v, f"strategy {name}", path, st.line_of("fields"))
+        fields = tuple(parse_field(str(k), v, f"strategy {name}", path, st.line_of("fields"))
                        for k, v in raw_fields.items())
         sides = st.get("sides") or []
         if not isinstance(sides, list) or not all(isinstance(x, str) and x for x in sides):
@@ -674,103 +719,6 @@ def _modes(data: LineDict, roles: list[Role], path: Path) -> tuple[tuple[Mode, .
     return tuple(modes), default
 
 
-def _field(name: str, spec: object, sid: str, path: Path, line: int | None) -> Field:
-    """One reply field of a step, from its declaration."""
-    if spec == "text":
-        return Field(name, None, "")
-    if spec == "list":
-        return Field(name, None, "", kind="list")
-    if spec == "panel":
-        return Field(name, None, "", kind="panel")
-    if isinstance(spec, str) and (spec == "refs" or spec.startswith("refs:")):
-        # cited message ids: edges of a type (supports, ...), the field's name unless given
-        edge = spec.partition(":")[2].strip() or name
-        if edge not in REF_TYPES:
-            raise CascadeError(f"step {sid!r}: a refs field's edge type is one of "
-                               f"{', '.join(REF_TYPES)}, not {edge!r} (name it so, or write "
-                               "refs:<type>)", path, line)
-        return Field(name, None, "", refs=True, kind="refs", edge=edge)
-    if isinstance(spec, list) and spec and all(isinstance(c, str) for c in spec):
-        # the last choice is the fallback: the cautious one (REJECT, major, ...)
-        return Field(name, tuple(spec), spec[-1])
-    if isinstance(spec, dict) and "list" in spec:  # {list: [low, high]}: how many items
-        bounds = spec.get("list")
-        if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
-                isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
-                or bounds[0] > bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: list takes [fewest, most] items",
-                               path, line)
-        return Field(name, None, "", kind="list", aim=(float(bounds[0]), float(bounds[1])))
-    if isinstance(spec, dict) and "packet" in spec:  # a bridge packet: its whitelisted keys
-        keys = spec.get("packet")
-        if (not isinstance(keys, list) or not keys
-                or not all(isinstance(k, str) and k.replace("_", "").isalnum() for k in keys)):
-            raise CascadeError(f"step {sid!r}: field {name!r}: packet takes a list of its keys "
-                               "(words joined by _)", path, line)
-        return Field(name, None, "", kind="packet", names=tuple(keys))
-    if isinstance(spec, dict) and "shortlist" in spec:  # scored items, each with a decision
-        names, decisions = spec.get("shortlist"), spec.get("decisions")
-        bounds = spec.get("range", [1, 5])
-        if (not isinstance(names, list) or not names
-                or not all(isinstance(n, str) and n for n in names)
-                or not isinstance(decisions, list) or not decisions
-                or not all(isinstance(c, str) and c for c in decisions)
-                or not isinstance(bounds, list) or len(bounds) != 2
-                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
-                or bounds[0] >= bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: shortlist takes a list of "
-                               "criteria, decisions (a list of words, the cautious one last) "
-                               "and a range [low, high]", path, line)
-        return Field(name, None, decisions[-1], kind="shortlist", low=float(bounds[0]),
-                     high=float(bounds[1]), names=tuple(names), choices_of=tuple(decisions))
-    if isinstance(spec, dict) and "number" in spec:
-        bounds = spec.get("number")
-        if (not isinstance(bounds, list) or len(bounds) != 2
-                or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
-                or bounds[0] >= bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: number takes [low, high]", path,
-                               line)
-        fallback = spec.get("fallback", bounds[0])
-        if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
-            raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
-                               f"{bounds}", path, line)
-        aim = spec.get("aim")
-        if aim is not None and (not isinstance(aim, list) or len(aim) != 2 or not all(
-                isinstance(a, (int, float)) and bounds[0] <= a <= bounds[1] for a in aim)):
-            raise CascadeError(f"step {sid!r}: field {name!r}: aim takes [low, high] within "
-                               f"{bounds}", path, line)
-        return Field(name, None, _num(fallback), kind="number", low=float(bounds[0]),
-                     high=float(bounds[1]),
-                     aim=(float(aim[0]), float(aim[1])) if aim is not None else None)
-    if isinstance(spec, dict) and "scores" in spec:
-        names = spec.get("scores")
-        bounds = spec.get("range", [1, 5])
-        if (not isinstance(names, list) or not names
-                or not all(isinstance(n, str) and n for n in names)):
-            raise CascadeError(f"step {sid!r}: field {name!r}: scores takes a list of names, "
-                               "the overall score last", path, line)
-        if (not isinstance(bounds, list) or len(bounds) != 2
-                or not all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
-                or bounds[0] >= bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: range takes [low, high]", path,
-                               line)
-        flag = spec.get("flag_below", 0)
-        if not isinstance(flag, (int, float)) or isinstance(flag, bool):
-            raise CascadeError(f"step {sid!r}: field {name!r}: flag_below must be a number",
-                               path, line)
-        return Field(name, None, str(bounds[0]), kind="scores", low=float(bounds[0]),
-                     high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
-    raise CascadeError(f"step {sid!r}: field {name!r} must be text, list, refs, panel, a list "
-                       "of choices (each a string: quote yes, no, on, off, which YAML reads as "
-                       "true and false), {number: [low, high]}, {scores: [names]}, {list: "
-                       "[fewest, most]}, {shortlist: [criteria], decisions: [words]} or "
-                       "{packet: [keys]}", path, line)
-
-
-def _num(value: float) -> str:
-    return f"{value:g}"
-
-
 def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: set[str],
                registry) -> list[Step]:
     raw_steps = data.get(key)
@@ -822,14 +770,14 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
             raise CascadeError(f"step {sid!r}: visibility must be one of "
                                f"{', '.join(VISIBILITIES)}", path, s.line_of("visibility"))
         target = s.get("target")
-        if target is not None and target not in registry.TARGETS:
-            raise CascadeError(f"step {sid!r}: unknown target {target!r} (known: "
-                               f"{', '.join(sorted(registry.TARGETS))})", path, s.line_of("target"))
+        if target is not None:
+            target = registry.TARGETS.ref(target, path, s.line_of("target"),
+                                          f"step {sid!r}: target")
         raw_fields = s.get("fields") or {}
         if not isinstance(raw_fields, dict):
             raise CascadeError(f"step {sid!r}: fields must be a mapping of name to [choices] "
                                "or text", path, s.line_of("fields"))
-        fields = [_field(str(name), spec, sid, path, s.line_of("fields"))
+        fields = [parse_field(str(name), spec, sid, path, s.line_of("fields"))
                   for name, spec in raw_fields.items()]
         if sum(1 for f in fields if f.kind == "panel") > 1:
             raise CascadeError(f"step {sid!r}: one panel field at most", path, s.line_of("fields"))
@@ -848,7 +796,7 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
                           str(s["table"]) if s.get("table") else None, confirm,
                           min_refs=min_refs, when=when,
                           fallback=str(s.get("fallback") or "").strip(), roles=several,
-                          sees=tuple(sees), range=span))
+                          sees=tuple(sees), range=span, reads=_reads(s, sid, fields, path)))
     known = {x for x in seen}
     for step in steps:
         unknown = [x for x in step.sees if x not in known]
@@ -856,6 +804,22 @@ def _step_list(data: LineDict, key: str, roles: list[Role], path: Path, seen: se
             raise CascadeError(f"step {step.id!r}: sees names an unknown step {unknown[0]!r}",
                                path, data.line_of(key))
     return steps
+
+
+def _reads(s: LineDict, sid: str, fields: list[Field], path: Path) -> tuple[tuple[str, str], ...]:
+    """A step's ``reads``: which of its fields the engine reads as what."""
+    reads = s.get("reads") or {}
+    line = s.line_of("reads")
+    if not isinstance(reads, dict) or any(k not in READS or not isinstance(v, str)
+                                          for k, v in reads.items()):
+        raise CascadeError(f"step {sid!r}: reads maps what the engine reads ({', '.join(READS)})"
+                           " to one of the step's fields", path, line)
+    names = {f.name for f in fields}
+    unknown = [v for v in reads.values() if v not in names]
+    if unknown:
+        raise CascadeError(f"step {sid!r}: reads names {unknown[0]!r}, not one of its fields "
+                           f"({', '.join(sorted(names)) or 'none'})", path, line)
+    return tuple((str(k), v) for k, v in reads.items())
 
 
 def _decision(s: LineDict, sid: str, path: Path) -> Step:

@@ -1,0 +1,457 @@
+"""The kinds of a step's reply fields, registered: how each is declared in a protocol's YAML
+(``parse``), asked for in the prompt (``shape``), read from a reply into the values stamped
+on the turn (``read``: the value, or the cautious fallback and a note) and shown in the
+block's body (``section``). A field is declared as ``text``, ``list``, ``panel``,
+``refs[:<edge>]``, a list of choices, or ``{<kind>: ..., <option>: ...}`` (number, scores,
+list, shortlist, packet); a new kind registers here and is declared the same way.
+
+Over 400 lines: one section per kind, each with its four parts side by side.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cascade.errors import CascadeError
+from cascade.protocol import packet
+from cascade.protocol.behaviours import Registry
+
+LIST_SEP = " | "  # between the items of a list field, as the stamp holds them
+REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # typed edges
+FIELD_KINDS = Registry("field kind")
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    choices: tuple[str, ...] | None  # None: free text (or references)
+    fallback: str  # what a missing or invalid value becomes (and a note says so)
+    refs: bool = False  # message ids the turn cites, as typed edges named by the field
+    kind: str = ""  # "" (choices or text), number, list, scores, panel, refs, packet, ...
+    edge: str = ""  # a refs field's edge type (its name, unless refs:<type>)
+    low: float = 0.0  # number: its range; scores: each score's range
+    high: float = 0.0
+    names: tuple[str, ...] = ()  # scores: the criteria, the overall score last
+    flag_below: float = 0.0  # scores: an overall score below this flags the turn
+    aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it);
+    # list: how many items are asked for
+    choices_of: tuple[str, ...] = ()  # shortlist: each item's decision (the last: the fallback)
+
+
+Read = Callable[[Field, Any, Any], tuple[dict[str, str], "str | None"]]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A field kind's four parts. ``parse(name, spec, step id, path, line) -> Field``;
+    ``shape(field) -> str`` (its JSON in the reply's shape); ``read(field, value, reply) ->
+    (stamped values, note or None)`` -- None: not a value of the reply (references, a panel:
+    read elsewhere); ``section(field, stamped, value) -> markdown or None``."""
+
+    parse: Callable[[str, Any, str, Path, "int | None"], Field]
+    shape: Callable[[Field], str]
+    read: Read | None = None
+    section: Callable[[Field, dict[str, str], Any], "str | None"] | None = None
+
+    def __call__(self, *args: Any) -> Field:
+        return self.parse(*args)
+
+
+def num(value: float) -> str:
+    return f"{value:g}"
+
+
+def split_list(value: str) -> list[str]:
+    return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
+
+
+def join_list(value: object, items: int = 8, width: int = 240) -> str:
+    """A list field's items, each one line, as the stamp holds them (`` | `` between)."""
+    if isinstance(value, str):
+        value = [value] if value.strip() else []
+    if not isinstance(value, list):
+        return ""
+    out = []
+    for item in value[:items]:
+        if isinstance(item, dict):  # {"question": ..., "whyOpen": ...}: its texts, in order
+            item = " -- ".join(str(v) for v in item.values() if isinstance(v, (str, int, float)))
+        text = " ".join(str(item).replace("|", "/").split())[:width] if isinstance(
+            item, (str, int, float)) else ""
+        if text:
+            out.append(text)
+    return LIST_SEP.join(out)
+
+
+def shortlist_table(f: Field, value: str) -> str:
+    """A stamped shortlist as a markdown table, for the block's body."""
+    rows = ["| Idea | " + " | ".join(n.capitalize() for n in f.names) + " | Decision |",
+            "|---|" + "---|" * (len(f.names) + 1)]
+    for item in split_list(value):
+        decision, numbers, idea = (item.split(" ", 2) + ["", ""])[:3]
+        rows.append(f"| {idea.replace('|', '/')} | " + " | ".join(numbers.split("/"))
+                    + f" | {decision} |")
+    return "\n".join(rows)
+
+
+def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None) -> Field:
+    """One reply field of a step, from its declaration: the kind it names."""
+    # a word names its kind (refs:<edge> too); a list is choices; a mapping names its kind
+    # by its first key that is one (each kind says how it may be declared: its traits)
+    if isinstance(spec, str):
+        key, how = spec.partition(":")[0], "word"
+    elif isinstance(spec, list):
+        key, how = "choices", "list"
+    elif isinstance(spec, dict):  # the registered kinds first: a package's only if none is
+        key = next((k for k in spec if FIELD_KINDS.has(str(k), "mapping", load=False)),
+                   next((k for k in spec if FIELD_KINDS.has(str(k), "mapping")), ""))
+        how = "mapping"
+    else:
+        key, how = "", ""
+    kind = FIELD_KINDS.behaviour(key) if key and FIELD_KINDS.has(key, how) else None
+    if kind is None:
+        raise _unknown(name, sid, path, line)
+    return kind.fn.parse(name, spec, sid, path, line)
+
+
+def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
+    return CascadeError(f"step {sid!r}: field {name!r} must be text, list, refs, panel, a "
+                        "list of choices (each a string: quote yes, no, on, off, which YAML "
+                        "reads as true and false), {number: [low, high]}, {scores: [names]}, "
+                        "{list: [fewest, most]}, {shortlist: [criteria], decisions: "
+                        "[words]} or {packet: [keys]}", path, line)
+
+
+def read_fields(fields, reply) -> tuple[dict[str, str], list[str]]:
+    """The values of ``fields`` in a reply (cascade.turns.replies.Reply; None: none came),
+    each by its kind; a missing or invalid value gets the field's fallback and a note."""
+    values: dict[str, str] = {}
+    notes: list[str] = []
+    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    for f in fields:
+        kind = FIELD_KINDS.behaviour(f.kind or "text")
+        if kind is None or kind.fn.read is None:
+            continue
+        stamped, note = kind.fn.read(f, extra.get(f.name.lower()), reply)
+        values.update(stamped)
+        notes += [note] if note else []
+    return values, notes
+
+
+def shape(f: Field) -> str:
+    """The field in the JSON shape the prompt asks for."""
+    kind = FIELD_KINDS.behaviour(f.kind or "text")
+    return f'"{f.name}": ' + (kind.fn.shape(f) if kind is not None else '"<text>"')
+
+
+def sections(fields, stamped: dict[str, str], extra: dict[str, Any]) -> list[str]:
+    """What the block's body shows of the fields (a shortlist's table, a packet as passed)."""
+    out = []
+    for f in fields:
+        kind = FIELD_KINDS.behaviour(f.kind or "text")
+        if kind is not None and kind.fn.section is not None:
+            text = kind.fn.section(f, stamped, extra.get(f.name.lower()))
+            if text:
+                out.append(text)
+    return out
+
+
+# --- text and choices ------------------------------------------------------------------
+
+def _parse_text(name, spec, sid, path, line) -> Field:
+    if spec != "text":
+        raise _unknown(name, sid, path, line)
+    return Field(name, None, "")
+
+
+def _parse_choices(name, spec, sid, path, line) -> Field:
+    if not spec or not all(isinstance(c, str) for c in spec):
+        raise _unknown(name, sid, path, line)
+    return Field(name, tuple(spec), spec[-1])  # the last choice: the cautious fallback
+
+
+def _read_plain(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    """A choice (the fallback when missing or invalid, with a note) or a text. A step's
+    ``vote`` is the reply's vote (READY, CHANGES, REJECT; as ACCEPT/REJECT when it asks
+    for those)."""
+    if f.name == "vote":
+        if reply is None or reply.cut:
+            raw = None
+        elif f.choices and "ACCEPT" in f.choices:
+            raw = {"READY": "ACCEPT", "REJECT": "REJECT", "CHANGES": "REJECT"}.get(
+                reply.vote or "", None)
+        else:
+            raw = reply.vote
+    else:
+        raw = str(value).strip().upper() if isinstance(value, (str, int, float)) else None
+    if f.choices is None:
+        return {f.name: str(value or "")[:500]}, None
+    chosen = next((c for c in f.choices if raw is not None and c.upper() == raw), None)
+    if chosen is None:
+        return {f.name: f.fallback}, (f"{f.name}: {'no value' if raw is None else repr(raw)} "
+                                      f"given; taken as {f.fallback}")
+    return {f.name: chosen}, None
+
+
+def _shape_plain(f: Field) -> str:
+    return " | ".join(f'"{c}"' for c in f.choices) if f.choices else '"<text>"'
+
+
+FIELD_KINDS.register("text", Kind(_parse_text, _shape_plain, _read_plain), traits=("word",))
+FIELD_KINDS.register("choices", Kind(_parse_choices, _shape_plain, _read_plain),
+                     traits=("list",))
+
+
+# --- references and a panel: read elsewhere (cascade.protocol.run cited, _panel) -----------
+
+def _parse_refs(name, spec, sid, path, line) -> Field:
+    # cited message ids: edges of a type (supports, ...), the field's name unless given
+    edge = spec.partition(":")[2].strip() or name
+    if edge not in REF_TYPES:
+        raise CascadeError(f"step {sid!r}: a refs field's edge type is one of "
+                           f"{', '.join(REF_TYPES)}, not {edge!r} (name it so, or write "
+                           "refs:<type>)", path, line)
+    return Field(name, None, "", refs=True, kind="refs", edge=edge)
+
+
+def _parse_panel(name, spec, sid, path, line) -> Field:
+    if spec != "panel":
+        raise _unknown(name, sid, path, line)
+    return Field(name, None, "", kind="panel")
+
+
+FIELD_KINDS.register("refs", Kind(_parse_refs, lambda f: '["<message id shown above>", ...]'),
+                     traits=("word",))
+
+
+PANEL_SHAPE = ('{"experts": [{"id": "<lower-case-id>", "name": "<name>", "expertise": ["<area>", '
+               '...], "thinkingStyle": "<text>", "bias": "<text>", "replyTendency": "<text>", '
+               '"stakes": "<what they lose from a bad decision>", "blindSpots": ["<text>", ...]'
+               '}, ...], "tensionMap": [{"between": ["<id>", "<id>"], "axis": "<X vs. Y>", '
+               '"description": "<text>"}, ...], "problemDefinition": {"statement": "<text>", '
+               '"scope": "<text>", "successCriteria": "<text>"}}')
+FIELD_KINDS.register("panel", Kind(_parse_panel, lambda f: PANEL_SHAPE), traits=("word",))
+
+
+# --- list ------------------------------------------------------------------------------
+
+def _parse_list(name, spec, sid, path, line) -> Field:
+    if isinstance(spec, str):
+        if spec != "list":
+            raise _unknown(name, sid, path, line)
+        return Field(name, None, "", kind="list")
+    bounds = spec.get("list")  # {list: [low, high]}: how many items
+    if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
+            isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
+            or bounds[0] > bounds[1]):
+        raise CascadeError(f"step {sid!r}: field {name!r}: list takes [fewest, most] items",
+                           path, line)
+    return Field(name, None, "", kind="list", aim=(float(bounds[0]), float(bounds[1])))
+
+
+def _read_list(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    joined = join_list(value)
+    count = len(split_list(joined))
+    note = None
+    if f.aim is not None and not f.aim[0] <= count <= f.aim[1]:
+        note = f"{f.name}: {count} given; {int(f.aim[0])} to {int(f.aim[1])} asked for"
+    return {f.name: joined}, note
+
+
+FIELD_KINDS.register("list", Kind(
+    _parse_list, lambda f: '["<text>", ...]' if f.aim is None else
+    f"[{int(f.aim[0])} to {int(f.aim[1])} texts]", _read_list), traits=("word", "mapping"))
+
+
+# --- number ----------------------------------------------------------------------------
+
+def _parse_number(name, spec, sid, path, line) -> Field:
+    bounds = spec.get("number")
+    if (not isinstance(bounds, list) or len(bounds) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
+            or bounds[0] >= bounds[1]):
+        raise CascadeError(f"step {sid!r}: field {name!r}: number takes [low, high]", path,
+                           line)
+    fallback = spec.get("fallback", bounds[0])
+    if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
+        raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
+                           f"{bounds}", path, line)
+    aim = spec.get("aim")
+    if aim is not None and (not isinstance(aim, list) or len(aim) != 2 or not all(
+            isinstance(a, (int, float)) and bounds[0] <= a <= bounds[1] for a in aim)):
+        raise CascadeError(f"step {sid!r}: field {name!r}: aim takes [low, high] within "
+                           f"{bounds}", path, line)
+    return Field(name, None, num(fallback), kind="number", low=float(bounds[0]),
+                 high=float(bounds[1]),
+                 aim=(float(aim[0]), float(aim[1])) if aim is not None else None)
+
+
+def _read_number(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    try:
+        number = float(value) if isinstance(value, (int, float, str)) and not isinstance(
+            value, bool) else None
+    except ValueError:
+        number = None
+    if number is None or number != number or not f.low <= number <= f.high:
+        shown = "no value" if value is None else repr(value)[:40]
+        return {f.name: f.fallback}, f"{f.name}: {shown} given; taken as {f.fallback}"
+    if f.aim is not None and not f.aim[0] <= number <= f.aim[1]:
+        return {f.name: num(number)}, (f"{f.name} {num(number)} is outside the "
+                                       f"{num(f.aim[0])}-{num(f.aim[1])} asked for")
+    return {f.name: num(number)}, None
+
+
+FIELD_KINDS.register("number", Kind(
+    _parse_number, lambda f: f"<a number from {num(f.low)} to {num(f.high)}>", _read_number),
+    traits=("mapping",))
+
+
+# --- scores ----------------------------------------------------------------------------
+
+def _bounds(spec: dict) -> Any:
+    bounds = spec.get("range", [1, 5])
+    ok = (isinstance(bounds, list) and len(bounds) == 2
+          and all(isinstance(b, int) and not isinstance(b, bool) for b in bounds)
+          and bounds[0] < bounds[1])
+    return bounds if ok else None
+
+
+def _parse_scores(name, spec, sid, path, line) -> Field:
+    names = spec.get("scores")
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(n, str) and n for n in names)):
+        raise CascadeError(f"step {sid!r}: field {name!r}: scores takes a list of names, "
+                           "the overall score last", path, line)
+    bounds = _bounds(spec)
+    if bounds is None:
+        raise CascadeError(f"step {sid!r}: field {name!r}: range takes [low, high]", path, line)
+    flag = spec.get("flag_below", 0)
+    if not isinstance(flag, (int, float)) or isinstance(flag, bool):
+        raise CascadeError(f"step {sid!r}: field {name!r}: flag_below must be a number",
+                           path, line)
+    return Field(name, None, str(bounds[0]), kind="scores", low=float(bounds[0]),
+                 high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
+
+
+def _read_scores(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    """Scores by criterion, each within the field's range; a missing or invalid one is the
+    lowest (the cautious value). The last criterion is the overall score: below the flag,
+    the turn is flagged."""
+    given = {str(k).lower(): v for k, v in value.items()} if isinstance(value, dict) else {}
+    parts, missing = [], []
+    overall = f.low
+    for name in f.names:
+        raw = given.get(name.lower())
+        try:
+            score = int(raw) if not isinstance(raw, bool) and raw is not None else None
+        except (TypeError, ValueError):
+            score = None
+        if score is None or not f.low <= score <= f.high:
+            missing.append(name)
+            score = int(f.low)
+        parts.append(f"{name}:{score}")
+        overall = score
+    out = {f.name: ",".join(parts)}
+    if f.flag_below:
+        out["flagged"] = "yes" if overall < f.flag_below else "no"
+    note = (f"{f.name}: {', '.join(missing)} missing or out of range; taken as {int(f.low)}"
+            if missing else None)
+    return out, note
+
+
+def _scores_shape(f: Field) -> str:
+    return "{" + ", ".join(f'"{n}": <{num(f.low)}-{num(f.high)}>' for n in f.names) + "}"
+
+
+FIELD_KINDS.register("scores", Kind(_parse_scores, _scores_shape, _read_scores),
+                     traits=("mapping",))
+
+
+# --- shortlist -------------------------------------------------------------------------
+
+def _parse_shortlist(name, spec, sid, path, line) -> Field:
+    names, decisions = spec.get("shortlist"), spec.get("decisions")
+    bounds = _bounds(spec)
+    if (not isinstance(names, list) or not names
+            or not all(isinstance(n, str) and n for n in names)
+            or not isinstance(decisions, list) or not decisions
+            or not all(isinstance(c, str) and c for c in decisions) or bounds is None):
+        raise CascadeError(f"step {sid!r}: field {name!r}: shortlist takes a list of "
+                           "criteria, decisions (a list of words, the cautious one last) "
+                           "and a range [low, high]", path, line)
+    return Field(name, None, decisions[-1], kind="shortlist", low=float(bounds[0]),
+                 high=float(bounds[1]), names=tuple(names), choices_of=tuple(decisions))
+
+
+def _read_shortlist(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    """Scored items, each ``<decision> <score>/<score>/... <idea>`` (`` | `` between): an
+    item's missing or invalid score is the lowest, its missing or unknown decision the
+    cautious one (the last); an item without an idea is dropped. A note says what was
+    taken so."""
+    items = value if isinstance(value, list) else []
+    out, fixed = [], 0
+    for item in items[:8]:
+        if not isinstance(item, dict):
+            fixed += 1
+            continue
+        given = {str(k).lower(): v for k, v in item.items()}
+        idea = given.get("idea") or given.get("title") or given.get("name")
+        if not isinstance(idea, str) or not idea.strip():
+            fixed += 1
+            continue
+        scores = given.get("scores") if isinstance(given.get("scores"), dict) else given
+        scores = {str(k).lower(): v for k, v in scores.items()}
+        numbers = []
+        for name in f.names:
+            raw = scores.get(name.lower())
+            ok = isinstance(raw, (int, float)) and not isinstance(raw, bool) and \
+                f.low <= raw <= f.high
+            fixed += 0 if ok else 1
+            numbers.append(str(int(raw)) if ok else str(int(f.low)))
+        raw = str(given.get("decision") or "").strip().lower()
+        decision = next((c for c in f.choices_of if c.lower() == raw), None)
+        if decision is None:
+            fixed += 1
+            decision = f.fallback
+        text = " ".join(idea.replace("|", "/").split())[:160]
+        out.append(f"{decision} {'/'.join(numbers)} {text}")
+    if not items and not out:
+        return {f.name: ""}, f"{f.name}: no items given"
+    note = (f"{f.name}: {fixed} missing or invalid value(s) taken as the lowest score or "
+            f"{f.fallback}" if fixed else None)
+    return {f.name: LIST_SEP.join(out)}, note
+
+
+def _shortlist_shape(f: Field) -> str:
+    return ('[{"idea": "<text>", "scores": {' + ", ".join(
+        f'"{n}": <{num(f.low)}-{num(f.high)}>' for n in f.names) + '}, "decision": '
+        + " | ".join(f'"{c}"' for c in f.choices_of) + '}, ...]')
+
+
+FIELD_KINDS.register("shortlist", Kind(
+    _parse_shortlist, _shortlist_shape, _read_shortlist,
+    lambda f, stamped, value: shortlist_table(f, stamped[f.name]) if stamped.get(f.name)
+    else None), traits=("mapping",))
+
+
+# --- packet (cascade.protocol.packet) --------------------------------------------------
+
+def _parse_packet(name, spec, sid, path, line) -> Field:
+    keys = spec.get("packet")  # a bridge packet: its whitelisted keys
+    if (not isinstance(keys, list) or not keys
+            or not all(isinstance(k, str) and k.replace("_", "").isalnum() for k in keys)):
+        raise CascadeError(f"step {sid!r}: field {name!r}: packet takes a list of its keys "
+                           "(words joined by _)", path, line)
+    return Field(name, None, "", kind="packet", names=tuple(keys))
+
+
+def _read_packet(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    stamped, _, note = packet.check(f, value)
+    return stamped, note
+
+
+FIELD_KINDS.register("packet", Kind(
+    _parse_packet,
+    lambda f: "{" + ", ".join(f'"{k}": ["<text>", ...]' for k in f.names) + "}",
+    _read_packet, lambda f, stamped, value: packet.check(f, value)[1]), traits=("mapping",))
