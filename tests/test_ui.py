@@ -181,6 +181,9 @@ async def test_run_streams_the_replies_live_and_the_ledger_gets_whole_blocks(ui_
                 break
         assert partial is not None, f"no reply was seen streaming: {seen[-3:]}"
         assert not app.screen.running
+        # The last refresh's removal of the entries it replaces is done by Textual on its next
+        # turn: until then both are in the DOM (under load, the test can look in between).
+        await settle(pilot)
         entries = [str(w.render()) for w in app.screen.query(".entry")]
         assert sum("thinks the session tokens" in e for e in entries) == 3
     assert all(r.body.get("stream") is True for r in fake_llm.chat_requests)
