@@ -65,3 +65,32 @@ def test_only_the_step_asks_for_a_vote(repo, cli, fake_llm, monkeypatch):
             assert not words, f"{name} at {step}: {words} in the {where}"
         words = {m.group(1) for m in VOTE_WORDS.finditer(task) if m.group(1)}
         assert words == ({"ACCEPT", "REJECT"} if step == "Confirm" else set()), (step, words)
+
+
+def test_a_repair_asks_for_the_steps_own_form(repo, cli, fake_llm, monkeypatch):
+    """A reply that cannot be read is asked once more, restating the form: the step's own
+    (a confirmation's ACCEPT or REJECT), never the phase turn's READY, CHANGES or REJECT."""
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    broken: list[str] = []
+
+    def reply(request) -> str:
+        last = request.messages[-1]["content"]
+        if "Reply again" not in last and STEP.search(request.text).group(1) in (
+                "Confirm", "Propose") and ASK.search(request.text).group(1) == "AI-Security":
+            broken.append(STEP.search(request.text).group(1))
+            return "I accept, more or less."
+        return _reply(request)
+
+    fake_llm.default(reply)
+    code, out, err = cli("discuss", TOPIC, "--protocol", "pcs", "--participants",
+                         "architect,security")
+    assert code == 0, out + err
+    assert broken == ["Propose", "Confirm"]
+    repairs = {STEP.search(r.text).group(1): r.messages[-1]["content"]
+               for r in fake_llm.chat_requests if "Reply again" in r.messages[-1]["content"]}
+    assert set(repairs) == {"Propose", "Confirm"}
+    assert '"vote": "ACCEPT" | "REJECT"' in repairs["Confirm"]
+    assert repairs["Propose"].endswith('{"comment": "<markdown>"}.')
+    for text in repairs.values():
+        assert "READY" not in text and "CHANGES" not in text

@@ -28,8 +28,10 @@ from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
 
 REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
-          "Reply again with only the JSON object: "
-          '{{"comment": "<markdown>", "vote": "READY" | "CHANGES" | "REJECT" | null}}.')
+          "Reply again with only the JSON object: {shape}.")
+# The form a phase's turn replies in (the system prompt says what each vote means); a step's
+# turn repairs to its own form, the one its task asked for (cascade.protocol.prompt).
+TURN_SHAPE = '{"comment": "<markdown>", "vote": "READY" | "CHANGES" | "REJECT" | null}'
 
 
 @dataclass
@@ -211,8 +213,10 @@ class _Failed(Exception):
 
 async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, settings: Settings,
                budget: Budget, semaphore: asyncio.Semaphore, progress: Progress, seam,
-               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None) -> Reply:
-    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask."""
+               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None,
+               shape: str = TURN_SHAPE) -> Reply:
+    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask,
+    which restates the reply's form, ``shape`` (the one the request asked for)."""
     async def call(msgs: list[dict[str, str]]):
         stop = budget.exhausted()
         if stop:
@@ -255,7 +259,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
         reason = str(exc)
     repair = messages + [{"role": "assistant",
                           "content": (first.text or "")[:comment_limit(settings.reply_tokens)]},
-                         {"role": "user", "content": REPAIR.format(reason=reason)}]
+                         {"role": "user", "content": REPAIR.format(reason=reason, shape=shape)}]
     second = await call(repair)
     try:
         reply = parse(second.text)
