@@ -119,6 +119,84 @@ def test_repository_protocol_is_found(tmp_path):
     assert load_protocol("mine", tmp_path).phase_ids() == ["one", "two"]
 
 
+RESPOND_OK = """name: mine
+planner: respond
+roles:
+  - {id: participant, from: participants}
+rounds: {max: 2}
+steps:
+  - id: one
+    role: participant
+    fields: {vote: [READY, CHANGES, REJECT]}
+    advance: all_mentioned_responded
+  - id: two
+    title: Two
+    role: participant
+    confirm: true
+    fields: {vote: [READY, CHANGES, REJECT]}
+    instructions: Vote.
+"""
+
+
+def test_a_respond_protocol_written_as_steps_is_read_as_its_phases(tmp_path):
+    """The older form and the step form of one protocol read alike: each step a phase, in
+    order; confirm -- its votes count; advance -- its trigger; the last step: no next."""
+    path = tmp_path / "mine.yml"
+    path.write_text(RESPOND_OK)
+    steps = load_protocol_file(path)
+    path.write_text(PROTOCOL_OK.replace("next: two", "next: two\n    auto_trigger: "
+                                        "all_mentioned_responded").replace(
+        "    voting_mode: true\n", "    title: Two\n    voting_mode: true\n    instructions: Vote.\n")
+        + "max_rounds: 2\n")
+    phases = load_protocol_file(path)
+    assert steps.phases == phases.phases
+    assert (steps.max_rounds, steps.planner, steps.steps) == (2, "respond", None)
+
+
+def test_the_bundled_respond_protocols_are_written_as_steps():
+    for name in ("review", "phased"):
+        text = (Path(__file__).resolve().parent.parent / "protocols" / f"{name}.yml").read_text()
+        assert "planner: respond" in text and "\nsteps:" in text and "phases:" not in text
+
+
+@pytest.mark.parametrize("old, new, message, line", [
+    ("    advance: all_mentioned_responded\n", "    advance: whenever\n",
+     "step 'one': unknown advance 'whenever'", 10),
+    ("    instructions: Vote.\n", "    instructions: Vote.\n    advance: consensus\n",
+     "step 'two' is the last: there is no step to advance to", 6),
+    ("    confirm: true\n", "    confirm: yes please\n", "step 'two': confirm must be true or false",
+     14),
+    ("    confirm: true\n", "    words: 80\n", "unknown step key 'words'", 14),
+    ("  - id: two\n", "  - id: one\n", "duplicate step id 'one'", 11),
+    ("    title: Two\n    role: participant\n", "    role: expert\n", "unknown role 'expert'",
+     12),
+    ("fields: {vote: [READY, CHANGES, REJECT]}\n    instructions",
+     "fields: {vote: [ACCEPT, REJECT]}\n    instructions", "asks a vote: fields", 15),
+    ("    fields: {vote: [READY, CHANGES, REJECT]}\n    advance",
+     "    advance", "step 'one': a respond protocol's step asks a vote", 7),
+    ("rounds: {max: 2}\n", "rounds: {max: 2, exit: all_accept}\n", "unknown rounds key 'exit'",
+     5),
+    ("rounds: {max: 2}\n", "rounds: {max: 0}\n", "rounds max must be", 5),
+    ("rounds: {max: 2}\n", "rounds: {max: 2}\noutcome: all_accept\n",
+     "its outcome is thresholds, not 'all_accept'", 6),
+    ("rounds: {max: 2}\n", "rounds: {max: 2}\nartifacts: [synthesis]\n",
+     "unknown protocol key 'artifacts'", 6),
+    ("  - {id: participant, from: participants}\n", "  - {id: participant, persona: moderator}\n",
+     "unknown role key 'persona'", 4),
+    ("  - {id: participant, from: participants}\n",
+     "  - {id: participant, from: participants}\n  - {id: judge, from: participants}\n",
+     "has one role", 3),
+])
+def test_respond_protocol_errors(tmp_path, old, new, message, line):
+    assert old in RESPOND_OK
+    path = tmp_path / "mine.yml"
+    path.write_text(RESPOND_OK.replace(old, new, 1))
+    with pytest.raises(CascadeError) as info:
+        load_protocol_file(path)
+    assert message in info.value.message
+    assert info.value.line == line
+
+
 @pytest.mark.parametrize("name", ["feature", "adr", "code-review"])
 @pytest.mark.parametrize("source, context", [(None, ""), ("docs/adr/0007.md", "Why: speed.")])
 def test_discussion_templates_render(name, source, context):
