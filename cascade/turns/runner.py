@@ -19,9 +19,9 @@ from cascade.config.personas import Persona
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion, is_transition
 from cascade.ledger.model import FAILURE, Comment, Event
+from cascade.protocol.pending import Pending
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
-from cascade.turns.pending import Pending
 from cascade.turns.prompt import Prompt, build_prompt, why_text
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
