@@ -94,3 +94,40 @@ def test_a_repair_asks_for_the_steps_own_form(repo, cli, fake_llm, monkeypatch):
     assert repairs["Propose"].endswith('{"comment": "<markdown>"}.')
     for text in repairs.values():
         assert "READY" not in text and "CHANGES" not in text
+
+
+DOC = "docs/adr/0001-use-sqlite.md"
+LEDGER = "docs/adr/discussions/0001.discussion.md"
+
+
+@pytest.mark.parametrize("protocol, phase, counted", [("review", "review", True),
+                                                      ("phased", "initial_feedback", False)])
+def test_a_review_turn_is_asked_its_vote_by_its_task_alone(repo, cli, fake_llm, monkeypatch,
+                                                          protocol, phase, counted):
+    """A review or phased turn: the system prompt (every turn's) names no vote; the task
+    asks it, READY, CHANGES or REJECT, said advisory in a phase whose votes do not count;
+    a background persona is told it does not vote, and what it votes is not asked."""
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    fake_llm.default(json.dumps({"comment": "Fine.", "vote": "READY"}))
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
+    code, _, err = cli("new", "Use SQLite", "--template", "adr", "--protocol", protocol,
+                       "--source", DOC, "-o", LEDGER, "--participants", "architect,researcher")
+    assert code == 0, err
+    code, out, err = cli("turn", LEDGER, "@architect", "@researcher")
+    assert code == 0, out + err
+    asked = {ASK.search(r.text).group(1): r.messages for r in fake_llm.chat_requests}
+    assert set(asked) == {"AI-Architect", "AI-Researcher"}
+    for name, (system, user) in asked.items():
+        assert not {m.group(1) for m in VOTE_WORDS.finditer(system["content"]) if m.group(1)}
+        text = user["content"]
+        assert text.startswith("PHASE: ")
+        task = text.split("\nYOUR TASK", 1)[1]
+        if name == "AI-Architect":
+            assert '"READY" if the document can be accepted as it is' in task
+            assert ("advisory" in task) is not counted
+        else:
+            assert "You do not vote" in text and '"vote": null}' in task
+            assert not {m.group(1) for m in VOTE_WORDS.finditer(task) if m.group(1)}
+    assert phase in (repo / LEDGER).read_text()

@@ -273,7 +273,7 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
         source_view["block"] = rendered[source_at]
 
     shown = _scrub_persona(persona, scrub)
-    system = templates.render("prompts", "system", d.root, persona=shown)
+    system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render("prompts", "turn", d.root, id=ident, phase=d.current_phase,
                             title_block=rendered[title_at], source=source_view,
                             context=rendered[context_at] if context_at is not None else "",
