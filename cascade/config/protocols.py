@@ -184,32 +184,11 @@ def _respond_protocol(data: LineDict, name: str, path: Path) -> Protocol:
                            data.line_of("steps"))
     phases: list[Phase] = []
     for item, line in items_with_lines(raw_steps, data.line_of("steps")):
-        s = check_keys(item, path, _RESPOND_STEP_KEYS, {"id", "role"}, "step", line)
-        sid = s["id"]
-        if not isinstance(sid, str) or not sid.strip():
-            raise CascadeError("step 'id' must be a string", path, s.line_of("id"))
-        if any(p.id == sid for p in phases):
-            raise CascadeError(f"duplicate step id {sid!r}", path, s.line_of("id"))
-        if s["role"] != role:
-            raise CascadeError(f"step {sid!r}: unknown role {s['role']!r} (roles: {role})", path,
-                               s.line_of("role"))
-        fields = s.get("fields")
-        if not isinstance(fields, dict) or list(fields) != ["vote"] or \
-                fields["vote"] != list(RESPOND_VOTE):
-            raise CascadeError(f"step {sid!r}: a respond protocol's step asks a vote: fields: "
-                               f"{{vote: [{', '.join(RESPOND_VOTE)}]}}", path,
-                               s.line_of("fields") or s.line_of("id"))
-        confirm = s.get("confirm", False)
-        if not isinstance(confirm, bool):
-            raise CascadeError(f"step {sid!r}: confirm must be true or false", path,
-                               s.line_of("confirm"))
-        trigger = s.get("advance")
-        if trigger not in _triggers():
-            allowed = ", ".join(t for t in _triggers() if t)
-            raise CascadeError(f"step {sid!r}: unknown advance {trigger!r} (allowed: {allowed}, "
-                               "or none: a person advances)", path, s.line_of("advance"))
-        phases.append(Phase(sid, str(s.get("title") or sid),
-                            str(s.get("instructions") or "").strip(), confirm, trigger, None))
+        phase = _respond_phase(check_keys(item, path, _RESPOND_STEP_KEYS, {"id", "role"}, "step",
+                                          line), role, path)
+        if any(p.id == phase.id for p in phases):
+            raise CascadeError(f"duplicate step id {phase.id!r}", path, item.line_of("id"))
+        phases.append(phase)
     if phases[-1].auto_trigger is not None:
         raise CascadeError(f"step {phases[-1].id!r} is the last: there is no step to advance to",
                            path, data.line_of("steps"))
@@ -217,6 +196,33 @@ def _respond_protocol(data: LineDict, name: str, path: Path) -> Protocol:
     return Protocol(name, str(data.get("title") or name),
                     str(data.get("description") or "").strip(), (*chained, phases[-1]),
                     max_rounds, path, planner="respond")
+
+
+def _respond_phase(s: LineDict, role: str, path: Path) -> Phase:
+    """One step of a respond protocol, as the phase it is (its ``next``: set by its place)."""
+    sid = s["id"]
+    if not isinstance(sid, str) or not sid.strip():
+        raise CascadeError("step 'id' must be a string", path, s.line_of("id"))
+    if s["role"] != role:
+        raise CascadeError(f"step {sid!r}: unknown role {s['role']!r} (roles: {role})", path,
+                           s.line_of("role"))
+    fields = s.get("fields")
+    if not isinstance(fields, dict) or list(fields) != ["vote"] or \
+            fields["vote"] != list(RESPOND_VOTE):
+        raise CascadeError(f"step {sid!r}: a respond protocol's step asks a vote: fields: "
+                           f"{{vote: [{', '.join(RESPOND_VOTE)}]}}", path,
+                           s.line_of("fields") or s.line_of("id"))
+    confirm = s.get("confirm", False)
+    if not isinstance(confirm, bool):
+        raise CascadeError(f"step {sid!r}: confirm must be true or false", path,
+                           s.line_of("confirm"))
+    trigger = s.get("advance")
+    if trigger not in _triggers():
+        allowed = ", ".join(t for t in _triggers() if t)
+        raise CascadeError(f"step {sid!r}: unknown advance {trigger!r} (allowed: {allowed}, "
+                           "or none: a person advances)", path, s.line_of("advance"))
+    return Phase(sid, str(s.get("title") or sid), str(s.get("instructions") or "").strip(),
+                 confirm, trigger, None)
 
 
 def _respond_role(data: LineDict, path: Path) -> str:
