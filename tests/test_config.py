@@ -159,6 +159,80 @@ def test_the_bundled_respond_protocols_are_written_as_steps():
         assert "planner: respond" in text and "\nsteps:" in text and "phases:" not in text
 
 
+# The bundled protocols as they were written before they were steps: a ledger the phase
+# engine wrote under them must keep its meaning (its phases, their order, which take votes,
+# what moves them on), so the step form must read as exactly these.
+FORMER = {"review": """# One voting round per revision: what the pre-commit gate uses unless a rule names another.
+name: review
+title: Review
+description: |
+  Every participant reviews the document and votes at once. A new revision of the document
+  (or a person's reply) asks the panel again.
+max_rounds: 3
+phases:
+  - id: review
+    title: Review
+    instructions: |
+      Review the document from your area of expertise. Say what must change before it can be
+      accepted, and vote:
+      - READY: it can be accepted as it is
+      - CHANGES: it needs the modifications you name
+      - REJECT: it has fundamental problems (explain them)
+    voting_mode: true
+    auto_trigger: null
+    next: null
+""", "phased": """# Seed 002's phased discussion: feedback, review, then a vote.
+name: phased
+title: Phased discussion
+description: |
+  Initial feedback from every participant, a detailed review, then a consensus vote.
+  Votes cast before the consensus_vote phase are advisory: they show where each participant
+  stands but cannot close the discussion.
+max_rounds: 3
+phases:
+  - id: initial_feedback
+    title: Initial Feedback
+    instructions: |
+      Share your initial thoughts on the proposal. Focus on:
+      - Overall feasibility
+      - Major concerns or risks
+      - Questions that need answering
+    voting_mode: false
+    auto_trigger: all_mentioned_responded
+    next: detailed_review
+
+  - id: detailed_review
+    title: Detailed Review
+    instructions: |
+      Provide detailed feedback from your area of expertise.
+      Raise specific concerns and suggest alternatives.
+    voting_mode: false
+    auto_trigger: null   # a person advances: cascade advance PATH
+    next: consensus_vote
+
+  - id: consensus_vote
+    title: Consensus Vote
+    instructions: |
+      Cast your final vote based on the discussion.
+      - READY: Approve to proceed
+      - CHANGES: Needs modifications (specify what)
+      - REJECT: Fundamental issues (explain why)
+    voting_mode: true
+    auto_trigger: null
+    next: null
+"""}
+
+
+@pytest.mark.parametrize("name", sorted(FORMER))
+def test_the_bundled_respond_protocols_read_as_they_did(tmp_path, name):
+    path = tmp_path / f"{name}.yml"
+    path.write_text(FORMER[name])
+    former, now = load_protocol_file(path), load_protocol(name, None)
+    assert now.phases == former.phases
+    assert (now.name, now.title, now.description, now.max_rounds, now.planner, now.steps) == (
+        former.name, former.title, former.description, former.max_rounds, former.planner, None)
+
+
 @pytest.mark.parametrize("old, new, message, line", [
     ("    advance: all_mentioned_responded\n", "    advance: whenever\n",
      "step 'one': unknown advance 'whenever'", 10),
