@@ -56,7 +56,7 @@ class Runner:
         from its steps: ``run`` runs them (naming personas is an error)."""
         from cascade.loop.governance import recorded_revision
         from cascade.protocol.engine import next_wave
-        from cascade.turns.pending import Pending, requested_turns
+        from cascade.protocol.pending import Pending, requested_turns
         from cascade.turns.runner import Job, run
 
         with _writing(discussion) as d:

@@ -119,6 +119,158 @@ def test_repository_protocol_is_found(tmp_path):
     assert load_protocol("mine", tmp_path).phase_ids() == ["one", "two"]
 
 
+RESPOND_OK = """name: mine
+planner: respond
+roles:
+  - {id: participant, from: participants}
+rounds: {max: 2}
+steps:
+  - id: one
+    role: participant
+    fields: {vote: [READY, CHANGES, REJECT]}
+    advance: all_mentioned_responded
+  - id: two
+    title: Two
+    role: participant
+    confirm: true
+    fields: {vote: [READY, CHANGES, REJECT]}
+    instructions: Vote.
+"""
+
+
+def test_a_respond_protocol_written_as_steps_is_read_as_its_phases(tmp_path):
+    """The older form and the step form of one protocol read alike: each step a phase, in
+    order; confirm -- its votes count; advance -- its trigger; the last step: no next."""
+    path = tmp_path / "mine.yml"
+    path.write_text(RESPOND_OK)
+    steps = load_protocol_file(path)
+    path.write_text(PROTOCOL_OK.replace("next: two", "next: two\n    auto_trigger: "
+                                        "all_mentioned_responded").replace(
+        "    voting_mode: true\n", "    title: Two\n    voting_mode: true\n    instructions: Vote.\n")
+        + "max_rounds: 2\n")
+    phases = load_protocol_file(path)
+    assert steps.phases == phases.phases
+    assert (steps.max_rounds, steps.planner, steps.steps) == (2, "respond", None)
+
+
+def test_the_bundled_respond_protocols_are_written_as_steps():
+    for name in ("review", "phased"):
+        text = (Path(__file__).resolve().parent.parent / "protocols" / f"{name}.yml").read_text()
+        assert "planner: respond" in text and "\nsteps:" in text and "phases:" not in text
+
+
+# The bundled protocols as they were written before they were steps: a ledger the phase
+# engine wrote under them must keep its meaning (its phases, their order, which take votes,
+# what moves them on), so the step form must read as exactly these.
+FORMER = {"review": """# One voting round per revision: what the pre-commit gate uses unless a rule names another.
+name: review
+title: Review
+description: |
+  Every participant reviews the document and votes at once. A new revision of the document
+  (or a person's reply) asks the panel again.
+max_rounds: 3
+phases:
+  - id: review
+    title: Review
+    instructions: |
+      Review the document from your area of expertise. Say what must change before it can be
+      accepted, and vote:
+      - READY: it can be accepted as it is
+      - CHANGES: it needs the modifications you name
+      - REJECT: it has fundamental problems (explain them)
+    voting_mode: true
+    auto_trigger: null
+    next: null
+""", "phased": """# Seed 002's phased discussion: feedback, review, then a vote.
+name: phased
+title: Phased discussion
+description: |
+  Initial feedback from every participant, a detailed review, then a consensus vote.
+  Votes cast before the consensus_vote phase are advisory: they show where each participant
+  stands but cannot close the discussion.
+max_rounds: 3
+phases:
+  - id: initial_feedback
+    title: Initial Feedback
+    instructions: |
+      Share your initial thoughts on the proposal. Focus on:
+      - Overall feasibility
+      - Major concerns or risks
+      - Questions that need answering
+    voting_mode: false
+    auto_trigger: all_mentioned_responded
+    next: detailed_review
+
+  - id: detailed_review
+    title: Detailed Review
+    instructions: |
+      Provide detailed feedback from your area of expertise.
+      Raise specific concerns and suggest alternatives.
+    voting_mode: false
+    auto_trigger: null   # a person advances: cascade advance PATH
+    next: consensus_vote
+
+  - id: consensus_vote
+    title: Consensus Vote
+    instructions: |
+      Cast your final vote based on the discussion.
+      - READY: Approve to proceed
+      - CHANGES: Needs modifications (specify what)
+      - REJECT: Fundamental issues (explain why)
+    voting_mode: true
+    auto_trigger: null
+    next: null
+"""}
+
+
+@pytest.mark.parametrize("name", sorted(FORMER))
+def test_the_bundled_respond_protocols_read_as_they_did(tmp_path, name):
+    path = tmp_path / f"{name}.yml"
+    path.write_text(FORMER[name])
+    former, now = load_protocol_file(path), load_protocol(name, None)
+    assert now.phases == former.phases
+    assert (now.name, now.title, now.description, now.max_rounds, now.planner, now.steps) == (
+        former.name, former.title, former.description, former.max_rounds, former.planner, None)
+
+
+@pytest.mark.parametrize("old, new, message, line", [
+    ("    advance: all_mentioned_responded\n", "    advance: whenever\n",
+     "step 'one': unknown advance 'whenever'", 10),
+    ("    instructions: Vote.\n", "    instructions: Vote.\n    advance: consensus\n",
+     "step 'two' is the last: there is no step to advance to", 6),
+    ("    confirm: true\n", "    confirm: yes please\n", "step 'two': confirm must be true or false",
+     14),
+    ("    confirm: true\n", "    words: 80\n", "unknown step key 'words'", 14),
+    ("  - id: two\n", "  - id: one\n", "duplicate step id 'one'", 11),
+    ("    title: Two\n    role: participant\n", "    role: expert\n", "unknown role 'expert'",
+     12),
+    ("fields: {vote: [READY, CHANGES, REJECT]}\n    instructions",
+     "fields: {vote: [ACCEPT, REJECT]}\n    instructions", "asks a vote: fields", 15),
+    ("    fields: {vote: [READY, CHANGES, REJECT]}\n    advance",
+     "    advance", "step 'one': a respond protocol's step asks a vote", 7),
+    ("rounds: {max: 2}\n", "rounds: {max: 2, exit: all_accept}\n", "unknown rounds key 'exit'",
+     5),
+    ("rounds: {max: 2}\n", "rounds: {max: 0}\n", "rounds max must be", 5),
+    ("rounds: {max: 2}\n", "rounds: {max: 2}\noutcome: all_accept\n",
+     "its outcome is thresholds, not 'all_accept'", 6),
+    ("rounds: {max: 2}\n", "rounds: {max: 2}\nartifacts: [synthesis]\n",
+     "unknown protocol key 'artifacts'", 6),
+    ("  - {id: participant, from: participants}\n", "  - {id: participant, persona: moderator}\n",
+     "unknown role key 'persona'", 4),
+    ("  - {id: participant, from: participants}\n",
+     "  - {id: participant, from: participants}\n  - {id: judge, from: participants}\n",
+     "has one role", 3),
+])
+def test_respond_protocol_errors(tmp_path, old, new, message, line):
+    assert old in RESPOND_OK
+    path = tmp_path / "mine.yml"
+    path.write_text(RESPOND_OK.replace(old, new, 1))
+    with pytest.raises(CascadeError) as info:
+        load_protocol_file(path)
+    assert message in info.value.message
+    assert info.value.line == line
+
+
 @pytest.mark.parametrize("name", ["feature", "adr", "code-review"])
 @pytest.mark.parametrize("source, context", [(None, ""), ("docs/adr/0007.md", "Why: speed.")])
 def test_discussion_templates_render(name, source, context):

@@ -38,6 +38,22 @@ phases:
     voting_mode: true
     next: null
 """
+# The same protocol written as steps (planner: respond): each step a phase, in order
+PROTOCOL_STEPS = """\
+name: loop
+planner: respond
+roles:
+  - {id: participant, from: participants}
+steps:
+  - id: a
+    role: participant
+    fields: {vote: [READY, CHANGES, REJECT]}
+    advance: all_mentioned_responded
+  - id: b
+    role: participant
+    confirm: true
+    fields: {vote: [READY, CHANGES, REJECT]}
+"""
 BASE = {RULES: "rules:\n" + RULE, PROTOCOL: PROTOCOL_OK}
 HEADER = ("<!-- DISCUSSION -->\n<!-- Title: Use SQLite -->\n<!-- Source: " + DOC + " -->\n"
           "<!-- Protocol: loop -->\n<!-- Phase: a -->\n"
@@ -113,6 +129,11 @@ CASES = [
          "max_rounds must be a positive whole number"),
     Case("protocol-name", {PROTOCOL: PROTOCOL_OK.replace("name: loop", "name: other")},
          PROTOCOL, 1, "protocol name 'other' does not match the file name 'loop.yml'"),
+    Case("protocol-step-key", {PROTOCOL: PROTOCOL_STEPS + "    words: 80\n"}, PROTOCOL, 14,
+         "unknown step key 'words'"),
+    Case("protocol-step-advance", {PROTOCOL: PROTOCOL_STEPS.replace(
+        "advance: all_mentioned_responded", "advance: soon")}, PROTOCOL, 9,
+         "step 'a': unknown advance 'soon'"),
     # rule presets (extends: in .ai-rules.yml)
     Case("preset-yaml", line=2, message="invalid YAML", **_preset("rules: [unclosed\n")),
     Case("preset-list", line=1, message="preset must be a mapping", **_preset("- a\n")),

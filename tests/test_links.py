@@ -54,8 +54,8 @@ def _link(repo: Path, outside: Path, rel: str, text: str, how: str) -> str:
 
 def persona_text() -> str:
     bundled = (REPO / "personas" / "security.yml").read_text()
-    return bundled.replace("You are a voting participant",
-                           f"Remember {SECRET}.\n  You are a voting participant")
+    return bundled.replace("You judge a proposal on its merits",
+                           f"Remember {SECRET}.\n  You judge a proposal on its merits")
 
 
 def refused(proc, rel: str, link: str) -> None:

@@ -5,9 +5,9 @@ import sys
 
 from cascade.errors import display_path
 from cascade.loop.governance import recorded_revision, writing
+from cascade.protocol.pending import requested_turns
 from cascade.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
-from cascade.turns.pending import requested_turns
 from cascade.turns.runner import Job, run
 from cascade.turns.settings import Settings
 

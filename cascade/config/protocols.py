@@ -1,11 +1,16 @@
 """Discussion protocols as data: the phases a discussion moves through.
 
 A protocol is a YAML file (bundled in protocols/, or a repository's .cascade/protocols/);
-advancing a phase is an appended ledger event. Later protocols (Propose/Challenge/Synthesize,
-swarm, roundtable, council) add phases and fields here, not a new engine.
+advancing a phase is an appended ledger event. A protocol whose ``planner`` is ``respond``
+(``review``, ``phased``: whoever is concerned speaks, seed 002) is written as steps like any
+other -- each step a phase, entered in order, by its registered ``advance`` trigger or by a
+person -- and read here into its phases; the older form, ``phases:`` with ``next`` and
+``auto_trigger``, is read as before. A step protocol's roles, steps and rounds are parsed by
+cascade.protocol.spec.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +34,13 @@ _PROTOCOL_KEYS = {"name", "title", "description", "phases", "max_rounds", "roles
                   "rounds", "participants", "outcome", "planner", "artifacts", "modes", "setup",
                   "after", "strategies", "flows", "tiers"}
 _PHASE_KEYS = {"id", "title", "instructions", "voting_mode", "auto_trigger", "next"}
+# A respond protocol written as steps: what its planner and phases honour, nothing more (a
+# key accepted and then ignored would be a silent promise).
+_RESPOND_KEYS = {"name", "title", "description", "planner", "roles", "rounds", "outcome",
+                 "steps"}
+_RESPOND_ROLE_KEYS = {"id", "title", "from"}
+_RESPOND_STEP_KEYS = {"id", "title", "role", "instructions", "fields", "confirm", "advance"}
+RESPOND_VOTE = ("READY", "CHANGES", "REJECT")  # what a respond step's reply votes
 
 
 @dataclass(frozen=True)
@@ -69,11 +81,14 @@ class Protocol:
 def load_protocol_file(path: Path) -> Protocol:
     raw = load_yaml(path)
     stepped = isinstance(raw, dict) and "steps" in raw
-    data = check_keys(raw, path, _PROTOCOL_KEYS, {"name", "steps" if stepped else "phases"},
-                      "protocol")
+    respond = stepped and raw.get("planner") == "respond"
+    data = check_keys(raw, path, _RESPOND_KEYS if respond else _PROTOCOL_KEYS,
+                      {"name", "steps" if stepped else "phases"}, "protocol")
     name = data["name"]
     if not isinstance(name, str):
         raise CascadeError("protocol 'name' must be a string", path, data.line_of("name"))
+    if respond:
+        return _respond_protocol(data, name, path)
     if stepped:
         return _step_protocol(data, name, path)
     phases_data = data["phases"]
@@ -142,6 +157,86 @@ def _step_protocol(data: LineDict, name: str, path: Path) -> Protocol:
     phase = Phase(name, title, "", True, None, None)
     return Protocol(name, title, str(data.get("description") or "").strip(), (phase,),
                     steps.rounds.max, path, steps)
+
+
+def _respond_protocol(data: LineDict, name: str, path: Path) -> Protocol:
+    """A protocol whose planner is ``respond``, written as steps: each step a phase, in
+    order; ``confirm: true`` -- its votes count (else they are advisory); ``advance``: the
+    registered trigger that moves it on by itself (none: a person advances)."""
+    if name != path.stem:
+        raise CascadeError(f"protocol name {name!r} does not match the file name {path.name!r}",
+                           path, data.line_of("name"))
+    role = _respond_role(data, path)
+    rounds = check_keys(data.get("rounds") or {}, path, {"max"}, set(), "rounds",
+                        data.line_of("rounds"))
+    max_rounds = rounds.get("max", 3)
+    if not isinstance(max_rounds, int) or isinstance(max_rounds, bool) or max_rounds < 1:
+        raise CascadeError("rounds max must be a positive whole number", path,
+                           data.line_of("rounds"))
+    outcome = data.get("outcome", "thresholds")
+    if outcome != "thresholds":
+        raise CascadeError(f"a protocol whose planner is respond counts each participant's "
+                           f"latest vote: its outcome is thresholds, not {outcome!r}", path,
+                           data.line_of("outcome"))
+    raw_steps = data["steps"]
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise CascadeError("protocol 'steps' must be a non-empty list", path,
+                           data.line_of("steps"))
+    phases: list[Phase] = []
+    for item, line in items_with_lines(raw_steps, data.line_of("steps")):
+        phase = _respond_phase(check_keys(item, path, _RESPOND_STEP_KEYS, {"id", "role"}, "step",
+                                          line), role, path)
+        if any(p.id == phase.id for p in phases):
+            raise CascadeError(f"duplicate step id {phase.id!r}", path, item.line_of("id"))
+        phases.append(phase)
+    if phases[-1].auto_trigger is not None:
+        raise CascadeError(f"step {phases[-1].id!r} is the last: there is no step to advance to",
+                           path, data.line_of("steps"))
+    chained = tuple(dataclasses.replace(p, next=nxt.id) for p, nxt in zip(phases, phases[1:]))
+    return Protocol(name, str(data.get("title") or name),
+                    str(data.get("description") or "").strip(), (*chained, phases[-1]),
+                    max_rounds, path, planner="respond")
+
+
+def _respond_phase(s: LineDict, role: str, path: Path) -> Phase:
+    """One step of a respond protocol, as the phase it is (its ``next``: set by its place)."""
+    sid = s["id"]
+    if not isinstance(sid, str) or not sid.strip():
+        raise CascadeError("step 'id' must be a string", path, s.line_of("id"))
+    if s["role"] != role:
+        raise CascadeError(f"step {sid!r}: unknown role {s['role']!r} (roles: {role})", path,
+                           s.line_of("role"))
+    fields = s.get("fields")
+    if not isinstance(fields, dict) or list(fields) != ["vote"] or \
+            fields["vote"] != list(RESPOND_VOTE):
+        raise CascadeError(f"step {sid!r}: a respond protocol's step asks a vote: fields: "
+                           f"{{vote: [{', '.join(RESPOND_VOTE)}]}}", path,
+                           s.line_of("fields") or s.line_of("id"))
+    confirm = s.get("confirm", False)
+    if not isinstance(confirm, bool):
+        raise CascadeError(f"step {sid!r}: confirm must be true or false", path,
+                           s.line_of("confirm"))
+    trigger = s.get("advance")
+    if trigger not in _triggers():
+        allowed = ", ".join(t for t in _triggers() if t)
+        raise CascadeError(f"step {sid!r}: unknown advance {trigger!r} (allowed: {allowed}, "
+                           "or none: a person advances)", path, s.line_of("advance"))
+    return Phase(sid, str(s.get("title") or sid), str(s.get("instructions") or "").strip(),
+                 confirm, trigger, None)
+
+
+def _respond_role(data: LineDict, path: Path) -> str:
+    """The one role of a respond protocol: the rule's participants."""
+    raw = data.get("roles")
+    line = data.line_of("roles") if "roles" in data else data.line_of("steps")
+    if not isinstance(raw, list) or len(raw) != 1:
+        raise CascadeError("a protocol whose planner is respond has one role: {id: participant, "
+                           "from: participants}", path, line)
+    role = check_keys(raw[0], path, _RESPOND_ROLE_KEYS, {"id", "from"}, "role", line)
+    if not isinstance(role["id"], str) or role["from"] != "participants":
+        raise CascadeError("a protocol whose planner is respond has one role: {id: participant, "
+                           "from: participants}", path, role.line_of("from") or line)
+    return role["id"]
 
 
 def _check_chains(phases: list[Phase], items: list[LineDict], path: Path) -> None:

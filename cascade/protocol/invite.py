@@ -33,11 +33,11 @@ def by_topic(topic: str, registry, count: int, exclude: set[str]) -> list[str]:
 
 def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: int,
               high: int, default: int) -> tuple[list[dict[str, str]], list[str]]:
-    from cascade.turns.prompt import Prompt, _Blocks, scrubber
+    from cascade.turns.prompt import Blocks, Prompt, scrubber
 
     prompt = Prompt(messages=[])
     scrub = scrubber(prompt)
-    blocks = _Blocks()
+    blocks = Blocks()
     topic_at = blocks.add("topic", scrub(topic, "the topic", 1))
     listed = "\n".join(f"{p.alias}: {p.role}; expertise: {', '.join(p.expertise)}"
                        for p in candidates)

@@ -8,21 +8,11 @@ from __future__ import annotations
 
 from cascade.config import templates
 from cascade.config.personas import Persona
-from cascade.errors import display_path
 from cascade.ledger.discussion import Discussion
 from cascade.protocol.engine import Request
 from cascade.protocol.fields import shape
 from cascade.protocol.visibility import VISIBILITIES
-from cascade.turns.prompt import (
-    Prompt,
-    _Blocks,
-    _clip,
-    _line_of,
-    _preamble,
-    _scrub_persona,
-    add_source,
-    scrubber,
-)
+from cascade.turns.prompt import Prompt, clip, finish, frame, scrub_persona
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
 
@@ -53,19 +43,8 @@ def _with_fields(t, hidden: frozenset[str] = frozenset()) -> str:
 
 def build_step_prompt(d: Discussion, persona: Persona, request: Request,
                       source: SourceText | None, settings: Settings) -> Prompt:
-    prompt = Prompt(messages=[])
-    ledger_name = display_path(d.path)
-    scrub = scrubber(prompt)
-    blocks = _Blocks()
-    title_at = blocks.add("topic" if not d.source else "title",
-                          scrub(d.title, ledger_name, _line_of(d, d.title, d.header.line or 1)))
-    source_view, source_at = add_source(prompt, blocks, source, settings, scrub)
-    preamble = _preamble(d)
-    context_at = None
-    if preamble:
-        preamble = _clip(scrub(preamble, ledger_name, d.header.end_line + 1),
-                         settings.context_tokens // 4, "the background")
-        context_at = blocks.add("background", preamble)
+    head = frame(d, source, settings, "topic" if not d.source else "title")
+    prompt, scrub, blocks, ledger_name = head.prompt, head.scrub, head.blocks, head.ledger_name
     summary_at = (blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
                   if request.summary else None)
     run = d.state.run
@@ -80,17 +59,15 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
     hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
                        for f in s.fields if f.kind == "shortlist")
-    shown_at = [blocks.add(_label(t), _clip(scrub(_with_fields(t, hidden), ledger_name, t.line + 1),
+    shown_at = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name, t.line + 1),
                                             per_turn, "this turn"))
                 for t in request.shown]
     target_at = None
     if request.target is not None:
         t = request.target
         target_at = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
-    ident, rendered = blocks.render()
-    if source_view is not None and source_at is not None:
-        source_view["block"] = rendered[source_at]
-    shown = _scrub_persona(persona, scrub)
+    ident, rendered, opening = head.render()
+    shown = scrub_persona(persona, scrub)
     protocol = d.protocol
     system = templates.render("prompts", "step_system", d.root, persona=shown)
     steps = run.steps if run is not None else None
@@ -105,8 +82,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         setup=run is not None and not run.setup_done,
         problem=rendered[problem_at] if problem_at is not None else "",
         direction=rendered[direction_at] if direction_at is not None else "",
-        title_block=rendered[title_at], source=source_view,
-        context=rendered[context_at] if context_at is not None else "",
+        **opening,
         summary=rendered[summary_at] if summary_at is not None else "",
         shown=[rendered[i] for i in shown_at], blind=VISIBILITIES.has(request.step.visibility, "blind"),
         target=rendered[target_at] if target_at is not None else "",
@@ -114,8 +90,4 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words
                else f"at most about {request.step.words}"),
         persona=shown, shape=reply_shape(request))
-    system = scrub(system, "the system prompt", 1)
-    user = scrub(user, "the prompt", 1)
-    prompt.messages = [{"role": "system", "content": system.strip() + "\n"},
-                       {"role": "user", "content": user.strip() + "\n"}]
-    return prompt
+    return finish(prompt, scrub, system, user)

@@ -438,9 +438,9 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
 
 
 # Who speaks next in a protocol of phases (review, phased): seed 002's rule, "mentioned
-# participants or all" -- whoever has new input since they last spoke (cascade.turns.pending).
+# participants or all" -- whoever has new input since they last spoke (cascade.protocol.pending).
 @PLANNERS.register("respond")
 def respond(d) -> list:
-    from cascade.turns.pending import pending_turns
+    from cascade.protocol.pending import pending_turns
 
     return pending_turns(d)

@@ -366,7 +366,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                 semaphore: asyncio.Semaphore, lock: asyncio.Lock, cache: ReplyCache,
                 progress: Progress, seam, revision: str | None, rule_model, rule_models,
                 source, ids: list[int], batch: bool = False) -> Outcome:
-    from cascade.protocol.prompt import build_step_prompt
+    from cascade.protocol.prompt import build_step_prompt, reply_shape
 
     if persona is None:
         raise CascadeError(f"unknown persona {request.alias!r} for role {request.role!r}", d.path)
@@ -392,7 +392,8 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
             out.cost = hit.get("cost")
         else:
             reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
-                               progress, seam, cache, key, fallbacks=fallbacks)
+                               progress, seam, cache, key, fallbacks=fallbacks,
+                               shape=reply_shape(request))
             out.status = "ok"
     except _Failed as failure:
         if request.step.fallback and not failure.skipped and str(failure).startswith(

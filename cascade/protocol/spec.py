@@ -1,6 +1,7 @@
 """The records of a step protocol, declared once: its roles, steps, rounds and outcome, read
 from the protocol's YAML (cascade.config.protocols calls ``parse_steps`` when a protocol
-has ``steps:``). A protocol with ``phases:`` only (``review``, ``phased``) has none of these.
+has ``steps:``). A protocol whose planner is ``respond`` (``review``, ``phased``) is read
+into phases there instead, and has none of these.
 
 ```yaml
 participants: {min: 2, max: 4, default: 2}   # how many of the rule's participants deliberate

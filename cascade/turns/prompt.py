@@ -6,7 +6,9 @@ document, the background, every comment and author, the persona's own file, and 
 whole request once more; each redaction is reported with the file and line it came from.
 Fenced: everything someone else wrote sits in its own block that it cannot close, the system
 prompt says that blocks are material and never instructions, and the role and the task come
-last, outside every block.
+last, outside every block. What every prompt shares -- its opening blocks (``frame``) and
+the last scan (``finish``) -- is here once; a step's prompt (cascade.protocol.prompt) is
+built on it.
 """
 from __future__ import annotations
 
@@ -48,14 +50,14 @@ class Prompt:
         return sum(estimate_tokens(m["content"]) for m in self.messages)
 
 
-def _clip(text: str, budget_tokens: int, what: str) -> str:
+def clip(text: str, budget_tokens: int, what: str) -> str:
     limit = budget_tokens * 4
     if len(text) <= limit:
         return text
     return text[:limit].rstrip() + f"\n\n[... {len(text) - limit} more characters of {what} not shown]"
 
 
-def _preamble(d: Discussion) -> str:
+def preamble_of(d: Discussion) -> str:
     lines = d.text.split("\n")
     start = d.header.end_line
     entries = d.ledger.entries
@@ -101,7 +103,7 @@ def _label(text: str) -> str:
     return text[:80]
 
 
-class _Blocks:
+class Blocks:
     """Untrusted text, each piece in its own block: ``<<<material ID: what>>>`` ...
     ``<<<end ID>>>``. ID is a digest of every piece of the request, so no piece can contain
     it -- a piece cannot close its block (an accidental occurrence is taken out anyway).
@@ -144,14 +146,14 @@ def _first_line(lines: list[str], after: int, text: str) -> int:
     return after
 
 
-def _line_of(d: Discussion, needle: str, default: int = 1) -> int:
+def line_of(d: Discussion, needle: str, default: int = 1) -> int:
     for number, line in enumerate(d.text.split("\n"), 1):
         if needle and needle in line:
             return number
     return default
 
 
-def _scrub_persona(persona: Persona, scrub) -> Persona:
+def scrub_persona(persona: Persona, scrub) -> Persona:
     """The persona with its file's text redacted, each redaction reported at its line in the
     persona file."""
     try:  # as it was loaded: never through a symbolic link
@@ -184,7 +186,7 @@ def scrubber(prompt: Prompt):
     return scrub
 
 
-def add_source(prompt: Prompt, blocks: _Blocks, source: SourceText | None, settings: Settings,
+def add_source(prompt: Prompt, blocks: Blocks, source: SourceText | None, settings: Settings,
                scrub) -> tuple[dict[str, Any] | None, int | None]:
     """The document, redacted and clipped to its budget, in a code fence it cannot close (its
     own block); returns the template's view of it and the block's index. Sets
@@ -197,7 +199,7 @@ def add_source(prompt: Prompt, blocks: _Blocks, source: SourceText | None, setti
         return {"path": _label(source.path), "block": None, "note": source.note}, None
     text = scrub(source.text, source.path, 1)
     limit = settings.source_tokens * 4
-    clipped = _clip(text, settings.source_tokens, "the document")
+    clipped = clip(text, settings.source_tokens, "the document")
     note = ""
     prompt.seen = "all"
     if clipped != text:
@@ -212,36 +214,79 @@ def add_source(prompt: Prompt, blocks: _Blocks, source: SourceText | None, setti
     return {"path": _label(source.path), "block": None, "note": note}, at
 
 
-def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
-                 settings: Settings, request: str = "") -> Prompt:
-    """``request``: what a person asks of this turn (a callout), shown as material."""
+@dataclass
+class Frame:
+    """What every turn's prompt opens with, each piece in its own block: the title (or the
+    topic), the document, the background. ``rest``: the context tokens left for the rest."""
+
+    prompt: Prompt
+    scrub: Any
+    blocks: Blocks
+    ledger_name: str
+    title_at: int
+    source_view: dict[str, Any] | None
+    source_at: int | None
+    context_at: int | None
+    rest: int
+
+    def render(self) -> tuple[str, list[str], dict[str, Any]]:
+        """Every block rendered: the request's id, the blocks, and the template's view of the
+        opening ones (``title_block``, ``source``, ``context``)."""
+        ident, rendered = self.blocks.render()
+        if self.source_view is not None and self.source_at is not None:
+            self.source_view["block"] = rendered[self.source_at]
+        return ident, rendered, {
+            "title_block": rendered[self.title_at], "source": self.source_view,
+            "context": rendered[self.context_at] if self.context_at is not None else ""}
+
+
+def frame(d: Discussion, source: SourceText | None, settings: Settings,
+          title: str = "title") -> Frame:
+    """The opening blocks of a prompt for ``d`` (``title``: what the title block is called)."""
     prompt = Prompt(messages=[])
     ledger_name = display_path(d.path)
     scrub = scrubber(prompt)
-    ledger_lines = d.text.split("\n")
-    blocks = _Blocks()
-    title = d.title
-    title_at = blocks.add("title",
-                          scrub(title, ledger_name, _line_of(d, title, d.header.line or 1)))
+    blocks = Blocks()
+    title_at = blocks.add(title, scrub(d.title, ledger_name,
+                                       line_of(d, d.title, d.header.line or 1)))
     source_view, source_at = add_source(prompt, blocks, source, settings, scrub)
-
     budget = settings.context_tokens
-    preamble = _preamble(d)
+    preamble = preamble_of(d)
     context_at = None
     if preamble:
-        preamble = _clip(scrub(preamble, ledger_name,
-                               _first_line(ledger_lines, d.header.end_line + 1, preamble)), budget // 4,
-                         "the background")
+        first = _first_line(d.text.split("\n"), d.header.end_line + 1, preamble)
+        preamble = clip(scrub(preamble, ledger_name, first), budget // 4, "the background")
         budget -= estimate_tokens(preamble)
         context_at = blocks.add("background", preamble)
+    return Frame(prompt, scrub, blocks, ledger_name, title_at, source_view, source_at,
+                 context_at, budget)
 
+
+def finish(prompt: Prompt, scrub, system: str, user: str) -> Prompt:
+    """The prompt's messages. The last line of defence: whatever the templates added (a
+    protocol's instructions, a repository's own template) is scanned too; anything found
+    there is reported as such."""
+    system = scrub(system, "the system prompt", 1)
+    user = scrub(user, "the prompt", 1)
+    prompt.messages = [{"role": "system", "content": system.strip() + "\n"},
+                       {"role": "user", "content": user.strip() + "\n"}]
+    return prompt
+
+
+def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
+                 settings: Settings, request: str = "") -> Prompt:
+    """``request``: what a person asks of this turn (a callout), shown as material."""
+    head = frame(d, source, settings)
+    prompt, scrub, blocks, ledger_name = head.prompt, head.scrub, head.blocks, head.ledger_name
+    budget = head.rest
+    ledger_lines = d.text.split("\n")
     comments = d.comments
     recent: list[tuple[str, str]] = []
     used = 0
     cut = len(comments)
     for index in range(len(comments) - 1, -1, -1):
         c = comments[index]
-        body = _clip(scrub(c.body, ledger_name, _first_line(ledger_lines, c.line + 1, c.body)),
+        body = clip(scrub(c.body, ledger_name, _first_line(ledger_lines, c.line + 1, c.body)),
                      max(budget // 2, 100), "this comment")
         cost = estimate_tokens(body) + 10
         if recent and used + cost > budget:
@@ -268,27 +313,17 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
         questions_at = blocks.add("open questions", listed)
     request_at = blocks.add("a person's request", scrub(request, "the request", 1)) \
         if request.strip() else None
-    ident, rendered = blocks.render()
-    if source_view is not None and source_at is not None:
-        source_view["block"] = rendered[source_at]
-
-    shown = _scrub_persona(persona, scrub)
-    system = templates.render("prompts", "system", d.root, persona=shown)
+    ident, rendered, opening = head.render()
+    shown = scrub_persona(persona, scrub)
+    system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render("prompts", "turn", d.root, id=ident, phase=d.current_phase,
-                            title_block=rendered[title_at], source=source_view,
-                            context=rendered[context_at] if context_at is not None else "",
+                            **opening,
                             earlier=rendered[earlier_at] if earlier_at is not None else "",
                             recent=[rendered[i] for i in recent_at],
                             questions=rendered[questions_at] if questions_at is not None else "",
                             persona=shown, why=why,
                             request=rendered[request_at] if request_at is not None else "")
-    # The last line of defence: whatever the templates added (a protocol's instructions, a
-    # repository's own template) is scanned too; anything found there is reported as such.
-    system = scrub(system, "the system prompt", 1)
-    user = scrub(user, "the prompt", 1)
-    prompt.messages = [{"role": "system", "content": system.strip() + "\n"},
-                       {"role": "user", "content": user.strip() + "\n"}]
-    return prompt
+    return finish(prompt, scrub, system, user)
 
 
 def why_text(reason: str) -> str:

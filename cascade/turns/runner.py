@@ -19,17 +19,19 @@ from cascade.config.personas import Persona
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion, is_transition
 from cascade.ledger.model import FAILURE, Comment, Event
+from cascade.protocol.pending import Pending
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
-from cascade.turns.pending import Pending
 from cascade.turns.prompt import Prompt, build_prompt, why_text
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
 
 REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
-          "Reply again with only the JSON object: "
-          '{{"comment": "<markdown>", "vote": "READY" | "CHANGES" | "REJECT" | null}}.')
+          "Reply again with only the JSON object: {shape}.")
+# The form a phase's turn replies in (the system prompt says what each vote means); a step's
+# turn repairs to its own form, the one its task asked for (cascade.protocol.prompt).
+TURN_SHAPE = '{"comment": "<markdown>", "vote": "READY" | "CHANGES" | "REJECT" | null}'
 
 
 @dataclass
@@ -211,8 +213,10 @@ class _Failed(Exception):
 
 async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, settings: Settings,
                budget: Budget, semaphore: asyncio.Semaphore, progress: Progress, seam,
-               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None) -> Reply:
-    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask."""
+               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None,
+               shape: str = TURN_SHAPE) -> Reply:
+    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask,
+    which restates the reply's form, ``shape`` (the one the request asked for)."""
     async def call(msgs: list[dict[str, str]]):
         stop = budget.exhausted()
         if stop:
@@ -255,7 +259,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
         reason = str(exc)
     repair = messages + [{"role": "assistant",
                           "content": (first.text or "")[:comment_limit(settings.reply_tokens)]},
-                         {"role": "user", "content": REPAIR.format(reason=reason)}]
+                         {"role": "user", "content": REPAIR.format(reason=reason, shape=shape)}]
     second = await call(repair)
     try:
         reply = parse(second.text)

@@ -1,4 +1,5 @@
-"""Who speaks now (seed 002: "mentioned participants or all").
+"""Who speaks now in a protocol whose planner is ``respond`` (seed 002: "mentioned
+participants or all"). Pure: a function of the ledger, its state and the personas; no model.
 
 A participant is pending when it has not spoken since the last input addressed to everyone:
 a new revision of the document, a vote reset, a phase transition, or a person's comment that
