@@ -331,6 +331,17 @@ class Reader:
         self.after_delimiter = after
         self.base += skipped
 
+    def copy(self) -> Reader:
+        """Another reader where this one is, read on apart from it."""
+        other = copy.copy(self)
+        other.entries = list(self.entries)
+        other.warnings = list(self.warnings)
+        if self.block is not None:
+            other.block = list(self.block)
+        if self.header is None:
+            other.head = self.head.copy()
+        return other
+
     def ledger(self, tail: str = "", start: int = 0) -> Ledger:
         """What the text read so far says, followed by ``tail`` (a last line without its
         newline, if any), as ``parse`` reads it; its entries from index ``start`` on. The
