@@ -4,7 +4,9 @@ State is always derived from the log; the file only ever grows. ``save()`` write
 (temp file + rename) and refuses to write if the file on disk was rewritten meanwhile. An
 append is read alone, after the text read before it (cascade.ledger.growing), and the state's
 derivation goes on from the entries it had taken (cascade.ledger.state.derivation): appending
-costs what is appended, not what the ledger holds.
+costs what is appended, not what the ledger holds. (Over 400 lines: the one API over a ledger
+-- load, create, read, append, save -- whose state is derived in cascade.ledger.state and
+whose markers are read in cascade.ledger.items.)
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from cascade.config.protocols import (
 from cascade.atomic import atomic_write
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
+from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
 from cascade.ledger.growing import Growing
 from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTES, Comment, Event, Ledger
@@ -44,45 +47,11 @@ def slugify(title: str) -> str:
     return slug[:80].strip("-") or "discussion"
 
 
-_LEADING_MENTIONS = re.compile(r"[ \t]*(?:@[\w.-]+[ \t,:]*)+")
-
-
 def _continues(entries: list[Any], taken: int, last: Any) -> bool:
     """Whether ``entries`` begin with the ``taken`` entries that ended with ``last`` (the
     ledger read on after appends: the entries read before are the same objects)."""
     return taken <= len(entries) and (taken == 0 or entries[taken - 1] is last)
 
-
-def _person(name: str) -> str:
-    return " ".join(name.split()).casefold()
-
-
-def _item_key(text: str) -> str:
-    return " ".join(text.casefold().split()).rstrip(" .!?;:,")
-
-
-def _numbered(items: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
-    number = int(ref[1:])
-    return items[number - 1] if 1 <= number <= len(items) else None
-
-
-def _done_target(items: list[dict[str, Any]], text: str) -> dict[str, Any] | None:
-    """The item a plain ``DONE: text`` closes: of the items its text repeats or starts with
-    (at a word boundary), the open ones first, then the longest text, then the oldest."""
-    done = _item_key(text)
-    best: tuple[tuple[bool, int], dict[str, Any]] | None = None
-    for item in items:
-        keys = {_item_key(item["text"])}
-        lead = _LEADING_MENTIONS.match(item["text"])
-        if lead:
-            keys.add(_item_key(item["text"][lead.end():]))
-        length = max((len(k) for k in keys if k and done.startswith(k)
-                      and (len(done) == len(k) or not done[len(k)].isalnum())), default=0)
-        if length:
-            rank = (item["status"] == "open", length)
-            if best is None or rank > best[0]:
-                best = (rank, item)
-    return best[1] if best else None
 
 
 class Discussion:
@@ -453,111 +422,35 @@ class Discussion:
     def has_consensus(self) -> bool:
         return self.consensus_result.reached
 
-    def _markers(self, kind: str) -> list[tuple[Comment, Any]]:
-        return [(c, m) for c in self.comments for m in c.markers if m.kind == kind]
-
     @property
     def questions(self) -> list[dict[str, Any]]:
         """Every ``Q:``, numbered Q1, Q2... in ledger order: open, or answered by ``A:`` /
-        ``A(Qn):`` (the rule is in cascade.ledger.parse). ``answer`` is the answer that closed
-        the question, ``answers`` every answer in ledger order."""
-        return self._questions_and_answers()[0]
+        ``A(Qn):`` (cascade.ledger.items). ``answer`` is the answer that closed the question,
+        ``answers`` every answer in ledger order."""
+        return items.questions_and_answers(self.comments)[0]
 
     @property
     def answers(self) -> list[dict[str, Any]]:
         """Every ``A:`` marker, with the question it answers (``"Q2"``, or None: none)."""
-        return self._questions_and_answers()[1]
-
-    def _questions_and_answers(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        questions: list[dict[str, Any]] = []
-        answers: list[dict[str, Any]] = []
-
-        def attach(answer: dict[str, Any], question: dict[str, Any]) -> None:
-            answer["question"] = question["id"]
-            given = {k: answer[k] for k in ("text", "author", "line")}
-            question["answers"].append(given)
-            if question["answer"] is None:
-                question["answer"] = given
-                question["status"] = "answered"
-
-        asked_in: list[int] = []  # for each question, the index of its comment
-        for index, c in enumerate(self.comments):
-            plain: list[dict[str, Any]] = []
-            for m in c.markers:
-                if m.kind == "Q":
-                    asked_in.append(index)
-                    questions.append({"id": f"Q{len(questions) + 1}", "text": m.text,
-                                      "author": m.author, "status": "open", "line": m.line,
-                                      "answer": None, "answers": []})
-                elif m.kind == "A":
-                    answer = {"text": m.text, "author": m.author, "line": m.line,
-                              "question": None}
-                    answers.append(answer)
-                    if m.ref is None:
-                        plain.append(answer)
-                    elif 1 <= int(m.ref[1:]) <= len(questions):  # asked before this line
-                        attach(answer, questions[int(m.ref[1:]) - 1])
-            me = _person(c.author)
-            for answer in plain:  # the first open question of the latest comment with one
-                latest = next((k for k in range(len(questions) - 1, -1, -1)
-                               if questions[k]["status"] == "open"
-                               and _person(questions[k]["author"]) != me), None)
-                if latest is None:
-                    break
-                first = k = latest
-                while k > 0 and asked_in[k - 1] == asked_in[latest]:
-                    k -= 1
-                    if questions[k]["status"] == "open":
-                        first = k
-                attach(answer, questions[first])
-        return questions, answers
+        return items.questions_and_answers(self.comments)[1]
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
-        for _, m in self._markers("DECISION"):
-            key = " ".join(m.text.lower().split()).rstrip(".")
-            entry = found.setdefault(key, {"text": m.text, "author": m.author,
-                                           "supporters": [], "line": m.line})
-            if m.author not in entry["supporters"]:
-                entry["supporters"].append(m.author)
-        return list(found.values())
+        return items.decisions(self.comments)
 
     @property
     def concerns(self) -> list[dict[str, Any]]:
-        return [{"text": m.text, "author": m.author, "line": m.line}
-                for _, m in self._markers("CONCERN")]
+        return items.concerns(self.comments)
 
     @property
     def todos(self) -> list[dict[str, Any]]:
-        """TODO and ASSIGNED items, numbered T1, T2... in ledger order, and the DONE markers,
-        in ledger order. An item is done when a later ``DONE(Tn):`` names it or a later
-        ``DONE:`` repeats its text (the rule is in cascade.ledger.parse): ``done`` is the DONE
-        that closed it. A DONE entry's ``item`` is the item it refers to (None: none)."""
-        items: list[dict[str, Any]] = []
-        numbered: list[dict[str, Any]] = []
-        for c in self.comments:
-            for m in c.markers:
-                if m.kind in ("TODO", "ASSIGNED"):
-                    item = {"id": f"T{len(numbered) + 1}", "text": m.text, "author": m.author,
-                            "kind": m.kind, "status": "open", "line": m.line, "done": None}
-                    numbered.append(item)
-                    items.append(item)
-                elif m.kind == "DONE":
-                    target = (_numbered(numbered, m.ref) if m.ref is not None
-                              else _done_target(numbered, m.text))
-                    items.append({"id": None, "text": m.text, "author": m.author,
-                                  "kind": "DONE", "status": "done", "line": m.line,
-                                  "item": target["id"] if target else None})
-                    if target is not None and target["done"] is None:
-                        target["done"] = {"text": m.text, "author": m.author, "line": m.line}
-                        target["status"] = "done"
-        return items
+        """TODO and ASSIGNED items, numbered T1, T2..., and the DONE markers, in ledger order
+        (cascade.ledger.items)."""
+        return items.todos(self.comments)
 
     @property
     def mentions(self) -> list[dict[str, Any]]:
-        return [{"alias": alias, "by": c.author, "line": c.line}
-                for c in self.comments for alias in c.mentions]
+        return items.mentions(self.comments)
 
     # ---- appending ------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ Action items. ``TODO:`` and ``ASSIGNED:`` items are numbered together, T1, T2, .
 Ledger order decides everything, so an answer or a DONE means what it meant when it was
 written: nothing appended later changes what an earlier one closed. ``A:`` at the start of a
 line is a marker like ``Q:``: write options as "Option A: ..." (or "- **A** ...").
-The matching itself is in cascade.ledger.discussion (``questions``, ``todos``).
+The matching itself is in cascade.ledger.items (``questions_and_answers``, ``todos``).
 """
 from __future__ import annotations
 
