@@ -173,8 +173,8 @@ class Script:
 
     def run(self, steps: int) -> None:
         actions = [(self.turn, 8), (self.person, 4), (self.decision, 1), (self.new_revision, 2),
-                   (self.vote_reset, 1), (self.panel, 1), (self.advance, 2), (self.outcome, 2), (self.event, 3),
-                   (self.d.save, 1), (self.d.discard, 1), (self.another_writer, 1)]
+                   (self.vote_reset, 1), (self.panel, 1), (self.advance, 2), (self.outcome, 2),
+                   (self.event, 3), (self.d.save, 1), (self.d.discard, 1), (self.another_writer, 1)]
         for self.steps in range(steps):
             action = self.rng.choices([a for a, _ in actions], [w for _, w in actions])[0]
             try:

@@ -165,12 +165,16 @@ class Discussion:
 
     @property
     def ledger(self) -> Ledger:
+        return self._reading().ledger
+
+    def _reading(self) -> Growing:
+        """The text read, base and appends."""
         if self._read is None:
             self._read = self._base_reading().copy()
             if self._pending:
                 self._read.extend(self.pending_text)
             self._settle(self._read.ledger)
-        return self._read.ledger
+        return self._read
 
     def _parsed_base(self) -> Ledger:
         return self._base_reading().ledger
@@ -239,8 +243,8 @@ class Discussion:
         """The same ledger, its state derived knowing who added its lines."""
         d = Discussion(self.path, self.text, root=self.root, exists=self._exists,
                        details=self._details, authority=self._authority, authors=authors)
-        self.ledger  # noqa: B018 - read once: the same text, read the same way
-        d._base_read, d._first_phase = self._read.copy(), self._first_phase  # type: ignore[union-attr]
+        # the same text, read the same way: read once
+        d._base_read, d._first_phase = self._reading().copy(), self._first_phase
         return d
 
     @property

@@ -161,7 +161,8 @@ class OwnSettings:
 
     @property
     def settings(self) -> dict[str, object]:
-        return {**self._out, "consensus": dict(self._out["consensus"])}  # type: ignore[call-overload]
+        consensus = self._out["consensus"]
+        return {**self._out, "consensus": dict(consensus)}  # type: ignore[call-overload]
 
     def take(self, entries) -> None:
         out, replays = self._out, self._replays
