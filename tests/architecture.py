@@ -26,17 +26,17 @@ LAYERS: dict[str, int] = {
     "cascade.turns": 4, "cascade.protocol.prompt": 4, "cascade.protocol.invite": 4,
     "cascade.protocol.run": 5,
     "cascade.loop": 6, "cascade.check": 6, "cascade.commands": 6,
-    "cascade.api": 7, "cascade.ui": 7, "cascade.main": 8, "cascade.__main__": 8,
+    "cascade.api": 7, "cascade.ui": 7, "cascade.cli": 8, "cascade.main": 8, "cascade.__main__": 8,
 }
 
 # Libraries an import inside a function may keep off a path, the line saying so: each costs
 # more to import than the no-op hook's whole run, or loads a native library (ssl: OpenSSL).
 HEAVY = frozenset({"litellm", "jinja2", "textual", "llama_cpp", "openai", "httpx", "ssl"})
 
-# Entry points that answer before they know what they will need, and load it then (the line
-# saying so): the command line (a command's module), and the hook (a commit that touches no
-# governed path never loads the ledger, protocol and model layers).
-ENTRY_POINTS = frozenset({"cascade.main", "cascade.loop.hook"})
+# Entry points that answer before they know what they will need, and load it then: the
+# command line (a command loads its own modules, and nothing of the others), and the hook (a
+# commit that touches no governed path never loads the ledger, protocol and model layers).
+ENTRY_POINTS = frozenset({"cascade.main", "cascade.cli", "cascade.loop.hook"})
 
 
 @dataclass(frozen=True)

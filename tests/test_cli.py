@@ -365,10 +365,10 @@ def test_a_file_that_is_neither_ledger_nor_governed_is_refused_and_untouched(rep
 def test_each_command_s_own_parser_is_the_full_parser_s(capsys):
     """`cascade X ...` builds X's parser alone (the full one costs ~15 ms of every command):
     the list of commands is the full parser's, and each one's help is the same either way."""
-    from cascade.main import COMMANDS, build_parser
+    from cascade.cli import COMMANDS, build_parser
 
     full = build_parser()
-    assert tuple(full._subparsers._group_actions[0].choices) == COMMANDS
+    assert tuple(full._subparsers._group_actions[0].choices) == tuple(COMMANDS)
     for command in COMMANDS:
         helps = []
         for parser in (full, build_parser(only=command)):
@@ -377,3 +377,22 @@ def test_each_command_s_own_parser_is_the_full_parser_s(capsys):
             assert exit_.value.code == 0
             helps.append(capsys.readouterr().out)
         assert helps[0] == helps[1] and f"usage: cascade {command}" in helps[0]
+
+
+def test_docs_commands_md_is_every_command_s_current_help():
+    """docs/commands.md is generated from the commands' --help (python docs/commands.py)."""
+    from cascade.cli import COMMANDS, reference
+
+    written = (Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text()
+    assert written == reference(), "docs/commands.md is not current: run python docs/commands.py"
+    for command in COMMANDS:
+        assert f"## `cascade {command}`\n\n```text\nusage: cascade {command} " in written
+    assert "## `cascade personas add`\n\n```text\nusage: cascade personas add " in written
+
+
+def test_a_subcommand_runs_its_own_handler_and_a_bare_personas_lists(repo, cli):
+    code, listed, _ = cli("personas")
+    assert code == 0 and "architect" in listed
+    assert cli("personas", "list") == (0, listed, "")
+    code, shown, _ = cli("personas", "show", "architect")
+    assert code == 0 and shown != listed and "architect" in shown

@@ -1,7 +1,12 @@
 """The Python API over one ledger (seed 002): load or create, read state, append, save.
 
 State is always derived from the log; the file only ever grows. ``save()`` writes atomically
-(temp file + rename) and refuses to write if the file on disk was rewritten meanwhile.
+(temp file + rename) and refuses to write if the file on disk was rewritten meanwhile. An
+append is read alone, after the text read before it (cascade.ledger.growing), and the state's
+derivation goes on from the entries it had taken (cascade.ledger.state.derivation): appending
+costs what is appended, not what the ledger holds. (Over 400 lines: the one API over a ledger
+-- load, create, read, append, save -- whose state is derived in cascade.ledger.state and
+whose markers are read in cascade.ledger.items.)
 """
 from __future__ import annotations
 
@@ -18,12 +23,13 @@ from cascade.config.protocols import (
 from cascade.atomic import atomic_write
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
+from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
+from cascade.ledger.growing import Growing
 from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTES, Comment, Event, Ledger
-from cascade.ledger.parse import parse
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.ledger.state import (
-    STATUS_OF, Authority, State, derive, header_differences, header_settings,
+    STATUS_OF, Authority, OwnSettings, State, derivation, header_differences,
 )
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import check_local, open_nofollow
@@ -41,39 +47,11 @@ def slugify(title: str) -> str:
     return slug[:80].strip("-") or "discussion"
 
 
-_LEADING_MENTIONS = re.compile(r"[ \t]*(?:@[\w.-]+[ \t,:]*)+")
+def _continues(entries: list[Any], taken: int, last: Any) -> bool:
+    """Whether ``entries`` begin with the ``taken`` entries that ended with ``last`` (the
+    ledger read on after appends: the entries read before are the same objects)."""
+    return taken <= len(entries) and (taken == 0 or entries[taken - 1] is last)
 
-
-def _person(name: str) -> str:
-    return " ".join(name.split()).casefold()
-
-
-def _item_key(text: str) -> str:
-    return " ".join(text.casefold().split()).rstrip(" .!?;:,")
-
-
-def _numbered(items: list[dict[str, Any]], ref: str) -> dict[str, Any] | None:
-    number = int(ref[1:])
-    return items[number - 1] if 1 <= number <= len(items) else None
-
-
-def _done_target(items: list[dict[str, Any]], text: str) -> dict[str, Any] | None:
-    """The item a plain ``DONE: text`` closes: of the items its text repeats or starts with
-    (at a word boundary), the open ones first, then the longest text, then the oldest."""
-    done = _item_key(text)
-    best: tuple[tuple[bool, int], dict[str, Any]] | None = None
-    for item in items:
-        keys = {_item_key(item["text"])}
-        lead = _LEADING_MENTIONS.match(item["text"])
-        if lead:
-            keys.add(_item_key(item["text"][lead.end():]))
-        length = max((len(k) for k in keys if k and done.startswith(k)
-                      and (len(done) == len(k) or not done[len(k)].isalnum())), default=0)
-        if length:
-            rank = (item["status"] == "open", length)
-            if best is None or rank > best[0]:
-                best = (rank, item)
-    return best[1] if best else None
 
 
 class Discussion:
@@ -90,14 +68,23 @@ class Discussion:
         self._raw = raw if raw is not None else text.encode("utf-8")
         self._exists = exists
         self._pending: list[str] = []
-        self._ledger: Ledger | None = None
-        self._base_ledger: Ledger | None = None
+        # The text read: the base's (as read or saved), and base and appends (a copy of the
+        # base's, extended by each append): an append is read alone, after what was read.
+        self._base_read: Growing | None = None
+        self._read: Growing | None = None
+        # the first phase given to entries read under a header without Phase: (the phase,
+        # the entries given it, how many entries were read, the last of them); see _settle
+        self._first_phase: tuple[str | None, list[Any], int, Any] = (None, [], 0, None)
         self._details = details  # False: no markers or mentions (votes and consensus only)
         self._authority = authority  # the governing rule's settings; None: the header's
         # who added the lines whose author matters (cascade.loop.attribution); None: unknown,
         # names are taken as written
         self._authors = authors
         self._state: State | None = None
+        # The derivation of the state, kept with what it was derived under: an append feeds
+        # it the new entries (cascade.ledger.state.derivation)
+        self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
+        self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
 
     # ---- loading and creating -------------------------------------------------------------
 
@@ -174,36 +161,69 @@ class Discussion:
     @property
     def text(self) -> str:
         """The ledger's full text, including appends not yet saved."""
-        return self._compose(self._base, self._parsed_base())
+        return self._base + self.pending_text
 
     @property
     def ledger(self) -> Ledger:
-        if self._ledger is None:
-            self._ledger = (self._parsed_base() if not self._pending
-                            else self._parse(self.text))
-            self._state = None
-        return self._ledger
+        return self._reading().ledger
+
+    def _reading(self) -> Growing:
+        """The text read, base and appends."""
+        if self._read is None:
+            self._read = self._base_reading().copy()
+            if self._pending:
+                self._read.extend(self.pending_text)
+            self._settle(self._read.ledger)
+        return self._read
 
     def _parsed_base(self) -> Ledger:
-        if self._base_ledger is None:
-            self._base_ledger = self._parse(self._base)
-        return self._base_ledger
+        return self._base_reading().ledger
 
-    def _parse(self, text: str) -> Ledger:
-        ledger = parse(text, details=self._details)
-        if not ledger.header.phase:  # entries before any transition are in the first phase
-            start = self._protocol_named(self._protocol_name(ledger)).first.id
-            for entry in ledger.entries:
-                if not entry.phase:
-                    entry.phase = start
-                if isinstance(entry, Event) and is_transition(entry):
-                    break
-        return ledger
+    def _base_reading(self) -> Growing:
+        if self._base_read is None:
+            self._base_read = Growing(self._base, details=self._details)
+            self._settle(self._base_read.ledger)
+        return self._base_read
+
+    def _settle(self, ledger: Ledger) -> None:
+        """Under a header without ``Phase:``, the entries before the first phase transition
+        are in the first phase of the protocol the ledger names (as it names it now)."""
+        if ledger.header.phase:
+            return
+        start, settled, scanned, last = self._first_phase
+        entries = ledger.entries
+        # the entries read since (and the last one before: an open block is read again)
+        since = max(0, scanned - 1) if _continues(entries, scanned, last) else 0
+        new = [e for e in entries[since:] if not e.phase]
+        self._first_phase = (start, settled, len(entries), entries[-1] if entries else None)
+        if not new and start is None:
+            return
+        first = self._protocol_named(self._protocol_name(ledger)).first.id
+        for entry in (*settled, *new) if first != start else new:
+            entry.phase = first
+        self._first_phase = (first, [*settled, *new], *self._first_phase[2:])
+
+    def _forget_reading(self) -> None:
+        """The text changed other than by an append: read it again."""
+        self._base_read = self._read = None
+        self._first_phase = (None, [], 0, None)
+        self._kept = self._state = None
 
     def _protocol_name(self, ledger: Ledger) -> str:
         if self._authority is not None:
             return self._authority.protocol
-        return str(header_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
+        return str(self._own_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
+
+    def _own_settings(self, ledger: Ledger) -> dict[str, object]:
+        """The ledger's own settings (cascade.ledger.state.header_settings), read on from
+        those of the entries it began with."""
+        entries = ledger.entries
+        if self._own is None or not _continues(entries, self._own[1], self._own[2]):
+            self._own = (OwnSettings(ledger.header), 0, None)
+        own = self._own[0]
+        own.take(entries[self._own[1]:])
+        self._own = (own, len(entries), entries[-1] if entries else None)
+        return own.settings
 
     def _protocol_named(self, name: str) -> Protocol:
         return load_protocol(name, self.root, self.path)
@@ -214,7 +234,7 @@ class Discussion:
         (as changed by its SETTINGS events)."""
         if self._authority is not None:
             return self._authority
-        own = header_settings(self.ledger)
+        own = self._own_settings(self.ledger)
         participants = tuple(own["participants"]) or tuple(self._speaking_personas())
         return Authority(participants, self._protocol_name(self.ledger),
                          voting_config(own["consensus"], self.path))  # type: ignore[arg-type]
@@ -223,6 +243,8 @@ class Discussion:
         """The same ledger, its state derived knowing who added its lines."""
         d = Discussion(self.path, self.text, root=self.root, exists=self._exists,
                        details=self._details, authority=self._authority, authors=authors)
+        # the same text, read the same way: read once
+        d._base_read, d._first_phase = self._reading().copy(), self._first_phase
         return d
 
     @property
@@ -248,9 +270,25 @@ class Discussion:
     def state(self) -> State:
         ledger = self.ledger
         if self._state is None:
-            self._state = derive(ledger, self.authority, self.personas, self.protocol,
-                                 self._authors)
+            self._state = self._derive(ledger)
         return self._state
+
+    def _derive(self, ledger: Ledger) -> State:
+        """The state, from the derivation kept when it was derived under the same authority,
+        personas, protocol and authors from the entries ``ledger`` begins with (it takes
+        the entries appended since), else from a new one."""
+        inputs = (self.authority, self.personas, self.protocol, self._authors)
+        kept = self._kept
+        entries = ledger.entries
+        if kept is not None and kept[1][0] == inputs[0] \
+                and all(a is b for a, b in zip(kept[1][1:], inputs[1:])) \
+                and _continues(entries, kept[0].taken, kept[2]):
+            walk = kept[0]
+            walk.feed(ledger)
+        else:
+            walk = derivation(ledger, *inputs)
+        self._kept = (walk, inputs, entries[-1] if entries else None)
+        return walk.finish()
 
     @property
     def header(self):
@@ -285,9 +323,12 @@ class Discussion:
             from cascade.protocol.panel import panel_of, personas_of
 
             panel = panel_of(ledger.entries)
-            extended = registry.extended(personas_of(panel, self.path)) if panel else registry
-            self._panel_personas = cached = (ledger, registry, extended)
-        return cached[2]
+            if cached is not None and cached[1] is registry and cached[2] == panel:
+                extended = cached[3]  # the same panel: the same personas (and derivation)
+            else:
+                extended = registry.extended(personas_of(panel, self.path)) if panel else registry
+            self._panel_personas = cached = (ledger, registry, panel, extended)
+        return cached[3]
 
     @property
     def protocol(self) -> Protocol:
@@ -385,111 +426,35 @@ class Discussion:
     def has_consensus(self) -> bool:
         return self.consensus_result.reached
 
-    def _markers(self, kind: str) -> list[tuple[Comment, Any]]:
-        return [(c, m) for c in self.comments for m in c.markers if m.kind == kind]
-
     @property
     def questions(self) -> list[dict[str, Any]]:
         """Every ``Q:``, numbered Q1, Q2... in ledger order: open, or answered by ``A:`` /
-        ``A(Qn):`` (the rule is in cascade.ledger.parse). ``answer`` is the answer that closed
-        the question, ``answers`` every answer in ledger order."""
-        return self._questions_and_answers()[0]
+        ``A(Qn):`` (cascade.ledger.items). ``answer`` is the answer that closed the question,
+        ``answers`` every answer in ledger order."""
+        return items.questions_and_answers(self.comments)[0]
 
     @property
     def answers(self) -> list[dict[str, Any]]:
         """Every ``A:`` marker, with the question it answers (``"Q2"``, or None: none)."""
-        return self._questions_and_answers()[1]
-
-    def _questions_and_answers(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        questions: list[dict[str, Any]] = []
-        answers: list[dict[str, Any]] = []
-
-        def attach(answer: dict[str, Any], question: dict[str, Any]) -> None:
-            answer["question"] = question["id"]
-            given = {k: answer[k] for k in ("text", "author", "line")}
-            question["answers"].append(given)
-            if question["answer"] is None:
-                question["answer"] = given
-                question["status"] = "answered"
-
-        asked_in: list[int] = []  # for each question, the index of its comment
-        for index, c in enumerate(self.comments):
-            plain: list[dict[str, Any]] = []
-            for m in c.markers:
-                if m.kind == "Q":
-                    asked_in.append(index)
-                    questions.append({"id": f"Q{len(questions) + 1}", "text": m.text,
-                                      "author": m.author, "status": "open", "line": m.line,
-                                      "answer": None, "answers": []})
-                elif m.kind == "A":
-                    answer = {"text": m.text, "author": m.author, "line": m.line,
-                              "question": None}
-                    answers.append(answer)
-                    if m.ref is None:
-                        plain.append(answer)
-                    elif 1 <= int(m.ref[1:]) <= len(questions):  # asked before this line
-                        attach(answer, questions[int(m.ref[1:]) - 1])
-            me = _person(c.author)
-            for answer in plain:  # the first open question of the latest comment with one
-                latest = next((k for k in range(len(questions) - 1, -1, -1)
-                               if questions[k]["status"] == "open"
-                               and _person(questions[k]["author"]) != me), None)
-                if latest is None:
-                    break
-                first = k = latest
-                while k > 0 and asked_in[k - 1] == asked_in[latest]:
-                    k -= 1
-                    if questions[k]["status"] == "open":
-                        first = k
-                attach(answer, questions[first])
-        return questions, answers
+        return items.questions_and_answers(self.comments)[1]
 
     @property
     def decisions(self) -> list[dict[str, Any]]:
-        found: dict[str, dict[str, Any]] = {}
-        for _, m in self._markers("DECISION"):
-            key = " ".join(m.text.lower().split()).rstrip(".")
-            entry = found.setdefault(key, {"text": m.text, "author": m.author,
-                                           "supporters": [], "line": m.line})
-            if m.author not in entry["supporters"]:
-                entry["supporters"].append(m.author)
-        return list(found.values())
+        return items.decisions(self.comments)
 
     @property
     def concerns(self) -> list[dict[str, Any]]:
-        return [{"text": m.text, "author": m.author, "line": m.line}
-                for _, m in self._markers("CONCERN")]
+        return items.concerns(self.comments)
 
     @property
     def todos(self) -> list[dict[str, Any]]:
-        """TODO and ASSIGNED items, numbered T1, T2... in ledger order, and the DONE markers,
-        in ledger order. An item is done when a later ``DONE(Tn):`` names it or a later
-        ``DONE:`` repeats its text (the rule is in cascade.ledger.parse): ``done`` is the DONE
-        that closed it. A DONE entry's ``item`` is the item it refers to (None: none)."""
-        items: list[dict[str, Any]] = []
-        numbered: list[dict[str, Any]] = []
-        for c in self.comments:
-            for m in c.markers:
-                if m.kind in ("TODO", "ASSIGNED"):
-                    item = {"id": f"T{len(numbered) + 1}", "text": m.text, "author": m.author,
-                            "kind": m.kind, "status": "open", "line": m.line, "done": None}
-                    numbered.append(item)
-                    items.append(item)
-                elif m.kind == "DONE":
-                    target = (_numbered(numbered, m.ref) if m.ref is not None
-                              else _done_target(numbered, m.text))
-                    items.append({"id": None, "text": m.text, "author": m.author,
-                                  "kind": "DONE", "status": "done", "line": m.line,
-                                  "item": target["id"] if target else None})
-                    if target is not None and target["done"] is None:
-                        target["done"] = {"text": m.text, "author": m.author, "line": m.line}
-                        target["status"] = "done"
-        return items
+        """TODO and ASSIGNED items, numbered T1, T2..., and the DONE markers, in ledger order
+        (cascade.ledger.items)."""
+        return items.todos(self.comments)
 
     @property
     def mentions(self) -> list[dict[str, Any]]:
-        return [{"alias": alias, "by": c.author, "line": c.line}
-                for c in self.comments for alias in c.mentions]
+        return items.mentions(self.comments)
 
     # ---- appending ------------------------------------------------------------------------
 
@@ -527,7 +492,8 @@ class Discussion:
             reason = next((u.reason for u in self.state.unfounded
                            if u.line == entries[-1].line), "")
             self._pending.pop()
-            self._ledger = self._state = None
+            self._read = None  # read again from the base's, and derived again
+            self._kept = self._state = None
             raise CascadeError(f"refusing to write a {kind} event that does not hold: {reason}",
                                self.path, exit_code=1)
 
@@ -572,8 +538,8 @@ class Discussion:
         """Forget what was appended since the last save (a write that failed): the file is as
         it was, and the next save writes only what comes after."""
         self._pending = []
-        self._ledger = None
-        self._state = None
+        self._read = None  # read again from the base's, and derived again
+        self._kept = self._state = None
 
     def _append(self, chunk: str) -> None:
         base = self._parsed_base()
@@ -582,27 +548,27 @@ class Discussion:
             raise CascadeError(f"unclosed code fence {fence} (opened here): close it before "
                                "anything is appended", self.path,
                                getattr(base, "open_fence_line", None) or None)
+        piece = ("\n" if self._pending else self._lead()) + chunk
         self._pending.append(chunk)
-        self._ledger = None
+        if self._read is not None:  # read what is appended, after what was read
+            self._settle(self._read.extend(piece))
         self._state = None
 
     @property
     def pending_text(self) -> str:
         """What save() would append."""
-        return self.text[len(self._base):]
+        return self._lead() + "\n".join(self._pending) if self._pending else ""
 
-    def _compose(self, base: str, ledger: Ledger) -> str:
-        if not self._pending:
-            return base
-        lead = ""
-        if base and not base.endswith("\n"):
-            lead += "\n"
-        if ledger.open_block:
+    def _lead(self) -> str:
+        """What goes between the base and the first append: the base's last line ended, an
+        open block closed, a blank line."""
+        base = self._base
+        lead = "\n" if base and not base.endswith("\n") else ""
+        if self._parsed_base().open_block:
             lead += "---\n"
-        if base and not (base + lead).endswith("\n\n"):
+        if base and not (base[-2:] + lead).endswith("\n\n"):
             lead += "\n"
-        joined = "\n".join(self._pending)
-        return base + lead + joined
+        return lead
 
     # ---- saving ---------------------------------------------------------------------------
 
@@ -623,9 +589,10 @@ class Discussion:
             atomic_write(self.path, data, self.path.stat().st_mode)
         self._raw = data
         self._base = decode_utf8(data, self.path)
-        self._base_ledger = None
-        self._ledger = None
-        self._state = None
+        if self._read is not None:  # what was read is the base now: it is not read again
+            self._base_read, self._read = self._read, None
+        else:
+            self._forget_reading()
         self._pending = []
         self._exists = True
         return self.path
@@ -649,9 +616,7 @@ class Discussion:
         if current != self._raw:
             self._raw = current
             self._base = decode_utf8(current, self.path)
-            self._base_ledger = None
-            self._ledger = None
-            self._state = None
+            self._forget_reading()
 
     def _encode(self, text: str) -> bytes:
         if self._parsed_base().newline == "\r\n":

@@ -45,7 +45,7 @@ Action items. ``TODO:`` and ``ASSIGNED:`` items are numbered together, T1, T2, .
 Ledger order decides everything, so an answer or a DONE means what it meant when it was
 written: nothing appended later changes what an earlier one closed. ``A:`` at the start of a
 line is a marker like ``Q:``: write options as "Option A: ..." (or "- **A** ...").
-The matching itself is in cascade.ledger.discussion (``questions``, ``todos``).
+The matching itself is in cascade.ledger.items (``questions_and_answers``, ``todos``).
 """
 from __future__ import annotations
 
@@ -330,6 +330,17 @@ class Reader:
         self.block, self.block_start = block, block_start
         self.after_delimiter = after
         self.base += skipped
+
+    def copy(self) -> Reader:
+        """Another reader where this one is, read on apart from it."""
+        other = copy.copy(self)
+        other.entries = list(self.entries)
+        other.warnings = list(self.warnings)
+        if self.block is not None:
+            other.block = list(self.block)
+        if self.header is None:
+            other.head = self.head.copy()
+        return other
 
     def ledger(self, tail: str = "", start: int = 0) -> Ledger:
         """What the text read so far says, followed by ``tail`` (a last line without its

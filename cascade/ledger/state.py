@@ -144,22 +144,41 @@ def block_id(c: Comment) -> str:
 
 def header_settings(ledger: Ledger) -> dict[str, object]:
     """The ledger's own settings: its header, as changed by its last ``SETTINGS`` event."""
-    h = ledger.header
-    out: dict[str, object] = {"participants": tuple(h.participants), "protocol": h.protocol,
-                              "consensus": dict(h.consensus)}
-    replays = Replays()
-    for event in ledger.events:
-        if event.kind == SETTINGS and replays.copy_of(event) is None \
-                and verify_event(event) is None:
-            f = event.fields
-            if "participants" in f:
-                out["participants"] = tuple(p for p in f["participants"].replace(",", " ").split())
-            if "protocol" in f:
-                out["protocol"] = f["protocol"]
-            if "consensus" in f:
-                out["consensus"] = dict(kv.split("=", 1) for kv in f["consensus"].split()
-                                        if "=" in kv)
-    return out
+    own = OwnSettings(ledger.header)
+    own.take(ledger.entries)
+    return own.settings
+
+
+class OwnSettings:
+    """``header_settings``, entry by entry: ``take`` the ledger's entries in order (those
+    appended since, as they come); ``settings`` are those of the entries taken."""
+
+    def __init__(self, header) -> None:
+        self._out: dict[str, object] = {"participants": tuple(header.participants),
+                                        "protocol": header.protocol,
+                                        "consensus": dict(header.consensus)}
+        self._replays = Replays()
+
+    @property
+    def settings(self) -> dict[str, object]:
+        consensus = self._out["consensus"]
+        return {**self._out, "consensus": dict(consensus)}  # type: ignore[call-overload]
+
+    def take(self, entries) -> None:
+        out, replays = self._out, self._replays
+        for event in entries:
+            if not isinstance(event, Event):
+                continue
+            if event.kind == SETTINGS and replays.copy_of(event) is None \
+                    and verify_event(event) is None:
+                f = event.fields
+                if "participants" in f:
+                    out["participants"] = tuple(f["participants"].replace(",", " ").split())
+                if "protocol" in f:
+                    out["protocol"] = f["protocol"]
+                if "consensus" in f:
+                    out["consensus"] = dict(kv.split("=", 1) for kv in f["consensus"].split()
+                                            if "=" in kv)
 
 
 def header_differences(ledger: Ledger, authority: Authority, default_protocol: str) -> list[str]:
@@ -207,13 +226,17 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol,
     transition only forward; an outcome where the votes reach it; ...). Others are ignored
     and listed in ``State.unfounded``. A copy of a stamped block does not count either.
     """
+    return derivation(ledger, authority, personas, protocol, authors).finish()
+
+
+def derivation(ledger: Ledger, authority: Authority, personas, protocol,
+               authors: Mapping[int, str] | None = None) -> _Walk:
+    """``derive``, kept open: the walk over ``ledger``'s entries, to be fed the same ledger
+    grown by appends (``feed``) and finished at any point (``finish``, as often as needed) --
+    the state it gives is ``derive``'s for the whole, without walking again what it took."""
     walk = _Walk(ledger, authority, personas, protocol, authors)
-    for index, entry in enumerate(ledger.entries):
-        if isinstance(entry, Event):
-            walk.event(index, entry)
-        else:
-            walk.comment(entry)
-    return walk.finish()
+    walk.feed(ledger)
+    return walk
 
 
 _BLOB = re.compile(r"[0-9a-f]{1,64}\Z")  # a blob id
@@ -256,6 +279,21 @@ class _Walk:
         self.round = 1  # the round under way since the last new revision (round 1: at once)
         self.claims: set[int] = set()
         self.path = ledger.header.source  # the document's path, as last recorded
+        self.taken = 0  # entries walked
+        self._tallied: _Tally | None = None  # the votes of the segment, as last counted
+
+    def feed(self, ledger: Ledger) -> None:
+        """Walk the entries of ``ledger`` after those taken: ``ledger`` is the one the walk
+        began with, grown by appends (the entries taken are its first ones)."""
+        self.ledger = ledger
+        entries = ledger.entries
+        for index in range(self.taken, len(entries)):
+            entry = entries[index]
+            if isinstance(entry, Event):
+                self.event(index, entry)
+            else:
+                self.comment(entry)
+        self.taken = len(entries)
 
     # ---- entries ------------------------------------------------------------------------------
 
@@ -472,14 +510,19 @@ class _Walk:
         current = self.protocol.get(self.phase)
         return current is None or current.voting_mode
 
-    def _count(self):
-        """Votes of the current segment: each voter's latest vote that counts."""
-        votes: dict[str, str] = {}
-        advisory: dict[str, str] = {}
-        discounted: list[Discounted] = []
-        forged_lines = {d.line for d in self.forged}
-        cast: dict[str, int] = {}  # voter -> the line of the vote that counts
-        for c in self.segment:
+    def _tally(self) -> _Tally:
+        """The votes of the current segment, counted on from the last count when the
+        segment has only grown since, for the same revision."""
+        t = self._tallied
+        if t is None or t.segment is not self.segment or t.reviewed is not self.reviewed \
+                or t.revision != self.revision:
+            t = self._tallied = _Tally(self.segment, self.reviewed, self.revision)
+        t.forged.update(d.line for d in self.forged[t.forged_seen:])
+        t.forged_seen = len(self.forged)
+        votes, advisory, discounted, forged_lines = t.votes, t.advisory, t.discounted, t.forged
+        for c in self.segment[t.counted:]:
+            if c.vote is not None:
+                t.latest[c.author] = c.line
             if c.vote is None:
                 if c.provenance.get("cut") and c.line not in forged_lines:
                     # A reply over its budget was cut and its vote dropped: the persona's
@@ -493,7 +536,7 @@ class _Walk:
             if persona is None:  # a person
                 votes.pop(c.author, None)
                 votes[c.author] = c.vote
-                cast[c.author] = c.line
+                t.cast[c.author] = c.line
                 continue
             if not persona.votes:
                 continue  # background personas never vote
@@ -510,15 +553,23 @@ class _Walk:
                 continue
             votes.pop(persona.name, None)
             votes[persona.name] = c.vote
+        t.counted = len(self.segment)
+        return t
+
+    def _count(self, claims: set[int] | None = None):
+        """Votes of the current segment: each voter's latest vote that counts. The lines whose
+        author matters go to ``claims`` (default: the walk's)."""
+        t = self._tally()
+        votes, advisory, cast = dict(t.votes), dict(t.advisory), t.cast
         # A discounted block only matters if no later valid vote of that persona replaced it.
-        discounted = [d for d in discounted
-                      if not (d.author in votes and _latest_line(self.segment, d.author) != d.line)]
+        discounted = [d for d in t.discounted
+                      if not (d.author in votes and t.latest.get(d.author, 0) != d.line)]
         expected = [p.name for a in self.authority.participants
                     if (p := self.personas.get(a)) is not None and p.votes]
         config = self.authority.consensus
         humans = [n for n in votes if self.personas.of_author(n) is None]
         if config.human_required:
-            self.claims.update(cast[n] for n in humans)
+            (self.claims if claims is None else claims).update(cast[n] for n in humans)
             humans = [n for n in humans if self._by_them(cast[n], n)]
         if config.advisory:
             counted = {n: v for n, v in votes.items() if self.personas.of_author(n) is None}
@@ -563,11 +614,15 @@ class _Walk:
                                "person decides", result.advisory)
 
     def finish(self) -> State:
-        result, votes, advisory, discounted, expected = self._count()
+        """The state of the entries taken. The walk is left as it was (it may be fed more):
+        what the state holds is its own."""
+        claims = set(self.claims)
+        carried = set(self.carried)
+        result, votes, advisory, discounted, expected = self._count(claims)
         run = None
         if self.steps is not None:
             run, result = _step_result(self.ledger, self.personas, self.protocol,
-                                       self.authority, self.carried,
+                                       self.authority, carried,
                                        self.reviewed if self.revision is not None else None,
                                        advisory, self.ignored)
         if not self._voting() and run is None:
@@ -576,9 +631,10 @@ class _Walk:
             result.outcome = None
             result.reason = f"phase {self.phase} does not take votes" + (
                 f"; advance to {current.next}" if current.next else "")
-        decision, notes = _in_force(self.decisions, self.revision, self.reviewed,
+        decisions = [dataclasses.replace(d) for d in self.decisions]
+        decision, notes = _in_force(decisions, self.revision, self.reviewed,
                                     self.authority, self.authors)
-        for d in self.decisions:
+        for d in decisions:
             if not d.note and d.line in notes:
                 d.note = notes[d.line]
             d.in_force = d is decision
@@ -587,9 +643,25 @@ class _Walk:
         result = self._blocked(result, decision)
         failing = [f for f in self.failures.values() if f.revision == self.revision]
         return State(self.phase, self.status, self.revision, votes, advisory, expected,
-                     discounted, self.forged, self.decisions, decision, result, self.segment,
-                     self.carried, self.cores.get(self.revision or ""), self.carried_now, run,
-                     self.unfounded, frozenset(self.ignored), failing, frozenset(self.claims))
+                     discounted, list(self.forged), decisions, decision, result,
+                     list(self.segment), carried, self.cores.get(self.revision or ""),
+                     self.carried_now, run, list(self.unfounded), frozenset(self.ignored),
+                     failing, frozenset(claims))
+
+
+class _Tally:
+    """The votes of one segment (for one revision), counted up to ``counted`` comments."""
+
+    def __init__(self, segment: list[Comment], reviewed: set[str], revision: str | None) -> None:
+        self.segment, self.reviewed, self.revision = segment, reviewed, revision
+        self.counted = 0
+        self.votes: dict[str, str] = {}
+        self.advisory: dict[str, str] = {}
+        self.discounted: list[Discounted] = []
+        self.cast: dict[str, int] = {}  # voter -> the line of the vote that counts
+        self.latest: dict[str, int] = {}  # author -> the line of its latest vote
+        self.forged: set[int] = set()  # lines of the blocks without a valid stamp
+        self.forged_seen = 0
 
 
 # What each kind of event must hold to be believed (and, when it does, its effect); a kind
@@ -693,10 +765,6 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     waiting = names(run.waiting)
     where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
     return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
-
-
-def _latest_line(segment: list[Comment], author: str) -> int:
-    return max((c.line for c in segment if c.author == author and c.vote is not None), default=0)
 
 
 def _persona_vote_problem(c: Comment, persona, revision: str | None, reviewed: set[str],

@@ -1,0 +1,428 @@
+"""Every ``cascade`` command, declared once: its name, help, arguments and handler.
+
+A declaration is data (``arg`` keeps argparse's arguments without building anything), and
+``build_parser`` turns the declarations into argparse parsers: the invoked command's alone,
+or all of them. The pre-commit hook's fast path (cascade.main) loads none of this. Each
+handler imports its command's module when it runs, so that a command loads only its own
+modules. ``reference()`` is every command's ``--help``, the text of docs/commands.md.
+(Over 400 lines: the table of every command, one declaration each, read in one place.)
+"""
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Callable
+from typing import Any
+
+VOTES = ("READY", "CHANGES", "REJECT")
+
+
+class Arg:
+    """One ``add_argument`` call, kept as data."""
+
+    __slots__ = ("names", "options")
+
+    def __init__(self, names: tuple[str, ...], options: dict[str, Any]) -> None:
+        self.names, self.options = names, options
+
+
+class OneOf:
+    """A mutually exclusive group of arguments."""
+
+    __slots__ = ("args", "required")
+
+    def __init__(self, args: tuple[Arg, ...], required: bool = False) -> None:
+        self.args, self.required = args, required
+
+
+class Command:
+    """A command: its name, help, arguments and handler; its subcommands, if any (listed as
+    ``metavar`` in its usage line)."""
+
+    __slots__ = ("name", "help", "arguments", "run", "subcommands", "metavar")
+
+    def __init__(self, name: str, help: str, arguments: tuple[Arg | OneOf, ...],
+                 run: Callable[[Any], int], metavar: str | None = None) -> None:
+        self.name, self.help, self.arguments, self.run = name, help, arguments, run
+        self.subcommands: dict[str, Command] = {}
+        self.metavar = metavar
+
+
+def arg(*names: str, **options: Any) -> Arg:
+    return Arg(names, options)
+
+
+def one_of(*args: Arg, required: bool = False) -> OneOf:
+    return OneOf(args, required)
+
+
+COMMANDS: dict[str, Command] = {}
+
+
+def command(name: str, help: str, *arguments: Arg | OneOf, under: str | None = None,
+            metavar: str | None = None) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
+    """Declare the command ``name`` (a subcommand of ``under``), run by the decorated handler
+    with the parsed arguments."""
+    def declare(run: Callable[[Any], int]) -> Callable[[Any], int]:
+        table = COMMANDS[under].subcommands if under else COMMANDS
+        table[name] = Command(name, help, arguments, run, metavar=metavar)
+        return run
+    return declare
+
+
+def _aliases(text: str) -> list[str] | None:
+    return [a.strip().lstrip("@") for a in text.split(",") if a.strip()] if text else None
+
+
+# --- the commands, in the order ``cascade --help`` lists them ---------------------------------
+
+@command("new", "create a discussion ledger from a template; with --rule, the next numbered "
+                "document of that rule and its ledger",
+         arg("title"),
+         arg("--rule", metavar="NAME",
+             help="write the next numbered document (NNNN-<slug>.md, or NNNN-<slug>/index.md "
+                  "for a folder per ADR; the width of the existing numbers) in the folder of "
+                  "the rule named NAME, from the repository's template (templates/template.md "
+                  "or template.md as adr-tools, adr-template.md as MADR, 0000-*template*.md) or "
+                  "the built-in ADR template, status Proposed; and its ledger at the rule's "
+                  "discussion: path, with the rule's template, participants, protocol and "
+                  "consensus"),
+         arg("--supersedes", metavar="N|PATH",
+             help="with --rule: mark document N (its number in that folder, or its path) "
+                  "superseded by the new one: only its status changes, and its ledger records "
+                  "the change as keeping its review"),
+         arg("--dir", metavar="AREA", dest="area",
+             help="with --rule, for area folders (**): write in AREA below the rule's folder "
+                  "(default: the rule's folder itself)"),
+         arg("--template", help="without --rule: feature (default), adr, code-review, ..."),
+         arg("--source", help="the document under review (repository path)"),
+         arg("--participants", type=_aliases,
+             help="comma-separated persona aliases (default: architect,security,pragmatist)"),
+         arg("--protocol", help="phased (default), review, ..."),
+         arg("--output", "-o", help="ledger path (default: discussions/<slug>.discussion.md)"),
+         arg("--context", default="", help="text for the Context section"))
+def _new(a) -> int:
+    from cascade.commands.new import new
+    return new(a.title, a.template, a.source, a.participants, a.protocol, a.output, a.context,
+               rule=a.rule, supersedes=a.supersedes, area=a.area)
+
+
+@command("list", "list discussions below this folder",
+         arg("--status", help="only discussions with this status (OPEN, ACCEPTED, ...)"))
+def _list(a) -> int:
+    from cascade.commands.list import list_
+    return list_(a.status)
+
+
+@command("status", "show phase, votes, consensus and open items",
+         arg("paths", nargs="*", metavar="PATH"),
+         arg("--json", action="store_true", help="machine-readable output"),
+         arg("--verbose", "-v", action="store_true",
+             help="each participant's latest comment (its first lines), not only the vote"))
+def _status(a) -> int:
+    from cascade.commands.status import status
+    return status(a.paths, a.json, a.verbose)
+
+
+@command("comment", "append a person's comment; the vote comes only from --vote",
+         arg("path"),
+         arg("text", nargs="?", default="",
+             help="the comment, kept as written (a VOTE: line in it stays text and does not "
+                  "count; none with --vote: a vote that asks nobody)"),
+         arg("--vote", type=str.upper, choices=VOTES,
+             help="your vote (the only way to vote here)"),
+         arg("--author", help="default: git config user.name"))
+def _comment(a) -> int:
+    from cascade.commands.comment import comment
+    return comment(a.path, a.text, a.vote, a.author)
+
+
+@command("decide", "decide as a person, overriding the panel for the document's current "
+                   "revision",
+         arg("path", metavar="PATH", help="the ledger or its governed document"),
+         arg("vote", metavar="READY|CHANGES|REJECT", type=str.upper, choices=VOTES),
+         arg("--reason", required=True, help="why: recorded in the ledger"))
+def _decide(a) -> int:
+    from cascade.commands.decide import decide
+    return decide(a.path, a.vote, a.reason)
+
+
+@command("explain", "which rule governs a path, its ledger, protocol, participants and models, "
+                    "and the calls a review makes",
+         arg("path", metavar="PATH", help="a document or a ledger"),
+         arg("--json", action="store_true", help="machine-readable output"))
+def _explain(a) -> int:
+    from cascade.commands.explain import explain
+    return explain(a.path, a.json)
+
+
+_AUTO = arg("--auto", action="store_true",
+            help="take the recommended choice at every decision point (recorded)")
+
+
+@command("discuss", "create a ledger for a topic (or a document) and run its protocol "
+                    "(default pcs) to an outcome",
+         arg("topic", metavar="TOPIC"),
+         arg("--protocol", default="pcs", help="default: pcs"),
+         *(arg(f"--{option}", help="(for the protocols that have one)")
+           for option in ("mode", "strategy", "flow", "tier")),
+         arg("--rounds", type=int, metavar="N",
+             help="at most N rounds (up to the protocol's own cap)"),
+         one_of(arg("--participants", metavar="a,b", type=_aliases, help="persona aliases"),
+                arg("--auto-invite", action="store_true",
+                    help="pick the participants by topic, without asking")),
+         arg("--source", metavar="PATH", help="a document the discussion is about"),
+         _AUTO,
+         arg("-o", "--output", metavar="PATH",
+             help="the ledger (default: discussions/<slug>.discussion.md)"))
+def _discuss(a) -> int:
+    from cascade.commands.discuss import discuss
+    return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
+                   a.auto, a.output,
+                   {"mode": a.mode, "strategy": a.strategy, "flow": a.flow, "tier": a.tier})
+
+
+@command("run", "continue a discussion where its ledger ends (resume)",
+         arg("path", metavar="PATH", help="a ledger or a governed document"),
+         _AUTO)
+def _run(a) -> int:
+    from cascade.commands.discuss import run_
+    return run_(a.path, a.auto)
+
+
+@command("plan", "the dry run, no model call: roles, personas, models, steps, the most calls "
+                 "and the prompt budget",
+         arg("path", nargs="?", metavar="PATH", help="a ledger or a governed document"),
+         arg("--protocol", metavar="P", help="plan a protocol without a ledger"),
+         arg("--participants", metavar="a,b", type=_aliases,
+             help="persona aliases (with --protocol)"),
+         arg("--mode", metavar="M", help="a protocol's mode (swarm: lightweight, standard, deep)"),
+         arg("--strategy", metavar="S", help="a protocol's strategy (roundtable)"),
+         arg("--flow", metavar="F", help="a protocol's flow (council)"),
+         arg("--tier", metavar="T", help="a protocol's tier (council: light, medium, heavy)"))
+def _plan(a) -> int:
+    from cascade.commands.plan import plan
+    return plan(a.path, a.protocol, a.participants, a.mode, a.strategy or a.flow, a.tier)
+
+
+@command("turn", "run the pending (or the named) persona turns",
+         arg("path"),
+         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all"))
+def _turn(a) -> int:
+    from cascade.commands.turn import turn
+    return turn(a.path, a.aliases)
+
+
+@command("hook", "the pre-commit gate: review staged governed documents",
+         arg("files", nargs="*", metavar="FILE"))
+def _hook(a) -> int:
+    from cascade.loop.hook import run_hook
+    return run_hook(a.files)
+
+
+@command("check", "the CI gate, no model calls: ledgers at consensus, history append-only",
+         arg("--from-ref", metavar="REF",
+             help="check the range REF..TO-REF (default: $PRE_COMMIT_FROM_REF; none: every "
+                  "governed document at TO-REF, no history)"),
+         arg("--to-ref", metavar="REF", help="default: $PRE_COMMIT_TO_REF, else HEAD"),
+         arg("--format", choices=["text", "json", "github"], default="text"))
+def _check(a) -> int:
+    from cascade.commands.check import check
+    return check(a.from_ref, a.to_ref, a.format)
+
+
+@command("init", "adopt: find the ADR folders, write .ai-rules.yml, .pre-commit-config.yaml and "
+                 "the baseline, register the ledger merge driver",
+         arg("--plain", action="store_true",
+             help="install plain git hooks instead of a pre-commit config"),
+         arg("--repo", help="this tool's repository URL, for a remote pre-commit config"),
+         arg("--rev", help="the tag or commit of --repo"))
+def _init(a) -> int:
+    from cascade.commands.init import init
+    return init(a.plain, a.repo, a.rev)
+
+
+@command("trailer", "(prepare-commit-msg) add Cascade-Consensus trailers",
+         arg("message_file"))
+def _trailer(a) -> int:
+    from cascade.commands.trailer import trailer
+    return trailer(a.message_file)
+
+
+@command("advance", "move a discussion to its next (or a named) phase",
+         arg("path"),
+         arg("--to", metavar="PHASE"))
+def _advance(a) -> int:
+    from cascade.commands.advance import advance
+    return advance(a.path, a.to)
+
+
+@command("personas", "list, show, add or remove personas", metavar="list|show|add|remove")
+def _personas(a) -> int:  # no subcommand: list
+    return COMMANDS["personas"].subcommands["list"].run(a)
+
+
+@command("list", "list bundled and repository personas", under="personas")
+def _personas_list(a) -> int:
+    from cascade.commands.personas import personas_list
+    return personas_list()
+
+
+@command("show", "show one persona", arg("name"), under="personas")
+def _personas_show(a) -> int:
+    from cascade.commands.personas import personas_show
+    return personas_show(a.name)
+
+
+@command("add", "add a repository persona (.cascade/personas/NAME.yml), checked as loading "
+                "checks it",
+         arg("name", help="its alias (@name)"),
+         one_of(arg("--from-file", metavar="F", help="a persona YAML file"),
+                arg("--interactive", action="store_true", help="answer questions"),
+                required=True),
+         arg("--force", action="store_true", help="replace the repository's persona of that name"),
+         under="personas")
+def _personas_add(a) -> int:
+    from cascade.commands.personas import personas_add
+    return personas_add(a.name, a.from_file, a.interactive, a.force)
+
+
+@command("remove", "remove a repository persona (not a bundled one)", arg("name"),
+         under="personas")
+def _personas_remove(a) -> int:
+    from cascade.commands.personas import personas_remove
+    return personas_remove(a.name)
+
+
+@command("summary", "write <ledger>.sum.md: votes, questions, decisions",
+         arg("path"))
+def _summary(a) -> int:
+    from cascade.commands.summary import summary
+    return summary(a.path)
+
+
+@command("demo", "run the offline demo in a temporary repository",
+         arg("--keep", action="store_true", help="keep the demo repository"))
+def _demo(a) -> int:
+    from cascade.commands.demo import demo
+    return demo(a.keep)
+
+
+@command("ui", "the terminal UI: browse the discussions below a folder, read one, comment, "
+               "run, decide; personas",
+         arg("path", nargs="?", default=".", metavar="PATH",
+             help="a folder (default: this one) or a ledger"))
+def _ui(a) -> int:
+    from cascade.ui.command import ui
+    return ui(a.path)
+
+
+@command("merge-driver", "git's merge driver for ledgers (cascade init registers it): merges "
+                         "two appends whole-block",
+         arg("ancestor", metavar="%O", help="the common ancestor's version"),
+         arg("current", metavar="%A", help="our version; the result is written here"),
+         arg("other", metavar="%B", help="their version"),
+         arg("path", metavar="%P", nargs="?", help="the ledger's path, for messages"))
+def _merge_driver(a) -> int:
+    from cascade.commands.merge_driver import merge_driver
+    return merge_driver(a.ancestor, a.current, a.other, a.path)
+
+
+# --- parsers from the declarations -----------------------------------------------------------
+
+def build_parser(only: str | None = None, width: int | None = None):
+    """The command-line parser; with ``only``, that command's parser alone is built (the
+    others would cost ~15 ms of every command; ``cascade --help`` and a mistyped command get
+    them all). ``width``: of the help text (default: the terminal's)."""
+    import argparse  # kept off the pre-commit path, which parses no arguments
+
+    from cascade import __version__
+
+    class Formatter(argparse.HelpFormatter):
+        def __init__(self, prog: str) -> None:
+            super().__init__(prog, width=width)
+
+        def _format_action_invocation(self, action: argparse.Action) -> str:
+            # "-o, --output OUTPUT" on every Python (3.13's form), so that the help text,
+            # and docs/commands.md, read the same whichever Python runs them
+            if not action.option_strings or action.nargs == 0:
+                return super()._format_action_invocation(action)
+            value = self._format_args(action, self._get_default_metavar_for_optional(action))
+            return f"{', '.join(action.option_strings)} {value}"
+
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, formatter_class=Formatter, **kwargs)
+
+        def error(self, message: str) -> None:  # usage errors: exit 2, one line
+            self.print_usage(sys.stderr)
+            print(f"cascade: error: {message}", file=sys.stderr)
+            raise SystemExit(2)
+
+    parser = Parser(prog="cascade", description="Git-native design review by AI personas.")
+    parser.add_argument("--version", action="version", version=f"cascade {__version__}")
+    _add_commands(parser, COMMANDS, "command", "COMMAND", Parser, only)
+    return parser
+
+
+def _add_commands(parser, commands: dict[str, Command], dest: str, metavar: str, parser_class,
+                  only: str | None = None) -> None:
+    sub = parser.add_subparsers(dest=dest, metavar=metavar, parser_class=parser_class)
+    for declared in commands.values():
+        if only is not None and declared.name != only:
+            continue
+        p = sub.add_parser(declared.name, help=declared.help)
+        p.set_defaults(handler=declared.run)  # a subcommand's replaces its command's
+        for argument in declared.arguments:
+            if isinstance(argument, OneOf):
+                group = p.add_mutually_exclusive_group(required=argument.required)
+                for member in argument.args:
+                    group.add_argument(*member.names, **member.options)
+            else:
+                p.add_argument(*argument.names, **argument.options)
+        if declared.subcommands:
+            _add_commands(p, declared.subcommands, f"{declared.name}_command",
+                          declared.metavar or "COMMAND", parser_class)
+
+
+def dispatch(parser, args) -> int:
+    """Run the command ``args`` were parsed for (its subcommand's handler, if one was named);
+    with no command named, the help (exit 2)."""
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return 2
+    return handler(args)
+
+
+def reference(width: int = 100) -> str:
+    """docs/commands.md: ``cascade --help`` and each command's ``--help``, as printed at
+    ``width`` columns."""
+    parts = ["# Commands\n\n",
+             "Every command's `--help`, as `cascade` prints it. Generated by "
+             "`python docs/commands.py` from the commands' declarations (`cascade/cli.py`); "
+             "a test fails when this file is not current.\n"]
+    for words in _every_command():
+        title = " ".join(("cascade", *words))
+        parts.append(f"\n## `{title}`\n\n```text\n{_help(words, width).rstrip()}\n```\n")
+    return "".join(parts)
+
+
+def _every_command() -> list[tuple[str, ...]]:
+    words: list[tuple[str, ...]] = [()]
+    for declared in COMMANDS.values():
+        words.append((declared.name,))
+        words.extend((declared.name, sub) for sub in declared.subcommands)
+    return words
+
+
+def _help(words: tuple[str, ...], width: int) -> str:
+    out, stdout = io.StringIO(), sys.stdout
+    sys.stdout = out
+    try:
+        build_parser(width=width).parse_args([*words, "--help"])
+    except SystemExit:
+        pass
+    finally:
+        sys.stdout = stdout
+    return out.getvalue()
