@@ -108,9 +108,14 @@ def test_the_first_round_has_no_last_round():
 
 
 def test_a_turn_of_a_step_the_protocol_lacks_counts_as_its_first_step_s():
-    # (a turn of a removed step: its first step's role, here a participant's, not fixed)
+    # (a turn of a removed step) pcs's first step is a participant's, not fixed
     run = run_of("pcs", PCS[:7] + [("z1", "synthesizer", "retired", 1)], 1)
     assert shown(run, "confirm", B, "synthesis") == ["r1"]
+    # roundtable's first step, the question, is the facilitator's: fixed (its second is not)
+    run = run_of("roundtable", [("q1", "facilitator", "question", 1),
+                                ("z1", A, "retired", 1), ("a1", A, "answer", 1)], 1,
+                 strategy="standard")
+    assert shown(run, "vote", B, "synthesis") == ["z1"]
 
 
 # --- sees: only the turns of the steps named (council D/P's merge sees the assessments) ----
@@ -191,3 +196,17 @@ def test_group_shows_its_own_turns_of_another_step(alias, step, other):
     run = run_of("council", [("o3", alias, other, 3), ("s3", alias, step, 3)], 3, members=(),
                  mode="dp")
     assert shown(run, step, alias, "group") == ["o3"]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("previous", ["a2", "s2", "a3", "c2"]),  # round 2's, less its own
+    ("question", ["s2"]),  # round 2's synthesis; round 3 has no question yet
+    ("sequential", ["s2", "b6"]),
+    ("all", ["c3"]),
+])
+def test_the_third_round_s_last_round_is_the_second(name, expected):
+    assert shown(run_of("pcs", PCS, 3), "confirm", B, name) == expected
+
+
+def test_question_without_a_synthesis_in_the_last_round_shows_no_older_one():
+    assert shown(run_of("pcs", PCS, 4), "confirm", B, "question") == []
