@@ -10,20 +10,24 @@ mutant of the visibilities and the outcome rules, then the slower visibility and
 tests against the survivors; bench/mutation.sh has the commands."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from cascade.config.protocols import load_protocol
+from cascade.config.protocols import load_protocol, load_protocol_file
 from cascade.protocol import visibility
 from cascade.protocol.engine import Run, Turn, steps_for
 
 A, B, C = "architect", "security", "ux"  # the speaker, B, between the others by name
 
 
-def run_of(protocol: str, turns, round_: int, members=(A, B, C), mode: str | None = None,
+def run_of(protocol: str | Path, turns, round_: int, members=(A, B, C), mode: str | None = None,
            strategy: str | None = None) -> Run:
     """A run of ``protocol`` in ``round_`` whose ledger holds ``turns`` ((label, alias, step,
     round[, fields]), in order; the label is the turn's message id)."""
-    steps = steps_for(load_protocol(protocol, None).steps, mode, None, strategy)
+    found = load_protocol_file(protocol) if isinstance(protocol, Path) else \
+        load_protocol(protocol, None)
+    steps = steps_for(found.steps, mode, None, strategy)
     run = Run(steps, list(members), {r.id: r.persona for r in steps.fixed_roles}, round=round_)
     run.turns = [Turn(read(alias), f"AI-{alias}", read(step), r, label, n,
                       f"{alias} in {step}.", dict(rest[0]) if rest else {}, [], 10 * n, None)
@@ -210,3 +214,26 @@ def test_the_third_round_s_last_round_is_the_second(name, expected):
 
 def test_question_without_a_synthesis_in_the_last_round_shows_no_older_one():
     assert shown(run_of("pcs", PCS, 4), "confirm", B, "question") == []
+
+
+def test_group_names_are_compared_by_value(tmp_path):
+    # group names of more than one letter, each role's read from its own line of the file
+    bundled = Path(__file__).resolve().parent.parent / "protocols" / "council.yml"
+    text = bundled.read_text()
+    assert text.count("group: d,") == 2 and text.count("group: p,") == 2
+    (tmp_path / "council.yml").write_text(text.replace("group: d,", "group: dreamers,")
+                                          .replace("group: p,", "group: planners,"))
+    run = run_of(tmp_path / "council.yml", DP, 3, members=(), mode="dp")
+    assert visibility.group_of(run, "d-arbiter") == "dreamers"
+    assert shown(run, "assess", "d-arbiter") == ["d2", "D2", "d3"]
+    assert shown(run, "ideate", "p-freethinker") == ["p2", "D2", "P2", "Q2", "P3"]
+
+
+@pytest.mark.parametrize("alias, step, other", [
+    ("d-arbiter", "assess", "d-freethinker"),  # (another of its group, sorting after it)
+    ("d-freethinker", "ideate", "d-arbiter"),  # (and before it)
+])
+def test_group_shows_its_group_s_others_in_its_step(alias, step, other):
+    run = run_of("council", [("o3", other, step, 3), ("s3", alias, step, 3)], 3, members=(),
+                 mode="dp")
+    assert shown(run, step, alias, "group") == ["o3"]
