@@ -229,6 +229,11 @@ def test_exit_explained(ended, expected):
     (ABC, {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, Verdict(
         "IMPASSE", "impasse after 2 rounds (pragmatist rejected the last synthesis)",
         {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, {"ACCEPT": 2, "REJECT": 1}, (C,))),
+    (ABC, {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, Verdict(  # any other verdict, even one
+        # sorting before ACCEPT, is against
+        "IMPASSE", "impasse after 2 rounds (Security Lead rejected the last synthesis)",
+        {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, {"ACCEPT": 2, "REJECT": 1},
+        ("Security Lead",))),
     (ABC, {A: "ACCEPT", B: "ACCEPT"}, Verdict(
         "IMPASSE", "impasse after 2 rounds (no confirmation from pragmatist)",
         {A: "ACCEPT", B: "ACCEPT"}, {"ACCEPT": 2, "REJECT": 0})),
@@ -303,6 +308,9 @@ def test_consent_explained(members, turns, expected):
     ([said("referee", "verdict", verdict="REJECT"), said("judge", "verdict", verdict="READY")],
      Verdict("READY", "the referee's verdict after round 1: READY", {"judge": "READY"},
              {"READY": 1, "CHANGES": 0, "REJECT": 0})),
+    ([said("referee", "verdict", verdict="REJECT"), said("judge", "verdict", verdict="CHANGES")],
+     Verdict("CHANGES", "the referee's verdict after round 1: CHANGES", {"judge": "CHANGES"},
+             {"READY": 0, "CHANGES": 1, "REJECT": 0}, ("AI-judge",))),  # the last one's name
 ])
 def test_referee_explained(turns, expected):
     run = run_of("council", ("pragmatist", "visionary", "skeptic"), turns, mode="personality")
