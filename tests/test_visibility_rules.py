@@ -237,3 +237,8 @@ def test_group_shows_its_group_s_others_in_its_step(alias, step, other):
     run = run_of("council", [("o3", other, step, 3), ("s3", alias, step, 3)], 3, members=(),
                  mode="dp")
     assert shown(run, step, alias, "group") == ["o3"]
+
+
+def test_question_leaves_out_a_later_round_s_synthesis():
+    run = run_of("pcs", PCS + [("s3", "synthesizer", "synthesize", 3)], 2)
+    assert shown(run, "confirm", B, "question") == ["r1", "s2"]
