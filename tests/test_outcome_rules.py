@@ -10,7 +10,7 @@ import pytest
 from cascade.config.protocols import load_protocol
 from cascade.ledger.consensus import VotingConfig
 from cascade.protocol import registry
-from cascade.protocol.behaviours import Exit
+from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.engine import Run, Turn, steps_for
 
 ABC = ("architect", "security", "pragmatist")
@@ -183,3 +183,135 @@ def test_scheduled_names_each_round_s_phase():
     assert [registry.EXITS.call("scheduled", run, r).phase for r in range(1, steps.rounds.max)] \
         == [1] * (steps.rounds.max - 2) + [2]
     assert run.phase_of == {1: 0}
+
+
+# --- the explanation: each rule's whole verdict (why, what it counted, the tally, the names
+# against it and missing), as status, the record and check print it -----------------------
+
+NAMES = {B: "Security Lead"}  # a persona's name where the run knows one, else its alias
+
+
+def read(value: str) -> str:
+    """``value`` as a ledger gives it: a string read from text, equal to the rule's constants
+    but not the same object (so a rule that compared by identity would fail here as on a
+    real ledger)."""
+    return value.encode().decode()
+
+
+def verdict_of(rule: str, run: Run, round_: int, exit_: Exit | None = None) -> Verdict:
+    run.names = dict(NAMES)
+    run.verdicts = {m: read(v) for m, v in run.verdicts.items()}
+    for t in run.turns:
+        t.fields = {k: read(v) for k, v in t.fields.items()}
+    before = (dict(run.verdicts), len(run.turns))
+    verdict = registry.OUTCOMES.call(rule, run, round_, exit_ or Exit(False))
+    assert (dict(run.verdicts), len(run.turns)) == before
+    return verdict
+
+
+@pytest.mark.parametrize("ended, expected", [
+    (True, Verdict("READY", "the rule's reason", {A: "ACCEPT"})),
+    (False, Verdict("IMPASSE", "impasse after 3 rounds (the rule's reason)", {A: "ACCEPT"})),
+])
+def test_exit_explained(ended, expected):
+    run = run_of("pcs", verdicts={A: "ACCEPT"})
+    assert verdict_of("exit", run, 3, Exit(ended, "the rule's reason")) == expected
+
+
+@pytest.mark.parametrize("members, verdicts, expected", [
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "ACCEPT"}, Verdict(
+        "READY", "all 3 participants accepted the synthesis in round 2",
+        {A: "ACCEPT", B: "ACCEPT", C: "ACCEPT"}, {"ACCEPT": 3, "REJECT": 0})),
+    (ABC, {A: "ACCEPT", B: "REJECT", "visitor": "ACCEPT"}, Verdict(
+        "IMPASSE", "impasse after 2 rounds (Security Lead rejected the last synthesis; no "
+                   "confirmation from pragmatist)",
+        {A: "ACCEPT", B: "REJECT"}, {"ACCEPT": 1, "REJECT": 1}, ("Security Lead",))),
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, Verdict(
+        "IMPASSE", "impasse after 2 rounds (pragmatist rejected the last synthesis)",
+        {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, {"ACCEPT": 2, "REJECT": 1}, (C,))),
+    (ABC, {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, Verdict(  # any other verdict, even one
+        # sorting before ACCEPT, is against
+        "IMPASSE", "impasse after 2 rounds (Security Lead rejected the last synthesis)",
+        {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, {"ACCEPT": 2, "REJECT": 1},
+        ("Security Lead",))),
+    (ABC, {A: "ACCEPT", B: "ACCEPT"}, Verdict(
+        "IMPASSE", "impasse after 2 rounds (no confirmation from pragmatist)",
+        {A: "ACCEPT", B: "ACCEPT"}, {"ACCEPT": 2, "REJECT": 0})),
+    ((), {}, Verdict("IMPASSE", "impasse after 2 rounds (nobody deliberated)", {},
+                     {"ACCEPT": 0, "REJECT": 0})),
+])
+def test_all_accept_explained(members, verdicts, expected):
+    assert verdict_of("all_accept", run_of("pcs", members, verdicts=verdicts), 2) == expected
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    ({A: "READY", B: "READY", C: "READY"}, Verdict(
+        "READY", "the closing vote after round 3: 3/3 READY", {A: "READY", B: "READY",
+                                                                C: "READY"},
+        {"READY": 3, "CHANGES": 0, "REJECT": 0})),
+    ({A: "READY", B: "READY", C: "CHANGES"}, Verdict(
+        "READY", "the closing vote after round 3: 2/3 READY", {A: "READY", B: "READY",
+                                                                C: "CHANGES"},
+        {"READY": 2, "CHANGES": 1, "REJECT": 0})),
+    ({A: "READY", B: "CHANGES", C: "PARTIAL"}, Verdict(
+        "CHANGES", "the closing vote after round 3: 1 READY, 1 CHANGES, 1 REJECT (not READY: "
+                   "Security Lead, pragmatist)",
+        {A: "READY", B: "CHANGES", C: "PARTIAL"}, {"READY": 1, "CHANGES": 1, "REJECT": 1},
+        ("Security Lead", C))),
+    ({A: "REJECT", B: "REJECT", C: "READY"}, Verdict(
+        "REJECT", "the closing vote after round 3: 1 READY, 2 REJECT (not READY: architect, "
+                  "Security Lead)",
+        {A: "REJECT", B: "REJECT", C: "READY"}, {"READY": 1, "CHANGES": 0, "REJECT": 2},
+        (A, "Security Lead"))),
+    ({A: "READY"}, Verdict(
+        "CHANGES", "the closing vote after round 3: 1 READY (no vote: Security Lead, "
+                   "pragmatist)",
+        {A: "READY"}, {"READY": 1, "CHANGES": 0, "REJECT": 0}, (), ("Security Lead", C))),
+    ({}, Verdict("CHANGES", "the closing vote after round 3: no votes (no vote: architect, "
+                            "Security Lead, pragmatist)",
+                 {}, {"READY": 0, "CHANGES": 0, "REJECT": 0}, (), (A, "Security Lead", C))),
+])
+def test_thresholds_explained(verdicts, expected):
+    assert verdict_of("thresholds", run_of("swarm", verdicts=verdicts), 3) == expected
+
+
+@pytest.mark.parametrize("members, turns, expected", [
+    (ABC, answers(3, architect="SUPPORT", security="STAND-ASIDE", pragmatist="SUPPORT"),
+     Verdict("READY", "consent after round 3", {A: "SUPPORT", B: "STAND-ASIDE", C: "SUPPORT"},
+             {"SUPPORT": 2, "STAND-ASIDE": 1, "BLOCK": 0})),
+    (ABC, answers(3, architect="SUPPORT", security="BLOCK"),
+     Verdict("CHANGES", "no consent after round 3: BLOCK from Security Lead, pragmatist",
+             {A: "SUPPORT", B: "BLOCK", C: "BLOCK"}, {"SUPPORT": 1, "STAND-ASIDE": 0,
+                                                      "BLOCK": 2},
+             ("Security Lead", C))),
+    ((), [], Verdict("CHANGES", "no consent after round 3: nobody deliberated", {},
+                     {"SUPPORT": 0, "STAND-ASIDE": 0, "BLOCK": 0})),
+])
+def test_consent_explained(members, turns, expected):
+    run = run_of("roundtable", members, turns, strategy="consensus-driven")
+    assert verdict_of("consent", run, 3) == expected
+
+
+@pytest.mark.parametrize("turns, expected", [
+    ([said("referee", "verdict", verdict="READY")], Verdict(
+        "READY", "the referee's verdict after round 1: READY", {"referee": "READY"},
+        {"READY": 1, "CHANGES": 0, "REJECT": 0})),
+    ([said("referee", "verdict", verdict="CHANGES")], Verdict(
+        "CHANGES", "the referee's verdict after round 1: CHANGES", {"referee": "CHANGES"},
+        {"READY": 0, "CHANGES": 1, "REJECT": 0}, ("AI-referee",))),
+    ([said("referee", "verdict", verdict="MAYBE")], Verdict(
+        "REJECT", "the referee's verdict after round 1: REJECT", {"referee": "MAYBE"},
+        {"READY": 0, "CHANGES": 0, "REJECT": 1}, ("AI-referee",))),
+    ([], Verdict("REJECT", "no referee's verdict after round 1: REJECT", {},
+                 {"READY": 0, "CHANGES": 0, "REJECT": 0})),
+    # the last verdict given counts, whoever gave it (a referee replaced in the panel)
+    ([said("referee", "verdict", verdict="REJECT"), said("judge", "verdict", verdict="READY")],
+     Verdict("READY", "the referee's verdict after round 1: READY", {"judge": "READY"},
+             {"READY": 1, "CHANGES": 0, "REJECT": 0})),
+    ([said("referee", "verdict", verdict="REJECT"), said("judge", "verdict", verdict="CHANGES")],
+     Verdict("CHANGES", "the referee's verdict after round 1: CHANGES", {"judge": "CHANGES"},
+             {"READY": 0, "CHANGES": 1, "REJECT": 0}, ("AI-judge",))),  # the last one's name
+])
+def test_referee_explained(turns, expected):
+    run = run_of("council", ("pragmatist", "visionary", "skeptic"), turns, mode="personality")
+    assert verdict_of("referee", run, 1) == expected
