@@ -12,37 +12,40 @@ on every commit, and importing pydantic costs several times what that whole hook
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from cascade.config.yamlio import LineDict, check_keys, start_line
 from cascade.errors import CascadeError
 
-Kind = Callable[[Any], Any]
+# Plain classes here, and no typing: the no-op hook reads the rule files, and importing
+# dataclasses (inspect, ast, tokenize...) would cost it more than reading them.
+Kind = Callable[[object], object]
 
 
 class Bad(Exception):
     """A value of the wrong kind: ``str(exc)`` says what it must be."""
 
 
-@dataclass(frozen=True)
 class Key:
-    kind: Kind
-    default: Any = None
-    required: bool = False
-    label: str | None = None  # how the message names the key (default: the key)
+    """One key of a table: the kind of value it takes, its default, whether it is required,
+    and how a message names it (default: the key)."""
+
+    __slots__ = ("default", "kind", "label", "required")
+
+    def __init__(self, kind: Kind, default: object = None, required: bool = False,
+                 label: str | None = None) -> None:
+        self.kind, self.default, self.required, self.label = kind, default, required, label
 
 
 def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
-         line: int | None = None) -> dict[str, Any]:
+         line: int | None = None) -> dict[str, object]:
     """The values of ``data`` (a mapping, at ``line`` when it is not one) by ``keys``: a key
     that is absent or null takes its default. Unknown keys, missing required ones and values
     of the wrong kind raise CascadeError at the key's line."""
     found = check_keys(data, path, set(keys), {k for k, key in keys.items() if key.required},
                        what, line)
     at = found.line_of if isinstance(found, LineDict) else (lambda _k: start_line(found, line))
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, key in keys.items():
         value = found.get(name)
         if value is None:

@@ -13,15 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cascade.check.baseline import parse
-from cascade.check.gittree import Blobs, Tree
-from cascade.docstatus import core
-from cascade.errors import CascadeError
-from cascade.gitio import git_or_none, index_blobs, read_blobs, repo_root, staged_paths
-from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX, find_root
-from cascade.text import printable
 
 
 def _relative(root: Path, files: list[str]) -> list[str]:
@@ -67,6 +60,8 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
     """Drop the paths whose staged content is HEAD's (one ``git diff-index`` call), and the
     documents whose staged content is their baseline blob (or differs from it only in its
     status or spacing)."""
+    from cascade.gitio import git_or_none, index_blobs, read_blobs  # subprocess: not for a no-op
+
     listed = set(ledgers)
     wanted = [p for p in staged if p in governed or p in listed or is_config(p)]
     out = git_or_none(root, "--literal-pathspecs", "diff-index", "--cached", "--name-only", "-z",
@@ -82,6 +77,9 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
             governed.pop(path, None)
     baseline_file = root / ".cascade" / "baseline"
     if governed and baseline_file.is_file():
+        from cascade.check.baseline import parse  # with docstatus: not on the no-op path
+        from cascade.docstatus import core
+
         entries = parse(baseline_file.read_text(errors="replace"))
         listed = [p for p in governed if p in entries]
         staged_blobs = index_blobs(root, listed)
@@ -100,6 +98,9 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
 def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out) -> None:
     """The commit changes rule files: a staged document HEAD's rules govern stays governed by
     them (a rule change cannot let the document it accompanies through)."""
+    from cascade.check.gittree import Blobs, Tree  # a rule change only: not on the no-op path
+    from cascade.errors import CascadeError
+
     try:
         head = Tree(root, "HEAD", Blobs(root))
     except CascadeError:
@@ -122,6 +123,8 @@ def run_hook(files: list[str], out=None) -> int:
         root = find_root()
         staged = _relative(root, files)
     else:
+        from cascade.gitio import repo_root, staged_paths  # a plain git hook: git is asked
+
         root = repo_root()
         staged = staged_paths(root)
     rules = RuleSet(root)
@@ -133,6 +136,9 @@ def run_hook(files: list[str], out=None) -> int:
     from cascade.loop.gate import (  # asyncio and the ledger and model layers: not for a no-op
         check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
     )
+    from cascade.gitio import repo_root
+    from cascade.loop.lock import ledger_lock
+    from cascade.text import printable
 
     root = repo_root(root)
     items = discover(root, governed, ledgers, rules)
