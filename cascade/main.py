@@ -80,11 +80,12 @@ def _settle_stdout() -> None:
 
 def entry() -> None:
     code = main()
-    if not any(m in sys.modules for m in ("litellm", "llama_cpp", "cascade.turns.local")):
+    if not any(m in sys.modules for m in ("litellm", "llama_cpp")):
         # The work is done and flushed (_run flushes stdout); tearing the interpreter down
         # would only free the modules this run loaded -- ~90 ms of every hook run a user waits
-        # for. Nothing of ours registers an exit handler; litellm and the embedded model do,
-        # so a run that loaded them exits the ordinary way.
+        # for. Nothing of ours registers an exit handler; litellm and the embedded model do
+        # (the model's only once llama.cpp is loaded), so a run that loaded them exits the
+        # ordinary way.
         try:
             sys.stdout.flush()
             sys.stderr.flush()
