@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cascade"
 LAYERS: dict[str, int] = {
     "cascade": 0, "cascade.errors": 0, "cascade.text": 0, "cascade.atomic": 0,
     "cascade.env": 0, "cascade.safepath": 0, "cascade.resources": 0, "cascade.revision": 0,
-    "cascade.docstatus": 0, "cascade.gitio": 0,
+    "cascade.docstatus": 0, "cascade.gitio": 0, "cascade.markdown": 0,
     "cascade.config": 1, "cascade.loop.rules": 1, "cascade.loop.globs": 1,
     "cascade.loop.layout": 1,
     "cascade.ledger": 2,

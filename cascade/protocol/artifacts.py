@@ -13,7 +13,8 @@ ledger says, and ``check`` or a person can render them again and compare:
 """
 from __future__ import annotations
 
-from cascade.protocol.engine import Run, Turn, _sentence, recommendation, split_list
+from cascade.markdown import cell, nested, sentence
+from cascade.protocol.engine import Run, Turn, recommendation, split_list
 from cascade.protocol.record import artifact_path
 
 RESUME_LIMIT = 3000
@@ -23,12 +24,8 @@ def _names(d) -> dict[str, str]:
     return {p.alias: p.name for p in d.personas}
 
 
-def _cell(text: str) -> str:
-    return " ".join(str(text).split()).replace("|", "\\|") or "-"
-
-
 def _position(t: Turn) -> str:
-    return t.fields.get("position") or _sentence(t.body, 240)
+    return t.fields.get("position") or sentence(t.body, 240)
 
 
 def _all_turns(run: Run) -> list[Turn]:
@@ -71,7 +68,7 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
             return (f"{len(turns)} positions declared; confidence {values[0]:g} to "
                     f"{values[-1]:g}")
     edges = sum(len(t.refs) for t in turns)
-    return _sentence(turns[-1].body, 200) + (f" ({edges} reference(s))" if edges else "")
+    return sentence(turns[-1].body, 200) + (f" ({edges} reference(s))" if edges else "")
 
 
 def progress_log(d, run: Run) -> str:
@@ -86,7 +83,7 @@ def progress_log(d, run: Run) -> str:
         turns = [t for t in pool if t.step == step_id and (round_ == 0 or t.round == round_)]
         where = "Setup" if round_ == 0 else f"Round {round_}"
         out += [f"### {where}: {step.title}", "",
-                "; ".join(f"{names.get(t.alias, t.name)} ({t.msg}): {_sentence(_position(t), 160)}"
+                "; ".join(f"{names.get(t.alias, t.name)} ({t.msg}): {sentence(_position(t), 160)}"
                           for t in turns[:4]) + (" ..." if len(turns) > 4 else ""), "",
                 f"**Key takeaway**: {_takeaway(run, step, turns)}", ""]
         for (r, s), answer in decisions.items():
@@ -127,7 +124,7 @@ def position_evolution(d, run: Run) -> str:
             moved = ""
             if shift != "none":
                 before = t.fields.get("previousPosition", "")
-                after = t.fields.get("currentPosition", "") or _sentence(t.body, 200)
+                after = t.fields.get("currentPosition", "") or sentence(t.body, 200)
                 moved = f": {before or '(earlier position)'} -> {after}"
             out.append(f"- Round {t.round}, {'no' if shift == 'none' else shift} shift "
                        f"({t.msg}){moved}"
@@ -165,7 +162,6 @@ def open_questions(d, run: Run) -> str:
 
 def synthesis_md(d, run: Run) -> str:
     from cascade.protocol.graph import mermaid
-    from cascade.protocol.record import _nested
 
     names = _names(d)
     synthesis = _synthesis_turn(run)
@@ -180,15 +176,15 @@ def synthesis_md(d, run: Run) -> str:
     if synthesis is not None:
         out += [f"By {synthesis.name} ({synthesis.msg}); cites "
                 f"{', '.join(m for _, m in synthesis.refs) or 'no message'}.", "",
-                _nested(synthesis.body), ""]
+                nested(synthesis.body), ""]
     else:
         out += ["_(not yet written)_", ""]
     vote = next((s for s in run.steps.after if s.confirm), None)
     votes = [t for t in run.turns if vote is not None and t.step == vote.id]
     if votes:
         out += ["## Closing vote", "", "| Member | Vote | Reason |", "|---|---|---|"]
-        out += [f"| {_cell(names.get(t.alias, t.name))} | {t.fields.get('verdict', '-')} | "
-                f"{_cell(_sentence(t.body, 200))} |" for t in votes] + [""]
+        out += [f"| {cell(names.get(t.alias, t.name), '-')} | {t.fields.get('verdict', '-')} | "
+                f"{cell(sentence(t.body, 200), '-')} |" for t in votes] + [""]
     graph = artifact_path(d.path, "argument-graph").name
     out += ["## Argument graph", "", f"Who answered whom (`{graph}`):", "", mermaid(run)]
     return "\n".join(out).rstrip() + "\n"
@@ -206,7 +202,7 @@ def resume_context(d, run: Run) -> str:
     out += ["", "## Progress", ""]
     for r in range(1, last + 1):
         quality = [t for t in run.turns if t.round == r and "scores" in t.fields]
-        gist = _sentence(quality[-1].body, 200) if quality else "-"
+        gist = sentence(quality[-1].body, 200) if quality else "-"
         out.append(f"- Round {r}: {gist}")
     out += ["", "## Current positions", ""]
     for alias in run.members:

@@ -26,11 +26,12 @@ from typing import Any
 
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
+from cascade.markdown import sentence
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.fields import LIST_SEP, shortlist_table, split_list  # noqa: F401
-from cascade.protocol.visibility import VISIBILITIES, shown
 from cascade.protocol.spec import Options, Step, Steps, specialize
+from cascade.protocol.visibility import VISIBILITIES, shown
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"
@@ -460,14 +461,14 @@ def _after(run: Run, round_: int, exit_: Exit) -> None:
     run.step, run.waiting = None, []
 
 
-def _decision_of(run: Run) -> Step | None:
+def decision_step(run: Run) -> Step | None:
     return next((s for s in run.steps.round_steps if s.decision), None)
 
 
 def _round_choice(run: Run, round_: int) -> str | None:
     """What the round's decision point chose, as the next round's direction: the choice and
     the person's text; ``follow`` spelled out as the recommendation it follows."""
-    step = _decision_of(run)
+    step = decision_step(run)
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return None
@@ -486,7 +487,7 @@ def recommendation(run: Run, round_: int) -> str | None:
 
 
 def _paused(run: Run, round_: int) -> bool:
-    step = _decision_of(run)
+    step = decision_step(run)
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     return answer is not None and answer.choice == "pause"
 
@@ -527,16 +528,16 @@ def summary(run: Run, round_: int) -> str:
         first = run.steps.round_steps[0].id
         for t in turns:
             if t.step == first:
-                lines.append(f"- {t.name}: {_sentence(t.body)}")
+                lines.append(f"- {t.name}: {sentence(t.body)}")
         fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
         if fixed:
-            lines.append(f"- Synthesis: {_sentence(_consensus(fixed[-1].body))}")
+            lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
         for t in turns:
             if t.fields.get("verdict") == "REJECT":
-                lines.append(f"- {t.name} rejected it: {_sentence(t.body)}")
+                lines.append(f"- {t.name} rejected it: {sentence(t.body)}")
             if t.fields.get("flagged") == "yes":
                 lines.append(f"- Quality flagged ({t.fields.get('scores', '')}): "
-                             f"{_sentence(t.body)}")
+                             f"{sentence(t.body)}")
         if r + 1 in run.directions:
             lines.append(f"- Next: {run.directions[r + 1]}")
         parts.append("\n".join(lines))
@@ -546,13 +547,6 @@ def summary(run: Run, round_: int) -> str:
         text = "..." + text[-(limit - 3):]
     return text
 
-
-def _sentence(text: str, limit: int = 200) -> str:
-    one = " ".join(text.split())
-    m = re.search(r"(?<=[.!?])\s", one)
-    if m and m.start() < limit:
-        return one[:m.start()]
-    return one[:limit - 3] + "..." if len(one) > limit else one
 
 
 def _consensus(body: str) -> str:

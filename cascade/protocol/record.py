@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cascade.protocol.engine import IMPASSE, Run, Turn, _sentence, shortlist_table
+from cascade.markdown import cell, nested, sentence
+from cascade.protocol.engine import IMPASSE, Run, Turn, shortlist_table
 from cascade.resources import LEDGER_SUFFIX
 
 RECORD_SUFFIX = ".record.md"
@@ -40,10 +41,6 @@ def artifact_paths(ledger: Path, steps) -> list[Path]:
     return [record_path(ledger)] + [artifact_path(ledger, a) for a in steps.artifacts]
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
-
-
 def _last(run: Run, alias: str, step_ids: tuple[str, ...]) -> Turn | None:
     turns = [t for t in run.turns if t.alias == alias and t.step in step_ids]
     return turns[-1] if turns else None
@@ -52,12 +49,6 @@ def _last(run: Run, alias: str, step_ids: tuple[str, ...]) -> Turn | None:
 def _section(body: str, heading: str) -> str | None:
     m = re.search(rf"^#+\s*{heading}\s*$\n(.*?)(?=^#+\s|\Z)", body, re.M | re.S | re.I)
     return m.group(1).strip() if m else None
-
-
-def _nested(body: str, level: int = 3) -> str:
-    """A reply's markdown under a heading of the record: its headings one level deeper."""
-    return re.sub(r"^(#{1,5})(?=\s)", lambda m: "#" * max(level, len(m.group(1)) + 1), body,
-                  flags=re.M)
 
 
 def render_record(d, run: Run, when: str) -> str:
@@ -73,7 +64,7 @@ def render_record(d, run: Run, when: str) -> str:
     rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
     out = [f"# Discussion record: {d.title}", "",
            "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
-           f"| {_cell(d.title)} | {when} | {_cell(', '.join(members))} | {rounds} | {status} |",
+           f"| {cell(d.title)} | {when} | {cell(', '.join(members))} | {rounds} | {status} |",
            "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
            ""]
     if run.why:  # the outcome as its rule explains it
@@ -93,7 +84,7 @@ def render_record(d, run: Run, when: str) -> str:
                                    + (f"; minority view: {run.read(last, 'minority')}"
                                       if run.read(last, "minority") else "")) if last else
                 "_(none given: REJECT)_", "", "## Synthesis", "",
-                _nested(last.body) if last else "_(none)_"]
+                nested(last.body) if last else "_(none)_"]
         listed = [(t, f) for t in run.turns if t.round == run.round for s in steps
                   if s.id == t.step for f in s.fields if f.kind == "shortlist"]
         if listed:  # each group's final shortlist
@@ -106,28 +97,28 @@ def render_record(d, run: Run, when: str) -> str:
             for alias in run.members:
                 turn = _last(run, alias, (first,))
                 position = run.read(turn, "position") if turn else None
-                out.append(f"| {_cell(names.get(alias, alias))} | "
-                           f"{_cell(position or (_sentence(turn.body, 300) if turn else '-'))} |")
+                out.append(f"| {cell(names.get(alias, alias))} | "
+                           f"{cell(position or (sentence(turn.body, 300) if turn else '-'))} |")
     elif run.steps.after:  # a synthesis, then a closing vote (swarm)
         done = [t for t in run.turns if t.step in {s.id for s in run.steps.after if not s.confirm}]
         synth = done or synth  # no synthesis after the rounds: the rounds' last (a facilitator's)
         done = synth
-        out += ["## Synthesis", "", _nested(done[-1].body) if done else "_(none)_", "",
+        out += ["## Synthesis", "", nested(done[-1].body) if done else "_(none)_", "",
                 "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
         for alias in run.members:
             mine = [t for t in run.turns if t.alias == alias and t.step not in
                     {s.id for s in run.steps.after}]
             current = next((run.read(t, "position") for t in reversed(mine)
                             if run.read(t, "position")), None)
-            out.append(f"| {_cell(names.get(alias, alias))} | {_cell(current or '-')} | "
+            out.append(f"| {cell(names.get(alias, alias))} | {cell(current or '-')} | "
                        f"{run.verdicts.get(alias, '-')} |")
     elif run.outcome == "READY":
-        out += ["## Final synthesis", "", _nested(synth[-1].body) if synth else "_(none)_", "",
+        out += ["## Final synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
                 "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
         for alias in run.members:
             turn = _last(run, alias, (first,))
-            out.append(f"| {_cell(names.get(alias, alias))} | "
-                       f"{_cell(_sentence(turn.body, 300)) if turn else '-'} | "
+            out.append(f"| {cell(names.get(alias, alias))} | "
+                       f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
                        f"{run.verdicts.get(alias, '-')} |")
     else:
         out += ["## Divergent positions", "", "| Participant | Final position | Vote |",
@@ -135,12 +126,12 @@ def render_record(d, run: Run, when: str) -> str:
         for alias in run.members:
             turn = _last(run, alias, (first,) + tuple(s.id for s in steps
                                                       if s.target is not None))
-            out.append(f"| {_cell(names.get(alias, alias))} | "
-                       f"{_cell(_sentence(turn.body, 300)) if turn else '-'} | "
+            out.append(f"| {cell(names.get(alias, alias))} | "
+                       f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
                        f"{run.verdicts.get(alias, '-')} |")
         recommend = run.steps.rounds.on_impasse
         rec = [t for t in run.turns if t.step == recommend] if recommend else []
-        out += ["", "## Recommendation", "", _nested(rec[-1].body) if rec else
+        out += ["", "## Recommendation", "", nested(rec[-1].body) if rec else
                 "_(the synthesizer gave none: a person decides)_"]
     intent = None
     for t in reversed(synth if d.source else []):  # a topic has no author's proposal
@@ -150,7 +141,7 @@ def render_record(d, run: Run, when: str) -> str:
                 "interpretation._")
             break
     if intent:
-        out += ["", "## Intent interpretation", "", _nested(intent)]
+        out += ["", "## Intent interpretation", "", nested(intent)]
     if "argument-graph" in run.steps.artifacts:
         from cascade.protocol.graph import mermaid
 

@@ -87,9 +87,9 @@ def all_accept(run, round_: int) -> Exit:
 def next_action(run, round_: int) -> Exit:
     """The round's decision point chose to synthesize -- or to follow a recommendation to
     synthesize. Any other choice (continue, deep-dive, a constraint, pause) goes on."""
-    from cascade.protocol.engine import _decision_of, recommendation
+    from cascade.protocol.engine import decision_step, recommendation
 
-    step = _decision_of(run)
+    step = decision_step(run)
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return Exit(False, f"no choice to synthesize in round {round_}")

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from cascade.errors import CascadeError
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
+from cascade.markdown import cell, sentence
 from cascade.protocol.engine import Request, Run, plan, question
 from cascade.protocol.fields import read_fields, sections
 from cascade.protocol.visibility import VISIBILITIES
@@ -128,7 +129,6 @@ def _refs(request: Request, citations: list[str] = ()) -> str | None:  # type: i
 def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
     """The step's replies of the round as a markdown table: participant, the reply's first
     sentence (or the field named like the column), and its other fields (shift, verdict)."""
-    from cascade.protocol.engine import _sentence
 
     turns = run.of(run.round, step_id)
     own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
@@ -137,8 +137,8 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
     rows = [head, ["---"] * len(head)]
     for t in turns:
         first = t.fields.get(own) if own else None
-        cells = [names.get(t.alias, t.name), _sentence(first or t.body, 160)] + [
-            _sentence(t.fields.get(k, ""), 120) for k in extra]
+        cells = [names.get(t.alias, t.name), sentence(first or t.body, 160)] + [
+            sentence(t.fields.get(k, ""), 120) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
@@ -499,10 +499,10 @@ def _panel(d: Discussion, request: Request, reply: Reply, comment: str):
         lines.append(f"**Success criteria**: {panel.success}")
     lines += ["", "| Expert | Expertise | Thinking style | Stakes | Blind spots |",
               "|---|---|---|---|---|"]
-    cell = lambda text: " ".join(str(text).split()).replace("|", "\\|") or "-"  # noqa: E731
     for e in panel.experts:
-        lines.append(f"| {cell(e.name)} (@{e.id}) | {cell(', '.join(e.expertise))} | "
-                     f"{cell(e.thinking)} | {cell(e.stakes)} | {cell(', '.join(e.blind))} |")
+        cells = [e.name, ", ".join(e.expertise), e.thinking, e.stakes, ", ".join(e.blind)]
+        name, expertise, thinking, stakes, blind = (cell(c, "-") for c in cells)
+        lines.append(f"| {name} (@{e.id}) | {expertise} | {thinking} | {stakes} | {blind} |")
     lines += ["", "**Designed tensions**:", ""]
     lines += [f"- @{t.a} vs @{t.b}: {t.axis}" + (f" ({t.description})" if t.description else "")
               for t in panel.tensions]
