@@ -16,6 +16,7 @@ import sys
 from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import resolve, writing
 from cascade.loop.lock import ledger_lock
+from cascade.protocol.panel import by_topic
 from cascade.text import printable
 
 
@@ -106,7 +107,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         context = (f"Participants {', '.join('@' + a for a in participants)}: the protocol's "
                    "own panel (give --participants to replace it).")
     else:
-        from cascade.protocol.invite import by_topic, invite
+        from cascade.protocol.invite import invite
 
         if steps is not None:
             recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)

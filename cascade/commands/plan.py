@@ -15,9 +15,9 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     from cascade.config.protocols import load_protocol
     from cascade.protocol.engine import calls_per_round, members_of
     from cascade.protocol.engine import plan as next_wave
-    from cascade.protocol.run import models_for
     from cascade.resources import find_root
     from cascade.turns.settings import Settings
+    from cascade.turns.tiers import models_for
 
     if (path is None) == (protocol is None):
         raise CascadeError("give a ledger PATH or --protocol P (not both)")

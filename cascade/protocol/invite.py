@@ -10,25 +10,11 @@ note says why.
 from __future__ import annotations
 
 import asyncio
-import re
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
-
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def by_topic(topic: str, registry, count: int, exclude: set[str]) -> list[str]:
-    """The ``count`` voting personas whose words overlap the topic's most (ties: the
-    registry's order). Deterministic: the same topic, the same panel."""
-    words = {w for w in _WORD.findall(topic.lower()) if len(w) > 2}
-    scored = []
-    for index, p in enumerate(registry):
-        if not p.votes or p.alias in exclude:
-            continue
-        text = " ".join([p.role, *p.expertise, *p.concerns, p.personality]).lower()
-        scored.append((-len(words & set(_WORD.findall(text))), index, p.alias))
-    return [alias for _, _, alias in sorted(scored)[:count]]
+from cascade.protocol.panel import by_topic
+from cascade.turns.tiers import model_for
 
 
 def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: int,
@@ -59,7 +45,6 @@ def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: 
 def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str, list[str]]:
     """(aliases, why, notes): the synthesizer's pick, or the pick by topic words when its
     reply is not usable."""
-    from cascade.protocol.run import model_for
     from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
     from cascade.turns.replies import ReplyError, parse_reply
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import time
 from dataclasses import dataclass, field
 
@@ -26,6 +25,7 @@ from cascade.turns.replies import Reply, ReplyError, parse_reply
 from cascade.turns.runner import Budget, Outcome, Progress, _ask, _Failed, record_failure
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
+from cascade.turns.tiers import models_for
 
 TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)
 
@@ -48,33 +48,6 @@ class Result:
     @property
     def failures(self) -> list[Outcome]:
         return [o for o in self.outcomes if not o.ok]
-
-
-def strong_model() -> str | None:
-    return os.environ.get("CASCADE_MODEL_STRONG") or None
-
-
-def models_for(persona, role: str | None, tier: str, rule_model: str | None,
-               rule_models: dict | None, settings: Settings) -> tuple[str, ...]:
-    """The model a role asks, then its own fallbacks (before CASCADE_FALLBACK_MODELS). The
-    model: persona ``model:`` > the rule's ``models:`` for the role, else for its tier >
-    CASCADE_MODEL_STRONG (a strong role) > the rule's ``model:`` / CASCADE_MODEL > the
-    embedded model. The fallbacks: the rest of that ``models:`` entry."""
-    from cascade.turns.model import resolve_model
-
-    given = rule_models or {}
-    entry = given.get(role) if role and role not in ("fast", "strong") else None
-    entry = entry or given.get(tier) or ()
-    entry = (entry,) if isinstance(entry, str) else tuple(entry)
-    tiered = entry[0] if entry else (strong_model() if tier == "strong" else None)
-    model = resolve_model(persona.model or tiered, rule_model, settings)
-    return tuple(dict.fromkeys((model, *entry[1:])))
-
-
-def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | None,
-              settings: Settings, role: str | None = None) -> str:
-    """The model a role asks first (``models_for``)."""
-    return models_for(persona, role, tier, rule_model, rule_models, settings)[0]
 
 
 def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
