@@ -114,6 +114,26 @@ def parse_panel(value: object, low: int, high: int, taken: set[str],
     raw = _get(value, "experts")
     if not isinstance(raw, list):
         return None, ["the panel has no list of experts"]
+    experts = _experts(raw, taken, notes)
+    if len(experts) > high:
+        notes.append(f"{len(experts)} experts proposed, the mode takes at most {high}: kept the "
+                     f"first {high}")
+        experts = experts[:high]
+    if len(experts) < low:
+        return None, notes + [f"{len(experts)} usable experts, the mode needs at least {low}"]
+    tensions = _tensions(_get(value, "tensionMap", "tensions"), experts, _renamed(raw, experts),
+                         notes)
+    _pair_everyone(experts, tensions, notes)
+    statement, scope, success = _problem(_get(value, "problemDefinition", "problem"))
+    if not statement:
+        statement = _clean(topic, 500)
+        notes.append("no problem statement: the topic stands for it")
+    return Panel(experts, tensions, statement, scope, success, notes=notes), notes
+
+
+def _experts(raw: list, taken: set[str], notes: list[str]) -> list[Expert]:
+    """The usable experts of a reply, each with an id of its own (one already taken, by a
+    persona or an earlier expert, is renamed)."""
     experts: list[Expert] = []
     used = set(taken)
     for item in raw:
@@ -140,14 +160,12 @@ def parse_panel(value: object, low: int, high: int, taken: set[str],
                               _clean(_get(item, "replyTendency", "reply_tendency", "tendency")),
                               _clean(_get(item, "stakes")),
                               _strings(_get(item, "blindSpots", "blind_spots", "blind"))))
-    if len(experts) > high:
-        notes.append(f"{len(experts)} experts proposed, the mode takes at most {high}: kept the "
-                     f"first {high}")
-        experts = experts[:high]
-    if len(experts) < low:
-        return None, notes + [f"{len(experts)} usable experts, the mode needs at least {low}"]
-    ids = {e.id for e in experts}
-    renamed = {}
+    return experts
+
+
+def _renamed(raw: list, experts: list[Expert]) -> dict[str, str]:
+    """The id each proposed expert was given (its own, or the one it was renamed to)."""
+    renamed: dict[str, str] = {}
     for item in raw:
         if isinstance(item, dict):
             original = slug(_get(item, "id") or _get(item, "name") or "")
@@ -155,9 +173,15 @@ def parse_panel(value: object, low: int, high: int, taken: set[str],
                           e.id.startswith(original + "-")), None)
             if original and match:
                 renamed.setdefault(original, match)
+    return renamed
+
+
+def _tensions(raw: object, experts: list[Expert], renamed: dict[str, str],
+              notes: list[str]) -> list[Tension]:
+    """The reply's tensions between two of the panel's experts (others are dropped, noted)."""
+    ids = {e.id for e in experts}
     tensions: list[Tension] = []
-    raw_t = _get(value, "tensionMap", "tensions")
-    for item in raw_t if isinstance(raw_t, list) else []:
+    for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, dict):
             continue
         between = _get(item, "between")
@@ -167,18 +191,15 @@ def parse_panel(value: object, low: int, high: int, taken: set[str],
             continue
         tensions.append(Tension(pair[0], pair[1], _clean(_get(item, "axis"), 120) or "unstated",
                                 _clean(_get(item, "description"))))
-    _pair_everyone(experts, tensions, notes)
-    problem = _get(value, "problemDefinition", "problem")
+    return tensions
+
+
+def _problem(problem: object) -> tuple[str, str, str]:
+    """(statement, scope, success criteria) of a reply's problem definition."""
     if isinstance(problem, dict):
-        statement = _clean(_get(problem, "statement"), 500)
-        scope = _clean(_get(problem, "scope"))
-        success = _clean(_get(problem, "successCriteria", "success"))
-    else:
-        statement, scope, success = _clean(problem, 500), "", ""
-    if not statement:
-        statement = _clean(topic, 500)
-        notes.append("no problem statement: the topic stands for it")
-    return Panel(experts, tensions, statement, scope, success, notes=notes), notes
+        return (_clean(_get(problem, "statement"), 500), _clean(_get(problem, "scope")),
+                _clean(_get(problem, "successCriteria", "success")))
+    return _clean(problem, 500), "", ""
 
 
 def _pair_everyone(experts: list[Expert], tensions: list[Tension], notes: list[str]) -> None:
