@@ -53,7 +53,7 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.ledger.state:_step_result", "cascade.ledger.summary:render_summary",
     "cascade.loop.attribution:pending", 
     "cascade.protocol.engine:derive",
-    "cascade.protocol.record:render_record", "cascade.protocol.registry:facilitated",
+    "cascade.protocol.registry:facilitated",
     "cascade.protocol.run:_run_protocol", "cascade.protocol.run:_turn",
     "cascade.protocol.spec:_step_list",
     "cascade.protocol.spec:_strategies", "cascade.protocol.spec:check_option",

@@ -54,6 +54,38 @@ def _section(body: str, heading: str) -> str | None:
 def render_record(d, run: Run, when: str) -> str:
     """The record's markdown. ``when``: the conclusion's date and time (UTC)."""
     names = {p.alias: p.name for p in d.personas}
+    out = _header(d, run, when, names)
+    steps = run.steps.round_steps
+    fixed = {r.persona for r in run.steps.fixed_roles}
+    synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
+    after = run.steps.after
+    fixed_roles = {r.id for r in run.steps.fixed_roles}
+    if after and not any(s.confirm for s in after) and all(
+            r in fixed_roles for s in after for r in s.speaking):  # a referee's verdict
+        synth = [t for t in run.turns if t.step in {s.id for s in after}]
+        out += _verdict(run, synth[-1] if synth else None, names)
+    elif after:  # a synthesis, then a closing vote (swarm)
+        done = [t for t in run.turns if t.step in {s.id for s in after if not s.confirm}]
+        synth = done or synth  # no synthesis after the rounds: the rounds' last (a facilitator's)
+        out += _closing_vote(run, synth, names)
+    elif run.outcome == "READY":
+        out += _consensus(run, synth, names)
+    else:
+        out += _divergent(run, names)
+    intent = _intent(run, synth if d.source else [])  # a topic has no author's proposal
+    if intent:
+        out += ["", "## Intent interpretation", "", nested(intent)]
+    if "argument-graph" in run.steps.artifacts:
+        from cascade.protocol.graph import mermaid
+
+        name = record_path(d.path).name.replace(RECORD_SUFFIX, ".argument-graph.json")
+        out += ["", "## Argument graph", "", f"Who answered whom (`{name}`):", "", mermaid(run)]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _header(d, run: Run, when: str, names: dict[str, str]) -> list[str]:
+    """The record's title, its one-row table (topic, date, participants, rounds, status), the
+    ledger and document, and the outcome as its rule explains it."""
     members = [names.get(a, a) for a in run.members if any(
         s.role == run.steps.member_role.id for s in run.steps.round_steps)]
     if not members:  # the fixed roles speak (council's D/P groups)
@@ -67,84 +99,83 @@ def render_record(d, run: Run, when: str) -> str:
            f"| {cell(d.title)} | {when} | {cell(', '.join(members))} | {rounds} | {status} |",
            "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
            ""]
-    if run.why:  # the outcome as its rule explains it
+    if run.why:
         out += [f"**Outcome**: {run.outcome}: {run.why}", ""]
+    return out
+
+
+def _verdict(run: Run, last: Turn | None, names: dict[str, str]) -> list[str]:
+    """A referee's verdict and synthesis, each group's final shortlist, the final positions."""
     steps = run.steps.round_steps
-    first = steps[0].id
-    fixed = {r.persona for r in run.steps.fixed_roles}
-    synth = [t for t in run.turns if t.alias in fixed and t.step in {s.id for s in steps}]
-    after = run.steps.after
-    fixed_roles = {r.id for r in run.steps.fixed_roles}
-    if after and not any(s.confirm for s in after) and all(
-            r in fixed_roles for s in after for r in s.speaking):  # a referee's verdict
-        done = [t for t in run.turns if t.step in {s.id for s in run.steps.after}]
-        synth = done
-        last = done[-1] if done else None
-        out += ["## Verdict", "", (f"**{last.fields.get('verdict', 'REJECT')}** by {last.name}"
-                                   + (f"; minority view: {run.read(last, 'minority')}"
-                                      if run.read(last, "minority") else "")) if last else
-                "_(none given: REJECT)_", "", "## Synthesis", "",
-                nested(last.body) if last else "_(none)_"]
-        listed = [(t, f) for t in run.turns if t.round == run.round for s in steps
-                  if s.id == t.step for f in s.fields if f.kind == "shortlist"]
-        if listed:  # each group's final shortlist
-            out += ["", "## Final shortlists"]
-            for t, f in listed:
-                out += ["", f"### {t.name}", "", shortlist_table(f, t.fields.get(f.name, ""))]
-        if run.members and any(s.role == run.steps.member_role.id for s in steps):
-            out += ["", "## Final positions", "", "| Participant | Final position |",
-                    "|---|---|"]
-            for alias in run.members:
-                turn = _last(run, alias, (first,))
-                position = run.read(turn, "position") if turn else None
-                out.append(f"| {cell(names.get(alias, alias))} | "
-                           f"{cell(position or (sentence(turn.body, 300) if turn else '-'))} |")
-    elif run.steps.after:  # a synthesis, then a closing vote (swarm)
-        done = [t for t in run.turns if t.step in {s.id for s in run.steps.after if not s.confirm}]
-        synth = done or synth  # no synthesis after the rounds: the rounds' last (a facilitator's)
-        done = synth
-        out += ["## Synthesis", "", nested(done[-1].body) if done else "_(none)_", "",
-                "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+    minority = run.read(last, "minority") if last else None
+    out = ["## Verdict", "", (f"**{last.fields.get('verdict', 'REJECT')}** by {last.name}"
+                              + (f"; minority view: {minority}" if minority else ""))
+           if last else "_(none given: REJECT)_", "", "## Synthesis", "",
+           nested(last.body) if last else "_(none)_"]
+    listed = [(t, f) for t in run.turns if t.round == run.round for s in steps
+              if s.id == t.step for f in s.fields if f.kind == "shortlist"]
+    if listed:  # each group's final shortlist
+        out += ["", "## Final shortlists"]
+        for t, f in listed:
+            out += ["", f"### {t.name}", "", shortlist_table(f, t.fields.get(f.name, ""))]
+    if run.members and any(s.role == run.steps.member_role.id for s in steps):
+        out += ["", "## Final positions", "", "| Participant | Final position |", "|---|---|"]
         for alias in run.members:
-            mine = [t for t in run.turns if t.alias == alias and t.step not in
-                    {s.id for s in run.steps.after}]
-            current = next((run.read(t, "position") for t in reversed(mine)
-                            if run.read(t, "position")), None)
-            out.append(f"| {cell(names.get(alias, alias))} | {cell(current or '-')} | "
-                       f"{run.verdicts.get(alias, '-')} |")
-    elif run.outcome == "READY":
-        out += ["## Final synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
-                "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
-        for alias in run.members:
-            turn = _last(run, alias, (first,))
+            turn = _last(run, alias, (steps[0].id,))
+            position = run.read(turn, "position") if turn else None
             out.append(f"| {cell(names.get(alias, alias))} | "
-                       f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
-                       f"{run.verdicts.get(alias, '-')} |")
-    else:
-        out += ["## Divergent positions", "", "| Participant | Final position | Vote |",
-                "|---|---|---|"]
-        for alias in run.members:
-            turn = _last(run, alias, (first,) + tuple(s.id for s in steps
-                                                      if s.target is not None))
-            out.append(f"| {cell(names.get(alias, alias))} | "
-                       f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
-                       f"{run.verdicts.get(alias, '-')} |")
-        recommend = run.steps.rounds.on_impasse
-        rec = [t for t in run.turns if t.step == recommend] if recommend else []
-        out += ["", "## Recommendation", "", nested(rec[-1].body) if rec else
-                "_(the synthesizer gave none: a person decides)_"]
-    intent = None
-    for t in reversed(synth if d.source else []):  # a topic has no author's proposal
+                       f"{cell(position or (sentence(turn.body, 300) if turn else '-'))} |")
+    return out
+
+
+def _closing_vote(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
+    """The synthesis, then each participant's final position and closing vote."""
+    out = ["## Synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
+           "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+    closing = {s.id for s in run.steps.after}
+    for alias in run.members:
+        mine = [t for t in run.turns if t.alias == alias and t.step not in closing]
+        current = next((run.read(t, "position") for t in reversed(mine)
+                        if run.read(t, "position")), None)
+        out.append(f"| {cell(names.get(alias, alias))} | {cell(current or '-')} | "
+                   f"{run.verdicts.get(alias, '-')} |")
+    return out
+
+
+def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
+    """The final synthesis and each participant's key point and vote."""
+    first = run.steps.round_steps[0].id
+    out = ["## Final synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
+           "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+    for alias in run.members:
+        turn = _last(run, alias, (first,))
+        out.append(f"| {cell(names.get(alias, alias))} | "
+                   f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
+                   f"{run.verdicts.get(alias, '-')} |")
+    return out
+
+
+def _divergent(run: Run, names: dict[str, str]) -> list[str]:
+    """Where the participants stand without consensus, and the synthesizer's recommendation."""
+    steps = run.steps.round_steps
+    out = ["## Divergent positions", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+    spoken = (steps[0].id,) + tuple(s.id for s in steps if s.target is not None)
+    for alias in run.members:
+        turn = _last(run, alias, spoken)
+        out.append(f"| {cell(names.get(alias, alias))} | "
+                   f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
+                   f"{run.verdicts.get(alias, '-')} |")
+    recommend = run.steps.rounds.on_impasse
+    rec = [t for t in run.turns if t.step == recommend] if recommend else []
+    return out + ["", "## Recommendation", "", nested(rec[-1].body) if rec else
+                  "_(the synthesizer gave none: a person decides)_"]
+
+
+def _intent(run: Run, synth: list[Turn]) -> str | None:
+    """How the latest synthesis that departs from the proposal interprets its intent."""
+    for t in reversed(synth):
         if run.read(t, "diverged") == "yes":
-            intent = _section(t.body, "Intent interpretation") or (
+            return _section(t.body, "Intent interpretation") or (
                 "_The synthesizer said the outcome departs from the proposal, without an "
                 "interpretation._")
-            break
-    if intent:
-        out += ["", "## Intent interpretation", "", nested(intent)]
-    if "argument-graph" in run.steps.artifacts:
-        from cascade.protocol.graph import mermaid
-
-        name = record_path(d.path).name.replace(RECORD_SUFFIX, ".argument-graph.json")
-        out += ["", "## Argument graph", "", f"Who answered whom (`{name}`):", "", mermaid(run)]
-    return "\n".join(out).rstrip() + "\n"
+    return None
