@@ -13,9 +13,13 @@ ledger says, and ``check`` or a person can render them again and compare:
 """
 from __future__ import annotations
 
+from cascade.atomic import atomic_write
+from cascade.errors import display_path
 from cascade.markdown import cell, nested, sentence
 from cascade.protocol.engine import Run, Turn, recommendation, split_list
+from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.record import artifact_path
+from cascade.safepath import refuse_links
 
 RESUME_LIMIT = 3000
 
@@ -161,8 +165,6 @@ def open_questions(d, run: Run) -> str:
 
 
 def synthesis_md(d, run: Run) -> str:
-    from cascade.protocol.graph import mermaid
-
     names = _names(d)
     synthesis = _synthesis_turn(run)
     out = [f"# Synthesis: {d.title}", "",
@@ -234,8 +236,6 @@ RENDER = {"synthesis": synthesis_md, "open-questions": open_questions,
 
 def render_artifacts(d, run: Run) -> dict[str, str]:
     """Each declared artifact's text (the argument graph as JSON), as the ledger says now."""
-    from cascade.protocol.graph import graph_json
-
     out = {}
     for name in run.steps.artifacts:
         out[name] = graph_json(run) if name == "argument-graph" else RENDER[name](d, run)
@@ -245,10 +245,6 @@ def render_artifacts(d, run: Run) -> dict[str, str]:
 def write_artifacts(d, run: Run) -> list[str]:
     """Write the declared artifacts beside the ledger (atomically, never through a link);
     the paths written, as shown to a person."""
-    from cascade.atomic import atomic_write
-    from cascade.errors import display_path
-    from cascade.safepath import refuse_links
-
     written = []
     for name, text in render_artifacts(d, run).items():
         path = artifact_path(d.path, name)

@@ -14,13 +14,15 @@ import asyncio
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
 from cascade.protocol.panel import by_topic
+from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
+from cascade.turns.model import ModelError, complete
+from cascade.turns.prompt import Blocks, Prompt, scrubber
+from cascade.turns.replies import ReplyError, parse_reply
 from cascade.turns.tiers import model_for
 
 
 def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: int,
               high: int, default: int) -> tuple[list[dict[str, str]], list[str]]:
-    from cascade.turns.prompt import Blocks, Prompt, scrubber
-
     prompt = Prompt(messages=[])
     scrub = scrubber(prompt)
     blocks = Blocks()
@@ -45,9 +47,6 @@ def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: 
 def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str, list[str]]:
     """(aliases, why, notes): the synthesizer's pick, or the pick by topic words when its
     reply is not usable."""
-    from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
-    from cascade.turns.replies import ReplyError, parse_reply
-
     fixed = {r.persona for r in steps.fixed_roles}
     count = steps.participants
     fallback = by_topic(topic, registry, count.default, fixed)
@@ -70,11 +69,9 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
         if hit is not None:
             text = hit["text"]
         else:
-            from cascade.turns import model as seam
-
-            text = asyncio.run(seam.complete(model, messages, settings)).text
+            text = asyncio.run(complete(model, messages, settings)).text
         reply = parse_reply(text)
-    except (seam_error(), ReplyError) as exc:
+    except (ModelError, ReplyError) as exc:
         notes.append(f"{synthesizer.name} could not pick ({exc}): picked by topic words")
         return fallback, "picked by topic words", notes
     picked = reply.extra.get("participants")
@@ -92,8 +89,3 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
     why = " ".join(reply.comment.split())[:300]
     return aliases, f"auto-invited by {synthesizer.name}: {why}", notes
 
-
-def seam_error() -> type[Exception]:
-    from cascade.turns.model import ModelError
-
-    return ModelError

@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cascade.config.personas import Persona
 from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment
 from cascade.ledger.provenance import Replays, verify, verify_event
 
@@ -316,8 +317,6 @@ def panel_of(entries) -> Panel | None:
 
 def personas_of(panel: Panel, path: Path):
     """The panel's experts as voting personas of the discussion at ``path``."""
-    from cascade.config.personas import Persona
-
     out = []
     for e in panel.experts:
         lines = [f"You are {e.name}, an expert brought into this discussion for your view."]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from cascade.markdown import cell, nested, sentence
 from cascade.protocol.engine import IMPASSE, Run, Turn, shortlist_table
+from cascade.protocol.graph import mermaid
 from cascade.resources import LEDGER_SUFFIX
 
 RECORD_SUFFIX = ".record.md"
@@ -76,8 +77,6 @@ def render_record(d, run: Run, when: str) -> str:
     if intent:
         out += ["", "## Intent interpretation", "", nested(intent)]
     if "argument-graph" in run.steps.artifacts:
-        from cascade.protocol.graph import mermaid
-
         name = record_path(d.path).name.replace(RECORD_SUFFIX, ".argument-graph.json")
         out += ["", "## Argument graph", "", f"Who answered whom (`{name}`):", "", mermaid(run)]
     return "\n".join(out).rstrip() + "\n"
