@@ -236,10 +236,12 @@ def _check(a) -> int:
          arg("--plain", action="store_true",
              help="install plain git hooks instead of a pre-commit config"),
          arg("--repo", help="this tool's repository URL, for a remote pre-commit config"),
-         arg("--rev", help="the tag or commit of --repo"))
+         arg("--rev", help="the tag or commit of --repo"),
+         arg("--dir", metavar="PATH", action="append", default=[],
+             help="an ADR folder to govern (repeatable); instead of looking for one"))
 def _init(a) -> int:
     from cascade.commands.init import init
-    return init(a.plain, a.repo, a.rev)
+    return init(a.plain, a.repo, a.rev, tuple(a.dir))
 
 
 @command("trailer", "(prepare-commit-msg) add Cascade-Consensus trailers",
