@@ -34,12 +34,12 @@ LAYOUTS = {
     "madr": {
         "dir": "docs/decisions",
         "files": {
-            "docs/decisions/0001-use-markdown-adrs.md": ADR.format(title="madr"),
-            "docs/decisions/0002-use-python.md": ADR.format(title="python"),
+            "docs/decisions/0000-use-markdown-adrs.md": ADR.format(title="madr"),
+            "docs/decisions/0001-use-python.md": ADR.format(title="python"),
             "docs/decisions/adr-template.md": "# {short title}\n",
             "docs/decisions/README.md": "# Decisions\n",
         },
-        "docs": ["docs/decisions/0001-use-markdown-adrs.md", "docs/decisions/0002-use-python.md"],
+        "docs": ["docs/decisions/0000-use-markdown-adrs.md", "docs/decisions/0001-use-python.md"],
         "not": ["docs/decisions/adr-template.md", "docs/decisions/README.md"],
     },
     "folder-per-adr": {
@@ -242,13 +242,13 @@ def test_baseline_leaves_out_documents_already_under_review(repo):
     for rel, text in layout["files"].items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    reviewed = "docs/decisions/discussions/0001-use-markdown-adrs.discussion.md"
+    reviewed = "docs/decisions/discussions/0000-use-markdown-adrs.discussion.md"
     (repo / reviewed).parent.mkdir()
     (repo / reviewed).write_text("<!-- a ledger from an earlier cascade -->\n")
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "legacy")
     assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
-    assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0002-use-python.md"]
+    assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0001-use-python.md"]
 
 
 def test_ledger_title_skips_front_matter():
@@ -375,3 +375,12 @@ def test_a_files_filter_kept_from_before_is_named_by_init_and_check(repo):
     proc = cascade_subprocess("check", cwd=repo)
     assert f"is not committed: commit it with the hook installed (git add {doc} && git " \
            "commit)" in proc.stdout
+
+
+def test_the_config_checks_against_the_default_branch_of_origin(repo):
+    _commit_files(repo, LAYOUTS["adr-tools"]["files"])
+    git(repo, "update-ref", "refs/remotes/origin/trunk", "HEAD")
+    git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
+    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    assert "--from-ref origin/trunk --to-ref HEAD" in config and "origin/main" not in config

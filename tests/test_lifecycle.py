@@ -42,8 +42,14 @@ def with_status(loop_repo):
     return repo
 
 
-@pytest.mark.parametrize("text,expected", [(ADR, "\nAccepted\n"), (MADR, "status: accepted\n")],
-                         ids=["adr-tools", "madr"])
+TABLE = ("# Use SQLite\n\n| | |\n|---|---|\n| Date | 2026-11-23 |\n| Status | Proposed |\n\n"
+         "## Decision\n\nWe will store events in SQLite.\n")  # a metadata table (opendatahub)
+MOVED = {ADR: ("\nProposed\n", "\nAccepted\n"), MADR: ("status: proposed\n", "status: accepted\n"),
+         TABLE: ("| Status | Proposed |", "| Status | Accepted |")}
+
+
+@pytest.mark.parametrize("text,expected", [(t, new) for t, (_, new) in MOVED.items()],
+                         ids=["adr-tools", "madr", "table row"])
 def test_consensus_records_the_outcome_and_moves_the_status(with_status, fake_llm, text,
                                                               expected):
     repo = with_status
@@ -54,8 +60,7 @@ def test_consensus_records_the_outcome_and_moves_the_status(with_status, fake_ll
     assert blocked.returncode == 1
     assert f"{DOC}: consensus READY: the outcome is recorded and {DOC}'s status is now" in (
         blocked.out)
-    assert (repo / DOC).read_text() == text.replace(
-        "\nProposed\n" if text is ADR else "status: proposed\n", expected)  # only that line
+    assert (repo / DOC).read_text() == text.replace(MOVED[text][0], expected)  # only that line
     assert outcomes(repo) == ["READY"]
     step = hint(blocked.out)
     assert step.endswith(f"git add {LEDGER} {DOC}")

@@ -39,7 +39,7 @@ extends: [adr, feature-spec]
 
 PRECOMMIT_LOCAL = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
-# cascade-check --hook-stage manual --from-ref origin/main --to-ref HEAD).
+# cascade-check --hook-stage manual --from-ref {base} --to-ref HEAD).
 #
 # language: system -- EVERY TEAMMATE NEEDS `cascade` ON PATH (pip install cascadingdev): the
 # hook runs on every commit, and returns at once when no rule governs what it changes.
@@ -69,7 +69,7 @@ repos:
 
 PRECOMMIT_REMOTE = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
-# cascade-check --hook-stage manual --from-ref origin/main --to-ref HEAD).
+# cascade-check --hook-stage manual --from-ref {base} --to-ref HEAD).
 ci:
   skip: [cascade]   # pre-commit.ci: the gate needs a model; CI runs `cascade check`
 repos:
@@ -110,7 +110,9 @@ def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] =
     else:
         if bool(repo) != bool(rev):
             raise CascadeError("--repo and --rev go together")
-        config = PRECOMMIT_REMOTE.format(repo=repo, rev=rev) if repo else PRECOMMIT_LOCAL
+        base = _default_branch(root)
+        config = (PRECOMMIT_REMOTE.format(repo=repo, rev=rev, base=base) if repo
+                  else PRECOMMIT_LOCAL.format(base=base))
         _write_new(root / CONFIG, config, made, kept)
         if not repo and CONFIG in made:
             print("note: the cascade hook is `language: system`: every teammate needs `cascade` "
@@ -139,6 +141,20 @@ def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] =
         print("next: cascade init --dir PATH (your ADR folder), or commit init's files and "
               "put ADRs under docs/adr/")
     return 0
+
+
+def _default_branch(root: Path) -> str:
+    """The branch a pull request is checked against: origin's HEAD (``origin/master`` in
+    adr-tools), else ``origin/`` and the local main or master, else origin/main."""
+    head = git(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD",
+               check=False).decode().strip()
+    if head:
+        return head
+    for name in ("main", "master"):
+        if git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}",
+               check=False).strip():
+            return f"origin/{name}"
+    return "origin/main"
 
 
 def _folder(root: Path, given: str) -> str:

@@ -14,8 +14,9 @@ one parent, that parent. Three shapes, one rule each:
 
 Every rule's ledger is ``{dir}/discussions/{stem}.discussion.md``: next to the document, one
 per document whatever the shape (a folder-per-ADR ``index.md`` gets
-``<dir>/<topic>/discussions/index.discussion.md``). Templates (``*template*.md``,
-``0000-*.md``, and such folders), READMEs, and the ``index.md`` at the ADR folder's top are excluded.
+``<dir>/<topic>/discussions/index.discussion.md``). Templates (``*template*.md``
+and such folders), READMEs, and the ``index.md`` at the ADR folder's top are excluded; a
+``0000-*.md`` that is not a template is a decision like any other (MADR's first one).
 """
 from __future__ import annotations
 
@@ -70,8 +71,7 @@ class Found:
 
 def _excludes(folder: str) -> list[str]:
     return [f"{folder}/**/README.md", f"{folder}/**/readme.md", f"{folder}/index.md",
-            f"{folder}/**/*template*.md", f"{folder}/**/0000-*.md",
-            f"{folder}/**/*template*/**", f"{folder}/**/0000-*/**"]
+            f"{folder}/**/*template*.md", f"{folder}/**/*template*/**"]
 
 
 def _shape(folder: str, files: list[str]) -> tuple[str, list[str]]:
@@ -125,13 +125,12 @@ def find_layout(files: list[str], adr_dir: str | None, dirs: tuple[str, ...] = (
 def numbered_folders(files: list[str]) -> list[str]:
     """The folders that hold files named like numbered decisions, outside the known folders:
     each such folder, or, for folders that are areas of one parent (two or more of them), that
-    parent. Ledgers, templates and ``0000`` files do not count."""
+    parent. Ledgers, templates and dated posts do not count."""
     holders: dict[str, int] = {}
     for path in files:
         folder, _, name = path.rpartition("/")
-        if not NUMBERED.match(name) or DATED.match(name) or "template" in name.lower() or path.endswith(
-                NEVER_GOVERNED) or "discussions" in folder.split("/") or re.match(
-                r"^(?:[A-Za-z]+-)*0+[-_ .]", name):
+        if (not NUMBERED.match(name) or DATED.match(name) or "template" in name.lower()
+                or path.endswith(NEVER_GOVERNED) or "discussions" in folder.split("/")):
             continue
         holders[folder] = holders.get(folder, 0) + 1
     parents: dict[str, list[str]] = {}
