@@ -107,8 +107,10 @@ def _new(a) -> int:
                rule=a.rule, supersedes=a.supersedes, area=a.area)
 
 
-@command("list", "list discussions below this folder",
-         arg("--status", help="only discussions with this status (OPEN, ACCEPTED, ...)"))
+@command("list", "list the governed documents below this folder (number, title, status, "
+                 "review, superseded by), then the discussions of no document",
+         arg("--status", help="only those whose own status (proposed, accepted, superseded, "
+                              "...) or review (open, accepted, unreviewed, ...) is this"))
 def _list(a) -> int:
     from cascade.commands.list import list_
     return list_(a.status)

@@ -19,6 +19,7 @@ Pure functions on text; nothing here imports more than ``re`` and ``hashlib``.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 
 _FRONT_STATUS = re.compile(r"^status[ \t]*:[ \t]*(.*?)[ \t]*$", re.I)
@@ -28,6 +29,9 @@ _BULLET = re.compile(r"^([*-][ \t]+(?:\*\*)?status(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]
 _ROW = re.compile(r"^([ \t]*\|[ \t]*(?:\*\*)?status(?:\*\*)?[ \t]*\|[ \t]*)([^|]*?)([ \t]*\|.*)$",
                   re.I)
 _SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}")
+_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
+_FRONT_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.M)
+_SUPERSEDED_BY = re.compile(r"superseded[ \t]+by[ \t]*:?[ \t]*\[([^\]]*)\](?:\(([^)]*)\))?", re.I)
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 
 
@@ -165,3 +169,31 @@ def core(data: bytes) -> str:
         out.pop(0)
     digest = hashlib.sha256("\n".join(out).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:16]
+
+
+def document_title(path: str, data: bytes | None) -> str:
+    """The document's first heading (after any front matter: MADR's template opens its front
+    matter with a ``# ...`` YAML comment), else its file name."""
+    if data:
+        text = data.decode("utf-8", "replace")
+        if text.startswith("---"):
+            end = _FRONT_END.search(text[3:])
+            if end:
+                text = text[3 + end.end():]
+        m = _TITLE.search(text)
+        if m:
+            return m.group(1)
+    return posixpath.splitext(posixpath.basename(path))[0].replace("-", " ").replace("_", " ")
+
+
+def superseded_by(text: str) -> str | None:
+    """What supersedes the document, as its status says (``Superseded by [4. Title](...)``,
+    MADR's ``superseded by [ADR-0004](...)``): the link's text, else its target."""
+    found = find(text)
+    if found is None:
+        return None
+    block = "\n".join(_lines(text)[min(found.first, found.line):max(found.last, found.line) + 1])
+    m = _SUPERSEDED_BY.search(block)
+    if m is None:
+        return None
+    return m.group(1).strip() or (m.group(2) or "").strip() or None

@@ -253,7 +253,7 @@ def test_baseline_leaves_out_documents_already_under_review(repo):
 
 def test_ledger_title_skips_front_matter():
     """MADR's template opens its front matter with a `# ...` YAML comment: not the title."""
-    from cascade.loop.gate import _title
+    from cascade.docstatus import document_title as _title
 
     madr = b"---\n# These are optional elements.\nstatus: proposed\n---\n# Use Postgres\n"
     assert _title("docs/decisions/0003-use-postgres.md", madr) == "Use Postgres"
@@ -384,3 +384,30 @@ def test_the_config_checks_against_the_default_branch_of_origin(repo):
     assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
     config = (repo / ".pre-commit-config.yaml").read_text()
     assert "--from-ref origin/trunk --to-ref HEAD" in config and "origin/main" not in config
+
+
+def test_list_shows_the_decisions_as_adr_list_does(repo):
+    files = dict(LAYOUTS["adr-tools"]["files"])
+    first = "doc/architecture/decisions/0001-record-decisions.md"
+    files[first] = ("# 1. Record decisions\n\n## Status\n\nSuperseded by "
+                    "[3. Use Kafka](0003-use-kafka.md)\n\n## Decision\n\nWe record.\n")
+    _commit_files(repo, files)
+    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    proc = cascade_subprocess("list", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["No.", "Title", "Status", "Review", "Superseded", "by", "Path"]
+    rows = [line.split("  ") for line in lines[1:]]
+    rows = [[c.strip() for c in row if c.strip()] for row in rows]
+    assert rows == [
+        ["0001", "1. Record decisions", "Superseded by [3. Use Kafka](0003-use-kafka.md)",
+         "unreviewed", "3. Use Kafka", first],
+        ["0002", "postgres", "Accepted", "unreviewed", "-",
+         "doc/architecture/decisions/0002-use-postgres.md"],
+        ["0003", "kafka", "Accepted", "unreviewed", "-",
+         "doc/architecture/decisions/0003-use-kafka.md"]]  # no template, no README
+    proc = cascade_subprocess("list", "--status", "superseded", cwd=repo)
+    assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == ["0001"]
+    proc = cascade_subprocess("list", "--status", "bogus", cwd=repo)
+    assert proc.returncode == 2
+    assert "--status bogus: not a status (known: accepted, changes, deprecated" in proc.stderr
