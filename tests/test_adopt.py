@@ -93,7 +93,10 @@ def test_init_governs_the_layout_and_history_stays_green(repo, name):
     git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
     proc = cascade_subprocess("check", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "legacy document(s) unchanged since adoption" in proc.stdout
+    assert f"({len(layout['docs'])} legacy, unchanged since adoption)" in proc.stdout
+    assert "warning" not in proc.stdout  # healthy: one line
+    github = cascade_subprocess("check", "--format", "github", cwd=repo)
+    assert github.returncode == 0 and "::warning" not in github.stdout
     proc = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)  # the adoption PR
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

@@ -357,7 +357,7 @@ def test_json_format(repo, cli, base, tampered):
     assert code == 1
     data = json.loads(out)
     assert data["ok"] is False
-    assert data["checked"] == {"documents": 1, "ledgers": 1, "commits": 2}
+    assert data["checked"] == {"documents": 1, "legacy": 0, "ledgers": 1, "commits": 2}
     problem, forged = data["problems"]
     assert problem["file"] == LEDGER and problem["kind"] == "edited"
     assert forged["kind"] == "forged" and "digest does not match" in forged["reason"]
