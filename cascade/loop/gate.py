@@ -373,8 +373,9 @@ def decide(root: Path, items: list[Item]) -> None:
             item.verdict = f"{item.carried}: the revision is recorded, nobody was asked: {add}"
             continue
         if item.appended:
-            entries = "1 new entry" if item.appended == 1 else f"{item.appended} new entries"
-            item.verdict = (f"{entries}: read them (git diff "
+            entries = ("1 new entry: read it" if item.appended == 1
+                       else f"{item.appended} new entries: read them")
+            item.verdict = (f"{entries} (git diff "
                             f"{shlex.quote(item.ledger)}), reply, then {add}")
             continue
         if item.ledger not in blobs:
