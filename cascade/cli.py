@@ -107,8 +107,10 @@ def _new(a) -> int:
                rule=a.rule, supersedes=a.supersedes, area=a.area)
 
 
-@command("list", "list discussions below this folder",
-         arg("--status", help="only discussions with this status (OPEN, ACCEPTED, ...)"))
+@command("list", "list the governed documents below this folder (number, title, status, "
+                 "review, superseded by), then the discussions of no document",
+         arg("--status", help="only those whose own status (proposed, accepted, superseded, "
+                              "...) or review (open, accepted, unreviewed, ...) is this"))
 def _list(a) -> int:
     from cascade.commands.list import list_
     return list_(a.status)
@@ -236,10 +238,12 @@ def _check(a) -> int:
          arg("--plain", action="store_true",
              help="install plain git hooks instead of a pre-commit config"),
          arg("--repo", help="this tool's repository URL, for a remote pre-commit config"),
-         arg("--rev", help="the tag or commit of --repo"))
+         arg("--rev", help="the tag or commit of --repo"),
+         arg("--dir", metavar="PATH", action="append", default=[],
+             help="an ADR folder to govern (repeatable); instead of looking for one"))
 def _init(a) -> int:
     from cascade.commands.init import init
-    return init(a.plain, a.repo, a.rev)
+    return init(a.plain, a.repo, a.rev, tuple(a.dir))
 
 
 @command("trailer", "(prepare-commit-msg) add Cascade-Consensus trailers",

@@ -5,7 +5,8 @@ Three forms are recognised (the first found wins):
 - front matter (MADR 3+, log4brains): a ``status:`` key in a leading ``---`` block;
 - a ``## Status`` section (adr-tools, Nygard): its first non-blank line is the status, the
   lines after it (``Supersedes [...]``, ``Superseded by [...]``) belong to it too;
-- a bullet (MADR 2): ``* Status: proposed`` or ``- Status: proposed``.
+- a bullet (MADR 2): ``* Status: proposed`` or ``- Status: proposed``;
+- a table row (a metadata table, as opendatahub's ADRs have): ``| Status | Proposed |``.
 
 ``core()`` is what a review is about: the text without its status and without spacing
 differences (runs of spaces, trailing spaces, runs of blank lines; indentation is kept: it is
@@ -18,12 +19,19 @@ Pure functions on text; nothing here imports more than ``re`` and ``hashlib``.
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 
 _FRONT_STATUS = re.compile(r"^status[ \t]*:[ \t]*(.*?)[ \t]*$", re.I)
 _SECTION = re.compile(r"^##[ \t]+status[ \t#]*$", re.I)
 _HEADING = re.compile(r"^#{1,6}[ \t]")
 _BULLET = re.compile(r"^([*-][ \t]+(?:\*\*)?status(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*)(.*?)[ \t]*$", re.I)
+_ROW = re.compile(r"^([ \t]*\|[ \t]*(?:\*\*)?status(?:\*\*)?[ \t]*\|[ \t]*)([^|]*?)([ \t]*\|.*)$",
+                  re.I)
+_SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}")
+_TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
+_FRONT_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.M)
+_SUPERSEDED_BY = re.compile(r"superseded[ \t]+by[ \t]*:?[ \t]*\[([^\]]*)\](?:\(([^)]*)\))?", re.I)
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 
 
@@ -34,7 +42,7 @@ class Status:
     __slots__ = ("form", "value", "line", "first", "last")
 
     def __init__(self, form: str, value: str, line: int, first: int, last: int) -> None:
-        self.form = form  # front-matter | section | bullet
+        self.form = form  # front-matter | section | bullet | row
         self.value = value
         self.line = line
         self.first = first
@@ -81,6 +89,9 @@ def find(text: str) -> Status | None:
         m = _BULLET.match(line)
         if m:
             return Status("bullet", m.group(2), i, i, i)
+        m = _ROW.match(line)
+        if m and not (i + 1 < len(lines) and _SEPARATOR.match(lines[i + 1])):  # not a header
+            return Status("row", m.group(2), i, i, i)
     return None
 
 
@@ -101,6 +112,10 @@ def set_status(text: str, value: str) -> str:
         m = _BULLET.match(lines[found.line])
         assert m is not None
         lines[found.line] = m.group(1) + value
+    elif found.form == "row":
+        m = _ROW.match(lines[found.line])
+        assert m is not None
+        lines[found.line] = m.group(1) + value + m.group(3)
     elif found.last < found.first:  # an empty section: the status goes after the heading
         lines[found.line + 1:found.line + 1] = ["", value]
     else:
@@ -154,3 +169,31 @@ def core(data: bytes) -> str:
         out.pop(0)
     digest = hashlib.sha256("\n".join(out).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()[:16]
+
+
+def document_title(path: str, data: bytes | None) -> str:
+    """The document's first heading (after any front matter: MADR's template opens its front
+    matter with a ``# ...`` YAML comment), else its file name."""
+    if data:
+        text = data.decode("utf-8", "replace")
+        if text.startswith("---"):
+            end = _FRONT_END.search(text[3:])
+            if end:
+                text = text[3 + end.end():]
+        m = _TITLE.search(text)
+        if m:
+            return m.group(1)
+    return posixpath.splitext(posixpath.basename(path))[0].replace("-", " ").replace("_", " ")
+
+
+def superseded_by(text: str) -> str | None:
+    """What supersedes the document, as its status says (``Superseded by [4. Title](...)``,
+    MADR's ``superseded by [ADR-0004](...)``): the link's text, else its target."""
+    found = find(text)
+    if found is None:
+        return None
+    block = "\n".join(_lines(text)[min(found.first, found.line):max(found.last, found.line) + 1])
+    m = _SUPERSEDED_BY.search(block)
+    if m is None:
+        return None
+    return m.group(1).strip() or (m.group(2) or "").strip() or None

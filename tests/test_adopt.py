@@ -34,12 +34,12 @@ LAYOUTS = {
     "madr": {
         "dir": "docs/decisions",
         "files": {
-            "docs/decisions/0001-use-markdown-adrs.md": ADR.format(title="madr"),
-            "docs/decisions/0002-use-python.md": ADR.format(title="python"),
+            "docs/decisions/0000-use-markdown-adrs.md": ADR.format(title="madr"),
+            "docs/decisions/0001-use-python.md": ADR.format(title="python"),
             "docs/decisions/adr-template.md": "# {short title}\n",
             "docs/decisions/README.md": "# Decisions\n",
         },
-        "docs": ["docs/decisions/0001-use-markdown-adrs.md", "docs/decisions/0002-use-python.md"],
+        "docs": ["docs/decisions/0000-use-markdown-adrs.md", "docs/decisions/0001-use-python.md"],
         "not": ["docs/decisions/adr-template.md", "docs/decisions/README.md"],
     },
     "folder-per-adr": {
@@ -86,14 +86,17 @@ def test_init_governs_the_layout_and_history_stays_green(repo, name):
     baseline = parse((repo / BASELINE).read_text())
     assert sorted(baseline) == sorted(layout["docs"])
     config = (repo / ".pre-commit-config.yaml").read_text()
-    assert "language: system" in config and "files: '^(?:" in config
+    assert "language: system" in config and "\n        files:" not in config  # no filter
     assert "cascade` on PATH" in out  # the teammates' requirement, said plainly
 
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
     proc = cascade_subprocess("check", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "legacy document(s) unchanged since adoption" in proc.stdout
+    assert f"({len(layout['docs'])} legacy, unchanged since adoption)" in proc.stdout
+    assert "warning" not in proc.stdout  # healthy: one line
+    github = cascade_subprocess("check", "--format", "github", cwd=repo)
+    assert github.returncode == 0 and "::warning" not in github.stdout
     proc = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)  # the adoption PR
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
@@ -242,20 +245,172 @@ def test_baseline_leaves_out_documents_already_under_review(repo):
     for rel, text in layout["files"].items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / rel).write_text(text)
-    reviewed = "docs/decisions/discussions/0001-use-markdown-adrs.discussion.md"
+    reviewed = "docs/decisions/discussions/0000-use-markdown-adrs.discussion.md"
     (repo / reviewed).parent.mkdir()
     (repo / reviewed).write_text("<!-- a ledger from an earlier cascade -->\n")
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "legacy")
     assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
-    assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0002-use-python.md"]
+    assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0001-use-python.md"]
 
 
 def test_ledger_title_skips_front_matter():
     """MADR's template opens its front matter with a `# ...` YAML comment: not the title."""
-    from cascade.loop.gate import _title
+    from cascade.docstatus import document_title as _title
 
     madr = b"---\n# These are optional elements.\nstatus: proposed\n---\n# Use Postgres\n"
     assert _title("docs/decisions/0003-use-postgres.md", madr) == "Use Postgres"
     assert _title("docs/decisions/0003-use-postgres.md", b"---\nstatus: x\n") == (
         "0003 use postgres")
+
+
+# ---- the gate never goes quiet; init finds, or is told, where the ADRs are -----------------
+
+ODH = {  # opendatahub-io/architecture-decision-records: area folders, prefixed numbers
+    "architecture-decision-records/README.md": "# ADRs\n",
+    "architecture-decision-records/ODH-ADR-0000-template.md": "# Title\n",
+    "architecture-decision-records/ODH-ADR-0001-kserve.md": ADR.format(title="kserve"),
+    "architecture-decision-records/operator/ODH-ADR-Operator-0001-manifests.md":
+        ADR.format(title="manifests"),
+    "architecture-decision-records/operator/ODH-ADR-Operator-0002-rbac.md":
+        ADR.format(title="rbac"),
+    "architecture-decision-records/data-science-pipelines/ODH-ADR-DSP-0001-argo.md":
+        ADR.format(title="argo"),
+    "README.md": "# Open Data Hub\n",
+}
+JPH = {  # joelparkerhenderson/architecture-decision-record: one folder per example ADR
+    "locales/en/examples/microsoft-azure/index.md": ADR.format(title="azure"),
+    "locales/en/examples/programming-languages/index.md": ADR.format(title="languages"),
+    "locales/en/index.md": "# Architecture decision record\n",
+    "README.md": "# ADR\n",
+}
+
+
+def _commit_files(repo, files):
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "legacy")
+
+
+def test_init_finds_numbered_decisions_in_area_folders(repo):
+    _commit_files(repo, ODH)
+    out = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).stdout
+    assert "found: ADRs in architecture-decision-records/ (area folders)" in out
+    assert "governs 4 document(s)" in out  # not the README, not the 0000 template
+    assert "next: commit init's files; then commit a document under " \
+           "architecture-decision-records/" in out
+    assert "feature-spec" not in (repo / ".ai-rules.yml").read_text()  # no docs/features/
+
+
+def test_init_says_what_it_looked_for_and_takes_the_folder_it_is_given(repo):
+    _commit_files(repo, JPH)
+    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0
+    assert "no ADR folder found (looked for --dir, .adr-dir, doc/adr/, docs/adr/" in proc.stdout
+    assert "next: cascade init --dir PATH" in proc.stdout
+    for name in (".ai-rules.yml", ".pre-commit-config.yaml", BASELINE):
+        (repo / name).unlink(missing_ok=True)
+    proc = cascade_subprocess("init", "--dir", "locales/en/examples", cwd=repo,
+                              env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 0, proc.stderr
+    assert "named: ADRs in locales/en/examples/ (folder-per-ADR)" in proc.stdout
+    assert "governs 2 document(s)" in proc.stdout
+    assert "a document under locales/en/examples/ to see the panel" in proc.stdout
+    proc = cascade_subprocess("init", "--dir", "../elsewhere", cwd=repo,
+                              env={"PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2 and "--dir ../elsewhere: not a folder inside the repository" \
+        in proc.stderr
+
+
+def test_a_rule_added_after_init_is_reviewed_through_pre_commit(repo, fake_llm):
+    """No files: filter to drift: a document of a rule added after `init` reaches the hook
+    (pre-commit does not print "(no files to check) Skipped")."""
+    adopt(repo, LAYOUTS["madr"])
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    (repo / ".pre-commit-config.yaml").write_text(
+        config.replace("entry: cascade ", f"entry: {sys.executable} -m cascade "))
+    rules = (repo / ".ai-rules.yml").read_text()
+    (repo / ".ai-rules.yml").write_text(rules.replace("rules:\n", (
+        "rules:\n  - name: rfc\n    match: \"rfcs/*.md\"\n    template: feature\n"
+        "    discussion: \"rfcs/discussions/{stem}.discussion.md\"\n"
+        "    participants: [architect]\n"), 1))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt cascade, and a rule for RFCs", "--no-verify")
+    env = {**os.environ, "CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO)}
+    assert run(repo, sys.executable, "-m", "pre_commit", "install", env=env).returncode == 0
+    (repo / "rfcs").mkdir()
+    (repo / "rfcs/0001-streaming.md").write_text("# Streaming\n\nWe stream.\n")
+    git(repo, "add", "rfcs/0001-streaming.md")
+    proc = run(repo, "git", "commit", "-qm", "an RFC", env=env)
+    assert "Skipped" not in proc.stdout, proc.stdout
+    assert fake_llm.calls() > 0 and (repo / "rfcs/discussions/0001-streaming.discussion.md"
+                                     ).exists(), proc.stdout + proc.stderr
+
+
+def test_a_files_filter_kept_from_before_is_named_by_init_and_check(repo):
+    _commit_files(repo, LAYOUTS["madr"]["files"])
+    (repo / ".pre-commit-config.yaml").write_text(
+        "repos:\n  - repo: local\n    hooks:\n      - id: cascade\n        name: cascade\n"
+        "        entry: cascade hook\n        language: system\n"
+        "        files: '^docs/adr/'\n")
+    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    assert "kept your .pre-commit-config.yaml" in proc.stdout
+    assert ("warning: .pre-commit-config.yaml: the cascade hook runs only for files: "
+            "'^docs/adr/': it hides 2 governed document(s) now (e.g. docs/decisions/") \
+        in proc.stdout
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adopt", "--no-verify")
+    doc = "docs/decisions/0003-use-kafka.md"
+    (repo / doc).write_text(ADR.format(title="kafka"))
+    git(repo, "add", doc)
+    git(repo, "commit", "-qm", "a new ADR, never seen by the hook", "--no-verify")
+    proc = cascade_subprocess("check", cwd=repo)
+    assert proc.returncode == 1
+    assert f"{doc}:1: governed by rule 'adr'" in proc.stdout
+    assert ("docs/decisions/discussions/0003-use-kafka.discussion.md is not committed: "
+            ".pre-commit-config.yaml runs the cascade hook only for files: '^docs/adr/', "
+            "which hides it: remove that filter") in proc.stdout
+    (repo / ".pre-commit-config.yaml").unlink()
+    git(repo, "commit", "-qam", "no config", "--no-verify")
+    proc = cascade_subprocess("check", cwd=repo)
+    assert f"is not committed: commit it with the hook installed (git add {doc} && git " \
+           "commit)" in proc.stdout
+
+
+def test_the_config_checks_against_the_default_branch_of_origin(repo):
+    _commit_files(repo, LAYOUTS["adr-tools"]["files"])
+    git(repo, "update-ref", "refs/remotes/origin/trunk", "HEAD")
+    git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
+    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    assert "--from-ref origin/trunk --to-ref HEAD" in config and "origin/main" not in config
+
+
+def test_list_shows_the_decisions_as_adr_list_does(repo):
+    files = dict(LAYOUTS["adr-tools"]["files"])
+    first = "doc/architecture/decisions/0001-record-decisions.md"
+    files[first] = ("# 1. Record decisions\n\n## Status\n\nSuperseded by "
+                    "[3. Use Kafka](0003-use-kafka.md)\n\n## Decision\n\nWe record.\n")
+    _commit_files(repo, files)
+    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    proc = cascade_subprocess("list", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split() == ["No.", "Title", "Status", "Review", "Superseded", "by", "Path"]
+    rows = [line.split("  ") for line in lines[1:]]
+    rows = [[c.strip() for c in row if c.strip()] for row in rows]
+    assert rows == [
+        ["0001", "1. Record decisions", "Superseded by [3. Use Kafka](0003-use-kafka.md)",
+         "unreviewed", "3. Use Kafka", first],
+        ["0002", "postgres", "Accepted", "unreviewed", "-",
+         "doc/architecture/decisions/0002-use-postgres.md"],
+        ["0003", "kafka", "Accepted", "unreviewed", "-",
+         "doc/architecture/decisions/0003-use-kafka.md"]]  # no template, no README
+    proc = cascade_subprocess("list", "--status", "superseded", cwd=repo)
+    assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == ["0001"]
+    proc = cascade_subprocess("list", "--status", "bogus", cwd=repo)
+    assert proc.returncode == 2
+    assert "--status bogus: not a status (known: accepted, changes, deprecated" in proc.stderr

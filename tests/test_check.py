@@ -157,7 +157,8 @@ def test_document_committed_with_no_verify_fails(repo, cli, base):
     assert code == 1
     assert out.splitlines()[0] == (
         f"{DOC}:1: governed by rule 'adr' (.ai-rules.yml:2) but its ledger {LEDGER} "
-        "is not committed")
+        f"is not committed: commit it with the hook installed (git add {DOC} && git commit) "
+        "to get its review")
 
 
 def test_revised_document_with_stale_ledger_fails(repo, cli, base, clean):
@@ -356,7 +357,7 @@ def test_json_format(repo, cli, base, tampered):
     assert code == 1
     data = json.loads(out)
     assert data["ok"] is False
-    assert data["checked"] == {"documents": 1, "ledgers": 1, "commits": 2}
+    assert data["checked"] == {"documents": 1, "legacy": 0, "ledgers": 1, "commits": 2}
     problem, forged = data["problems"]
     assert problem["file"] == LEDGER and problem["kind"] == "edited"
     assert forged["kind"] == "forged" and "digest does not match" in forged["reason"]

@@ -108,6 +108,13 @@ def test_the_loop_end_to_end(loop_repo, fake_llm, installer):
     assert sorted(c.author for c in d.comments) == sorted(PANEL)
     assert d.source_revision == git(repo, "rev-parse", f":{DOC}").strip()
     assert "new ledger with the panel's reviews" in first.out
+    # the ledger holds the discussion: its header, the document's path and title, no skeleton
+    opening = (repo / LEDGER).read_text().split("\n---\n", 1)[0]
+    assert f"Document under review: `{DOC}`" in opening and "# ADR: Use SQLite" in opening
+    assert "PROPOSED" not in opening and "[" not in opening.split("-->", 1)[-1], opening
+    # pre-commit's stash caveat only where pre-commit runs the hook
+    assert ("pre-commit rolls these appends back" in first.out) == (
+        installer is install_pre_commit), first.out
 
     git(repo, "add", LEDGER)
     second = commit(repo)  # no new input: still blocked, no call

@@ -42,8 +42,14 @@ def with_status(loop_repo):
     return repo
 
 
-@pytest.mark.parametrize("text,expected", [(ADR, "\nAccepted\n"), (MADR, "status: accepted\n")],
-                         ids=["adr-tools", "madr"])
+TABLE = ("# Use SQLite\n\n| | |\n|---|---|\n| Date | 2026-11-23 |\n| Status | Proposed |\n\n"
+         "## Decision\n\nWe will store events in SQLite.\n")  # a metadata table (opendatahub)
+MOVED = {ADR: ("\nProposed\n", "\nAccepted\n"), MADR: ("status: proposed\n", "status: accepted\n"),
+         TABLE: ("| Status | Proposed |", "| Status | Accepted |")}
+
+
+@pytest.mark.parametrize("text,expected", [(t, new) for t, (_, new) in MOVED.items()],
+                         ids=["adr-tools", "madr", "table row"])
 def test_consensus_records_the_outcome_and_moves_the_status(with_status, fake_llm, text,
                                                               expected):
     repo = with_status
@@ -54,8 +60,7 @@ def test_consensus_records_the_outcome_and_moves_the_status(with_status, fake_ll
     assert blocked.returncode == 1
     assert f"{DOC}: consensus READY: the outcome is recorded and {DOC}'s status is now" in (
         blocked.out)
-    assert (repo / DOC).read_text() == text.replace(
-        "\nProposed\n" if text is ADR else "status: proposed\n", expected)  # only that line
+    assert (repo / DOC).read_text() == text.replace(MOVED[text][0], expected)  # only that line
     assert outcomes(repo) == ["READY"]
     step = hint(blocked.out)
     assert step.endswith(f"git add {LEDGER} {DOC}")
@@ -149,3 +154,49 @@ def test_a_vote_typed_by_hand_closes_at_the_next_commit(loop_repo, fake_llm):
     git(repo, "add", LEDGER)
     assert commit(repo).returncode == 0
     assert fake_llm.calls() == 3
+
+
+def test_decide_after_a_blocked_commit_all_acts_on_the_revision_under_review(loop_repo,
+                                                                             fake_llm):
+    """`git commit -a` is blocked: the hook reviewed the edit from git's temporary index,
+    which the blocked commit threw away, so the real index still holds HEAD's text. The
+    decision is for the revision the ledger recorded (the edit in the working tree), and
+    says to stage it."""
+    repo = loop_repo
+    install_plain(repo)
+    git(repo, "add", DOC)
+    git(repo, "commit", "-qm", "legacy", "--no-verify")
+    (repo / DOC).write_text((repo / DOC).read_text() + "\nWith a nightly backup.\n")
+    script(fake_llm, ("CHANGES", "CHANGES", "CHANGES"))
+    blocked = commit(repo, "-a")
+    assert blocked.returncode == 1, blocked.out
+    edited = git(repo, "hash-object", DOC).strip()
+    assert git(repo, "rev-parse", f":{DOC}").strip() != edited  # the index never got it
+    decided = cascade(repo, "decide", DOC, "READY", "--reason", "backups settle it")
+    assert decided.returncode == 0, decided.stderr
+    assert decided.stderr == ""  # no "not recorded yet", no "does not override"
+    assert f"(revision {edited[:7]})" in decided.stdout
+    step = decided.stdout.strip().splitlines()[-1]
+    assert step == f"Stage it and commit: git add {LEDGER} {DOC}"
+    git(repo, "add", LEDGER, DOC)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert fake_llm.calls() == 3
+    assert cascade(repo, "check").returncode == 0
+
+
+def test_decide_refuses_a_revision_nobody_has_seen(loop_repo, fake_llm):
+    """Neither the index nor the working tree holds the revision the ledger recorded: the
+    decision would be for text nobody reviewed. Refused, with the commands to run."""
+    repo = loop_repo
+    install_plain(repo)
+    script(fake_llm, ("CHANGES", "CHANGES", "CHANGES"))
+    git(repo, "add", DOC)
+    assert commit(repo).returncode == 1
+    (repo / DOC).write_text("# Use Postgres\n\nA different decision.\n")
+    git(repo, "add", DOC)
+    decided = cascade(repo, "decide", DOC, "READY", "--reason", "x")
+    assert decided.returncode == 2
+    assert decided.stderr.strip().endswith(
+        f"the ledger reviewed another revision of {DOC} than the one staged: commit it "
+        f"first (git commit), so the revision you decide on is recorded, then decide")

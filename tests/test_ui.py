@@ -269,7 +269,7 @@ async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_rep
         await pilot.press("c")
         await pilot.pause()
         assert app.screen.query_one("#text").text == "NEXT: "
-        await pilot.press("end", *"start", "ctrl+s")
+        await pilot.press(*"start", "ctrl+s")  # typed where the cursor is: after NEXT:
         await settle(pilot)
         calls = fake_llm.calls()
         await pilot.press("r")

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
+from cascade.config.precommit import CONFIG, hook_filter
 from cascade.docstatus import core
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.ledger.state import changed_core
@@ -66,6 +67,17 @@ def source_of(tree: Tree, path: str) -> str | None:
 LEGACY = "legacy, unchanged since adoption (.cascade/baseline): ok"
 
 
+def _how_to_review(doc: str, tree: Tree | None) -> str:
+    """How the document gets its review: through the hook, unless the pre-commit config keeps
+    the hook from seeing it."""
+    if tree is not None and CONFIG in tree.files and CONFIG not in tree.links:
+        view = hook_filter(tree.data(CONFIG).decode("utf-8", "replace"))
+        if view is not None and view.hides(doc):
+            return (f"{CONFIG} runs the cascade hook only for {view.describe()}, which hides "
+                    "it: remove that filter, then commit the document again")
+    return f"commit it with the hook installed (git add {doc} && git commit) to get its review"
+
+
 def judge(item: Governed, state: LedgerState | None, where: str,
           tree: Tree | None = None, baseline=None) -> tuple[Verdict, list[Problem]]:
     """The gate's verdict on one governed document; the problems when it blocks. A document
@@ -82,7 +94,7 @@ def judge(item: Governed, state: LedgerState | None, where: str,
         return Verdict(doc, ledger, True, LEGACY), []
     if state is None:
         reason = (f"governed by rule {item.rule.name!r} ({where}) but its ledger {ledger} is "
-                  "not committed")
+                  f"not committed: {_how_to_review(doc, tree)}")
         return Verdict(doc, ledger, False, reason), [Problem(doc, 1, reason, "missing-ledger")]
     if state.error or state.config_error:
         return Verdict(doc, ledger, False, "ledger does not parse"), []  # reported once

@@ -60,6 +60,7 @@ class Report:
     warnings: list[Notice] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
     documents: int = 0
+    legacy: int = 0  # of the documents: unchanged since adoption, no ledger needed
     ledgers: int = 0
     commits: int = 0
 
@@ -69,10 +70,12 @@ class Report:
 
     @property
     def checked(self) -> dict[str, int]:
-        return {"documents": self.documents, "ledgers": self.ledgers, "commits": self.commits}
+        return {"documents": self.documents, "legacy": self.legacy, "ledgers": self.ledgers,
+                "commits": self.commits}
 
     def summary(self) -> str:
-        scope = f"{self.documents} governed document(s), {self.ledgers} ledger(s), " + (
+        legacy = f" ({self.legacy} legacy, unchanged since adoption)" if self.legacy else ""
+        scope = f"{self.documents} governed document(s){legacy}, {self.ledgers} ledger(s), " + (
             f"{self.commits} commit(s)" if self.from_commit
             else "no history checked: give --from-ref for that")
         if self.ok:

@@ -8,7 +8,7 @@ import shlex
 import sys
 
 from cascade.errors import CascadeError, display_path
-from cascade.gitio import config_value, index_blobs, repo_root, user_name
+from cascade.gitio import config_value, git, index_blobs, repo_root, user_name
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.governance import writing
@@ -19,6 +19,28 @@ def _identity() -> str:
     name = user_name()
     email = config_value("user.email")
     return f"{name} <{email}>" if email else name
+
+
+def _under_review(d, doc: str) -> tuple[str, bool]:
+    """The revision of ``doc`` a decision is for: the staged one, when the ledger recorded it
+    (or recorded none yet); the one the ledger recorded, when the working tree holds it and the
+    index does not (a blocked ``git commit -a`` reviewed it from git's temporary index, which
+    the blocked commit threw away). Otherwise nobody reviewed what a commit would hold:
+    refused. Also: whether that revision is still to be staged."""
+    top = repo_root(d.path.parent)
+    shown = shlex.quote(display_path(top / doc))
+    staged = index_blobs(top, [doc]).get(doc)
+    recorded = d.source_revision
+    if recorded is None or staged == recorded:
+        if staged is None:
+            raise CascadeError(f"{doc} is not in the index: stage it (git add {shown}) first, "
+                               "so the decision names the revision a commit will hold", d.path)
+        return staged, False
+    if (top / doc).is_file() and git(top, "hash-object", "--", doc).decode().strip() == recorded:
+        return recorded, True  # the reviewed edit is in the working tree: the hint stages it
+    raise CascadeError(f"the ledger reviewed another revision of {doc} than the one staged: "
+                       "commit it first (git commit), so the revision you decide on is "
+                       "recorded, then decide", d.path)
 
 
 def decide(path: str, vote: str, reason: str) -> int:
@@ -32,14 +54,7 @@ def decide(path: str, vote: str, reason: str) -> int:
             raise CascadeError(f"{user_name()!r} is a persona's name; people decide under "
                                "their own name", d.path)
         doc = d.source
-        revision = None
-        if doc:
-            top = repo_root(d.path.parent)
-            revision = index_blobs(top, [doc]).get(doc)
-            if revision is None:
-                raise CascadeError(f"{doc} is not in the index: stage it (git add "
-                                   f"{shlex.quote(display_path(top / doc))}) first, so the "
-                                   "decision names the revision a commit will hold", d.path)
+        revision, unstaged = _under_review(d, doc) if doc else (None, False)
         by = _identity()
         where = f" of {doc} (revision {revision[:7]})" if revision else ""
         body = f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}"
@@ -62,10 +77,13 @@ def decide(path: str, vote: str, reason: str) -> int:
         also = []
         if (doc and revision and decision is not None and decision.by == by
                 and decision.vote == vote):
-            closed, moved = close_now(d, path)
+            closed, moved = close_now(d, path, working=unstaged)
             if closed is not None:
                 print(printable(f"cascade: {doc}: {closed.describe(doc)}."))
                 also += [moved] if moved else []
+        if unstaged and doc:
+            document = display_path(repo_root(d.path.parent) / doc)
+            also += [document] if document not in also else []
     print("Stage it and commit: git add " + " ".join(shlex.quote(p) for p in [shown, *also]))
     return 0
 

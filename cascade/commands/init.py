@@ -8,10 +8,11 @@ from pathlib import Path
 
 from cascade.atomic import atomic_write
 from cascade.check.baseline import BASELINE, render
+from cascade.config.precommit import CONFIG, hook_filter
 from cascade.errors import CascadeError
 from cascade.gitio import git, records, repo_root, tracked
 from cascade.loop.globs import glob_match
-from cascade.loop.layout import ADR_DIR_FILE, files_regex, find_layout, rules_text
+from cascade.loop.layout import ADR_DIR_FILE, LOOKED_FOR, find_layout, rules_text
 from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.resources import LEDGER_SUFFIX, bundled
 
@@ -38,14 +39,14 @@ extends: [adr, feature-spec]
 
 PRECOMMIT_LOCAL = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
-# cascade-check --hook-stage manual --from-ref origin/main --to-ref HEAD).
+# cascade-check --hook-stage manual --from-ref {base} --to-ref HEAD).
 #
-# language: system -- EVERY TEAMMATE NEEDS `cascade` ON PATH (pip install cascadingdev) for a
-# commit that touches a governed document (files: below); other commits never run it.
+# language: system -- EVERY TEAMMATE NEEDS `cascade` ON PATH (pip install cascadingdev): the
+# hook runs on every commit, and returns at once when no rule governs what it changes.
 # Better: `cascade init --repo <cascadingdev git URL> --rev <tag>` writes a `repo:` entry
 # instead, and pre-commit installs cascade itself.
-# files: is built from .ai-rules.yml by `cascade init`: widen it when you add a rule
-# (`cascade check` in CI still judges every governed document).
+# Give the cascade hook no filter on paths: one written from today's rules would hide the
+# documents of a rule added tomorrow.
 ci:
   skip: [cascade]   # pre-commit.ci: the gate needs a model; CI runs `cascade check`
 repos:
@@ -55,7 +56,6 @@ repos:
         name: cascade (AI design review)
         entry: cascade hook
         language: system
-        files: '{files}'
         require_serial: true
         stages: [pre-commit]
       - id: cascade-check
@@ -69,7 +69,7 @@ repos:
 
 PRECOMMIT_REMOTE = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
-# cascade-check --hook-stage manual --from-ref origin/main --to-ref HEAD).
+# cascade-check --hook-stage manual --from-ref {base} --to-ref HEAD).
 ci:
   skip: [cascade]   # pre-commit.ci: the gate needs a model; CI runs `cascade check`
 repos:
@@ -92,25 +92,29 @@ def _write_new(path: Path, text: str, made: list[str], kept: list[str]) -> None:
     made.append(path.name)
 
 
-def init(plain: bool, repo: str | None, rev: str | None) -> int:
+def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] = ()) -> int:
     root = repo_root()
     made: list[str] = []
     kept: list[str] = []
-    found = _layout(root)
-    _write_new(root / ".ai-rules.yml", rules_text(found) if found else RULES, made, kept)
-    patterns = _report_rules(root, found)
+    found = _layout(root, tuple(_folder(root, d) for d in dirs))
+    if not found:
+        print(f"no ADR folder found (looked for {LOOKED_FOR}): the rules below are the presets "
+              "(docs/adr/, docs/features/); name your folder with: cascade init --dir PATH")
+    features = any(p.startswith("docs/features/") for p in tracked(root))
+    _write_new(root / ".ai-rules.yml", rules_text(found, features) if found else RULES, made,
+               kept)
+    _report_rules(root, found)
     if plain:
         installed = _install_plain(root)
         made += installed
     else:
         if bool(repo) != bool(rev):
             raise CascadeError("--repo and --rev go together")
-        if repo:
-            config = PRECOMMIT_REMOTE.format(repo=repo, rev=rev)
-        else:
-            config = PRECOMMIT_LOCAL.format(files=files_regex(patterns or ["docs/adr/*.md"]))
-        _write_new(root / ".pre-commit-config.yaml", config, made, kept)
-        if not repo and ".pre-commit-config.yaml" in made:
+        base = _default_branch(root)
+        config = (PRECOMMIT_REMOTE.format(repo=repo, rev=rev, base=base) if repo
+                  else PRECOMMIT_LOCAL.format(base=base))
+        _write_new(root / CONFIG, config, made, kept)
+        if not repo and CONFIG in made:
             print("note: the cascade hook is `language: system`: every teammate needs `cascade` "
                   "on PATH (pip install cascadingdev) to commit a governed document; "
                   "`cascade init --repo URL --rev TAG` lets pre-commit install it instead")
@@ -120,7 +124,9 @@ def init(plain: bool, repo: str | None, rev: str | None) -> int:
         print(f"wrote {name}")
     for name in kept:
         print(f"kept your {name} as it is" + (
-            "; add the cascade hook to it (see README)" if name == ".pre-commit-config.yaml" else ""))
+            "; add the cascade hook to it (see README)" if name == CONFIG else ""))
+    if CONFIG in kept:
+        _warn_filter(root, found)
     if not plain:
         if shutil.which("pre-commit"):
             proc = subprocess.run(["pre-commit", "install"], cwd=root, capture_output=True,
@@ -128,23 +134,73 @@ def init(plain: bool, repo: str | None, rev: str | None) -> int:
             print(proc.stdout.strip() or proc.stderr.strip())
         else:
             print("next: pip install pre-commit && pre-commit install")
-    where = found[0].folder if found else "docs/adr"
-    print(f"next: commit init's files; then commit a document under {where}/ to see the panel "
-          "at work")
+    if found:
+        print(f"next: commit init's files; then commit a document under {found[0].folder}/ to "
+              "see the panel at work")
+    else:
+        print("next: cascade init --dir PATH (your ADR folder), or commit init's files and "
+              "put ADRs under docs/adr/")
     return 0
 
 
-def _layout(root: Path) -> list:
+def _default_branch(root: Path) -> str:
+    """The branch a pull request is checked against: origin's HEAD (``origin/master`` in
+    adr-tools), else ``origin/`` and the local main or master, else origin/main."""
+    head = git(root, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD",
+               check=False).decode().strip()
+    if head:
+        return head
+    for name in ("main", "master"):
+        if git(root, "rev-parse", "--verify", "--quiet", f"refs/heads/{name}",
+               check=False).strip():
+            return f"origin/{name}"
+    return "origin/main"
+
+
+def _folder(root: Path, given: str) -> str:
+    """A folder named with --dir, relative to the top of the repository; it must be inside."""
+    path = (Path.cwd() / given).resolve()
+    if not path.is_relative_to(root.resolve()) or path == root.resolve():
+        raise CascadeError(f"--dir {given}: not a folder inside the repository ({root})")
+    if path.exists() and not path.is_dir():
+        raise CascadeError(f"--dir {given}: not a folder", path)
+    return path.relative_to(root.resolve()).as_posix()
+
+
+def _warn_filter(root: Path, found: list) -> None:
+    """A kept config whose cascade hook has a files:/exclude: filter: say which governed
+    documents it hides now, and that it will hide a new rule's."""
+    try:
+        text = (root / CONFIG).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return
+    view = hook_filter(text)
+    if view is None:
+        return
+    try:
+        rules = RuleSet(root)
+        hidden = [p for p in tracked(root) if rules.files_for(p) and rules.governing(p)
+                  and view.hides(p)]
+    except CascadeError:
+        hidden = []
+    now = (f"it hides {len(hidden)} governed document(s) now (e.g. {hidden[0]}); " if hidden
+           else "")
+    print(f"warning: {CONFIG}: the cascade hook runs only for {view.describe()}: {now}a "
+          "document of a rule added later is never reviewed. Remove that filter from the "
+          "cascade hook: it returns at once on a commit no rule governs")
+
+
+def _layout(root: Path, dirs: tuple[str, ...]) -> list:
     adr_dir = root / ADR_DIR_FILE
     text = adr_dir.read_text(errors="replace") if adr_dir.is_file() else None
-    return find_layout(tracked(root), text)
+    return find_layout(tracked(root), text, dirs)
 
 
-def _report_rules(root: Path, found: list) -> list[str]:
+def _report_rules(root: Path, found: list) -> None:
     """Print what was found and how many tracked documents each rule of .ai-rules.yml (as it
-    now is: written, or the user's) governs; return the rules' match patterns."""
+    now is: written, or the user's) governs."""
     for f in found:
-        how = f"from {ADR_DIR_FILE}" if f.source == ADR_DIR_FILE else "found"
+        how = {ADR_DIR_FILE: f"from {ADR_DIR_FILE}", "--dir": "named"}.get(f.source, "found")
         print(f"{how}: ADRs in {f.folder}/ ({f.shape})")
     try:
         rules = RuleSet(root)
@@ -164,14 +220,11 @@ def _report_rules(root: Path, found: list) -> list[str]:
                 seen[(rule.name, rule.where(root))] = rule
     except CascadeError as exc:
         print(f"cascade: {exc}: not counting governed documents")
-        return []
-    patterns = []
+        return
     for key, rule in seen.items():
         n = counts.get(key, [rule, 0])[1]
         print(f"rule {rule.name!r} ({key[1]}): {', '.join(rule.match)} -> governs {n} "
               f"document(s)")
-        patterns += [f"{rule.base}/{p}" if rule.base else p for p in rule.match]
-    return patterns
 
 
 def _write_baseline(root: Path, made: list[str], kept: list[str]) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from cascade import docstatus
 from cascade.atomic import atomic_write
 from cascade.errors import display_path
-from cascade.gitio import index_blobs, read_blobs, repo_root
+from cascade.gitio import git, index_blobs, read_blobs, repo_root
 from cascade.ledger.discussion import Discussion
 from cascade.ledger.revisions import record_revision
 from cascade.loop.governance import resolve
@@ -101,20 +101,27 @@ def _move_status(root: Path, d: Discussion, doc: str, data: bytes,
     return value, ""
 
 
-def close_now(d: Discussion, path: str) -> tuple[Closed | None, str | None]:
+def close_now(d: Discussion, path: str,
+              working: bool = False) -> tuple[Closed | None, str | None]:
     """For a command that just changed the votes of the discussion at ``path`` (a ledger or
-    its document): close it if the staged revision of its document is now at consensus.
-    Saves the ledger. Returns what was closed, and the document's path to stage too (its
-    status moved), as shown from here."""
+    its document): close it if the staged revision of its document (``working``: the one in
+    the working tree, still to be staged) is now at consensus. Saves the ledger. Returns what
+    was closed, and the document's path to stage too (its status moved), as shown from
+    here."""
     doc = d.source
     if not doc:
         return None, None
     top = repo_root(d.path.parent)
-    revision = index_blobs(top, [doc]).get(doc)
+    if working:
+        data = (top / doc).read_bytes()
+        revision = git(top, "hash-object", "--", doc).decode().strip()  # as git add stages it
+    else:
+        revision = index_blobs(top, [doc]).get(doc)
+        data = read_blobs(top, [revision]).get(revision) if revision else None
     if revision is None or d.source_revision != revision:
         return None, None
     rule = resolve(path)[2]
-    closed = close(top, d, rule, doc, read_blobs(top, [revision]).get(revision))
+    closed = close(top, d, rule, doc, data)
     if closed is None:
         return None, None
     d.save()

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as _dt
 import glob as _glob
 import os
-import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +17,7 @@ from cascade.check.appendonly import first_edit, is_append
 from cascade.check.merge import merge_problem
 from cascade.config import templates
 from cascade.config.protocols import load_protocol
+from cascade.docstatus import document_title
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import (
     SYMLINK_MODE,
@@ -47,8 +47,6 @@ from cascade.safepath import first_link, refuse_links
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.runner import Job
 from cascade.turns.settings import Settings
-
-_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 
 
 @dataclass
@@ -180,28 +178,13 @@ def _link_problem(path: str, link: str, what: str) -> str:
             "the file itself)")
 
 
-def _title(doc: str, data: bytes | None) -> str:
-    """The document's first heading (after any front matter: MADR's template opens its front
-    matter with a ``# ...`` YAML comment), else its file name."""
-    if data:
-        text = data.decode("utf-8", "replace")
-        if text.startswith("---"):
-            end = re.search(r"^(---|\.\.\.)[ \t]*$", text[3:], re.M)
-            if end:
-                text = text[3 + end.end():]
-        m = _HEADING.search(text)
-        if m:
-            return m.group(1)
-    return Path(doc).stem.replace("-", " ").replace("_", " ")
-
-
 def create_ledger(root: Path, item: Item) -> Discussion:
     rule = item.rule
     assert rule is not None and item.doc is not None
     path = root / item.ledger
     try:
         steps = load_protocol(rule.protocol, root, where=rule.file).steps
-        d = Discussion.create(_title(item.doc, item.doc_data), rule.template, path=path,
+        d = Discussion.create(document_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(participants_of(rule, steps)),
                               protocol=rule.protocol, consensus=rule.consensus, root=root,
                               extra={k: v for k, v in (
@@ -390,7 +373,9 @@ def decide(root: Path, items: list[Item]) -> None:
             item.verdict = f"{item.carried}: the revision is recorded, nobody was asked: {add}"
             continue
         if item.appended:
-            item.verdict = (f"{item.appended} new entries: read them (git diff "
+            entries = ("1 new entry: read it" if item.appended == 1
+                       else f"{item.appended} new entries: read them")
+            item.verdict = (f"{entries} (git diff "
                             f"{shlex.quote(item.ledger)}), reply, then {add}")
             continue
         if item.ledger not in blobs:
@@ -466,7 +451,7 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
     d = item.discussion
     try:
         text = templates.render("documents", rule.on_consensus.template, root,
-                                title=d.title if d else _title(item.doc, item.doc_data),
+                                title=d.title if d else document_title(item.doc, item.doc_data),
                                 source=item.doc, ledger=item.ledger,
                                 created=_dt.date.today().isoformat())
     except CascadeError as exc:

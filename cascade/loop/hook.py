@@ -10,6 +10,7 @@ the rule files, having imported neither litellm nor Jinja2 (nor the ledger layer
 """
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -162,7 +163,8 @@ def run_hook(files: list[str], out=None) -> int:
     if blocked:
         print(f"\ncascade: {len(blocked)} of {len(items)} discussion(s) block this commit",
               file=out)
-    if any(i.appended for i in items):
+    if any(i.appended for i in items) and os.environ.get("PRE_COMMIT") == "1":
+        # pre-commit stashes unstaged edits and restores them after the hook: its own caveat
         print("cascade: appended to the working tree only. If a ledger also has unstaged edits,"
               " pre-commit rolls these appends back: stage or stash your edits and commit again"
               " (the replies are cached: no new model calls).", file=out)

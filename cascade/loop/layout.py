@@ -1,8 +1,12 @@
 """Where a repository keeps its ADRs: what ``cascade init`` writes rules for.
 
-Found from the tracked files (``git ls-files``) and adr-tools' ``.adr-dir`` (its content is
-the ADR folder). Known folders: ``doc/adr``, ``docs/adr``, ``docs/decisions`` (MADR),
-``docs/architecture/decisions``, ``doc/architecture/decisions``. Three shapes, one rule each:
+Found from the tracked files (``git ls-files``): the folders named with ``cascade init --dir``,
+adr-tools' ``.adr-dir`` (its content is the ADR folder), the known folders (``doc/adr``,
+``docs/adr``, ``docs/decisions`` (MADR), ``docs/architecture/decisions``,
+``doc/architecture/decisions``); when none of these has documents, the folders whose files are
+named like numbered decisions (``0001-title.md``, ``ADR-0001-title.md``,
+``ODH-ADR-0001-title.md``): the folder that holds them, or, when they sit in area folders of
+one parent, that parent. Three shapes, one rule each:
 
 - flat: ``<dir>/*.md``;
 - folder per ADR: ``<dir>/<topic>/index.md`` (plus ``<dir>/*.md`` when there are flat ones);
@@ -10,20 +14,27 @@ the ADR folder). Known folders: ``doc/adr``, ``docs/adr``, ``docs/decisions`` (M
 
 Every rule's ledger is ``{dir}/discussions/{stem}.discussion.md``: next to the document, one
 per document whatever the shape (a folder-per-ADR ``index.md`` gets
-``<dir>/<topic>/discussions/index.discussion.md``). Templates (``*template*.md``,
-``0000-*.md``, and such folders), READMEs, and the ``index.md`` at the ADR folder's top are excluded.
+``<dir>/<topic>/discussions/index.discussion.md``). Templates (``*template*.md``
+and such folders), READMEs, and the ``index.md`` at the ADR folder's top are excluded; a
+``0000-*.md`` that is not a template is a decision like any other (MADR's first one).
 """
 from __future__ import annotations
 
 import posixpath
+import re
 
-from cascade.loop.globs import compile_glob, glob_match
+from cascade.loop.globs import glob_match
 from cascade.loop.rules import NEVER_GOVERNED
 
 ADR_DIR_FILE = ".adr-dir"
 KNOWN_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "docs/architecture/decisions",
               "doc/architecture/decisions")
 DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
+# A numbered decision's file name: 0001-title.md, adr-001-title.md, ODH-ADR-0001-title.md
+NUMBERED = re.compile(r"^(?:[A-Za-z]+-)*\d{3,5}(?:[-_ .][^/]*)?\.md$", re.IGNORECASE)
+DATED = re.compile(r"^\d{4}-\d{2}-\d{2}")  # a dated post (2024-01-31-title.md), not a decision
+LOOKED_FOR = (f"--dir, {ADR_DIR_FILE}, " + ", ".join(f"{d}/" for d in KNOWN_DIRS)
+              + ", and files named like numbered decisions (0001-title.md, ADR-0001-title.md)")
 
 
 class Found:
@@ -60,8 +71,7 @@ class Found:
 
 def _excludes(folder: str) -> list[str]:
     return [f"{folder}/**/README.md", f"{folder}/**/readme.md", f"{folder}/index.md",
-            f"{folder}/**/*template*.md", f"{folder}/**/0000-*.md",
-            f"{folder}/**/*template*/**", f"{folder}/**/0000-*/**"]
+            f"{folder}/**/*template*.md", f"{folder}/**/*template*/**"]
 
 
 def _shape(folder: str, files: list[str]) -> tuple[str, list[str]]:
@@ -88,17 +98,20 @@ def _shape(folder: str, files: list[str]) -> tuple[str, list[str]]:
     return "flat", [f"{folder}/*.md"]
 
 
-def find_layout(files: list[str], adr_dir: str | None) -> list[Found]:
+def find_layout(files: list[str], adr_dir: str | None, dirs: tuple[str, ...] = ()) -> list[Found]:
     """The ADR folders of a repository whose tracked files are ``files``; ``adr_dir``: the
-    content of ``.adr-dir`` (None when there is none)."""
-    folders: list[tuple[str, str]] = []
-    if adr_dir:
+    content of ``.adr-dir`` (None when there is none); ``dirs``: the folders a person named
+    (each one kept, documents or not)."""
+    folders: list[tuple[str, str]] = [(d, "--dir") for d in dict.fromkeys(dirs)]
+    if adr_dir and not dirs:
         folder = posixpath.normpath(adr_dir.strip().splitlines()[0].strip().strip("/"))
         if folder and not folder.startswith("..") and folder != ".":
             folders.append((folder, ADR_DIR_FILE))
-    for folder in KNOWN_DIRS:
+    for folder in KNOWN_DIRS if not dirs else ():
         if any(f.startswith(folder + "/") for f in files) and all(f != folder for f, _ in folders):
             folders.append((folder, "known folder"))
+    if not folders:
+        folders = [(f, "numbered files") for f in numbered_folders(files)]
     found = []
     for i, (folder, source) in enumerate(folders):
         shape, match = _shape(folder, files)
@@ -109,21 +122,38 @@ def find_layout(files: list[str], adr_dir: str | None) -> list[Found]:
     return found
 
 
-def rules_text(found: list[Found]) -> str:
+def numbered_folders(files: list[str]) -> list[str]:
+    """The folders that hold files named like numbered decisions, outside the known folders:
+    each such folder, or, for folders that are areas of one parent (two or more of them), that
+    parent. Ledgers, templates and dated posts do not count."""
+    holders: dict[str, int] = {}
+    for path in files:
+        folder, _, name = path.rpartition("/")
+        if (not NUMBERED.match(name) or DATED.match(name) or "template" in name.lower()
+                or path.endswith(NEVER_GOVERNED) or "discussions" in folder.split("/")):
+            continue
+        holders[folder] = holders.get(folder, 0) + 1
+    parents: dict[str, list[str]] = {}
+    for folder in holders:
+        parents.setdefault(posixpath.dirname(folder), []).append(folder)
+    out: list[str] = []
+    for folder in sorted(holders):
+        parent = posixpath.dirname(folder)
+        top = parent if parent and len(parents[parent]) > 1 else folder
+        if top and top not in out and not any(top.startswith(o + "/") for o in out):
+            out.append(top)
+    return out
+
+
+def rules_text(found: list[Found], features: bool = False) -> str:
+    """The rules for the folders found; ``features``: the repository has ``docs/features/``
+    (the feature-spec preset's folder), so the preset is extended too."""
     return ("# CascadingDev: which documents get a review panel, and how the panel decides.\n"
             "# Written by `cascade init` for the ADR folders it found. Patterns are relative\n"
             "# to this file's folder; a .ai-rules.yml further down overrides a rule of the\n"
             "# same name. Each ledger sits next to its document: {dir}/discussions/.\n"
             "# Documents committed before adoption are listed in .cascade/baseline: they need\n"
             "# no ledger until they change.\n"
-            "extends: [feature-spec]\n"
+            + ("extends: [feature-spec]\n" if features else "") +
             "rules:\n" + "".join(f.yaml() for f in found) +
             "\n# This file, .cascade/ and the ledgers decide what passes: give them code owners.\n")
-
-
-def files_regex(patterns: list[str]) -> str:
-    """A ``files:`` regex for pre-commit (``re.search`` on the path) from match patterns,
-    plus every ledger."""
-    parts = [compile_glob(p).pattern.removesuffix(r"\Z") for p in dict.fromkeys(patterns)]
-    parts.append(r".*\.discussion\.md")
-    return "^(?:" + "|".join(parts) + ")$"

@@ -82,6 +82,11 @@ class CommentScreen(Dialog):
         yield TextArea(self.prefill, id="text")
         yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
 
+    def on_mount(self) -> None:
+        super().on_mount()
+        text = self.query_one("#text", TextArea)
+        text.move_cursor(text.document.end)  # an answer is typed after the prefill
+
     def result(self) -> tuple[str, str | None]:
         vote = self.query_one("#vote", Select).value
         return self.query_one("#text", TextArea).text, str(vote) if vote else None
