@@ -72,8 +72,11 @@ async def test_the_browser_lists_filters_and_opens_a_discussion(ui_repo, cli):
         assert isinstance(app.screen, BrowserScreen)
         table = app.screen.query_one("DataTable")
         titles = [table.get_row_at(i)[0] for i in range(table.row_count)]
-        assert titles == ["Add user authentication", "Rotate the signing keys"]
+        assert titles == ["Add user authentication", "Rotate the signing keys"]  # at once
+        await settle(pilot)  # each ledger read, off the screen's thread
         assert "2 of 2 discussions" in text_of(app, "#filter")
+        assert "reading" not in text_of(app, "#filter")
+        assert str(table.get_row_at(1)[3]) == "REJECT" and table.get_row_at(1)[1] == "phased"
         await pilot.press("f")  # open ones
         assert [table.get_row_at(i)[0] for i in range(table.row_count)] == [TOPIC]
         await pilot.press("f")  # concluded ones
@@ -81,6 +84,7 @@ async def test_the_browser_lists_filters_and_opens_a_discussion(ui_repo, cli):
             "Rotate the signing keys"]
         assert "REJECT" in str(table.get_row_at(0)[3])
         await pilot.press("f", "enter")  # all again; open the first
+        await settle(pilot)
         await pilot.pause()
         assert isinstance(app.screen, DiscussionScreen)
         assert app.screen.path.name == "add-user-authentication.discussion.md"
@@ -395,3 +399,33 @@ async def test_an_action_waits_for_another_writer_without_freezing_the_screen(ui
         if holder.poll() is None:
             holder.kill()
             holder.wait()
+
+
+@pytest.mark.anyio
+async def test_the_browser_is_there_before_the_ledgers_are_read(ui_repo, cli, monkeypatch):
+    """Each row shows its header's title at once; the rest comes as each ledger is read, off
+    the screen's thread (held back here until the test lets it go)."""
+    import threading
+
+    from cascade.ui import model
+
+    release, read = threading.Event(), model.row
+
+    def slow_row(path, root=None):
+        release.wait(30)
+        return read(path, root)
+
+    monkeypatch.setattr(model, "row", slow_row)
+    app = CascadeApp(ui_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one("DataTable")
+        assert [table.get_row_at(i)[0] for i in range(table.row_count)] == [
+            "Add user authentication", "Rotate the signing keys"]
+        assert [str(table.get_row_at(i)[3]) for i in range(2)] == ["...", "..."]
+        assert "reading 2 more" in text_of(app, "#filter")
+        release.set()
+        await settle(pilot)
+        assert [table.get_row_at(i)[1] for i in range(2)] == ["phased", "phased"]
+        assert "reading" not in text_of(app, "#filter")
+        await pilot.press("q")

@@ -226,13 +226,16 @@ def inside(path: str | Path) -> tuple[Path, str | None, Rule | None]:
     return ledger, doc, rule
 
 
-def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None):
-
+def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None,
+            root: Path | None = None):
+    """The Discussion at ``ledger``, under ``rule``'s authority when there is one (``root``:
+    the repository's top, when the caller knows it)."""
     if rule is not None and doc and not Path(ledger).exists():
         raise CascadeError(f"no ledger yet ({display_path(ledger)}): commit the document once, "
                            "and the hook creates its ledger and asks the panel", Path(path))
-    root = None
-    if rule is not None:
+    if rule is None:
+        root = None
+    elif root is None:
         root = repo_root(Path(ledger).parent if Path(ledger).parent.exists() else None)
     return Discussion.load(ledger, root=root,
                            authority=authority(rule, root) if rule is not None and root else None)

@@ -10,6 +10,7 @@ cascade.ui.actions: the same functions as the commands.
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from rich.markup import escape
@@ -30,6 +31,7 @@ from textual.widgets import (
     Static,
     TextArea,
 )
+from textual.worker import get_current_worker
 
 from cascade.turns.replies import streamed_comment
 from cascade.ui import actions, model
@@ -37,6 +39,7 @@ from cascade.ui.dialog import Dialog
 from cascade.ui.model import FILTERS, MARKERS
 from cascade.ui.personas import PersonasScreen
 
+LOAD_BATCH, LOAD_EVERY = 25, 0.2  # rows read before the browser shows them, at most (s)
 VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
                 ("REJECT", "REJECT")]
 HELP = """\
@@ -127,23 +130,66 @@ class BrowserScreen(Screen):
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        table.add_columns("Discussion", "Protocol", "Where", "Outcome", "Votes R/C/X")
-        self.action_refresh()
+        self.columns = table.add_columns("Discussion", "Protocol", "Where", "Outcome",
+                                         "Votes R/C/X")  # the rows: when the screen shows
 
     def action_refresh(self) -> None:
-        self.rows = model.rows(self.start)
+        """Every ledger's row at once, by the title its header names; then each read, top
+        first, off the screen's thread: the browser is there before a thousand ledgers are
+        parsed."""
+        self.rows = [model.placeholder(p) for p in model.ledgers(self.start)]
         self._fill()
+        self._load(self.rows)
+
+    @work(thread=True, exclusive=True, group="rows")
+    def _load(self, rows: list[model.Row]) -> None:
+        worker = get_current_worker()
+        root = model.top(self.start)
+        batch: list[tuple[int, model.Row]] = []
+        sent = time.monotonic()
+        for index, placeholder in enumerate(rows):
+            if worker.is_cancelled:
+                return
+            batch.append((index, model.row(placeholder.path, root)))
+            if len(batch) >= LOAD_BATCH or time.monotonic() - sent > LOAD_EVERY:
+                self.app.call_from_thread(self._loaded, rows, batch)
+                batch, sent = [], time.monotonic()
+        if batch:
+            self.app.call_from_thread(self._loaded, rows, batch)
+
+    def _loaded(self, rows: list[model.Row], batch: list[tuple[int, model.Row]]) -> None:
+        if rows is not self.rows:
+            return  # a refresh since: its own rows are loading
+        for index, row in batch:
+            rows[index] = row
+        if self.which != FILTERS[0]:  # which rows a filter keeps is known only now
+            self._fill()
+            return
+        table = self.query_one(DataTable)
+        for _, row in batch:
+            for column, value in zip(self.columns, self._cells(row)):
+                table.update_cell(str(row.path), column, value)
+        self._say()
+
+    @staticmethod
+    def _cells(r: model.Row) -> tuple:
+        return r.title, r.protocol, r.where, Text(r.outcome, _vote_style(r.outcome)), r.votes
 
     def _fill(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        shown = [r for r in self.rows if model.keep(r, self.which)]
-        for r in shown:
-            table.add_row(r.title, r.protocol, r.where, Text(r.outcome, _vote_style(r.outcome)),
-                          r.votes, key=str(r.path))
+        for r in self.rows:
+            if model.keep(r, self.which):
+                table.add_row(*self._cells(r), key=str(r.path))
+        self._say()
+
+    def _say(self) -> None:
+        shown = sum(1 for r in self.rows if model.keep(r, self.which))
+        loading = sum(1 for r in self.rows if r.loading)
         self.query_one("#filter", Static).update(
-            f"{len(shown)} of {len(self.rows)} discussions below {model.shown(self.start)}/ "
-            f"-- showing {self.which} (f: filter)" if self.rows else
+            f"{shown} of {len(self.rows)} discussions below {model.shown(self.start)}/ "
+            f"-- showing {self.which} (f: filter)"
+            + (f"; reading {loading} more" if loading else "") if self.rows else
             "No discussions found (looked for *.discussion.md below this folder).")
 
     def action_filter(self) -> None:

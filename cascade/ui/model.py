@@ -9,7 +9,9 @@ from pathlib import Path
 from cascade.commands._common import find_ledgers
 from cascade.commands.status import protocol_view, vote_label
 from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import open_discussion
+from cascade.gitio import repo_root
+from cascade.ledger.parse import HEADER_BYTES, parse_header
+from cascade.loop.governance import open_at, open_discussion, resolve
 from cascade.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
@@ -26,6 +28,7 @@ class Row:
     votes: str  # "2/1/0": ready, changes, reject
     status: str  # the ledger's status: OPEN, ACCEPTED, ...
     error: str = ""
+    loading: bool = False  # only its title is known yet (placeholder)
 
 
 @dataclass
@@ -57,16 +60,45 @@ class View:
 
 
 def rows(start: Path) -> list[Row]:
-    """A row per ``*.discussion.md`` below ``start``; a ledger that cannot be read is a row
-    that says why (the browser never dies on one bad file)."""
-    out = []
-    for path in find_ledgers(start):
-        try:
-            d = open_discussion(str(path))
-            out.append(_row(d, path))
-        except CascadeError as exc:
-            out.append(Row(path, f"(cannot read: {exc.message})", "", "", "", "", "", exc.message))
-    return out
+    """A row per ``*.discussion.md`` below ``start`` (``row``)."""
+    return [row(path) for path in find_ledgers(start)]
+
+
+def ledgers(start: Path) -> list[Path]:
+    return list(find_ledgers(start))
+
+
+def top(start: Path) -> Path | None:
+    """The repository's top above ``start``, None outside one."""
+    try:
+        return repo_root(start if start.is_dir() else start.parent)
+    except CascadeError:
+        return None
+
+
+def placeholder(path: Path) -> Row:
+    """A row before its ledger is read: the title its header names (only the first bytes
+    are read), the rest to come."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_BYTES)
+        title = parse_header(head.decode("utf-8", "replace")).title
+    except OSError:
+        title = ""
+    title = title or path.name.split(".")[0]  # as Discussion.title falls back
+    return Row(path, printable(title), "", "", "...", "", "", loading=True)
+
+
+def row(path: Path, root: Path | None = None) -> Row:
+    """A ledger's row (``root``: the repository's top, when known: asked of git once, not per
+    row); one that cannot be read is a row that says why (the browser never dies on one bad
+    file)."""
+    try:
+        if root is None:
+            return _row(open_discussion(str(path)), path)
+        return _row(open_at(path, *resolve(path, root), root=root), path)
+    except CascadeError as exc:
+        return Row(path, f"(cannot read: {exc.message})", "", "", "", "", "", exc.message)
 
 
 def _where(d) -> str:

@@ -1,0 +1,98 @@
+"""How long `cascade ui` takes to show its first screen over many large ledgers.
+
+    python bench/ui_browser.py [--ledgers 1000] [--comments 50] [--repeat 3] [--reference DIR]
+
+The repository is bench/check.py's (1,000 ledgers of ~50 one-kilobyte comments, each with a
+revision of its document). Each run is a fresh process, timed from its start (imports
+included) to the browser showing a screenful of rows whose ledgers are read (the first
+``--screen`` rows: title, protocol, where, outcome, votes), and to every row read. The app
+runs headless (Textual's ``run_test``), at 120x40. With ``--reference DIR`` the same is timed
+for another checkout, in turns (A B A B ...). Medians with min-max, and the load.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _table import child_env, reference_env, spread, table  # noqa: E402
+from check import build  # noqa: E402
+
+# Run in the child: prints {"first": s, "all": s} -- seconds since the process started.
+CHILD = r"""
+import asyncio, json, sys, time
+from pathlib import Path
+start = time.perf_counter()
+from cascade.ui.app import BrowserScreen, CascadeApp
+root, screen = sys.argv[1], int(sys.argv[2])
+
+def read(table, i):
+    return str(table.get_row_at(i)[3]) != "..."  # its outcome is known: the ledger was read
+
+async def main():
+    app = CascadeApp(Path(root))
+    first = done = None
+    async with app.run_test(size=(120, 40)) as pilot:
+        while done is None and time.perf_counter() - start < 300:
+            await pilot.pause(0.01)
+            if not isinstance(app.screen, BrowserScreen):
+                continue
+            table = app.screen.query_one("DataTable")
+            n = table.row_count
+            if first is None and n and all(read(table, i) for i in range(min(screen, n))):
+                first = time.perf_counter() - start
+            if n and first is not None and all(read(table, i) for i in range(n)):
+                done = time.perf_counter() - start
+    print(json.dumps({"first": first, "all": done}))
+
+asyncio.run(main())
+"""
+
+
+def run(env: dict[str, str], root: Path, screen: int) -> dict[str, float]:
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(root), str(screen)], env=env,
+                          capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode:
+        raise SystemExit(proc.stderr[-2000:])
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ledgers", type=int, default=1000)
+    ap.add_argument("--comments", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--screen", type=int, default=30, help="rows on the first screen")
+    ap.add_argument("--reference", help="a checkout of another commit, timed in turns")
+    args = ap.parse_args()
+    envs = {"this checkout": child_env()}
+    if args.reference:
+        envs["reference"] = reference_env(Path(args.reference).resolve())
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "repo"
+        root.mkdir()
+        size, _ = build(root, args.ledgers, args.comments)
+        for env in envs.values():  # warm-up: bytecode written, the files in the page cache
+            run(env, root, args.screen)
+        times: dict[str, dict[str, list[float]]] = {k: {"first": [], "all": []} for k in envs}
+        for _ in range(args.repeat):
+            for label, env in envs.items():
+                got = run(env, root, args.screen)
+                for key in ("first", "all"):
+                    times[label][key].append(got[key])
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    table(f"cascade ui over {args.ledgers} ledgers ({size / 2**20:.0f} MiB), seconds from the "
+          f"process start, median (min-max) of {args.repeat}; 2 cores; load {load}",
+          ("checkout", f"first screen ({args.screen} rows read)", "every row read"),
+          [(label, spread(t["first"]), spread(t["all"])) for label, t in times.items()])
+
+
+if __name__ == "__main__":
+    main()
