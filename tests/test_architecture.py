@@ -58,7 +58,6 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.commands.new:new", "cascade.commands.plan:plan",
     "cascade.commands.status:status_text", "cascade.config.persona_files:from_answers",
     "cascade.ledger.discussion:__init__", "cascade.ledger.discussion:create",
-    "cascade.ledger.parse:_make_comment", "cascade.ledger.parse:skip", "cascade.ledger.parse:take",
     "cascade.ledger.state:_persona_vote_problem",
     "cascade.ledger.state:_step_result", "cascade.ledger.summary:render_summary",
     "cascade.loop.attribution:pending", 
