@@ -59,7 +59,7 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.commands.status:status_text",
     "cascade.ledger.discussion:__init__", "cascade.ledger.discussion:create",
     "cascade.ledger.state:_persona_vote_problem",
-    "cascade.ledger.state:_step_result", "cascade.ledger.summary:render_summary",
+    "cascade.ledger.state:_step_result",
     "cascade.loop.attribution:pending", 
     "cascade.protocol.engine:derive",
     "cascade.protocol.panel:parse_panel", 
