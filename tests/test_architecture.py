@@ -56,7 +56,6 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.commands.discuss:discuss",
     "cascade.commands.explain:_calls", "cascade.commands.explain:explain_text",
     "cascade.commands.new:new", "cascade.commands.plan:plan",
-    "cascade.commands.status:status_text",
     "cascade.ledger.discussion:__init__", "cascade.ledger.discussion:create",
     "cascade.ledger.state:_persona_vote_problem",
     "cascade.ledger.state:_step_result",
