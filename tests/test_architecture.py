@@ -54,7 +54,7 @@ KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
 KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apart
     "cascade.config.protocols:load_protocol_file",  # the phases form: goes with the phase engine
     "cascade.commands.discuss:discuss",
-    "cascade.commands.new:new", "cascade.commands.plan:plan",
+    "cascade.commands.plan:plan",
     "cascade.ledger.discussion:__init__", "cascade.ledger.discussion:create",
     "cascade.ledger.state:_persona_vote_problem",
     "cascade.ledger.state:_step_result",
