@@ -58,7 +58,6 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.ledger.discussion:__init__", "cascade.ledger.discussion:create",
     "cascade.ledger.state:_persona_vote_problem",
     "cascade.ledger.state:_step_result",
-    "cascade.loop.attribution:pending", 
     "cascade.protocol.engine:derive",
     "cascade.protocol.panel:parse_panel", 
     "cascade.protocol.record:render_record", "cascade.protocol.registry:facilitated",
