@@ -64,9 +64,7 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.protocol.run:_run_protocol", "cascade.protocol.run:_turn",
     "cascade.protocol.spec:_step_list",
     "cascade.protocol.spec:_strategies", "cascade.protocol.spec:check_option",
-    "cascade.protocol.spec:parse_steps", "cascade.turns.model:_classify",
-    "cascade.turns.openai_http:_streamed",
-    "cascade.turns.openai_http:chat", 
+    "cascade.protocol.spec:parse_steps",
     "cascade.turns.runner:_ask", "cascade.turns.runner:_run_one",
 ]
 KNOWN_LONG = [  # to be split
