@@ -42,6 +42,7 @@ from typing import NamedTuple
 
 from cascade import docstatus
 from cascade.atomic import atomic_write
+from cascade.config.rules import slug
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import git, index_blobs, repo_root
 from cascade.ledger.discussion import Discussion
@@ -49,7 +50,7 @@ from cascade.ledger.revisions import KINDS, NEW, record_revision
 from cascade.loop.gate import Item, create_ledger, find_ledger
 from cascade.loop.governance import authority
 from cascade.loop.lock import ledger_lock
-from cascade.loop.rules import RULES_FILE, RuleSet, slug
+from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.resources import find_root, search_path
 from cascade.revision import blob_id
 from cascade.safepath import read_inside, refuse_links, refuse_outside, relative

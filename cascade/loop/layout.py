@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import posixpath
 
+from cascade.config.rules import NEVER_GOVERNED
 from cascade.loop.globs import compile_glob, glob_match
-from cascade.loop.rules import NEVER_GOVERNED
 
 ADR_DIR_FILE = ".adr-dir"
 KNOWN_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "docs/architecture/decisions",
