@@ -102,9 +102,9 @@ def _aliases(text: str) -> list[str] | None:
          arg("--output", "-o", help="ledger path (default: discussions/<slug>.discussion.md)"),
          arg("--context", default="", help="text for the Context section"))
 def _new(a) -> int:
-    from cascade.commands.new import new
-    return new(a.title, a.template, a.source, a.participants, a.protocol, a.output, a.context,
-               rule=a.rule, supersedes=a.supersedes, area=a.area)
+    from cascade.commands.new import LedgerOptions, new
+    options = LedgerOptions(a.template, a.source, a.participants, a.protocol, a.output, a.context)
+    return new(a.title, options, rule=a.rule, supersedes=a.supersedes, area=a.area)
 
 
 @command("list", "list the governed documents below this folder (number, title, status, "

@@ -54,6 +54,49 @@ def test_persona_errors(tmp_path, text, message, line):
     assert str(info.value).startswith(f"{info.value.path}:{line}: ")
 
 
+@pytest.mark.parametrize("text, message, line", [
+    (PERSONA_OK.replace("name: AI-Reviewer", "name: '  '"), "persona 'name' must not be blank", 1),
+    (PERSONA_OK.replace("alias: reviewer", "alias: [reviewer]"), "persona 'alias' must be a string",
+     2),
+    (PERSONA_OK.replace("alias: reviewer", "alias: Reviewer"),
+     "persona alias 'Reviewer' must be lower-case letters, digits, - or _", 2),
+    (PERSONA_OK.replace("role: Reviewer", "role: 3"), "persona 'role' must be a string", 3),
+    (PERSONA_OK.replace("personality: hi", "personality: {a: b}"),
+     "persona 'personality' must be a string", 4),
+    (PERSONA_OK.replace("type: voting", "type: 3"), "persona 'type' must be a string", 5),
+    (PERSONA_OK.replace("type: voting", "type: silent"),
+     "persona type must be voting or background, not 'silent'", 5),
+    (PERSONA_OK + "concerns: {a: b}\n", "persona 'concerns' must be a list of strings", 6),
+    (PERSONA_OK + "concerns:\n  - fine\n  - 7\n", "persona 'concerns' must be a list of strings",
+     8),
+    (PERSONA_OK + "model: [a]\n", "persona 'model' must be a model string or null", 6),
+    (PERSONA_OK.replace("alias: reviewer", "alias: other"),
+     "persona alias 'other' does not match the file name 'reviewer.yml'", 2),
+])
+def test_persona_error_messages(tmp_path, text, message, line):
+    """Each check of a persona file, its whole message and its line."""
+    path = tmp_path / "reviewer.yml"
+    path.write_text(text)
+    with pytest.raises(CascadeError) as info:
+        load_persona(path)
+    assert (info.value.message, info.value.line) == (message, line)
+
+
+def test_persona_values(tmp_path):
+    """What a persona file's values become: the name's spacing collapsed, empty lists and
+    an empty model as none."""
+    path = tmp_path / "reviewer.yml"
+    path.write_text(PERSONA_OK.replace("AI-Reviewer", "AI-  Re viewer") + "expertise:\n"
+                    "concerns: [a, b]\nmodel: ''\n")
+    p = load_persona(path)
+    assert (p.name, p.alias, p.role, p.personality, p.type) == (
+        "AI- Re viewer", "reviewer", "Reviewer", "hi", "voting")
+    assert (p.expertise, p.concerns, p.model, p.line, p.votes) == ((), ("a", "b"), None, 1, True)
+    path.write_text(PERSONA_OK.replace("voting", "background") + "model: openai/x\n")
+    p = load_persona(path)
+    assert (p.model, p.votes) == ("openai/x", False)
+
+
 def test_persona_name_clash(tmp_path):
     folder = tmp_path / ".cascade" / "personas"
     folder.mkdir(parents=True)

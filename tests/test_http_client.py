@@ -135,8 +135,8 @@ def test_a_request_leaves_http2_and_httpx_cli_unimported(fake_llm):
     code = (
         "import asyncio, sys\n"
         "from cascade.turns import openai_http as o\n"
-        f"a = asyncio.run(o.chat('fake', [{{'role': 'user', 'content': 'hi'}}], base={fake_llm.url!r},"
-        " key=None, timeout=5, max_tokens=16))\n"
+        f"a = asyncio.run(o.chat('fake', [{{'role': 'user', 'content': 'hi'}}],"
+        f" o.Endpoint({fake_llm.url!r}, None, 5), max_tokens=16))\n"
         "print('ANSWER', a.text)\n"
         "print('LOADED', 'h2' in sys.modules, 'httpx._main' in sys.modules and"
         " sys.modules['httpx._main'] is not None)\n"

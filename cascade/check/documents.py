@@ -13,11 +13,12 @@ from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
 from cascade.config.precommit import CONFIG, hook_filter
+from cascade.config.rules import NEVER_GOVERNED, Rule
 from cascade.docstatus import core
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.ledger.state import changed_core
 from cascade.loop.globs import glob_match
-from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet
+from cascade.loop.rules import RuleSet
 from cascade.resources import LEDGER_SUFFIX
 
 

@@ -24,11 +24,12 @@ from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolv
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
 from cascade.check.report import Notice, Problem, Report
+from cascade.config.rules import Rule
 from cascade.errors import CascadeError
 from cascade.ledger.meaning import first_lost
 from cascade.ledger.parse import parse
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
-from cascade.loop.rules import Rule, RuleSet, is_config
+from cascade.loop.rules import RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX
 
 

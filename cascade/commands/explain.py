@@ -14,12 +14,13 @@ from __future__ import annotations
 import difflib
 import json
 import posixpath
-import textwrap
 from pathlib import Path
 from typing import Any
 
+from cascade.commands.explain_text import explain_text
 from cascade.config.personas import load_personas
 from cascade.config.protocols import load_protocol
+from cascade.config.rules import NEVER_GOVERNED, Rule
 from cascade.errors import CascadeError
 from cascade.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
@@ -30,7 +31,7 @@ from cascade.ledger.state import settings_fields
 from cascade.loop.gate import find_ledger
 from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
-from cascade.loop.rules import NEVER_GOVERNED, RULES_FILE, Rule, RuleSet
+from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.protocol.engine import calls_per_round, members_of, next_wave
 from cascade.protocol.spec import Options, specialize
 from cascade.resources import LEDGER_SUFFIX
@@ -39,9 +40,6 @@ from cascade.text import json_printable, printable
 from cascade.turns.model import resolve_model
 from cascade.turns.settings import Settings
 
-WIDTH = 80
-_FROM = {"persona": "the persona's model:", "rule": "the rule's model:",
-         "CASCADE_MODEL": "CASCADE_MODEL", "embedded default": "embedded default"}
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.runner)
 
 
@@ -53,8 +51,6 @@ def explain(path: str, as_json: bool = False) -> int:
         print(printable(explain_text(data)))
     return 0 if data["governed"] else 1
 
-
-# ---- gathering ------------------------------------------------------------------------------
 
 def explain_data(path: str) -> dict[str, Any]:
     p = Path(path)
@@ -206,32 +202,41 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
     tree) would ask: the turns pending once the hook recorded what it records."""
     steps = load_protocol(rule.protocol, root).steps
     if steps is not None:  # a step protocol runs its rounds: the most it can ask
-
-        steps = specialize(steps, Options.of_rule(rule))
-        if steps.generated:  # experts generated per discussion: the mode's usual panel
-            members = [f"<expert {i + 1}>" for i in range(steps.participants.default)]
-            fixed = {r.id: r.persona for r in steps.fixed_roles}
-        else:
-            members, fixed = members_of(steps, rule.participants)
-        per_round = calls_per_round(steps, len(members))
-        once = (calls_per_round(steps, len(members), "setup")
-                + calls_per_round(steps, len(members), "after"))
-        most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
-        chosen = [f"{steps.mode} mode" if steps.mode else "",
-                  f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
-                  f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]
-        mode = f" ({', '.join(c for c in chosen if c)})" if any(chosen) else ""
-        return {"count": per_round, "max": REPAIR_FACTOR * most,
-                "personas": [*members, *dict.fromkeys(fixed.values())],
-                "why": f"protocol {rule.protocol!r}{mode}: {per_round} calls a round"
-                       + (f" and {once} once" if once else "") + f", at most {most} in "
-                       f"{steps.rounds.max} rounds (cascade plan shows the steps)"}
+        return _step_calls(rule, specialize(steps, Options.of_rule(rule)))
     if not data["ledger_exists"]:
         asked = [a for a in rule.participants if personas.get(a).votes]
         why = "no ledger yet, so the first review asks every voting participant"
         return _call_count(asked, why)
+    return _pending_calls(root, rule, auth, root / data["ledger"], doc)
 
-    d = Discussion.load(root / data["ledger"], root=root, authority=auth)  # appended, never saved
+
+def _step_calls(rule: Rule, steps) -> dict[str, Any]:
+    """The calls a round of a step protocol (``steps``, specialized for the rule) makes, and
+    the most its rounds can make."""
+    if steps.generated:  # experts generated per discussion: the mode's usual panel
+        members = [f"<expert {i + 1}>" for i in range(steps.participants.default)]
+        fixed = {r.id: r.persona for r in steps.fixed_roles}
+    else:
+        members, fixed = members_of(steps, rule.participants)
+    per_round = calls_per_round(steps, len(members))
+    once = (calls_per_round(steps, len(members), "setup")
+            + calls_per_round(steps, len(members), "after"))
+    most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
+    chosen = [f"{steps.mode} mode" if steps.mode else "",
+              f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
+              f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]
+    mode = f" ({', '.join(c for c in chosen if c)})" if any(chosen) else ""
+    return {"count": per_round, "max": REPAIR_FACTOR * most,
+            "personas": [*members, *dict.fromkeys(fixed.values())],
+            "why": f"protocol {rule.protocol!r}{mode}: {per_round} calls a round"
+                   + (f" and {once} once" if once else "") + f", at most {most} in "
+                   f"{steps.rounds.max} rounds (cascade plan shows the steps)"}
+
+
+def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) -> dict[str, Any]:
+    """The turns pending in the ledger once the hook recorded the rule's settings and the
+    document's revision (appended in memory, never saved), and why."""
+    d = Discussion.load(ledger, root=root, authority=auth)
     why = ""
     try:
         if d.header_differences():
@@ -249,7 +254,7 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
             elif kind in KINDS:
                 why = f"{KINDS[kind]}: the review holds"
     except CascadeError:  # an unclosed code fence: nothing can be appended (the hook says so)
-        d = Discussion.load(root / data["ledger"], root=root, authority=auth)
+        d = Discussion.load(ledger, root=root, authority=auth)
     pending = next_wave(d)
     if not pending:
         if d.decision is not None:
@@ -312,85 +317,3 @@ def _relative(p: Path, root: Path) -> str | None:
         return p.resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, OSError):
         return None
-
-
-# ---- text -----------------------------------------------------------------------------------
-
-def _wrap(text: str, indent: str = "", more: str = "  ") -> list[str]:
-    return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=indent + more,
-                         break_long_words=False, break_on_hyphens=False) or [indent]
-
-
-def _patterns(rule: dict[str, Any]) -> list[str]:
-    where = f" (relative to {rule['base']}/)" if rule["base"] else ""
-    out = [f"match: {', '.join(rule['match'])}{where}"]
-    if rule["exclude"]:
-        out.append(f"exclude: {', '.join(rule['exclude'])}")
-    return out
-
-
-def explain_text(data: dict[str, Any]) -> str:
-    out = [f"Path: {data['path']} ({'a ledger' if data['kind'] == 'ledger' else 'a document'})"]
-    if data["kind"] == "ledger":
-        out.append(f"Document: {data['document'] or '(none: the header names no Source:)'}")
-    files = data["rule_files"]
-    out += _wrap(f"Rule files (top down): {', '.join(files) if files else 'none'}", "", "  ")
-    for o in data["overrides"]:
-        out += _wrap(f"{o['where']} replaces the rule {o['name']!r} of {o['replaces']}", "  ")
-    if not data["governed"]:
-        out += _wrap(f"Not governed: {data['reason']}.")
-        if data["closest"]:
-            out.append("Closest rules:")
-            for c in data["closest"]:
-                out += _wrap(f"{c['rule']!r} ({c['where']}): {c['why']}", "  ")
-                out += [line for p in _patterns(c) for line in _wrap(p, "    ")]
-        return "\n".join(out)
-
-    rule = data["rule"]
-    out += _wrap(f"Governed by: rule {rule['name']!r} ({rule['where']})")
-    out += [line for p in _patterns(rule) for line in _wrap(p, "  ")]
-    c = rule["consensus"]
-    out += _wrap(f"consensus: threshold_ready={c['threshold_ready']:g} "
-                 f"threshold_reject={c['threshold_reject']:g}", "  ")
-    out += _wrap(f"human_required: {str(c['human_required']).lower()}, persona_votes: "
-                 f"{c['persona_votes']}, revote_on_change: "
-                 f"{str(rule['revote_on_change']).lower()}", "  ")
-    out += _wrap(f"deciders: {', '.join(rule['deciders']) if rule['deciders'] else 'anyone'}",
-                 "  ")
-    if rule["status"]:
-        words = ", ".join(f"{k.upper()} -> {v}" for k, v in rule["status"].items())
-        out += _wrap(f"status: at consensus the document's own status moves ({words})", "  ")
-    if rule["on_consensus"]:
-        oc = rule["on_consensus"]
-        out += _wrap(f"on_consensus: {oc['path']} from template {oc['template']!r}", "  ")
-    for other in data["also_matched_by"]:
-        out += _wrap(f"also matched by rule {other['rule']!r} ({other['where']}), which does "
-                     "not govern it (the nearest file's rule does)", "  ")
-    if data["kind"] == "document":
-        state = "exists" if data["ledger_exists"] else "not created yet"
-        out += _wrap(f"Ledger: {data['ledger']} ({state})")
-    proto = data["protocol"]
-    phases = " -> ".join(proto["phases"])
-    now = f" (now {proto['current']})" if len(proto["phases"]) > 1 else ""
-    out += _wrap(f"Protocol: {proto['name']}, phases: {phases}{now}")
-    out.append("Participants:")
-    width = max((len(p["alias"]) for p in data["participants"]), default=0) + 2
-    name_width = max((len(p["name"]) for p in data["participants"]), default=0) + 2
-    for p in data["participants"]:
-        if not p["votes"]:
-            model = "background: speaks only when mentioned"
-        elif p["model"]:
-            model = f"{p['model']} ({_FROM[p['model_from']]})"
-        else:
-            model = "no model: set CASCADE_MODEL"
-        out.append(f"  @{p['alias']:<{width - 1}}{p['name']:<{name_width}}{model}")
-    if data.get("api_base"):
-        out += _wrap(f"  (through CASCADE_API_BASE={data['api_base']})")
-    calls = data["calls"]
-    n = calls["count"]
-    count = (f"{n} call{'s' if n != 1 else ''} (up to {calls['max']} with repair re-asks)"
-             if n else "no call")
-    out += _wrap(f"Next review: {count}")
-    asked = ", ".join(f"@{a}" for a in calls["personas"])
-    out += _wrap(f"{asked}: {calls['why']}" if asked else calls["why"], "  ")
-    return "\n".join(out)

@@ -38,9 +38,11 @@ import posixpath
 import re
 import shlex
 from pathlib import Path
+from typing import NamedTuple
 
 from cascade import docstatus
 from cascade.atomic import atomic_write
+from cascade.config.rules import slug
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import git, index_blobs, repo_root
 from cascade.ledger.discussion import Discussion
@@ -48,34 +50,46 @@ from cascade.ledger.revisions import KINDS, NEW, record_revision
 from cascade.loop.gate import Item, create_ledger, find_ledger
 from cascade.loop.governance import authority
 from cascade.loop.lock import ledger_lock
-from cascade.loop.rules import RULES_FILE, RuleSet, slug
+from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.resources import find_root, search_path
 from cascade.revision import blob_id
 from cascade.safepath import read_inside, refuse_links, refuse_outside, relative
 from cascade.text import printable
 
 
-def new(title: str, template: str | None, source: str | None,
-        participants: list[str] | None, protocol: str | None, output: str | None,
-        context: str, *, rule: str | None = None, supersedes: str | None = None,
-        area: str | None = None) -> int:
+class LedgerOptions(NamedTuple):
+    """How ``cascade new`` without ``--rule`` makes a ledger, by option name (None, "": the
+    default)."""
+    template: str | None = None
+    source: str | None = None
+    participants: list[str] | None = None
+    protocol: str | None = None
+    output: str | None = None
+    context: str = ""
+
+
+def new(title: str, options: LedgerOptions, *, rule: str | None = None,
+        supersedes: str | None = None, area: str | None = None) -> int:
     if rule is not None:
-        given = [f"--{name}" for name, value in (
-            ("template", template), ("source", source), ("participants", participants),
-            ("protocol", protocol), ("output", output), ("context", context)) if value]
+        given = [f"--{name}" for name, value in options._asdict().items() if value]
         if given:
             raise CascadeError(f"{', '.join(given)}: not with --rule (the rule decides them)")
         return new_numbered(title, rule, supersedes, area)
     if supersedes is not None or area is not None:
         raise CascadeError("--supersedes and --dir need --rule")
-    template = template or "feature"
+    return _new_ledger(title, options)
+
+
+def _new_ledger(title: str, options: LedgerOptions) -> int:
     root = find_root()
+    output, source = options.output, options.source
     if output is not None:
         refuse_outside(root, output, "the ledger")
     if source:
         source = refuse_links(root, source, "--source")
-    d = Discussion.create(title, template, context, path=output, source=source,
-                          participants=participants, protocol=protocol)
+    d = Discussion.create(title, options.template or "feature", options.context, path=output,
+                          source=source, participants=options.participants,
+                          protocol=options.protocol)
     if source and not (d.root / source).exists():
         print(f"warning: {source}: no such file yet")
     d.save()

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from cascade.config import persona_files
 from cascade.config.personas import load_personas
@@ -53,14 +54,14 @@ def personas_add(name: str, from_file: str | None, interactive: bool, force: boo
         if not sys.stdin.isatty():
             raise CascadeError("--interactive needs a terminal; without one, write the "
                                "persona to a file and give --from-file F")
-        text = persona_files.from_answers(name, *_ask(name))
+        text = persona_files.from_answers(name, _ask(name))
         source = None
     target, note = persona_files.add(root, name, text, source, force)
     print(f"Added persona @{name.lstrip('@')}: {display_path(target)} ({note})")
     return 0
 
 
-def _ask(alias: str) -> tuple:
+def _ask(alias: str) -> dict[str, Any]:
     """The interactive questions: name, role, personality (until an empty line), expertise,
     concerns, type."""
     default = f"AI-{alias.replace('-', ' ').title().replace(' ', '-')}"
@@ -79,8 +80,8 @@ def _ask(alias: str) -> tuple:
     expertise = input("Expertise (comma-separated): ").split(",")
     concerns = input("Questions it always asks (separated by ;): ").split(";")
     type_ = input("Does it vote? [Y/n]: ").strip().lower()
-    return (name, role, "\n".join(lines), expertise, concerns,
-            "background" if type_ in ("n", "no") else "voting")
+    return {"name": name, "role": role, "personality": "\n".join(lines), "expertise": expertise,
+            "concerns": concerns, "type": "background" if type_ in ("n", "no") else "voting"}
 
 
 def personas_remove(name: str) -> int:

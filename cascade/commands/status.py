@@ -131,9 +131,18 @@ def status_data(d: Discussion) -> dict[str, Any]:
 
 
 def status_text(d: Discussion, verbose: bool = False) -> str:
-    registry = d.personas
+    out = _heading(d) + [""] + _responses(d, verbose) + [""] + _verdict(d)
+    for heading, items in _item_sections(d):
+        if items:
+            count = sum(1 for item in items if not item.startswith("  "))
+            out += ["", f"{heading} ({count}):"] + [f"  {item}" for item in items]
+    return "\n".join(out)
+
+
+def _heading(d: Discussion) -> list[str]:
+    """The discussion, its file, phase and status, the rule that governs it, and where its
+    protocol's run stands."""
     phase = d.current_phase
-    s = d.state
     out = [f"Discussion: {d.title}", f"File: {display_path(d.path)}",
            f"Phase: {phase.id}" + (f" ({phase.title})" if phase.title != phase.id else ""),
            f"Status: {d.status}"]
@@ -143,8 +152,8 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
         if differs:
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
     view = protocol_view(d)
-    if s.run is not None:
-        run = s.run
+    run = d.state.run
+    if run is not None:
         where = (f"concluded, {run.outcome}" if run.outcome else
                  f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
                  else "-")
@@ -153,13 +162,19 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
             out.append(f"  Waiting for a person: {view['waiting_for']}")
         for path in view["artifacts"]:
             out.append(f"  Artifact: {path}")
-    out.append("")
-    result = s.result
+    return out
+
+
+def _responses(d: Discussion, verbose: bool) -> list[str]:
+    """Who responded in the current phase and how they vote (``verbose``: the first lines
+    of each one's latest comment), who is awaited, who failed to answer, people's
+    decisions."""
+    s = d.state
     latest: dict[str, Any] = {}
     for c in d.current_comments():
         if c.origin != "tool":  # a table the tool wrote is nobody's response
             latest[c.author] = c
-    out.append(f"Participants ({len(latest)} responded):")
+    out = [f"Participants ({len(latest)} responded):"]
     for name, comment in latest.items():
         summary = gist(comment.body)
         if verbose:  # the latest comment's first lines, not only its gist
@@ -176,11 +191,17 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
     for item in s.decisions:
         state = "in force" if item.in_force else f"not in force: {item.note}"
         out.append(f"  Decision by {item.by}: {item.vote} ({state}) - {gist(item.reason)}")
-    out.append("")
+    return out
+
+
+def _verdict(d: Discussion) -> list[str]:
+    """Consensus, the gate, and the blocks and events that are not believed."""
+    s = d.state
+    result = s.result
     if result.reached:
-        out.append(f"Consensus: reached, {result.outcome} ({result.reason})")
+        out = [f"Consensus: reached, {result.outcome} ({result.reason})"]
     else:
-        out.append(f"Consensus: not reached ({result.reason})")
+        out = [f"Consensus: not reached ({result.reason})"]
     view = gate_view(d)
     if view is not None:
         out.append(f"Gate for {view['document']}: {'ok' if view['ok'] else 'blocked'}: "
@@ -193,6 +214,13 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
         out.append("")
         out.append(f"Events that do not hold ({len(s.unfounded)}; not believed):")
         out += [f"  line {x.line}: {x.kind}: {x.reason}" for x in s.unfounded]
+    return out
+
+
+def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
+    """The questions, answers, decisions, concerns and action items, each section's lines
+    (an indented line continues the one above), personas named by alias."""
+    registry = d.personas
 
     def alias_of(author: str) -> str:
         persona = registry.of_author(author)
@@ -207,7 +235,7 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
             answered += [f"  A: {a['text']} ({alias_of(a['author'])})" for a in q["answers"]]
     stray = [f"A: {a['text']} ({alias_of(a['author'])}, line {a['line']})"
              for a in d.answers if a["question"] is None]
-    sections = [
+    return [
         ("Open Questions", [f"{q['id']}: {q['text']} ({alias_of(q['author'])})"
                             for q in questions if q["status"] == "open"]),
         ("Answered Questions", answered),
@@ -218,11 +246,6 @@ def status_text(d: Discussion, verbose: bool = False) -> str:
         ("Action Items", [_todo_line(t, alias_of) for t in todos
                           if t["kind"] != "DONE" or t["item"] is None]),
     ]
-    for heading, items in sections:
-        if items:
-            count = sum(1 for item in items if not item.startswith("  "))
-            out += ["", f"{heading} ({count}):"] + [f"  {item}" for item in items]
-    return "\n".join(out)
 
 
 def _todo_line(t: dict[str, Any], alias_of) -> str:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -48,14 +50,19 @@ def _check_alias(alias: str) -> str:
     return alias
 
 
-def from_answers(alias: str, name: str, role: str, personality: str, expertise: list[str],
-                 concerns: list[str], type_: str) -> str:
-    """A persona file's text from answers (the interactive add, the UI's form)."""
-    data = {"name": name.strip() or f"AI-{alias.replace('-', ' ').title().replace(' ', '-')}",
-            "alias": alias, "role": role.strip(), "personality": personality.strip() + "\n",
-            "expertise": [e.strip() for e in expertise if e.strip()],
-            "concerns": [c.strip() for c in concerns if c.strip()],
-            "type": type_.strip() or "voting", "model": None}
+def from_answers(alias: str, answers: Mapping[str, Any]) -> str:
+    """A persona file's text from answers (the interactive add, the UI's form): ``name``,
+    ``role``, ``personality`` and ``type`` (strings), ``expertise`` and ``concerns`` (lists of
+    strings); an empty name or type takes its default."""
+    def listed(key: str) -> list[str]:
+        return [x.strip() for x in answers[key] if x.strip()]
+
+    data = {"name": answers["name"].strip()
+            or f"AI-{alias.replace('-', ' ').title().replace(' ', '-')}",
+            "alias": alias, "role": answers["role"].strip(),
+            "personality": answers["personality"].strip() + "\n",
+            "expertise": listed("expertise"), "concerns": listed("concerns"),
+            "type": answers["type"].strip() or "voting", "model": None}
     return yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=88)
 
 

@@ -8,14 +8,12 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cascade.config.yamlio import check_keys, items_with_lines, load_yaml
+from cascade.config.schema import Bad, Key, raw, read, text, text_lines
+from cascade.config.yamlio import load_yaml
 from cascade.errors import CascadeError
 from cascade.resources import search_path
 
 _ALIAS = re.compile(r"[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*\Z")
-_KEYS = {"name", "alias", "role", "personality", "expertise", "concerns", "type", "model",
-         "provider_hint"}
-_REQUIRED = {"name", "alias", "role", "personality", "type"}
 TYPES = ("voting", "background")
 
 
@@ -90,38 +88,56 @@ class Personas:
         return Personas(merged)
 
 
+def _name(value: object) -> str:
+    """A display name, its spacing collapsed."""
+    value = text(value)
+    if not value.strip():
+        raise Bad("blank", must="must not be")
+    return " ".join(value.split())
+
+
+def _alias(value: object) -> str:
+    value = text(value)
+    if not _ALIAS.match(value):
+        raise Bad("lower-case letters, digits, - or _", subject=f"persona alias {value!r}")
+    return value
+
+
+def _type(value: object) -> str:
+    value = text(value)
+    if value not in TYPES:
+        raise Bad(f"{' or '.join(TYPES)}, not {value!r}", subject="persona type")
+    return value
+
+
+def _model(value: object) -> str | None:
+    if not isinstance(value, str):
+        raise Bad("a model string or null")
+    return value or None
+
+
+PERSONA = {
+    "name": Key(_name, required=True, label="persona 'name'"),
+    "alias": Key(_alias, required=True, label="persona 'alias'"),
+    "role": Key(text, required=True, label="persona 'role'"),
+    "personality": Key(text, required=True, label="persona 'personality'"),
+    "expertise": Key(text_lines, (), label="persona 'expertise'"),
+    "concerns": Key(text_lines, (), label="persona 'concerns'"),
+    "type": Key(_type, required=True, label="persona 'type'"),
+    "model": Key(_model, label="persona 'model'"),
+    "provider_hint": Key(raw),  # seed 002's persona format has it; nothing reads it
+}
+
+
 def load_persona(path: Path) -> Persona:
-    data = check_keys(load_yaml(path), path, _KEYS, _REQUIRED, "persona")
-    for key in ("name", "alias", "role", "personality", "type"):
-        if not isinstance(data[key], str):
-            raise CascadeError(f"persona {key!r} must be a string", path, data.line_of(key))
-    if not data["name"].strip():
-        raise CascadeError("persona 'name' must not be blank", path, data.line_of("name"))
-    alias = data["alias"]
-    if not _ALIAS.match(alias):
-        raise CascadeError(f"persona alias {alias!r} must be lower-case letters, digits, - or _",
-                           path, data.line_of("alias"))
+    data = load_yaml(path)
+    v = read(data, PERSONA, path, "persona")
+    alias = v["alias"]
     if alias != path.stem:
         raise CascadeError(f"persona alias {alias!r} does not match the file name {path.name!r}",
                            path, data.line_of("alias"))
-    if data["type"] not in TYPES:
-        raise CascadeError(f"persona type must be voting or background, not {data['type']!r}",
-                           path, data.line_of("type"))
-    lists = {}
-    for key in ("expertise", "concerns"):
-        value = data.get(key) or []
-        if not isinstance(value, list):
-            raise CascadeError(f"persona {key!r} must be a list of strings", path, data.line_of(key))
-        for item, line in items_with_lines(value, data.line_of(key)):
-            if not isinstance(item, str):
-                raise CascadeError(f"persona {key!r} must be a list of strings", path, line)
-        lists[key] = tuple(value)
-    model = data.get("model")
-    if model is not None and not isinstance(model, str):
-        raise CascadeError("persona 'model' must be a model string or null", path, data.line_of("model"))
-    return Persona(" ".join(data["name"].split()), alias, data["role"], data["personality"],
-                   lists["expertise"], lists["concerns"], data["type"], model or None, path,
-                   data.line_of("name"))
+    return Persona(v["name"], alias, v["role"], v["personality"], v["expertise"],
+                   v["concerns"], v["type"], v["model"], path, data.line_of("name"))
 
 
 def load_personas(root: Path | None) -> Personas:

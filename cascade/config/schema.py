@@ -4,7 +4,9 @@ a mapping against its table and returns the values, or raises one line naming th
 the line of the key at fault.
 
 A kind is a function ``(value) -> value`` that raises ``Bad(what it must be)``; the message is
-``<label> must be <what>``. Kinds here cover what the files use; a file kind may add its own.
+``<label> must be <what>`` (a kind may name the value otherwise, say it in other words, or
+point at a line inside it: ``Bad``). Kinds here cover what the files use; a file kind may add
+its own.
 
 Why not pydantic (a dependency already, through litellm): the no-op hook reads the rule files
 on every commit, and importing pydantic costs several times what that whole hook does.
@@ -14,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from cascade.config.yamlio import LineDict, check_keys, start_line
+from cascade.config.yamlio import LineDict, LineList, check_keys, start_line
 from cascade.errors import CascadeError
 
 # Plain classes here, and no typing: the no-op hook reads the rule files, and importing
@@ -23,7 +25,15 @@ Kind = Callable[[object], object]
 
 
 class Bad(Exception):
-    """A value of the wrong kind: ``str(exc)`` says what it must be."""
+    """A value of the wrong kind: ``str(exc)`` says what it must be. ``subject``: how the
+    message names the value, instead of the key's label (to show the value); ``must``: the
+    words before what it says ("must not be"); ``line``: where in the value the fault is (an
+    item of a list), instead of the key's line."""
+
+    def __init__(self, what: str, subject: str | None = None, must: str = "must be",
+                 line: int | None = None) -> None:
+        super().__init__(what)
+        self.subject, self.must, self.line = subject, must, line
 
 
 class Key:
@@ -54,7 +64,8 @@ def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
         try:
             out[name] = key.kind(value)
         except Bad as exc:
-            raise CascadeError(f"{key.label or name} must be {exc}", path, at(name)) from None
+            raise CascadeError(f"{exc.subject or key.label or name} {exc.must} {exc}", path,
+                               exc.line or at(name)) from None
     return out
 
 
@@ -87,6 +98,20 @@ def texts(value: object) -> tuple[str, ...]:
 def some_texts(value: object) -> tuple[str, ...]:
     """``texts``, where nothing (an empty list or string) is none."""
     return texts(value) if value else ()
+
+
+def text_lines(value: object) -> tuple[str, ...]:
+    """A list of strings, maybe empty (nothing at all: none); a wrong item is named at its
+    own line."""
+    if not value:
+        return ()
+    if not isinstance(value, list):
+        raise Bad("a list of strings")
+    for index, item in enumerate(value):
+        if not isinstance(item, str):
+            raise Bad("a list of strings", line=value.line_at(index)
+                      if isinstance(value, LineList) else None)
+    return tuple(value)
 
 
 def raw(value: object) -> object:

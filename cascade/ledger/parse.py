@@ -253,7 +253,7 @@ class Reader:
             lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
         self.take(lines)
 
-    def skip(self, text: str) -> None:
+    def skip(self, text: str) -> None:  # long: one scan, its state in locals (check's hot path)
         """``feed``, for the structure only: where blocks, fences and the header open and
         close, and the phase. What the lines say -- their entries, warnings, a title -- is
         not kept, nor are the entries read before them: ``entries`` starts again, ``base``
@@ -360,7 +360,7 @@ class Reader:
         ledger.entries[:0] = self.entries[start:]
         return ledger
 
-    def take(self, lines: list[str]) -> None:
+    def take(self, lines: list[str]) -> None:  # long: the line loop, its state in locals (hot)
         """Read ``lines`` (without their line ends)."""
         start = self.count
         self.count += len(lines)
@@ -514,15 +514,9 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
             body.append(line)
             continue
         if (first == "V" or first == "v") and grammar.is_vote_line(line):
-            vm = grammar.VOTE.match(line)
-            raw = vm.group(1) if vm else ""
-            wm = _WORD.search(raw)
-            word = wm.group(0).upper() if wm else ""
-            if word in VOTES:
-                vote = word
-                continue
-            if line.startswith("VOTE:"):
-                warnings.append((lineno, f"unrecognised vote {raw!r} (use READY, CHANGES or REJECT)"))
+            cast = _vote_of(line, lineno, warnings)
+            if cast is not None:
+                vote = cast or vote  # "": a VOTE: line that casts none (warned)
                 continue
         if first == "<" and line.startswith("<!--"):
             pm = grammar.STAMP.match(line)
@@ -544,16 +538,41 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
                     markers.append(Marker(kind, text, author, lineno,
                                           f"{letter.upper()}{int(number)}"))
         if "@" in line:
-            plain = _CODE_SPAN.sub("", line) if "`" in line else line
-            for alias in _MENTION.findall(plain):
-                alias = alias.lower()
-                if alias not in mentions:
-                    mentions.append(alias)
+            _add_mentions(line, mentions)
         body.append(line)
+    return Comment(author, _trimmed(body), vote, start, end, phase, markers, mentions,
+                   provenance, origin, stamps)
+
+
+def _vote_of(line: str, lineno: int, warnings: list[tuple[int, str]]) -> str | None:
+    """The vote a vote line casts (one of VOTES); "" for a ``VOTE:`` line that casts none
+    (warned), None for a line only like one (body text)."""
+    vm = grammar.VOTE.match(line)
+    raw = vm.group(1) if vm else ""
+    wm = _WORD.search(raw)
+    word = wm.group(0).upper() if wm else ""
+    if word in VOTES:
+        return word
+    if line.startswith("VOTE:"):
+        warnings.append((lineno, f"unrecognised vote {raw!r} (use READY, CHANGES or REJECT)"))
+        return ""
+    return None
+
+
+def _add_mentions(line: str, mentions: list[str]) -> None:
+    """Add the @aliases ``line`` mentions (outside code spans) to ``mentions``, once each."""
+    plain = _CODE_SPAN.sub("", line) if "`" in line else line
+    for alias in _MENTION.findall(plain):
+        alias = alias.lower()
+        if alias not in mentions:
+            mentions.append(alias)
+
+
+def _trimmed(body: list[str]) -> str:
+    """A block's body lines, joined, without its leading and trailing blank lines."""
     lo, hi = 0, len(body)
     while lo < hi and is_blank(body[lo]):
         lo += 1
     while hi > lo and is_blank(body[hi - 1]):
         hi -= 1
-    return Comment(author, "\n".join(body[lo:hi]), vote, start, end, phase, markers, mentions,
-                   provenance, origin, stamps)
+    return "\n".join(body[lo:hi])

@@ -32,10 +32,27 @@ def _cell(text: str) -> str:
 
 
 def render_summary(d: Discussion) -> str:
+    out = [f"# Summary: {d.title}", "", *_facts(d), "", "## Votes", "", *_vote_table(d)]
+    questions = d.questions
+    sections = [
+        ("Open questions", [f"- {q['id']}: {q['text']} ({q['author']})"
+                            for q in questions if q["status"] == "open"]),
+        ("Answered questions", _answered(questions)),
+        ("Decisions", [f"- {x['text']} ({', '.join(x['supporters'])})" for x in d.decisions]),
+        ("Action items", _action_items(d.todos)),
+        ("Concerns", [f"- {c['text']} ({c['author']})" for c in d.concerns]),
+    ]
+    for heading, items in sections:
+        out += ["", f"## {heading}", ""]
+        out += items or ["None."]
+    return "\n".join(out) + "\n"
+
+
+def _facts(d: Discussion) -> list[str]:
+    """The list under the title: ledger, document, phase, status, consensus, decisions."""
     result = d.consensus_result
     phase = d.current_phase
-    out = [f"# Summary: {d.title}", ""]
-    out.append(f"- Ledger: `{d.path.name}`")
+    out = [f"- Ledger: `{d.path.name}`"]
     if d.source:
         out.append(f"- Document: `{d.source}`")
     out.append(f"- Phase: {phase.title} (`{phase.id}`)")
@@ -53,45 +70,46 @@ def render_summary(d: Discussion) -> str:
         out.append(f"- Not counted: {len(state.forged)} block(s) under a persona's name that "
                    "cascade did not write (lines "
                    + ", ".join(str(x.line) for x in state.forged) + ")")
-    out += ["", "## Votes", ""]
+    return out
+
+
+def _vote_table(d: Discussion) -> list[str]:
+    """Each participant's vote in the current phase and the gist of their latest comment,
+    then who is still awaited."""
     votes = d.votes
-    latest = {c.author: c for c in d.current_comments()}
     waiting = [n for n in d.expected_voters() if n not in votes]
-    if votes or waiting:
-        out += ["| Participant | Vote | Gist |", "|---|---|---|"]
-        for name, vote in votes.items():
-            label = f"{vote} (advisory)" if name in result.advisory else vote
-            out.append(f"| {_cell(name)} | {label} | {_cell(gist(latest[name].body))} |")
-        for name in waiting:
-            out.append(f"| {_cell(name)} | (waiting) | |")
-    else:
-        out.append("No votes in this phase yet.")
-    questions = d.questions
-    answered: list[str] = []
+    if not votes and not waiting:
+        return ["No votes in this phase yet."]
+    advisory = d.consensus_result.advisory
+    latest = {c.author: c for c in d.current_comments()}
+    out = ["| Participant | Vote | Gist |", "|---|---|---|"]
+    for name, vote in votes.items():
+        label = f"{vote} (advisory)" if name in advisory else vote
+        out.append(f"| {_cell(name)} | {label} | {_cell(gist(latest[name].body))} |")
+    out += [f"| {_cell(name)} | (waiting) | |" for name in waiting]
+    return out
+
+
+def _answered(questions: list[dict]) -> list[str]:
+    out: list[str] = []
     for q in questions:
         if q["status"] == "answered":
-            answered.append(f"- {q['id']}: {q['text']} ({q['author']})")
-            answered += [f"  - A: {a['text']} ({a['author']})" for a in q["answers"]]
-    items: list[str] = []
-    for t in d.todos:
+            out.append(f"- {q['id']}: {q['text']} ({q['author']})")
+            out += [f"  - A: {a['text']} ({a['author']})" for a in q["answers"]]
+    return out
+
+
+def _action_items(todos: list[dict]) -> list[str]:
+    """TODO and ASSIGNED items, checked when done; a DONE that closed no item on its own."""
+    out: list[str] = []
+    for t in todos:
         if t["kind"] == "DONE":
-            if t["item"] is None:  # a DONE that closed no item stands on its own
-                items.append(f"- [x] DONE: {t['text']} ({t['author']})")
+            if t["item"] is None:
+                out.append(f"- [x] DONE: {t['text']} ({t['author']})")
             continue
         line = (f"- [{'x' if t['status'] == 'done' else ' '}] {t['id']} {t['kind']}: "
                 f"{t['text']} ({t['author']})")
         if t["done"] is not None:
             line += f", done by {t['done']['author']}: {t['done']['text']}"
-        items.append(line)
-    sections = [
-        ("Open questions", [f"- {q['id']}: {q['text']} ({q['author']})"
-                            for q in questions if q["status"] == "open"]),
-        ("Answered questions", answered),
-        ("Decisions", [f"- {x['text']} ({', '.join(x['supporters'])})" for x in d.decisions]),
-        ("Action items", items),
-        ("Concerns", [f"- {c['text']} ({c['author']})" for c in d.concerns]),
-    ]
-    for heading, items in sections:
-        out += ["", f"## {heading}", ""]
-        out += items or ["None."]
-    return "\n".join(out) + "\n"
+        out.append(line)
+    return out

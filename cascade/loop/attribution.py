@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cascade.gitio import git, merge_head, version_at
 from cascade.ledger.discussion import Discussion
-from cascade.ledger.model import Comment, Ledger
+from cascade.ledger.model import Comment
 
 
 def committed(root: Path, ref: str, path: str, lines: Iterable[int]) -> dict[int, str]:
@@ -56,26 +56,35 @@ def _block_lines(text_lines: list[str], c: Comment) -> list[str]:
     return text_lines[c.line - 2:c.end_line + 1]  # from the opening delimiter to the closing one
 
 
-def pending(root: Path, path: str, text: str, ledger: Ledger, lines: Iterable[int],
-            head: bytes | None, merging: str | None = None,
-            theirs: bytes | None = None) -> dict[int, str]:
-    """{line: author} for ``lines`` of ``text``, the ledger ``path`` as a commit about to be
-    made holds it (``head``: its text at HEAD, which ``text`` begins with; ``merging``: the
-    other parent of a merge in progress, ``theirs`` its text)."""
+def pending(root: Path, path: str, d: Discussion, lines: Iterable[int]) -> dict[int, str]:
+    """{line: author} for ``lines`` of ``d``, the ledger ``path`` as a commit about to be made
+    holds it: the lines HEAD has (its text begins with them) are blamed at HEAD, the others
+    are the commit's (_added)."""
     wanted = set(lines)
     if not wanted:
         return {}
+    head = version_at(root, path)
     head_lines = 0 if head is None else head.count(b"\n") + (0 if head.endswith(b"\n") else 1)
     found = committed(root, "HEAD", path, [n for n in wanted if n <= head_lines])
     rest = sorted(n for n in wanted if n > head_lines)
-    if not rest:
-        return found
-    me = identity(root)
-    text_lines = text.split("\n")
+    if rest:
+        found.update(_added(root, path, d, rest))
+    return found
+
+
+def _added(root: Path, path: str, d: Discussion, lines: list[int]) -> dict[int, str]:
+    """{line: author} for ``lines`` of ``d`` that HEAD does not have: a block that a merge in
+    progress brings from its other parent is blamed there; the rest is the identity the
+    commit is made as."""
+    merging = merge_head(root)
+    theirs = version_at(root, path, merging) if merging else None
     other = theirs.decode("utf-8", "replace").split("\n") if theirs is not None else []
-    blocks = {c.line: c for c in ledger.comments}
+    me = identity(root)
+    text_lines = d.text.split("\n")
+    blocks = {c.line: c for c in d.ledger.comments}
+    found: dict[int, str] = {}
     at_theirs: dict[int, int] = {}  # line here -> line in the other parent's text
-    for n in rest:
+    for n in lines:
         c = blocks.get(n)
         if merging and c is not None and other:
             k = _find(other, _block_lines(text_lines, c))
@@ -106,7 +115,4 @@ def knowing_authors(root: Path, ledger: str, d: Discussion) -> Discussion:
     claims = d.state.claims
     if not claims:
         return d
-    merging = merge_head(root)
-    authors = pending(root, ledger, d.text, d.ledger, claims, version_at(root, ledger), merging,
-                      version_at(root, ledger, merging) if merging else None)
-    return d.with_authors(authors)
+    return d.with_authors(pending(root, ledger, d, claims))

@@ -17,6 +17,7 @@ from cascade.check.appendonly import first_edit, is_append
 from cascade.check.merge import merge_problem
 from cascade.config import templates
 from cascade.config.protocols import load_protocol
+from cascade.config.rules import Rule
 from cascade.docstatus import document_title
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import (
@@ -39,7 +40,7 @@ from cascade.loop import attribution
 from cascade.loop.closing import close as close_one
 from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
-from cascade.loop.rules import Rule, RuleSet
+from cascade.loop.rules import RuleSet
 from cascade.protocol.engine import due, next_wave
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.run import Stepped, run_all

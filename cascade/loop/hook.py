@@ -14,7 +14,8 @@ import os
 import sys
 from pathlib import Path
 
-from cascade.loop.rules import NEVER_GOVERNED, Rule, RuleSet, is_config
+from cascade.config.rules import NEVER_GOVERNED, Rule
+from cascade.loop.rules import RuleSet, is_config
 from cascade.resources import LEDGER_SUFFIX, find_root
 
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from cascade.config.rules import NEVER_GOVERNED
 from cascade.loop.globs import glob_match
-from cascade.loop.rules import NEVER_GOVERNED
 
 ADR_DIR_FILE = ".adr-dir"
 KNOWN_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "docs/architecture/decisions",

@@ -3,147 +3,22 @@
 Patterns are relative to the rule file's folder. For a changed file, rule files cascade from
 the repository top down to the file's folder; a nearer file's rule replaces a same-named one
 from farther up. ``extends:`` pulls in a bundled preset (``rules/<name>.yml``, or the
-repository's ``.cascade/rules/<name>.yml``) as if its rules were written in that file.
+repository's ``.cascade/rules/<name>.yml``) as if its rules were written in that file. What a
+rule says, and how it is read: cascade.config.rules.
 
 Loading rule files imports only PyYAML: a commit that touches no governed path stays cheap.
 """
 from __future__ import annotations
 
-import datetime as _dt
-import posixpath
-import re
 from pathlib import Path
 
-from cascade.config.schema import (
-    Key,
-    flag,
-    fraction,
-    one_of,
-    raw,
-    read,
-    some_texts,
-    text,
-    texts,
-    whole,
-    word,
-)
-from cascade.config.yamlio import LineDict, check_keys, items_with_lines, load_yaml, read_text
+from cascade.config.rules import RULE_FILE, Rule, parse_rules
+from cascade.config.schema import read
+from cascade.config.yamlio import check_keys, load_yaml, read_text
 from cascade.errors import CascadeError
-from cascade.loop.globs import glob_match
-from cascade.resources import LEDGER_SUFFIX, search_path
+from cascade.resources import search_path
 
 RULES_FILE = ".ai-rules.yml"
-_STATUS_KEYS = {"ready", "reject"}
-DEFAULT_STATUS = {"READY": "Accepted", "REJECT": "Rejected"}
-_PLACEHOLDERS = {"dir", "stem", "name", "slug", "date"}
-_PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
-NEVER_GOVERNED = (LEDGER_SUFFIX, ".sum.md")
-
-DEFAULT_TEMPLATE = "feature"
-DEFAULT_DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
-DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
-DEFAULT_PROTOCOL = "review"
-
-
-class OnConsensus:
-    __slots__ = ("template", "path")
-
-    def __init__(self, template: str, path: str) -> None:
-        self.template = template
-        self.path = path  # pattern, relative to the rule file's folder
-
-
-_RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
-                "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "mode", "strategy", "flow", "tier", "rounds", "base",
-                "file", "line", "key_lines")
-
-
-class Rule:
-    """One rule, with where it came from. (A plain class: this module is on the hook's fast
-    path, where importing dataclasses alone would cost more than the rest of the work.)"""
-
-    __slots__ = _RULE_FIELDS
-    name: str
-    match: tuple[str, ...]
-    exclude: tuple[str, ...]
-    template: str
-    discussion: str
-    participants: tuple[str, ...]
-    protocol: str
-    model: str | None
-    consensus: dict
-    revote_on_change: bool
-    on_consensus: OnConsensus | None
-    deciders: tuple[str, ...]  # names or e-mail addresses of who may decide; empty: anyone
-    status: dict | None  # outcome (READY, REJECT) -> the document's status word, at consensus
-    models: dict | None  # a step protocol's tier or role -> (model, *its fallbacks)
-    auto: bool  # a step protocol's decision points take their recommended choice (recorded)
-    mode: str | None  # a protocol with modes (swarm): the mode a new discussion starts in
-    strategy: str | None  # a protocol with strategies (roundtable): a new discussion's
-    flow: str | None  # a protocol with flows (council): a new discussion's
-    tier: str | None  # a protocol with tiers (council): which roles get the strong model
-    rounds: int | None  # a step protocol: the rounds a new discussion runs (discuss --rounds)
-    base: str  # repository-relative folder the patterns are relative to ("" at the top)
-    file: Path  # the rule file it came from (a preset's file for an inherited rule)
-    line: int
-    key_lines: dict
-
-    def __init__(self, **fields: object) -> None:
-        for key in _RULE_FIELDS:
-            setattr(self, key, fields.get(key, {} if key == "key_lines" else None))
-
-    def replace(self, **changes: object) -> Rule:
-        return Rule(**{**{k: getattr(self, k) for k in _RULE_FIELDS}, **changes})
-
-    def __repr__(self) -> str:
-        return f"Rule({self.name!r}, match={self.match!r}, base={self.base!r}, file={str(self.file)!r})"
-
-    def line_of(self, key: str) -> int:
-        return self.key_lines.get(key, self.line)
-
-    def where(self, *tops: Path) -> str:
-        """Where the rule is written, for messages: ``.ai-rules.yml:3`` (relative to the first
-        of ``tops`` that holds its file), or ``preset adr.yml:4``."""
-        for top in tops:
-            try:
-                return f"{Path(self.file).relative_to(top).as_posix()}:{self.line}"
-            except ValueError:
-                continue
-        return f"preset {Path(self.file).name}:{self.line}"
-
-    def _local(self, rel: str) -> str | None:
-        if not self.base:
-            return rel
-        prefix = self.base + "/"
-        return rel[len(prefix):] if rel.startswith(prefix) else None
-
-    def matches(self, rel: str) -> bool:
-        if rel.endswith(NEVER_GOVERNED):
-            return False
-        local = self._local(rel)
-        if local is None:
-            return False
-        return (any(glob_match(p, local) for p in self.match)
-                and not any(glob_match(p, local) for p in self.exclude))
-
-    def expand(self, pattern: str, doc: str, *, date: str | None = None,
-               key: str = "discussion") -> str:
-        """A repository-relative path from a path pattern, for the document ``doc``."""
-        local = self._local(doc) or doc
-        folder, name = posixpath.split(local)
-        stem = name.rsplit(".", 1)[0] if "." in name else name
-        values = {"dir": folder, "stem": stem, "name": name, "slug": slug(stem),
-                  "date": date or _dt.date.today().isoformat()}
-        expanded = _PLACEHOLDER.sub(lambda m: values[m.group(1)], pattern)
-        joined = posixpath.normpath(posixpath.join(self.base, expanded.lstrip("/")))
-        if joined.startswith("../") or joined == ".." or posixpath.isabs(joined):
-            raise CascadeError(f"{key} path {pattern!r} leads outside the repository for {doc}",
-                               self.file, self.line_of(key))
-        return joined
-
-    def ledger_path(self, doc: str, date: str | None = None) -> str:
-        return self.expand(self.discussion, doc, date=date)
 
 
 def is_config(path: str) -> bool:
@@ -155,165 +30,6 @@ def is_config(path: str) -> bool:
 
 def _rules_rel(folder: str) -> str:
     return f"{folder}/{RULES_FILE}" if folder else RULES_FILE
-
-
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "x"
-
-
-def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
-    if not isinstance(pattern, str) or not pattern.strip():
-        raise CascadeError(f"rule {key!r} must be a path pattern", path, line)
-    for name in _PLACEHOLDER.findall(pattern):
-        if name not in _PLACEHOLDERS:
-            raise CascadeError(f"unknown placeholder {{{name}}} in {key} (use "
-                               f"{', '.join('{' + p + '}' for p in sorted(_PLACEHOLDERS))})",
-                               path, line)
-    probe = _PLACEHOLDER.sub("x", pattern)
-    parts = probe.replace("\\", "/").split("/")
-    if probe.startswith(("/", "~")) or re.match(r"[A-Za-z]:", probe) or ".." in parts:
-        raise CascadeError(f"{key} path {pattern!r} must stay inside the repository "
-                           "(no leading /, no ..)", path, line)
-    return pattern
-
-
-_PROTOCOL_NAME = "the name of one of the protocol's {}"
-RULE = {
-    "name": Key(text, required=True, label="rule 'name'"),
-    "match": Key(texts, required=True, label="rule 'match'"),
-    "exclude": Key(some_texts, (), label="rule 'exclude'"),
-    "template": Key(text, DEFAULT_TEMPLATE, label="rule 'template'"),
-    "protocol": Key(text, DEFAULT_PROTOCOL, label="rule 'protocol'"),
-    "model": Key(text, label="rule 'model'"),
-    "discussion": Key(raw, DEFAULT_DISCUSSION),  # a path pattern: _check_pattern
-    "participants": Key(texts, DEFAULT_PARTICIPANTS, label="rule 'participants'"),
-    "deciders": Key(texts, (), label="rule 'deciders'"),
-    "consensus": Key(raw, {}),  # CONSENSUS
-    "revote_on_change": Key(flag, True),
-    "on_consensus": Key(raw),  # ON_CONSENSUS
-    "status": Key(raw),  # _status
-    "models": Key(raw),  # _models
-    "auto": Key(flag, False),
-    "mode": Key(word(_PROTOCOL_NAME.format("modes")), label="mode"),
-    "strategy": Key(word(_PROTOCOL_NAME.format("strategies")), label="strategy"),
-    "flow": Key(word(_PROTOCOL_NAME.format("flows")), label="flow"),
-    "tier": Key(word(_PROTOCOL_NAME.format("tiers")), label="tier"),
-    "rounds": Key(whole(1)),
-}
-RULE_FILE = {
-    "extends": Key(some_texts, (), label="rule 'extends'"),
-    "rules": Key(raw),  # each a RULE, at its own line: _parse_rules
-}
-CONSENSUS = {
-    "threshold_ready": Key(fraction, label="consensus threshold_ready"),
-    "threshold_reject": Key(fraction, label="consensus threshold_reject"),
-    "human_required": Key(flag, label="consensus human_required"),
-    "persona_votes": Key(one_of("counted", "advisory"), label="consensus persona_votes"),
-}
-ON_CONSENSUS = {"template": Key(text, required=True), "path": Key(text, required=True)}
-
-
-def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> Rule:
-    """One rule from its YAML; ``line``: where it stands (for a rule that is not a mapping)."""
-    v = read(data, RULE, file, "rule", line)
-    r: LineDict = data  # type: ignore[assignment]  # read() proved it a mapping
-    line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
-    discussion = _check_pattern(v["discussion"], file, line_of("discussion"), "discussion")
-    if not discussion.endswith(LEDGER_SUFFIX) or discussion.rsplit("/", 1)[-1] == LEDGER_SUFFIX:
-        raise CascadeError(f"discussion path {discussion!r} must end in <name>{LEDGER_SUFFIX} "
-                           "(ledgers are found, kept append-only and never reviewed by that "
-                           "name)", file, line_of("discussion"))
-    consensus = {}
-    if v["consensus"]:
-        given = read(v["consensus"], CONSENSUS, file, "consensus", line_of("consensus"))
-        consensus = {k: given[k] for k in v["consensus"]}
-    on_consensus = None
-    if v["on_consensus"] is not None:
-        oc = read(v["on_consensus"], ON_CONSENSUS, file, "on_consensus", line_of("on_consensus"))
-        on_consensus = OnConsensus(str(oc["template"]),
-                                   _check_pattern(oc["path"], file, line_of("on_consensus"),
-                                                  "on_consensus path"))
-    lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    models, model_lines = _models(v["models"], file, line_of("models"))
-    lines.update(model_lines)
-    return Rule(**{**v, "status": _status(v["status"], file, line_of("status")),
-                   "models": models, "consensus": consensus, "on_consensus": on_consensus,
-                   "discussion": discussion,
-                   "deciders": tuple(" ".join(d.split()) for d in v["deciders"]),
-                   "participants": tuple(p.lstrip("@").lower() for p in v["participants"]),
-                   "template": v["template"] or DEFAULT_TEMPLATE,
-                   "protocol": v["protocol"] or DEFAULT_PROTOCOL},
-                base=base, file=file, line=getattr(r, "line", 1) or 1, key_lines=lines)
-
-
-def _models(value: object, file: Path, line: int | None) -> tuple[dict | None, dict]:
-    """``models:``: a step protocol's model for each tier (``fast``, ``strong``) or role id
-    (``referee``), each a model or a list of them -- the first is the model, the rest its
-    fallbacks, tried in order before CASCADE_FALLBACK_MODELS (a persona's own ``model:``
-    still comes first). Returns ({key: (model, *fallbacks)}, {"models.<key>": line}); the
-    role ids are checked against the protocol (governance.check_references)."""
-    if value is None:
-        return None, {}
-    if not isinstance(value, dict):
-        raise CascadeError("models must be a mapping: {fast: M, strong: M, <role>: M or "
-                           "[M, fallback, ...]}", file, line)
-    key_line = value.line_of if isinstance(value, LineDict) else (lambda _k: line)
-    out, lines = {}, {}
-    for key, given in value.items():
-        where = key_line(key)
-        if not isinstance(key, str) or not key.strip():
-            raise CascadeError(f"models key {key!r} must be fast, strong or a role of the "
-                               "protocol", file, where)
-        if given is None:
-            continue  # unset: as if not given
-        models = [given] if isinstance(given, str) else given
-        if isinstance(given, list) and not given:
-            raise CascadeError(f"models {key} is an empty list: give a model, or a model and "
-                               "its fallbacks", file, where)
-        if not isinstance(models, list) or not all(isinstance(m, str) and m.strip()
-                                                  for m in models):
-            raise CascadeError(f"models {key} must be a model name or a list of them (the "
-                               "model, then its fallbacks)", file, where)
-        out[key] = tuple(dict.fromkeys(m.strip() for m in models))
-        lines[f"models.{key}"] = where
-    return out or None, lines
-
-
-def _status(value: object, file: Path, line: int | None) -> dict | None:
-    """``status:``: true (Accepted / Rejected), false, or the words to write."""
-    if value is None or value is False:
-        return None
-    if value is True:
-        return dict(DEFAULT_STATUS)
-    if isinstance(value, dict):
-        words = check_keys(value, file, _STATUS_KEYS, set(), "status", line)
-        out = {}
-        for key in _STATUS_KEYS:
-            word = words.get(key)
-            if word is None:
-                continue
-            if not isinstance(word, str) or not word.strip() or "\n" in word:
-                raise CascadeError(f"status {key} must be a word such as Accepted", file, line)
-            out[key.upper()] = word.strip()
-        return out or None
-    raise CascadeError("rule 'status' must be true, false or {ready: WORD, reject: WORD} (the "
-                       "document's status at consensus)", file, line)
-
-
-def _parse_rules(data: LineDict, path: Path, base: str, what: str) -> list[Rule]:
-    """The ``rules:`` list of a rule file or a preset: each rule named at its own line."""
-    items = data.get("rules") or []
-    if not isinstance(items, list):
-        raise CascadeError(f"{what} must be a list", path, data.line_of("rules"))
-    rules: list[Rule] = []
-    seen: set[str] = set()
-    for item, line in items_with_lines(items, data.line_of("rules")):
-        rule = parse_rule(item, path, base, line)
-        if rule.name in seen:
-            raise CascadeError(f"duplicate rule name {rule.name!r}", path, rule.line)
-        seen.add(rule.name)
-        rules.append(rule)
-    return rules
 
 
 class WorkTree:
@@ -372,7 +88,7 @@ class RuleSet:
         for name in v["extends"]:
             for rule in self._preset(name, path, data.line_of("extends")):
                 rules[rule.name] = rule.replace(base=folder)
-        for rule in _parse_rules(data, path, folder, "'rules'"):
+        for rule in parse_rules(data, path, folder, "'rules'"):
             rules[rule.name] = rule
         return list(rules.values())
 
@@ -382,7 +98,7 @@ class RuleSet:
                 preset = folder / f"{name}{ext}"
                 if preset.is_file() or preset.is_symlink():  # a link: refused as it is read
                     data = check_keys(load_yaml(preset), preset, {"rules"}, {"rules"}, "preset")
-                    return _parse_rules(data, preset, "", "preset 'rules'")
+                    return parse_rules(data, preset, "", "preset 'rules'")
         known = sorted({p.stem for f in search_path("rules", self.config_root)
                         for p in f.glob("*.y*ml")})
         raise CascadeError(f"unknown rule preset {name!r} (known: {', '.join(known)})", where, line)

@@ -413,19 +413,7 @@ def _classify(exc: BaseException, *, model: str | None = None, endpoint: str | N
     name = type(exc).__name__
 
     if status is not None:  # a server answered
-        message = _server_message(exc)
-        if status in (401, 403):
-            phrase = _key_phrase(model) if model and not key_hint else None
-            hint = key_hint or (f"check {phrase[len('set '):]}" if phrase else None)
-            what = "credentials rejected" if status == 401 else "access denied"
-            text = f"{what} by {where or 'the server'} (HTTP {status})"
-            text += f": {message}" if message else ""
-            text += f"; {hint}" if hint else ""
-            return _Failure("auth", text, False)
-        head = f"{name} (HTTP {status})"
-        return _Failure("http", f"{head}: {message}" if message else head,
-                        status in (408, 429) or status >= 500)
-
+        return _refused(exc, status, model, where, key_hint)
     texts = " | ".join(str(link) for link in chain)
     if ("AuthenticationError" in names or "NoCredentialsError" in names
             or "DefaultCredentialsError" in names or _CREDENTIAL_WORDS.search(texts)):
@@ -433,7 +421,46 @@ def _classify(exc: BaseException, *, model: str | None = None, endpoint: str | N
         detail = phrase or _clean(str(chain[-1]))
         return _Failure("credentials", f"no credentials for {model or 'the model'}: {detail}",
                         False)
+    unreached = _unreached(chain, names, texts, where, timeout)
+    if unreached is not None:
+        return unreached
+    decode = next((link for link in chain if isinstance(link, json.JSONDecodeError)), None)
+    if decode is not None:
+        return _Failure("bad-response", f"{name}: the response from {where or 'the server'} is "
+                        f"not valid JSON ({_clean(str(decode))})", True)
+    if "LLM Provider NOT provided" in texts:
+        return _Failure("other", f"unknown provider in model {model or '?'}: give a litellm "
+                        "provider prefix, e.g. openai/<name> for an OpenAI-compatible endpoint",
+                        False)
+    message = _clean(str(exc))
+    local_status = getattr(exc, "status_code", None)
+    retry = bool(names & set(_RETRYABLE)) and not (
+        isinstance(local_status, int) and 400 <= local_status < 500 and local_status not in (408, 429))
+    return _Failure("other", f"{name}: {message}" if message else name, retry)
 
+
+def _refused(exc: BaseException, status: int, model: str | None, where: str | None,
+             key_hint: str | None) -> _Failure:
+    """A server answered with ``status`` (not 2xx): the credentials were refused, or the
+    request (retried on 408, 429 and 5xx)."""
+    message = _server_message(exc)
+    if status in (401, 403):
+        phrase = _key_phrase(model) if model and not key_hint else None
+        hint = key_hint or (f"check {phrase[len('set '):]}" if phrase else None)
+        what = "credentials rejected" if status == 401 else "access denied"
+        text = f"{what} by {where or 'the server'} (HTTP {status})"
+        text += f": {message}" if message else ""
+        text += f"; {hint}" if hint else ""
+        return _Failure("auth", text, False)
+    head = f"{type(exc).__name__} (HTTP {status})"
+    return _Failure("http", f"{head}: {message}" if message else head,
+                    status in (408, 429) or status >= 500)
+
+
+def _unreached(chain: list[BaseException], names: set[str], texts: str, where: str | None,
+               timeout: float | None) -> _Failure | None:
+    """The endpoint was not reached, or did not answer in time, or dropped the connection
+    (all retried); None when ``chain`` says none of these."""
     timed_out = any(isinstance(link, (asyncio.TimeoutError, TimeoutError)) for link in chain) or \
         names & {"Timeout", "APITimeoutError", "TimeoutException", "ServerTimeoutError"}
     reason = _connect_reason(chain, timeout)
@@ -452,19 +479,7 @@ def _classify(exc: BaseException, *, model: str | None = None, endpoint: str | N
                             "the connection was closed before an answer", True)
         return _Failure("connect", f"cannot reach {where or 'the endpoint'}: "
                         f"{_clean(str(chain[-1])) or 'connection error'}", True)
-    decode = next((link for link in chain if isinstance(link, json.JSONDecodeError)), None)
-    if decode is not None:
-        return _Failure("bad-response", f"{name}: the response from {where or 'the server'} is "
-                        f"not valid JSON ({_clean(str(decode))})", True)
-    if "LLM Provider NOT provided" in texts:
-        return _Failure("other", f"unknown provider in model {model or '?'}: give a litellm "
-                        "provider prefix, e.g. openai/<name> for an OpenAI-compatible endpoint",
-                        False)
-    message = _clean(str(exc))
-    local_status = getattr(exc, "status_code", None)
-    retry = bool(names & set(_RETRYABLE)) and not (
-        isinstance(local_status, int) and 400 <= local_status < 500 and local_status not in (408, 429))
-    return _Failure("other", f"{name}: {message}" if message else name, retry)
+    return None
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -566,9 +581,9 @@ def _direct_route(candidate: str, ask: _Ask) -> _Route | str:
         return refused
 
     def request() -> Any:
-        return openai_http.chat(name, ask.messages, base=endpoint, key=key,
-                                timeout=settings.timeout, max_tokens=ask.max_tokens,
-                                on_text=ask.on_text)
+        return openai_http.chat(name, ask.messages,
+                                openai_http.Endpoint(endpoint, key, settings.timeout),
+                                max_tokens=ask.max_tokens, on_text=ask.on_text)
 
     def finish(answer: Any, attempts: int) -> Completion:
         return Completion(answer.text, candidate, answer.prompt_tokens, answer.completion_tokens,

@@ -21,6 +21,7 @@ same words.
 """
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import math
@@ -140,41 +141,58 @@ def _headers(key: str | None) -> dict[str, str]:
     return headers
 
 
-async def chat(name: str, messages: list[dict[str, Any]], *, base: str, key: str | None,
-               timeout: float, max_tokens: int,
-               on_text: Callable[[str], None] | None = None) -> Answer:
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a chat completion is asked: the base URL, the key sent (None: none), and the
+    seconds to wait."""
+    base: str
+    key: str | None
+    timeout: float
+
+    @property
+    def url(self) -> str:
+        return self.base.rstrip("/") + "/chat/completions"
+
+
+async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
+               max_tokens: int, on_text: Callable[[str], None] | None = None) -> Answer:
     """One chat completion, no retry. Raises httpx's exceptions (transport, timeout),
     StatusError (the server said so) or InternalServerError (a 2xx that is not an answer).
     ``on_text``: the reply is streamed (``stream: true``), each piece of text passed to it as
     it arrives; the answer is the whole text all the same."""
-    url = base.rstrip("/") + "/chat/completions"
     limit = "max_completion_tokens" if _REASONING.match(name.split("/")[-1]) else "max_tokens"
     body = {"model": name, "messages": messages, limit: max_tokens}
-    verify = _verify(url)
-    clients = SESSION.get()
     if on_text is not None:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
-        if clients is None:
-            async with httpx.AsyncClient(timeout=httpx.Timeout(timeout),
-                                         verify=verify) as client:
-                return await _streamed(client, url, body, key, name, base, on_text)
-        held = (timeout, id(verify))
-        client = clients.get(held)
-        if client is None:
-            client = clients[held] = httpx.AsyncClient(timeout=httpx.Timeout(timeout),
-                                                       verify=verify)
-        return await _streamed(client, url, body, key, name, base, on_text)
+        async with _client(endpoint) as client:
+            return await _streamed(client, endpoint, name, body, on_text)
+    async with _client(endpoint) as client:
+        response = await client.post(endpoint.url, json=body, headers=_headers(endpoint.key))
+    return _completion(response, name, endpoint.base)
+
+
+@contextlib.asynccontextmanager
+async def _client(endpoint: Endpoint):
+    """The HTTP client to ask ``endpoint`` with: the session's, kept for every request of
+    the same timeout and TLS context (cascade.turns.sessions), or one for this request."""
+    verify = _verify(endpoint.url)
+    clients = SESSION.get()
     if clients is None:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(timeout), verify=verify) as client:
-            response = await client.post(url, json=body, headers=_headers(key))
-    else:
-        held = (timeout, id(verify))
-        client = clients.get(held)
-        if client is None:
-            client = clients[held] = httpx.AsyncClient(timeout=httpx.Timeout(timeout),
-                                                       verify=verify)
-        response = await client.post(url, json=body, headers=_headers(key))
+        async with httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout),
+                                     verify=verify) as client:
+            yield client
+        return
+    held = (endpoint.timeout, id(verify))
+    client = clients.get(held)
+    if client is None:
+        client = clients[held] = httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout),
+                                                   verify=verify)
+    yield client
+
+
+def _completion(response: httpx.Response, name: str, base: str) -> Answer:
+    """The answer a (not streamed) response holds."""
     if not 200 <= response.status_code < 300:
         raise _status_error(response)
     try:
@@ -186,58 +204,74 @@ async def chat(name: str, messages: list[dict[str, Any]], *, base: str, key: str
         raise InternalServerError(f"the response from {base} is not a chat completion "
                                   f"(no choices[0].message): {response.text[:80]!r}")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-    prompt_tokens = _count(usage.get("prompt_tokens"))
-    completion_tokens = _count(usage.get("completion_tokens"))
-    cost = _header_cost(response.headers.get(COST_HEADER))
-    if cost is None:
-        cost = listed_cost(name, prompt_tokens, completion_tokens, data.get("model"))
-    return Answer(text, prompt_tokens, completion_tokens, cost)
+    return _answer(text, usage, name, data.get("model"),
+                   _header_cost(response.headers.get(COST_HEADER)))
 
 
-async def _streamed(client: httpx.AsyncClient, url: str, body: dict[str, Any], key: str | None,
-                    name: str, base: str, on_text: Callable[[str], None]) -> Answer:
-    """A streamed completion: Server-Sent Events of chat.completion.chunk objects, each
-    delta's text passed on; the usage from the last chunk that carries one."""
-    parts: list[str] = []
-    usage: dict[str, Any] = {}
-    served = None
-    async with client.stream("POST", url, json=body, headers=_headers(key)) as response:
-        if not 200 <= response.status_code < 300:
-            await response.aread()
-            raise _status_error(response)
-        events = 0
-        async for line in response.aiter_lines():
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                break
-            try:
-                chunk = json.loads(data)
-            except ValueError as exc:
-                raise InternalServerError(f"a streamed chunk from {base} is not JSON: "
-                                          f"{data[:80]!r}") from exc
-            events += 1
-            if not isinstance(chunk, dict):
-                continue
-            served = chunk.get("model") or served
-            if isinstance(chunk.get("usage"), dict):
-                usage = chunk["usage"]
-            choices = chunk.get("choices")
-            if isinstance(choices, list) and choices and isinstance(choices[0], dict):
-                delta = choices[0].get("delta")
-                text = delta.get("content") if isinstance(delta, dict) else None
-                if isinstance(text, str) and text:
-                    parts.append(text)
-                    on_text(text)
-        if not events:
-            raise InternalServerError(f"the stream from {base} held no chat completion chunk")
-        cost = _header_cost(response.headers.get(COST_HEADER))
+def _answer(text: str, usage: dict[str, Any], name: str, served: Any,
+            cost: float | None) -> Answer:
+    """The answer: its text, the tokens its usage counts, and its cost (the proxy's, else
+    the price list's for the model asked or the one that answered)."""
     prompt_tokens = _count(usage.get("prompt_tokens"))
     completion_tokens = _count(usage.get("completion_tokens"))
     if cost is None:
         cost = listed_cost(name, prompt_tokens, completion_tokens, served)
-    return Answer("".join(parts), prompt_tokens, completion_tokens, cost)
+    return Answer(text, prompt_tokens, completion_tokens, cost)
+
+
+async def _streamed(client: httpx.AsyncClient, endpoint: Endpoint, name: str,
+                    body: dict[str, Any], on_text: Callable[[str], None]) -> Answer:
+    """A streamed completion: Server-Sent Events of chat.completion.chunk objects, each
+    delta's text passed on; the usage from the last chunk that carries one."""
+    stream = _Stream(endpoint.base, on_text)
+    async with client.stream("POST", endpoint.url, json=body,
+                             headers=_headers(endpoint.key)) as response:
+        if not 200 <= response.status_code < 300:
+            await response.aread()
+            raise _status_error(response)
+        async for line in response.aiter_lines():
+            if line.startswith("data:") and not stream.take(line[5:].strip()):
+                break
+        if not stream.events:
+            raise InternalServerError(f"the stream from {endpoint.base} held no chat "
+                                      "completion chunk")
+        cost = _header_cost(response.headers.get(COST_HEADER))
+    return _answer("".join(stream.parts), stream.usage, name, stream.served, cost)
+
+
+class _Stream:
+    """What the chunks of a streamed completion said so far."""
+
+    def __init__(self, base: str, on_text: Callable[[str], None]) -> None:
+        self.base, self.on_text = base, on_text
+        self.parts: list[str] = []
+        self.usage: dict[str, Any] = {}
+        self.served: Any = None
+        self.events = 0
+
+    def take(self, data: str) -> bool:
+        """Read one event's data; False at the end of the stream (``[DONE]``)."""
+        if data == "[DONE]":
+            return False
+        try:
+            chunk = json.loads(data)
+        except ValueError as exc:
+            raise InternalServerError(f"a streamed chunk from {self.base} is not JSON: "
+                                      f"{data[:80]!r}") from exc
+        self.events += 1
+        if not isinstance(chunk, dict):
+            return True
+        self.served = chunk.get("model") or self.served
+        if isinstance(chunk.get("usage"), dict):
+            self.usage = chunk["usage"]
+        choices = chunk.get("choices")
+        if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+            delta = choices[0].get("delta")
+            text = delta.get("content") if isinstance(delta, dict) else None
+            if isinstance(text, str) and text:
+                self.parts.append(text)
+                self.on_text(text)
+        return True
 
 
 def _content(data: Any) -> str | None:

@@ -532,34 +532,33 @@ def _assignments(text: str, low: str, found: list) -> None:
                     continue  # a tagged block: db_password: !vault | (encrypted)
                 _yaml_next_line(text, column, empty, aws, found)
         vstart, vend, how, done = _value_at(text, m.end())
-        if how:
-            _assigned(text, vstart, vend, how, op, spaced, aws, found)
+        kind = _assigned(text[vstart:vend], how, op, spaced, aws) if how else None
+        if kind:
+            found.append((vstart, vend, *kind))
 
 
-def _assigned(text: str, vstart: int, vend: int, how: str, op: str, spaced: bool, aws: bool,
-              found: list) -> None:
-    """The value at text[vstart:vend], assigned with ``op`` to a secret-named key (``how`` as
-    _value_at says it): found unless the module doc's rules leave it alone."""
-    v = text[vstart:vend]
+def _assigned(v: str, how: str, op: str, spaced: bool, aws: bool) -> tuple[int, str] | None:
+    """What a value ``v`` assigned with ``op`` to a secret-named key is (``how`` as _value_at
+    says it): (priority, label) of a finding, or None when the module doc's rules leave it
+    alone."""
     if aws and _AWS_SECRET.fullmatch(v) and not is_placeholder(v):
-        found.append((vstart, vend, 1, "aws-secret-key"))
-        return
+        return 1, "aws-secret-key"
     if len(v) < 6:
-        return
+        return None
     if how == "quoted":
         if _SPACE.search(v):
-            return  # prose in a string: "password": "at least 12 characters"
+            return None  # prose in a string: "password": "at least 12 characters"
     else:
         colon = op == ":"
         if how == "word" and (colon or not _RANDOM_LOOKING.search(v)):
-            return  # prose: "password: required field", "token = opaque string"
+            return None  # prose: "password: required field", "token = opaque string"
         if colon and _WORDLIKE.fullmatch(v):
-            return  # a word: "token: opaque"
+            return None  # a word: "token: opaque"
         if _DOTTED_NAME.fullmatch(v):
-            return  # a reference: settings.API_KEY
+            return None  # a reference: settings.API_KEY
     if is_placeholder(v) or (spaced and not _looks_secret(v)):
-        return
-    found.append((vstart, vend, 4, "secret-assignment"))
+        return None
+    return 4, "secret-assignment"
 
 
 # A YAML key whose value is not on its line: nothing after the colon but a block scalar's
@@ -608,8 +607,9 @@ def _yaml_next_line(text: str, column: int, empty: re.Match, aws: bool, found: l
         if not block and _YAML_NOT_SCALAR.match(text, indent, end):
             return  # a mapping, a list, a comment, an anchor below the key: no value of its own
         vstart, vend, how, _ = _value_at(text, indent)
-        if how:
-            _assigned(text, vstart, vend, how, ":", False, aws, found)
+        kind = _assigned(text[vstart:vend], how, ":", False, aws) if how else None
+        if kind:
+            found.append((vstart, vend, *kind))
         if not block:
             return
 

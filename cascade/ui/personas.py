@@ -126,9 +126,7 @@ class PersonasScreen(Screen):
 
             def call():
                 alias = result["alias"].strip()
-                text = persona_files.from_answers(alias, result["name"], result["role"],
-                                                  result["personality"], result["expertise"],
-                                                  result["concerns"], result["type"])
+                text = persona_files.from_answers(alias, result)
                 target, note = persona_files.add(find_root(), alias, text)
                 return display_path(target), note
             self._done("Added {0} ({1})", call)
