@@ -1,4 +1,4 @@
-"""Writes docs/ui.svg, the README's screenshot of `cascade ui`: a repository with an ADR's
+"""Writes docs/ui.svg, the screenshot of `cascade ui` in docs/ui.md: a repository with an ADR's
 discussion (three personas replied through the fake endpoint the tests use), shown at
 100x30 by Textual's own SVG export.
 

@@ -10,8 +10,8 @@ What counts:
 - a persona's vote counts only from a block the tool wrote for it (a stamp whose digest
   verifies), for the revision of the document the ledger last recorded, having seen the
   whole document, and only if the persona is a participant;
-- a person's vote counts (people's names are not verified: see the threat model in the
-  README);
+- a person's vote counts (people's names are not verified: see the threat model in
+  docs/trust.md);
 - a person's *decision* (``cascade decide``) for the current revision overrides the panel,
   when the authority lets that person decide.
 """
