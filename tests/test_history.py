@@ -16,13 +16,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from cascade.check import ahead
-from cascade.check.ahead import Ahead
-from cascade.check.appendonly import first_edit, is_append, object_id
+from cascade.check.appendonly import first_edit, is_append
 from cascade.check.gittree import Blobs, commit_diffs, commits
 from cascade.check.history import History
 from cascade.check.merge import merge_problem
-from cascade.check.versions import Anchor
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.parse import parse
 from cascade.resources import LEDGER_SUFFIX
@@ -260,8 +257,7 @@ CR_AT_THE_END = [appended(0, b"---", b"Name: Rob", b"text", b"---\r", end=False)
 @example(ops=CRLF)
 @example(ops=NO_FINAL_NEWLINE)
 @example(ops=CR_AT_THE_END)
-def test_history_finds_what_reading_every_version_whole_finds(tmp_path_factory, ops,
-                                                              monkeypatch):
+def test_history_finds_what_reading_every_version_whole_finds(tmp_path_factory, ops):
     root = tmp_path_factory.mktemp("history")
     ids = fast_import(root, play(ops))
     walk = commits(root, ids[0], ids[-1])
@@ -270,32 +266,6 @@ def test_history_finds_what_reading_every_version_whole_finds(tmp_path_factory, 
     want, recreated = reference(root, walk)
     assert found == want
     assert history.recreated == recreated
-    with monkeypatch.context() as m:  # again, the hashes computed ahead on worker threads
-        m.setattr(ahead, "MINIMUM", 0)
-        again = History(root, Blobs(root)).check(walk)
-    assert [(p.file, p.line, p.reason, p.kind, p.commit) for p in again] == want
-
-
-def test_hashes_computed_ahead_serve_only_the_anchor_and_size_they_were_made_from(monkeypatch):
-    monkeypatch.setattr(ahead, "MINIMUM", 0)
-    v1, v2, v3 = b"a\n", b"a\nb\n", b"a\nb\nc\n"
-    i1, i2, i3 = (object_id(v, "0" * 40) for v in (v1, v2, v3))
-    with Ahead([(i2, i1), (i3, i2)], {i1: len(v1), i2: len(v2)}) as hashes:
-        anchor, other = Anchor(i3, v3, 0), Anchor(i3, v3, 0)
-        hashes.queue(anchor)
-        assert hashes.blob_id(other, i2, len(v2)) is None  # another anchor: not used
-        hashes.queue(anchor)  # once per anchor
-        assert hashes.blob_id(anchor, i2, len(v2)) is None  # taken (by the wrong anchor) once
-        assert hashes.blob_id(anchor, i1, len(v1) + 1) is None  # another size: not used
-    with Ahead([(i2, i1), (i3, i2)], {i1: len(v1), i2: len(v2)}) as hashes:
-        hashes.queue(anchor)
-        assert hashes.blob_id(anchor, i2, len(v2)) == i2
-        assert hashes.blob_id(anchor, i1, len(v1)) == i1
-        hashes.forget(anchor)
-    with Ahead([(i2, i1), (i3, i2)], {i1: len(v1), i2: len(v2)}) as hashes:
-        hashes.queue(anchor)
-        hashes.forget(anchor)  # the walk is done with it: nothing of it is kept
-        assert hashes.blob_id(anchor, i2, len(v2)) is None
 
 
 @pytest.mark.parametrize("ops, kinds", [

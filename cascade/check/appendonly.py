@@ -33,17 +33,15 @@ def object_id(data: bytes | memoryview, like: str) -> str:
     return digest.hexdigest()
 
 
-def extends(old_blob: str, old_size: int, new: bytes | memoryview,
-            prefix_id: str | None = None) -> bool:
+def extends(old_blob: str, old_size: int, new: bytes) -> bool:
     """``is_append`` without reading the old blob: the new text's first ``old_size`` bytes
-    must hash to the old blob's id. ``prefix_id``: that hash, when it was computed already."""
+    must hash to the old blob's id."""
     n = old_size
-    if n == 0:
+    if n == 0 or (len(new) == n and object_id(new, old_blob) == old_blob):
         return True
-    if len(new) < n or (prefix_id or object_id(memoryview(new)[:n], old_blob)) != old_blob:
+    if len(new) < n or object_id(memoryview(new)[:n], old_blob) != old_blob:
         return False
-    return len(new) == n or new[n - 1:n] == b"\n" or new[n:n + 1] == b"\n" or \
-        new[n:n + 2] == b"\r\n"
+    return new[n - 1:n] == b"\n" or new[n:n + 1] == b"\n" or new[n:n + 2] == b"\r\n"
 
 
 def line_count(data: bytes) -> int:

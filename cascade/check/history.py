@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from cascade.check.ahead import Ahead
 from cascade.check.appendonly import extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
@@ -132,15 +131,13 @@ class History:
         for step in self._steps:
             first_use.setdefault(step.blob, step.index)
         self._sizes = self.blobs.sizes([b for s in self._steps for _, b in s.olds])
-        appends = [(s.blob, s.olds[0][1]) for s in self._steps if s.kind == APPEND]
-        with BlobReader(self.root) as reader, Ahead(appends, self._sizes) as ahead:
+        with BlobReader(self.root) as reader:
             versions = Versions(reader, self.blobs, first_use)
             for step in reversed(self._steps):
                 for anchor in versions.expired(step.index):
-                    ahead.forget(anchor)
                     self._answer(anchor)
                 if step.kind == APPEND:
-                    self._append(versions, step, ahead)
+                    self._append(versions, step)
                 elif step.kind == MERGED:
                     self._merged(versions, step)
                 else:
@@ -149,13 +146,11 @@ class History:
             for anchor in versions.expired(-1):
                 self._answer(anchor)
 
-    def _append(self, versions: Versions, step: Step, ahead: Ahead) -> None:
+    def _append(self, versions: Versions, step: Step) -> None:
         anchor, new = versions.read(step.blob, step.index)
-        ahead.queue(anchor)
         old_blob = step.olds[0][1]
         size = self._sizes.get(old_blob)
-        if size is not None and extends(old_blob, size, new,
-                                        ahead.blob_id(anchor, old_blob, size)):
+        if size is not None and extends(old_blob, size, new):
             versions.prove(old_blob, anchor, size)
             anchor.asks.append((MEANING, step.index, size, len(new)))
             return
