@@ -154,16 +154,10 @@ def test_decide_hints_run(spaced, fake_llm):
     assert decide == f"cascade decide {shlex.quote(DOC)} READY --reason '...'"
 
     git(repo, "reset", "-q", "--", DOC)  # the document is not in the index now
-    refused = sh(repo, decide)
-    assert refused.returncode != 0
-    stage = hint(r"stage it \((git add .*?)\) first", refused.stderr)
-    assert stage == f"git add {shlex.quote(DOC)}"
-    assert sh(repo, stage).returncode == 0
-
-    decided = sh(repo, decide)
+    decided = sh(repo, decide)  # for the revision under review: the working tree holds it
     assert decided.returncode == 0, decided.out
     add = hint(r"^Stage it and commit: (git add .*)$", decided.stdout)
-    assert add == f"git add {shlex.quote(LEDGER)}"
+    assert add == f"git add {shlex.quote(LEDGER)} {shlex.quote(DOC)}"
     assert sh(repo, add).returncode == 0
     landed = commit(repo)
     assert landed.returncode == 0, landed.out
