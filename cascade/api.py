@@ -61,7 +61,7 @@ class Runner:
 
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
-            if d.protocol.steps is not None:
+            if d.protocol.stepped is not None:
                 if participants:
                     raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not "
                                        "by name: use Runner().run(discussion)", d.path)
@@ -87,7 +87,7 @@ class Runner:
 
         with _writing(discussion) as d:
             d.current_phase
-            if d.protocol.steps is None:
+            if d.protocol.stepped is None:
                 return self.run_turn(d, progress=progress)
             from cascade.protocol.run import run
 

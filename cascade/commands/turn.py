@@ -22,7 +22,7 @@ def _turn(d, path: str, aliases: list[str]) -> int:
     from cascade.protocol.engine import next_wave
 
     d.current_phase  # a ledger naming an unknown phase is a configuration error
-    if d.protocol.steps is not None:  # its steps say who speaks: the protocol runs
+    if d.protocol.stepped is not None:  # its steps say who speaks: the protocol runs
         if aliases:
             raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by name: "
                                f"cascade run {shlex.quote(path)}", d.path)

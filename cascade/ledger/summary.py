@@ -34,11 +34,12 @@ def _cell(text: str) -> str:
 def render_summary(d: Discussion) -> str:
     result = d.consensus_result
     phase = d.current_phase
+    title = d.protocol.phase_title(phase)
     out = [f"# Summary: {d.title}", ""]
     out.append(f"- Ledger: `{d.path.name}`")
     if d.source:
         out.append(f"- Document: `{d.source}`")
-    out.append(f"- Phase: {phase.title} (`{phase.id}`)")
+    out.append(f"- Phase: {title} (`{phase}`)")
     out.append(f"- Status: {d.status}")
     counts = ", ".join(f"{k}: {v}" for k, v in result.counts.items())
     verdict = f"reached, {result.outcome}" if result.reached else f"not reached ({result.reason})"

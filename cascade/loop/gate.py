@@ -183,7 +183,7 @@ def create_ledger(root: Path, item: Item) -> Discussion:
     assert rule is not None and item.doc is not None
     path = root / item.ledger
     try:
-        steps = load_protocol(rule.protocol, root, where=rule.file).steps
+        steps = load_protocol(rule.protocol, root, where=rule.file).stepped
         d = Discussion.create(document_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(participants_of(rule, steps)),
                               protocol=rule.protocol, consensus=rule.consensus, root=root,
@@ -276,7 +276,7 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
         d.add_event(SETTINGS, "", rule=item.rule.name if item.rule else None,
                     **settings_fields(item.authority))
         if "protocol" in differs:  # the rule's protocol starts at its first phase
-            d.add_event(PHASE_TRANSITION, f"{_recorded_phase(d)} → {d.protocol.first.id}")
+            d.add_event(PHASE_TRANSITION, f"{_recorded_phase(d)} → {d.protocol.first_phase}")
         print(f"cascade: {item.ledger}: its header differs from {item.authority.where} in "
               f"{', '.join(differs)}: the rule decides; recorded its settings", file=out)
         item.appended += 1
@@ -476,7 +476,7 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
         assert d is not None
         if not due(d):
             continue
-        if d.protocol.steps is not None:
+        if d.protocol.stepped is not None:
             stepped.append(item)
             continue
         jobs.append((item, Job(d, next_wave(d), source_data=item.doc_data,

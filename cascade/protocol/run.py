@@ -279,8 +279,8 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
             d.discard()  # a round cut short is not written; its replies are in the cache
             result.appended = written
             result.notes.append(_CUT_ROUND.format(round=result.round))
-        if result.appended and d.protocol.steps is not None and any(
-                a != "argument-graph" for a in d.protocol.steps.artifacts):
+        if result.appended and d.protocol.stepped is not None and any(
+                a != "argument-graph" for a in d.protocol.stepped.artifacts):
             from cascade.protocol.artifacts import write_artifacts
 
             try:

@@ -318,20 +318,20 @@ def run(jobs: list[Job], settings: Settings, progress: Progress | None = None) -
 
 
 def _auto_advance(job: Job) -> str | None:
-    """Apply the phase's auto_trigger after a turn; returns the phase entered, if any."""
+    """Apply the phase's advance trigger after a turn; returns the phase entered, if any."""
     d = job.discussion
     if not job.outcomes or any(not o.ok for o in job.outcomes):
         return None
-    phase = d.current_phase
-    if phase.next is None or phase.auto_trigger is None:
+    phase = d.protocol.phase(d.current_phase)
+    if phase is None or phase.advance is None or d.protocol.next_phase(phase.id) is None:
         return None
     from cascade.protocol.registry import TRIGGERS
 
     spoke = {c.author for c in _comments_in_phase(d)}
-    trigger = TRIGGERS.get(phase.auto_trigger)
+    trigger = TRIGGERS.get(phase.advance)
     if trigger is None or not trigger(d, spoke, [o.persona.name for o in job.outcomes]):
         return None
-    target = d.advance(trigger=phase.auto_trigger)
+    target = d.advance(trigger=phase.advance)
     try:
         d.save()
     except CascadeError:
