@@ -57,7 +57,7 @@ class Runner:
         from cascade.loop.governance import recorded_revision
         from cascade.protocol.engine import next_wave
         from cascade.protocol.pending import Pending, requested_turns
-        from cascade.turns.runner import Job, run
+        from cascade.protocol.run import run
 
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
@@ -73,10 +73,9 @@ class Runner:
             if not pending:
                 return []
             rule = _rule(d)
-            job = Job(d, pending, source_data=recorded_revision(d),
-                      rule_model=rule.model if rule else None)
-            run([job], self.settings, progress)
-            return [_reply(d, o) for o in job.outcomes]
+            done = run(d, self.settings, progress, pending=pending,
+                       source_data=recorded_revision(d), rule_model=rule.model if rule else None)
+            return [_reply(d, o) for o in done.outcomes]
 
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person

@@ -13,16 +13,26 @@ import time
 from dataclasses import dataclass, field
 
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion
-from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
+from cascade.ledger.discussion import Discussion, is_transition
+from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.markdown import cell, sentence
 from cascade.protocol.engine import Request, Run, plan, question
 from cascade.protocol.fields import read_fields, sections
+from cascade.protocol.registry import TRIGGERS
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
-from cascade.turns.runner import Budget, Outcome, Progress, _ask, _Failed, record_failure
+from cascade.turns.runner import (
+    Budget,
+    Outcome,
+    Progress,
+    Shared,
+    _ask,
+    _Failed,
+    ask_wave,
+    record_failure,
+)
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
 from cascade.turns.tiers import models_for
@@ -44,6 +54,7 @@ class Result:
     paused: int | None = None  # the round after which a person paused the discussion
     artifacts: list[str] = field(default_factory=list)  # the files written beside the ledger
     why: str = ""  # the outcome's explanation (its outcome rule's)
+    advanced: str | None = None  # the phase a wave's advance trigger moved the discussion to
 
     @property
     def failures(self) -> list[Outcome]:
@@ -125,12 +136,75 @@ def _words(name: str) -> str:
 
 
 async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None,
-                       **kwargs) -> Result:
-    """Run ``d``'s step protocol (``_run_protocol``), its waves sharing their HTTP clients."""
+                       *, pending=None, shared: Shared | None = None, **kwargs) -> Result:
+    """Run ``d``'s protocol, its waves sharing their HTTP clients: a protocol whose steps
+    are phases, one wave of whoever is concerned (``pending``: the personas named instead),
+    then its phase's ``advance`` trigger (``_run_phase``); any other, its steps until it
+    concludes or stops (``_run_protocol``). ``shared``: the budget and cap on calls in
+    flight of a run over several ledgers."""
     from cascade.turns.sessions import session
 
     async with session():
+        if d.protocol.stepped is None:
+            return await _run_phase(d, settings, shared or Shared(settings, progress), pending,
+                                    kwargs.get("source_data"), kwargs.get("rule_model"))
         return await _run_protocol(d, settings, progress, **kwargs)
+
+
+async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending,
+                     source_data: bytes | None, rule_model: str | None) -> Result:
+    """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger.
+    A reply the ledger could not take (a full disk) is raised once the wave is over."""
+    from cascade.protocol.engine import next_wave
+
+    result = Result()
+    wave = next_wave(d) if pending is None else list(pending)
+    if not wave:
+        return result
+    source = None
+    if d.source:
+        source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
+    try:
+        result.outcomes = await ask_wave(d, wave, settings, shared, source, rule_model)
+    finally:
+        shared.progress.close()
+    result.appended = sum(1 for o in result.outcomes if o.ok)
+    failed_write = next((o.os_error for o in result.outcomes if o.os_error is not None), None)
+    if failed_write is not None:  # every other reply is written (whole blocks)
+        raise failed_write
+    result.advanced = _advance_phase(d, result.outcomes)
+    result.appended += 1 if result.advanced else 0
+    return result
+
+
+def _advance_phase(d: Discussion, outcomes: list[Outcome]) -> str | None:
+    """After a wave whose turns all succeeded, the phase's ``advance`` trigger: when it holds,
+    a transition event; returns the phase entered, if any."""
+    phase = d.protocol.phase(d.current_phase)
+    if not outcomes or any(not o.ok for o in outcomes) or phase is None \
+            or phase.advance is None or d.protocol.next_phase(phase.id) is None:
+        return None
+    spoke = {c.author for c in _comments_in_phase(d)}
+    trigger = TRIGGERS.get(phase.advance)
+    if trigger is None or not trigger(d, spoke, [o.persona.name for o in outcomes]):
+        return None
+    target = d.advance(trigger=phase.advance)
+    try:
+        d.save()
+    except CascadeError:
+        return None
+    return target
+
+
+def _comments_in_phase(d: Discussion) -> list[Comment]:
+    """The comments since the last phase transition."""
+    out: list[Comment] = []
+    for entry in d.ledger.entries:
+        if isinstance(entry, Event) and is_transition(entry):
+            out = []
+        elif isinstance(entry, Comment):
+            out.append(entry)
+    return out
 
 
 async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
@@ -499,26 +573,32 @@ def outcome_text(result: Result) -> str:
 
 @dataclass
 class Stepped:
-    """A step protocol's discussion to run, with what its rule says."""
+    """A discussion to run, with what its rule says (``pending``: for a protocol whose steps
+    are phases, the personas to ask instead of whoever is concerned)."""
 
     discussion: Discussion
     source_data: bytes | None = None
     rule_model: str | None = None
     rule_models: dict | None = None
     auto: bool = False
+    pending: list | None = None
 
 
-def run_all(jobs, stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
-    """One run of everything due: the phase protocols' waves (cascade.turns.runner jobs) and
-    the step protocols' runs, concurrently; returns the step runs' results, in order."""
-    from cascade.turns.runner import run_jobs
+def run_all(stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
+    """One run of everything due, concurrently; returns each discussion's result, in order.
+    The waves of the protocols whose steps are phases share one budget and cap on calls in
+    flight. When one fails, the others finish first (their blocks are whole); then the first
+    failure is raised."""
+    async def each():
+        shared = Shared(settings, progress)
+        results = await asyncio.gather(*(
+            run_protocol(s.discussion, settings, progress, source_data=s.source_data,
+                         rule_model=s.rule_model, rule_models=s.rule_models, auto=s.auto,
+                         pending=s.pending, shared=shared) for s in stepped),
+            return_exceptions=True)
+        failed = next((r for r in results if isinstance(r, BaseException)), None)
+        if failed is not None:
+            raise failed
+        return list(results)
 
-    async def both():
-        runs = [run_protocol(s.discussion, settings, progress, source_data=s.source_data,
-                             rule_model=s.rule_model, rule_models=s.rule_models, auto=s.auto)
-                for s in stepped]
-        results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
-                                       else asyncio.sleep(0), *runs)
-        return list(results[1:])
-
-    return asyncio.run(both())
+    return asyncio.run(each())

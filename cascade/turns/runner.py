@@ -17,15 +17,15 @@ from pathlib import Path
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion, is_transition
-from cascade.ledger.model import FAILURE, Comment, Event
+from cascade.ledger.discussion import Discussion
+from cascade.ledger.model import FAILURE
 from cascade.protocol.pending import Pending
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.prompt import Prompt, build_prompt, why_text
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
-from cascade.turns.sources import SourceText, read_source
+from cascade.turns.sources import SourceText
 
 REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
           "Reply again with only the JSON object: {shape}.")
@@ -54,18 +54,6 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.status in ("ok", "cached", "no-response")
-
-
-@dataclass
-class Job:
-    """The turns to run on one ledger."""
-
-    discussion: Discussion
-    pending: list[Pending]
-    source_data: bytes | None = None  # staged bytes of the document; None: the working tree
-    rule_model: str | None = None
-    outcomes: list[Outcome] = field(default_factory=list)
-    advanced_to: str | None = None
 
 
 class Budget:
@@ -112,22 +100,18 @@ class Progress:
     def close(self) -> None: ...
 
 
-def _source_for(job: Job) -> SourceText | None:
-    d = job.discussion
-    if not d.source:
-        return None
-    return read_source(d.root, d.source, job.source_data, where=d.path, line=d.source_line)
-
-
-async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, settings: Settings,
-                   cache: ReplyCache, budget: Budget, semaphore: asyncio.Semaphore,
-                   write_lock: asyncio.Lock, progress: Progress, revision: str | None) -> Outcome:
+async def _run_one(d: Discussion, pending: Pending, prompt: Prompt, model: str,
+                   settings: Settings, shared: tuple[ReplyCache, Shared],
+                   write_lock: asyncio.Lock, revision: str | None,
+                   outcomes: list[Outcome]) -> Outcome:
     from cascade.turns import model as seam
 
     persona = pending.persona
-    out = Outcome(persona, job.discussion.path, model=model, redactions=prompt.redactions,
+    cache, run = shared
+    budget, semaphore, progress = run.budget, run.semaphore, run.progress
+    out = Outcome(persona, d.path, model=model, redactions=prompt.redactions,
                   notes=prompt.notes)
-    job.outcomes.append(out)
+    outcomes.append(out)
     started = time.monotonic()
     progress.start(out)
     key = prompt_key(persona.alias, model, prompt.messages)
@@ -170,21 +154,21 @@ async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, setti
         body = reply.comment if not reply.sentinel else "_No comment._"
         async with write_lock:
             try:
-                job.discussion.add_comment(persona.name, body, out.vote, provenance=provenance,
-                                           untrusted=True)
-                job.discussion.save()
+                d.add_comment(persona.name, body, out.vote, provenance=provenance,
+                              untrusted=True)
+                d.save()
             except CascadeError as exc:
-                job.discussion.discard()
+                d.discard()
                 out.status = "failed"
                 out.error = f"not written: {exc}"
             except OSError as exc:  # a full disk, a size limit: reported once, after the others
-                job.discussion.discard()
+                d.discard()
                 out.status = "failed"
                 out.error = f"not written: {exc.strerror}"
                 out.os_error = exc
     elif out.status in ("failed", "skipped"):
         async with write_lock:
-            record_failure(job.discussion, persona, revision, out.error)
+            record_failure(d, persona, revision, out.error)
     out.seconds = time.monotonic() - started
     progress.finish(out)
     return out
@@ -269,82 +253,40 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
     return reply
 
 
-async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | None = None) -> None:
-    """Run every job's pending turns concurrently; results land in each job's outcomes."""
-    from cascade.turns.model import resolve_model
+class Shared:
+    """What the waves of one run share, across its ledgers: the budget, the cap on calls in
+    flight (``settings.concurrency``), the progress shown."""
 
-    progress = progress or Progress()
-    budget = Budget(settings)
-    semaphore = asyncio.Semaphore(settings.concurrency)
+    def __init__(self, settings: Settings, progress: Progress | None = None) -> None:
+        self.budget = Budget(settings)
+        self.semaphore = asyncio.Semaphore(settings.concurrency)
+        self.progress = progress or Progress()
+
+
+async def ask_wave(d: Discussion, pending: Sequence[Pending], settings: Settings,
+                   shared: Shared, source: SourceText | None,
+                   rule_model: str | None = None) -> list[Outcome]:
+    """Ask ``pending`` on ``d`` at once (a phase's wave); each reply is appended as it comes,
+    each failure recorded (``record_failure``). Returns their outcomes, in the order asked."""
+    from cascade.turns.model import litellm_module, resolve_model, uses_litellm
+
+    revision = blob_id(source.data) if source is not None and source.data is not None else None
+    cache = ReplyCache(cache_dir(d.root))
     planned = []
-    caches: dict[Path, ReplyCache] = {}
-    for job in jobs:
-        d = job.discussion
-        source = _source_for(job)
-        revision = blob_id(source.data) if source is not None and source.data is not None else None
-        cache = caches.setdefault(d.root, ReplyCache(cache_dir(d.root)))
-        lock = asyncio.Lock()
-        for pending in job.pending:
-            model = resolve_model(pending.persona.model, job.rule_model, settings)
-            prompt = build_prompt(d, pending.persona, why_text(pending.reason), source,
-                                  settings.for_model(model), request=pending.request)
-            planned.append((job, pending, prompt, model, cache, lock, revision))
-    from cascade.turns.model import litellm_module, uses_litellm
-
+    for one in pending:
+        model = resolve_model(one.persona.model, rule_model, settings)
+        prompt = build_prompt(d, one.persona, why_text(one.reason), source,
+                              settings.for_model(model), request=one.request)
+        planned.append((one, prompt, model))
     if any(uses_litellm(model, settings)
            and cache.get(prompt_key(p.persona.alias, model, prompt.messages)) is None
-           for _, p, prompt, model, cache, _, _ in planned):
+           for p, prompt, model in planned):
         # Import litellm before the calls start, not inside the first of them (where it would
-        # hold up every other); a run served from the cache, or whose models are all asked
+        # hold up every other); a wave served from the cache, or whose models are all asked
         # over plain HTTP (openai/...), never imports it.
-
         await asyncio.to_thread(litellm_module)
-    tasks = [_run_one(job, pending, prompt, model, settings, cache, budget, semaphore, lock,
-                      progress, revision)
-             for job, pending, prompt, model, cache, lock, revision in planned]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        progress.close()
-    failed_writes = [o.os_error for job in jobs for o in job.outcomes if o.os_error is not None]
-    if failed_writes:  # every other reply is written (whole blocks); the CLI prints one line
-        raise failed_writes[0]
-    for job in jobs:
-        job.advanced_to = _auto_advance(job)
-
-
-def run(jobs: list[Job], settings: Settings, progress: Progress | None = None) -> None:
-    asyncio.run(run_jobs(jobs, settings, progress))
-
-
-def _auto_advance(job: Job) -> str | None:
-    """Apply the phase's advance trigger after a turn; returns the phase entered, if any."""
-    d = job.discussion
-    if not job.outcomes or any(not o.ok for o in job.outcomes):
-        return None
-    phase = d.protocol.phase(d.current_phase)
-    if phase is None or phase.advance is None or d.protocol.next_phase(phase.id) is None:
-        return None
-    from cascade.protocol.registry import TRIGGERS
-
-    spoke = {c.author for c in _comments_in_phase(d)}
-    trigger = TRIGGERS.get(phase.advance)
-    if trigger is None or not trigger(d, spoke, [o.persona.name for o in job.outcomes]):
-        return None
-    target = d.advance(trigger=phase.advance)
-    try:
-        d.save()
-    except CascadeError:
-        return None
-    return target
-
-
-def _comments_in_phase(d: Discussion) -> list[Comment]:
-    out: list[Comment] = []
-    for entry in d.ledger.entries:
-        if isinstance(entry, Event) and is_transition(entry):
-            out = []
-        elif isinstance(entry, Comment):
-            out.append(entry)
-    return out
-
+    lock = asyncio.Lock()
+    outcomes: list[Outcome] = []
+    await asyncio.gather(*(_run_one(d, one, prompt, model, settings, (cache, shared), lock,
+                                    revision, outcomes) for one, prompt, model in planned))
+    return outcomes  # in the order asked: each is listed before its first wait
