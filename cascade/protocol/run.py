@@ -1,9 +1,11 @@
-"""Run a step protocol on one ledger: waves of turns (a blind step's speakers at once, a
+"""Run a protocol on one ledger: waves of turns (a blind step's speakers at once, a
 sequential step's one at a time) until the protocol reaches its outcome, the run's budget
-ends, or a persona fails. Each reply is appended as a whole block the moment it arrives,
-stamped with its message id, step, round, references and fields; a table follows a step that
-asks for one; the round and the outcome are events. The ledger is the checkpoint: a run that
-stops anywhere resumes where the file ends, asking no one twice (cascade.protocol.engine).
+ends, or a persona fails; a protocol whose steps are phases (planner ``respond``) runs one
+wave of whoever is concerned, then its phase's ``advance`` trigger. Each reply is appended
+as a whole block the moment it arrives, stamped with its message id, step, round,
+references and fields; a table follows a step that asks for one; the round and the outcome
+are events. The ledger is the checkpoint: a run that stops anywhere resumes where the file
+ends, asking no one twice (cascade.protocol.engine).
 """
 from __future__ import annotations
 
@@ -24,12 +26,12 @@ from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
 from cascade.turns.runner import (
-    Budget,
+    Call,
+    Failed,
     Outcome,
     Progress,
     Shared,
-    _ask,
-    _Failed,
+    ask,
     ask_wave,
     record_failure,
 )
@@ -215,12 +217,9 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
     decision point: ``auto`` takes the recommended choice (a NEXT event says it was taken
     automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the person;
     else the run stops there, waiting (``Result.waiting``)."""
-    from cascade.turns import model as seam
-
     progress = progress or Progress()
     result = Result()
-    budget = Budget(settings)
-    semaphore = asyncio.Semaphore(settings.concurrency)
+    shared = Shared(settings, progress)
     lock = asyncio.Lock()
     cache = ReplyCache(cache_dir(d.root))
     source: SourceText | None = None
@@ -305,8 +304,8 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                 imported = True
                 await _import_if_needed(requests, registry, rule_model, rule_models, settings)
             ids = [run.messages]  # the last message id's number: the wave's replies go on
-            tasks = [_turn(d, req, registry.get(req.alias), settings, budget, semaphore, lock,
-                           cache, progress, seam, revision, rule_model, rule_models, source,
+            tasks = [_turn(d, req, registry.get(req.alias), settings, shared, lock, cache,
+                           revision, rule_model, rule_models, source,
                            ids, batch) for req in requests]
             outcomes = await asyncio.gather(*tasks)
             progress.settle()  # the step's line stays; a table or the next step goes below
@@ -409,9 +408,9 @@ async def _import_if_needed(requests, registry, rule_model, rule_models, setting
         await asyncio.to_thread(litellm_module)
 
 
-async def _turn(d: Discussion, request: Request, persona, settings: Settings, budget: Budget,
-                semaphore: asyncio.Semaphore, lock: asyncio.Lock, cache: ReplyCache,
-                progress: Progress, seam, revision: str | None, rule_model, rule_models,
+async def _turn(d: Discussion, request: Request, persona, settings: Settings, shared: Shared,
+                lock: asyncio.Lock, cache: ReplyCache, revision: str | None, rule_model,
+                rule_models,
                 source, ids: list[int], batch: bool = False) -> Outcome:
     from cascade.protocol.prompt import build_step_prompt, reply_shape
 
@@ -426,7 +425,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
     out.step = request.step.title  # type: ignore[attr-defined]
     out.round = request.round  # type: ignore[attr-defined]
     started = time.monotonic()
-    progress.start(out)
+    shared.progress.start(out)
     key = prompt_key(persona.alias, model, prompt.messages)
     hit = cache.get(key)
     reply: Reply | None = None
@@ -438,11 +437,10 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
             out.completion_tokens = hit.get("completion_tokens") or 0
             out.cost = hit.get("cost")
         else:
-            reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
-                               progress, seam, cache, key, fallbacks=fallbacks,
-                               shape=reply_shape(request))
+            reply = await ask(Call(out, prompt.messages, key, fallbacks, reply_shape(request)),
+                              model, settings, shared, cache)
             out.status = "ok"
-    except _Failed as failure:
+    except Failed as failure:
         if request.step.fallback and not failure.skipped and str(failure).startswith(
                 "unparseable"):  # the step's deterministic fallback stands in (seed 003)
             reply = Reply(request.step.fallback.replace("{topic}", d.title))
@@ -501,7 +499,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                 out.status, out.error = "failed", f"not written: {exc.strerror}"
                 out.os_error = exc
     out.seconds = time.monotonic() - started
-    progress.finish(out)
+    shared.progress.finish(out)
     return out
 
 

@@ -104,11 +104,9 @@ async def _run_one(d: Discussion, pending: Pending, prompt: Prompt, model: str,
                    settings: Settings, shared: tuple[ReplyCache, Shared],
                    write_lock: asyncio.Lock, revision: str | None,
                    outcomes: list[Outcome]) -> Outcome:
-    from cascade.turns import model as seam
-
     persona = pending.persona
     cache, run = shared
-    budget, semaphore, progress = run.budget, run.semaphore, run.progress
+    progress = run.progress
     out = Outcome(persona, d.path, model=model, redactions=prompt.redactions,
                   notes=prompt.notes)
     outcomes.append(out)
@@ -125,12 +123,11 @@ async def _run_one(d: Discussion, pending: Pending, prompt: Prompt, model: str,
             out.model = hit.get("model", model)
             usage = {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
         else:
-            reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
-                               progress, seam, cache, key)
+            reply = await ask(Call(out, prompt.messages, key), model, settings, run, cache)
             out.status = "ok"
             usage = {"prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
                      "cost": out.cost}
-    except _Failed as failure:
+    except Failed as failure:
         out.status = "failed" if not failure.skipped else "skipped"
         out.error = str(failure)
     except ReplyError as exc:  # a cached reply that no longer parses: treat as a miss next time
@@ -189,22 +186,41 @@ def record_failure(d: Discussion, persona: Persona, revision: str | None, why: s
     return True
 
 
-class _Failed(Exception):
+class Failed(Exception):
+    """A reply not had: the model failed, or its reply could not be read twice; ``skipped``:
+    not asked at all (the run's budget was spent)."""
+
     def __init__(self, reason: str, skipped: bool = False) -> None:
         super().__init__(reason)
         self.skipped = skipped
 
 
-async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, settings: Settings,
-               budget: Budget, semaphore: asyncio.Semaphore, progress: Progress, seam,
-               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None,
-               shape: str = TURN_SHAPE) -> Reply:
-    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask,
-    which restates the reply's form, ``shape`` (the one the request asked for)."""
+@dataclass
+class Call:
+    """One reply to ask for: its outcome (charged and shown as it goes), the messages, the
+    key its reply is cached under, the models to try after the first, and the reply's form."""
+
+    out: Outcome
+    messages: list[dict[str, str]]
+    key: str
+    fallbacks: Sequence[str] | None = None
+    shape: str = TURN_SHAPE
+
+
+async def ask(call: Call, model: str, settings: Settings, shared: Shared,
+              cache: ReplyCache) -> Reply:
+    """Ask ``model`` (then the call's fallbacks, then CASCADE_FALLBACK_MODELS) within the
+    run's budget; one repair re-ask, which restates the reply's form (the one asked for).
+    Raises ``Failed``."""
+    from cascade.turns import model as seam  # the model seam: off every path that asks none
+
+    out, messages, key, fallbacks, shape = (call.out, call.messages, call.key, call.fallbacks,
+                                            call.shape)
+    budget, semaphore, progress = shared.budget, shared.semaphore, shared.progress
     async def call(msgs: list[dict[str, str]]):
         stop = budget.exhausted()
         if stop:
-            raise _Failed(f"not asked: {stop}", skipped=True)
+            raise Failed(f"not asked: {stop}", skipped=True)
         budget.calls += 1
         out.calls += 1
         async with semaphore:
@@ -215,7 +231,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
                     **({"on_text": lambda text: progress.stream(out, text)}
                        if getattr(progress, "wants_stream", False) else {}))
             except seam.ModelError as exc:
-                raise _Failed(str(exc)) from None
+                raise Failed(str(exc)) from None
         budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
         out.model = done.model
         out.prompt_tokens += done.prompt_tokens
@@ -231,7 +247,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
     def parse(text: str) -> Reply:
         refused = too_large(text, settings.reply_tokens)  # bounded before it is read at all
         if refused:
-            raise _Failed(refused)
+            raise Failed(refused)
         return parse_reply(text, reply_tokens=settings.reply_tokens)
 
     first = await call(messages)
@@ -248,7 +264,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
     try:
         reply = parse(second.text)
     except ReplyError as exc:
-        raise _Failed(f"unparseable reply twice ({reason}; then {exc})") from None
+        raise Failed(f"unparseable reply twice ({reason}; then {exc})") from None
     remember(second.text, second.model)
     return reply
 
