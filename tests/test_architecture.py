@@ -55,7 +55,7 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.protocol.spec:parse_steps", "cascade.turns.model:_classify",
     "cascade.turns.openai_http:_streamed",
     "cascade.turns.openai_http:chat", 
-    "cascade.turns.redact:_assigned", "cascade.turns.runner:_run_one",
+    "cascade.turns.redact:_assigned",
 ]
 KNOWN_LONG = [  # to be split
     "cascade.ledger.state",

@@ -100,75 +100,96 @@ class Progress:
     def close(self) -> None: ...
 
 
-async def _run_one(d: Discussion, pending: Pending, prompt: Prompt, model: str,
-                   settings: Settings, shared: tuple[ReplyCache, Shared],
-                   write_lock: asyncio.Lock, revision: str | None,
-                   outcomes: list[Outcome]) -> Outcome:
+@dataclass
+class _Wave:
+    """One ledger's wave: what its turns share."""
+
+    d: Discussion
+    settings: Settings
+    cache: ReplyCache
+    shared: Shared
+    revision: str | None  # the document's revision the turns review
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one append at a time
+    outcomes: list[Outcome] = field(default_factory=list)  # in the order asked
+
+
+async def _run_one(wave: _Wave, pending: Pending, prompt: Prompt, model: str) -> Outcome:
     persona = pending.persona
-    cache, run = shared
-    progress = run.progress
-    out = Outcome(persona, d.path, model=model, redactions=prompt.redactions,
+    progress = wave.shared.progress
+    out = Outcome(persona, wave.d.path, model=model, redactions=prompt.redactions,
                   notes=prompt.notes)
-    outcomes.append(out)
+    wave.outcomes.append(out)
     started = time.monotonic()
     progress.start(out)
-    key = prompt_key(persona.alias, model, prompt.messages)
-    reply: Reply | None = None
-    usage: dict = {}
+    reply, usage = await _reply(wave, out, prompt, model)
+    if reply is not None:
+        await _append(wave, out, reply, usage, prompt.seen)
+    elif out.status in ("failed", "skipped"):
+        async with wave.lock:
+            record_failure(wave.d, persona, wave.revision, out.error)
+    out.seconds = time.monotonic() - started
+    progress.finish(out)
+    return out
+
+
+async def _reply(wave: _Wave, out: Outcome, prompt: Prompt,
+                 model: str) -> tuple[Reply | None, dict]:
+    """The reply from the cache, else asked for; its usage. None: failed (``out`` says why)."""
+    settings, cache = wave.settings, wave.cache
+    key = prompt_key(out.persona.alias, model, prompt.messages)
     hit = cache.get(key)
     try:
         if hit is not None:
             reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
             out.status = "cached"
             out.model = hit.get("model", model)
-            usage = {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
-        else:
-            reply = await ask(Call(out, prompt.messages, key), model, settings, run, cache)
-            out.status = "ok"
-            usage = {"prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
-                     "cost": out.cost}
+            return reply, {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
+        reply = await ask(Call(out, prompt.messages, key), model, settings, wave.shared, cache)
+        out.status = "ok"
+        return reply, {"prompt_tokens": out.prompt_tokens,
+                       "completion_tokens": out.completion_tokens, "cost": out.cost}
     except Failed as failure:
         out.status = "failed" if not failure.skipped else "skipped"
         out.error = str(failure)
     except ReplyError as exc:  # a cached reply that no longer parses: treat as a miss next time
         out.status = "failed"
         out.error = f"unparseable cached reply: {exc}"
-    if reply is not None:
-        out.vote = reply.vote if persona.votes else None
-        # The reply's own cost, also when it came from the cache (paid once, recorded alike).
-        provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
-                      "completion_tokens": usage["completion_tokens"] or None,
-                      "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
-                      "revision": revision, "seen": prompt.seen}
-        if reply.sentinel:
-            provenance["sentinel"] = reply.sentinel
-            out.status = "no-response" if out.status != "cached" else out.status
-        if reply.cut:  # over its budget: cut, with a note in the block; its vote is dropped
-            provenance["cut"] = reply.cut
-            out.notes = [*out.notes, (f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
-                                      f"over the {settings.reply_tokens:,}-token reply budget; "
-                                      "its vote was dropped")]
-        body = reply.comment if not reply.sentinel else "_No comment._"
-        async with write_lock:
-            try:
-                d.add_comment(persona.name, body, out.vote, provenance=provenance,
-                              untrusted=True)
-                d.save()
-            except CascadeError as exc:
-                d.discard()
-                out.status = "failed"
-                out.error = f"not written: {exc}"
-            except OSError as exc:  # a full disk, a size limit: reported once, after the others
-                d.discard()
-                out.status = "failed"
-                out.error = f"not written: {exc.strerror}"
-                out.os_error = exc
-    elif out.status in ("failed", "skipped"):
-        async with write_lock:
-            record_failure(d, persona, revision, out.error)
-    out.seconds = time.monotonic() - started
-    progress.finish(out)
-    return out
+    return None, {}
+
+
+async def _append(wave: _Wave, out: Outcome, reply: Reply, usage: dict,
+                  seen: str | None) -> None:
+    """Append the reply as one whole block, with its provenance; a write that fails is the
+    turn's failure (a full disk: reported once, after the others)."""
+    persona, d, settings = out.persona, wave.d, wave.settings
+    out.vote = reply.vote if persona.votes else None
+    # The reply's own cost, also when it came from the cache (paid once, recorded alike).
+    provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
+                  "completion_tokens": usage["completion_tokens"] or None,
+                  "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
+                  "revision": wave.revision, "seen": seen}
+    if reply.sentinel:
+        provenance["sentinel"] = reply.sentinel
+        out.status = "no-response" if out.status != "cached" else out.status
+    if reply.cut:  # over its budget: cut, with a note in the block; its vote is dropped
+        provenance["cut"] = reply.cut
+        out.notes = [*out.notes, (f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
+                                  f"over the {settings.reply_tokens:,}-token reply budget; "
+                                  "its vote was dropped")]
+    body = reply.comment if not reply.sentinel else "_No comment._"
+    async with wave.lock:
+        try:
+            d.add_comment(persona.name, body, out.vote, provenance=provenance, untrusted=True)
+            d.save()
+        except CascadeError as exc:
+            d.discard()
+            out.status = "failed"
+            out.error = f"not written: {exc}"
+        except OSError as exc:
+            d.discard()
+            out.status = "failed"
+            out.error = f"not written: {exc.strerror}"
+            out.os_error = exc
 
 
 def record_failure(d: Discussion, persona: Persona, revision: str | None, why: str) -> bool:
@@ -301,8 +322,6 @@ async def ask_wave(d: Discussion, pending: Sequence[Pending], settings: Settings
         # hold up every other); a wave served from the cache, or whose models are all asked
         # over plain HTTP (openai/...), never imports it.
         await asyncio.to_thread(litellm_module)
-    lock = asyncio.Lock()
-    outcomes: list[Outcome] = []
-    await asyncio.gather(*(_run_one(d, one, prompt, model, settings, (cache, shared), lock,
-                                    revision, outcomes) for one, prompt, model in planned))
-    return outcomes  # in the order asked: each is listed before its first wait
+    wave = _Wave(d, settings, cache, shared, revision)
+    await asyncio.gather(*(_run_one(wave, one, prompt, model) for one, prompt, model in planned))
+    return wave.outcomes  # in the order asked: each is listed before its first wait
