@@ -57,11 +57,11 @@ class Runner:
         from cascade.loop.governance import recorded_revision
         from cascade.protocol.engine import next_wave
         from cascade.protocol.pending import Pending, requested_turns
-        from cascade.turns.runner import Job, run
+        from cascade.protocol.run import run
 
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
-            if d.protocol.steps is not None:
+            if d.protocol.stepped is not None:
                 if participants:
                     raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not "
                                        "by name: use Runner().run(discussion)", d.path)
@@ -73,10 +73,9 @@ class Runner:
             if not pending:
                 return []
             rule = _rule(d)
-            job = Job(d, pending, source_data=recorded_revision(d),
-                      rule_model=rule.model if rule else None)
-            run([job], self.settings, progress)
-            return [_reply(d, o) for o in job.outcomes]
+            done = run(d, self.settings, progress, pending=pending,
+                       source_data=recorded_revision(d), rule_model=rule.model if rule else None)
+            return [_reply(d, o) for o in done.outcomes]
 
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person
@@ -87,7 +86,7 @@ class Runner:
 
         with _writing(discussion) as d:
             d.current_phase
-            if d.protocol.steps is None:
+            if d.protocol.stepped is None:
                 return self.run_turn(d, progress=progress)
             from cascade.protocol.run import run
 

@@ -108,15 +108,31 @@ def test_persona_name_clash(tmp_path):
 
 def test_bundled_protocols():
     phased = load_protocol("phased", None)
-    assert phased.phase_ids() == ["initial_feedback", "detailed_review", "consensus_vote"]
-    assert [p.voting_mode for p in phased.phases] == [False, False, True]
-    assert phased.first.auto_trigger == "all_mentioned_responded"
-    assert [p.next for p in phased.phases] == ["detailed_review", "consensus_vote", None]
+    ids = ["initial_feedback", "detailed_review", "consensus_vote"]
+    assert phased.phase_ids() == ids and phased.first_phase == "initial_feedback"
+    assert [phased.votes_count_in(p) for p in ids] == [False, False, True]
+    assert [s.advance for s in phased.steps.steps] == ["all_mentioned_responded", None, None]
+    assert [phased.next_phase(p) for p in ids] == ["detailed_review", "consensus_vote", None]
     review = load_protocol("review", None)
-    assert review.phase_ids() == ["review"] and review.first.voting_mode
+    assert review.phase_ids() == ["review"] and review.votes_count_in("review")
+    assert review.next_phase("review") is None
 
 
 PROTOCOL_OK = """name: mine
+planner: respond
+roles:
+  - {id: participant, from: participants}
+steps:
+  - id: one
+    role: participant
+    fields: {vote: [READY, CHANGES, REJECT]}
+  - id: two
+    role: participant
+    confirm: true
+    fields: {vote: [READY, CHANGES, REJECT]}
+"""
+# the form protocols were once written in: refused, told to write steps
+PHASES = """name: mine
 phases:
   - id: one
     voting_mode: false
@@ -124,25 +140,22 @@ phases:
   - id: two
     voting_mode: true
 """
+REFUSED = "'phases:' is not read: write the protocol as 'steps:' (each step a phase, as in " \
+    "protocols/phased.yml)"
 
 
 @pytest.mark.parametrize("text, message, line", [
-    (PROTOCOL_OK.replace("next: two", "next: three"), "unknown next phase 'three'", 5),
-    (PROTOCOL_OK.replace("voting_mode: true", "voting_mode: yes please"), "voting_mode must be", 7),
-    (PROTOCOL_OK + "    auto_trigger: whenever\n", "unknown auto_trigger 'whenever'", 8),
-    (PROTOCOL_OK + "    colour: red\n", "unknown phase key 'colour'", 8),
-    (PROTOCOL_OK.replace("id: two", "id: one"), "duplicate phase id 'one'", 6),
-    ("name: x\nphases: []\n", "non-empty list", 2),
-    ("name: x\nphases: [{id: a}]\nmax_rounds: 0\n", "max_rounds", 3),
-    (PROTOCOL_OK.replace("next: two", "next: [two]"), "next must be a phase id or null", 5),
-    (PROTOCOL_OK.replace("next: two", "next: 2"), "next must be a phase id or null", 5),
+    (PHASES, REFUSED, 2),
+    ("name: x\nphases: []\n", REFUSED, 2),
+    ("# notes\nname: x\nsteps: []\nphases: [{id: a}]\n", REFUSED, 4),
     (PROTOCOL_OK.replace("name: mine", "name: theirs"), "does not match the file name", 1),
     (PROTOCOL_OK.replace("name: mine", "name: [mine]"), "protocol 'name' must be a string", 1),
-    (PROTOCOL_OK + "max_rounds: true\n", "max_rounds must be a positive whole number", 8),
-    ("name: mine\nphases:\n  - id: one\n  - two\n", "phase must be a mapping", 4),
-    ("name: mine\nphases:\n  - id: [one]\n", "phase 'id' must be a string", 3),
-    ("name: mine\nphases:\n  - title: One\n", "phase is missing 'id'", 3),
-    ("name: mine\nphases:\n  - id: ''\n", "phase is missing 'id'", 3),
+    (PROTOCOL_OK + "max_rounds: 2\n", "unknown protocol key 'max_rounds'", 13),
+    (PROTOCOL_OK + "  - two\n", "step must be a mapping", 13),
+    (PROTOCOL_OK.replace("id: one", "id: [one]"), "step 'id' must be a string", 6),
+    (PROTOCOL_OK.replace("  - id: one\n", "  - title: One\n"), "step is missing 'id'", 6),
+    (PROTOCOL_OK.replace("name: mine\n", ""), "protocol is missing 'name'", 1),
+    (PROTOCOL_OK.split("steps:")[0], "protocol is missing 'steps'", 1),
     ("[name, phases]\n", "protocol must be a mapping", 1),
     ("", "protocol must be a mapping", 1),
 ])
@@ -181,19 +194,25 @@ steps:
 """
 
 
-def test_a_respond_protocol_written_as_steps_is_read_as_its_phases(tmp_path):
-    """The older form and the step form of one protocol read alike: each step a phase, in
-    order; confirm -- its votes count; advance -- its trigger; the last step: no next."""
+def test_a_respond_protocol_is_read_as_steps_that_are_its_phases(tmp_path):
+    """Each step a phase, in order; confirm -- its votes count; advance -- its trigger; the
+    last step: no next. One role, from the rule's participants; each step asks a vote; the
+    outcome counts thresholds."""
     path = tmp_path / "mine.yml"
     path.write_text(RESPOND_OK)
-    steps = load_protocol_file(path)
-    path.write_text(PROTOCOL_OK.replace("next: two", "next: two\n    auto_trigger: "
-                                        "all_mentioned_responded").replace(
-        "    voting_mode: true\n", "    title: Two\n    voting_mode: true\n    instructions: Vote.\n")
-        + "max_rounds: 2\n")
-    phases = load_protocol_file(path)
-    assert steps.phases == phases.phases
-    assert (steps.max_rounds, steps.planner, steps.steps) == (2, "respond", None)
+    protocol = load_protocol_file(path)
+    steps = protocol.steps
+    assert (protocol.max_rounds, protocol.planner, protocol.stepped) == (2, "respond", None)
+    assert protocol.phase_ids() == ["one", "two"] and steps.phased
+    assert [(s.id, s.title, s.instructions, s.confirm, s.advance) for s in steps.steps] == [
+        ("one", "one", "", False, "all_mentioned_responded"), ("two", "Two", "Vote.", True, None)]
+    assert [protocol.next_phase(p) for p in ("one", "two")] == ["two", None]
+    assert [protocol.votes_count_in(p) for p in ("one", "two")] == [False, True]
+    assert [(r.id, r.source, r.fixed) for r in steps.roles] == [("participant", "participants",
+                                                                 False)]
+    assert {(f.name, f.choices) for s in steps.steps for f in s.fields} == {
+        ("vote", ("READY", "CHANGES", "REJECT"))}
+    assert steps.outcome.name == "thresholds"
 
 
 def test_the_bundled_respond_protocols_are_written_as_steps():
@@ -268,12 +287,23 @@ phases:
 
 @pytest.mark.parametrize("name", sorted(FORMER))
 def test_the_bundled_respond_protocols_read_as_they_did(tmp_path, name):
+    """The former form is refused at its ``phases:``; the steps mean what its phases meant."""
+    import yaml
+
     path = tmp_path / f"{name}.yml"
     path.write_text(FORMER[name])
-    former, now = load_protocol_file(path), load_protocol(name, None)
-    assert now.phases == former.phases
-    assert (now.name, now.title, now.description, now.max_rounds, now.planner, now.steps) == (
-        former.name, former.title, former.description, former.max_rounds, former.planner, None)
+    with pytest.raises(CascadeError) as info:
+        load_protocol_file(path)
+    assert info.value.message == REFUSED and info.value.line == FORMER[name].splitlines().index(
+        "phases:") + 1
+    former, now = yaml.safe_load(FORMER[name]), load_protocol(name, None)
+    assert [(p["id"], p["title"], p["instructions"].strip(), p["voting_mode"], p["auto_trigger"],
+             p["next"]) for p in former["phases"]] == [
+        (s.id, s.title, s.instructions, now.votes_count_in(s.id), s.advance,
+         now.next_phase(s.id)) for s in now.steps.steps]
+    assert (now.name, now.title, now.description, now.max_rounds, now.planner) == (
+        former["name"], former["title"], former["description"].strip(), former["max_rounds"],
+        "respond")
 
 
 @pytest.mark.parametrize("old, new, message, line", [
@@ -359,70 +389,16 @@ def test_bundled_folders_exist():
     assert isinstance(bundled("templates"), Path)
 
 
-# ---- next: every chain ends at a last phase ----------------------------------------------------
-
-CHAIN = """name: mine
-phases:
-  - id: a
-    next: b
-  - id: b
-    next: c
-  - id: c
-    next: null
-"""
-UNREACHED = """name: mine
-phases:
-  - id: a
-    next: null
-  - id: b
-    next: c
-  - id: c
-    next: b
-"""
-
-
-@pytest.mark.parametrize("text, line, message", [
-    (CHAIN.replace("next: b", "next: a"), 4, "phase 'a' -> 'a' is a cycle"),
-    (CHAIN.replace("next: null", "next: c"), 8, "phase 'c' -> 'c' is a cycle"),
-    (CHAIN.replace("next: null", "next: a"), 8, "phase 'c' -> 'a' -> 'b' -> 'c' is a cycle"),
-    (CHAIN.replace("next: null", "next: b"), 8, "phase 'c' -> 'b' -> 'c' is a cycle"),
-    (CHAIN.replace("next: c", "next: a"), 6, "phase 'b' -> 'a' -> 'b' is a cycle"),
-    # a cycle the first phase never reaches still costs whoever is moved into it
-    (UNREACHED, 8, "phase 'c' -> 'b' -> 'c' is a cycle"),
-])
-def test_protocol_cycles_are_refused(tmp_path, text, line, message):
-    path = tmp_path / "mine.yml"
-    path.write_text(text)
-    with pytest.raises(CascadeError) as info:
-        load_protocol_file(path)
-    assert info.value.message.startswith(message + ": a phase's next must lead to a last phase")
-    assert info.value.line == line
-    assert str(info.value) == f"{info.value.path}:{line}: {info.value.message}"
-
-
-def test_chains_that_end_are_accepted(tmp_path):
-    path = tmp_path / "mine.yml"
-    # two phases lead to one last phase; a phase no chain reaches is fine too
-    path.write_text(CHAIN.replace("next: b", "next: c") + "  - id: d\n    next: c\n")
-    assert [p.next for p in load_protocol_file(path).phases] == ["c", "c", None, "c"]
-
-
 def _ends(protocol) -> bool:
-    """Whether a loaded protocol can conclude: a protocol of phases reaches a last phase
-    (``next: null``) from its first; a step protocol has steps, rounds within 1 <= min <=
-    max, and a registered exit rule and outcome rule (its one phase is the whole discussion:
-    ``next`` says nothing about it)."""
+    """Whether a loaded protocol can conclude: it has steps, rounds within 1 <= min <= max,
+    and a registered exit rule and outcome rule; a protocol whose steps are phases reaches
+    its last phase, and the last does not advance."""
     from cascade.protocol import registry
 
-    if protocol.steps is None:
-        phase, seen = protocol.first, set()
-        while phase.next is not None:
-            if phase.id in seen:
-                return False
-            seen.add(phase.id)
-            phase = protocol.get(phase.next)
-        return True
     steps = protocol.steps
+    if steps.phased and (not steps.steps or steps.steps[-1].advance is not None
+                         or steps.planner not in registry.PLANNERS):
+        return False
     return (bool(steps.steps) and 1 <= steps.rounds.min <= steps.rounds.max
             and steps.rounds.exit in registry.EXIT_RULES
             and steps.outcome in registry.OUTCOME_RULES)
@@ -438,16 +414,16 @@ def test_every_bundled_protocol_loads():
     for path in found:
         protocol = load_protocol_file(path)
         assert protocol.name == path.stem
-        assert ("steps" if protocol.steps is not None else "phases") == BUNDLED[path.stem]
+        assert ("phases" if protocol.steps.phased else "steps") == BUNDLED[path.stem]
         assert _ends(protocol), path.name
 
 
-def _cycle(protocol):
+def _last_advances(protocol):
     import dataclasses
 
-    a, b = protocol.phases[0], protocol.phases[1]
-    return dataclasses.replace(protocol, phases=(dataclasses.replace(a, next=b.id),
-                                                 dataclasses.replace(b, next=a.id)))
+    *first, last = protocol.steps.steps
+    return dataclasses.replace(protocol, steps=dataclasses.replace(protocol.steps, steps=(
+        *first, dataclasses.replace(last, advance="consensus"))))
 
 
 def _steps(name: str, **change):
@@ -461,7 +437,7 @@ def _steps(name: str, **change):
 
 
 @pytest.mark.parametrize("make", [
-    lambda: _cycle(load_protocol("phased", None)),  # initial_feedback <-> detailed_review
+    lambda: _last_advances(load_protocol("phased", None)),  # past consensus_vote: nowhere
     lambda: _steps("pcs", exit="whenever"),
     lambda: _steps("council", outcome="coin"),
     lambda: _steps("roundtable", min=4, max=3),

@@ -27,7 +27,8 @@ RULE = """\
 """
 PERSONA_OK = ("name: AI-Architect\nalias: architect\nrole: Architect\npersonality: calm\n"
               "type: voting\n")
-PROTOCOL_OK = """\
+# The protocol as it was once written (``phases:``): refused, told to write steps
+PROTOCOL_PHASES = """\
 name: loop
 phases:
   - id: a
@@ -38,8 +39,8 @@ phases:
     voting_mode: true
     next: null
 """
-# The same protocol written as steps (planner: respond): each step a phase, in order
-PROTOCOL_STEPS = """\
+# The protocol, written as steps (planner: respond): each step a phase, in order
+PROTOCOL_OK = """\
 name: loop
 planner: respond
 roles:
@@ -101,37 +102,33 @@ CASES = [
          ".cascade/personas/dup.yml", 1,
          "persona name 'AI-Security' is also used by the bundled persona 'security'"),
     # protocols
-    Case("protocol-yaml", {PROTOCOL: "name: loop\nphases: [unclosed\n"}, PROTOCOL, 3,
+    Case("protocol-yaml", {PROTOCOL: "name: loop\nsteps: [unclosed\n"}, PROTOCOL, 3,
          "invalid YAML"),
     Case("protocol-list", {PROTOCOL: "- a\n"}, PROTOCOL, 1, "protocol must be a mapping"),
     Case("protocol-scalar", {PROTOCOL: "loop\n"}, PROTOCOL, 1, "protocol must be a mapping"),
-    Case("protocol-key", {PROTOCOL: PROTOCOL_OK + "colour: red\n"}, PROTOCOL, 10,
+    Case("protocol-key", {PROTOCOL: PROTOCOL_OK + "colour: red\n"}, PROTOCOL, 14,
          "unknown protocol key 'colour'"),
+    Case("protocol-phases", {PROTOCOL: PROTOCOL_PHASES}, PROTOCOL, 2,
+         "'phases:' is not read: write the protocol as 'steps:' (each step a phase, as in "
+         "protocols/phased.yml)"),
     Case("protocol-phases-scalar", {PROTOCOL: "name: loop\nphases: many\n"}, PROTOCOL, 2,
-         "protocol 'phases' must be a non-empty list"),
-    Case("protocol-phase-scalar", {PROTOCOL: "name: loop\nphases:\n  - id: a\n  - b\n"},
-         PROTOCOL, 4, "phase must be a mapping"),
-    Case("protocol-phase-key", {PROTOCOL: PROTOCOL_OK.replace("    next: null",
-                                                              "    colour: red")},
-         PROTOCOL, 9, "unknown phase key 'colour'"),
-    Case("protocol-voting-type", {PROTOCOL: PROTOCOL_OK.replace("voting_mode: true",
-                                                                "voting_mode: sometimes")},
-         PROTOCOL, 8, "voting_mode must be true or false"),
-    Case("protocol-next-type", {PROTOCOL: PROTOCOL_OK.replace("next: b", "next: [b]")},
-         PROTOCOL, 6, "phase 'a': next must be a phase id or null"),
-    Case("protocol-next-unknown", {PROTOCOL: PROTOCOL_OK.replace("next: b", "next: c")},
-         PROTOCOL, 6, "phase 'a' names an unknown next phase 'c'"),
-    Case("protocol-cycle", {PROTOCOL: PROTOCOL_OK.replace("next: null", "next: a")}, PROTOCOL, 9,
-         "phase 'b' -> 'a' -> 'b' is a cycle: a phase's next must lead to a last phase"),
-    Case("protocol-self", {PROTOCOL: PROTOCOL_OK.replace("next: b", "next: a")}, PROTOCOL, 6,
-         "phase 'a' -> 'a' is a cycle: a phase's next must lead to a last phase"),
-    Case("protocol-max-rounds", {PROTOCOL: PROTOCOL_OK + "max_rounds: true\n"}, PROTOCOL, 10,
-         "max_rounds must be a positive whole number"),
+         "'phases:' is not read: write the protocol as 'steps:'"),
+    Case("protocol-steps-scalar", {PROTOCOL: PROTOCOL_OK.split("steps:")[0] + "steps: many\n"},
+         PROTOCOL, 5, "protocol 'steps' must be a non-empty list"),
+    Case("protocol-step-scalar", {PROTOCOL: PROTOCOL_OK + "  - b\n"}, PROTOCOL, 14,
+         "step must be a mapping"),
+    Case("protocol-confirm-type", {PROTOCOL: PROTOCOL_OK.replace("confirm: true",
+                                                                 "confirm: sometimes")},
+         PROTOCOL, 12, "step 'b': confirm must be true or false"),
+    Case("protocol-last-advances", {PROTOCOL: PROTOCOL_OK + "    advance: consensus\n"},
+         PROTOCOL, 5, "step 'b' is the last: there is no step to advance to"),
+    Case("protocol-max-rounds", {PROTOCOL: PROTOCOL_OK + "rounds: {max: true}\n"}, PROTOCOL, 14,
+         "rounds max must be a positive whole number"),
     Case("protocol-name", {PROTOCOL: PROTOCOL_OK.replace("name: loop", "name: other")},
          PROTOCOL, 1, "protocol name 'other' does not match the file name 'loop.yml'"),
-    Case("protocol-step-key", {PROTOCOL: PROTOCOL_STEPS + "    words: 80\n"}, PROTOCOL, 14,
+    Case("protocol-step-key", {PROTOCOL: PROTOCOL_OK + "    words: 80\n"}, PROTOCOL, 14,
          "unknown step key 'words'"),
-    Case("protocol-step-advance", {PROTOCOL: PROTOCOL_STEPS.replace(
+    Case("protocol-step-advance", {PROTOCOL: PROTOCOL_OK.replace(
         "advance: all_mentioned_responded", "advance: soon")}, PROTOCOL, 9,
          "step 'a': unknown advance 'soon'"),
     # rule presets (extends: in .ai-rules.yml)
@@ -239,10 +236,12 @@ def test_config_error_names_its_file_and_line(env, cli, fake_llm, mode, case):
 
 
 @pytest.mark.parametrize("text, line, message", [
-    (PROTOCOL_OK.replace("next: null", "next: a"), 9, "phase 'b' -> 'a' -> 'b' is a cycle"),
-    (PROTOCOL_OK.replace("next: b", "next: a"), 6, "phase 'a' -> 'a' is a cycle"),
+    (PROTOCOL_PHASES, 2, "'phases:' is not read: write the protocol as 'steps:'"),
+    (PROTOCOL_OK + "    advance: consensus\n", 5,
+     "step 'b' is the last: there is no step to advance to"),
 ])
-def test_protocol_cycle_is_refused_by_the_real_hook(env, fake_llm, text, line, message):
+def test_a_protocol_that_cannot_run_is_refused_by_the_real_hook(env, fake_llm, text, line,
+                                                                 message):
     repo = env
     write(repo, {PROTOCOL: text})
     git(repo, "add", DOC)

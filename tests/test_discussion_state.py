@@ -142,7 +142,7 @@ def test_votes_reset_at_each_phase_transition(make) -> None:
 def test_phase(make, text: str, phase: str) -> None:
     d = make(text)
     assert d.phase == phase
-    assert d.current_phase.id == phase
+    assert d.current_phase == phase
 
 
 def test_transition_without_target_keeps_votes(make) -> None:

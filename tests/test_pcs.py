@@ -352,7 +352,8 @@ def test_turn_on_a_step_protocol_runs_its_steps(repo, cli, panel, fake_llm, monk
 def test_a_phase_protocol_names_a_registered_planner(repo, cli):
     (repo / ".cascade/protocols").mkdir(parents=True)
     (repo / ".cascade/protocols/mine.yml").write_text(
-        "name: mine\nplanner: loudest\nphases:\n  - {id: talk, next: null}\n")
+        "name: mine\nplanner: loudest\nroles:\n  - {id: participant, from: participants}\n"
+        "steps:\n  - {id: talk, role: participant, fields: {vote: [READY, CHANGES, REJECT]}}\n")
     code, _, err = cli("plan", "--protocol", "mine")
     assert code == 2 and "mine.yml:2: unknown planner 'loudest' (known: respond)" in err
 

@@ -16,10 +16,10 @@ def advance(path: str, to: str | None) -> int:
 def _advance(d, to: str | None) -> int:
     phase = d.current_phase
     shown = display_path(d.path)
-    if to is not None and to == phase.id:
-        print(f"Already in phase {phase.id}: nothing appended to {shown}.")
+    if to is not None and to == phase:
+        print(f"Already in phase {phase}: nothing appended to {shown}.")
         return 0
-    if to is None and phase.next is None:
+    if to is None and d.protocol.next_phase(phase) is None:
         # The last phase: closing records the outcome, once there is consensus.
         result = d.consensus_result
         recorded = _recorded_outcome(d)
@@ -29,7 +29,7 @@ def _advance(d, to: str | None) -> int:
                   f"nothing appended to {shown}.")
             return 0
         if not result.reached:
-            raise CascadeError(f"phase {phase.id!r} is the last phase and there is no consensus "
+            raise CascadeError(f"phase {phase!r} is the last phase and there is no consensus "
                                f"yet ({result.reason})", d.path, exit_code=1)
         if d.record_outcome(result.outcome or "READY"):
             d.save()

@@ -44,7 +44,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         refuse_outside(root, output, "the ledger")
     Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
     proto = load_protocol(protocol, root)
-    steps = proto.steps
+    steps = proto.stepped
     given = {k: v for k, v in options.items() if v is not None}
     from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
 
@@ -58,7 +58,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     options = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
                       chosen.get("tier"), rounds)
     if rounds is not None:
-        top = most_rounds(proto.steps, options) if steps else proto.max_rounds
+        top = most_rounds(proto.stepped, options) if steps else proto.max_rounds
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
     if steps is not None:  # as the discussion will run them (the header records the options)
@@ -161,7 +161,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
     from cascade.turns.settings import Settings
 
-    if d.protocol.steps is None:
+    if d.protocol.stepped is None:
         from cascade.commands.turn import turn
 
         return turn(str(d.path), [])

@@ -172,7 +172,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
         d = Discussion.load(root / data["ledger"], root=root, authority=auth)
     protocol = load_protocol(rule.protocol, root)
     data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
-                        "current": d.phase if d is not None else protocol.first.id}
+                        "current": d.phase if d is not None else protocol.first_phase}
     personas = load_personas(root)
     settings = _settings()
     data["participants"] = [_participant(personas.get(alias), rule, settings)
@@ -200,7 +200,7 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
            personas) -> dict[str, Any]:
     """What the next review (the hook, on a commit of the document as it is in the working
     tree) would ask: the turns pending once the hook recorded what it records."""
-    steps = load_protocol(rule.protocol, root).steps
+    steps = load_protocol(rule.protocol, root).stepped
     if steps is not None:  # a step protocol runs its rounds: the most it can ask
         return _step_calls(rule, specialize(steps, Options.of_rule(rule)))
     if not data["ledger_exists"]:
@@ -242,7 +242,7 @@ def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) 
         if d.header_differences():
             d.add_event(SETTINGS, "", rule=rule.name, **settings_fields(auth))
             if "protocol" in d.header_differences():
-                d.add_event(PHASE_TRANSITION, f"{d.phase} → {d.protocol.first.id}")
+                d.add_event(PHASE_TRANSITION, f"{d.phase} → {d.protocol.first_phase}")
                 why = "the rule's protocol differs from the ledger's: it starts again"
         text = _text(root, doc)
         if text is not None and doc is not None:

@@ -37,7 +37,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         proto = load_protocol(protocol, root)  # type: ignore[arg-type]
     registry = d.personas if d is not None else load_personas(root)
     settings = Settings.from_env()
-    steps = proto.steps
+    steps = proto.stepped
     out = [f"Protocol {proto.name} ({proto.title})"]
     from cascade.protocol.spec import Options, check_option, describe, specialize
 

@@ -91,7 +91,7 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
             target = shlex.quote(d.source or display_path(d.path))
             waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
                        "READY|REJECT --reason '...'")
-    files = artifact_paths(d.path, d.protocol.steps) if d.protocol.steps else [record_path(d.path)]
+    files = artifact_paths(d.path, d.protocol.stepped) if d.protocol.stepped else [record_path(d.path)]
     return {"protocol": d.protocol.name, "round": round_, "outcome": outcome,
             "waiting_for": waiting,
             "artifacts": [display_path(p) for p in files if p.is_file()]}
@@ -143,8 +143,9 @@ def _heading(d: Discussion) -> list[str]:
     """The discussion, its file, phase and status, the rule that governs it, and where its
     protocol's run stands."""
     phase = d.current_phase
+    title = d.protocol.phase_title(phase)
     out = [f"Discussion: {d.title}", f"File: {display_path(d.path)}",
-           f"Phase: {phase.id}" + (f" ({phase.title})" if phase.title != phase.id else ""),
+           f"Phase: {phase}" + (f" ({title})" if title != phase else ""),
            f"Status: {d.status}"]
     if d.authority.rule:
         out.append(f"Governed by: {d.authority.rule}")

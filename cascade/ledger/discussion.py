@@ -18,7 +18,7 @@ from typing import Any
 
 from cascade.config.personas import Personas, load_personas
 from cascade.config.protocols import (
-    DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Phase, Protocol, load_protocol,
+    DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol, load_protocol,
 )
 from cascade.atomic import atomic_write
 from cascade.config.yamlio import decode_utf8
@@ -143,7 +143,7 @@ class Discussion:
         fields += [
             ("Template", template),
             ("Protocol", proto.name),
-            ("Phase", proto.first.id),
+            ("Phase", proto.first_phase),
             ("Status", "OPEN"),
             *([("Participants", ", ".join(participants))] if participants else []),
             ("Consensus", f"threshold_ready={config.threshold_ready} "
@@ -198,7 +198,7 @@ class Discussion:
         self._first_phase = (start, settled, len(entries), entries[-1] if entries else None)
         if not new and start is None:
             return
-        first = self._protocol_named(self._protocol_name(ledger)).first.id
+        first = self._protocol_named(self._protocol_name(ledger)).first_phase
         for entry in (*settled, *new) if first != start else new:
             entry.phase = first
         self._first_phase = (first, [*settled, *new], *self._first_phase[2:])
@@ -314,7 +314,7 @@ class Discussion:
         """The registry's personas; for a protocol whose panel is generated, also the experts
         of the last panel its ledger records (cascade.protocol.panel)."""
         registry = load_personas(self.root)
-        steps = self.protocol.steps if self.header.protocol else None
+        steps = self.protocol.stepped if self.header.protocol else None
         if steps is None or not steps.generated:
             return registry
         ledger = self.ledger
@@ -377,9 +377,10 @@ class Discussion:
         return self.state.phase
 
     @property
-    def current_phase(self) -> Phase:
-        phase = self.protocol.get(self.phase)
-        if phase is None:
+    def current_phase(self) -> str:
+        """The phase the discussion is in; one its protocol does not have is an error."""
+        phase = self.phase
+        if not self.protocol.has_phase(phase):
             raise CascadeError(f"phase {self.phase!r} is not in protocol {self.protocol.name!r} "
                                f"({', '.join(self.protocol.phase_ids())})", self.path)
         return phase
@@ -500,25 +501,25 @@ class Discussion:
     def advance(self, to: str | None = None, trigger: str | None = None) -> str:
         """Append a phase transition; returns the new phase. Advancing to the phase the
         discussion is already in appends nothing (and returns it); phases only go forward.
-        ``trigger``: the phase's auto_trigger that moved it (recorded: derive checks it held)."""
+        ``trigger``: the phase's advance trigger that moved it (recorded: derive checks it held)."""
         protocol = self.protocol
         current = self.current_phase
         if to is None:
-            if current.next is None:
-                raise CascadeError(f"phase {current.id!r} is the last phase of protocol "
+            to = protocol.next_phase(current)
+            if to is None:
+                raise CascadeError(f"phase {current!r} is the last phase of protocol "
                                    f"{protocol.name!r}", self.path)
-            to = current.next
-        if protocol.get(to) is None:
+        if not protocol.has_phase(to):
             raise CascadeError(f"unknown phase {to!r} for protocol {protocol.name!r} "
                                f"(phases: {', '.join(protocol.phase_ids())})", self.path)
-        if to == current.id:
+        if to == current:
             return to  # already there: a second transition would only repeat the first
         order = protocol.phase_ids()
-        if order.index(to) < order.index(current.id):
-            raise CascadeError(f"phase {to!r} comes before {current.id!r}: phases only go "
+        if order.index(to) < order.index(current):
+            raise CascadeError(f"phase {to!r} comes before {current!r}: phases only go "
                                "forward (a new revision of the document asks the panel again)",
                                self.path)
-        self.add_event(PHASE_TRANSITION, f"{current.id} → {to}", trigger=trigger)
+        self.add_event(PHASE_TRANSITION, f"{current} → {to}", trigger=trigger)
         return to
 
     def record_outcome(self, outcome: str) -> bool:

@@ -251,14 +251,14 @@ class _Walk:
         self.ledger, self.authority, self.personas, self.protocol = (ledger, authority, personas,
                                                                       protocol)
         self.authors = authors
-        self.steps = getattr(protocol, "steps", None)
+        self.steps = protocol.stepped
         self.participants = {a.lower() for a in authority.participants}
         if self.steps is not None and self.steps.generated:  # the panel's experts vote
             from cascade.protocol.panel import panel_of
 
             panel = panel_of(ledger.entries)
             self.participants |= set(panel.aliases) if panel is not None else set()
-        self.phase = ledger.header.phase or protocol.first.id
+        self.phase = ledger.header.phase or protocol.first_phase
         self.status = (ledger.header.status or "OPEN").upper()
         self.revision: str | None = None
         self.reviewed: set[str] = set()  # revisions whose review holds for the current one
@@ -507,8 +507,7 @@ class _Walk:
         return decision, self._blocked(result, decision)
 
     def _voting(self) -> bool:
-        current = self.protocol.get(self.phase)
-        return current is None or current.voting_mode
+        return self.protocol.votes_count_in(self.phase)
 
     def _tally(self) -> _Tally:
         """The votes of the current segment, counted on from the last count when the
@@ -626,11 +625,11 @@ class _Walk:
                                        self.reviewed if self.revision is not None else None,
                                        advisory, self.ignored)
         if not self._voting() and run is None:
-            current = self.protocol.get(self.phase)
+            after = self.protocol.next_phase(self.phase)
             result.reached = False
             result.outcome = None
             result.reason = f"phase {self.phase} does not take votes" + (
-                f"; advance to {current.next}" if current.next else "")
+                f"; advance to {after}" if after else "")
         decisions = [dataclasses.replace(d) for d in self.decisions]
         decision, notes = _in_force(decisions, self.revision, self.reviewed,
                                     self.authority, self.authors)
@@ -735,7 +734,7 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     from cascade.protocol.engine import derive as derive_run, members_of
     from cascade.protocol.spec import Options
 
-    steps = protocol.steps
+    steps = protocol.stepped
     members, fixed = members_of(steps, authority.participants)
     run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
                      Options.of_header(ledger.header.extra), authority.consensus, skip=skip)

@@ -52,10 +52,11 @@ def _facts(d: Discussion) -> list[str]:
     """The list under the title: ledger, document, phase, status, consensus, decisions."""
     result = d.consensus_result
     phase = d.current_phase
+    title = d.protocol.phase_title(phase)
     out = [f"- Ledger: `{d.path.name}`"]
     if d.source:
         out.append(f"- Document: `{d.source}`")
-    out.append(f"- Phase: {phase.title} (`{phase.id}`)")
+    out.append(f"- Phase: {title} (`{phase}`)")
     out.append(f"- Status: {d.status}")
     counts = ", ".join(f"{k}: {v}" for k, v in result.counts.items())
     verdict = f"reached, {result.outcome}" if result.reached else f"not reached ({result.reason})"

@@ -53,7 +53,7 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
     result = state.result
     if not result.reached or result.outcome not in ("READY", "REJECT"):
         return None
-    if d.current_phase.next is not None:
+    if d.protocol.next_phase(d.current_phase) is not None:
         return None  # consensus in an earlier phase moves the discussion on, not closes it
     if data is not None:
         if state.source_revision != blob_id(data):

@@ -46,7 +46,6 @@ from cascade.protocol.record import artifact_paths
 from cascade.protocol.run import Stepped, run_all
 from cascade.safepath import first_link, refuse_links
 from cascade.turns.display import LineProgress, redaction_lines
-from cascade.turns.runner import Job
 from cascade.turns.settings import Settings
 
 
@@ -184,7 +183,7 @@ def create_ledger(root: Path, item: Item) -> Discussion:
     assert rule is not None and item.doc is not None
     path = root / item.ledger
     try:
-        steps = load_protocol(rule.protocol, root, where=rule.file).steps
+        steps = load_protocol(rule.protocol, root, where=rule.file).stepped
         d = Discussion.create(document_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(participants_of(rule, steps)),
                               protocol=rule.protocol, consensus=rule.consensus, root=root,
@@ -277,7 +276,7 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
         d.add_event(SETTINGS, "", rule=item.rule.name if item.rule else None,
                     **settings_fields(item.authority))
         if "protocol" in differs:  # the rule's protocol starts at its first phase
-            d.add_event(PHASE_TRANSITION, f"{_recorded_phase(d)} → {d.protocol.first.id}")
+            d.add_event(PHASE_TRANSITION, f"{_recorded_phase(d)} → {d.protocol.first_phase}")
         print(f"cascade: {item.ledger}: its header differs from {item.authority.where} in "
               f"{', '.join(differs)}: the rule decides; recorded its settings", file=out)
         item.appended += 1
@@ -470,33 +469,33 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
 
 
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
-    jobs: list[tuple[Item, Job]] = []
-    stepped: list[Item] = []  # step protocols (cascade.protocol): run to an outcome or a stop
+    due_now: list[tuple[Item, Stepped]] = []
     for item in items:
         d = item.discussion
         assert d is not None
         if not due(d):
             continue
-        if d.protocol.steps is not None:
-            stepped.append(item)
-            continue
-        jobs.append((item, Job(d, next_wave(d), source_data=item.doc_data,
-                               rule_model=item.rule.model if item.rule else None)))
-    if not jobs and not stepped:
+        # a protocol whose steps are phases asks one wave (its planner's); any other runs its
+        # steps to an outcome or a stop
+        wave = next_wave(d) if d.protocol.stepped is None else None
+        due_now.append((item, Stepped(d, item.doc_data, item.rule.model if item.rule else None,
+                                      item.rule.models if item.rule else None,
+                                      bool(item.rule and item.rule.auto), wave)))
+    if not due_now:
         return
     settings = Settings.from_env()
-    names = "; ".join([f"{item.ledger}: {', '.join(p.persona.name for p in job.pending)}"
-                       for item, job in jobs]
-                      + [f"{item.ledger}: {item.discussion.protocol.title}, round "  # type: ignore[union-attr]
-                         f"{item.discussion.state.run.round}" for item in stepped])  # type: ignore[union-attr]
+    waves = [(i, s) for i, s in due_now if s.pending is not None]
+    names = "; ".join([f"{item.ledger}: {', '.join(p.persona.name for p in s.pending or [])}"
+                       for item, s in waves]
+                      + [f"{item.ledger}: {s.discussion.protocol.title}, round "
+                         f"{s.discussion.state.run.round}" for item, s in due_now
+                         if s.pending is None])
     print(f"cascade: asking {names}", file=out, flush=True)
-    results = run_all([job for _, job in jobs],
-                      [Stepped(item.discussion, item.doc_data,  # type: ignore[arg-type]
-                               item.rule.model if item.rule else None,
-                               item.rule.models if item.rule else None,
-                               bool(item.rule and item.rule.auto)) for item in stepped],
-                      settings, LineProgress(out))
-    for item, result in zip(stepped, results):
+    results = run_all([s for _, s in due_now], settings, LineProgress(out))
+    done = list(zip(due_now, results))
+    for (item, s), result in done:
+        if s.pending is not None:
+            continue
         item.replies = len([o for o in result.outcomes if o.ok])
         item.appended += result.appended
         item.failures = [f"{o.persona.name} ({o.error})" if o.status == "skipped"
@@ -506,18 +505,19 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
         for note in result.notes:
             print(f"cascade: {item.ledger}: {note}", file=out)
         if result.record or result.artifacts:  # the record and artifacts beside the ledger:
-            steps = item.discussion.protocol.steps  # type: ignore[union-attr]
-            for path in artifact_paths(Path(item.ledger), steps):
+            for path in artifact_paths(Path(item.ledger), s.discussion.protocol.steps):
                 if (root / path).is_file() and path.as_posix() not in item.also_add:
                     item.also_add.append(path.as_posix())
         if result.waiting:
             item.waiting = result.waiting
             print(f"cascade: {item.ledger}: waiting for a person: {result.waiting}", file=out)
-    outcomes = ([o for _, job in jobs for o in job.outcomes]
-                + [o for result in results for o in result.outcomes])
+    outcomes = ([o for (_, s), result in done if s.pending is not None for o in result.outcomes]
+                + [o for (_, s), result in done if s.pending is None for o in result.outcomes])
     for line in redaction_lines(outcomes):
         print(f"cascade: {line}", file=out)
-    for item, job in jobs:
-        item.replies = sum(1 for o in job.outcomes if o.ok)
-        item.appended += item.replies + (1 if job.advanced_to else 0)
-        item.failures = [o.persona.name for o in job.outcomes if not o.ok]
+    for (item, s), result in done:
+        if s.pending is None:
+            continue
+        item.replies = sum(1 for o in result.outcomes if o.ok)
+        item.appended += item.replies + (1 if result.advanced else 0)
+        item.failures = [o.persona.name for o in result.outcomes if not o.ok]

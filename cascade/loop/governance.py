@@ -32,7 +32,7 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     rule's line, never a smaller panel."""
     check_references(rule, tops[-1] if tops else None)
 
-    steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
+    steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).stepped
     return Authority(participants_of(rule, steps), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
@@ -67,7 +67,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
             raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
                                rule.line_of("protocol")) from None
         raise
-    steps = protocol.steps
+    steps = protocol.stepped
 
     for key in ("mode", "strategy", "flow", "tier"):
         check_option(protocol.name, steps, key, getattr(rule, key), f"rule {rule.name!r}: ",
@@ -110,7 +110,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
 
 def check_models(rule: Rule, protocol) -> None:
     """A rule's ``models:`` keys are tiers (fast, strong) or roles of its protocol."""
-    roles = [r.id for r in protocol.steps.roles] if protocol.steps is not None else []
+    roles = [r.id for r in protocol.stepped.roles] if protocol.stepped is not None else []
     for key in rule.models or {}:
         if key in ("fast", "strong") or key in roles:
             continue

@@ -631,7 +631,7 @@ def next_wave(d) -> list:
     """Who speaks next in the discussion ``d``, whatever its protocol: a step protocol's
     requests (``plan``), or what a protocol of phases' planner returns (``registry.PLANNERS``:
     ``respond``, whoever has new input). Empty: nobody."""
-    if d.protocol.steps is not None:
+    if d.protocol.stepped is not None:
         return plan(d.state.run)
     return registry.PLANNERS[d.protocol.planner](d)
 
@@ -639,7 +639,7 @@ def next_wave(d) -> list:
 def due(d) -> bool:
     """Whether running ``d`` now would do anything: ask someone, or -- for a step protocol --
     answer a decision point, begin a round or record the outcome it reached."""
-    if d.protocol.steps is None:
+    if d.protocol.stepped is None:
         return bool(next_wave(d))
     run = d.state.run
     if run.outcome is not None:

@@ -1,7 +1,7 @@
 """Named behaviours a protocol's data refers to, for what data cannot say: whom a speaker
 answers (``target``), when a round ends the discussion (``rounds.exit``), what the outcome is
 and why (``outcome``), who speaks next in a protocol of phases (``planner``), when a phase
-protocol moves on by itself (a phase's ``auto_trigger``). Each is a pure function of what the
+protocol moves on by itself (a phase's ``advance``). Each is a pure function of what the
 ledger records -- it reads the run and returns its answer, never writing into the run -- so
 ``check`` re-derives every choice without a model. Each registry (cascade.protocol.behaviours)
 declares the parameters its behaviours take; a protocol names one as ``name`` or ``{name:
@@ -415,7 +415,7 @@ def referee(run, round_: int, exit: Exit) -> Verdict:
                    tuple(t.name for t in given[-1:]) if outcome != "READY" else ())
 
 
-# A phase protocol's auto_trigger: after a wave of turns that all succeeded, whether the
+# A phase's ``advance`` trigger: after a wave of turns that all succeeded, whether the
 # phase is done. ``spoke``: the authors who commented in the current phase; ``asked``: the
 # personas of the wave; ``d``: the Discussion.
 def all_mentioned_responded(d, spoke: set[str], asked: Sequence[str]) -> bool:

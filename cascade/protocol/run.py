@@ -1,9 +1,11 @@
-"""Run a step protocol on one ledger: waves of turns (a blind step's speakers at once, a
+"""Run a protocol on one ledger: waves of turns (a blind step's speakers at once, a
 sequential step's one at a time) until the protocol reaches its outcome, the run's budget
-ends, or a persona fails. Each reply is appended as a whole block the moment it arrives,
-stamped with its message id, step, round, references and fields; a table follows a step that
-asks for one; the round and the outcome are events. The ledger is the checkpoint: a run that
-stops anywhere resumes where the file ends, asking no one twice (cascade.protocol.engine).
+ends, or a persona fails; a protocol whose steps are phases (planner ``respond``) runs one
+wave of whoever is concerned, then its phase's ``advance`` trigger. Each reply is appended
+as a whole block the moment it arrives, stamped with its message id, step, round,
+references and fields; a table follows a step that asks for one; the round and the outcome
+are events. The ledger is the checkpoint: a run that stops anywhere resumes where the file
+ends, asking no one twice (cascade.protocol.engine).
 """
 from __future__ import annotations
 
@@ -13,16 +15,26 @@ import time
 from dataclasses import dataclass, field
 
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion
-from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION
+from cascade.ledger.discussion import Discussion, is_transition
+from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.markdown import cell, sentence
 from cascade.protocol.engine import Request, Run, plan, question
 from cascade.protocol.fields import read_fields, sections
+from cascade.protocol.registry import TRIGGERS
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.replies import Reply, ReplyError, parse_reply
-from cascade.turns.runner import Budget, Outcome, Progress, _ask, _Failed, record_failure
+from cascade.turns.runner import (
+    Call,
+    Failed,
+    Outcome,
+    Progress,
+    Shared,
+    ask,
+    ask_wave,
+    record_failure,
+)
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
 from cascade.turns.tiers import models_for
@@ -44,6 +56,7 @@ class Result:
     paused: int | None = None  # the round after which a person paused the discussion
     artifacts: list[str] = field(default_factory=list)  # the files written beside the ledger
     why: str = ""  # the outcome's explanation (its outcome rule's)
+    advanced: str | None = None  # the phase a wave's advance trigger moved the discussion to
 
     @property
     def failures(self) -> list[Outcome]:
@@ -125,12 +138,75 @@ def _words(name: str) -> str:
 
 
 async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None,
-                       **kwargs) -> Result:
-    """Run ``d``'s step protocol (``_run_protocol``), its waves sharing their HTTP clients."""
+                       *, pending=None, shared: Shared | None = None, **kwargs) -> Result:
+    """Run ``d``'s protocol, its waves sharing their HTTP clients: a protocol whose steps
+    are phases, one wave of whoever is concerned (``pending``: the personas named instead),
+    then its phase's ``advance`` trigger (``_run_phase``); any other, its steps until it
+    concludes or stops (``_run_protocol``). ``shared``: the budget and cap on calls in
+    flight of a run over several ledgers."""
     from cascade.turns.sessions import session
 
     async with session():
+        if d.protocol.stepped is None:
+            return await _run_phase(d, settings, shared or Shared(settings, progress), pending,
+                                    kwargs.get("source_data"), kwargs.get("rule_model"))
         return await _run_protocol(d, settings, progress, **kwargs)
+
+
+async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending,
+                     source_data: bytes | None, rule_model: str | None) -> Result:
+    """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger.
+    A reply the ledger could not take (a full disk) is raised once the wave is over."""
+    from cascade.protocol.engine import next_wave
+
+    result = Result()
+    wave = next_wave(d) if pending is None else list(pending)
+    if not wave:
+        return result
+    source = None
+    if d.source:
+        source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
+    try:
+        result.outcomes = await ask_wave(d, wave, settings, shared, source, rule_model)
+    finally:
+        shared.progress.close()
+    result.appended = sum(1 for o in result.outcomes if o.ok)
+    failed_write = next((o.os_error for o in result.outcomes if o.os_error is not None), None)
+    if failed_write is not None:  # every other reply is written (whole blocks)
+        raise failed_write
+    result.advanced = _advance_phase(d, result.outcomes)
+    result.appended += 1 if result.advanced else 0
+    return result
+
+
+def _advance_phase(d: Discussion, outcomes: list[Outcome]) -> str | None:
+    """After a wave whose turns all succeeded, the phase's ``advance`` trigger: when it holds,
+    a transition event; returns the phase entered, if any."""
+    phase = d.protocol.phase(d.current_phase)
+    if not outcomes or any(not o.ok for o in outcomes) or phase is None \
+            or phase.advance is None or d.protocol.next_phase(phase.id) is None:
+        return None
+    spoke = {c.author for c in _comments_in_phase(d)}
+    trigger = TRIGGERS.get(phase.advance)
+    if trigger is None or not trigger(d, spoke, [o.persona.name for o in outcomes]):
+        return None
+    target = d.advance(trigger=phase.advance)
+    try:
+        d.save()
+    except CascadeError:
+        return None
+    return target
+
+
+def _comments_in_phase(d: Discussion) -> list[Comment]:
+    """The comments since the last phase transition."""
+    out: list[Comment] = []
+    for entry in d.ledger.entries:
+        if isinstance(entry, Event) and is_transition(entry):
+            out = []
+        elif isinstance(entry, Comment):
+            out.append(entry)
+    return out
 
 
 async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
@@ -141,12 +217,9 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
     decision point: ``auto`` takes the recommended choice (a NEXT event says it was taken
     automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the person;
     else the run stops there, waiting (``Result.waiting``)."""
-    from cascade.turns import model as seam
-
     progress = progress or Progress()
     result = Result()
-    budget = Budget(settings)
-    semaphore = asyncio.Semaphore(settings.concurrency)
+    shared = Shared(settings, progress)
     lock = asyncio.Lock()
     cache = ReplyCache(cache_dir(d.root))
     source: SourceText | None = None
@@ -231,8 +304,8 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
                 imported = True
                 await _import_if_needed(requests, registry, rule_model, rule_models, settings)
             ids = [run.messages]  # the last message id's number: the wave's replies go on
-            tasks = [_turn(d, req, registry.get(req.alias), settings, budget, semaphore, lock,
-                           cache, progress, seam, revision, rule_model, rule_models, source,
+            tasks = [_turn(d, req, registry.get(req.alias), settings, shared, lock, cache,
+                           revision, rule_model, rule_models, source,
                            ids, batch) for req in requests]
             outcomes = await asyncio.gather(*tasks)
             progress.settle()  # the step's line stays; a table or the next step goes below
@@ -279,8 +352,8 @@ async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | 
             d.discard()  # a round cut short is not written; its replies are in the cache
             result.appended = written
             result.notes.append(_CUT_ROUND.format(round=result.round))
-        if result.appended and d.protocol.steps is not None and any(
-                a != "argument-graph" for a in d.protocol.steps.artifacts):
+        if result.appended and d.protocol.stepped is not None and any(
+                a != "argument-graph" for a in d.protocol.stepped.artifacts):
             from cascade.protocol.artifacts import write_artifacts
 
             try:
@@ -335,9 +408,9 @@ async def _import_if_needed(requests, registry, rule_model, rule_models, setting
         await asyncio.to_thread(litellm_module)
 
 
-async def _turn(d: Discussion, request: Request, persona, settings: Settings, budget: Budget,
-                semaphore: asyncio.Semaphore, lock: asyncio.Lock, cache: ReplyCache,
-                progress: Progress, seam, revision: str | None, rule_model, rule_models,
+async def _turn(d: Discussion, request: Request, persona, settings: Settings, shared: Shared,
+                lock: asyncio.Lock, cache: ReplyCache, revision: str | None, rule_model,
+                rule_models,
                 source, ids: list[int], batch: bool = False) -> Outcome:
     from cascade.protocol.prompt import build_step_prompt, reply_shape
 
@@ -352,7 +425,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
     out.step = request.step.title  # type: ignore[attr-defined]
     out.round = request.round  # type: ignore[attr-defined]
     started = time.monotonic()
-    progress.start(out)
+    shared.progress.start(out)
     key = prompt_key(persona.alias, model, prompt.messages)
     hit = cache.get(key)
     reply: Reply | None = None
@@ -364,11 +437,10 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
             out.completion_tokens = hit.get("completion_tokens") or 0
             out.cost = hit.get("cost")
         else:
-            reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
-                               progress, seam, cache, key, fallbacks=fallbacks,
-                               shape=reply_shape(request))
+            reply = await ask(Call(out, prompt.messages, key, fallbacks, reply_shape(request)),
+                              model, settings, shared, cache)
             out.status = "ok"
-    except _Failed as failure:
+    except Failed as failure:
         if request.step.fallback and not failure.skipped and str(failure).startswith(
                 "unparseable"):  # the step's deterministic fallback stands in (seed 003)
             reply = Reply(request.step.fallback.replace("{topic}", d.title))
@@ -427,7 +499,7 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, bu
                 out.status, out.error = "failed", f"not written: {exc.strerror}"
                 out.os_error = exc
     out.seconds = time.monotonic() - started
-    progress.finish(out)
+    shared.progress.finish(out)
     return out
 
 
@@ -499,26 +571,32 @@ def outcome_text(result: Result) -> str:
 
 @dataclass
 class Stepped:
-    """A step protocol's discussion to run, with what its rule says."""
+    """A discussion to run, with what its rule says (``pending``: for a protocol whose steps
+    are phases, the personas to ask instead of whoever is concerned)."""
 
     discussion: Discussion
     source_data: bytes | None = None
     rule_model: str | None = None
     rule_models: dict | None = None
     auto: bool = False
+    pending: list | None = None
 
 
-def run_all(jobs, stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
-    """One run of everything due: the phase protocols' waves (cascade.turns.runner jobs) and
-    the step protocols' runs, concurrently; returns the step runs' results, in order."""
-    from cascade.turns.runner import run_jobs
+def run_all(stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
+    """One run of everything due, concurrently; returns each discussion's result, in order.
+    The waves of the protocols whose steps are phases share one budget and cap on calls in
+    flight. When one fails, the others finish first (their blocks are whole); then the first
+    failure is raised."""
+    async def each():
+        shared = Shared(settings, progress)
+        results = await asyncio.gather(*(
+            run_protocol(s.discussion, settings, progress, source_data=s.source_data,
+                         rule_model=s.rule_model, rule_models=s.rule_models, auto=s.auto,
+                         pending=s.pending, shared=shared) for s in stepped),
+            return_exceptions=True)
+        failed = next((r for r in results if isinstance(r, BaseException)), None)
+        if failed is not None:
+            raise failed
+        return list(results)
 
-    async def both():
-        runs = [run_protocol(s.discussion, settings, progress, source_data=s.source_data,
-                             rule_model=s.rule_model, rule_models=s.rule_models, auto=s.auto)
-                for s in stepped]
-        results = await asyncio.gather(run_jobs(jobs, settings, progress) if jobs
-                                       else asyncio.sleep(0), *runs)
-        return list(results[1:])
-
-    return asyncio.run(both())
+    return asyncio.run(each())

@@ -1,7 +1,9 @@
 """The records of a step protocol, declared once: its roles, steps, rounds and outcome, read
-from the protocol's YAML (cascade.config.protocols calls ``parse_steps`` when a protocol
-has ``steps:``). A protocol whose planner is ``respond`` (``review``, ``phased``) is read
-into phases there instead, and has none of these.
+from the protocol's YAML (cascade.config.protocols calls ``parse_steps``). A protocol that
+names a registered ``planner`` (``respond``: ``review``, ``phased``, whoever is concerned
+speaks) is steps too, each step a phase entered in order -- by its registered ``advance``
+trigger or by a person -- read by ``_phased_steps``: one role from the rule's participants,
+each step asks a vote (``confirm: true``: its votes count), the outcome counts thresholds.
 
 ```yaml
 participants: {min: 2, max: 4, default: 2}   # how many of the rule's participants deliberate
@@ -127,6 +129,7 @@ class Step:
     sees: tuple[str, ...] = ()  # the steps whose turns it is shown (empty: as its visibility)
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
     reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
+    advance: str | None = None  # a phase's registered trigger that moves it on (TRIGGERS)
 
     @property
     def decision(self) -> bool:
@@ -215,6 +218,18 @@ class Steps:
     tiers: tuple[tuple[str, tuple[str, ...]], ...] = ()  # tier -> the roles given the strong model
     default_tier: str | None = None
     tier: str | None = None  # the tier these steps run (for_tier)
+    planner: str | None = None  # a registered planner: the steps are phases, in order
+
+    @property
+    def phased(self) -> bool:
+        """Its steps are phases, entered in order; its planner says who speaks."""
+        return self.planner is not None
+
+    def next_phase(self, step_id: str) -> str | None:
+        """The phase after ``step_id`` (None: it is the last, or no phase)."""
+        ids = [s.id for s in self.steps]
+        at = ids.index(step_id) if step_id in ids else len(ids)
+        return ids[at + 1] if at + 1 < len(ids) else None
 
     def strong_roles(self) -> tuple[str, ...] | None:
         """The roles the discussion's tier gives the strong model (None: each role's own)."""
@@ -437,6 +452,8 @@ def _text(value: object, path: Path, line: int | None, what: str) -> str:
 
 
 def parse_steps(data: LineDict, path: Path) -> Steps:
+    if data.get("planner") is not None:
+        return _phased_steps(data, path)
     roles: list[Role] = []
     raw_roles = data.get("roles")
     if not isinstance(raw_roles, list) or not raw_roles:
@@ -850,3 +867,95 @@ def _decision(s: LineDict, sid: str, path: Path) -> Step:
                 str(s.get("instructions") or "").strip(), 1, (), None, None, False, question,
                 tuple(choices), recommended, tuple((str(k), v) for k, v in goto.items()),
                 tuple((str(k), v) for k, v in redo.items()), when=s.get("when"))
+
+
+# A protocol whose steps are phases (a registered planner): what its planner and phases
+# honour, nothing more (a key accepted and then ignored would be a silent promise).
+PHASED_KEYS = {"name", "title", "description", "planner", "roles", "rounds", "outcome", "steps"}
+_PHASED_ROLE_KEYS = {"id", "title", "from"}
+_PHASED_STEP_KEYS = {"id", "title", "role", "instructions", "fields", "confirm", "advance"}
+PHASED_VOTE = ("READY", "CHANGES", "REJECT")  # what a phase's reply votes
+_ONE_ROLE = "a protocol whose planner is respond has one role: {id: participant, from: participants}"
+
+
+def _phased_steps(data: LineDict, path: Path) -> Steps:
+    """Steps that are phases, in order: ``confirm: true`` -- its votes count (else they are
+    advisory); ``advance``: the registered trigger that moves it on by itself (none: a person
+    advances). Each participant's latest vote counts, by the outcome rule ``thresholds``."""
+    planner = data["planner"]
+    if planner not in registry.PLANNERS:
+        raise CascadeError(f"unknown planner {planner!r} (known: "
+                           f"{', '.join(sorted(registry.PLANNERS))})", path,
+                           data.line_of("planner"))
+    role = _phased_role(data, path)
+    r = check_keys(data.get("rounds") or {}, path, {"max"}, set(), "rounds",
+                   data.line_of("rounds"))
+    top = r.get("max", 3)
+    if not isinstance(top, int) or isinstance(top, bool) or top < 1:
+        raise CascadeError("rounds max must be a positive whole number", path,
+                           data.line_of("rounds"))
+    outcome = data.get("outcome", "thresholds")
+    if outcome != "thresholds":
+        raise CascadeError(f"a protocol whose planner is respond counts each participant's "
+                           f"latest vote: its outcome is thresholds, not {outcome!r}", path,
+                           data.line_of("outcome"))
+    raw_steps = data["steps"]
+    if not isinstance(raw_steps, list) or not raw_steps:
+        raise CascadeError("protocol 'steps' must be a non-empty list", path,
+                           data.line_of("steps"))
+    steps: list[Step] = []
+    for item, line in items_with_lines(raw_steps, data.line_of("steps")):
+        step = _phase_step(check_keys(item, path, _PHASED_STEP_KEYS, {"id", "role"}, "step",
+                                      line), role.id, path)
+        if any(s.id == step.id for s in steps):
+            raise CascadeError(f"duplicate step id {step.id!r}", path, item.line_of("id"))
+        steps.append(step)
+    if steps[-1].advance is not None:
+        raise CascadeError(f"step {steps[-1].id!r} is the last: there is no step to advance to",
+                           path, data.line_of("steps"))
+    line = data.line_of("rounds") or data.line_of("steps")
+    return Steps((role,), tuple(steps),
+                 Rounds(1, top, registry.EXITS.ref("all_accept", path, line), 1000),
+                 Count(1, 8, 2), registry.OUTCOMES.ref(outcome, path, line),
+                 planner=str(planner))
+
+
+def _phase_step(s: LineDict, role: str, path: Path) -> Step:
+    """One step of a phased protocol: it asks a vote; the phase after it: its place."""
+    sid = s["id"]
+    if not isinstance(sid, str) or not sid.strip():
+        raise CascadeError("step 'id' must be a string", path, s.line_of("id"))
+    if s["role"] != role:
+        raise CascadeError(f"step {sid!r}: unknown role {s['role']!r} (roles: {role})", path,
+                           s.line_of("role"))
+    fields = s.get("fields")
+    if not isinstance(fields, dict) or list(fields) != ["vote"] or \
+            fields["vote"] != list(PHASED_VOTE):
+        raise CascadeError(f"step {sid!r}: a respond protocol's step asks a vote: fields: "
+                           f"{{vote: [{', '.join(PHASED_VOTE)}]}}", path,
+                           s.line_of("fields") or s.line_of("id"))
+    confirm = s.get("confirm", False)
+    if not isinstance(confirm, bool):
+        raise CascadeError(f"step {sid!r}: confirm must be true or false", path,
+                           s.line_of("confirm"))
+    trigger = s.get("advance")
+    if trigger is not None and trigger not in registry.TRIGGERS:
+        raise CascadeError(f"step {sid!r}: unknown advance {trigger!r} (allowed: "
+                           f"{', '.join(registry.TRIGGERS)}, or none: a person advances)", path,
+                           s.line_of("advance"))
+    vote = parse_field("vote", list(PHASED_VOTE), sid, path, s.line_of("fields"))
+    return Step(sid, str(s.get("title") or sid), role, "all",
+                str(s.get("instructions") or "").strip(), 150, (vote,), None, None, confirm,
+                advance=trigger)
+
+
+def _phased_role(data: LineDict, path: Path) -> Role:
+    """The one role of a phased protocol: the rule's participants."""
+    raw = data.get("roles")
+    line = data.line_of("roles") if "roles" in data else data.line_of("steps")
+    if not isinstance(raw, list) or len(raw) != 1:
+        raise CascadeError(_ONE_ROLE, path, line)
+    role = check_keys(raw[0], path, _PHASED_ROLE_KEYS, {"id", "from"}, "role", line)
+    if not isinstance(role["id"], str) or role["from"] != "participants":
+        raise CascadeError(_ONE_ROLE, path, role.line_of("from") or line)
+    return Role(role["id"], str(role.get("title") or role["id"]), None, "fast")

@@ -316,7 +316,7 @@ def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText |
     ident, rendered, opening = head.render()
     shown = scrub_persona(persona, scrub)
     system = templates.render("prompts", "step_system", d.root, persona=shown)
-    user = templates.render("prompts", "turn", d.root, id=ident, phase=d.current_phase,
+    user = templates.render("prompts", "turn", d.root, id=ident, phase=d.protocol.phase(d.current_phase),
                             **opening,
                             earlier=rendered[earlier_at] if earlier_at is not None else "",
                             recent=[rendered[i] for i in recent_at],

@@ -17,15 +17,15 @@ from pathlib import Path
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion, is_transition
-from cascade.ledger.model import FAILURE, Comment, Event
+from cascade.ledger.discussion import Discussion
+from cascade.ledger.model import FAILURE
 from cascade.protocol.pending import Pending
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.prompt import Prompt, build_prompt, why_text
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
-from cascade.turns.sources import SourceText, read_source
+from cascade.turns.sources import SourceText
 
 REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
           "Reply again with only the JSON object: {shape}.")
@@ -54,18 +54,6 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.status in ("ok", "cached", "no-response")
-
-
-@dataclass
-class Job:
-    """The turns to run on one ledger."""
-
-    discussion: Discussion
-    pending: list[Pending]
-    source_data: bytes | None = None  # staged bytes of the document; None: the working tree
-    rule_model: str | None = None
-    outcomes: list[Outcome] = field(default_factory=list)
-    advanced_to: str | None = None
 
 
 class Budget:
@@ -112,82 +100,96 @@ class Progress:
     def close(self) -> None: ...
 
 
-def _source_for(job: Job) -> SourceText | None:
-    d = job.discussion
-    if not d.source:
-        return None
-    return read_source(d.root, d.source, job.source_data, where=d.path, line=d.source_line)
+@dataclass
+class _Wave:
+    """One ledger's wave: what its turns share."""
+
+    d: Discussion
+    settings: Settings
+    cache: ReplyCache
+    shared: Shared
+    revision: str | None  # the document's revision the turns review
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one append at a time
+    outcomes: list[Outcome] = field(default_factory=list)  # in the order asked
 
 
-async def _run_one(job: Job, pending: Pending, prompt: Prompt, model: str, settings: Settings,
-                   cache: ReplyCache, budget: Budget, semaphore: asyncio.Semaphore,
-                   write_lock: asyncio.Lock, progress: Progress, revision: str | None) -> Outcome:
-    from cascade.turns import model as seam
-
+async def _run_one(wave: _Wave, pending: Pending, prompt: Prompt, model: str) -> Outcome:
     persona = pending.persona
-    out = Outcome(persona, job.discussion.path, model=model, redactions=prompt.redactions,
+    progress = wave.shared.progress
+    out = Outcome(persona, wave.d.path, model=model, redactions=prompt.redactions,
                   notes=prompt.notes)
-    job.outcomes.append(out)
+    wave.outcomes.append(out)
     started = time.monotonic()
     progress.start(out)
-    key = prompt_key(persona.alias, model, prompt.messages)
-    reply: Reply | None = None
-    usage: dict = {}
+    reply, usage = await _reply(wave, out, prompt, model)
+    if reply is not None:
+        await _append(wave, out, reply, usage, prompt.seen)
+    elif out.status in ("failed", "skipped"):
+        async with wave.lock:
+            record_failure(wave.d, persona, wave.revision, out.error)
+    out.seconds = time.monotonic() - started
+    progress.finish(out)
+    return out
+
+
+async def _reply(wave: _Wave, out: Outcome, prompt: Prompt,
+                 model: str) -> tuple[Reply | None, dict]:
+    """The reply from the cache, else asked for; its usage. None: failed (``out`` says why)."""
+    settings, cache = wave.settings, wave.cache
+    key = prompt_key(out.persona.alias, model, prompt.messages)
     hit = cache.get(key)
     try:
         if hit is not None:
             reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
             out.status = "cached"
             out.model = hit.get("model", model)
-            usage = {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
-        else:
-            reply = await _ask(out, prompt.messages, model, settings, budget, semaphore,
-                               progress, seam, cache, key)
-            out.status = "ok"
-            usage = {"prompt_tokens": out.prompt_tokens, "completion_tokens": out.completion_tokens,
-                     "cost": out.cost}
-    except _Failed as failure:
+            return reply, {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
+        reply = await ask(Call(out, prompt.messages, key), model, settings, wave.shared, cache)
+        out.status = "ok"
+        return reply, {"prompt_tokens": out.prompt_tokens,
+                       "completion_tokens": out.completion_tokens, "cost": out.cost}
+    except Failed as failure:
         out.status = "failed" if not failure.skipped else "skipped"
         out.error = str(failure)
     except ReplyError as exc:  # a cached reply that no longer parses: treat as a miss next time
         out.status = "failed"
         out.error = f"unparseable cached reply: {exc}"
-    if reply is not None:
-        out.vote = reply.vote if persona.votes else None
-        # The reply's own cost, also when it came from the cache (paid once, recorded alike).
-        provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
-                      "completion_tokens": usage["completion_tokens"] or None,
-                      "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
-                      "revision": revision, "seen": prompt.seen}
-        if reply.sentinel:
-            provenance["sentinel"] = reply.sentinel
-            out.status = "no-response" if out.status != "cached" else out.status
-        if reply.cut:  # over its budget: cut, with a note in the block; its vote is dropped
-            provenance["cut"] = reply.cut
-            out.notes = [*out.notes, (f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
-                                      f"over the {settings.reply_tokens:,}-token reply budget; "
-                                      "its vote was dropped")]
-        body = reply.comment if not reply.sentinel else "_No comment._"
-        async with write_lock:
-            try:
-                job.discussion.add_comment(persona.name, body, out.vote, provenance=provenance,
-                                           untrusted=True)
-                job.discussion.save()
-            except CascadeError as exc:
-                job.discussion.discard()
-                out.status = "failed"
-                out.error = f"not written: {exc}"
-            except OSError as exc:  # a full disk, a size limit: reported once, after the others
-                job.discussion.discard()
-                out.status = "failed"
-                out.error = f"not written: {exc.strerror}"
-                out.os_error = exc
-    elif out.status in ("failed", "skipped"):
-        async with write_lock:
-            record_failure(job.discussion, persona, revision, out.error)
-    out.seconds = time.monotonic() - started
-    progress.finish(out)
-    return out
+    return None, {}
+
+
+async def _append(wave: _Wave, out: Outcome, reply: Reply, usage: dict,
+                  seen: str | None) -> None:
+    """Append the reply as one whole block, with its provenance; a write that fails is the
+    turn's failure (a full disk: reported once, after the others)."""
+    persona, d, settings = out.persona, wave.d, wave.settings
+    out.vote = reply.vote if persona.votes else None
+    # The reply's own cost, also when it came from the cache (paid once, recorded alike).
+    provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
+                  "completion_tokens": usage["completion_tokens"] or None,
+                  "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
+                  "revision": wave.revision, "seen": seen}
+    if reply.sentinel:
+        provenance["sentinel"] = reply.sentinel
+        out.status = "no-response" if out.status != "cached" else out.status
+    if reply.cut:  # over its budget: cut, with a note in the block; its vote is dropped
+        provenance["cut"] = reply.cut
+        out.notes = [*out.notes, (f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
+                                  f"over the {settings.reply_tokens:,}-token reply budget; "
+                                  "its vote was dropped")]
+    body = reply.comment if not reply.sentinel else "_No comment._"
+    async with wave.lock:
+        try:
+            d.add_comment(persona.name, body, out.vote, provenance=provenance, untrusted=True)
+            d.save()
+        except CascadeError as exc:
+            d.discard()
+            out.status = "failed"
+            out.error = f"not written: {exc}"
+        except OSError as exc:
+            d.discard()
+            out.status = "failed"
+            out.error = f"not written: {exc.strerror}"
+            out.os_error = exc
 
 
 def record_failure(d: Discussion, persona: Persona, revision: str | None, why: str) -> bool:
@@ -205,22 +207,41 @@ def record_failure(d: Discussion, persona: Persona, revision: str | None, why: s
     return True
 
 
-class _Failed(Exception):
+class Failed(Exception):
+    """A reply not had: the model failed, or its reply could not be read twice; ``skipped``:
+    not asked at all (the run's budget was spent)."""
+
     def __init__(self, reason: str, skipped: bool = False) -> None:
         super().__init__(reason)
         self.skipped = skipped
 
 
-async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, settings: Settings,
-               budget: Budget, semaphore: asyncio.Semaphore, progress: Progress, seam,
-               cache: ReplyCache, key: str, fallbacks: Sequence[str] | None = None,
-               shape: str = TURN_SHAPE) -> Reply:
-    """Ask ``model`` (then ``fallbacks``, then CASCADE_FALLBACK_MODELS); one repair re-ask,
-    which restates the reply's form, ``shape`` (the one the request asked for)."""
+@dataclass
+class Call:
+    """One reply to ask for: its outcome (charged and shown as it goes), the messages, the
+    key its reply is cached under, the models to try after the first, and the reply's form."""
+
+    out: Outcome
+    messages: list[dict[str, str]]
+    key: str
+    fallbacks: Sequence[str] | None = None
+    shape: str = TURN_SHAPE
+
+
+async def ask(call: Call, model: str, settings: Settings, shared: Shared,
+              cache: ReplyCache) -> Reply:
+    """Ask ``model`` (then the call's fallbacks, then CASCADE_FALLBACK_MODELS) within the
+    run's budget; one repair re-ask, which restates the reply's form (the one asked for).
+    Raises ``Failed``."""
+    from cascade.turns import model as seam  # the model seam: off every path that asks none
+
+    out, messages, key, fallbacks, shape = (call.out, call.messages, call.key, call.fallbacks,
+                                            call.shape)
+    budget, semaphore, progress = shared.budget, shared.semaphore, shared.progress
     async def call(msgs: list[dict[str, str]]):
         stop = budget.exhausted()
         if stop:
-            raise _Failed(f"not asked: {stop}", skipped=True)
+            raise Failed(f"not asked: {stop}", skipped=True)
         budget.calls += 1
         out.calls += 1
         async with semaphore:
@@ -231,7 +252,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
                     **({"on_text": lambda text: progress.stream(out, text)}
                        if getattr(progress, "wants_stream", False) else {}))
             except seam.ModelError as exc:
-                raise _Failed(str(exc)) from None
+                raise Failed(str(exc)) from None
         budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
         out.model = done.model
         out.prompt_tokens += done.prompt_tokens
@@ -247,7 +268,7 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
     def parse(text: str) -> Reply:
         refused = too_large(text, settings.reply_tokens)  # bounded before it is read at all
         if refused:
-            raise _Failed(refused)
+            raise Failed(refused)
         return parse_reply(text, reply_tokens=settings.reply_tokens)
 
     first = await call(messages)
@@ -264,87 +285,43 @@ async def _ask(out: Outcome, messages: list[dict[str, str]], model: str, setting
     try:
         reply = parse(second.text)
     except ReplyError as exc:
-        raise _Failed(f"unparseable reply twice ({reason}; then {exc})") from None
+        raise Failed(f"unparseable reply twice ({reason}; then {exc})") from None
     remember(second.text, second.model)
     return reply
 
 
-async def run_jobs(jobs: list[Job], settings: Settings, progress: Progress | None = None) -> None:
-    """Run every job's pending turns concurrently; results land in each job's outcomes."""
-    from cascade.turns.model import resolve_model
+class Shared:
+    """What the waves of one run share, across its ledgers: the budget, the cap on calls in
+    flight (``settings.concurrency``), the progress shown."""
 
-    progress = progress or Progress()
-    budget = Budget(settings)
-    semaphore = asyncio.Semaphore(settings.concurrency)
+    def __init__(self, settings: Settings, progress: Progress | None = None) -> None:
+        self.budget = Budget(settings)
+        self.semaphore = asyncio.Semaphore(settings.concurrency)
+        self.progress = progress or Progress()
+
+
+async def ask_wave(d: Discussion, pending: Sequence[Pending], settings: Settings,
+                   shared: Shared, source: SourceText | None,
+                   rule_model: str | None = None) -> list[Outcome]:
+    """Ask ``pending`` on ``d`` at once (a phase's wave); each reply is appended as it comes,
+    each failure recorded (``record_failure``). Returns their outcomes, in the order asked."""
+    from cascade.turns.model import litellm_module, resolve_model, uses_litellm
+
+    revision = blob_id(source.data) if source is not None and source.data is not None else None
+    cache = ReplyCache(cache_dir(d.root))
     planned = []
-    caches: dict[Path, ReplyCache] = {}
-    for job in jobs:
-        d = job.discussion
-        source = _source_for(job)
-        revision = blob_id(source.data) if source is not None and source.data is not None else None
-        cache = caches.setdefault(d.root, ReplyCache(cache_dir(d.root)))
-        lock = asyncio.Lock()
-        for pending in job.pending:
-            model = resolve_model(pending.persona.model, job.rule_model, settings)
-            prompt = build_prompt(d, pending.persona, why_text(pending.reason), source,
-                                  settings.for_model(model), request=pending.request)
-            planned.append((job, pending, prompt, model, cache, lock, revision))
-    from cascade.turns.model import litellm_module, uses_litellm
-
+    for one in pending:
+        model = resolve_model(one.persona.model, rule_model, settings)
+        prompt = build_prompt(d, one.persona, why_text(one.reason), source,
+                              settings.for_model(model), request=one.request)
+        planned.append((one, prompt, model))
     if any(uses_litellm(model, settings)
            and cache.get(prompt_key(p.persona.alias, model, prompt.messages)) is None
-           for _, p, prompt, model, cache, _, _ in planned):
+           for p, prompt, model in planned):
         # Import litellm before the calls start, not inside the first of them (where it would
-        # hold up every other); a run served from the cache, or whose models are all asked
+        # hold up every other); a wave served from the cache, or whose models are all asked
         # over plain HTTP (openai/...), never imports it.
-
         await asyncio.to_thread(litellm_module)
-    tasks = [_run_one(job, pending, prompt, model, settings, cache, budget, semaphore, lock,
-                      progress, revision)
-             for job, pending, prompt, model, cache, lock, revision in planned]
-    try:
-        await asyncio.gather(*tasks)
-    finally:
-        progress.close()
-    failed_writes = [o.os_error for job in jobs for o in job.outcomes if o.os_error is not None]
-    if failed_writes:  # every other reply is written (whole blocks); the CLI prints one line
-        raise failed_writes[0]
-    for job in jobs:
-        job.advanced_to = _auto_advance(job)
-
-
-def run(jobs: list[Job], settings: Settings, progress: Progress | None = None) -> None:
-    asyncio.run(run_jobs(jobs, settings, progress))
-
-
-def _auto_advance(job: Job) -> str | None:
-    """Apply the phase's auto_trigger after a turn; returns the phase entered, if any."""
-    d = job.discussion
-    if not job.outcomes or any(not o.ok for o in job.outcomes):
-        return None
-    phase = d.current_phase
-    if phase.next is None or phase.auto_trigger is None:
-        return None
-    from cascade.protocol.registry import TRIGGERS
-
-    spoke = {c.author for c in _comments_in_phase(d)}
-    trigger = TRIGGERS.get(phase.auto_trigger)
-    if trigger is None or not trigger(d, spoke, [o.persona.name for o in job.outcomes]):
-        return None
-    target = d.advance(trigger=phase.auto_trigger)
-    try:
-        d.save()
-    except CascadeError:
-        return None
-    return target
-
-
-def _comments_in_phase(d: Discussion) -> list[Comment]:
-    out: list[Comment] = []
-    for entry in d.ledger.entries:
-        if isinstance(entry, Event) and is_transition(entry):
-            out = []
-        elif isinstance(entry, Comment):
-            out.append(entry)
-    return out
-
+    wave = _Wave(d, settings, cache, shared, revision)
+    await asyncio.gather(*(_run_one(wave, one, prompt, model) for one, prompt, model in planned))
+    return wave.outcomes  # in the order asked: each is listed before its first wait

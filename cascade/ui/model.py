@@ -140,7 +140,7 @@ def view(path: Path) -> View:
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
-               step_protocol=d.protocol.steps is not None,
+               step_protocol=d.protocol.stepped is not None,
                concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"))
     for c in d.comments:
         origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
