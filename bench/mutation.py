@@ -37,7 +37,8 @@ SCOPES = {
     "exits": ("cascade/protocol/registry.py",
               {"all_accept", "next_action", "converged", "_spread_within", "facilitated",
                "advance", "stay", "_too_easy", "scheduled", "_facilitation", "_ids",
-               "open_conflicts"}, "tests/test_outcome_rules.py", PROTOCOL_TESTS),
+               "open_conflicts", "escalated", "_step_role", "not_last"},
+              "tests/test_exit_rules.py", "tests/test_behaviours.py " + PROTOCOL_TESTS),
 }
 KEY = "operator_name, occurrence, start_pos_row, start_pos_col"
 
@@ -80,6 +81,8 @@ def results(db: Path) -> list[tuple]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cosmic-ray", required=True, help="the cosmic-ray command")
+    parser.add_argument("--fast-only", action="store_true",
+                        help="run the fast tables only: list their survivors, not run end to end")
     parser.add_argument("scopes", nargs="*", default=["visibility", "outcomes"],
                         choices=sorted(SCOPES))
     args = parser.parse_args()
@@ -95,16 +98,22 @@ def main() -> int:
             module, functions, fast, slow = SCOPES[name]
             spans = annotations(work / "src" / module)
             first = session(args.cosmic_ray, work, name, module, fast,
-                            lambda row: (functions is None or row[0] in functions)
+                            lambda row, functions=functions, spans=spans:
+                            (functions is None or row[0] in functions)
                             and not any(a <= row[3:5] < b for a, b in spans))
             rows = results(first)
             survived = {r[3:] for r in rows if r[1] != "KILLED"}
-            second = session(args.cosmic_ray, work, name + "-e2e", module, slow,
-                             lambda row: row[1:] in survived)
-            late = {r[3:]: r for r in results(second)}
-            print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
-                  f"{fast}, {sum(r[1] == 'KILLED' for r in late.values())} more by the "
-                  f"end-to-end tests")
+            if args.fast_only:
+                late = {r[3:]: r for r in rows if r[3:] in survived}
+                print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
+                      f"{fast} (the end-to-end tests not run)")
+            else:
+                second = session(args.cosmic_ray, work, name + "-e2e", module, slow,
+                                 lambda row, survived=survived: row[1:] in survived)
+                late = {r[3:]: r for r in results(second)}
+                print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
+                      f"{fast}, {sum(r[1] == 'KILLED' for r in late.values())} more by the "
+                      f"end-to-end tests")
             for fn, outcome, diff, *_ in sorted(late.values(), key=lambda r: r[3:]):
                 if outcome != "KILLED":
                     change = [line for line in (diff or "").splitlines()
