@@ -52,11 +52,20 @@ def session(cr: str, work: Path, name: str, module: str, tests: str, keep) -> Pa
                       f'excluded-modules = []\ntest-command = "{command}"\n'
                       '[cosmic-ray.distributor]\nname = "local"\n')
     subprocess.run([cr, "init", str(config), str(db)], cwd=work / "src", check=True)
+    kept = 0
     with sqlite3.connect(db) as c:
         for job, *row in c.execute(f"select job_id, definition_name, {KEY} from mutation_specs"):
-            if not keep(tuple(row)):
+            if keep(tuple(row)):
+                kept += 1
+            else:
                 c.execute("insert into work_results (worker_outcome, output, job_id) "
                           "values ('SKIPPED', 'out of scope', ?)", (job,))
+    if kept:  # a test that fails unmutated would count every mutant killed
+        unmutated = subprocess.run(command, shell=True, cwd=work / "src", check=False,
+                                   capture_output=True, text=True)
+        if unmutated.returncode:
+            sys.exit(f"{tests}: fail without a mutant (a file not tracked?):\n"
+                     + unmutated.stdout[-2000:])
     subprocess.run([cr, "exec", str(config), str(db)], cwd=work / "src", check=True)
     return db
 
