@@ -10,6 +10,8 @@ Mutation testing (bench/mutation.py, scope ``exits``) runs this module against e
 of these rules, then the protocol tests against the survivors."""
 from __future__ import annotations
 
+import functools
+import inspect
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -19,7 +21,7 @@ import pytest
 from cascade.config.protocols import load_protocol, load_protocol_file
 from cascade.errors import CascadeError
 from cascade.protocol import registry
-from cascade.protocol.behaviours import Exit
+from cascade.protocol.behaviours import REQUIRED, Exit
 from cascade.protocol.engine import Answer, Run, Turn, steps_for
 from cascade.resources import bundled
 
@@ -35,6 +37,7 @@ def read(value: str) -> str:
     return value.encode().decode()
 
 
+@functools.cache
 def steps_of(protocol: str, strategy: str | None = None, cap: int | None = None,
              edits: tuple[tuple[str, str], ...] = ()):
     """The bundled protocol's steps for ``strategy`` (or flow) and round ``cap``; ``edits``
@@ -228,6 +231,9 @@ def estimates(round_: int, **values: str):
      + estimates(3, security="90"),
      Exit(True, "the 2 estimate values converged in round 2: spread 1 within 2 (10 to 11, "
                 "median 10.5)")),
+    ({"within": 2}, estimates(1, pragmatist="50") + estimates(2, architect="10", security="11"),
+     Exit(True, "the 2 estimate values converged in round 2: spread 1 within 2 (10 to 11, "
+                "median 10.5)")),  # an earlier round's value is not this round's
     ({"within": 2}, estimates(2, architect="50", security="11") + estimates(2, architect="10"),
      Exit(True, "the 2 estimate values converged in round 2: spread 1 within 2 (10 to 11, "
                 "median 10.5)")),
@@ -256,6 +262,20 @@ def test_converged(params, turns, expected):
 def test_converged_spread_is_a_number_of_at_least_0(within, problem):
     check = dict(registry.EXITS.behaviour("converged").params)["within"].check
     assert check(within) == problem
+
+
+@pytest.mark.parametrize("name", registry.EXITS.names())
+def test_an_exit_rule_s_own_defaults_are_the_ones_it_declares(name):
+    """A rule called directly (not through its registry) takes the defaults a protocol gets."""
+    behaviour = registry.EXITS.behaviour(name)
+    signature = inspect.signature(behaviour.fn).parameters
+    for param, declared in behaviour.params:
+        default = signature[param].default
+        if declared.default is REQUIRED:
+            assert default is inspect.Parameter.empty, (name, param)
+        else:
+            assert (type(default), default) == (type(declared.default), declared.default), \
+                (name, param)
 
 
 def test_converged_refuses_a_negative_spread_by_file_and_line():
@@ -344,6 +364,8 @@ LONG = "the question assumes one database, " * 5
     ([answer(A, 3, confidence="unsure"), answer(B, 3, confidence="0.2")], 3,
      "AI-security's confidence is 0.2 (below 0.5)"),
     ([answer(A, 2, confidence="0.1")], 3, None),
+    ([answer(A, 4, confidence="0.1"), answer(B, 4, concerns="legal")], 3, None),  # a later
+    # round's (check re-derives each round with the whole ledger)
     ([("facilitator", "question", 3, {"focus": "x"}), answer(A, 3, confidence="0.3")], 3,
      "AI-architect's confidence is 0.3 (below 0.5)"),
     ([("someone", "aside", 3, {"confidence": "0.1"}), answer(A, 3, confidence="0.3")], 3,
@@ -392,6 +414,22 @@ def test_escalated_quiet_after_continue(quiet_until, expected):
 def test_escalated_per_conflict(per_conflict, turns, expected):
     steps = steps_of("roundtable", edits=(("per_conflict: 3", f"per_conflict: {per_conflict}"),))
     assert escalated(run_of(steps, turns=turns), 3) == expected
+
+
+def test_escalated_reads_the_members_steps_whatever_their_name():
+    steps = steps_of("roundtable", edits=(("  - id: answer\n", "  - id: weigh\n"),))
+    run = run_of(steps, turns=[("architect", "weigh", 3, {"confidence": "0.2"})])
+    assert escalated(run, 3) == "AI-architect's confidence is 0.2 (below 0.5)"
+
+
+def test_escalated_never_by_the_facilitator_s_own_concern():
+    reads = ("    fields: {focus: text, concerns: list}\n"
+             "    reads: {concerns: concerns}\n")
+    steps = steps_of("roundtable", edits=(("    fields: {focus: text}\n", reads),))
+    run = run_of(steps, turns=[("facilitator", "question", 3, {"concerns": "security"})])
+    assert escalated(run, 3) is None
+    run = run_of(steps, turns=[answer(A, 3, concerns="security")])
+    assert escalated(run, 3) == "AI-architect names a security concern"
 
 
 def test_escalated_when_a_round_is_fewer_than_per_conflict():
@@ -481,6 +519,7 @@ CONCLUDED = Exit(True, "the facilitator concluded in round 3")
     (ROUNDTABLE, None, [synthesis(3, "phase")], 3,
      stay("there is no phase after the last: continue, or conclude")),
     (DISNEY, rounds(0, 0, 1), [synthesis(3, "continue")], 3, stay(phase=1)),
+    (DISNEY, rounds(0, 0, 1), [synthesis(3, "wait")], 3, stay(phase=1)),  # no action known
     # a phase runs at most rounds.per_phase (10) rounds
     (DISNEY, rounds(*[0] * 10), [synthesis(10)], 10,
      advance("the Dreamer phase reached its 10 rounds: on to the next phase", round_=10)),
@@ -526,6 +565,8 @@ SLOW = steps_of("roundtable", "disney", edits=(("min_rounds: 1", "min_rounds: 2"
      stay("conclude refused: the last phase needs 2 round(s)", phase=2, round_=5)),
     (rounds(0, 0, 1, 1, 2, 2), [synthesis(6, "conclude")], 6,
      Exit(True, "the facilitator concluded in round 6")),
+    (rounds(0, 0, 1, 1, 2, 2, 2), [synthesis(7, "conclude")], 7,
+     Exit(True, "the facilitator concluded in round 7")),
     (rounds(0, 2), [synthesis(2, "conclude", conflicts="cost: x")], 2,
      stay("conclude refused: the last phase needs 2 round(s); the discussion needs 3 rounds; "
           "conflicts are open (cost)", phase=2, round_=2)),
@@ -586,6 +627,20 @@ def test_facilitated_keeps_the_quiet_rounds(steps, phase_of, turns, expected):
 def test_facilitated_reads_the_escalation_of_this_round_only():
     run = run_of(ROUNDTABLE, turns=[synthesis(3)], chosen=[(2, "escalation", "accept", "")])
     assert exit_of("facilitated", run, 3) == stay()
+
+
+def test_facilitated_reads_the_escalation_not_another_decision_point():
+    aside = ("  - id: aside\n    title: Aside\n    role: person\n"
+             "    question: Anything to add?\n    choices: [accept, decide, continue]\n"
+             "    recommended: continue\n")
+    steps = steps_of("roundtable", edits=(("  - id: escalation\n",
+                                           aside + "  - id: escalation\n"),))
+    run = run_of(steps, turns=[synthesis(3)], chosen=[(3, "aside", "accept", "")])
+    assert exit_of("facilitated", run, 3) == stay()
+    run = run_of(steps, turns=[synthesis(3)], chosen=[(3, "escalation", "accept", "")])
+    assert exit_of("facilitated", run, 3) == Exit(
+        True, "Ana accepted the facilitator's recommendation",
+        conclusion="Ana accepted the facilitator's recommendation")
 
 
 # a consensus that came too easily (no conflict ever, every confidence at least 0.8, two
