@@ -703,6 +703,7 @@ SET = "a set number of rounds ({})"
     (DEBATE, 2, Exit(False, SET.format(3), 2)),
     (DEBATE, 3, Exit(False, SET.format(3), 2)),
     (steps_of("council", "debate", cap=5), 3, Exit(False, SET.format(5), 1)),
+    (steps_of("council", "debate", cap=2), 1, Exit(False, SET.format(2), 2)),
     (steps_of("council", "debate", edits=(("rounds: [2, 3]", "rounds: [2, 5]"),)), 3,
      Exit(False, SET.format(5), 1)),
     (steps_of("council", "debate", edits=(("rounds: [2, 3]", "rounds: [2, 5]"),)), 4,
