@@ -6,13 +6,20 @@ the survivors with their diffs.
     python -m venv /tmp/crvenv && /tmp/crvenv/bin/pip install cosmic-ray==8.7.0
     python bench/mutation.py --cosmic-ray /tmp/crvenv/bin/cosmic-ray [visibility outcomes exits]
 
+``--fast-only`` stops after the fast tables and lists their survivors. Each stage first runs
+its tests once without a mutant, and stops if they fail (a failing command would count every
+mutant killed).
+
 It mutates a copy of the tracked files in a temporary directory, never this checkout; the
 tests run with this interpreter (the project's venv). A mutant the fast table kills takes a
 few seconds, one it lets through the end-to-end run (two to three minutes): visibility and
-outcomes, about an hour on two cores. The survivors expected are equivalent mutants: ``is``
-for ``==`` where CPython makes them agree (small ints such as rounds, constants compared
-with constants, one-letter group names), an order for an equality where no value the
-ledger can hold tells them apart (a choice field's values), and the like.
+outcomes, about an hour on two cores; exits (the exit rules and the conditions, about 630
+mutants), half an hour before its survivors. The survivors expected are equivalent mutants:
+``is`` for ``==`` where CPython makes them agree (small ints such as rounds and phase
+indexes, constants compared with constants, one-letter group names), an order for an
+equality where no value the ledger can hold tells them apart (a choice field's values), a
+bound past a value the rule's own answers never reach (a phase index beyond the last), and
+the like.
 """
 from __future__ import annotations
 
@@ -123,6 +130,13 @@ def main() -> int:
                 print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
                       f"{fast}, {sum(r[1] == 'KILLED' for r in late.values())} more by the "
                       f"end-to-end tests")
+            for fn in sorted({r[0] for r in rows}):
+                mine = [r for r in rows if r[0] == fn]
+                again = [late[r[3:]][1] for r in mine if r[3:] in late]
+                print(f"  {fn:<24} {len(mine):>4} mutants, "
+                      f"{sum(r[1] == 'KILLED' for r in mine):>4} killed by the table, "
+                      f"{again.count('KILLED'):>2} end to end, "
+                      f"{len(again) - again.count('KILLED'):>2} left")
             for fn, outcome, diff, *_ in sorted(late.values(), key=lambda r: r[3:]):
                 if outcome != "KILLED":
                     change = [line for line in (diff or "").splitlines()
