@@ -489,6 +489,7 @@ CONCLUDED = Exit(True, "the facilitator concluded in round 3")
     (ROUNDTABLE, None, [synthesis(3)], 3, stay()),
     (ROUNDTABLE, None, [synthesis(3, "escalate")], 3, stay()),
     (ROUNDTABLE, None, [synthesis(3, "")], 3, stay()),
+    (ROUNDTABLE, None, [synthesis(3, "abandon")], 3, stay()),  # no action known
     (ROUNDTABLE, None, [synthesis(2, "conclude")], 3, stay()),  # another round's
     (ROUNDTABLE, None, [synthesis(3, "conclude"), synthesis(3)], 3, stay()),  # the last one's
     # conclude, in the last phase: not before rounds.min, nor with a conflict open
