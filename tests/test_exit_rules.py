@@ -344,6 +344,8 @@ LONG = "the question assumes one database, " * 5
      "the facilitator escalated: the budget is a person's call"),
     ([synthesis(3, "escalate")], 3, "the facilitator escalated: no reason given"),
     ([synthesis(3, "escalate"), synthesis(3)], 3, None),  # the round's last synthesis
+    ([synthesis(3, "phase")], 3, None),
+    ([synthesis(3, "conclude")], 3, None),
     ([synthesis(2, "escalate")], 3, None),  # another round's
     # a conflict open rounds.per_conflict (3) rounds running
     (open_in(1, 2, 3), 3, "conflict 'cost' is still open after 3 rounds"),
@@ -422,14 +424,26 @@ def test_escalated_reads_the_members_steps_whatever_their_name():
     assert escalated(run, 3) == "AI-architect's confidence is 0.2 (below 0.5)"
 
 
-def test_escalated_never_by_the_facilitator_s_own_concern():
+@pytest.mark.parametrize("role", ["facilitator", "scribe"])  # before and after the members'
+def test_escalated_never_by_the_facilitator_s_own_concern(role):
     reads = ("    fields: {focus: text, concerns: list}\n"
              "    reads: {concerns: concerns}\n")
-    steps = steps_of("roundtable", edits=(("    fields: {focus: text}\n", reads),))
+    steps = steps_of("roundtable", edits=(("    fields: {focus: text}\n", reads),
+                                          ("{id: facilitator,", f"{{id: {role},"),
+                                          ("role: facilitator", f"role: {role}")))
     run = run_of(steps, turns=[("facilitator", "question", 3, {"concerns": "security"})])
     assert escalated(run, 3) is None
     run = run_of(steps, turns=[answer(A, 3, concerns="security")])
     assert escalated(run, 3) == "AI-architect names a security concern"
+
+
+def test_escalated_never_by_the_closing_vote():
+    reads = ("    fields: {vote: [READY, CHANGES, REJECT], concerns: list}\n"
+             "    reads: {concerns: concerns}\n")
+    steps = steps_of("roundtable", edits=(("    fields: {vote: [READY, CHANGES, REJECT]}\n",
+                                           reads),))
+    run = run_of(steps, turns=[(A, "vote", 3, {"vote": "CHANGES", "concerns": "security"})])
+    assert escalated(run, 3) is None
 
 
 def test_escalated_when_a_round_is_fewer_than_per_conflict():
