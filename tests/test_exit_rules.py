@@ -151,6 +151,14 @@ def test_next_action(turns, chosen, expected):
     assert exit_of("next_action", run_of(SWARM, turns=turns, chosen=chosen), 2) == expected
 
 
+def test_next_action_goes_on_by_any_other_choice():
+    """Any choice but synthesize goes on, whatever it is called (a variant's own choice)."""
+    steps = steps_of("swarm", edits=(("constraint, synthesize, pause]",
+                                      "constraint, synthesize, pause, wait]"),))
+    run = run_of(steps, chosen=[(2, "next", "wait", "")])
+    assert exit_of("next_action", run, 2) == Exit(False, "Ana chose wait in round 2")
+
+
 def test_next_action_without_a_decision_point_goes_on():
     run = run_of(PCS, chosen=[(2, "confirm", "synthesize", "")])
     assert exit_of("next_action", run, 2) == Exit(False, "no choice to synthesize in round 2")
