@@ -203,6 +203,10 @@ def estimates(round_: int, **values: str):
                                                         {"estimate": "100"})],
      Exit(True, "the 5 estimate values converged in round 2: spread 99 within 100 (1 to 100, "
                 "median 3)")),
+    ({"within": 12}, estimates(2, architect="13", security="1", pragmatist="8", visionary="2",
+                               skeptic="5", ux="3"),
+     Exit(True, "the 6 estimate values converged in round 2: spread 12 within 12 (1 to 13, "
+                "median 4)")),
     ({"within": 2}, estimates(2, architect="10"),  # one short of the default quorum
      Exit(False, "1 estimate value(s) in round 2, fewer than 2")),
     ({"within": 2, "quorum": 3}, estimates(2, architect="10", security="10"),
@@ -257,7 +261,7 @@ def estimates(round_: int, **values: str):
                 "median 10.5)")),  # no estimate field
 ])
 def test_converged(params, turns, expected):
-    run = run_of(PCS, ABC + ("visionary", "skeptic"), turns=turns)
+    run = run_of(PCS, ABC + ("visionary", "skeptic", "ux"), turns=turns)
     assert exit_of(converged(**params), run, 2) == expected
 
 
