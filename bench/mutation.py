@@ -6,13 +6,20 @@ the survivors with their diffs.
     python -m venv /tmp/crvenv && /tmp/crvenv/bin/pip install cosmic-ray==8.7.0
     python bench/mutation.py --cosmic-ray /tmp/crvenv/bin/cosmic-ray [visibility outcomes exits]
 
+``--fast-only`` stops after the fast tables and lists their survivors. Each stage first runs
+its tests once without a mutant, and stops if they fail (a failing command would count every
+mutant killed).
+
 It mutates a copy of the tracked files in a temporary directory, never this checkout; the
 tests run with this interpreter (the project's venv). A mutant the fast table kills takes a
 few seconds, one it lets through the end-to-end run (two to three minutes): visibility and
-outcomes, about an hour on two cores. The survivors expected are equivalent mutants: ``is``
-for ``==`` where CPython makes them agree (small ints such as rounds, constants compared
-with constants, one-letter group names), an order for an equality where no value the
-ledger can hold tells them apart (a choice field's values), and the like.
+outcomes, about an hour on two cores; exits (the exit rules and the conditions, about 630
+mutants), half an hour before its survivors. The survivors expected are equivalent mutants:
+``is`` for ``==`` where CPython makes them agree (small ints such as rounds and phase
+indexes, constants compared with constants, one-letter group names), an order for an
+equality where no value the ledger can hold tells them apart (a choice field's values), a
+bound past a value the rule's own answers never reach (a phase index beyond the last), and
+the like.
 """
 from __future__ import annotations
 
@@ -37,7 +44,8 @@ SCOPES = {
     "exits": ("cascade/protocol/registry.py",
               {"all_accept", "next_action", "converged", "_spread_within", "facilitated",
                "advance", "stay", "_too_easy", "scheduled", "_facilitation", "_ids",
-               "open_conflicts"}, "tests/test_outcome_rules.py", PROTOCOL_TESTS),
+               "open_conflicts", "escalated", "_step_role", "not_last"},
+              "tests/test_exit_rules.py", "tests/test_behaviours.py " + PROTOCOL_TESTS),
 }
 KEY = "operator_name, occurrence, start_pos_row, start_pos_col"
 
@@ -51,11 +59,20 @@ def session(cr: str, work: Path, name: str, module: str, tests: str, keep) -> Pa
                       f'excluded-modules = []\ntest-command = "{command}"\n'
                       '[cosmic-ray.distributor]\nname = "local"\n')
     subprocess.run([cr, "init", str(config), str(db)], cwd=work / "src", check=True)
+    kept = 0
     with sqlite3.connect(db) as c:
         for job, *row in c.execute(f"select job_id, definition_name, {KEY} from mutation_specs"):
-            if not keep(tuple(row)):
+            if keep(tuple(row)):
+                kept += 1
+            else:
                 c.execute("insert into work_results (worker_outcome, output, job_id) "
                           "values ('SKIPPED', 'out of scope', ?)", (job,))
+    if kept:  # a test that fails unmutated would count every mutant killed
+        unmutated = subprocess.run(command, shell=True, cwd=work / "src", check=False,
+                                   capture_output=True, text=True)
+        if unmutated.returncode:
+            sys.exit(f"{tests}: fail without a mutant (a file not tracked?):\n"
+                     + unmutated.stdout[-2000:])
     subprocess.run([cr, "exec", str(config), str(db)], cwd=work / "src", check=True)
     return db
 
@@ -80,6 +97,8 @@ def results(db: Path) -> list[tuple]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cosmic-ray", required=True, help="the cosmic-ray command")
+    parser.add_argument("--fast-only", action="store_true",
+                        help="run the fast tables only: list their survivors, not run end to end")
     parser.add_argument("scopes", nargs="*", default=["visibility", "outcomes"],
                         choices=sorted(SCOPES))
     args = parser.parse_args()
@@ -95,16 +114,29 @@ def main() -> int:
             module, functions, fast, slow = SCOPES[name]
             spans = annotations(work / "src" / module)
             first = session(args.cosmic_ray, work, name, module, fast,
-                            lambda row: (functions is None or row[0] in functions)
+                            lambda row, functions=functions, spans=spans:
+                            (functions is None or row[0] in functions)
                             and not any(a <= row[3:5] < b for a, b in spans))
             rows = results(first)
             survived = {r[3:] for r in rows if r[1] != "KILLED"}
-            second = session(args.cosmic_ray, work, name + "-e2e", module, slow,
-                             lambda row: row[1:] in survived)
-            late = {r[3:]: r for r in results(second)}
-            print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
-                  f"{fast}, {sum(r[1] == 'KILLED' for r in late.values())} more by the "
-                  f"end-to-end tests")
+            if args.fast_only:
+                late = {r[3:]: r for r in rows if r[3:] in survived}
+                print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
+                      f"{fast} (the end-to-end tests not run)")
+            else:
+                second = session(args.cosmic_ray, work, name + "-e2e", module, slow,
+                                 lambda row, survived=survived: row[1:] in survived)
+                late = {r[3:]: r for r in results(second)}
+                print(f"\n{name}: {len(rows)} mutants, {len(rows) - len(survived)} killed by "
+                      f"{fast}, {sum(r[1] == 'KILLED' for r in late.values())} more by the "
+                      f"end-to-end tests")
+            for fn in sorted({r[0] for r in rows}):
+                mine = [r for r in rows if r[0] == fn]
+                again = [late[r[3:]][1] for r in mine if r[3:] in late]
+                print(f"  {fn:<24} {len(mine):>4} mutants, "
+                      f"{sum(r[1] == 'KILLED' for r in mine):>4} killed by the table, "
+                      f"{again.count('KILLED'):>2} end to end, "
+                      f"{len(again) - again.count('KILLED'):>2} left")
             for fn, outcome, diff, *_ in sorted(late.values(), key=lambda r: r[3:]):
                 if outcome != "KILLED":
                     change = [line for line in (diff or "").splitlines()
