@@ -7,7 +7,7 @@ revision of its document). Each run is a fresh process, timed from its start (im
 included) to the browser showing its rows (titles at least), to a screenful of rows whose
 ledgers are read (the first ``--screen`` rows: title, protocol, where, outcome, votes), and
 to every row read. The app
-runs headless (Textual's ``run_test``), at 120x40. With ``--reference DIR`` the same is timed
+runs headless (Textual's ``run_test``), at 120x40, in the repository (as a person runs it). With ``--reference DIR`` the same is timed
 for another checkout, in turns (A B A B ...). Medians with min-max, and the load.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ def read(rows):  # a row whose ledger was read (a reference may not have placeho
 
 async def main():
     app = CascadeApp(Path(root))
-    shown = first = done = None
+    shown = first = done = errors = None
     async with app.run_test(size=(120, 40)) as pilot:
         while done is None and time.perf_counter() - start < 600:
             await pilot.pause(0.02)
@@ -53,7 +53,8 @@ async def main():
                 first = time.perf_counter() - start
             if first is not None and all(got):
                 done = time.perf_counter() - start
-    print(json.dumps({"shown": shown, "first": first, "all": done}))
+                errors = sum(1 for r in app.screen.rows if getattr(r, "error", ""))
+    print(json.dumps({"shown": shown, "first": first, "all": done, "errors": errors}))
 
 asyncio.run(main())
 """
@@ -61,10 +62,13 @@ asyncio.run(main())
 
 def run(env: dict[str, str], root: Path, screen: int) -> dict[str, float]:
     proc = subprocess.run([sys.executable, "-c", CHILD, str(root), str(screen)], env=env,
-                          capture_output=True, text=True, timeout=600, check=False)
+                          cwd=root, capture_output=True, text=True, timeout=900, check=False)
     if proc.returncode:
         raise SystemExit(proc.stderr[-2000:])
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if got["errors"]:  # a row that says it cannot be read is not a row read
+        raise SystemExit(f"{got['errors']} ledger(s) could not be read: {env['PYTHONPATH']}")
+    return got
 
 
 def main() -> None:
