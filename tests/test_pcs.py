@@ -98,6 +98,8 @@ def test_consensus_in_round_one(repo, cli, panel, fake_llm):
     ids = [c.provenance["msg"] for c in d.comments if "msg" in c.provenance]
     assert ids == [f"r1-msg-{i:03d}" for i in range(1, 8)]  # gapless
     assert "Propose, round 1:" in out and "| AI-Architect | Use Postgres" in out  # the table
+    assert "round 1, Synthesize: AI-Synthesizer: answered (" in out + err  # it takes no vote
+    assert "Synthesizer no vote" not in out + err
     tables = [c for c in d.comments if c.origin == "tool"]
     assert [c.provenance["step"] for c in tables] == ["propose", "challenge"]
     record = (repo / RECORD).read_text()
@@ -274,7 +276,7 @@ def test_a_terminal_shows_one_live_line_per_step(tmp_path):
     for step, aliases in (("Propose", ("architect", "security")), ("Synthesize", ("synthesizer",))):
         for alias in aliases:
             o = Outcome(registry.get(alias), tmp_path / "x.discussion.md")
-            o.step, o.round = step, 1
+            o.step, o.round, o.asks_vote = step, 1, step == "Propose"
             progress.start(o)
             rows.append(o)
     for o in rows:
@@ -284,7 +286,8 @@ def test_a_terminal_shows_one_live_line_per_step(tmp_path):
     lines = [ln for ln in stream.getvalue().splitlines() if ln.strip()]
     assert any("round 1, Propose: AI-Architect ACCEPT (1.0s); AI-Security ACCEPT (1.0s)" in ln
                for ln in lines)
-    assert any("round 1, Synthesize: AI-Synthesizer no vote (1.0s)" in ln for ln in lines)
+    # a step that takes no vote says it answered, not that a vote is missing
+    assert any("round 1, Synthesize: AI-Synthesizer answered (1.0s)" in ln for ln in lines)
     final = stream.getvalue().rsplit("\x1b[2F", 1)[-1]  # redrawn in place: the last frame
     assert final.count("\n") == 2  # one line per step, not one per persona
 

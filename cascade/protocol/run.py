@@ -424,6 +424,8 @@ async def _turn(d: Discussion, request: Request, persona, settings: Settings, sh
     out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes)
     out.step = request.step.title  # type: ignore[attr-defined]
     out.round = request.round  # type: ignore[attr-defined]
+    out.asks_vote = any(f.name in ("vote", "verdict")  # type: ignore[attr-defined]
+                        for f in request.step.fields)
     started = time.monotonic()
     shared.progress.start(out)
     key = prompt_key(persona.alias, model, prompt.messages)

@@ -35,6 +35,8 @@ def _state(o: Outcome, causes: bool = True) -> str:
     if o.status == "skipped":
         return o.error if causes else "not asked (below)"
     label = {"cached": " (cached, no call)", "no-response": " (no response)"}.get(o.status, "")
+    if o.vote is None and getattr(o, "asks_vote", True) is False:
+        return f"answered{label}"  # a step that takes no vote: its result, not a missing vote
     return f"{o.vote or 'no vote'}{label}"
 
 
