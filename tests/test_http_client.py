@@ -187,7 +187,7 @@ def test_retries_and_fallback_in_a_hook_run_without_litellm(hook_repo, fake_llm)
     assert fake_llm.calls(match("AI-Architect")) == 2
     assert fake_llm.calls(match("AI-Security")) == 2
     assert fake_llm.calls(match("AI-Pragmatist")) == 3  # fake twice (one retry), then backup
-    assert "retrying" in out
+    assert "after 1 retry (" in out and "retrying" not in out  # folded into its one line
 
 
 # ------------------------------------------------------------------ complete(), in-process

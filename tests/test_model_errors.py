@@ -272,10 +272,30 @@ def test_cli_refused_connection_line(ledger, cli, monkeypatch):
     monkeypatch.setenv("CASCADE_API_BASE", url)
     code, out, err = cli("turn", ledger)
     assert code == 1
-    expected = f"cascade: {ledger}: AI-Security (openai/fake): cannot connect to {url}: connection refused"
+    expected = (f"cascade: {ledger}: AI-Security (openai/fake): cannot connect to {url}: "
+                "connection refused (after 1 retry)")  # one line, the retry folded in
     assert [line for line in err.splitlines() if line.strip()] == [expected]
+    assert "retrying" not in out + err
     assert "HTTP 500" not in out + err and "InternalServerError" not in out + err
     assert "Traceback" not in out + err
+
+
+def test_one_dead_endpoint_is_one_line_for_the_whole_panel(repo, cli, monkeypatch):
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
+    assert cli("new", "Use SQLite", "--template", "adr", "--protocol", "review", "--source",
+               DOC, "-o", LEDGER, "--participants", "architect,security,pragmatist")[0] == 0
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.01")
+    monkeypatch.setenv("CASCADE_RETRIES", "1")
+    url = closed_port_url()
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", url)
+    code, out, err = cli("turn", LEDGER)
+    assert code == 1
+    assert [line for line in err.splitlines() if line.strip()] == [
+        f"cascade: {LEDGER}: AI-Architect, AI-Security, AI-Pragmatist (openai/fake): cannot "
+        f"connect to {url}: connection refused (after 1 retry)"]
+    assert "retrying" not in out + err
 
 
 def test_cli_missing_key_line(ledger, cli, monkeypatch):

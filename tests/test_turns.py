@@ -186,7 +186,9 @@ def test_retry_after_is_honoured_then_succeeds(env, cli):
     assert code == 0
     assert time.monotonic() - start >= 1.0
     assert env.calls() == 2
-    assert "retrying in 1.0s" in out
+    # the retry said once, in the persona's one line
+    assert "AI-Security: READY (" in out and ", after 1 retry (" in out, out
+    assert "retrying" not in out
 
 
 def test_fallback_model_answers(env, cli, monkeypatch):

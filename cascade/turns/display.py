@@ -49,12 +49,12 @@ class LineProgress(Progress):
         self.causes = causes
 
     def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
-        print(printable(f"{_who(outcome)}: {reason}; retrying in {wait:.1f}s"),
-              file=self.out, flush=True)
+        """Said once, in the persona's one line when it is done (``retried``)."""
 
     def finish(self, outcome: Outcome) -> None:
         print(printable(f"{_who(outcome)}: {_state(outcome, self.causes)} "
-                        f"({outcome.seconds:.1f}s)"), file=self.out, flush=True)
+                        f"({outcome.seconds:.1f}s{retried(outcome)})"), file=self.out,
+              flush=True)
 
 
 class LiveProgress(Progress):
@@ -181,11 +181,30 @@ def closing_table(outcomes: list[Outcome]) -> str:
     return "\n".join(lines)
 
 
+def retried(o: Outcome) -> str:
+    """``, after 2 retries (rate limited)``: the retries of a persona's calls, folded into
+    its one line (the last reason; the others are most often the same)."""
+    n = len(getattr(o, "retries", ()))
+    if not n:
+        return ""
+    return f", after {n} retr{'y' if n == 1 else 'ies'} ({o.retries[-1]})"
+
+
+def _tries(o: Outcome) -> str:
+    n = len(getattr(o, "retries", ()))
+    return f" (after {n} retr{'y' if n == 1 else 'ies'})" if n else ""
+
+
 def failure_lines(outcomes: list[Outcome]) -> list[str]:
-    """One line per failed persona, naming it and the cause."""
-    return [printable(f"cascade: {display_path(o.ledger)}: {o.persona.name} ({o.model}): "
-                      f"{o.error}")
-            for o in outcomes if o.status in ("failed", "skipped")]
+    """One line per cause: the personas of a ledger that failed the same way (one dead
+    endpoint, one missing key) are named together."""
+    groups: dict[tuple, list[Outcome]] = {}
+    for o in outcomes:
+        if o.status in ("failed", "skipped"):
+            groups.setdefault((o.ledger, o.model, o.error, _tries(o)), []).append(o)
+    return [printable(f"cascade: {display_path(ledger)}: "
+                      f"{', '.join(o.persona.name for o in group)} ({model}): {error}{tries}")
+            for (ledger, model, error, tries), group in groups.items()]
 
 
 def redaction_lines(outcomes: list[Outcome]) -> list[str]:

@@ -47,6 +47,7 @@ class Outcome:
     cost: float | None = None
     model: str = ""
     error: str = ""
+    retries: list[str] = field(default_factory=list)  # why each retry was made
     redactions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     os_error: OSError | None = None  # the ledger could not be written (disk full, ...)
@@ -54,6 +55,11 @@ class Outcome:
     @property
     def ok(self) -> bool:
         return self.status in ("ok", "cached", "no-response")
+
+
+def _retried(progress: Progress, out: Outcome, model: str, reason: str, wait: float) -> None:
+    out.retries.append(reason)
+    progress.retry(out, model, reason, wait)
 
 
 class Budget:
@@ -248,7 +254,7 @@ async def ask(call: Call, model: str, settings: Settings, shared: Shared,
             try:
                 done = await seam.complete(
                     model, msgs, settings, fallbacks=fallbacks,
-                    on_retry=lambda m, reason, wait: progress.retry(out, m, reason, wait),
+                    on_retry=lambda m, reason, wait: _retried(progress, out, m, reason, wait),
                     **({"on_text": lambda text: progress.stream(out, text)}
                        if getattr(progress, "wants_stream", False) else {}))
             except seam.ModelError as exc:
