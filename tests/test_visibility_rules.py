@@ -7,7 +7,7 @@ this step; the last round, this one, an older and a later one) in milliseconds.
 
 Mutation testing (cosmic-ray) runs this module and tests/test_outcome_rules.py against each
 mutant of the visibilities and the outcome rules, then the slower visibility and protocol
-tests against the survivors; bench/mutation.sh has the commands."""
+tests against the survivors; bench/mutation.py runs both."""
 from __future__ import annotations
 
 from pathlib import Path

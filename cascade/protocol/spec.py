@@ -374,7 +374,7 @@ class Options:
 
     @classmethod
     def of_rule(cls, rule) -> Options:
-        """The options a rule (cascade.loop.rules.Rule) gives its discussions."""
+        """The options a rule (cascade.config.rules.Rule) gives its discussions."""
         return cls(rule.mode, rule.strategy or rule.flow, rule.tier, rule.rounds)
 
 
