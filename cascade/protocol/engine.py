@@ -178,6 +178,17 @@ class Run:
     def name_of(self, alias: str) -> str:
         return self.names.get(alias, alias)
 
+    def decision_step(self) -> Step | None:
+        """The round's decision point (a step a person answers), if its steps have one."""
+        return next((s for s in self.steps.round_steps if s.decision), None)
+
+    def recommendation(self, round_: int) -> str | None:
+        """The round's recommendation field (the last turn of the round that gave one)."""
+        for t in reversed(self.turns):
+            if t.round == round_ and self.read(t, "recommendation"):
+                return self.read(t, "recommendation")
+        return None
+
     @property
     def why(self) -> str:
         """The outcome's explanation (the outcome rule's), or ""."""
@@ -462,7 +473,7 @@ def _after(run: Run, round_: int, exit_: Exit) -> None:
 
 
 def decision_step(run: Run) -> Step | None:
-    return next((s for s in run.steps.round_steps if s.decision), None)
+    return run.decision_step()
 
 
 def _round_choice(run: Run, round_: int) -> str | None:
@@ -479,11 +490,7 @@ def _round_choice(run: Run, round_: int) -> str | None:
 
 
 def recommendation(run: Run, round_: int) -> str | None:
-    """The round's recommendation field (the last turn of the round that gave one)."""
-    for t in reversed(run.turns):
-        if t.round == round_ and run.read(t, "recommendation"):
-            return run.read(t, "recommendation")
-    return None
+    return run.recommendation(round_)
 
 
 def _paused(run: Run, round_: int) -> bool:

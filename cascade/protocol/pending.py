@@ -14,9 +14,9 @@ person's decision is in force for the current revision, nobody is asked: the per
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from cascade.config.personas import Persona, Personas
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.grammar import is_blank
 from cascade.ledger.model import (
     OUTCOME,
@@ -25,6 +25,7 @@ from cascade.ledger.model import (
     VOTE_RESET,
     Comment,
     Event,
+    Ledger,
 )
 from cascade.ledger.provenance import verify
 
@@ -39,7 +40,18 @@ class Pending:
     request: str = ""  # what a person asks of this turn (Runner.run_turn's callout)
 
 
-def pending_turns(d: Discussion) -> list[Pending]:
+class Read(Protocol):
+    """What this module reads of a discussion (cascade.protocol.discussion.Discussion)."""
+
+    ledger: Ledger
+    personas: Personas
+    participants: list[str]
+    header: Any  # its header: status
+    state: Any  # its derived state: the carried and ignored lines, the decision in force
+    decision: Any  # a person's decision in force for the current revision, or None
+
+
+def pending_turns(d: Read) -> list[Pending]:
     if d.decision is not None:
         return []
     registry = d.personas
@@ -107,7 +119,7 @@ def _expand(comment: Comment, participants: list[str], registry: Personas) -> li
     return list(dict.fromkeys(aliases))
 
 
-def requested_turns(d: Discussion, aliases: list[str]) -> list[Pending]:
+def requested_turns(d: Read, aliases: list[str]) -> list[Pending]:
     """Personas asked for by name (``cascade turn PATH @security``); ``@all``: every participant."""
     registry = d.personas
     out: list[Pending] = []

@@ -12,11 +12,16 @@ Over 400 lines: the bundled protocols' rules, each next to the others of its reg
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cascade.ledger.consensus import VotingConfig, calculate_consensus
 from cascade.protocol.behaviours import Exit, Param, Registry, Verdict
+from cascade.protocol.fields import split_list
+from cascade.protocol.panel import slug
+from cascade.protocol.pending import pending_turns
 from cascade.protocol.visibility import VISIBILITIES  # noqa: F401  (what a speaker is shown)
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -87,16 +92,14 @@ def all_accept(run, round_: int) -> Exit:
 def next_action(run, round_: int) -> Exit:
     """The round's decision point chose to synthesize -- or to follow a recommendation to
     synthesize. Any other choice (continue, deep-dive, a constraint, pause) goes on."""
-    from cascade.protocol.engine import decision_step, recommendation
-
-    step = decision_step(run)
+    step = run.decision_step()
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return Exit(False, f"no choice to synthesize in round {round_}")
     if answer.choice == "follow":
-        ends = recommendation(run, round_) == "synthesize"
-        return Exit(ends, f"round {round_} followed the recommendation to "
-                          f"{recommendation(run, round_) or 'go on'}")
+        rec = run.recommendation(round_)
+        return Exit(rec == "synthesize", f"round {round_} followed the recommendation to "
+                                         f"{rec or 'go on'}")
     return Exit(answer.choice == "synthesize", f"{answer.by} chose {answer.choice} in round "
                                                 f"{round_}")
 
@@ -152,9 +155,6 @@ def _facilitation(run, round_: int):
 
 def _ids(value: str) -> list[str]:
     """Conflict ids of a list field (``id: description | id: ...``)."""
-    from cascade.protocol.engine import split_list
-    from cascade.protocol.panel import slug
-
     return [slug(item.split(":", 1)[0])[:30] for item in split_list(value) if item.strip()]
 
 
@@ -353,10 +353,6 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
     """The closing vote counted by the discussion's consensus thresholds (seed 002's rule):
     READY or REJECT when reached, else CHANGES. A vote from a turn that did not see the whole
     document does not count, and its member counts as not having voted."""
-    from cascade.ledger.consensus import VotingConfig, calculate_consensus
-
-    import dataclasses
-
     votes = {m: v for m, v in run.verdicts.items() if v in ("READY", "CHANGES", "REJECT")}
     config = dataclasses.replace(run.consensus or VotingConfig(), human_required=False)
     # (human_required is the gate's to apply, as for any protocol's READY)
@@ -441,6 +437,4 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
 # participants or all" -- whoever has new input since they last spoke (cascade.protocol.pending).
 @PLANNERS.register("respond")
 def respond(d) -> list:
-    from cascade.protocol.pending import pending_turns
-
     return pending_turns(d)
