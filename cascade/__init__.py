@@ -21,7 +21,7 @@ _LAZY = {
     "ConsensusResult": "cascade.ledger.consensus",
     "VotingConfig": "cascade.ledger.consensus",
     "calculate_consensus": "cascade.ledger.consensus",
-    "Discussion": "cascade.ledger.discussion",
+    "Discussion": "cascade.protocol.discussion",
     "Runner": "cascade.api",
     "TurnReply": "cascade.api",
 }

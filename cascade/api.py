@@ -105,9 +105,9 @@ def _writing(discussion):
     """The Discussion to run, with its ledger's lock held (cascade.loop.lock): a path is read
     once the lock is taken; a Discussion given is brought up to date with its file then, so
     whoever another writer answered meanwhile is not asked again."""
-    from cascade.ledger.discussion import Discussion
     from cascade.loop.governance import writing
     from cascade.loop.lock import ledger_lock
+    from cascade.protocol.discussion import Discussion
 
     if isinstance(discussion, Discussion):
         with ledger_lock(discussion.path, holder=HOLDER):

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.ledger.consensus import VotingConfig
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment
-from cascade.ledger.revisions import record_revision
-from cascade.ledger.state import Authority, State, block_id, gate
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.revisions import record_revision
+from cascade.protocol.state import Authority, State, block_id, gate
 from cascade.revision import blob_id
 
 DOC = "docs/adr/0001-use-sqlite.md"

@@ -1,5 +1,5 @@
 """An append reads only what it appends, and the state it derives is the state a fresh parse
-of the whole text derives (cascade.ledger.discussion, cascade.ledger.state.derivation).
+of the whole text derives (cascade.protocol.discussion, cascade.protocol.state.derivation).
 
 Each case appends a long seeded run of blocks and events of every kind, one by one, through
 ``Discussion`` -- persona turns (for this revision, another, cut), people's comments and votes,
@@ -18,12 +18,20 @@ import pytest
 
 from cascade.errors import CascadeError
 from cascade.ledger.consensus import VotingConfig
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import (
-    FAILURE, NEXT, PERSONA, PROBLEM, ROUND, SETTINGS, SOURCE_REVISION, TENSION, VOTE_RESET,
+    FAILURE,
+    NEXT,
+    PERSONA,
+    PROBLEM,
+    ROUND,
+    SETTINGS,
+    SOURCE_REVISION,
+    TENSION,
+    VOTE_RESET,
 )
-from cascade.ledger.state import Authority, block_id
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.panel import persona_name
+from cascade.protocol.state import Authority, block_id
 
 PANEL = {"architect": "AI-Architect", "security": "AI-Security", "pragmatist": "AI-Pragmatist"}
 PEOPLE = ["Rob Smith", "Dana Reviewer"]

@@ -8,7 +8,7 @@ import pytest
 from cascade import CascadeError
 from cascade.config import templates
 from cascade.config.personas import load_persona, load_personas
-from cascade.config.protocols import load_protocol, load_protocol_file
+from cascade.protocol.loader import load_protocol, load_protocol_file
 from cascade.resources import bundled
 
 

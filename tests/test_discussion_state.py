@@ -6,10 +6,10 @@ Every test uses ``root=tmp_path``: a folder with no .cascade/, so only the bundl
 from __future__ import annotations
 
 import pytest
+from ledgers import stamp
 
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion
-from ledgers import stamp
+from cascade.protocol.discussion import Discussion
 
 
 def doc(*lines: str) -> str:
@@ -376,7 +376,7 @@ def test_advisory_panel_votes_are_shown_not_counted(make) -> None:
     assert (landed.reached, landed.outcome, landed.reason) == (True, "READY", "1/1 READY")
     blocked = make(pre + rejecting + block("Rob", vote="READY") + block("Ana", vote="REJECT"))
     assert blocked.consensus_result.blocked_by == ["Ana"]  # people's votes still gate
-    from cascade.ledger.summary import render_summary
+    from cascade.protocol.summary import render_summary
     summary = render_summary(d)
     assert "| AI-Security | REJECT (advisory) |" in summary
     assert "advisory: only people's votes count" in summary

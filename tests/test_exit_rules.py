@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from cascade.config.protocols import load_protocol, load_protocol_file
 from cascade.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.behaviours import REQUIRED, Exit
 from cascade.protocol.engine import Answer, Run, Turn, steps_for
+from cascade.protocol.loader import load_protocol, load_protocol_file
 from cascade.resources import bundled
 
 ABC = ("architect", "security", "pragmatist")

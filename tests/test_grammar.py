@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from cascade.ledger import grammar
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import verify
 from cascade.ledger.render import neutralise, render_comment, render_event
+from cascade.protocol.discussion import Discussion
 from cascade.turns.replies import parse_reply
 
 SPACES = ["\u00a0", "\u3000", "\x0b", "\x0c", "\x85", "\u2028", "\u2029", "\u2007", "\u202f",

@@ -294,7 +294,7 @@ def test_supersedes_folder_per_adr_links_across_folders(repo, cli):
 
 
 def test_supersedes_records_a_status_only_revision_in_the_old_ledger(repo, cli):
-    from cascade.ledger.revisions import record_revision
+    from cascade.protocol.revisions import record_revision
 
     old = "docs/adr/0001-use-mysql.md"
     ledger = "docs/adr/discussions/0001-use-mysql.discussion.md"

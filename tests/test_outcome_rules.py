@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from cascade.config.protocols import load_protocol
 from cascade.ledger.consensus import VotingConfig
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.engine import Run, Turn, steps_for
+from cascade.protocol.loader import load_protocol
 
 ABC = ("architect", "security", "pragmatist")
 A, B, C = ABC

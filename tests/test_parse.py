@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment
 from cascade.ledger.parse import Reader, parse
+from cascade.protocol.discussion import Discussion
 
 
 def doc(*lines: str, final_newline: bool = True) -> str:

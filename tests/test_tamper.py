@@ -8,7 +8,7 @@ import random
 import pytest
 import tampering as tamper
 
-from cascade.ledger.state import gate
+from cascade.protocol.state import gate
 
 
 @pytest.fixture(scope="module")

@@ -16,12 +16,21 @@ from conftest import git
 from fakellm import delayed
 from test_gate_holds import cascade, check, commit_rules, head, land
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
-    DOC, LEDGER, PANEL, RULES, commit, install_plain, loop_repo, match, reply, script,
+    DOC,
+    LEDGER,
+    PANEL,
+    RULES,
+    commit,
+    install_plain,
+    loop_repo,
+    match,
+    reply,
+    script,
 )
 
 from cascade import Discussion
 from cascade.ledger.parse import parse
-from cascade.ledger.state import block_id
+from cascade.protocol.state import block_id
 
 
 def round_two(fake, repo: Path, votes=("READY", "REJECT", "READY")) -> str:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cascade.config.protocols import load_protocol, load_protocol_file
 from cascade.protocol import visibility
 from cascade.protocol.engine import Run, Turn, steps_for
+from cascade.protocol.loader import load_protocol, load_protocol_file
 
 A, B, C = "architect", "security", "ux"  # the speaker, B, between the others by name
 

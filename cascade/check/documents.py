@@ -1,6 +1,6 @@
 """Governed documents at the checked commit, their ledgers, and the gate's verdict on each.
 
-The verdict is the hook's (cascade.ledger.state.gate) applied to committed content, under the
+The verdict is the hook's (cascade.protocol.state.gate) applied to committed content, under the
 authority of the rule that governs the document: the ledger must exist, must have reviewed
 the committed revision of the document (its last ``SOURCE-REVISION`` is the document's blob
 id), and must be at consensus READY for it (or a person allowed to decide decided READY).
@@ -16,9 +16,9 @@ from cascade.config.precommit import CONFIG, hook_filter
 from cascade.config.rules import NEVER_GOVERNED, Rule
 from cascade.docstatus import core
 from cascade.ledger.parse import HEADER_BYTES, parse_header
-from cascade.ledger.state import changed_core
 from cascade.loop.globs import glob_match
 from cascade.loop.rules import RuleSet
+from cascade.protocol.state import changed_core
 from cascade.resources import LEDGER_SUFFIX
 
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError, display_path
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import SOURCE_REVISION
-from cascade.ledger.state import Authority, gate
 from cascade.loop.attribution import committed
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.state import Authority, gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
 

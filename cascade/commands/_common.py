@@ -5,8 +5,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from cascade.ledger.discussion import LEDGER_SUFFIX, Discussion
 from cascade.loop.governance import inside, open_at
+from cascade.protocol.discussion import LEDGER_SUFFIX, Discussion
 
 _SKIP_DIRS = {"node_modules", "venv", "__pycache__", "site-packages"}
 

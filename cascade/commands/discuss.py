@@ -33,8 +33,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
             source: str | None, rounds: int | None, auto: bool, output: str | None,
             options: dict[str, str | None]) -> int:
     from cascade.config.personas import load_personas
-    from cascade.config.protocols import load_protocol
-    from cascade.ledger.discussion import Discussion
+    from cascade.protocol.discussion import Discussion
+    from cascade.protocol.loader import load_protocol
     from cascade.resources import find_root
     from cascade.safepath import refuse_links, refuse_outside
     from cascade.turns.settings import Settings

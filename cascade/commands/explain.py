@@ -19,21 +19,21 @@ from typing import Any
 
 from cascade.commands.explain_text import explain_text
 from cascade.config.personas import load_personas
-from cascade.config.protocols import load_protocol
 from cascade.config.rules import NEVER_GOVERNED, Rule
 from cascade.errors import CascadeError
 from cascade.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
-from cascade.ledger.revisions import KINDS, NEW, record_revision
-from cascade.ledger.state import settings_fields
 from cascade.loop.gate import find_ledger
 from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of, next_wave
+from cascade.protocol.loader import load_protocol
+from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.spec import Options, specialize
+from cascade.protocol.state import settings_fields
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable

@@ -28,7 +28,7 @@ With ``--rule NAME``:
 (cascade.docstatus): adr-tools' ``Superseded by [4. Title](0004-title.md)`` in a ``## Status``
 section (and ``Supersedes [...]`` in the new one's), MADR's ``superseded by [ADR-0004](...)``
 in front matter or a ``Status:`` bullet; the old ledger, if there is one, records the new
-text as carrying its review (cascade.ledger.revisions).
+text as carrying its review (cascade.protocol.revisions).
 """
 from __future__ import annotations
 
@@ -45,12 +45,12 @@ from cascade.atomic import atomic_write
 from cascade.config.rules import slug
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import git, index_blobs, repo_root
-from cascade.ledger.discussion import Discussion
-from cascade.ledger.revisions import KINDS, NEW, record_revision
 from cascade.loop.gate import Item, create_ledger, find_ledger
 from cascade.loop.governance import authority
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.resources import find_root, search_path
 from cascade.revision import blob_id
 from cascade.safepath import read_inside, refuse_links, refuse_outside, relative

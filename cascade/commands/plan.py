@@ -12,9 +12,9 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
          mode: str | None = None, strategy: str | None = None, tier: str | None = None) -> int:
     from cascade.commands.explain import REPAIR_FACTOR
     from cascade.config.personas import load_personas
-    from cascade.config.protocols import load_protocol
     from cascade.protocol.engine import calls_per_round, members_of
     from cascade.protocol.engine import plan as next_wave
+    from cascade.protocol.loader import load_protocol
     from cascade.resources import find_root
     from cascade.turns.settings import Settings
     from cascade.turns.tiers import models_for

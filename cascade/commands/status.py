@@ -9,13 +9,13 @@ from typing import Any
 from cascade.commands._common import ledger_paths
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import index_blobs, repo_root
-from cascade.ledger.discussion import Discussion
-from cascade.ledger.state import gate
-from cascade.ledger.summary import gist
 from cascade.loop.attribution import knowing_authors as knowing
 from cascade.loop.governance import open_discussion
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
 from cascade.protocol.record import artifact_paths, record_path
+from cascade.protocol.state import gate
+from cascade.protocol.summary import gist
 from cascade.revision import blob_id
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable

@@ -3,7 +3,7 @@ from __future__ import annotations
 from cascade.atomic import atomic_write
 from cascade.commands._common import open_ledger
 from cascade.errors import display_path
-from cascade.ledger.summary import render_summary, summary_path
+from cascade.protocol.summary import render_summary, summary_path
 
 
 def summary(path: str) -> int:

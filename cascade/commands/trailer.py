@@ -4,10 +4,10 @@ import sys
 
 from cascade.errors import CascadeError
 from cascade.gitio import git, index_blobs, read_blobs, repo_root, staged_paths
-from cascade.ledger.discussion import Discussion
 from cascade.loop.gate import discover
 from cascade.loop.hook import candidates
 from cascade.loop.rules import RuleSet
+from cascade.protocol.discussion import Discussion
 
 
 def trailer(message_file: str) -> int:

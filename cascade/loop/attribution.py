@@ -1,7 +1,7 @@
 """Who added a line of a ledger: the author of the commit that added it.
 
 A person's decision, and a person's vote that counts toward ``human_required``, count only when
-the commit that added them is that person's (cascade.ledger.state.derive, ``authors``). In a
+the commit that added them is that person's (cascade.protocol.state.derive, ``authors``). In a
 committed ledger that is ``git blame``; in a ledger a commit is about to hold (the hook, and
 ``status`` on the working tree), the lines HEAD already has are blamed at HEAD, the lines a
 merge in progress brings from the other side are blamed there, and the rest are what the
@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from cascade.gitio import git, merge_head, version_at
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment
+from cascade.protocol.discussion import Discussion
 
 
 def committed(root: Path, ref: str, path: str, lines: Iterable[int]) -> dict[int, str]:

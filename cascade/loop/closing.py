@@ -5,7 +5,7 @@ and -- where the rule says so (``status:``) -- the document's own status moves (
 Only the status line is rewritten, only while it still says the document is open (Proposed,
 Draft, ...), only when the working-tree file is exactly the text being committed (nothing
 the user has not staged is touched), and the new text is recorded in the ledger as keeping
-its review (cascade.ledger.revisions): committing it asks no one. Used by the hook, and by
+its review (cascade.protocol.revisions): committing it asks no one. Used by the hook, and by
 ``cascade decide`` and ``cascade comment --vote`` when their vote brings consensus (so the
 commit that follows needs no extra round).
 """
@@ -17,9 +17,9 @@ from cascade import docstatus
 from cascade.atomic import atomic_write
 from cascade.errors import display_path
 from cascade.gitio import git, index_blobs, read_blobs, repo_root
-from cascade.ledger.discussion import Discussion
-from cascade.ledger.revisions import record_revision
 from cascade.loop.governance import resolve
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.revisions import record_revision
 from cascade.revision import blob_id
 from cascade.safepath import first_link
 

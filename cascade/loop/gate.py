@@ -1,7 +1,7 @@
 """The gate behind ``cascade hook``, once a commit does touch governed paths: check the staged
 ledgers, create missing ones, record the rule's settings and the document's revision, run the
 pending turns, and decide from the *staged* ledgers with the verdict ``check`` and ``status``
-use (cascade.ledger.state.gate)."""
+use (cascade.protocol.state.gate)."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -16,7 +16,6 @@ from cascade.atomic import atomic_write
 from cascade.check.appendonly import first_edit, is_append
 from cascade.check.merge import merge_problem
 from cascade.config import templates
-from cascade.config.protocols import load_protocol
 from cascade.config.rules import Rule
 from cascade.docstatus import document_title
 from cascade.errors import CascadeError, display_path
@@ -30,20 +29,21 @@ from cascade.gitio import (
     tracked,
     version_at,
 )
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
 from cascade.ledger.parse import parse
-from cascade.ledger.revisions import KINDS, NEW, record_revision
-from cascade.ledger.state import Authority, block_id, gate, settings_fields
 from cascade.loop import attribution
 from cascade.loop.closing import close as close_one
 from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import RuleSet
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import due, next_wave
+from cascade.protocol.loader import load_protocol
 from cascade.protocol.record import artifact_paths
+from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.run import Stepped, run_all
+from cascade.protocol.state import Authority, block_id, gate, settings_fields
 from cascade.safepath import first_link, refuse_links
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.settings import Settings

@@ -11,17 +11,17 @@ import contextlib
 from pathlib import Path
 
 from cascade.config.personas import load_personas
-from cascade.config.protocols import load_protocol
 from cascade.config.rules import Rule
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import read_blobs, repo_root
 from cascade.ledger.consensus import voting_config
-from cascade.ledger.discussion import Discussion
-from cascade.ledger.state import Authority
 from cascade.loop.globs import glob_match
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RuleSet
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.loader import load_protocol
 from cascade.protocol.spec import Options, check_option, most_rounds, specialize
+from cascade.protocol.state import Authority
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 

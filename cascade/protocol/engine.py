@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-
 from typing import Any
 
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
@@ -229,8 +228,8 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
            options: Options = Options(), consensus=None,
            skip: set[int] | frozenset[int] = frozenset()) -> Run:
     """The run of a parsed ledger under a step protocol. ``skip``: the lines of entries not
-    to believe (events that do not hold, copied blocks: cascade.ledger.state). ``carried``: the lines of revision
-    events that keep the review (cascade.ledger.state); ``reviewed``: the revisions whose
+    to believe (events that do not hold, copied blocks: cascade.protocol.state). ``carried``: the lines of revision
+    events that keep the review (cascade.protocol.state); ``reviewed``: the revisions whose
     turns count (None: any) -- a turn for another text of the document is not this run's.
     ``options``: the discussion's mode, strategy, tier and round cap as its header records
     them (``spec.specialize`` applies them); ``consensus``: the thresholds an outcome rule

@@ -9,7 +9,7 @@ so that a rerun, ``check`` and ``status`` see the same panel without a model::
 
 The events follow the turn that proposed them, together, each with the tool's stamp: an event
 elsewhere, one not stamped, and a copy of an earlier turn or event are no panel's (as
-cascade.ledger.state.derive does not believe them). A later proposal (the person asked to modify
+cascade.protocol.state.derive does not believe them). A later proposal (the person asked to modify
 the panel, or changed the mode) supersedes them. Each expert becomes a voting persona of that
 discussion only (``AI-Database-Expert``, alias ``database-expert``), alongside the registry's.
 

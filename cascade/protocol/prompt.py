@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from cascade.config import templates
 from cascade.config.personas import Persona
-from cascade.ledger.discussion import Discussion
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import Request
 from cascade.protocol.fields import shape
 from cascade.protocol.visibility import VISIBILITIES

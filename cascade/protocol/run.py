@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass, field
 
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion, is_transition
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.markdown import cell, sentence
+from cascade.protocol.discussion import Discussion, is_transition
 from cascade.protocol.engine import Request, Run, plan, question
 from cascade.protocol.fields import read_fields, sections
 from cascade.protocol.registry import TRIGGERS

@@ -1,5 +1,5 @@
 """The records of a step protocol, declared once: its roles, steps, rounds and outcome, read
-from the protocol's YAML (cascade.config.protocols calls ``parse_steps``). A protocol that
+from the protocol's YAML (cascade.protocol.loader calls ``parse_steps``). A protocol that
 names a registered ``planner`` (``respond``: ``review``, ``phased``, whoever is concerned
 speaks) is steps too, each step a phase entered in order -- by its registered ``advance``
 trigger or by a person -- read by ``_phased_steps``: one role from the rule's participants,

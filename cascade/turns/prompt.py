@@ -21,9 +21,9 @@ from typing import Any
 from cascade.config import templates
 from cascade.config.personas import Persona
 from cascade.errors import display_path
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import Comment
-from cascade.ledger.summary import gist
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.summary import gist
 from cascade.safepath import read_config
 from cascade.turns.redact import redact
 from cascade.turns.settings import Settings

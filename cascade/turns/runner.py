@@ -17,8 +17,8 @@ from pathlib import Path
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
-from cascade.ledger.discussion import Discussion
 from cascade.ledger.model import FAILURE
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.pending import Pending
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key

@@ -11,14 +11,11 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from cascade.config.yamlio import check_keys, load_yaml
 from cascade.errors import CascadeError
+from cascade.protocol.spec import PHASED_KEYS, Step, Steps, parse_steps
 from cascade.resources import search_path
-
-if TYPE_CHECKING:
-    from cascade.protocol.spec import Step, Steps
 
 DEFAULT_PROTOCOL = "phased"  # for `cascade new`
 HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: votes count at once
@@ -80,8 +77,6 @@ class Protocol:
 
 
 def load_protocol_file(path: Path) -> Protocol:
-    from cascade.protocol.spec import PHASED_KEYS, parse_steps
-
     raw = load_yaml(path)
     if isinstance(raw, dict) and "phases" in raw:
         raise CascadeError("'phases:' is not read: write the protocol as 'steps:' (each step a "

@@ -24,13 +24,34 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus, voting_config
+from cascade.docstatus import core as text_core
+from cascade.ledger.consensus import (
+    ConsensusResult,
+    VotingConfig,
+    calculate_consensus,
+    voting_config,
+)
 from cascade.ledger.identity import is_decider, same_person
 from cascade.ledger.model import (
-    FAILURE, OUTCOME, PERSONA, PHASE_TRANSITION, PROBLEM, ROUND, SETTINGS, SOURCE_REVISION,
-    TENSION, VOTE_RESET, Comment, Event, Ledger,
+    FAILURE,
+    OUTCOME,
+    PERSONA,
+    PHASE_TRANSITION,
+    PROBLEM,
+    ROUND,
+    SETTINGS,
+    SOURCE_REVISION,
+    TENSION,
+    VOTE_RESET,
+    Comment,
+    Event,
+    Ledger,
 )
 from cascade.ledger.provenance import Replays, verify, verify_event
+from cascade.protocol.engine import derive as derive_run
+from cascade.protocol.engine import members_of, question
+from cascade.protocol.panel import panel_of
+from cascade.protocol.spec import Options
 
 STATUS_OF = {"READY": "ACCEPTED", "REJECT": "REJECTED"}  # the status an outcome sets
 
@@ -254,8 +275,6 @@ class _Walk:
         self.steps = protocol.stepped
         self.participants = {a.lower() for a in authority.participants}
         if self.steps is not None and self.steps.generated:  # the panel's experts vote
-            from cascade.protocol.panel import panel_of
-
             panel = panel_of(ledger.entries)
             self.participants |= set(panel.aliases) if panel is not None else set()
         self.phase = ledger.header.phase or protocol.first_phase
@@ -731,9 +750,6 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
     rule over the turns cascade wrote for this text, explained by that rule; an impasse is
     never READY."""
-    from cascade.protocol.engine import derive as derive_run, members_of
-    from cascade.protocol.spec import Options
-
     steps = protocol.stepped
     members, fixed = members_of(steps, authority.participants)
     run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
@@ -752,8 +768,6 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
         return [personas.get(a).name if personas.get(a) else a for a in aliases]
 
     if run.deciding:
-        from cascade.protocol.engine import question
-
         return run, ConsensusResult(False, None, counts, [], [],
                                     f"waiting for a person: {question(run)}", advisory)
     if run.pausing is not None:
@@ -805,9 +819,7 @@ def core_problem(state: State, doc: str | None, data: bytes) -> str | None:
     committed -- really has that core. Hook and ``check`` both verify it."""
     if not state.carried_now:
         return None
-    from cascade.docstatus import core
-
-    return None if core(data) == state.core else changed_core(doc)
+    return None if text_core(data) == state.core else changed_core(doc)
 
 
 def changed_core(doc: str | None) -> str:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from cascade.ledger.discussion import Discussion
+    from cascade.protocol.discussion import Discussion
 
 _MARKDOWN_NOISE = re.compile(r"[*_`>#]+")
 

@@ -3,9 +3,9 @@
 State is always derived from the log; the file only ever grows. ``save()`` writes atomically
 (temp file + rename) and refuses to write if the file on disk was rewritten meanwhile. An
 append is read alone, after the text read before it (cascade.ledger.growing), and the state's
-derivation goes on from the entries it had taken (cascade.ledger.state.derivation): appending
+derivation goes on from the entries it had taken (cascade.protocol.state.derivation): appending
 costs what is appended, not what the ledger holds. (Over 400 lines: the one API over a ledger
--- load, create, read, append, save -- whose state is derived in cascade.ledger.state and
+-- load, create, read, append, save -- whose state is derived in cascade.protocol.state and
 whose markers are read in cascade.ledger.items.)
 """
 from __future__ import annotations
@@ -16,20 +16,32 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cascade.config.personas import Personas, load_personas
-from cascade.config.protocols import (
-    DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol, load_protocol,
-)
 from cascade.atomic import atomic_write
+from cascade.config.personas import Personas, load_personas
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
 from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
 from cascade.ledger.growing import Growing
-from cascade.ledger.model import OUTCOME, PHASE_TRANSITION, SOURCE_REVISION, VOTES, Comment, Event, Ledger
+from cascade.ledger.model import (
+    OUTCOME,
+    PHASE_TRANSITION,
+    SOURCE_REVISION,
+    VOTES,
+    Comment,
+    Event,
+    Ledger,
+)
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.ledger.state import (
-    STATUS_OF, Authority, OwnSettings, State, derivation, header_differences,
+from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol, load_protocol
+from cascade.protocol.panel import panel_of, personas_of
+from cascade.protocol.state import (
+    STATUS_OF,
+    Authority,
+    OwnSettings,
+    State,
+    derivation,
+    header_differences,
 )
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import check_local, open_nofollow
@@ -82,7 +94,7 @@ class Discussion:
         self._authors = authors
         self._state: State | None = None
         # The derivation of the state, kept with what it was derived under: an append feeds
-        # it the new entries (cascade.ledger.state.derivation)
+        # it the new entries (cascade.protocol.state.derivation)
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
         self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
 
@@ -215,7 +227,7 @@ class Discussion:
         return str(self._own_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
 
     def _own_settings(self, ledger: Ledger) -> dict[str, object]:
-        """The ledger's own settings (cascade.ledger.state.header_settings), read on from
+        """The ledger's own settings (cascade.protocol.state.header_settings), read on from
         those of the entries it began with."""
         entries = ledger.entries
         if self._own is None or not _continues(entries, self._own[1], self._own[2]):
@@ -300,7 +312,7 @@ class Discussion:
 
     @property
     def events(self) -> list[Event]:
-        """The events derive believes (cascade.ledger.state): an event that does not hold, or
+        """The events derive believes (cascade.protocol.state): an event that does not hold, or
         a copy, is not among them (``ledger.events`` has every one)."""
         ignored = self.state.ignored
         return [e for e in self.ledger.events if e.line not in ignored]
@@ -320,8 +332,6 @@ class Discussion:
         ledger = self.ledger
         cached = getattr(self, "_panel_personas", None)
         if cached is None or cached[0] is not ledger or cached[1] is not registry:
-            from cascade.protocol.panel import panel_of, personas_of
-
             panel = panel_of(ledger.entries)
             if cached is not None and cached[1] is registry and cached[2] == panel:
                 extended = cached[3]  # the same panel: the same personas (and derivation)
