@@ -162,9 +162,9 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     from cascade.turns.settings import Settings
 
     if d.protocol.stepped is None:
-        from cascade.commands.turn import turn
+        from cascade.commands.wave import ask_wave
 
-        return turn(str(d.path), [])
+        return ask_wave(d, str(d.path))
     from cascade.protocol.run import outcome_text, run
 
     settings = Settings.from_env()

@@ -1,0 +1,42 @@
+"""One wave of a protocol whose steps are phases (``review``, ``phased``): ask whoever is
+pending (or the personas named), print their replies' table and where consensus stands.
+``cascade turn`` and ``cascade run``/``discuss`` on such a protocol both end here."""
+from __future__ import annotations
+
+import shlex
+import sys
+
+from cascade.errors import display_path
+from cascade.loop.governance import recorded_revision
+from cascade.protocol.engine import next_wave
+from cascade.protocol.run import run
+from cascade.text import printable
+from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
+from cascade.turns.settings import Settings
+
+
+def ask_wave(d, path: str, pending=None) -> int:
+    """Ask ``pending`` (None: whoever the ledger says is pending) on ``d``; 1 on a failure."""
+    pending = next_wave(d) if pending is None else pending
+    if not pending:
+        print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
+              f"spoke); name personas to ask anyway: cascade turn {shlex.quote(path)} @alias")
+        return 0
+    settings = Settings.from_env()
+    names = ", ".join(p.persona.name for p in pending)
+    print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
+    done = run(d, settings, progress_for(causes=False), pending=pending,  # causes: once, below
+               source_data=recorded_revision(d))
+    for line in redaction_lines(done.outcomes):
+        print(line)
+    print()
+    print(closing_table(done.outcomes))
+    if done.advanced:
+        print(f"\nAdvanced to phase: {done.advanced}")
+    result = d.consensus_result
+    reached = f"reached, {result.outcome}" if result.reached else "not reached"
+    print(printable(f"\nConsensus: {reached} ({result.reason})"))
+    failures = failure_lines(done.outcomes)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0
