@@ -55,8 +55,8 @@ class Runner:
         the replies are appended to the ledger and returned. A step protocol's turns come
         from its steps: ``run`` runs them (naming personas is an error)."""
         from cascade.loop.governance import recorded_revision
-        from cascade.protocol.engine import next_wave
         from cascade.protocol.pending import Pending, requested_turns
+        from cascade.protocol.requests import next_wave
         from cascade.protocol.run import run
 
         with _writing(discussion) as d:

@@ -13,7 +13,7 @@ import pytest
 
 from cascade import Discussion
 from cascade.protocol import behaviours, registry
-from cascade.protocol.engine import Run, Turn
+from cascade.protocol.runstate import Run, Turn
 
 TOPIC = "Ship the new importer this week?"
 LEDGER = "discussions/ship-the-new-importer-this-week.discussion.md"

@@ -21,8 +21,9 @@ import pytest
 from cascade.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.behaviours import REQUIRED, Exit
-from cascade.protocol.engine import Answer, Run, Turn, steps_for
+from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol, load_protocol_file
+from cascade.protocol.runstate import Answer, Run, Turn
 from cascade.resources import bundled
 
 ABC = ("architect", "security", "pragmatist")

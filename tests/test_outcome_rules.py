@@ -10,8 +10,9 @@ import pytest
 from cascade.ledger.consensus import VotingConfig
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
-from cascade.protocol.engine import Run, Turn, steps_for
+from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
+from cascade.protocol.runstate import Run, Turn
 
 ABC = ("architect", "security", "pragmatist")
 A, B, C = ABC

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from cascade.protocol import visibility
-from cascade.protocol.engine import Run, Turn, steps_for
+from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol, load_protocol_file
+from cascade.protocol.runstate import Run, Turn
 
 A, B, C = "architect", "security", "ux"  # the speaker, B, between the others by name
 

@@ -29,8 +29,9 @@ from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.engine import calls_per_round, members_of, next_wave
+from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
+from cascade.protocol.requests import next_wave
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.spec import Options, specialize
 from cascade.protocol.state import settings_fields

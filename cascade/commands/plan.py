@@ -13,8 +13,8 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     from cascade.commands.explain import REPAIR_FACTOR
     from cascade.config.personas import load_personas
     from cascade.protocol.engine import calls_per_round, members_of
-    from cascade.protocol.engine import plan as next_wave
     from cascade.protocol.loader import load_protocol
+    from cascade.protocol.requests import plan as next_wave
     from cascade.resources import find_root
     from cascade.turns.settings import Settings
     from cascade.turns.tiers import models_for

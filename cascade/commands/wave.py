@@ -8,7 +8,7 @@ import sys
 
 from cascade.errors import display_path
 from cascade.loop.governance import recorded_revision
-from cascade.protocol.engine import next_wave
+from cascade.protocol.requests import next_wave
 from cascade.protocol.run import run
 from cascade.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines

@@ -38,7 +38,7 @@ from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import RuleSet
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.engine import due, next_wave
+from cascade.protocol.requests import due, next_wave
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.revisions import KINDS, NEW, record_revision

@@ -16,9 +16,11 @@ from __future__ import annotations
 from cascade.atomic import atomic_write
 from cascade.errors import display_path
 from cascade.markdown import cell, nested, sentence
-from cascade.protocol.engine import Run, Turn, recommendation, split_list
+from cascade.protocol.engine import recommendation
+from cascade.protocol.fields import split_list
 from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.record import artifact_path
+from cascade.protocol.runstate import Run, Turn
 from cascade.safepath import refuse_links
 
 RESUME_LIMIT = 3000

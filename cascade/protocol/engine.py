@@ -1,6 +1,7 @@
 """Where a step protocol's discussion stands, derived from its ledger alone, and what comes
 next. Pure: no model, no file writes -- the hook, ``check``, ``status``, ``plan`` and the
-runner (cascade.protocol.run) all read the same ``Run``.
+runner (cascade.protocol.run) all read the same ``Run`` (its records:
+cascade.protocol.runstate; the next wave it asks for: cascade.protocol.requests).
 
 A turn is a block cascade wrote for a persona, stamped with its message id ``r{round}-msg-
 {nnn}`` (gapless over the whole ledger, never restarting), its ``step`` and ``round``, the
@@ -19,194 +20,12 @@ rule reads them.
 """
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
-from typing import Any
-
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
-from cascade.markdown import sentence
 from cascade.protocol import registry
-from cascade.protocol.behaviours import Exit, Verdict
-from cascade.protocol.fields import LIST_SEP, shortlist_table, split_list  # noqa: F401
+from cascade.protocol.behaviours import Exit
+from cascade.protocol.runstate import MSG, Answer, Run, Turn, next_lines, refs_of
 from cascade.protocol.spec import Options, Step, Steps, specialize
-from cascade.protocol.visibility import VISIBILITIES, shown
-
-MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
-IMPASSE = "IMPASSE"
-
-
-@dataclass
-class Turn:
-    alias: str
-    name: str
-    step: str
-    round: int
-    msg: str
-    number: int  # the message's number (its place in the ledger's order)
-    body: str
-    fields: dict[str, str]
-    refs: list[tuple[str, str]]  # (kind, message id)
-    line: int
-    revision: str | None
-    seen: str | None = None  # how much of the document the turn saw ("all", "n/m", "none")
-
-
-@dataclass
-class Answer:
-    """A decision point's answer: a person's ``NEXT: <choice> [text]`` line, or the NEXT event
-    --auto and a rule's ``auto: true`` write for the recommended choice."""
-
-    choice: str
-    text: str
-    by: str
-    line: int
-    auto: bool = False
-    step: str | None = None  # an event names its decision point; a person's line does not
-    round: int | None = None
-    used: bool = False
-
-
-_NEXT_LINE = re.compile(r"^NEXT:[ \t]+(\S+)[ \t]*(.*)$")
-_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
-
-
-def _next_lines(body: str) -> list[tuple[str, str]]:
-    """The ``NEXT:`` lines of a person's comment, outside code fences."""
-    out, fenced = [], False
-    for line in body.split("\n"):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        m = None if fenced else _NEXT_LINE.match(line.strip())
-        if m:
-            out.append((m.group(1).strip(".,;:").lower(), m.group(2).strip()))
-    return out
-
-
-@dataclass
-class Request:
-    """One turn to ask for: who, in which step and round, and what it is shown."""
-
-    alias: str
-    role: str
-    step: Step
-    round: int
-    tier: str
-    shown: list[Turn]  # the turns its visibility lets it see, in ledger order
-    target: Turn | None  # the turn it must answer (a step with ``target:``)
-    summary: str  # the earlier rounds, in at most rounds.carry characters
-    direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
-    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
-
-
-@dataclass
-class Run:
-    steps: Steps
-    members: list[str]  # the participants' aliases, in order
-    fixed: dict[str, str]  # role id -> persona alias
-    round: int = 1
-    turns: list[Turn] = field(default_factory=list)  # of the current revision's run
-    messages: int = 0  # message ids used in the whole ledger
-    step: Step | None = None  # the first unfinished step of the round
-    waiting: list[str] = field(default_factory=list)  # who has not spoken in that step
-    verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
-    outcome: str | None = None  # READY | IMPASSE, derived from the turns
-    recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
-    new_round: bool = False  # the last round ended without consensus: this round has no turn
-    answers: list[Answer] = field(default_factory=list)
-    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
-    base: Steps | None = None  # the protocol's steps before a mode specialized them
-    mode: str | None = None
-    setup: list[Turn] = field(default_factory=list)  # setup turns: kept across revisions
-    setup_answers: list[Answer] = field(default_factory=list)
-    setup_done: bool = True
-    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
-    direction: str = ""  # the person's direction for the current step (setup) or round
-    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
-    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
-    pausing: int | None = None  # a pause answered in this round: the resume context is due
-    after: bool = False  # the rounds are over: the after steps run
-    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
-    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
-    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
-    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
-    probed: bool = False  # the probing round after a too-easy consensus was given
-    because: str | None = None  # why the open decision point is asked (an escalation's cause)
-    conclusion: str = ""  # a person's decision that concluded the rounds (said after them)
-    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
-    exit: Exit | None = None  # the exit rule's answer after the last round run
-    verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
-
-    @property
-    def phase(self):
-        """The current round's strategy phase (cascade.protocol.spec.Phase), or None."""
-        strategy = self.steps.strategy
-        if strategy is None:
-            return None
-        return strategy.phases[min(self.phase_of.get(self.round, 0), len(strategy.phases) - 1)]
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def deciding(self) -> bool:
-        """The run waits for a person to answer a decision point."""
-        return self.step is not None and self.step.decision
-
-    def speakers(self, step: Step) -> list[str]:
-        if step.decision:
-            return ["person"]
-        if step.roles:  # several fixed roles, in one wave
-            return [self.fixed[r] for r in step.roles]
-        role = self.steps.role(step.role)
-        return [self.fixed[role.id]] if role.fixed else list(self.members)
-
-    def role_of(self, step: Step, alias: str):
-        """The role ``alias`` speaks in ``step`` (cascade.protocol.spec.Role)."""
-        for role_id in step.roles:
-            if self.fixed.get(role_id) == alias:
-                return self.steps.role(role_id)
-        return self.steps.role(step.role)
-
-    def read(self, turn: Turn, what: str) -> str:
-        """What ``turn`` gives for ``what`` (spec.READS): the field its step names for it
-        (``reads:``); "" when the step names none or the turn left it empty."""
-        step = self.steps.step(turn.step) or (self.base.step(turn.step) if self.base else None)
-        name = dict(step.reads).get(what) if step is not None else None
-        return turn.fields.get(name, "") if name else ""
-
-    def name_of(self, alias: str) -> str:
-        return self.names.get(alias, alias)
-
-    def decision_step(self) -> Step | None:
-        """The round's decision point (a step a person answers), if its steps have one."""
-        return next((s for s in self.steps.round_steps if s.decision), None)
-
-    def recommendation(self, round_: int) -> str | None:
-        """The round's recommendation field (the last turn of the round that gave one)."""
-        for t in reversed(self.turns):
-            if t.round == round_ and self.read(t, "recommendation"):
-                return self.read(t, "recommendation")
-        return None
-
-    @property
-    def why(self) -> str:
-        """The outcome's explanation (the outcome rule's), or ""."""
-        return self.verdict.why if self.verdict is not None else ""
-
-    def of(self, round_: int, step_id: str) -> list[Turn]:
-        return [t for t in self.turns if t.round == round_ and t.step == step_id]
-
-    def next_msg(self) -> str:
-        return f"r{self.round}-msg-{self.messages + 1:03d}"
-
-
-def _refs(value: str) -> list[tuple[str, str]]:
-    out = []
-    for part in value.split(","):
-        kind, _, msg = part.partition(":")
-        if msg and MSG.match(msg):
-            out.append((kind, msg))
-    return out
 
 
 def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
@@ -274,7 +93,7 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
                     pass
             continue
         if entry.origin is None and personas.of_author(entry.author) is None:
-            for choice, text in _next_lines(entry.body):  # a person answers a decision point
+            for choice, text in next_lines(entry.body):  # a person answers a decision point
                 answer = Answer(choice, text, entry.author, entry.line)
                 run.answers.append(answer)
                 if setup_ids:
@@ -300,7 +119,7 @@ def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, 
                   if k not in ("msg", "round", "step", "refs", "sig", "model", "cost", "cut",
                                "prompt_tokens", "completion_tokens", "revision", "seen", "n")}
         turn = Turn(persona.alias, persona.name, step_id, round_, msg, int(m.group(2)),
-                    entry.body.strip(), fields, _refs(entry.provenance.get("refs", "")),
+                    entry.body.strip(), fields, refs_of(entry.provenance.get("refs", "")),
                     entry.line, revision, entry.provenance.get("seen"))
         (run.setup if step_id in setup_ids else run.turns).append(turn)
     if steps.setup:
@@ -518,103 +337,6 @@ def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
     return None
 
 
-def _step(run: Run, step_id: str) -> Step:
-    return run.steps.step(step_id) or run.steps.steps[0]
-
-
-def summary(run: Run, round_: int) -> str:
-    """The earlier rounds, in at most ``rounds.carry`` characters: each round's positions
-    (first sentence), the synthesis's consensus statement and who rejected it, and why."""
-    if round_ <= 1:
-        return ""
-    parts = []
-    for r in range(1, round_):
-        turns = [t for t in run.turns if t.round == r]
-        lines = [f"Round {r}:"]
-        first = run.steps.round_steps[0].id
-        for t in turns:
-            if t.step == first:
-                lines.append(f"- {t.name}: {sentence(t.body)}")
-        fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
-        if fixed:
-            lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
-        for t in turns:
-            if t.fields.get("verdict") == "REJECT":
-                lines.append(f"- {t.name} rejected it: {sentence(t.body)}")
-            if t.fields.get("flagged") == "yes":
-                lines.append(f"- Quality flagged ({t.fields.get('scores', '')}): "
-                             f"{sentence(t.body)}")
-        if r + 1 in run.directions:
-            lines.append(f"- Next: {run.directions[r + 1]}")
-        parts.append("\n".join(lines))
-    text = "\n".join(parts)
-    limit = run.steps.rounds.carry
-    if len(text) > limit:  # the latest rounds matter most: keep the end
-        text = "..." + text[-(limit - 3):]
-    return text
-
-
-
-def _consensus(body: str) -> str:
-    m = re.search(r"consensus statement\W*\n+(.+)", body, re.I | re.S)
-    return m.group(1) if m else body
-
-
-def plan(run: Run) -> list[Request]:
-    """The next wave: every speaker of the first unfinished step that has not spoken (one at
-    a time for a ``sequential`` step). Nothing once the outcome is known."""
-    step = run.step
-    if step is None or run.outcome is not None or step.decision:
-        return []  # a decision point is a person's: the runner asks, or waits
-    role = run.steps.role(step.role)
-    waiting = run.waiting[:1] if VISIBILITIES.has(step.visibility, "one_at_a_time") else list(
-        run.waiting)
-    strategy = run.steps.strategy
-    # a roundtable's participants see the question and the last synthesis only: no summary;
-    # a group sees only its own group and the packets that crossed: no summary either
-    # a step that names what it sees (sees:) is shown that alone. A strategy's sequential
-    # participation adds the earlier speakers to the step's declared view and keeps its
-    # summary (six-hats' answers: none, as any roundtable answer; a sequential council's
-    # advice: the earlier rounds, as blind advice has)
-    declared = (run.base or run.steps).step(step.id) or step
-    only_last = VISIBILITIES.has(declared.visibility, "no_summary") or bool(step.sees)
-    text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
-    direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
-    if run.after:
-        direction = run.conclusion
-    if strategy is not None and not run.after:
-        phase = run.phase
-        number = strategy.phases.index(phase) + 1
-        direction = "\n".join(x for x in (
-            f"{strategy.title} strategy, phase {number} of {len(strategy.phases)}: "
-            f"{phase.title}" + (f" -- {phase.goal}" if phase.goal else ""),
-            "Open conflicts: " + ", ".join(registry.open_conflicts(run, run.round - 1))
-            if role.fixed and registry.open_conflicts(run, run.round - 1) else "",
-            direction) if x)
-    out = []
-    for alias in waiting:
-        role = run.role_of(step, alias)
-        target = None
-        if step.target is not None:
-            first = run.steps.round_steps[0].id
-            target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
-        phase = run.phase if strategy is not None and not role.fixed and not run.after else None
-        seen = [] if not run.setup_done else shown(run, step, alias,
-                                                   phase.visibility if phase else None)
-        said = direction
-        if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
-            side = strategy.sides[run.members.index(alias) % len(strategy.sides)]
-            said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
-        strong = run.steps.strong_roles()
-        tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
-        out.append(Request(alias, role.id, step, run.round, tier, seen, target,
-                           "" if phase is not None and phase.visibility
-                           and VISIBILITIES.has(phase.visibility, "blind")
-                           and phase.at == "first" else text, said,
-                           phase.words if phase is not None else step.range))
-    return out
-
-
 def question(run: Run) -> str:
     """A decision point's question in one line, with how to answer it."""
     step = run.step
@@ -631,23 +353,3 @@ def calls_per_round(steps: Steps, members: int, which: str = "round") -> int:
     group = {"round": steps.round_steps, "setup": steps.setup, "after": steps.after}[which]
     return sum(len(s.speaking) if steps.role(s.role).fixed else members for s in group
                if not s.decision)
-
-
-def next_wave(d) -> list:
-    """Who speaks next in the discussion ``d``, whatever its protocol: a step protocol's
-    requests (``plan``), or what a protocol of phases' planner returns (``registry.PLANNERS``:
-    ``respond``, whoever has new input). Empty: nobody."""
-    if d.protocol.stepped is not None:
-        return plan(d.state.run)
-    return registry.PLANNERS[d.protocol.planner](d)
-
-
-def due(d) -> bool:
-    """Whether running ``d`` now would do anything: ask someone, or -- for a step protocol --
-    answer a decision point, begin a round or record the outcome it reached."""
-    if d.protocol.stepped is None:
-        return bool(next_wave(d))
-    run = d.state.run
-    if run.outcome is not None:
-        return d.status == "OPEN" and run.recorded != run.outcome
-    return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import re
 
-from cascade.protocol.engine import Run
+from cascade.protocol.runstate import Run
 
 
 def argument_graph(run: Run) -> dict:

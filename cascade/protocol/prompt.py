@@ -9,8 +9,8 @@ from __future__ import annotations
 from cascade.config import templates
 from cascade.config.personas import Persona
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.engine import Request
 from cascade.protocol.fields import shape
+from cascade.protocol.runstate import Request
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.turns.prompt import Prompt, clip, finish, frame, scrub_persona
 from cascade.turns.settings import Settings

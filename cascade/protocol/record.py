@@ -12,8 +12,9 @@ import re
 from pathlib import Path
 
 from cascade.markdown import cell, nested, sentence
-from cascade.protocol.engine import IMPASSE, Run, Turn, shortlist_table
+from cascade.protocol.fields import shortlist_table
 from cascade.protocol.graph import mermaid
+from cascade.protocol.runstate import IMPASSE, Run, Turn
 from cascade.resources import LEDGER_SUFFIX
 
 RECORD_SUFFIX = ".record.md"

@@ -18,9 +18,11 @@ from cascade.errors import CascadeError
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion, is_transition
-from cascade.protocol.engine import Request, Run, plan, question
+from cascade.protocol.engine import question
 from cascade.protocol.fields import read_fields, sections
 from cascade.protocol.registry import TRIGGERS
+from cascade.protocol.requests import plan
+from cascade.protocol.runstate import Request, Run
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
@@ -157,7 +159,7 @@ async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending,
                      source_data: bytes | None, rule_model: str | None) -> Result:
     """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger.
     A reply the ledger could not take (a full disk) is raised once the wave is over."""
-    from cascade.protocol.engine import next_wave
+    from cascade.protocol.requests import next_wave
 
     result = Result()
     wave = next_wave(d) if pending is None else list(pending)

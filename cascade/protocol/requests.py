@@ -1,0 +1,129 @@
+"""What to ask next: the requests of a step protocol's next wave (who speaks, in which role
+and tier, shown which turns, with which summary of the earlier rounds and which direction),
+and for any discussion who is due (a protocol of phases asks its planner)."""
+from __future__ import annotations
+
+import re
+
+from cascade.markdown import sentence
+from cascade.protocol import registry
+from cascade.protocol.runstate import Request, Run
+from cascade.protocol.spec import Step
+from cascade.protocol.visibility import VISIBILITIES, shown
+
+
+def _step(run: Run, step_id: str) -> Step:
+    return run.steps.step(step_id) or run.steps.steps[0]
+
+
+def summary(run: Run, round_: int) -> str:
+    """The earlier rounds, in at most ``rounds.carry`` characters: each round's positions
+    (first sentence), the synthesis's consensus statement and who rejected it, and why."""
+    if round_ <= 1:
+        return ""
+    parts = []
+    for r in range(1, round_):
+        turns = [t for t in run.turns if t.round == r]
+        lines = [f"Round {r}:"]
+        first = run.steps.round_steps[0].id
+        for t in turns:
+            if t.step == first:
+                lines.append(f"- {t.name}: {sentence(t.body)}")
+        fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
+        if fixed:
+            lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
+        for t in turns:
+            if t.fields.get("verdict") == "REJECT":
+                lines.append(f"- {t.name} rejected it: {sentence(t.body)}")
+            if t.fields.get("flagged") == "yes":
+                lines.append(f"- Quality flagged ({t.fields.get('scores', '')}): "
+                             f"{sentence(t.body)}")
+        if r + 1 in run.directions:
+            lines.append(f"- Next: {run.directions[r + 1]}")
+        parts.append("\n".join(lines))
+    text = "\n".join(parts)
+    limit = run.steps.rounds.carry
+    if len(text) > limit:  # the latest rounds matter most: keep the end
+        text = "..." + text[-(limit - 3):]
+    return text
+
+
+
+def _consensus(body: str) -> str:
+    m = re.search(r"consensus statement\W*\n+(.+)", body, re.I | re.S)
+    return m.group(1) if m else body
+
+
+def plan(run: Run) -> list[Request]:
+    """The next wave: every speaker of the first unfinished step that has not spoken (one at
+    a time for a ``sequential`` step). Nothing once the outcome is known."""
+    step = run.step
+    if step is None or run.outcome is not None or step.decision:
+        return []  # a decision point is a person's: the runner asks, or waits
+    role = run.steps.role(step.role)
+    waiting = run.waiting[:1] if VISIBILITIES.has(step.visibility, "one_at_a_time") else list(
+        run.waiting)
+    strategy = run.steps.strategy
+    # a roundtable's participants see the question and the last synthesis only: no summary;
+    # a group sees only its own group and the packets that crossed: no summary either
+    # a step that names what it sees (sees:) is shown that alone. A strategy's sequential
+    # participation adds the earlier speakers to the step's declared view and keeps its
+    # summary (six-hats' answers: none, as any roundtable answer; a sequential council's
+    # advice: the earlier rounds, as blind advice has)
+    declared = (run.base or run.steps).step(step.id) or step
+    only_last = VISIBILITIES.has(declared.visibility, "no_summary") or bool(step.sees)
+    text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
+    direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
+    if run.after:
+        direction = run.conclusion
+    if strategy is not None and not run.after:
+        phase = run.phase
+        number = strategy.phases.index(phase) + 1
+        direction = "\n".join(x for x in (
+            f"{strategy.title} strategy, phase {number} of {len(strategy.phases)}: "
+            f"{phase.title}" + (f" -- {phase.goal}" if phase.goal else ""),
+            "Open conflicts: " + ", ".join(registry.open_conflicts(run, run.round - 1))
+            if role.fixed and registry.open_conflicts(run, run.round - 1) else "",
+            direction) if x)
+    out = []
+    for alias in waiting:
+        role = run.role_of(step, alias)
+        target = None
+        if step.target is not None:
+            first = run.steps.round_steps[0].id
+            target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
+        phase = run.phase if strategy is not None and not role.fixed and not run.after else None
+        seen = [] if not run.setup_done else shown(run, step, alias,
+                                                   phase.visibility if phase else None)
+        said = direction
+        if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
+            side = strategy.sides[run.members.index(alias) % len(strategy.sides)]
+            said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
+        strong = run.steps.strong_roles()
+        tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
+        out.append(Request(alias, role.id, step, run.round, tier, seen, target,
+                           "" if phase is not None and phase.visibility
+                           and VISIBILITIES.has(phase.visibility, "blind")
+                           and phase.at == "first" else text, said,
+                           phase.words if phase is not None else step.range))
+    return out
+
+
+def next_wave(d) -> list:
+    """Who speaks next in the discussion ``d``, whatever its protocol: a step protocol's
+    requests (``plan``), or what a protocol of phases' planner returns (``registry.PLANNERS``:
+    ``respond``, whoever has new input). Empty: nobody."""
+    if d.protocol.stepped is not None:
+        return plan(d.state.run)
+    return registry.PLANNERS[d.protocol.planner](d)
+
+
+def due(d) -> bool:
+    """Whether running ``d`` now would do anything: ask someone, or -- for a step protocol --
+    answer a decision point, begin a round or record the outcome it reached."""
+    if d.protocol.stepped is None:
+        return bool(next_wave(d))
+    run = d.state.run
+    if run.outcome is not None:
+        return d.status == "OPEN" and run.recorded != run.outcome
+    return True

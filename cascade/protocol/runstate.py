@@ -1,0 +1,188 @@
+"""Where a step protocol's discussion stands, as records: the turns cascade wrote, the
+answers people gave at decision points, the requests to ask next, and the ``Run`` that holds
+them (derived in cascade.protocol.engine; read by the registry's rules, the runner, the
+record and the artifacts)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.spec import Step, Steps
+
+MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
+IMPASSE = "IMPASSE"
+
+
+@dataclass
+class Turn:
+    alias: str
+    name: str
+    step: str
+    round: int
+    msg: str
+    number: int  # the message's number (its place in the ledger's order)
+    body: str
+    fields: dict[str, str]
+    refs: list[tuple[str, str]]  # (kind, message id)
+    line: int
+    revision: str | None
+    seen: str | None = None  # how much of the document the turn saw ("all", "n/m", "none")
+
+
+@dataclass
+class Answer:
+    """A decision point's answer: a person's ``NEXT: <choice> [text]`` line, or the NEXT event
+    --auto and a rule's ``auto: true`` write for the recommended choice."""
+
+    choice: str
+    text: str
+    by: str
+    line: int
+    auto: bool = False
+    step: str | None = None  # an event names its decision point; a person's line does not
+    round: int | None = None
+    used: bool = False
+
+
+_NEXT_LINE = re.compile(r"^NEXT:[ \t]+(\S+)[ \t]*(.*)$")
+_FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+
+
+def next_lines(body: str) -> list[tuple[str, str]]:
+    """The ``NEXT:`` lines of a person's comment, outside code fences."""
+    out, fenced = [], False
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        m = None if fenced else _NEXT_LINE.match(line.strip())
+        if m:
+            out.append((m.group(1).strip(".,;:").lower(), m.group(2).strip()))
+    return out
+
+
+@dataclass
+class Request:
+    """One turn to ask for: who, in which step and round, and what it is shown."""
+
+    alias: str
+    role: str
+    step: Step
+    round: int
+    tier: str
+    shown: list[Turn]  # the turns its visibility lets it see, in ledger order
+    target: Turn | None  # the turn it must answer (a step with ``target:``)
+    summary: str  # the earlier rounds, in at most rounds.carry characters
+    direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
+    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
+
+
+@dataclass
+class Run:
+    steps: Steps
+    members: list[str]  # the participants' aliases, in order
+    fixed: dict[str, str]  # role id -> persona alias
+    round: int = 1
+    turns: list[Turn] = field(default_factory=list)  # of the current revision's run
+    messages: int = 0  # message ids used in the whole ledger
+    step: Step | None = None  # the first unfinished step of the round
+    waiting: list[str] = field(default_factory=list)  # who has not spoken in that step
+    verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
+    outcome: str | None = None  # READY | IMPASSE, derived from the turns
+    recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
+    new_round: bool = False  # the last round ended without consensus: this round has no turn
+    answers: list[Answer] = field(default_factory=list)
+    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
+    base: Steps | None = None  # the protocol's steps before a mode specialized them
+    mode: str | None = None
+    setup: list[Turn] = field(default_factory=list)  # setup turns: kept across revisions
+    setup_answers: list[Answer] = field(default_factory=list)
+    setup_done: bool = True
+    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
+    direction: str = ""  # the person's direction for the current step (setup) or round
+    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
+    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
+    pausing: int | None = None  # a pause answered in this round: the resume context is due
+    after: bool = False  # the rounds are over: the after steps run
+    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
+    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
+    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
+    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
+    probed: bool = False  # the probing round after a too-easy consensus was given
+    because: str | None = None  # why the open decision point is asked (an escalation's cause)
+    conclusion: str = ""  # a person's decision that concluded the rounds (said after them)
+    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
+    exit: Exit | None = None  # the exit rule's answer after the last round run
+    verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
+
+    @property
+    def phase(self):
+        """The current round's strategy phase (cascade.protocol.spec.Phase), or None."""
+        strategy = self.steps.strategy
+        if strategy is None:
+            return None
+        return strategy.phases[min(self.phase_of.get(self.round, 0), len(strategy.phases) - 1)]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def deciding(self) -> bool:
+        """The run waits for a person to answer a decision point."""
+        return self.step is not None and self.step.decision
+
+    def speakers(self, step: Step) -> list[str]:
+        if step.decision:
+            return ["person"]
+        if step.roles:  # several fixed roles, in one wave
+            return [self.fixed[r] for r in step.roles]
+        role = self.steps.role(step.role)
+        return [self.fixed[role.id]] if role.fixed else list(self.members)
+
+    def role_of(self, step: Step, alias: str):
+        """The role ``alias`` speaks in ``step`` (cascade.protocol.spec.Role)."""
+        for role_id in step.roles:
+            if self.fixed.get(role_id) == alias:
+                return self.steps.role(role_id)
+        return self.steps.role(step.role)
+
+    def read(self, turn: Turn, what: str) -> str:
+        """What ``turn`` gives for ``what`` (spec.READS): the field its step names for it
+        (``reads:``); "" when the step names none or the turn left it empty."""
+        step = self.steps.step(turn.step) or (self.base.step(turn.step) if self.base else None)
+        name = dict(step.reads).get(what) if step is not None else None
+        return turn.fields.get(name, "") if name else ""
+
+    def name_of(self, alias: str) -> str:
+        return self.names.get(alias, alias)
+
+    def decision_step(self) -> Step | None:
+        """The round's decision point (a step a person answers), if its steps have one."""
+        return next((s for s in self.steps.round_steps if s.decision), None)
+
+    def recommendation(self, round_: int) -> str | None:
+        """The round's recommendation field (the last turn of the round that gave one)."""
+        for t in reversed(self.turns):
+            if t.round == round_ and self.read(t, "recommendation"):
+                return self.read(t, "recommendation")
+        return None
+
+    @property
+    def why(self) -> str:
+        """The outcome's explanation (the outcome rule's), or ""."""
+        return self.verdict.why if self.verdict is not None else ""
+
+    def of(self, round_: int, step_id: str) -> list[Turn]:
+        return [t for t in self.turns if t.round == round_ and t.step == step_id]
+
+    def next_msg(self) -> str:
+        return f"r{self.round}-msg-{self.messages + 1:03d}"
+
+
+def refs_of(value: str) -> list[tuple[str, str]]:
+    out = []
+    for part in value.split(","):
+        kind, _, msg = part.partition(":")
+        if msg and MSG.match(msg):
+            out.append((kind, msg))
+    return out
