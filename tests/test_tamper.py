@@ -8,7 +8,7 @@ import random
 import pytest
 import tampering as tamper
 
-from cascade.protocol.state import gate
+from cascade.protocol.verdict import gate
 
 
 @pytest.fixture(scope="module")

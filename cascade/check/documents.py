@@ -18,7 +18,7 @@ from cascade.docstatus import core
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.loop.globs import glob_match
 from cascade.loop.rules import RuleSet
-from cascade.protocol.state import changed_core
+from cascade.protocol.verdict import changed_core
 from cascade.resources import LEDGER_SUFFIX
 
 

@@ -20,8 +20,9 @@ from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import SOURCE_REVISION
 from cascade.loop.attribution import committed
+from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.state import Authority, gate
+from cascade.protocol.verdict import gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
 

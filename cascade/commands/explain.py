@@ -28,13 +28,13 @@ from cascade.loop.gate import find_ledger
 from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.requests import next_wave
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.spec import Options, specialize
-from cascade.protocol.state import settings_fields
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable

@@ -14,8 +14,8 @@ from cascade.loop.governance import open_discussion
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
 from cascade.protocol.record import artifact_paths, record_path
-from cascade.protocol.state import gate
 from cascade.protocol.summary import gist
+from cascade.protocol.verdict import gate
 from cascade.revision import blob_id
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable

@@ -18,10 +18,10 @@ from cascade.ledger.consensus import voting_config
 from cascade.loop.globs import glob_match
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RuleSet
+from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.spec import Options, check_option, most_rounds, specialize
-from cascade.protocol.state import Authority
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 

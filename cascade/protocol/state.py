@@ -24,13 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from cascade.docstatus import core as text_core
-from cascade.ledger.consensus import (
-    ConsensusResult,
-    VotingConfig,
-    calculate_consensus,
-    voting_config,
-)
+from cascade.ledger.consensus import ConsensusResult, calculate_consensus
 from cascade.ledger.identity import is_decider, same_person
 from cascade.ledger.model import (
     FAILURE,
@@ -48,28 +42,13 @@ from cascade.ledger.model import (
     Ledger,
 )
 from cascade.ledger.provenance import Replays, verify, verify_event
+from cascade.protocol.authority import Authority, header_settings_before
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.panel import panel_of
 from cascade.protocol.spec import Options
 
 STATUS_OF = {"READY": "ACCEPTED", "REJECT": "REJECTED"}  # the status an outcome sets
-
-
-@dataclass(frozen=True)
-class Authority:
-    """What decides for one ledger."""
-
-    participants: tuple[str, ...]
-    protocol: str
-    consensus: VotingConfig
-    deciders: tuple[str, ...] = ()  # names or e-mail addresses; empty: any person may decide
-    revote_on_change: bool = True
-    rule: str | None = None  # "rule 'adr' (.ai-rules.yml:3)" when a rule governs the ledger
-
-    @property
-    def where(self) -> str:
-        return self.rule or "the ledger's header"
 
 
 @dataclass
@@ -161,73 +140,6 @@ def block_id(c: Comment) -> str:
     """A short content id for a person's block, for ``VOTE-RESET keep=``."""
     raw = f"{c.author}\n{c.vote}\n{c.body}".encode("utf-8", "surrogatepass")
     return hashlib.sha256(raw).hexdigest()[:12]
-
-
-def header_settings(ledger: Ledger) -> dict[str, object]:
-    """The ledger's own settings: its header, as changed by its last ``SETTINGS`` event."""
-    own = OwnSettings(ledger.header)
-    own.take(ledger.entries)
-    return own.settings
-
-
-class OwnSettings:
-    """``header_settings``, entry by entry: ``take`` the ledger's entries in order (those
-    appended since, as they come); ``settings`` are those of the entries taken."""
-
-    def __init__(self, header) -> None:
-        self._out: dict[str, object] = {"participants": tuple(header.participants),
-                                        "protocol": header.protocol,
-                                        "consensus": dict(header.consensus)}
-        self._replays = Replays()
-
-    @property
-    def settings(self) -> dict[str, object]:
-        consensus = self._out["consensus"]
-        return {**self._out, "consensus": dict(consensus)}  # type: ignore[call-overload]
-
-    def take(self, entries) -> None:
-        out, replays = self._out, self._replays
-        for event in entries:
-            if not isinstance(event, Event):
-                continue
-            if event.kind == SETTINGS and replays.copy_of(event) is None \
-                    and verify_event(event) is None:
-                f = event.fields
-                if "participants" in f:
-                    out["participants"] = tuple(f["participants"].replace(",", " ").split())
-                if "protocol" in f:
-                    out["protocol"] = f["protocol"]
-                if "consensus" in f:
-                    out["consensus"] = dict(kv.split("=", 1) for kv in f["consensus"].split()
-                                            if "=" in kv)
-
-
-def header_differences(ledger: Ledger, authority: Authority, default_protocol: str) -> list[str]:
-    """The settings in which the ledger's header (and SETTINGS events) differs from its rule."""
-    own = header_settings(ledger)
-    diff = []
-    if set(own["participants"]) != set(authority.participants):  # type: ignore[arg-type]
-        diff.append("participants")
-    if (own["protocol"] or default_protocol) != authority.protocol:
-        diff.append("protocol")
-    try:
-        mine = voting_config(own["consensus"])  # type: ignore[arg-type]
-    except Exception:  # noqa: BLE001 - an unreadable header differs
-        mine = None
-    for key in ("threshold_ready", "threshold_reject", "human_required", "persona_votes"):
-        if mine is None or getattr(mine, key) != getattr(authority.consensus, key):
-            diff.append(f"consensus.{key}")
-    return diff
-
-
-def settings_fields(authority: Authority) -> dict[str, str]:
-    """The fields of a ``SETTINGS`` event that records an authority's settings."""
-    c = authority.consensus
-    consensus = (f"threshold_ready={c.threshold_ready} threshold_reject={c.threshold_reject} "
-                 f"human_required={str(c.human_required).lower()}"
-                 + (" persona_votes=advisory" if c.advisory else ""))
-    return {"participants": ", ".join(authority.participants), "protocol": authority.protocol,
-            "consensus": consensus}
 
 
 def derive(ledger: Ledger, authority: Authority, personas, protocol,
@@ -698,17 +610,6 @@ _CHECKS = {
 }
 
 
-def header_settings_before(ledger: Ledger, event: Event) -> str | None:
-    """The protocol the ledger records before ``event`` (its header, as changed by SETTINGS)."""
-    protocol = ledger.header.protocol
-    for e in ledger.events:
-        if e is event:
-            break
-        if e.kind == SETTINGS and e.fields.get("protocol") and verify_event(e) is None:
-            protocol = e.fields["protocol"]
-    return protocol
-
-
 def _in_force(decisions: list[Decision], revision: str | None, reviewed: set[str],
               authority: Authority, authors: Mapping[int, str] | None
               ) -> tuple[Decision | None, dict[int, str]]:
@@ -797,74 +698,3 @@ def _persona_vote_problem(c: Comment, persona, revision: str | None, reviewed: s
     if seen is not None and seen != "all":
         return f"it saw only part of the document ({seen} characters)"
     return None
-
-
-@dataclass
-class Verdict:
-    """The gate's decision on one governed document, as the hook, ``check`` and ``status``
-    give it."""
-
-    ok: bool
-    reason: str  # one line
-    kind: str  # ok | stale-revision | no-revision | no-consensus | rejected
-
-    @property
-    def blocked_by_votes(self) -> bool:
-        return self.kind in ("no-consensus", "rejected")
-
-
-def core_problem(state: State, doc: str | None, data: bytes) -> str | None:
-    """When the ledger says the document's current text holds an earlier revision's review
-    (same core: status, spacing or path changed only), whether ``data`` -- the text being
-    committed -- really has that core. Hook and ``check`` both verify it."""
-    if not state.carried_now:
-        return None
-    return None if text_core(data) == state.core else changed_core(doc)
-
-
-def changed_core(doc: str | None) -> str:
-    return (f"the ledger says {doc} differs from the reviewed text only in its status, "
-            "spacing or path, but its core differs: the review does not hold (commit it through "
-            "the hook: it records a new revision and asks the panel)")
-
-
-def gate(state: State, revision: str | None, doc: str | None,
-         data: bytes | None = None) -> Verdict:
-    """The verdict for a ledger whose document is at ``revision`` (its blob id; None: the
-    ledger has no document; ``data``: its text, to verify a review carried over). The ledger
-    must have recorded that revision, and be at consensus READY (or a person in force decided
-    READY) for it."""
-    problem = core_problem(state, doc, data) if data is not None else None
-    if problem:
-        return Verdict(False, problem, "changed-core")
-    if revision is not None and state.source_revision != revision:
-        if state.source_revision:
-            return Verdict(False, f"the ledger reviewed another revision of {doc} "
-                                  f"({state.source_revision[:7]}; this one is {revision[:7]})",
-                           "stale-revision")
-        return Verdict(False, f"the ledger records no revision of {doc} (this one is "
-                              f"{revision[:7]})", "no-revision")
-    result = state.result
-    ignored = [d for d in state.decisions if not d.in_force and d.note
-               and d.note != "superseded by a later decision"
-               and d.note != "for another revision of the document"]
-    tail = "".join(f"; {d.by}'s decision (line {d.line}) does not count: {d.note}"
-                   for d in ignored)
-    if result.reached and result.outcome == "READY":
-        return Verdict(True, f"consensus READY ({result.reason})" if state.decision is None
-                       else f"{result.reason}: {_gist(state.decision.reason)}", "ok")
-    if result.reached:
-        what = "the panel rejects" if state.decision is None else "decided against"
-        return Verdict(False, f"consensus {result.outcome}: {what} {doc or 'this'} "
-                              f"({result.reason}){tail}", "rejected")
-    reason = result.reason
-    if state.decision is not None:
-        reason = f"{result.reason}: {_gist(state.decision.reason)}"
-    elif result.missing:
-        reason += f"; waiting for {', '.join(result.missing)}"
-    return Verdict(False, reason + tail, "no-consensus")
-
-
-def _gist(text: str, width: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
