@@ -13,7 +13,7 @@ on every commit, and importing pydantic costs several times what that whole hook
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from cascade.config.yamlio import LineDict, LineList, check_keys, start_line
@@ -48,10 +48,12 @@ class Key:
 
 
 def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
-         line: int | None = None) -> dict[str, object]:
+         line: int | None = None, names: Mapping[str, object] | None = None
+         ) -> dict[str, object]:
     """The values of ``data`` (a mapping, at ``line`` when it is not one) by ``keys``: a key
     that is absent or null takes its default. Unknown keys, missing required ones and values
-    of the wrong kind raise CascadeError at the key's line."""
+    of the wrong kind raise CascadeError at the key's line. A key's label may name ``names``
+    and the values read before it (``"step {id!r}: words"``)."""
     found = check_keys(data, path, set(keys), {k for k, key in keys.items() if key.required},
                        what, line)
     at = found.line_of if isinstance(found, LineDict) else (lambda _k: start_line(found, line))
@@ -64,9 +66,20 @@ def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
         try:
             out[name] = key.kind(value)
         except Bad as exc:
-            raise CascadeError(f"{exc.subject or key.label or name} {exc.must} {exc}", path,
-                               exc.line or at(name)) from None
+            label = exc.subject or key.label or name
+            if "{" in label:
+                label = label.format(**{**out, **(names or {})})
+            raise CascadeError(f"{label} {exc.must} {exc}", path, exc.line or at(name)) from None
     return out
+
+
+def value_of(kind: Kind, value: object, label: str, path: Path, line: int | None) -> object:
+    """One value of ``kind`` (not in a table), or one line naming ``label``, file and line."""
+    try:
+        return kind(value)
+    except Bad as exc:
+        raise CascadeError(f"{exc.subject or label} {exc.must} {exc}", path,
+                           exc.line or line) from None
 
 
 # Kinds.
@@ -139,10 +152,41 @@ def fraction(value: object) -> float:
     return value
 
 
-def one_of(*choices: str) -> Kind:
+def one_of(*choices: str, must: str = "must be") -> Kind:
     def kind(value: object) -> str:
         if value not in choices:
             raise Bad(" or ".join([", ".join(choices[:-1]), choices[-1]] if len(choices) > 1
-                                  else choices))
+                                  else choices), must=must)
         return value  # type: ignore[return-value]
+    return kind
+
+
+def choice(choices: Iterable[str], must: str = "must be", ordered: bool = False) -> Kind:
+    """One of ``choices`` (read when a value is checked: a registry may grow), said as "one
+    of a, b, c" (``ordered``: sorted)."""
+    def kind(value: object) -> str:
+        if not isinstance(value, str) or value not in choices:
+            listed = sorted(choices) if ordered else list(choices)
+            raise Bad(f"one of {', '.join(listed)}", must=must)
+        return value
+    return kind
+
+
+def span(what: str) -> Kind:
+    """Two whole numbers of at least 1, the first not above the second: ``[low, high]``."""
+    def kind(value: object) -> tuple[int, int]:
+        if not isinstance(value, list) or len(value) != 2 or not all(
+                isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in value) \
+                or value[0] > value[1]:
+            raise Bad(what, must="takes")
+        return value[0], value[1]
+    return kind
+
+
+def words(what: str, must: str = "must be") -> Kind:
+    """A list of strings (maybe empty), said as ``what``."""
+    def kind(value: object) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+            raise Bad(what, must=must)
+        return tuple(value)
     return kind

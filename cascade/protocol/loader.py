@@ -14,7 +14,9 @@ from pathlib import Path
 
 from cascade.config.yamlio import check_keys, load_yaml
 from cascade.errors import CascadeError
-from cascade.protocol.spec import PHASED_KEYS, Step, Steps, parse_steps
+from cascade.protocol.phasedfile import PHASED_KEYS
+from cascade.protocol.spec import Step, Steps
+from cascade.protocol.specfile import parse_steps
 from cascade.resources import search_path
 
 DEFAULT_PROTOCOL = "phased"  # for `cascade new`
