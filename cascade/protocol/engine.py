@@ -24,7 +24,7 @@ from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
-from cascade.protocol.runstate import MSG, Answer, Run, Turn, next_lines, refs_of
+from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
 from cascade.protocol.spec import Options, Step, Steps, specialize
 
 
@@ -42,92 +42,101 @@ def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
     return specialize(steps, Options(mode, strategy, tier, cap))
 
 
-def derive(ledger, personas, steps: Steps, members: list[str], fixed: dict[str, str],
-           carried: set[int] = frozenset(), reviewed: set[str] | None = None,  # type: ignore[assignment]
-           options: Options = Options(), consensus=None,
-           skip: set[int] | frozenset[int] = frozenset()) -> Run:
-    """The run of a parsed ledger under a step protocol. ``skip``: the lines of entries not
-    to believe (events that do not hold, copied blocks: cascade.protocol.state). ``carried``: the lines of revision
-    events that keep the review (cascade.protocol.state); ``reviewed``: the revisions whose
-    turns count (None: any) -- a turn for another text of the document is not this run's.
-    ``options``: the discussion's mode, strategy, tier and round cap as its header records
-    them (``spec.specialize`` applies them); ``consensus``: the thresholds an outcome rule
-    that counts votes uses. A generated panel's members replace ``members``."""
+def derive(ledger, steps: Steps, basis: Basis) -> Run:
+    """The run of a parsed ledger under a step protocol, on ``basis`` (who takes part, which
+    entries and revisions count, the discussion's options; cascade.protocol.runstate.Basis).
+    The options are applied here (``spec.specialize``); a generated panel's members replace
+    the basis's."""
     base = steps
-    steps = specialize(base, options)
-    run = Run(steps, members, {r.id: r.persona for r in steps.fixed_roles}
-              if steps.setup else fixed, base=base, mode=steps.mode, consensus=consensus,
-              cap=options.rounds)
+    steps = specialize(base, basis.options)
+    run = Run(steps, list(basis.members), {r.id: r.persona for r in steps.fixed_roles}
+              if steps.setup else dict(basis.fixed), base=base, mode=steps.mode,
+              consensus=basis.consensus, cap=basis.options.rounds)
     setup_ids = {s.id for s in steps.setup}
     for entry in ledger.entries:
-        if entry.line in skip:
+        if entry.line in basis.skip:
             continue
         if isinstance(entry, Event):
-            if entry.kind == SOURCE_REVISION and entry.line not in carried:
-                run.turns, run.recorded, run.answers = [], None, []  # a new text: start again
-                run.resumed = set()
-            elif entry.kind == NEXT:
-                words = entry.value.split()
-                if words:
-                    try:
-                        round_ = int(entry.fields.get("round", "0"))
-                    except ValueError:
-                        round_ = 0
-                    answer = Answer(words[0].lower(), "", "cascade --auto",
-                                    entry.line, entry.fields.get("auto") == "true",
-                                    entry.fields.get("step"), round_)
-                    if answer.step in setup_ids:
-                        run.setup_answers.append(answer)
-                    else:
-                        run.answers.append(answer)
-            elif entry.kind == OUTCOME:
-                words = entry.value.split()
-                run.recorded = words[0].upper() if words else None
-            continue
-        assert isinstance(entry, Comment)
-        if entry.origin == "tool":
-            if entry.provenance.get("step") == "resume":
-                try:
-                    run.resumed.add(int(entry.provenance.get("round", "0")))
-                except ValueError:
-                    pass
-            continue
-        if entry.origin is None and personas.of_author(entry.author) is None:
+            _take_event(run, entry, entry.line in basis.carried, setup_ids)
+        elif entry.origin == "tool":
+            _take_tool_block(run, entry)
+        elif entry.origin is None and basis.personas.of_author(entry.author) is None:
             for choice, text in next_lines(entry.body):  # a person answers a decision point
                 answer = Answer(choice, text, entry.author, entry.line)
                 run.answers.append(answer)
                 if setup_ids:
                     run.setup_answers.append(answer)
-            continue
-        msg = entry.provenance.get("msg", "")
-        m = MSG.match(msg)
-        if not m or entry.origin != "ai" or verify(entry) is not None:
-            continue
-        persona = personas.of_author(entry.author)
-        if persona is None or persona.name != entry.author:
-            continue
-        run.messages = max(run.messages, int(m.group(2)))
-        try:
-            round_ = int(entry.provenance.get("round", "0"))
-        except ValueError:
-            continue
-        revision = entry.provenance.get("revision")
-        step_id = entry.provenance.get("step", "")
-        if step_id not in setup_ids and reviewed is not None and revision not in reviewed:
-            continue
-        fields = {k: v for k, v in entry.provenance.items()
-                  if k not in ("msg", "round", "step", "refs", "sig", "model", "cost", "cut",
-                               "prompt_tokens", "completion_tokens", "revision", "seen", "n")}
-        turn = Turn(persona.alias, persona.name, step_id, round_, msg, int(m.group(2)),
-                    entry.body.strip(), fields, refs_of(entry.provenance.get("refs", "")),
-                    entry.line, revision, entry.provenance.get("seen"))
-        (run.setup if step_id in setup_ids else run.turns).append(turn)
-    if steps.setup:
-        if not _setup(run, ledger):
-            return run
-    run.names = {p.alias: p.name for p in personas}
+        else:
+            number, turn = _turn_of(entry, basis.personas)
+            run.messages = max(run.messages, number)
+            if turn is None:
+                continue
+            if turn.step not in setup_ids and basis.reviewed is not None \
+                    and turn.revision not in basis.reviewed:
+                continue  # a turn for another text of the document is not this run's
+            (run.setup if turn.step in setup_ids else run.turns).append(turn)
+    if steps.setup and not _setup(run, ledger):
+        return run
+    run.names = {p.alias: p.name for p in basis.personas}
     _progress(run)
     return run
+
+
+def _take_event(run: Run, entry: Event, carried: bool, setup_ids: set[str]) -> None:
+    """A new revision of the text (one that does not keep its review) starts again; a NEXT
+    event answers a decision point; an OUTCOME records the outcome."""
+    if entry.kind == SOURCE_REVISION and not carried:
+        run.turns, run.recorded, run.answers = [], None, []
+        run.resumed = set()
+    elif entry.kind == NEXT:
+        words = entry.value.split()
+        if words:
+            answer = Answer(words[0].lower(), "", "cascade --auto", entry.line,
+                            entry.fields.get("auto") == "true", entry.fields.get("step"),
+                            _number(entry.fields.get("round", "0")) or 0)
+            (run.setup_answers if answer.step in setup_ids else run.answers).append(answer)
+    elif entry.kind == OUTCOME:
+        words = entry.value.split()
+        run.recorded = words[0].upper() if words else None
+
+
+def _take_tool_block(run: Run, entry: Comment) -> None:
+    """A block cascade wrote for itself: a pause's resume context marks its round resumed."""
+    if entry.provenance.get("step") == "resume":
+        round_ = _number(entry.provenance.get("round", "0"))
+        if round_ is not None:
+            run.resumed.add(round_)
+
+
+_NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost", "cut",
+                         "prompt_tokens", "completion_tokens", "revision", "seen", "n"})
+
+
+def _turn_of(entry: Comment, personas) -> tuple[int, Turn | None]:
+    """The message number a block takes (0: none) and the turn it is, when cascade wrote it
+    for a persona (a message id, a stamp that verifies, the persona's own name, a round)."""
+    msg = entry.provenance.get("msg", "")
+    m = MSG.match(msg)
+    if not m or entry.origin != "ai" or verify(entry) is not None:
+        return 0, None
+    persona = personas.of_author(entry.author)
+    if persona is None or persona.name != entry.author:
+        return 0, None
+    round_ = _number(entry.provenance.get("round", "0"))
+    if round_ is None:
+        return int(m.group(2)), None
+    fields = {k: v for k, v in entry.provenance.items() if k not in _NOT_FIELDS}
+    return int(m.group(2)), Turn(persona.alias, persona.name, entry.provenance.get("step", ""), round_, msg,
+                int(m.group(2)), entry.body.strip(), fields,
+                refs_of(entry.provenance.get("refs", "")), entry.line,
+                entry.provenance.get("revision"), entry.provenance.get("seen"))
+
+
+def _number(value: str) -> int | None:
+    try:
+        return int(value)
+    except ValueError:
+        return None
 
 
 def _setup(run: Run, ledger) -> bool:

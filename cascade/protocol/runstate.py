@@ -5,11 +5,12 @@ record and the artifacts)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from cascade.protocol.behaviours import Exit, Verdict
-from cascade.protocol.spec import Step, Steps
+from cascade.protocol.spec import Options, Step, Steps
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"
@@ -77,6 +78,25 @@ class Request:
     summary: str  # the earlier rounds, in at most rounds.carry characters
     direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
     words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
+
+
+@dataclass(frozen=True)
+class Basis:
+    """What a run is derived on, besides the ledger and the steps: the personas (``of_author``,
+    ``get``), the deliberating members and the fixed roles' personas, the lines of revision
+    events that keep the review (``carried``) and of entries not to believe (``skip``: events
+    that do not hold, copied blocks), the revisions whose turns count (``reviewed``; None:
+    any), the discussion's options as its header records them, and the thresholds an
+    outcome rule that counts votes uses."""
+
+    personas: Any
+    members: tuple[str, ...]
+    fixed: Mapping[str, str]
+    carried: frozenset[int] = frozenset()
+    reviewed: frozenset[str] | None = None
+    options: Options = Options()
+    consensus: Any = None
+    skip: frozenset[int] = frozenset()
 
 
 @dataclass

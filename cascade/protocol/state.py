@@ -46,6 +46,7 @@ from cascade.protocol.authority import Authority, header_settings_before
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.panel import panel_of
+from cascade.protocol.runstate import Basis
 from cascade.protocol.spec import Options
 
 STATUS_OF = {"READY": "ACCEPTED", "REJECT": "REJECTED"}  # the status an outcome sets
@@ -653,8 +654,10 @@ def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carri
     never READY."""
     steps = protocol.stepped
     members, fixed = members_of(steps, authority.participants)
-    run = derive_run(ledger, personas, steps, members, fixed, carried, reviewed,
-                     Options.of_header(ledger.header.extra), authority.consensus, skip=skip)
+    run = derive_run(ledger, steps, Basis(
+        personas, tuple(members), fixed, frozenset(carried),
+        frozenset(reviewed) if reviewed is not None else None,
+        Options.of_header(ledger.header.extra), authority.consensus, frozenset(skip)))
     verdict = run.verdict
     counts = dict(verdict.tally) if verdict is not None else {}
     for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
