@@ -428,9 +428,8 @@ class _Walk:
                                 self.authors)
         if self.steps is not None:
             prefix = dataclasses.replace(self.ledger, entries=self.ledger.entries[:index])
-            run, result = _step_result(prefix, self.personas, self.protocol, self.authority,
-                                       self.carried, self.reviewed if self.revision else None,
-                                       {}, self.ignored)
+            run, result = self._step_result(prefix, self.carried, {},
+                                            self.reviewed if self.revision else None)
             result.run = run  # type: ignore[attr-defined]
         elif not self._voting():
             result.reached, result.outcome = False, None
@@ -471,8 +470,7 @@ class _Walk:
                 continue
             if not persona.votes:
                 continue  # background personas never vote
-            reason = _persona_vote_problem(c, persona, self.revision, self.reviewed, self.ledger,
-                                           c.line in forged_lines, self.participants)
+            reason = self._vote_problem(c, persona, c.line in forged_lines)
             if reason == "not a participant":
                 advisory[persona.name] = c.vote
                 discounted.append(Discounted(persona.name, c.line, f"{persona.alias} is not a "
@@ -552,10 +550,8 @@ class _Walk:
         result, votes, advisory, discounted, expected = self._count(claims)
         run = None
         if self.steps is not None:
-            run, result = _step_result(self.ledger, self.personas, self.protocol,
-                                       self.authority, carried,
-                                       self.reviewed if self.revision is not None else None,
-                                       advisory, self.ignored)
+            run, result = self._step_result(self.ledger, carried, advisory,
+                                            self.reviewed if self.revision is not None else None)
         if not self._voting() and run is None:
             after = self.protocol.next_phase(self.phase)
             result.reached = False
@@ -578,6 +574,62 @@ class _Walk:
                      list(self.segment), carried, self.cores.get(self.revision or ""),
                      self.carried_now, run, list(self.unfounded), frozenset(self.ignored),
                      failing, frozenset(claims))
+
+    def _step_result(self, ledger: Ledger, carried: set[int], advisory: dict[str, str],
+                     reviewed: set[str] | None):
+        """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
+        rule over the turns cascade wrote for this text, explained by that rule; an impasse is
+        never READY."""
+        personas, steps, authority = self.personas, self.protocol.stepped, self.authority
+        members, fixed = members_of(steps, authority.participants)
+        run = derive_run(ledger, steps, Basis(
+            personas, tuple(members), fixed, frozenset(carried),
+            frozenset(reviewed) if reviewed is not None else None,
+            Options.of_header(ledger.header.extra), authority.consensus, frozenset(self.ignored)))
+        verdict = run.verdict
+        counts = dict(verdict.tally) if verdict is not None else {}
+        for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
+            counts[vote] = counts.get(vote, 0) + 1
+        if verdict is not None and run.outcome is not None:  # the outcome rule explains it
+            reached = run.outcome in ("READY", "REJECT")
+            return run, ConsensusResult(reached, run.outcome if reached else None, counts,
+                                        list(verdict.against), list(verdict.missing), verdict.why,
+                                        advisory)
+
+        def names(aliases) -> list[str]:
+            return [personas.get(a).name if personas.get(a) else a for a in aliases]
+
+        if run.deciding:
+            return run, ConsensusResult(False, None, counts, [], [],
+                                        f"waiting for a person: {question(run)}", advisory)
+        if run.pausing is not None:
+            return run, ConsensusResult(False, None, counts, [], [],
+                                        f"paused after round {run.pausing}: cascade run resumes it",
+                                        advisory)
+        step = run.step.title if run.step else "-"
+        waiting = names(run.waiting)
+        where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
+        return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
+
+    def _vote_problem(self, c: Comment, persona, forged: bool) -> str | None:
+        """Why a persona's vote does not count (None: it does): forged, not a participant, for
+        another revision, or having seen only part of the document."""
+        revision, reviewed, ledger = self.revision, self.reviewed, self.ledger
+        if forged:
+            return verify(c) or "not written as a persona's turn"
+        stamp = c.provenance
+        if persona.alias not in self.participants:
+            return "not a participant"
+        if revision is not None and stamp.get("revision") not in reviewed:
+            seen_rev = stamp.get("revision")
+            return (f"it reviewed another revision ({seen_rev[:7]})" if seen_rev
+                    else "it records no revision of the document")
+        seen = stamp.get("seen")
+        if ledger.header.source and seen is None and revision is not None:
+            return "it does not record how much of the document it saw"
+        if seen is not None and seen != "all":
+            return f"it saw only part of the document ({seen} characters)"
+        return None
 
 
 class _Tally:
@@ -644,60 +696,3 @@ def _decided(decision: Decision, result: ConsensusResult) -> ConsensusResult:
                           f"decided {decision.vote} by {decision.by}", result.advisory)
     out.decided = True  # type: ignore[attr-defined]
     return out
-
-
-def _step_result(ledger: Ledger, personas, protocol, authority: Authority, carried: set[int],
-                 reviewed: set[str] | None, advisory: dict[str, str],
-                 skip: set[int] | frozenset[int] = frozenset()):
-    """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
-    rule over the turns cascade wrote for this text, explained by that rule; an impasse is
-    never READY."""
-    steps = protocol.stepped
-    members, fixed = members_of(steps, authority.participants)
-    run = derive_run(ledger, steps, Basis(
-        personas, tuple(members), fixed, frozenset(carried),
-        frozenset(reviewed) if reviewed is not None else None,
-        Options.of_header(ledger.header.extra), authority.consensus, frozenset(skip)))
-    verdict = run.verdict
-    counts = dict(verdict.tally) if verdict is not None else {}
-    for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
-        counts[vote] = counts.get(vote, 0) + 1
-    if verdict is not None and run.outcome is not None:  # the outcome rule explains it
-        reached = run.outcome in ("READY", "REJECT")
-        return run, ConsensusResult(reached, run.outcome if reached else None, counts,
-                                    list(verdict.against), list(verdict.missing), verdict.why,
-                                    advisory)
-
-    def names(aliases) -> list[str]:
-        return [personas.get(a).name if personas.get(a) else a for a in aliases]
-
-    if run.deciding:
-        return run, ConsensusResult(False, None, counts, [], [],
-                                    f"waiting for a person: {question(run)}", advisory)
-    if run.pausing is not None:
-        return run, ConsensusResult(False, None, counts, [], [],
-                                    f"paused after round {run.pausing}: cascade run resumes it",
-                                    advisory)
-    step = run.step.title if run.step else "-"
-    waiting = names(run.waiting)
-    where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
-    return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
-
-
-def _persona_vote_problem(c: Comment, persona, revision: str | None, reviewed: set[str],
-                          ledger: Ledger, forged: bool, participants: set[str]) -> str | None:
-    if forged:
-        return verify(c) or "not written as a persona's turn"
-    stamp = c.provenance
-    if persona.alias not in participants:
-        return "not a participant"
-    if revision is not None and stamp.get("revision") not in reviewed:
-        seen_rev = stamp.get("revision")
-        return (f"it reviewed another revision ({seen_rev[:7]})" if seen_rev
-                else "it records no revision of the document")
-    seen = stamp.get("seen")
-    if ledger.header.source and seen is None and revision is not None:
-        return "it does not record how much of the document it saw"
-    if seen is not None and seen != "all":
-        return f"it saw only part of the document ({seen} characters)"
-    return None
