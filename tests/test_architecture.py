@@ -32,7 +32,6 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.commands.discuss:discuss",
     "cascade.commands.plan:plan",
     "cascade.protocol.discussion:__init__", "cascade.protocol.discussion:create",
-    "cascade.protocol.registry:facilitated",
     "cascade.protocol.run:_run_protocol", "cascade.protocol.run:_turn",
     "cascade.protocol.spec:check_option",
 ]

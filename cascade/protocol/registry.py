@@ -229,7 +229,11 @@ def facilitated(run, round_: int) -> Exit:
     in_phase = sum(1 for r, i in run.phase_of.items() if i == index and r <= round_)
     last = max(len(phases) - 1, 0)
     minimum = phases[index].min_rounds if phases else 1
-    quiet: int | None = None
+    if round_ >= run.steps.rounds.max:
+        return Exit(True, f"round {round_} is the last the roundtable allows")
+    concluded, quiet = _escalation_answered(run, round_)
+    if concluded is not None:
+        return concluded
 
     def advance(why: str = "") -> Exit:
         return Exit(False, why or f"round {round_ + 1} begins the next phase", index + 1,
@@ -239,20 +243,6 @@ def facilitated(run, round_: int) -> Exit:
         return Exit(False, why or f"the facilitator goes on after round {round_}", index, why,
                     quiet_until=quiet)
 
-    if round_ >= run.steps.rounds.max:
-        return Exit(True, f"round {round_} is the last the roundtable allows")
-    step = next((s for s in run.steps.round_steps if s.decision and s.when == "escalated"), None)
-    answer = run.chosen.get((round_, step.id)) if step is not None else None
-    if answer is not None:
-        if answer.choice in ("accept", "decide"):
-            synthesis = _facilitation(run, round_)
-            recommended = run.read(synthesis, "recommendation") if synthesis else ""
-            said = (f"{answer.by} decided: {answer.text}" if answer.choice == "decide"
-                    else f"{answer.by} accepted the facilitator's recommendation"
-                    + (f": {recommended}" if recommended else ""))
-            return Exit(True, said, conclusion=said)
-        words = answer.text.split()
-        quiet = round_ + (int(words[0]) if words and words[0].isdigit() else 1)
     synthesis = _facilitation(run, round_)
     action = (run.read(synthesis, "next_action") or "continue") if synthesis else "continue"
     if phases and in_phase >= run.steps.rounds.per_phase and index < last:
@@ -265,16 +255,9 @@ def facilitated(run, round_: int) -> Exit:
                                "instead")
             return stay(f"conclude refused: the {phases[index].title} phase needs "
                         f"{minimum} round(s)")
-        why = []
-        if in_phase < minimum:
-            why.append(f"the last phase needs {minimum} round(s)")
-        if round_ < run.steps.rounds.min:
-            why.append(f"the discussion needs {run.steps.rounds.min} rounds")
-        conflicts = open_conflicts(run, round_)
-        if conflicts:
-            why.append(f"conflicts are open ({', '.join(conflicts)})")
-        if why:
-            return stay("conclude refused: " + "; ".join(why))
+        refused = _conclude_refused(run, round_, in_phase, minimum)
+        if refused:
+            return stay(refused)
         if _too_easy(run, round_) and not run.probed:
             probing = ("a probing round: the consensus came too easily (no conflict, every "
                        "confidence at 0.8 or more); look for what was missed")
@@ -288,6 +271,38 @@ def facilitated(run, round_: int) -> Exit:
                         "round(s)")
         return advance()
     return stay()
+
+
+def _conclude_refused(run, round_: int, in_phase: int, minimum: int) -> str:
+    """Why a conclude in the strategy's last phase is refused ("": it is not): the phase's
+    minimum, the discussion's minimum rounds, or conflicts still open."""
+    why = []
+    if in_phase < minimum:
+        why.append(f"the last phase needs {minimum} round(s)")
+    if round_ < run.steps.rounds.min:
+        why.append(f"the discussion needs {run.steps.rounds.min} rounds")
+    conflicts = open_conflicts(run, round_)
+    if conflicts:
+        why.append(f"conflicts are open ({', '.join(conflicts)})")
+    return "conclude refused: " + "; ".join(why) if why else ""
+
+
+def _escalation_answered(run, round_: int) -> tuple[Exit | None, int | None]:
+    """A person's answer to the round's escalation: accept or decide concludes (the Exit);
+    continue N goes on, quiet for N rounds (the round escalations are quiet until)."""
+    step = next((s for s in run.steps.round_steps if s.decision and s.when == "escalated"), None)
+    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    if answer is None:
+        return None, None
+    if answer.choice in ("accept", "decide"):
+        synthesis = _facilitation(run, round_)
+        recommended = run.read(synthesis, "recommendation") if synthesis else ""
+        said = (f"{answer.by} decided: {answer.text}" if answer.choice == "decide"
+                else f"{answer.by} accepted the facilitator's recommendation"
+                + (f": {recommended}" if recommended else ""))
+        return Exit(True, said, conclusion=said), None
+    words = answer.text.split()
+    return None, round_ + (int(words[0]) if words and words[0].isdigit() else 1)
 
 
 def _too_easy(run, round_: int) -> bool:
