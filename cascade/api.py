@@ -20,6 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.errors import CascadeError
+from cascade.loop.governance import recorded_revision, resolve, writing
+from cascade.loop.lock import ledger_lock
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.pending import Pending, requested_turns
+from cascade.protocol.requests import next_wave
+from cascade.protocol.run import run
+from cascade.turns.settings import Settings
 
 
 @dataclass
@@ -44,8 +51,6 @@ class Runner:
     ``settings``: cascade.turns.settings.Settings; None reads the environment (CASCADE_*)."""
 
     def __init__(self, settings=None) -> None:
-        from cascade.turns.settings import Settings
-
         self.settings = settings if settings is not None else Settings.from_env()
 
     def run_turn(self, discussion, participants: list[str] | None = None,
@@ -54,11 +59,6 @@ class Runner:
         optional, "all" for every participant), each told ``callout`` as a person's request;
         the replies are appended to the ledger and returned. A step protocol's turns come
         from its steps: ``run`` runs them (naming personas is an error)."""
-        from cascade.loop.governance import recorded_revision
-        from cascade.protocol.pending import Pending, requested_turns
-        from cascade.protocol.requests import next_wave
-        from cascade.protocol.run import run
-
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
             if d.protocol.stepped is not None:
@@ -82,14 +82,10 @@ class Runner:
         (``auto``: decision points take their recommended choice, recorded as such, as
         ``cascade run`` does off a terminal) -- its cascade.protocol.run.Result; for a
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
-        from cascade.loop.governance import recorded_revision
-
         with _writing(discussion) as d:
             d.current_phase
             if d.protocol.stepped is None:
                 return self.run_turn(d, progress=progress)
-            from cascade.protocol.run import run
-
             rule = _rule(d)
             return run(d, self.settings, progress, source_data=recorded_revision(d),
                        rule_model=rule.model if rule else None,
@@ -105,10 +101,6 @@ def _writing(discussion):
     """The Discussion to run, with its ledger's lock held (cascade.loop.lock): a path is read
     once the lock is taken; a Discussion given is brought up to date with its file then, so
     whoever another writer answered meanwhile is not asked again."""
-    from cascade.loop.governance import writing
-    from cascade.loop.lock import ledger_lock
-    from cascade.protocol.discussion import Discussion
-
     if isinstance(discussion, Discussion):
         with ledger_lock(discussion.path, holder=HOLDER):
             discussion.refresh()
@@ -121,8 +113,6 @@ def _writing(discussion):
 
 
 def _rule(d):
-    from cascade.loop.governance import resolve
-
     try:
         return resolve(str(d.path))[2]
     except CascadeError:
