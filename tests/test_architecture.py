@@ -31,7 +31,7 @@ KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
 KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apart
     "cascade.commands.discuss:discuss",
     "cascade.commands.plan:plan",
-    "cascade.protocol.discussion:__init__", "cascade.protocol.discussion:create",
+    "cascade.protocol.discussion:__init__",
     "cascade.protocol.run:_run_protocol", "cascade.protocol.run:_turn",
     "cascade.protocol.spec:check_option",
 ]

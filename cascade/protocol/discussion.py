@@ -119,7 +119,8 @@ class Discussion:
                participants: list[str] | tuple[str, ...] | None = None,
                protocol: str | None = None, consensus: dict[str, Any] | None = None,
                root: Path | None = None, created: str | None = None,
-               extra: dict[str, str] | None = None) -> Discussion:
+               extra: dict[str, str] | None = None  # long: the Python API's keyword options
+               ) -> Discussion:
         """A new discussion, rendered from a template; written by ``save()``. ``extra``:
         further header fields (a step protocol's ``Rounds``)."""
         from cascade.config import templates
