@@ -200,3 +200,20 @@ def test_decide_refuses_a_revision_nobody_has_seen(loop_repo, fake_llm):
     assert decided.stderr.strip().endswith(
         f"the ledger reviewed another revision of {DOC} than the one staged: commit it "
         f"first (git commit), so the revision you decide on is recorded, then decide")
+
+
+def test_decide_refuses_a_document_not_in_the_index(loop_repo, fake_llm):
+    """A ledger started for a document nobody staged yet (``cascade discuss --source``, or
+    by hand): a decision would name no revision a commit could hold. Refused, with the
+    ``git add`` to run; nothing is appended."""
+    repo = loop_repo
+    d = Discussion.create("Use SQLite", "adr", path=repo / LEDGER, source=DOC, root=repo)
+    d.save()
+    before = (repo / LEDGER).read_bytes()
+    decided = cascade(repo, "decide", DOC, "READY", "--reason", "we need it now")
+    assert decided.returncode == 2
+    assert decided.stderr.strip() == (
+        f"cascade: {LEDGER}: {DOC} is not in the index: stage it (git add {DOC}) first, so the "
+        "decision names the revision a commit will hold")
+    assert (repo / LEDGER).read_bytes() == before
+    assert fake_llm.calls() == 0
