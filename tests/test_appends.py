@@ -30,9 +30,9 @@ from cascade.ledger.model import (
     VOTE_RESET,
 )
 from cascade.protocol.authority import Authority
+from cascade.protocol.derived import block_id
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.panel import persona_name
-from cascade.protocol.state import block_id
 
 PANEL = {"architect": "AI-Architect", "security": "AI-Security", "pragmatist": "AI-Pragmatist"}
 PEOPLE = ["Rob Smith", "Dana Reviewer"]

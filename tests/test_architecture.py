@@ -36,7 +36,6 @@ KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apar
     "cascade.protocol.spec:check_option",
 ]
 KNOWN_LONG = [  # to be split
-    "cascade.protocol.state",
     "cascade.loop.gate", "cascade.protocol.run",
 ]
 

@@ -30,7 +30,7 @@ from test_hook import (  # noqa: F401  (loop_repo is a fixture)
 
 from cascade import Discussion
 from cascade.ledger.parse import parse
-from cascade.protocol.state import block_id
+from cascade.protocol.derived import block_id
 
 
 def round_two(fake, repo: Path, votes=("READY", "REJECT", "READY")) -> str:

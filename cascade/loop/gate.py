@@ -44,7 +44,7 @@ from cascade.protocol.record import artifact_paths
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.run import Stepped, run_all
 from cascade.protocol.authority import Authority, settings_fields
-from cascade.protocol.state import block_id
+from cascade.protocol.derived import block_id
 from cascade.protocol.verdict import gate
 from cascade.safepath import first_link, refuse_links
 from cascade.turns.display import LineProgress, redaction_lines

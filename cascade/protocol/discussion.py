@@ -34,9 +34,10 @@ from cascade.ledger.model import (
 )
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.protocol.authority import Authority, OwnSettings, header_differences
+from cascade.protocol.derived import STATUS_OF, State
 from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol, load_protocol
 from cascade.protocol.panel import panel_of, personas_of
-from cascade.protocol.state import STATUS_OF, State, derivation
+from cascade.protocol.state import derivation
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import check_local, open_nofollow
 

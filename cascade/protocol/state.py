@@ -18,129 +18,21 @@ What counts:
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
 
 from cascade.ledger.consensus import ConsensusResult, calculate_consensus
-from cascade.ledger.identity import is_decider, same_person
-from cascade.ledger.model import (
-    FAILURE,
-    OUTCOME,
-    PERSONA,
-    PHASE_TRANSITION,
-    PROBLEM,
-    ROUND,
-    SETTINGS,
-    SOURCE_REVISION,
-    TENSION,
-    VOTE_RESET,
-    Comment,
-    Event,
-    Ledger,
-)
-from cascade.ledger.provenance import Replays, verify, verify_event
-from cascade.protocol.authority import Authority, header_settings_before
+from cascade.ledger.identity import same_person
+from cascade.ledger.model import Comment, Event, Ledger
+from cascade.ledger.provenance import Replays, verify
+from cascade.protocol.authority import Authority
+from cascade.protocol.decisions import decided, in_force
+from cascade.protocol.derived import Decision, Discounted, Failure, State, Unfounded
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
+from cascade.protocol.events import EventChecks
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import Basis
 from cascade.protocol.spec import Options
-
-STATUS_OF = {"READY": "ACCEPTED", "REJECT": "REJECTED"}  # the status an outcome sets
-
-
-@dataclass
-class Decision:
-    """A person's decision (``cascade decide``), and whether it is in force."""
-
-    author: str
-    by: str  # "Name <email>", the git identity that decided
-    vote: str
-    reason: str
-    line: int
-    revision: str | None
-    in_force: bool = False
-    note: str = ""  # why it is not in force
-
-    def as_dict(self) -> dict[str, object]:
-        return {"by": self.by, "vote": self.vote, "reason": self.reason, "line": self.line,
-                "revision": self.revision, "in_force": self.in_force, "note": self.note}
-
-
-@dataclass
-class Discounted:
-    """A block under a persona's name whose vote does not count, and why."""
-
-    author: str
-    line: int
-    reason: str
-    forged: bool = False  # no valid stamp: hand-written or edited
-
-    def as_dict(self) -> dict[str, object]:
-        return {"author": self.author, "line": self.line, "reason": self.reason,
-                "forged": self.forged}
-
-
-@dataclass
-class Unfounded:
-    """An event ``derive`` does not believe (it is ignored), and why."""
-
-    kind: str
-    line: int
-    reason: str
-
-    def as_dict(self) -> dict[str, object]:
-        return {"kind": self.kind, "line": self.line, "reason": self.reason}
-
-
-@dataclass
-class Failure:
-    """A participant asked for a revision that did not answer (``FAILURE`` event)."""
-
-    author: str
-    alias: str
-    line: int
-    reason: str
-    revision: str | None
-
-    def as_dict(self) -> dict[str, object]:
-        return {"author": self.author, "line": self.line, "reason": self.reason,
-                "revision": self.revision}
-
-
-@dataclass
-class State:
-    phase: str
-    status: str  # OPEN, ACCEPTED, REJECTED
-    source_revision: str | None
-    votes: dict[str, str]  # counted: each voter's latest valid vote in the current segment
-    advisory: dict[str, str]  # shown, not counted (advisory panel, non-participants)
-    expected: list[str]  # voting participants' names
-    discounted: list[Discounted]  # persona blocks in the current segment that do not count
-    forged: list[Discounted]  # every block under a persona's name without a valid stamp
-    decisions: list[Decision]
-    decision: Decision | None  # the one in force
-    result: ConsensusResult
-    current: list[Comment] = field(default_factory=list)  # comments of the current segment
-    # lines of SOURCE-REVISION events whose earlier review holds (same core: status, spacing
-    # or path changed only): nobody is asked again
-    carried: set[int] = field(default_factory=set)
-    core: str | None = None  # the core the current revision's event recorded
-    carried_now: bool = False  # the current revision holds an earlier one's review
-    run: Any = None  # a step protocol's run (cascade.protocol.engine.Run); None: phases
-    unfounded: list[Unfounded] = field(default_factory=list)  # events not believed
-    ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
-    failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks
-    claims: frozenset[int] = frozenset()  # lines whose author matters (decisions, people's votes)
-
-
-def block_id(c: Comment) -> str:
-    """A short content id for a person's block, for ``VOTE-RESET keep=``."""
-    raw = f"{c.author}\n{c.vote}\n{c.body}".encode("utf-8", "surrogatepass")
-    return hashlib.sha256(raw).hexdigest()[:12]
 
 
 def derive(ledger: Ledger, authority: Authority, personas, protocol,
@@ -173,12 +65,11 @@ def derivation(ledger: Ledger, authority: Authority, personas, protocol,
     return walk
 
 
-_BLOB = re.compile(r"[0-9a-f]{1,64}\Z")  # a blob id
-_OUTCOMES = ("READY", "REJECT", "CHANGES", "IMPASSE")
 
 
-class _Walk:
-    """The walk of one ledger's entries, in order, for ``derive``."""
+class _Walk(EventChecks):
+    """The walk of one ledger's entries, in order, for ``derive`` (the checks of its events:
+    cascade.protocol.events)."""
 
     def __init__(self, ledger: Ledger, authority: Authority, personas, protocol,
                  authors: Mapping[int, str] | None) -> None:
@@ -257,174 +148,12 @@ class _Walk:
             return
         self.segment.append(entry)
 
-    def event(self, index: int, entry: Event) -> None:
-        copy = self.replays.copy_of(entry)
-        fresh, switched = self.fresh, self.switched
-        problem = (f"a copy of the event at line {copy}" if copy is not None
-                   else verify_event(entry))
-        if problem is None:
-            handler = _CHECKS.get(entry.kind)
-            problem = handler(self, index, entry, fresh, switched) if handler else None
-        if problem:
-            self.unfounded.append(Unfounded(entry.kind, entry.line, problem))
-            self.ignored.add(entry.line)
-            return
-        self.fresh = self.fresh if entry.kind == SOURCE_REVISION else False
-        self.switched = self.switched if entry.kind == SETTINGS else False
-
-    # Each handler checks what the event claims; None: it holds (and the event is applied).
-
-    def _source_revision(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        words = e.value.split()
-        new = words[0] if words else ""
-        if not _BLOB.match(new):
-            return "it names no revision of the document"
-        same, core = e.fields.get("same-as"), e.fields.get("core")
-        carried = bool(same) and (same == new or bool(core) and self.cores.get(same) == core)
-        if not carried and new == self.revision and self.cores.get(new) == core \
-                and e.fields.get("path") in (None, self.path):
-            return "it records again the revision already recorded"
-        if self.revision is not None:
-            self.earlier[self.revision] = (list(self.segment), set(self.reviewed), self.status,
-                                           dict(self.failures))
-        if carried:
-            # The document differs from a revision this ledger recorded only in its status,
-            # spacing or path (the same core): that revision's review holds.
-            if same != self.revision and same in self.earlier:  # back to an earlier text
-                segment, reviewed, status, failures = self.earlier[same]  # type: ignore[index]
-                self.segment, self.reviewed = list(segment), set(reviewed)
-                self.status, self.failures = status, dict(failures)
-            self.reviewed = self.reviewed | {new}
-            self.carried.add(e.line)
-            self.carried_now = True
-        else:
-            self.carried_now = False
-            self.reviewed = {new}
-            self.status = "OPEN"
-            self.failures = {}
-            self.round = 1
-        if core:
-            self.cores[new] = core
-        self.fresh = not carried and self.revision is not None
-        self.revision = new
-        self.path = e.fields.get("path") or self.path
-        return None
-
-
-    def _vote_reset(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        if not fresh:
-            return ("a vote reset is written only right after a new revision of the document, "
-                    "and none precedes it")
-        keep = [k for k in e.fields.get("keep", "").split(",") if k]
-        people = {block_id(c): c for c in self.segment
-                  if c.vote and c.origin is None and self.personas.of_author(c.author) is None}
-        self.segment = [c for k, c in people.items() if k in keep]
-        others = [k for k in keep if k not in people]
-        if others:  # the reset stands; what it may not keep is not kept (fail closed)
-            self.unfounded.append(Unfounded(e.kind, e.line, f"keep= names {len(others)} block(s) "
-                                            "that are not a person's vote of this revision: "
-                                            "not kept"))
-        return None
-
-    def _phase_transition(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        to, frm = e.fields.get("to"), e.fields.get("from")
-        order = self.protocol.phase_ids()
-        if not to:
-            return "it names no phase to enter"
-        if to not in order:
-            return f"{to} is not a phase of protocol {self.protocol.name}"
-        if self.phase not in order or switched:  # a change of protocol starts at its first phase
-            if to != order[0]:
-                return f"a change of protocol enters its first phase, {order[0]}, not {to}"
-        elif frm is not None and frm != self.phase:
-            return f"it leaves {frm}, but the discussion is in {self.phase}"
-        elif order.index(to) <= order.index(self.phase):
-            return f"it goes from {self.phase} to {to}: phases only go forward"
-        else:
-            problem = self._trigger(index, e.fields.get("trigger"))
-            if problem:
-                return problem
-        self.phase = to
-        self.segment = []
-        return None
-
-    def _trigger(self, index: int, trigger: str | None) -> str | None:
-        """An automatic transition names its trigger: it must hold where it was written."""
-        if trigger is None or trigger == "all_mentioned_responded":
-            return None  # a person's advance, or the wave that was asked all answered
-        if trigger == "consensus":
-            result = self.verdict_at(index)[1]
-            return None if result.reached else "its trigger, consensus, does not hold there"
-        if trigger == "all_responded":
-            spoke = {c.author for c in self.segment}
-            missing = [p.name for a in self.authority.participants
-                       if (p := self.personas.get(a)) is not None and p.votes
-                       and p.name not in spoke]
-            return f"its trigger, all_responded, does not hold: {', '.join(missing)} did " \
-                   "not respond" if missing else None
-        return f"unknown trigger {trigger}"
-
-    def _outcome(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        words = e.value.split()
-        word = words[0].upper() if words else ""
-        if word not in _OUTCOMES:
-            return f"{word or 'nothing'} is not an outcome"
-        decision, result = self.verdict_at(index)
-        reached = result.outcome if result.reached else None
-        run = getattr(result, "run", None)
-        if run is not None and run.outcome is not None:
-            reached = run.outcome
-        if reached != word and not (decision is not None and decision.vote == word):
-            return (f"the discussion does not reach {word} there ("
-                    f"{result.reason or 'no consensus'})")
-        self.status = STATUS_OF.get(word, word)
-        return None
-
-    def _settings(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        # A governed ledger is decided by its rule, whatever it records: SETTINGS only says
-        # what the rule was. A change of protocol lets the transition to its first phase follow.
-        protocol = e.fields.get("protocol")
-        self.switched = bool(protocol) and protocol != header_settings_before(self.ledger, e)
-        return None
-
-    def _round(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        words = e.value.split()
-        number = int(words[0]) if words and words[0].isdigit() else 0
-        if number != self.round + 1:  # round 1 begins with the revision, unannounced
-            return f"round {words[0] if words else '?'} does not follow round {self.round}"
-        self.round = number
-        return None
-
-    def _failure(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        alias = e.fields.get("alias", "")
-        persona = self.personas.get(alias) if alias else None
-        if persona is None or alias.lower() not in self.participants:
-            return f"{alias or 'nobody'} is not a participant"
-        if e.fields.get("revision") != self.revision:
-            return "it is for another revision of the document"
-        self.failures[alias] = Failure(persona.name, alias, e.line,
-                                       e.fields.get("reason", "no answer"), self.revision)
-        return None
-
-    def _panel_part(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        """A generated panel's events follow the turn that proposed them, together."""
-        for before in reversed(self.ledger.entries[:index]):
-            if before.line in self.ignored:
-                continue
-            if isinstance(before, Event):
-                if before.kind in (PERSONA, TENSION, PROBLEM):
-                    return None
-                break
-            return None if before.origin == "ai" and "panel" in before.provenance else \
-                "it does not follow the turn that proposed the panel"
-        return "it does not follow the turn that proposed the panel"
-
     # ---- the verdict ----------------------------------------------------------------------------
 
     def verdict_at(self, index: int) -> tuple[Decision | None, ConsensusResult]:
         """The decision in force and the consensus the entries before ``index`` reach."""
         result, _, _, _, _ = self._count()
-        decision, _ = _in_force(self.decisions, self.revision, self.reviewed, self.authority,
+        decision, _ = in_force(self.decisions, self.revision, self.reviewed, self.authority,
                                 self.authors)
         if self.steps is not None:
             prefix = dataclasses.replace(self.ledger, entries=self.ledger.entries[:index])
@@ -434,7 +163,7 @@ class _Walk:
         elif not self._voting():
             result.reached, result.outcome = False, None
         if decision is not None:
-            result = _decided(decision, result)
+            result = decided(decision, result)
         return decision, self._blocked(result, decision)
 
     def _voting(self) -> bool:
@@ -559,14 +288,14 @@ class _Walk:
             result.reason = f"phase {self.phase} does not take votes" + (
                 f"; advance to {after}" if after else "")
         decisions = [dataclasses.replace(d) for d in self.decisions]
-        decision, notes = _in_force(decisions, self.revision, self.reviewed,
+        decision, notes = in_force(decisions, self.revision, self.reviewed,
                                     self.authority, self.authors)
         for d in decisions:
             if not d.note and d.line in notes:
                 d.note = notes[d.line]
             d.in_force = d is decision
         if decision is not None:
-            result = _decided(decision, result)
+            result = decided(decision, result)
         result = self._blocked(result, decision)
         failing = [f for f in self.failures.values() if f.revision == self.revision]
         return State(self.phase, self.status, self.revision, votes, advisory, expected,
@@ -649,50 +378,3 @@ class _Tally:
 
 # What each kind of event must hold to be believed (and, when it does, its effect); a kind
 # not listed (NEXT: an answer like a person's) needs only the tool's stamp.
-_CHECKS = {
-    SOURCE_REVISION: _Walk._source_revision,
-    VOTE_RESET: _Walk._vote_reset,
-    PHASE_TRANSITION: _Walk._phase_transition,
-    OUTCOME: _Walk._outcome,
-    SETTINGS: _Walk._settings,
-    ROUND: _Walk._round,
-    FAILURE: _Walk._failure,
-    PERSONA: _Walk._panel_part,
-    TENSION: _Walk._panel_part,
-    PROBLEM: _Walk._panel_part,
-}
-
-
-def _in_force(decisions: list[Decision], revision: str | None, reviewed: set[str],
-              authority: Authority, authors: Mapping[int, str] | None
-              ) -> tuple[Decision | None, dict[int, str]]:
-    """The decision in force (the last one that may decide for this revision), and why each
-    other one is not (line -> note). Pure: the decisions are not changed."""
-    decision = None
-    notes: dict[int, str] = {}
-    for d in decisions:
-        if d.note:
-            continue
-        author = authors.get(d.line) if authors is not None else None
-        if revision is not None and d.revision not in reviewed:
-            notes[d.line] = "for another revision of the document"
-        elif authority.deciders and not is_decider(d.by, authority.deciders):
-            notes[d.line] = (f"{d.by} is not a decider of {authority.where} "
-                             f"(deciders: {', '.join(authority.deciders)})")
-        elif authors is not None and (author is None or not same_person(d.by, author)):
-            notes[d.line] = (f"recorded as {d.by}'s, but added in a commit by "
-                             f"{author or 'someone unknown'}")
-        else:
-            if decision is not None:
-                notes[decision.line] = "superseded by a later decision"
-            decision = d
-    return decision, notes
-
-
-def _decided(decision: Decision, result: ConsensusResult) -> ConsensusResult:
-    verdict = {"READY": (True, "READY"), "REJECT": (True, "REJECT")}.get(decision.vote,
-                                                                       (False, None))
-    out = ConsensusResult(verdict[0], verdict[1], result.counts, [], result.missing,
-                          f"decided {decision.vote} by {decision.by}", result.advisory)
-    out.decided = True  # type: ignore[attr-defined]
-    return out

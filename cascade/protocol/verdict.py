@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cascade.docstatus import core as text_core
-from cascade.protocol.state import State
+from cascade.protocol.derived import State
 
 
 @dataclass

@@ -1,0 +1,104 @@
+"""What a ledger's derivation gives (cascade.protocol.state): the ``State`` -- its phase,
+status, revision, counted votes and verdict -- and the records in it: people's decisions,
+votes that do not count, events not believed, personas that did not answer."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from cascade.ledger.consensus import ConsensusResult
+from cascade.ledger.model import Comment
+
+STATUS_OF = {"READY": "ACCEPTED", "REJECT": "REJECTED"}  # the status an outcome sets
+
+
+@dataclass
+class Decision:
+    """A person's decision (``cascade decide``), and whether it is in force."""
+
+    author: str
+    by: str  # "Name <email>", the git identity that decided
+    vote: str
+    reason: str
+    line: int
+    revision: str | None
+    in_force: bool = False
+    note: str = ""  # why it is not in force
+
+    def as_dict(self) -> dict[str, object]:
+        return {"by": self.by, "vote": self.vote, "reason": self.reason, "line": self.line,
+                "revision": self.revision, "in_force": self.in_force, "note": self.note}
+
+
+@dataclass
+class Discounted:
+    """A block under a persona's name whose vote does not count, and why."""
+
+    author: str
+    line: int
+    reason: str
+    forged: bool = False  # no valid stamp: hand-written or edited
+
+    def as_dict(self) -> dict[str, object]:
+        return {"author": self.author, "line": self.line, "reason": self.reason,
+                "forged": self.forged}
+
+
+@dataclass
+class Unfounded:
+    """An event ``derive`` does not believe (it is ignored), and why."""
+
+    kind: str
+    line: int
+    reason: str
+
+    def as_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "line": self.line, "reason": self.reason}
+
+
+@dataclass
+class Failure:
+    """A participant asked for a revision that did not answer (``FAILURE`` event)."""
+
+    author: str
+    alias: str
+    line: int
+    reason: str
+    revision: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"author": self.author, "line": self.line, "reason": self.reason,
+                "revision": self.revision}
+
+
+@dataclass
+class State:
+    phase: str
+    status: str  # OPEN, ACCEPTED, REJECTED
+    source_revision: str | None
+    votes: dict[str, str]  # counted: each voter's latest valid vote in the current segment
+    advisory: dict[str, str]  # shown, not counted (advisory panel, non-participants)
+    expected: list[str]  # voting participants' names
+    discounted: list[Discounted]  # persona blocks in the current segment that do not count
+    forged: list[Discounted]  # every block under a persona's name without a valid stamp
+    decisions: list[Decision]
+    decision: Decision | None  # the one in force
+    result: ConsensusResult
+    current: list[Comment] = field(default_factory=list)  # comments of the current segment
+    # lines of SOURCE-REVISION events whose earlier review holds (same core: status, spacing
+    # or path changed only): nobody is asked again
+    carried: set[int] = field(default_factory=set)
+    core: str | None = None  # the core the current revision's event recorded
+    carried_now: bool = False  # the current revision holds an earlier one's review
+    run: Any = None  # a step protocol's run (cascade.protocol.engine.Run); None: phases
+    unfounded: list[Unfounded] = field(default_factory=list)  # events not believed
+    ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
+    failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks
+    claims: frozenset[int] = frozenset()  # lines whose author matters (decisions, people's votes)
+
+
+def block_id(c: Comment) -> str:
+    """A short content id for a person's block, for ``VOTE-RESET keep=``."""
+    raw = f"{c.author}\n{c.vote}\n{c.body}".encode("utf-8", "surrogatepass")
+    return hashlib.sha256(raw).hexdigest()[:12]
