@@ -54,7 +54,7 @@ def test_parallel_flow_three_lenses_and_the_referee_s_verdict(repo, cli, council
     referee = [c for c in d.comments if c.author == "AI-Referee"][0]
     assert referee.provenance["verdict"] == "READY"
     assert referee.provenance["minority"] == "Wait for the load test."
-    assert "Council: READY: the referee's verdict after round 1" in out
+    assert "Council: answered -- the referee's verdict after round 1: READY" in out
 
 
 def test_sequential_flow_each_advisor_sees_the_earlier_ones(repo, cli, council):
@@ -228,7 +228,10 @@ def test_dp_one_round_five_calls_groups_apart_and_the_meta_arbiter_s_verdict(rep
             assert "AI-D-Freethinker" not in text.split("YOUR ROLE:")[0]
     d = load(repo)
     assert d.state.run.outcome == "READY" and d.state.result.reached
-    assert "Council: READY: the referee's verdict after round 1" in out
+    # a topic is answered, by the role that decides in this mode: the meta-arbiter
+    assert "Council: answered -- the meta-arbiter's verdict after round 1: READY" in out
+    assert "referee" not in out.lower()
+    assert "the meta-arbiter's verdict after round 1: READY" in d.state.result.reason
     arbiter = next(c for c in d.comments if c.author == "AI-D-Arbiter")
     assert arbiter.provenance["bridge"] == "passed"
     assert arbiter.provenance["bridge.top_ideas"] == "D-top-1"

@@ -66,7 +66,7 @@ def test_standard_concludes_no_earlier_than_three_rounds(repo, cli, table, fake_
     assert fake_llm.calls() == 3 * 5 + 3
     notes = [e.fields.get("note", "") for e in rounds(d)]
     assert notes == ["conclude refused: the discussion needs 3 rounds"] * 2
-    assert "Roundtable: READY: the closing vote after round 3" in out
+    assert "Roundtable: answered -- the closing vote after round 3" in out
     record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
     synthesis = record.split("## Synthesis", 1)[1].split("##", 1)[0]
     assert "Synthesis of round 3: they converge." in synthesis  # the facilitator's last

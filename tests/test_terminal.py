@@ -85,7 +85,7 @@ def test_discuss_on_a_terminal(repo, fake_llm, tmux):
     rows = [line for line in lines[table:challenge] if line.startswith("| AI-")]
     assert len(rows) == 2, screen  # the whole table: no row drawn over
     assert first("round 1, Confirm: ") > first("| Participant | Response | Shift |")
-    assert "READY: all 2 participants accepted the synthesis in round 1" in screen
+    assert "answered -- all 2 participants accepted the synthesis in round 1" in screen
     assert "thinking..." not in screen  # every live line ended in its result
     assert "\x1b" not in screen
 
