@@ -116,7 +116,7 @@ def test_each_tier_gives_the_strong_model_to_its_roles(repo, cli, council, fake_
     asked = {("Reply as AI-Referee" in r.text, r.body["model"]) for r in fake_llm.chat_requests}
     assert asked == {(False, advisors), (True, referee)}
     code, out, _ = cli("plan", LEDGER_T)
-    assert f"Tier {tier}:" in out and f"referee ({referee}): referee -> openai/{referee}" in out
+    assert f"flow parallel, tier {tier}:" in out and f"referee ({referee}): referee -> openai/{referee}" in out
 
 
 @pytest.mark.parametrize("reply, outcome, code", [
@@ -330,7 +330,7 @@ def test_dp_tiers_and_word_budgets_per_role(repo, cli, council, fake_llm, tier, 
 def test_dp_plan_prints_the_roster_calls_and_budgets_with_no_call(repo, cli, council, fake_llm):
     code, out, err = cli("plan", "--protocol", "council", "--mode", "dp", "--tier", "medium")
     assert code == 0, out + err
-    assert "Tier medium: the strong model for meta (tiers:" in out
+    assert "Mode dp, tier medium: the strong model for meta (tiers:" in out
     assert "d-freethinker (fast): d-freethinker -> openai/fast" in out
     assert "meta (strong): meta-arbiter -> openai/strong" in out
     assert "advisor" not in out.split("Roles:")[1] and "referee" not in out.split("Roles:")[1]
