@@ -81,10 +81,11 @@ def _aliases(text: str) -> list[str] | None:
          arg("title"),
          arg("--rule", metavar="NAME",
              help="write the next numbered document (NNNN-<slug>.md, or NNNN-<slug>/index.md "
-                  "for a folder per ADR; the width of the existing numbers) in the folder of "
-                  "the rule named NAME, from the repository's template (templates/template.md "
-                  "or template.md as adr-tools, adr-template.md as MADR, 0000-*template*.md) or "
-                  "the built-in ADR template, status Proposed; and its ledger at the rule's "
+                  "for a folder per ADR; the prefix and width of the existing names, as "
+                  "ODH-ADR-NNNN-) in the folder of the rule named NAME, from the repository's "
+                  "template (templates/template.md or template.md as adr-tools, adr-template.md "
+                  "as MADR, *0000-*template*.md) or the built-in ADR template, status Proposed "
+                  "(MADR: in its front matter); and its ledger at the rule's "
                   "discussion: path, with the rule's template, participants, protocol and "
                   "consensus"),
          arg("--supersedes", metavar="N|PATH",

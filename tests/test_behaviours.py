@@ -106,7 +106,7 @@ def test_a_package_s_outcome_rule_runs_and_explains_itself(repo, cli, plugins, e
                          "architect,security")
     assert code == 0, out + err
     why = "1 of 2 members said stance go in round 1"
-    assert f"Poll: READY: {why}" in out
+    assert f"Poll: answered -- {why}" in out
     assert "closing vote" not in out  # no closing vote was held: none is claimed
     d = Discussion.load(repo / LEDGER)
     assert d.state.result.reason == why

@@ -54,7 +54,7 @@ def test_parallel_flow_three_lenses_and_the_referee_s_verdict(repo, cli, council
     referee = [c for c in d.comments if c.author == "AI-Referee"][0]
     assert referee.provenance["verdict"] == "READY"
     assert referee.provenance["minority"] == "Wait for the load test."
-    assert "Council: READY: the referee's verdict after round 1" in out
+    assert "Council: answered -- the referee's verdict after round 1: READY" in out
 
 
 def test_sequential_flow_each_advisor_sees_the_earlier_ones(repo, cli, council):
@@ -116,7 +116,7 @@ def test_each_tier_gives_the_strong_model_to_its_roles(repo, cli, council, fake_
     asked = {("Reply as AI-Referee" in r.text, r.body["model"]) for r in fake_llm.chat_requests}
     assert asked == {(False, advisors), (True, referee)}
     code, out, _ = cli("plan", LEDGER_T)
-    assert f"Tier {tier}:" in out and f"referee ({referee}): referee -> openai/{referee}" in out
+    assert f"flow parallel, tier {tier}:" in out and f"referee ({referee}): referee -> openai/{referee}" in out
 
 
 @pytest.mark.parametrize("reply, outcome, code", [
@@ -228,7 +228,10 @@ def test_dp_one_round_five_calls_groups_apart_and_the_meta_arbiter_s_verdict(rep
             assert "AI-D-Freethinker" not in text.split("YOUR ROLE:")[0]
     d = load(repo)
     assert d.state.run.outcome == "READY" and d.state.result.reached
-    assert "Council: READY: the referee's verdict after round 1" in out
+    # a topic is answered, by the role that decides in this mode: the meta-arbiter
+    assert "Council: answered -- the meta-arbiter's verdict after round 1: READY" in out
+    assert "referee" not in out.lower()
+    assert "the meta-arbiter's verdict after round 1: READY" in d.state.result.reason
     arbiter = next(c for c in d.comments if c.author == "AI-D-Arbiter")
     assert arbiter.provenance["bridge"] == "passed"
     assert arbiter.provenance["bridge.top_ideas"] == "D-top-1"
@@ -327,7 +330,7 @@ def test_dp_tiers_and_word_budgets_per_role(repo, cli, council, fake_llm, tier, 
 def test_dp_plan_prints_the_roster_calls_and_budgets_with_no_call(repo, cli, council, fake_llm):
     code, out, err = cli("plan", "--protocol", "council", "--mode", "dp", "--tier", "medium")
     assert code == 0, out + err
-    assert "Tier medium: the strong model for meta (tiers:" in out
+    assert "Mode dp, tier medium: the strong model for meta (tiers:" in out
     assert "d-freethinker (fast): d-freethinker -> openai/fast" in out
     assert "meta (strong): meta-arbiter -> openai/strong" in out
     assert "advisor" not in out.split("Roles:")[1] and "referee" not in out.split("Roles:")[1]

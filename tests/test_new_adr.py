@@ -453,3 +453,157 @@ def test_new_then_commit_through_the_hook(repo, fake_llm, monkeypatch):
     assert fake_llm.calls() == 6
     check = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+# ---- the repository's conventions: opendatahub's prefixes and template, MADR's status ---------
+
+# opendatahub-io/architecture-decision-records' template (abridged after the metadata table)
+ODH_TEMPLATE = """\
+# Open Data Hub - Architecture Decision Record template
+
+<!-- copy and paste this template to start authoring your own ADR -->
+
+|                |            |
+| -------------- | ---------- |
+| Date           | insert data |
+| Scope          | |
+| Status         | Approved |
+| Authors        | [name](@github-username) |
+| Supersedes     | N/A |
+| Superseded by: | N/A |
+
+## What
+
+A couple sentences describing what this ADR is about.
+"""
+ODH_DOC = ("# Open Data Hub - {title}\n\n|  |  |\n| --- | --- |\n| Date | 2023-01-01 |\n"
+           "| Status | Approved |\n\n## What\n\n{title}.\n")
+ODH_TOP = "architecture-decision-records"
+ODH_FILES = {
+    "README.md": "# Open Data Hub ADRs\n",
+    f"{ODH_TOP}/README.md": "# ADRs\n",
+    f"{ODH_TOP}/ODH-ADR-0000-template.md": ODH_TEMPLATE,
+    f"{ODH_TOP}/ODH-ADR-0003-use-apache-2-0-licence.md": ODH_DOC.format(title="Apache 2.0"),
+    f"{ODH_TOP}/ODH-ADR-0005-github-labels-standards.md": ODH_DOC.format(title="Labels"),
+    f"{ODH_TOP}/ODH-ADR-0007-data-plane-layer.md": ODH_DOC.format(title="Data plane"),
+    f"{ODH_TOP}/ODH-ADR-0007-repository-rulesets.md": ODH_DOC.format(title="Rulesets"),
+    f"{ODH_TOP}/automl/ODH-ADR-0001-automl.md": ODH_DOC.format(title="AutoML"),
+    f"{ODH_TOP}/automl/ODH-ADR-0002-experiment-settings.md": ODH_DOC.format(title="Settings"),
+    f"{ODH_TOP}/model-serving/ODH-ADR-MS-0002-kserve-modelcache.md": ODH_DOC.format(title="Cache"),
+    f"{ODH_TOP}/model-serving/ODH-ADR-MS-0005-per-model-quota-limits.md":
+        ODH_DOC.format(title="Quota"),
+    f"{ODH_TOP}/model-serving/ODH-ADR-MaaS-0001-apiserver-for-maas.md":
+        ODH_DOC.format(title="MaaS"),
+}
+
+
+def test_opendatahub_prefix_next_number_and_own_template(repo, cli):
+    """`ODH-ADR-NNNN-title.md`: the prefix stays, the number follows the highest one of the
+    folder (never 0001 again, never one that exists), in each area its own prefix; the text
+    is the repository's `ODH-ADR-0000-template.md` with its table's Status and Date filled."""
+    adopt(repo, ODH_FILES)
+    code, out, err = cli("new", "Cut CI time in half", "--rule", "adr")
+    assert code == 0, err
+    doc = f"{ODH_TOP}/ODH-ADR-0008-cut-ci-time-in-half.md"
+    assert f"Created: {doc} (from {ODH_TOP}/ODH-ADR-0000-template.md)" in out
+    text = (repo / doc).read_text()
+    expected = ODH_TEMPLATE.split("\n")
+    expected[0] = "# Cut CI time in half"
+    expected[6] = f"| Date           | {TODAY} |"
+    expected[8] = "| Status         | Proposed |"
+    assert text == "\n".join(expected)
+    assert (repo / f"{ODH_TOP}/discussions/ODH-ADR-0008-cut-ci-time-in-half.discussion.md"
+            ).is_file()
+
+    assert cli("new", "Serve from cache", "--rule", "adr", "--dir", "model-serving")[0] == 0
+    assert (repo / f"{ODH_TOP}/model-serving/ODH-ADR-MS-0006-serve-from-cache.md").is_file()
+    assert cli("new", "Tune trials", "--rule", "adr", "--dir", "automl")[0] == 0
+    assert (repo / f"{ODH_TOP}/automl/ODH-ADR-0003-tune-trials.md").read_text().startswith(
+        "# Tune trials\n")  # the template of the folder above the area's
+
+    code, out, err = cli("new", "Data plane v2", "--rule", "adr", "--supersedes", "3")
+    assert code == 0, err
+    old = (repo / f"{ODH_TOP}/ODH-ADR-0003-use-apache-2-0-licence.md").read_text()
+    assert "| Status | Superseded by [ODH-ADR-0009](ODH-ADR-0009-data-plane-v2.md) |" in old
+
+
+# MADR 4's docs/decisions/adr-template.md: the metadata commented out in the front matter
+MADR4_TEMPLATE = """\
+---
+# Configuration for the Jekyll template "Just the Docs"
+parent: Decisions
+nav_order: 100
+title: ADR Template
+
+# These are optional elements. Feel free to remove any of them.
+# status: "{proposed | rejected | accepted | deprecated | … | superseded by ADR-0123"
+# date: {YYYY-MM-DD when the decision was last updated}
+# decision-makers: {list everyone involved in the decision}
+---
+<!-- markdownlint-disable-next-line MD025 -->
+# {short title, representative of solved problem and found solution}
+
+## Context and Problem Statement
+
+{Describe the context and problem statement.}
+"""
+MADR4_DOC = ("---\nparent: Decisions\nnav_order: {n}\nstatus: accepted\n---\n# {title}\n\n"
+             "## Context and Problem Statement\n\n{title}.\n")
+MADR_MINIMAL = "# {short title of solved problem and solution}\n\n## Context and Problem Statement\n\n{x}\n"
+
+
+@pytest.mark.parametrize("template, status_line", [
+    (MADR4_TEMPLATE, "status: proposed"),
+    (MADR_MINIMAL, "status: proposed"),
+])
+def test_madr_new_adr_states_its_status(repo, cli, template, status_line):
+    """A template whose status is commented out (MADR 4's own docs/decisions) or absent (MADR's
+    minimal one): the new ADR still states `status: proposed` in its front matter, so
+    `--supersedes` works on it and `status: true` can move it."""
+    adopt(repo, {"docs/decisions/0000-use-markdown-architectural-decision-records.md":
+                 MADR4_DOC.format(n=0, title="Use MADR"),
+                 "docs/decisions/0001-use-cc0-or-mit-as-license.md":
+                 MADR4_DOC.format(n=1, title="Use CC0"),
+                 "docs/decisions/adr-template.md": template})
+    code, _, err = cli("new", "Use PostgreSQL", "--rule", "adr")
+    assert code == 0, err
+    doc = "docs/decisions/0002-use-postgresql.md"
+    text = (repo / doc).read_text()
+    assert status_line in text.split("---")[1].split("\n")  # in the front matter
+    assert "# Use PostgreSQL\n" in text
+    from cascade import docstatus
+    assert docstatus.find(text).value == "proposed"
+    commit_all(repo, "draft")
+    code, _, err = cli("new", "Use CockroachDB", "--rule", "adr", "--supersedes", "2")
+    assert code == 0, err
+    assert "status: superseded by [ADR-0003](0003-use-cockroachdb.md)" in (repo / doc).read_text()
+
+
+def test_madr_adr_new_made_is_accepted_at_consensus(repo, fake_llm, monkeypatch):
+    """The rule `init` writes says `status: true`: the panel's consensus moves the MADR ADR
+    that `new` made from MADR 4's template (its status commented out) to `accepted`."""
+    for name, value in (("CASCADE_MODEL", "openai/fake"), ("CASCADE_API_BASE", fake_llm.url),
+                        ("CASCADE_BACKOFF", "0.05"), ("PYTHONPATH", str(REPO)),
+                        ("CASCADE_PYTHON", sys.executable)):
+        monkeypatch.setenv(name, value)
+    for name in PANEL:
+        fake_llm.script(f"Reply as {name} ", json.dumps({"comment": f"{name}: fine.",
+                                                         "vote": "READY"}))
+    adopt(repo, {"docs/decisions/0000-use-markdown-architectural-decision-records.md":
+                 MADR4_DOC.format(n=0, title="Use MADR"),
+                 "docs/decisions/adr-template.md": MADR4_TEMPLATE})
+    assert "status: true" in (repo / ".ai-rules.yml").read_text()
+    proc = cascade_subprocess("new", "Use PostgreSQL", "--rule", "adr", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    doc = "docs/decisions/0001-use-postgresql.md"
+    ledger = "docs/decisions/discussions/0001-use-postgresql.discussion.md"
+    for _attempt in range(3):
+        git(repo, "add", doc, ledger)
+        landed = subprocess.run(["git", "commit", "-m", "adr"], cwd=repo, capture_output=True,
+                                text=True, timeout=300, check=False)
+        if landed.returncode == 0:
+            break
+    assert landed.returncode == 0, landed.stdout + landed.stderr
+    committed = git(repo, "show", f"HEAD:{doc}")
+    assert "\nstatus: accepted\n" in committed, committed
+    assert fake_llm.calls() == 3

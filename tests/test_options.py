@@ -50,7 +50,7 @@ def test_the_hook_discuss_plan_and_check_run_the_same_protocol(loop_repo, cli, f
     models = {r.body["model"] for r in fake_llm.chat_requests}
     assert models == {"strong"}  # the heavy tier: every role on the strong model
     code, out, _ = cli("plan", LEDGER)
-    assert code == 0 and "Tier heavy:" in out and "Flow debate:" in out
+    assert code == 0 and "Mode personality, flow debate, tier heavy:" in out
     assert "rounds: 2 to 2" in out
     code, out, err = cli("discuss", TOPIC, "--protocol", "council", "--flow", "debate",
                          "--tier", "heavy", "--rounds", "2", "--auto")

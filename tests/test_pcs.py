@@ -262,7 +262,7 @@ def test_an_unusable_pick_falls_back_to_topic_words(repo, cli, panel, pick):
     assert "synthesizer" not in d.participants
 
 
-def test_a_terminal_shows_one_live_line_per_step(tmp_path):
+def test_a_terminal_shows_one_live_line_per_participant(tmp_path):
     import io
 
     from cascade.config.personas import load_personas
@@ -283,13 +283,13 @@ def test_a_terminal_shows_one_live_line_per_step(tmp_path):
         o.status, o.vote, o.seconds = "ok", "ACCEPT" if o.step == "Propose" else None, 1.0
         progress.finish(o)
     progress.close()
-    lines = [ln for ln in stream.getvalue().splitlines() if ln.strip()]
-    assert any("round 1, Propose: AI-Architect ACCEPT (1.0s); AI-Security ACCEPT (1.0s)" in ln
-               for ln in lines)
+    lines = [" ".join(ln.split()) for ln in stream.getvalue().splitlines() if ln.strip()]
+    assert any("round 1, Propose: AI-Architect ACCEPT (1.0s)" in ln for ln in lines)
+    assert any("round 1, Propose: AI-Security ACCEPT (1.0s)" in ln for ln in lines)
     # a step that takes no vote says it answered, not that a vote is missing
     assert any("round 1, Synthesize: AI-Synthesizer answered (1.0s)" in ln for ln in lines)
-    final = stream.getvalue().rsplit("\x1b[2F", 1)[-1]  # redrawn in place: the last frame
-    assert final.count("\n") == 2  # one line per step, not one per persona
+    final = stream.getvalue().rsplit("\x1b[3F", 1)[-1]  # redrawn in place: the last frame
+    assert final.count("\n") == 3  # one line per persona, each alone on its line
 
 
 def test_status_text_says_where_the_protocol_stands(repo, cli, panel):

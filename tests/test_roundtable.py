@@ -66,7 +66,7 @@ def test_standard_concludes_no_earlier_than_three_rounds(repo, cli, table, fake_
     assert fake_llm.calls() == 3 * 5 + 3
     notes = [e.fields.get("note", "") for e in rounds(d)]
     assert notes == ["conclude refused: the discussion needs 3 rounds"] * 2
-    assert "Roundtable: READY: the closing vote after round 3" in out
+    assert "Roundtable: answered -- the closing vote after round 3" in out
     record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
     synthesis = record.split("## Synthesis", 1)[1].split("##", 1)[0]
     assert "Synthesis of round 3: they converge." in synthesis  # the facilitator's last
@@ -264,3 +264,26 @@ def test_a_round_reaches_the_ledger_whole_and_a_cut_round_costs_nothing_again(
     d = load(repo)
     ids = [c.provenance["msg"] for c in d.comments if c.origin == "ai"]
     assert [int(i.split("-")[-1]) for i in ids] == list(range(1, len(ids) + 1))
+
+
+@pytest.mark.parametrize("args, members", [
+    (["--protocol", "roundtable", "--strategy", "debate"],
+     "participant (fast): 3 participants, invited by topic (or --participants) -> openai/"),
+    (["--protocol", "council", "--flow", "debate"],
+     "advisor (fast): pragmatist -> openai/"),  # the protocol's own panel, by name
+    (["--protocol", "swarm"], "expert (fast): 3 experts, generated from the topic -> openai/"),
+])
+def test_plan_prints_no_placeholder_and_no_empty_heading(repo, cli, table, fake_llm, args,
+                                                         members):
+    """No `<participant 1> -> -`: the names where the protocol knows them, else how many and
+    how they are chosen, with the model they will ask; no heading line with nothing under it
+    (`Flow debate:` before an unrelated line)."""
+    code, out, err = cli("plan", *args)
+    assert code == 0, out + err
+    assert members in out
+    assert "<participant" not in out and "<expert" not in out and " -> -" not in out
+    lines = out.splitlines()
+    for i, line in enumerate(lines):
+        if line.endswith(":") and not line.startswith(" "):
+            assert i + 1 < len(lines) and lines[i + 1].startswith("  "), line  # not empty
+    assert fake_llm.calls() == 0

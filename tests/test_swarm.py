@@ -79,7 +79,7 @@ def test_each_mode_runs_its_roles_rounds_and_panel(repo, cli, swarm, fake_llm, m
     nexts = [e for e in d.events if e.kind == "NEXT"]
     assert [e.value.split()[0] for e in nexts] == ["start"] + ["follow"] * (rounds - 1)
     assert all(e.fields["auto"] == "true" for e in nexts)
-    assert "Swarm discussion: READY: the closing vote after round" in out
+    assert "Swarm discussion: answered -- the closing vote after round" in out
 
 
 def test_the_panel_is_recorded_and_its_experts_speak_as_personas(repo, cli, swarm):

@@ -28,10 +28,10 @@ class Tmux:
         return subprocess.run(["tmux", "-L", self.socket, *args], capture_output=True,
                               text=True, check=False).stdout
 
-    def start(self, command: str) -> None:
+    def start(self, command: str, width: int = 200) -> None:
         script = self.tmp / "session.sh"
         script.write_text(f"{command}\necho EXIT=$?\nsleep 60\n")
-        self.run("new-session", "-d", "-s", "t", "-x", "200", "-y", "80", f"bash {script}")
+        self.run("new-session", "-d", "-s", "t", "-x", str(width), "-y", "80", f"bash {script}")
 
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "t", "-S", "-200")
@@ -75,17 +75,18 @@ def test_discuss_on_a_terminal(repo, fake_llm, tmux):
 
     propose = first("round 1, Propose: ")
     assert "ACCEPT" not in lines[propose] and "thinking" not in lines[propose]
-    assert lines[propose].count("(0.") + lines[propose].count("(1.") == 2  # both, one line
+    assert "(0." in lines[propose] or "(1." in lines[propose]  # its result, in place
     table = first("| Participant | Position |")
     challenge = first("round 1, Challenge: ")
-    assert propose < table < challenge  # the table below the step's line, not drawn over it
+    assert propose < table < challenge  # the table below the step's lines, not drawn over it
     live = lines[:first("persona ")]  # above the closing table
-    for step in ("Propose", "Challenge", "Synthesize", "Confirm"):  # each step's line once
-        assert sum(f"round 1, {step}: " in line for line in live) == 1, screen
+    for step in ("Propose", "Challenge", "Confirm"):  # one line per participant, once each
+        assert sum(f"round 1, {step}: " in line for line in live) == 2, screen
+    assert sum("round 1, Synthesize: " in line for line in live) == 1, screen
     rows = [line for line in lines[table:challenge] if line.startswith("| AI-")]
     assert len(rows) == 2, screen  # the whole table: no row drawn over
     assert first("round 1, Confirm: ") > first("| Participant | Response | Shift |")
-    assert "READY: all 2 participants accepted the synthesis in round 1" in screen
+    assert "answered -- all 2 participants accepted the synthesis in round 1" in screen
     assert "thinking..." not in screen  # every live line ended in its result
     assert "\x1b" not in screen
 
@@ -125,3 +126,24 @@ def test_turn_on_a_terminal_streams_each_reply_into_its_line(repo, fake_llm, tmu
     code, out, err = cli("turn", "discussions/session-tokens.discussion.md", "@architect")
     assert code == 0 and len(fake_llm.chat_requests) == before + 1, out + err
     assert "stream" not in fake_llm.chat_requests[before].body  # no terminal: no stream
+
+
+def test_live_lines_on_a_narrow_terminal_are_not_repeated(repo, fake_llm, tmux):
+    """On an 80-column terminal each participant's live line is rewritten in place: it never
+    wraps, so no earlier drawing of it is left in the scrollback."""
+    panel = Panel(fake_llm)
+    fake_llm.default(lambda request: delayed(panel(request), 0.6))
+    env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", "")}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    tmux.start(f"cd {shlex.quote(str(repo))} && env {exports} {shlex.quote(sys.executable)} "
+               "-m cascade discuss 'Threat model for session tokens' --protocol pcs "
+               "--participants architect,security,pragmatist", width=80)
+    screen = tmux.wait_for("EXIT=")
+    assert "EXIT=0" in screen, screen
+    lines = screen.splitlines()
+    live = lines[:next(i for i, line in enumerate(lines) if line.startswith("persona "))]
+    for step in ("Propose", "Challenge", "Confirm"):
+        for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+            assert sum(f"round 1, {step}: {name}" in line for line in live) == 1, screen
+    assert "thinking..." not in screen

@@ -202,7 +202,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     if result.outcomes:
         print()
         print(closing_table(result.outcomes))
-    print(printable(f"\n{d.protocol.title}: {outcome_text(result)}"
+    print(printable(f"\n{d.protocol.title}: {outcome_text(result, topic=not d.source)}"
                     + (f"; record: {result.record}" if result.record else "")))
     failures = failure_lines(result.outcomes)
     for line in failures:

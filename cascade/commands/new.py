@@ -12,15 +12,19 @@ With ``--rule NAME``:
   e.g. ``docs/adr`` for ``docs/adr/*.md``; area folders (``docs/adr/**/*.md``) take
   ``--dir AREA`` below it, else the folder itself;
 - the number: one more than the highest leading number of the documents the rule governs in
-  that folder (``0007-x.md``, ``7-x.md``, ``ADR-007-x.md``, folder-per-ADR ``0007-x/index.md``),
-  keeping its width and prefix; none yet: ``0001``. Dated names (log4brains' ``YYYYMMDD-``)
+  that folder (``0007-x.md``, ``7-x.md``, ``ADR-007-x.md``, opendatahub's
+  ``ODH-ADR-MS-0007-x.md``, folder-per-ADR ``0007-x/index.md``) with the folder's most common
+  prefix, keeping its width; none yet: ``0001``. Dated names (log4brains' ``YYYYMMDD-``)
   get today's date;
 - the text: the repository's own template (adr-tools' ``templates/template.md`` or
-  ``template.md``, MADR's ``adr-template.md``, ``0000-*template*.md``) in that folder or the
-  rule's, else ``templates/documents/adr.md`` (a Nygard ADR; ``.cascade/templates/documents/
-  adr.md`` overrides it). Filled with plain replacements (adr-tools' ``NUMBER``, ``TITLE``,
-  ``DATE``, ``STATUS``; the first heading, front matter ``title:``/``date:``, a ``Date:``
-  bullet), status ``Proposed`` in the template's case. No Jinja2 for the document;
+  ``template.md``, MADR's ``adr-template.md``, ``*0000-*template*.md`` as opendatahub's
+  ``ODH-ADR-0000-template.md``) in that folder or the rule's, else
+  ``templates/documents/adr.md`` (a Nygard ADR; ``.cascade/templates/documents/adr.md``
+  overrides it). Filled with plain replacements (adr-tools' ``NUMBER``, ``TITLE``, ``DATE``,
+  ``STATUS``; the first heading, front matter ``title:``/``date:``/``nav_order:``, a ``Date:``
+  bullet or table row), status ``Proposed`` in the template's case; a template that states
+  no status gets one (MADR: ``status: proposed`` in the front matter). No Jinja2 for the
+  document;
 - the ledger: created as the hook creates a missing one (cascade.loop.gate), at the rule's
   ``discussion:`` path, with the rule's template, participants, protocol and consensus.
 
@@ -99,12 +103,19 @@ def _new_ledger(title: str, options: LedgerOptions) -> int:
 
 # ---- cascade new TITLE --rule NAME ----------------------------------------------------------
 
-_NUMBERED = re.compile(r"^(?P<prefix>adr[-_]?)?(?P<digits>\d+)(?=$|[-_. ])", re.I)
+# A leading number, after a prefix of words (``ADR-``, opendatahub's ``ODH-ADR-MS-``) when
+# the number has three digits or more (``notes-2.md`` is not numbered).
+_NUMBERED = re.compile(r"^(?P<prefix>(?:[A-Za-z]+[-_])+(?=\d{3})|adr[-_]?)?(?P<digits>\d+)"
+                       r"(?=$|[-_. ])", re.IGNORECASE)
 _TOKEN = re.compile(r"\{\{[ \t]*(NUMBER|TITLE|DATE|STATUS)[ \t]*\}\}|\b(NUMBER|TITLE|DATE|STATUS)\b")
 _H1 = re.compile(r"^#[ \t]+(.*?)[ \t#]*$")
 _FRONT_KEY = r"^({key}[ \t]*:[ \t]*)(.*?)[ \t]*$"
-_DATE_BULLET = re.compile(r"^([*-][ \t]+(?:\*\*)?date(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*)(.*?)[ \t]*$", re.I)
-_DATE_LINE = re.compile(r"^(date[ \t]*:[ \t]*)([\[{].*|.*YYYY.*)$", re.I)
+_DATE_BULLET = re.compile(r"^([*-][ \t]+(?:\*\*)?date(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*)(.*?)[ \t]*$", re.IGNORECASE)
+_DATE_LINE = re.compile(r"^(date[ \t]*:[ \t]*)([\[{].*|.*YYYY.*)$", re.IGNORECASE)
+_DATE_ROW = re.compile(r"^([ \t]*\|[ \t]*(?:\*\*)?date(?:\*\*)?[ \t]*\|[ \t]*)([^|]*?)([ \t]*\|.*)$",
+                       re.IGNORECASE)  # a metadata table's row (opendatahub): | Date | insert date |
+_MADR = re.compile(r"^##[ \t]+Context and Problem Statement", re.IGNORECASE | re.MULTILINE)  # in every MADR
+_COMMENTED_STATUS = re.compile(r"^#[ \t]*status[ \t]*:", re.IGNORECASE)  # MADR 4's docs/decisions
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 # In the target folder, then the rule's: adr-tools, log4brains, MADR, a numbered template.
 _TEMPLATES = ("templates/template.md", "template.md", "adr-template.md",
@@ -327,7 +338,9 @@ def _is_date(digits: str) -> bool:
 
 
 def _next_number(entries: list[_Entry], date: str) -> tuple[str, str]:
-    """(the new document's number as its name writes it, as its title writes it)."""
+    """(the new document's number as its name writes it, as its title writes it): one more
+    than the highest of the folder's most common prefix (opendatahub's area folders mix
+    ``ODH-ADR-MS-0005`` and ``ODH-ADR-MaaS-0001``), in its width."""
     numbered = [e for e in entries if e.number is not None]
     if not numbered:
         return "0001", "1"
@@ -335,8 +348,11 @@ def _next_number(entries: list[_Entry], date: str) -> tuple[str, str]:
         stamp = date.replace("-", "")
         return numbered[-1].prefix + stamp, stamp
     top = max(numbered, key=lambda e: (e.number, len(e.digits)))
+    prefixes = [e.prefix for e in numbered]
+    prefix = max(dict.fromkeys(prefixes), key=lambda p: (prefixes.count(p), p == top.prefix))
+    top = max((e for e in numbered if e.prefix == prefix), key=lambda e: (e.number, len(e.digits)))
     n = top.number + 1
-    return f"{top.prefix}{n:0{len(top.digits)}d}", str(n)
+    return f"{prefix}{n:0{len(top.digits)}d}", str(n)
 
 
 def _template(root: Path, folders: list[str]) -> tuple[str, str]:
@@ -345,8 +361,8 @@ def _template(root: Path, folders: list[str]) -> tuple[str, str]:
     for folder in dict.fromkeys(folders):
         base = root / folder
         names = list(_TEMPLATES) + sorted(
-            p.relative_to(base).as_posix() for pattern in ("0000-*template*.md",
-                                                           "0000-*template*/index.md")
+            p.relative_to(base).as_posix() for pattern in ("*0000-*template*.md",
+                                                           "*0000-*template*/index.md")
             for p in base.glob(pattern))
         for name in names:
             rel = posixpath.join(folder, name) if folder else name
@@ -389,10 +405,35 @@ def fill(text: str, *, number: str, title: str, date: str, status: str = STATUS)
     text = _TOKEN.sub(token, text)
     if "TITLE" not in seen:
         text = _set_title(text, title)
+    if number.isdigit():  # MADR's own docs order their pages by number (Just the Docs)
+        text = _set_front(text, "nav_order", number)
     found = docstatus.find(text)
     if found is not None:
         text = docstatus.set_status(text, docstatus.matching_case(status, _bare(found.value)))
+    else:
+        text = _add_status(text, status)
     return _set_date(text, date)
+
+
+def _add_status(text: str, status: str) -> str:
+    """A template with front matter, or MADR's, that states no status gets one, so the review
+    can move it (a rule's ``status:``) and a later document can supersede it: ``status:
+    proposed`` in the front matter, in place of a commented-out ``# status:`` line (MADR 4's
+    own ``docs/decisions``); MADR's minimal template gets front matter for it. Other
+    templates are left as they are."""
+    lines = text.split("\n")
+    cr = "\r" if lines[0].endswith("\r") else ""
+    front = _front_end(lines)
+    line = f"status: {status.lower()}{cr}"
+    if front > 0:
+        at = next((i for i in range(1, front) if _COMMENTED_STATUS.match(lines[i])), None)
+        if at is None:
+            lines.insert(1, line)
+        else:
+            lines[at] = line
+    elif _MADR.search(text):
+        lines[0:0] = ["---" + cr, line, "---" + cr]
+    return "\n".join(lines)
 
 
 def _bare(value: str) -> str:
@@ -419,14 +460,21 @@ def _replace(line: str, pattern: re.Pattern[str], value: str) -> str:
     return f"{m.group(1)}{quote}{value}{quote}{end}"
 
 
+def _set_front(text: str, name: str, value: str) -> str:
+    """``text`` with its front matter's key ``name`` (if it has one) saying ``value``."""
+    lines = text.split("\n")
+    key = re.compile(_FRONT_KEY.format(key=name), re.IGNORECASE)
+    for i in range(1, _front_end(lines)):
+        if key.match(lines[i].rstrip("\r")):
+            lines[i] = _replace(lines[i], key, value)
+            return "\n".join(lines)
+    return text
+
+
 def _set_title(text: str, title: str) -> str:
+    text = _set_front(text, "title", title)
     lines = text.split("\n")
     front = _front_end(lines)
-    key = re.compile(_FRONT_KEY.format(key="title"), re.I)
-    for i in range(1, front):
-        if key.match(lines[i].rstrip("\r")):
-            lines[i] = _replace(lines[i], key, title)
-            break
     fenced = False
     for i in range(front + 1, len(lines)):
         if _FENCE.match(lines[i]):
@@ -442,7 +490,7 @@ def _set_title(text: str, title: str) -> str:
 def _set_date(text: str, date: str) -> str:
     lines = text.split("\n")
     front = _front_end(lines)
-    key = re.compile(_FRONT_KEY.format(key="date"), re.I)
+    key = re.compile(_FRONT_KEY.format(key="date"), re.IGNORECASE)
     for i in range(1, front):
         if key.match(lines[i].rstrip("\r")):
             lines[i] = _replace(lines[i], key, date)
@@ -456,6 +504,10 @@ def _set_date(text: str, date: str) -> str:
             if not fenced and pattern.match(lines[i].rstrip("\r")):
                 lines[i] = _replace(lines[i], pattern, date)
                 return "\n".join(lines)
+        row = None if fenced else _DATE_ROW.match(lines[i].rstrip("\r"))
+        if row:
+            lines[i] = row.group(1) + date + row.group(3) + ("\r" if lines[i].endswith("\r") else "")
+            return "\n".join(lines)
     return text
 
 

@@ -8,6 +8,14 @@ from cascade.errors import CascadeError, display_path
 from cascade.text import printable
 
 
+class _NoOwnModel:
+    """A member not named yet: the model comes from the rule and the environment."""
+    model = None
+
+
+_NO_OWN_MODEL = _NoOwnModel()
+
+
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
          mode: str | None = None, strategy: str | None = None, tier: str | None = None) -> int:
     from cascade.commands.explain import REPAIR_FACTOR
@@ -47,6 +55,8 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         kind = steps.strategies[0].kind if steps is not None and steps.strategies else "strategy"
         check_option(proto.name, steps, kind, strategy)
     base = steps
+    chosen: list[str] = []  # the options this plan is for: mode, flow or strategy, tier
+    tiers = ""
     if d is not None and d.state.run is not None:  # the options its ledger records
         run = d.state.run
         mode = run.mode
@@ -64,7 +74,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                        f"{count}; fixed roles {', '.join(m.roles)}; rounds "
                        f"{m.rounds[0]} to {m.rounds[1]}"
                        + "".join(f"; {a} spoken by {b}" for a, b in m.stand_in))
-        out.append(f"Mode {steps.mode}:")
+        chosen.append(f"mode {steps.mode}")
     if base is not None and base.strategies:
         for x in base.strategies:
             out.append(f"  {x.kind} {x.name}{' (default)' if x.name == base.default_strategy else ''}"
@@ -72,13 +82,17 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                        + ("; sequential" if x.participation == "sequential" else "")
                        + (f"; sides {', '.join(x.sides)}" if x.sides else "")
                        + (f"; outcome {x.outcome}" if x.outcome else ""))
-        out.append(f"{steps.strategy.kind.title()} {steps.strategy.name}:")
+        if any(s.role == steps.member_role.id for s in steps.round_steps):
+            chosen.append(f"{steps.strategy.kind} {steps.strategy.name}")  # members speak
     if base is not None and base.tiers:
         strong = [r for r in steps.strong_roles() or ()
                   if any(r in s.speaking for s in steps.all_steps)]  # of the roles that speak
-        out.append(f"Tier {steps.tier}: the strong model for "
-                   f"{', '.join(strong) or 'no role'} (tiers: "
-                   + "; ".join(f"{n}: {', '.join(r) or 'none'}" for n, r in steps.tiers) + ")")
+        chosen.append(f"tier {steps.tier}")
+        tiers = (f" the strong model for {', '.join(strong) or 'no role'} (tiers: "
+                 + "; ".join(f"{n}: {', '.join(r) or 'none'}" for n, r in steps.tiers) + ")")
+    if chosen:  # one line for the options chosen, none for a protocol without any
+        line = ", ".join(chosen) + ":" + tiers
+        out.append(line[:1].upper() + line[1:])
     if d is not None and d.state.run is not None:
         steps = d.state.run.steps  # as the discussion runs them (its rounds too)
     if steps is None:
@@ -88,11 +102,17 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
         print(printable("\n".join(out)))
         return 0
+    unnamed = ""  # who the members will be, when no one knows their names yet
     if d is not None and steps.generated and d.state.run.panel is not None:
         participants = d.state.run.panel.aliases
+    elif not steps.generated and not participants and steps.participants.personas:
+        participants = list(steps.participants.personas)  # the protocol's own panel
     elif steps.generated or not participants:
         word = "expert" if steps.generated else "participant"
         participants = [f"<{word} {i + 1}>" for i in range(steps.participants.default)]
+        unnamed = (f"{len(participants)} {word}s, "
+                   + ("generated from the topic" if steps.generated else
+                      "invited by topic (or --participants)"))
     members, fixed = members_of(steps, participants)
     r = steps.rounds
     out.append(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule {describe(r.exit)}; "
@@ -103,7 +123,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
 
     def model_of(alias: str, role: str, tier: str) -> str:
         """The model, then the fallbacks tried after it: the role's, then the global ones."""
-        persona = registry.get(alias)
+        persona = registry.get(alias) if alias else _NO_OWN_MODEL
         if persona is None:
             return "-"
         try:
@@ -121,6 +141,8 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         tier = role.tier if strong_roles is None else (
             "strong" if role.id in strong_roles else "fast")
         shown = ", ".join(f"{a} -> {model_of(a, role.id, tier)}" for a in who)
+        if unnamed and not role.fixed:
+            shown = f"{unnamed} -> {model_of('', role.id, tier)}"
         out.append(f"  {role.id} ({tier}): {shown}")
     if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
             s.role == steps.member_role.id for s in steps.round_steps):

@@ -420,10 +420,23 @@ def referee(run, round_: int, exit: Exit) -> Verdict:
     outcome = verdict if verdict in ("READY", "CHANGES", "REJECT") else "REJECT"
     tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
     tally[outcome] += 1 if given else 0
-    why = (f"the referee's verdict after round {round_}: {outcome}" if given
-           else f"no referee's verdict after round {round_}: REJECT")
+    who = _decider(run.steps, given[-1].step if given else None)
+    why = (f"the {who}'s verdict after round {round_}: {outcome}" if given
+           else f"no {who}'s verdict after round {round_}: REJECT")
     return Verdict(outcome, why, counted, tally,
                    tuple(t.name for t in given[-1:]) if outcome != "READY" else ())
+
+
+def _decider(steps, step_id: str | None) -> str:
+    """The deciding role's name, as its protocol titles it (council: the referee; in dp mode,
+    the meta-arbiter): of the step that gave the verdict, else of the last step after the
+    rounds that asks for one."""
+    step = steps.step(step_id) if step_id else None
+    if step is None:
+        step = next((s for s in reversed(steps.after)
+                     if any(f.name == "verdict" for f in s.fields)), None)
+    role = next((r for r in steps.roles if step is not None and r.id == step.role), None)
+    return role.title.lower() if role is not None else "referee"
 
 
 # A phase's ``advance`` trigger: after a wave of turns that all succeeded, whether the

@@ -562,8 +562,12 @@ def run(d: Discussion, settings: Settings, progress: Progress | None = None, **k
     return asyncio.run(run_protocol(d, settings, progress, **kwargs))
 
 
-def outcome_text(result: Result) -> str:
-    """What a run came to, in one line: the outcome as its rule explains it."""
+def outcome_text(result: Result, topic: bool = False) -> str:
+    """What a run came to, in one line: the outcome as its rule explains it; for a topic (no
+    document to change), as the panel's answer."""
+    if result.outcome is not None and topic:
+        return (f"answered -- {result.why or result.outcome}"
+                + ("" if result.outcome == "READY" else " -- a person decides (cascade decide)"))
     if result.outcome is not None:
         return (f"{result.outcome}: {result.why or 'concluded'}"
                 + ("" if result.outcome == "READY" else

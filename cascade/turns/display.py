@@ -1,4 +1,5 @@
-"""Turn output: a live line per persona on a terminal, plain lines otherwise, then a table.
+"""Turn output: a live line per persona on a terminal (rewritten in place, never wider than
+the terminal), one plain line per persona when it is done otherwise, then a table.
 
 Everything here can hold text from outside (a persona's or a model's name, an endpoint's error
 message, a note): each line passes through cascade.text.printable as it is made, so none of it
@@ -124,10 +125,10 @@ class LiveProgress(Progress):
         out = self.out
         if self.drawn:
             out.write(f"\x1b[{self.drawn}F")
-        lines = (self._step_lines() if getattr(self.rows[0], "step", None)
-                 else self._persona_lines())
-        for line in lines:
-            out.write(f"\x1b[2K  {line}\n")
+        lines = self._persona_lines()
+        room = max(20, shutil.get_terminal_size((80, 24)).columns - 3)
+        for line in lines:  # never wider than the terminal: a wrapped line is left behind
+            out.write(f"\x1b[2K  {line if len(line) <= room else line[:room - 3] + '...'}\n")
         self.drawn = len(lines)
         out.flush()
 
@@ -142,24 +143,14 @@ class LiveProgress(Progress):
 
     def _room(self) -> int:
         """Characters of a streaming comment a line has room for."""
-        width = shutil.get_terminal_size((80, 24)).columns
-        return max(20, width // max(1, len(self.rows) if getattr(self.rows[0], "step", None)
-                                    else 1) - 40)
+        return max(20, shutil.get_terminal_size((80, 24)).columns - 40)
 
     def _persona_lines(self) -> list[str]:
-        names = [printable(o.persona.name) for o in self.rows]
+        """One line per persona (for a protocol's step: its round and step first)."""
+        names = [printable(_who(o)) for o in self.rows]
         width = max(len(n) for n in names)
         return [f"{name.ljust(width)}  {printable(self._text(o))}"
                 for o, name in zip(self.rows, names)]
-
-    def _step_lines(self) -> list[str]:
-        """A protocol's run: one line per step -- round, step, who, and each one's state."""
-        groups: dict[tuple, list[Outcome]] = {}
-        for o in self.rows:
-            groups.setdefault((o.round, o.step), []).append(o)  # type: ignore[attr-defined]
-        return [printable(f"round {r}, {step}: "
-                          + "; ".join(f"{o.persona.name} {self._text(o)}" for o in group))
-                for (r, step), group in groups.items()]
 
 
 def progress_for(stream: TextIO | None = None, causes: bool = True) -> Progress:

@@ -70,4 +70,4 @@ def _run_next(d, progress, runner) -> str:
         return f"concluded ({d.state.run.outcome}): nothing to run"
     result = runner.run(d, auto=False, progress=progress)
     failed = [f"{o.persona.name}: {o.error}" for o in result.failures]
-    return "; ".join([f"{d.protocol.title}: {outcome_text(result)}", *failed])
+    return "; ".join([f"{d.protocol.title}: {outcome_text(result, topic=not d.source)}", *failed])
