@@ -80,7 +80,7 @@ class Runner:
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person
         (``auto``: decision points take their recommended choice, recorded as such, as
-        ``cascade run`` does off a terminal) -- its cascade.protocol.run.Result; for a
+        ``cascade run`` does off a terminal) -- its cascade.protocol.result.Result; for a
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
         with _writing(discussion) as d:
             d.current_phase

@@ -24,7 +24,8 @@ LAYERS: dict[str, int] = {
     "cascade.ledger": 2,
     "cascade.protocol": 3,
     "cascade.turns": 4, "cascade.protocol.prompt": 4, "cascade.protocol.invite": 4,
-    "cascade.protocol.run": 5,
+    "cascade.protocol.run": 5, "cascade.protocol.blocks": 5,
+    "cascade.protocol.turn": 5, "cascade.protocol.result": 5,
     "cascade.loop": 6, "cascade.check": 6, "cascade.commands": 6,
     "cascade.api": 7, "cascade.ui": 7, "cascade.cli": 8, "cascade.main": 8, "cascade.__main__": 8,
 }

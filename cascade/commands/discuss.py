@@ -17,6 +17,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import resolve, writing
 from cascade.loop.lock import ledger_lock
 from cascade.protocol.panel import by_topic
+from cascade.protocol.result import outcome_text
 from cascade.text import printable
 
 
@@ -165,7 +166,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
         from cascade.commands.wave import ask_wave
 
         return ask_wave(d, str(d.path))
-    from cascade.protocol.run import outcome_text, run
+    from cascade.protocol.run import run
 
     settings = Settings.from_env()
     shown = display_path(d.path)

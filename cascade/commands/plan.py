@@ -146,7 +146,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         out.append(f"  {role.id} ({tier}): {shown}")
     if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
             s.role == steps.member_role.id for s in steps.round_steps):
-        from cascade.protocol.run import reply_budget
+        from cascade.protocol.blocks import reply_budget
 
         out.append("Word budgets (and max tokens) by phase: " + "; ".join(
             f"{p.title} {p.words[0]}-{p.words[1]} ({reply_budget(p.words[1])})"
@@ -170,7 +170,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
             extra += [f"sees {', '.join(step.sees)} only"] if step.sees else []
             words = (f"{step.range[0]}-{step.range[1]}" if step.range else f"{step.words}")
             if step.range:
-                from cascade.protocol.run import reply_budget
+                from cascade.protocol.blocks import reply_budget
 
                 extra.append(f"max tokens {reply_budget(step.range[1])}")
             out.append(f"  {i}. {step.title:<12} {', '.join(step.speaking):<12} "

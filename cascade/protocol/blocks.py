@@ -1,0 +1,157 @@
+"""What a persona's turn writes: the block of a reply -- its fields read by kind, the
+messages it cites, the sections a person should see (a shortlist, a bridge packet), a
+proposed panel as a table -- the tables a step asks for, and the record and graph written
+beside the ledger when a discussion concludes."""
+from __future__ import annotations
+
+import re
+
+from cascade.atomic import atomic_write
+from cascade.config.personas import load_personas
+from cascade.errors import display_path
+from cascade.markdown import cell, sentence
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.fields import read_fields, sections
+from cascade.protocol.graph import graph_json
+from cascade.protocol.panel import fallback_panel, panel_events, parse_panel
+from cascade.protocol.record import artifact_path, record_path, render_record
+from cascade.protocol.runstate import Request, Run
+from cascade.protocol.visibility import VISIBILITIES
+from cascade.safepath import refuse_links
+from cascade.turns.replies import Reply
+
+TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)
+
+
+def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
+    """The typed references a reply cites in its ``refs`` fields, each one a message the
+    persona was shown (its view and its target); (references, notes on the ones dropped)."""
+    shown = {t.msg for t in request.shown} | ({request.target.msg} if request.target else set())
+    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    refs, notes = [], []
+    for f in request.step.fields:
+        if not f.refs:
+            continue
+        value = extra.get(f.name.lower())
+        ids = value if isinstance(value, list) else (
+            [v for v in str(value).replace(",", " ").split()] if isinstance(value, str) else [])
+        for msg in dict.fromkeys(str(i).strip() for i in ids if isinstance(i, (str, int))):
+            if msg in shown:
+                refs.append(f"{f.edge or f.name}:{msg}")
+            elif msg:
+                notes.append(f"{f.name} {msg[:40]!r} dropped: not a message it was shown")
+    if len(refs) < request.step.min_refs:
+        notes.append(f"cites {len(refs)} message(s) it was shown; the step asks for at least "
+                     f"{request.step.min_refs}")
+    return refs, notes
+
+
+def fields_of(request: Request, reply: Reply | None) -> tuple[dict[str, str], list[str]]:
+    """The step's fields from a reply, each read by its kind (cascade.protocol.fields); a
+    missing or invalid value gets the field's fallback (the cautious choice) and a note. A
+    confirmation's vote becomes ``verdict``. References (``refs`` fields) are not among
+    them: see ``cited``."""
+    values, notes = read_fields(request.step.fields, reply)
+    if request.step.confirm:
+        values["verdict"] = values.pop("vote", "REJECT")
+    return values, notes
+
+
+def reply_budget(words: int) -> int:
+    """Max tokens for a reply of at most ``words`` words in its comment: ~1.5 tokens a word
+    and room for the JSON around it and its other fields."""
+    return int(words * 1.5) + 200
+
+
+def refs_text(request: Request, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
+    refs = list(citations)
+    if request.target is not None:
+        refs.append(f"counters:{request.target.msg}")
+    if VISIBILITIES.has(request.step.visibility, "responds") and request.shown:
+        refs.append(f"responds_to:{request.shown[-1].msg}")
+    return ",".join(refs) or None
+
+
+def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
+    """The step's replies of the round as a markdown table: participant, the reply's first
+    sentence (or the field named like the column), and its other fields (shift, verdict)."""
+    turns = run.of(run.round, step_id)
+    own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
+    extra = sorted({k for t in turns for k in t.fields if k != own})
+    head = ["Participant", column] + [column_title(k) for k in extra]
+    rows = [head, ["---"] * len(head)]
+    for t in turns:
+        first = t.fields.get(own) if own else None
+        cells = [names.get(t.alias, t.name), sentence(first or t.body, 160)] + [
+            sentence(t.fields.get(k, ""), 120) for k in extra]
+        rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
+    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+
+
+def column_title(name: str) -> str:
+    """A field's name as a column title: ``wouldChangeIf`` -> ``Would change if``."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()
+    return " ".join(words).capitalize() if words else name
+
+
+def write_record(d: Discussion, run: Run, when: str) -> str:
+    """Write ``x.record.md`` beside the ledger (atomically, never through a link)."""
+    path = record_path(d.path)
+    try:
+        rel = path.resolve().relative_to(d.root.resolve()).as_posix()
+        refuse_links(d.root, rel, "the discussion record")
+    except ValueError:
+        pass  # a ledger outside any repository: its own folder
+    atomic_write(path, render_record(d, run, when).encode("utf-8"))
+    if "argument-graph" in run.steps.artifacts:
+
+        atomic_write(artifact_path(d.path, "argument-graph"), graph_json(run).encode("utf-8"))
+    return display_path(path)
+
+
+def with_sections(request: Request, body: str, fields: dict[str, str], reply: Reply) -> str:
+    """The block's body with what the tool read from the structured fields a person should
+    see: a shortlist as a table, a bridge packet as passed on (or why it was not)."""
+    extra = {str(k).lower(): v for k, v in reply.extra.items()}
+    shown = sections(request.step.fields, fields, extra)
+    if not shown:
+        return body
+    return "\n\n".join(([body.strip()] if body.strip() else []) + shown)
+
+
+def panel_block(d: Discussion, request: Request, reply: Reply, comment: str):
+    """A setup turn's proposed panel, checked (cascade.protocol.panel): the block's body (the
+    reply's comment and the panel as a table), the events that record it, and notes. A
+    proposal that cannot be used is replaced by the registry's personas picked by topic."""
+    run = d.state.run
+    count = run.steps.participants
+    registry = load_personas(d.root)
+    fixed = set(run.fixed.values())
+    field_ = next(f for f in request.step.fields if f.kind == "panel")
+    extra = {str(k).lower(): v for k, v in reply.extra.items()}
+    value = extra.get(field_.name.lower())
+    if value is None and "experts" in extra:  # the panel's keys at the top level
+        value = reply.extra
+    taken = set(registry.by_alias) | fixed | {"person", TOOL.lower()}
+    panel, notes = parse_panel(value, count.min, count.max, taken, d.title)
+    if panel is None:
+        panel = fallback_panel(d.title, registry, count.default, fixed)
+        notes.append(f"the proposed panel could not be used; the panel is {len(panel.experts)} "
+                     "of the registry's personas picked by topic words (modify it at the "
+                     "confirmation)")
+    lines = [comment.strip(), "", f"**Problem**: {panel.problem}"] if comment.strip() else [
+        f"**Problem**: {panel.problem}"]
+    if panel.scope:
+        lines.append(f"**Scope**: {panel.scope}")
+    if panel.success:
+        lines.append(f"**Success criteria**: {panel.success}")
+    lines += ["", "| Expert | Expertise | Thinking style | Stakes | Blind spots |",
+              "|---|---|---|---|---|"]
+    for e in panel.experts:
+        cells = [e.name, ", ".join(e.expertise), e.thinking, e.stakes, ", ".join(e.blind)]
+        name, expertise, thinking, stakes, blind = (cell(c, "-") for c in cells)
+        lines.append(f"| {name} (@{e.id}) | {expertise} | {thinking} | {stakes} | {blind} |")
+    lines += ["", "**Designed tensions**:", ""]
+    lines += [f"- @{t.a} vs @{t.b}: {t.axis}" + (f" ({t.description})" if t.description else "")
+              for t in panel.tensions]
+    return "\n".join(lines), panel_events(panel), notes

@@ -1,0 +1,168 @@
+"""One persona's turn in a step protocol's wave: its prompt (cascade.protocol.prompt), its
+reply -- from the reply cache, or asked (cascade.turns.runner.ask), with the step's fallback
+for an unreadable or empty one -- and its block, stamped (message id, step, round,
+references, fields) and appended in the ledger's order, gapless."""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import time
+from dataclasses import dataclass
+
+from cascade.errors import CascadeError
+from cascade.protocol.blocks import (
+    cited,
+    fields_of,
+    panel_block,
+    refs_text,
+    reply_budget,
+    with_sections,
+)
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.prompt import build_step_prompt, reply_shape
+from cascade.protocol.runstate import Request
+from cascade.turns.cache import ReplyCache, prompt_key
+from cascade.turns.replies import Reply, ReplyError, parse_reply
+from cascade.turns.runner import Call, Failed, Outcome, Shared, ask
+from cascade.turns.settings import Settings
+from cascade.turns.sources import SourceText
+from cascade.turns.tiers import models_for
+
+
+@dataclass
+class Wave:
+    """What the turns of a run share: the ledger, settings, budget and progress, one append
+    at a time (``lock``), the reply cache, the document's revision and text, the rule's
+    models, the last message id's number, and whether a round is written whole (``batch``)."""
+
+    d: Discussion
+    settings: Settings
+    shared: Shared
+    lock: asyncio.Lock
+    cache: ReplyCache
+    revision: str | None
+    rule_model: str | None
+    rule_models: dict | None
+    source: SourceText | None
+    ids: list[int]
+    batch: bool
+
+
+async def import_models(requests, registry, rule_model, rule_models, settings) -> None:
+    """Import litellm before the first wave when a model it asks first needs it; a fallback
+    that needs it is imported by ``complete`` if it is ever reached (all ``openai/``: never)."""
+    from cascade.turns.model import litellm_module, uses_litellm
+
+    if any(uses_litellm(models_for(registry.get(r.alias), r.role, r.tier, rule_model,
+                                   rule_models, settings)[0], settings) for r in requests):
+        await asyncio.to_thread(litellm_module)
+
+
+async def turn(wave: Wave, request: Request, persona) -> Outcome:
+    """Ask ``persona`` for ``request`` (or take its cached reply) and append the block."""
+    d, settings = wave.d, wave.settings
+    if persona is None:
+        raise CascadeError(f"unknown persona {request.alias!r} for role {request.role!r}", d.path)
+    model, *fallbacks = models_for(persona, request.role, request.tier, wave.rule_model,
+                                   wave.rule_models, settings)
+    if request.words is not None:  # a phase's word range: its reply's max tokens too
+        settings = dataclasses.replace(settings, reply_tokens=reply_budget(request.words[1]))
+    prompt = build_step_prompt(d, persona, request, wave.source, settings.for_model(model))
+    out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes)
+    out.step = request.step.title  # type: ignore[attr-defined]
+    out.round = request.round  # type: ignore[attr-defined]
+    out.asks_vote = any(f.name in ("vote", "verdict")  # type: ignore[attr-defined]
+                        for f in request.step.fields)
+    started = time.monotonic()
+    wave.shared.progress.start(out)
+    reply = await _reply(wave, request, persona, prompt, out, settings, fallbacks)
+    if reply is not None:
+        await _append(wave, request, persona, prompt, out, reply)
+    out.seconds = time.monotonic() - started
+    wave.shared.progress.finish(out)
+    return out
+
+
+async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
+                 settings: Settings, fallbacks) -> Reply | None:  # long: one turn's parts
+    """The reply: cached, or asked (with the step's fallback for an unreadable or empty
+    one); None when the turn failed (``out`` says why)."""
+    key = prompt_key(persona.alias, out.model, prompt.messages)
+    hit = wave.cache.get(key)
+    reply: Reply | None = None
+    fallback = request.step.fallback.replace("{topic}", wave.d.title)
+    try:
+        if hit is not None:
+            reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
+            out.status, out.model = "cached", hit.get("model", out.model)
+            out.prompt_tokens = hit.get("prompt_tokens") or 0
+            out.completion_tokens = hit.get("completion_tokens") or 0
+            out.cost = hit.get("cost")
+        else:
+            reply = await ask(Call(out, prompt.messages, key, fallbacks, reply_shape(request)),
+                              out.model, settings, wave.shared, wave.cache)
+            out.status = "ok"
+    except Failed as failure:
+        if request.step.fallback and not failure.skipped and str(failure).startswith(
+                "unparseable"):  # the step's deterministic fallback stands in (seed 003)
+            reply = Reply(fallback)
+            out.status = "ok"
+            out.notes = [*out.notes, f"{persona.name}: its reply could not be read ({failure}); "
+                         "the step's fallback stands in"]
+        else:
+            out.status = "failed" if not failure.skipped else "skipped"
+            out.error = str(failure)
+    except ReplyError as exc:
+        out.status, out.error = "failed", f"unparseable cached reply: {exc}"
+    if reply is not None and request.step.fallback and not (reply.comment or "").strip():
+        reply = Reply(fallback, reply.vote, None, reply.extra, reply.cut)
+        out.notes = [*out.notes, f"{persona.name}: an empty reply; the step's fallback stands in"]
+    return reply
+
+
+async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
+                  reply: Reply) -> None:  # long: one turn's parts
+    """The reply's block, stamped (message id, step, round, references, fields), appended
+    in the ledger's order; a block that cannot be written fails the turn."""
+    d = wave.d
+    fields, notes = fields_of(request, reply)
+    citations, dropped = cited(request, reply)
+    verdict = fields.get("verdict")
+    out.vote = verdict
+    body = reply.comment if not reply.sentinel else "_No comment._"
+    events: list = []
+    if any(f.kind == "panel" for f in request.step.fields):
+        body, events, panel_notes = panel_block(d, request, reply, body)
+        notes += panel_notes
+        fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
+    body = with_sections(request, body, fields, reply)
+    out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
+    async with wave.lock:  # one append at a time: ids in the ledger's order, gapless
+        number = wave.ids[0] + 1
+        provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
+                      "completion_tokens": out.completion_tokens or None,
+                      "cost": f"{out.cost:.6f}" if out.cost else None,
+                      "revision": wave.revision, "seen": prompt.seen,
+                      "msg": f"r{request.round}-msg-{number:03d}",
+                      "step": request.step.id, "round": str(request.round),
+                      "refs": refs_text(request, citations), **fields}
+        if reply.cut:
+            provenance["cut"] = reply.cut
+        vote = None
+        if verdict is not None and persona.votes:
+            vote = verdict if verdict in ("READY", "CHANGES", "REJECT") else (
+                "READY" if verdict == "ACCEPT" else "REJECT")
+        try:
+            d.add_comment(persona.name, body, vote, provenance=provenance, untrusted=True)
+            for kind, value, event_fields in events:
+                d.add_event(kind, value, **event_fields)
+            if not wave.batch:  # else the round's end writes it (run_protocol)
+                d.save()
+            wave.ids[0] = number
+        except CascadeError as exc:
+            d.discard()
+            out.status, out.error = "failed", f"not written: {exc}"
+        except OSError as exc:
+            d.discard()
+            out.status, out.error = "failed", f"not written: {exc.strerror}"
+            out.os_error = exc
