@@ -2,8 +2,9 @@
 from the index git is using; blobs; identity and configuration.
 
 Every call inherits the environment, so ``GIT_INDEX_FILE`` -- set by ``git commit -a``
-(``.git/index.lock``) and ``git commit <path>`` (``.git/next-index-*.lock``) -- is honoured.
-Nothing here ever writes to the index.
+(``.git/index.lock``) and ``git commit <path>`` (``.git/next-index-*.lock``) -- is honoured;
+``index=`` reads another index file. Nothing here writes to the index (the hook stages its
+own writes through cascade.loop.staging).
 """
 from __future__ import annotations
 
@@ -15,10 +16,14 @@ from pathlib import Path
 from cascade.errors import CascadeError
 
 
-def git(root: Path | None, *args: str, input: bytes | None = None, check: bool = True) -> bytes:
+def git(root: Path | None, *args: str, input: bytes | None = None, check: bool = True,
+        index: str | None = None) -> bytes:
+    """``git args`` in ``root``; ``index``: the index file to use instead of the one in the
+    environment."""
+    env = None if index is None else {**os.environ, "GIT_INDEX_FILE": index}
     try:
         proc = subprocess.run(["git", *args], cwd=root, input=input, capture_output=True,
-                              check=False)
+                              check=False, env=env)
     except FileNotFoundError:
         raise CascadeError("git is not installed (or not on PATH)") from None
     if check and proc.returncode != 0:
@@ -99,17 +104,19 @@ def records(out: bytes) -> Iterator[tuple[list[str], str]]:
             yield meta.split(), path
 
 
-def index_entries(root: Path, paths: list[str]) -> dict[str, tuple[str, str]]:
-    """{path: (mode, blob id)} for the paths that are in the index (stage 0)."""
+def index_entries(root: Path, paths: list[str],
+                  index: str | None = None) -> dict[str, tuple[str, str]]:
+    """{path: (mode, blob id)} for the paths that are in the index (stage 0); ``index``:
+    another index file than the environment's."""
     if not paths:
         return {}
-    out = git(root, "ls-files", "--stage", "-z", "--", *paths)
+    out = git(root, "ls-files", "--stage", "-z", "--", *paths, index=index)
     return {path: (mode, blob) for (mode, blob, stage), path in records(out) if stage == "0"}
 
 
-def index_blobs(root: Path, paths: list[str]) -> dict[str, str]:
+def index_blobs(root: Path, paths: list[str], index: str | None = None) -> dict[str, str]:
     """{path: blob id} for the paths that are in the index (stage 0)."""
-    return {path: blob for path, (_mode, blob) in index_entries(root, paths).items()}
+    return {path: blob for path, (_mode, blob) in index_entries(root, paths, index).items()}
 
 
 SYMLINK_MODE = "120000"

@@ -30,6 +30,13 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return home
 
 
+@pytest.fixture
+def hook_stages_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook leaves what it writes in the working tree (``CASCADE_STAGE=0``): for the tests
+    that follow its hints step by step, `git add` by `git add`."""
+    monkeypatch.setenv("CASCADE_STAGE", "0")
+
+
 def git(cwd: Path, *args: str) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout

@@ -14,6 +14,9 @@ from visibility import visible
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 TOPIC = "Should we rewrite the billing service?"
 BASE = "discussions/should-we-rewrite-the-billing-service"
 LEDGER_T = BASE + ".discussion.md"

@@ -15,6 +15,9 @@ from test_pcs import Panel
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 TRIAGE = """\
 name: triage
 title: Triage

@@ -16,6 +16,9 @@ from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run 
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 RECORD = LEDGER.replace(".discussion.md", ".record.md")
 DELPHI = """\
 name: delphi

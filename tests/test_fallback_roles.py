@@ -19,6 +19,9 @@ from test_hook import DOC, LEDGER, commit, install_plain, loop_repo  # noqa: F40
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 ADVISORS = ("AI-Pragmatist", "AI-Visionary", "AI-Skeptic")
 
 

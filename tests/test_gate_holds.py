@@ -23,6 +23,9 @@ from cascade import Discussion
 from cascade.ledger.model import SOURCE_REVISION
 from cascade.ledger.parse import parse
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 
 def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     proc = run(repo, sys.executable, "-m", "cascade", *args)

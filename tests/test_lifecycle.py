@@ -13,6 +13,9 @@ from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run,
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 ADR = "# Use SQLite\n\n## Status\n\nProposed\n\n## Decision\n\nWe will store events in SQLite.\n"
 MADR = ("---\nstatus: proposed\ndate: 2026-11-23\n---\n# Use SQLite\n\n## Decision Outcome\n\n"
         "We will store events in SQLite.\n")

@@ -313,6 +313,7 @@ def wait_until(condition, timeout: float = 60.0) -> bool:
     return True
 
 
+@pytest.mark.usefixtures("hook_stages_nothing")  # the hook's appends stay for the run to read
 def test_a_hook_and_a_run_at_once_ask_the_panel_once(loop_repo, fake_llm):
     """issue 22.4: `git commit` (its hook) and `cascade run` on one ledger at the same moment.
     The run waits for the hook, says so, then reads what the hook wrote: the panel was asked

@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from conftest import git
 from council_script import Council
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
 
 from cascade import Discussion
+
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
 
 OPTION_RULES = RULES.replace("participants: [architect, security, pragmatist]",
                              "protocol: council\n    flow: debate\n    tier: heavy\n"

@@ -13,6 +13,9 @@ from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, run, script
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 ADR = "# Use SQLite\n\n## Status\n\nProposed\n\n## Decision\n\nWe will store events in SQLite.\n"
 NEW_DOC = "docs/adr/0001-use-sqlite-for-events.md"
 NEW_LEDGER = "docs/adr/discussions/0001-use-sqlite-for-events.discussion.md"

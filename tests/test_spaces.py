@@ -18,6 +18,9 @@ from test_hook import PANEL, install_plain, install_pre_commit, match, reply
 
 from cascade import Discussion
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 DOC = "docs/my adr/0001 use x.md"
 LEDGER = "docs/my adr/discussions/0001 use x.discussion.md"
 SPEC = "docs/my specs/0001 use x.md"

@@ -32,6 +32,9 @@ from cascade import Discussion
 from cascade.ledger.parse import parse
 from cascade.protocol.derived import block_id
 
+# These tests follow the hook's hints step by step (git add by git add): staging off.
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
 
 def round_two(fake, repo: Path, votes=("READY", "REJECT", "READY")) -> str:
     """Round 1 (all CHANGES) committed through the hook; the document revised and the panel

@@ -37,6 +37,7 @@ from cascade.loop.closing import close as close_one
 from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import RuleSet
+from cascade.loop.staging import Stager
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.requests import due, next_wave
 from cascade.protocol.loader import load_protocol
@@ -75,6 +76,8 @@ class Item:
     also_add: list[str] = field(default_factory=list)  # files this run changed besides the ledger
     renamed_from: str | None = None  # the document's path at HEAD, when this commit renames it
     move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
+    staged: bool = False  # the ledger (and whatever else this run wrote) is staged
+    ledger_staged: bool = False  # the ledger is staged, even if some other file is not
 
 
 def find_ledger(root: Path, rule: Rule, doc: str) -> str:
@@ -162,7 +165,10 @@ def _follow_renames(root: Path, homeless: list[Item], items: dict[str, Item],
         if ledger == item.ledger or first_link(root, ledger) is not None:
             continue
         try:
-            if not (root / ledger).is_file() or Discussion.load(root / ledger, root=root).source != old:
+            # its source is the old path, or already the new one (an earlier attempt of this
+            # rename recorded it there)
+            if not (root / ledger).is_file() or \
+                    Discussion.load(root / ledger, root=root).source not in (old, item.doc):
                 continue
         except CascadeError:
             continue
@@ -325,7 +331,8 @@ def next_step(item: Item, index_file: str | None = None) -> str:
     was made: git names its index file by the form of `git commit` (FACTS: `index.lock` for
     -a, `next-index-*.lock` for `git commit <path>`). A bare `git add <ledger>` after
     `git commit -a` would land a ledger-only commit under the document's message."""
-    ledger = " ".join(shlex.quote(p) for p in [item.move_to or item.ledger, *item.also_add])
+    ledger = " ".join(shlex.quote(p) for p in [*([] if item.ledger_staged else
+                                                 [item.move_to or item.ledger]), *item.also_add])
     move = (f"git mv {shlex.quote(item.ledger)} {shlex.quote(item.move_to)} && "
             if item.move_to else "")
     name = Path(index_file if index_file is not None
@@ -356,6 +363,9 @@ def decide(root: Path, items: list[Item]) -> None:
         if item.failures:
             item.verdict = (f"{', '.join(item.failures)} failed (see above); their votes do "
                             "not count: commit again to retry")
+            continue
+        if item.staged:
+            _decide_staged(root, item, texts.get(blobs.get(item.ledger, ""), b""))
             continue
         if item.move_to:
             item.verdict = (f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion"
@@ -399,6 +409,28 @@ def decide(root: Path, items: list[Item]) -> None:
                              "--reason '...'")
 
 
+def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
+    """The hook staged what it wrote: the staged ledger decides, in this very commit."""
+    if item.waiting:
+        item.verdict = (f"waiting for a person: {item.waiting}; answer it in the ledger "
+                        f"({shlex.quote(item.ledger)}, staged), then commit again")
+        return
+    staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
+                          authority=item.authority)
+    staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
+    verdict = gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
+    item.passed = verdict.ok
+    item.verdict = verdict.reason
+    if verdict.ok:
+        return
+    if item.appended:
+        item.verdict += (f": read the replies (staged: git diff --cached "
+                         f"{shlex.quote(item.ledger)}), answer in the ledger, commit again")
+    if verdict.blocked_by_votes and item.doc:
+        item.verdict += (f"; ways out: answer in the ledger, ask one persona with @alias, or "
+                         f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
+
+
 def _votes(d: Discussion) -> str:
     result = d.consensus_result
     text = " ".join(f"{v}:{n}" for v, n in result.counts.items() if n) or "-"
@@ -423,14 +455,18 @@ def status_table(items: list[Item]) -> str:
                      for r in rows)
 
 
-def close(root: Path, items: list[Item], out: TextIO) -> None:
+def close(root: Path, items: list[Item], out: TextIO, stager: Stager | None = None) -> None:
     """After the turns: a ledger at consensus in its last phase records the outcome, and the
-    document's status moves where its rule says so (cascade.loop.closing)."""
+    document's status moves where its rule says so (cascade.loop.closing) -- unless
+    pre-commit stashed an edit of the document (restoring it over the move would fail)."""
     for item in items:
         d = item.discussion
         if d is None or item.problems or item.failures:
             continue
-        closed = close_one(root, d, item.rule, item.doc, item.doc_data)
+        rule = item.rule
+        if rule is not None and item.doc and stager is not None and not stager.may_write(item.doc):
+            rule = rule.replace(status=None)
+        closed = close_one(root, d, rule, item.doc, item.doc_data)
         if closed is None:
             continue
         d.save()

@@ -2,8 +2,9 @@
 
 For each staged file a rule governs, and each staged ledger: create the ledger if missing,
 record a new source revision, run the pending persona turns (concurrently across ledgers and
-personas), append to the working tree -- never the index -- and decide from the *staged*
-ledgers whether the commit may pass (cascade.loop.gate).
+personas), append to the working tree, stage what it wrote where that cannot touch the
+person's own unstaged work (cascade.loop.staging), and decide from the *staged* ledgers
+whether the commit may pass (cascade.loop.gate).
 
 This module is the fast path: a commit that touches no governed path returns after reading
 the rule files, having imported neither litellm nor Jinja2 (nor the ledger layer).
@@ -140,10 +141,12 @@ def run_hook(files: list[str], out=None) -> int:
     )
     from cascade.gitio import repo_root
     from cascade.loop.lock import ledger_lock
+    from cascade.loop.staging import Stager, artifacts, stage_item
     from cascade.text import printable
 
     root = repo_root(root)
     items = discover(root, governed, ledgers, rules)
+    stager = Stager(root)
     # Each ledger is read (prepare) only once its lock is held: what another writer appended
     # meanwhile decides who is still due. (A ledger behind a link is never read or written.)
     with ledger_lock(*(root / i.ledger for i in items if not i.problems), holder="cascade hook"):
@@ -152,10 +155,15 @@ def run_hook(files: list[str], out=None) -> int:
         for line in problems:
             print(printable(f"cascade: {line}"), file=out)
         if not problems:
+            for item in items:  # what each file held before the hook wrote: may it stage it?
+                stager.remember(item.ledger, item.doc)
             for item in items:
                 prepare(root, item, out)
+                stager.remember(*artifacts(item))
             run_turns(root, items, out)
-            close(root, items, out)
+            close(root, items, out, stager)
+            for item in items:
+                stage_item(stager, item, out)
         decide(root, items)
         for item in items:
             if item.passed:
@@ -164,7 +172,7 @@ def run_hook(files: list[str], out=None) -> int:
     if blocked:
         print(f"\ncascade: {len(blocked)} of {len(items)} discussion(s) block this commit",
               file=out)
-    if any(i.appended for i in items) and os.environ.get("PRE_COMMIT") == "1":
+    if any(i.appended and not i.staged for i in items) and os.environ.get("PRE_COMMIT") == "1":
         # pre-commit stashes unstaged edits and restores them after the hook: its own caveat
         print("cascade: appended to the working tree only. If a ledger also has unstaged edits,"
               " pre-commit rolls these appends back: stage or stash your edits and commit again"

@@ -1,0 +1,228 @@
+"""What the hook may stage of what it wrote, and staging it: the one place the tool writes
+to git's index.
+
+Inside a commit the hook stages its own writes -- the ledger, a step protocol's record and
+artifacts, the document whose status it moved, a ledger moved after its document -- so a
+panel that reaches consensus lands in the same ``git commit``, and a blocked commit leaves
+the ledger staged for the person to read and answer. A file is staged only where that cannot
+touch the person's own unstaged work:
+
+- its working-tree text before the hook wrote equals its staged text in the index git gave
+  the hook (``GIT_INDEX_FILE``: ``.git/index`` for ``git commit``, ``.git/index.lock`` for
+  ``git commit -a``, ``.git/next-index-<pid>.lock`` for ``git commit <path>``), or it was in
+  neither;
+- for ``git commit <path>``, the same holds in the real index (``.git/index.lock``, which
+  becomes ``.git/index`` once the commit lands): it is staged there too, or the real index
+  would show a staged revert of it after the commit;
+- under pre-commit (``PRE_COMMIT=1``), which has stashed the unstaged edits into a patch file
+  (``<cache>/pre-commit/patch<time>-<pid of pre-commit>``), the patch does not touch it:
+  restoring a patch over a staged change to the same file fails and leaves the person's edit
+  only in that patch file. When the patch cannot be found or read, nothing is staged.
+
+Staging is off outside a commit (``cascade hook`` run by hand), with ``CASCADE_STAGE=0``, and
+for a rule with ``stage: false``: the hook then leaves its appends in the working tree and
+names the exact ``git add``.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import TextIO
+
+from cascade.errors import CascadeError
+from cascade.gitio import git, index_blobs
+from cascade.protocol.record import artifact_paths
+from cascade.revision import blob_id
+
+_ABSENT = ""  # neither in the working tree nor in the index
+_DIFF = re.compile(r"^diff --git a/(.*) b/(.*)$")
+
+
+def enabled() -> bool:
+    """Whether this hook run may stage at all: inside a commit (git gave it an index file, or
+    pre-commit runs it), unless ``CASCADE_STAGE`` says no."""
+    setting = os.environ.get("CASCADE_STAGE", "").strip().lower()
+    if setting in ("0", "false", "no", "off"):
+        return False
+    return bool(os.environ.get("GIT_INDEX_FILE")) or os.environ.get("PRE_COMMIT") == "1"
+
+
+def pre_commit_touched(environ=os.environ, parent: int | None = None) -> set[str] | None:
+    """The paths pre-commit's stash patch touches (empty: it stashed nothing), or None when
+    that cannot be told (the parent is not pre-commit, its cache cannot be read, a path in
+    the patch is quoted)."""
+    parent = os.getppid() if parent is None else parent
+    started = _started(parent)
+    if started is None:
+        return None
+    home = environ.get("PRE_COMMIT_HOME") or os.path.join(
+        environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit")
+    folder = Path(os.path.realpath(home))
+    try:
+        names = [p.name for p in folder.iterdir()]
+    except OSError:
+        return None
+    touched: set[str] = set()
+    for name in names:
+        m = re.fullmatch(rf"patch(\d+)-{parent}", name)
+        if m is None or int(m.group(1)) < started - 1:
+            continue  # another process's (an earlier pre-commit that had the same pid)
+        try:
+            lines = (folder / name).read_bytes().decode("utf-8", "surrogateescape").splitlines()
+        except OSError:
+            return None
+        for line in lines:
+            if not line.startswith("diff --git "):
+                continue
+            m = _DIFF.match(line)
+            if m is None or '"' in line:
+                return None  # a quoted or unusual path: cannot tell which file
+            touched.update(m.groups())
+    return touched
+
+
+def _started(pid: int) -> float | None:
+    """When process ``pid`` started (Unix time), if it is pre-commit; else None."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, StopIteration, ValueError, IndexError):
+        return None
+    if b"pre_commit" not in cmdline and b"pre-commit" not in cmdline:
+        return None
+    try:
+        ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22: start time, in clock ticks
+        return boot + ticks / os.sysconf("SC_CLK_TCK")
+    except (ValueError, IndexError, OSError):
+        return None
+
+
+class Stager:
+    """Remembers the working-tree text of the files the hook is about to write, then stages
+    those it may. ``active``: staging is on and it can be told what is safe."""
+
+    def __init__(self, root: Path, on: bool | None = None) -> None:
+        self.root = root
+        self.before: dict[str, str] = {}  # path -> blob id of its text before the hook wrote
+        self.active = enabled() if on is None else on
+        self.touched: set[str] = set()
+        self.indexes: list[str | None] = [None]  # None: the index git gave the hook
+        if self.active and os.environ.get("PRE_COMMIT") == "1":
+            touched = pre_commit_touched()
+            if touched is None:
+                self.active = False
+            else:
+                self.touched = touched
+        index = os.environ.get("GIT_INDEX_FILE", "")
+        if self.active and Path(index).name.startswith("next-index"):
+            real = (root / index).parent / "index.lock"
+            self.indexes.append(str(real) if real.is_file() else "")
+            if not real.is_file():
+                self.active = False
+
+    def remember(self, *paths: str | None) -> None:
+        """Note the text of ``paths`` before anything is written to them."""
+        for path in paths:
+            if not path or path in self.before:
+                continue
+            try:
+                self.before[path] = blob_id((self.root / path).read_bytes())
+            except FileNotFoundError:
+                self.before[path] = _ABSENT
+            except OSError:
+                self.before[path] = "?"  # unreadable: never staged
+
+    def may_write(self, path: str) -> bool:
+        """Whether a write to ``path`` is safe from pre-commit's stash: not when its patch
+        holds an edit of ``path`` (restoring it over the write would fail). Elsewhere the
+        caller's own check (the file equals the staged text) decides."""
+        return path not in self.touched
+
+    def stageable(self, paths: list[str]) -> set[str]:
+        """Of ``paths`` (remembered before the writes), those whose earlier text is what every
+        index concerned holds (or that were in none), and that no stash patch touches."""
+        if not self.active:
+            return set()
+        wanted = [p for p in paths if p in self.before and p not in self.touched
+                  and self.before[p] != "?"]
+        ok = set(wanted)
+        for index in self.indexes:
+            staged = index_blobs(self.root, wanted, index)
+            ok &= {p for p in wanted if staged.get(p, _ABSENT) == self.before[p]}
+        return ok
+
+    def stage(self, paths: list[str]) -> bool:
+        """``git add -A`` the paths (a removed one is staged as removed) in every index
+        concerned; False when git refused (nothing is then counted as staged)."""
+        if not paths:
+            return True
+        for index in self.indexes:
+            try:
+                git(self.root, "add", "-A", "--", *paths, index=index)
+            except CascadeError:  # git refused (an ignored path, a lock): not staged
+                return False
+        return True
+
+
+def artifacts(item) -> list[str]:
+    """The record and artifacts a step protocol keeps beside ``item``'s ledger."""
+    d = item.discussion
+    if d is None:
+        return []
+    return [p.as_posix() for p in artifact_paths(Path(item.ledger), d.protocol.steps)]
+
+
+def stage_item(stager: Stager, item, out: TextIO) -> None:
+    """Stage what the hook wrote for ``item`` (a cascade.loop.gate.Item) where it may: the
+    ledger -- moved beside its renamed document first --, the record and artifacts, the
+    document whose status moved. Sets ``item.staged`` / ``item.ledger_staged``; leaves in
+    ``item.also_add`` only what the person still has to stage."""
+    if item.problems or item.discussion is None or getattr(item.rule, "stage", True) is False:
+        return
+    root = stager.root
+    extras = [p for p in artifacts(item) if (root / p).is_file() and p not in item.also_add]
+    removed: list[str] = []
+    if item.move_to:
+        removed = _move(stager, item, extras, out)
+        if not removed:
+            item.also_add += extras  # not moved: the person moves it (the hint says how)
+            return
+        extras = [p for p in artifacts(item) if (root / p).is_file()]
+    wrote = [item.ledger, *item.also_add, *extras]
+    # a moved file was checked at its old place
+    ok = stager.stageable([p for p in wrote if not removed or p in item.also_add])
+    ok |= {p for p in wrote if removed and p not in item.also_add}
+    if not stager.stage(removed + [p for p in wrote if p in ok]):
+        ok = set()
+    item.ledger_staged = item.ledger in ok
+    if item.doc in ok and item.doc not in removed:  # its status moved: that text is committed
+        item.doc_data = (root / item.doc).read_bytes()
+        item.doc_blob = blob_id(item.doc_data)
+    item.also_add = [p for p in item.also_add + extras if p not in ok]
+    item.staged = item.ledger_staged and not item.also_add
+
+
+def _move(stager: Stager, item, extras: list[str], out: TextIO) -> list[str]:
+    """The document was renamed in this commit: its ledger (and record, artifacts) follow
+    it, when nobody has unstaged work in them and the new place is free. Returns the old
+    paths (to stage as removed), or [] when nothing moved."""
+    root = stager.root
+    old_ledger, new_ledger = Path(item.ledger), Path(item.move_to)
+    pairs = [(item.ledger, item.move_to)] + [
+        (p, (new_ledger.parent / Path(p).relative_to(old_ledger.parent)).as_posix())
+        for p in extras]
+    olds, news = [o for o, _ in pairs], [n for _, n in pairs]
+    if any((root / n).exists() for n in news) or index_blobs(root, news) or \
+            len(stager.stageable(olds)) != len(olds):
+        return []
+    for old, new in pairs:
+        (root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(root / old, root / new)
+    print(f"cascade: {item.doc}: renamed from {item.renamed_from}: its discussion moved "
+          f"with it, {item.ledger} -> {item.move_to}", file=out)
+    item.ledger, item.move_to = item.move_to, None
+    item.discussion.path = root / item.ledger
+    return olds
