@@ -347,7 +347,7 @@ def test_pre_commit_try_repo_in_a_fresh_repository(loop_repo, fake_llm, tmp_path
     """The packaging test: pre-commit installs this repository as a hook repo (a real pip install
     into pre-commit's own environment) and runs the `cascade` hook from .pre-commit-hooks.yaml."""
     repo = loop_repo
-    script(fake_llm, ("CHANGES", "READY", "READY"))
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
     git(repo, "add", DOC)
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home")}
     env.pop("PYTHONPATH", None)  # the hook must run from what pre-commit installed
@@ -356,7 +356,8 @@ def test_pre_commit_try_repo_in_a_fresh_repository(loop_repo, fake_llm, tmp_path
                           timeout=900)
     out = proc.stdout + proc.stderr
     assert proc.returncode == 1, out
-    assert "new ledger with the panel's reviews" in out
+    assert f"1/3 READY, needs 67%: read the replies (staged: git diff --cached {LEDGER})" in out
+    assert LEDGER in git(repo, "diff", "--cached", "--name-only").split()  # staged, as pre-commit
     d = Discussion.load(repo / LEDGER, root=repo)
     assert sorted(c.author for c in d.comments) == sorted(PANEL)
 

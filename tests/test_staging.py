@@ -109,6 +109,36 @@ def test_commit_a_and_commit_path_land_and_leave_the_index_clean(loop_repo, fake
     assert d.source_revision == git(repo, "rev-parse", f"HEAD:{DOC}").strip()
 
 
+@pytest.mark.parametrize("form", ["-a", "<path>"])
+def test_a_blocked_commit_a_or_commit_path_names_the_git_add_git_dropped(loop_repo, fake_llm,
+                                                                         form):
+    """git drops the index of a blocked `git commit -a` / `git commit <path>`, and with it what
+    the hook staged there: the one line says so, as the exact command; followed, it lands."""
+    repo = loop_repo
+    install_plain(repo)
+    git(repo, "add", DOC)
+    git(repo, "commit", "-qm", "adr", "--no-verify")
+    (repo / DOC).write_text("# Use SQLite\n\nRevised: WAL mode and nightly backups.\n")
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    blocked = commit(repo, "-a") if form == "-a" else commit(repo, DOC)
+    assert blocked.returncode == 1, blocked.out
+    assert git(repo, "diff", "--cached", "--name-only").strip() == ""  # git dropped it
+    step = {"-a": f"git add {LEDGER} && git commit -a",
+            "<path>": f"git add {LEDGER} && git commit {DOC} {LEDGER}"}[form]
+    line = blocked_line(blocked.out)
+    assert line.count("git add") == 1, line
+    assert f"read the replies in {LEDGER}, answer in the ledger, then {step};" in line, line
+    run(repo, sys.executable, "-m", "cascade", "comment", LEDGER,
+        "Added nightly backups. @architect @security does that cover it?", check=True)
+    script(fake_llm, ("READY", "READY", "READY"), "better")
+    add, again = step.split(" && ")
+    git(repo, *add.split()[1:])
+    landed = commit(repo, *again.split()[2:])
+    assert landed.returncode == 0, landed.out
+    assert in_head(repo) == sorted([DOC, LEDGER])
+    assert porcelain(repo) == ""
+
+
 @INSTALLERS
 def test_an_unstaged_edit_in_the_document_stays_and_the_ledger_lands(loop_repo, fake_llm,
                                                                       installer):

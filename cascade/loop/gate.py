@@ -8,7 +8,7 @@ import datetime as _dt
 import glob as _glob
 import os
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
 
@@ -78,6 +78,7 @@ class Item:
     move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
     staged: bool = False  # the ledger (and whatever else this run wrote) is staged
     ledger_staged: bool = False  # the ledger is staged, even if some other file is not
+    staged_paths: list[str] = field(default_factory=list)  # what the hook staged this run
 
 
 def find_ledger(root: Path, rule: Rule, doc: str) -> str:
@@ -410,10 +411,23 @@ def decide(root: Path, items: list[Item]) -> None:
 
 
 def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
-    """The hook staged what it wrote: the staged ledger decides, in this very commit."""
+    """The hook staged what it wrote: the staged ledger decides, in this very commit. Blocked,
+    the verdict says in one line why and what to do; after `git commit -a` or `git commit
+    <path>` git drops the index the ledger was staged in, so that includes the `git add`."""
+    name = Path(os.environ.get("GIT_INDEX_FILE", "")).name
+    dropped = name == "index.lock" or name.startswith("next-index")
+    ledger = shlex.quote(item.ledger)
+    if dropped:
+        unstaged = replace(item, ledger_staged=False,
+                           also_add=[p for p in item.staged_paths if p != item.ledger])
+        again = f"then {next_step(unstaged)}"
+        read = f"read the replies in {ledger}"
+    else:
+        again, read = "commit again", f"read the replies (staged: git diff --cached {ledger})"
     if item.waiting:
+        where = f"({ledger}{'' if dropped else ', staged'})"
         item.verdict = (f"waiting for a person: {item.waiting}; answer it in the ledger "
-                        f"({shlex.quote(item.ledger)}, staged), then commit again")
+                        f"{where}, {again}")
         return
     staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
                           authority=item.authority)
@@ -424,10 +438,13 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
     if verdict.ok:
         return
     if item.appended:
-        item.verdict += (f": read the replies (staged: git diff --cached "
-                         f"{shlex.quote(item.ledger)}), answer in the ledger, commit again")
+        item.verdict += f": {read}, answer in the ledger, {again}"
+    elif dropped:
+        item.verdict += f": {again.removeprefix('then ')}"
     if verdict.blocked_by_votes and item.doc:
-        item.verdict += (f"; ways out: answer in the ledger, ask one persona with @alias, or "
+        item.verdict += (f"; or ask one persona with @alias, or cascade decide "
+                         f"{shlex.quote(item.doc)} READY --reason '...'" if item.appended else
+                         f"; ways out: answer in the ledger, ask one persona with @alias, or "
                          f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
 
 

@@ -197,6 +197,7 @@ def stage_item(stager: Stager, item, out: TextIO) -> None:
     ok |= {p for p in wrote if removed and p not in item.also_add}
     if not stager.stage(removed + [p for p in wrote if p in ok]):
         ok = set()
+    item.staged_paths = [p for p in wrote if p in ok]
     item.ledger_staged = item.ledger in ok
     if item.doc in ok and item.doc not in removed:  # its status moved: that text is committed
         item.doc_data = (root / item.doc).read_bytes()
