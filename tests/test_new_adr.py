@@ -428,10 +428,9 @@ def test_new_then_commit_through_the_hook(repo, fake_llm, monkeypatch):
     # The old ADR is reviewed first: an edit, the panel's review, then it lands.
     (repo / old).write_text(NYGARD.format(n=1, title="Use MySQL") + "\nMore context.\n")
     git(repo, "add", old)
-    assert commit().returncode == 1 and fake_llm.calls() == 3
-    git(repo, "add", "docs/adr/discussions/0001-use-mysql.discussion.md")
-    landed = commit()
+    landed = commit()  # READY from all three: it lands with its ledger, in one commit
     assert landed.returncode == 0, landed.stdout + landed.stderr
+    assert fake_llm.calls() == 3
 
     proc = cascade_subprocess("new", "Use PostgreSQL", "--rule", "adr", "--supersedes", "1",
                               cwd=repo)
@@ -440,17 +439,14 @@ def test_new_then_commit_through_the_hook(repo, fake_llm, monkeypatch):
     assert command.startswith("git add docs/adr/0002-use-postgresql.md ")
     subprocess.run(command.removesuffix(" && git commit"), shell=True, cwd=repo, check=True)
 
-    blocked = commit()  # the panel is asked about the new ADR, and only about it
-    assert blocked.returncode == 1, blocked.stdout + blocked.stderr
+    # the panel is asked about the new ADR, and only about it; READY from all three: it
+    # lands, and the superseded ADR's review holds
+    landed = commit()
+    assert landed.returncode == 0, landed.stdout + landed.stderr
     assert fake_llm.calls() == 6
     assert all("0002-use-postgresql.md" in r.text for r in fake_llm.chat_requests[3:])
     new = Discussion.load(repo / "docs/adr/discussions/0002-use-postgresql.discussion.md", root=repo)
     assert sorted(c.author for c in new.comments) == sorted(PANEL)
-
-    git(repo, "add", "docs/adr/discussions/0002-use-postgresql.discussion.md")
-    landed = commit()  # READY from all three: it lands, the superseded ADR's review holds
-    assert landed.returncode == 0, landed.stdout + landed.stderr
-    assert fake_llm.calls() == 6
     check = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)
     assert check.returncode == 0, check.stdout + check.stderr
 
