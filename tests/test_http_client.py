@@ -276,8 +276,8 @@ def test_the_price_list_s_names_are_read_from_a_small_index(tmp_path):
     """Whether a model is priced is decided from the names of litellm's price list, kept in
     the user's cache folder (keyed by the list's size and time): the 3 MB list is read only
     to build that index, or to price a model it names."""
-    code = ("from cascade.turns.openai_http import listed_cost\n"
-            "print('COST', listed_cost('gpt-4o-mini', 1000, 0), listed_cost('fake', 1000, 0))")
+    code = ("from cascade.turns.transport import listed_cost\n"
+            "print('COST', listed_cost(('gpt-4o-mini',), 1000, 0), listed_cost(('fake',), 1000, 0))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}
 
     def cost() -> str:
