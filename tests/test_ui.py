@@ -15,7 +15,8 @@ from fakellm import streamed
 from test_terminal import Tmux
 
 from cascade import Discussion
-from cascade.ui.app import BrowserScreen, CascadeApp, DiscussionScreen
+from cascade.ui.app import BrowserScreen, CascadeApp
+from cascade.ui.discussion import DiscussionScreen
 
 TOPIC = "Add user authentication"
 

@@ -120,6 +120,11 @@ def _row(d, path: Path) -> Row:
                d.status)
 
 
+def vote_style(vote: str | None) -> str:
+    """The colour a vote (or an outcome) is shown in."""
+    return {"READY": "green", "CHANGES": "yellow", "REJECT": "red"}.get(vote or "", "dim")
+
+
 def keep(row: Row, which: str) -> bool:
     if which == "open":
         return row.status == "OPEN" and not row.error
