@@ -1,14 +1,17 @@
 """``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
-folder, a discussion's view (cascade.ui.discussion: its comments, open questions, decisions,
-the consensus line and who is missing, with its actions -- comment and vote as the git user,
-run what is due with the replies streaming in, advance, decide) and the persona manager. Works in 80x24 and over
-SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
+folder, a discussion's view (cascade.ui.discussion: its comments, questions, decisions and
+consensus line, with its actions) and the persona manager (cascade.ui.personas). Works in
+80x24 and over SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
 
-Everything it reads comes from cascade.ui.model and everything it does goes through
-cascade.ui.actions: the same functions as the commands.
+The browser is there first: every ledger below the folder gets a row at once, titled from
+its header for the first screenfuls (the rest by file name), the table filled in batches
+after the first frame, and each ledger read off the screen's thread -- the rows in view
+first, so the rest loads as the person scrolls. The discussion view and the persona manager
+(and the run machinery behind their actions) are imported when first opened.
 """
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -22,11 +25,11 @@ from textual.widgets import Button, DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cascade.ui import model
-from cascade.ui.discussion import DiscussionScreen
 from cascade.ui.model import FILTERS, vote_style
-from cascade.ui.personas import PersonasScreen
 
 LOAD_BATCH, LOAD_EVERY = 25, 0.2  # rows read before the browser shows them, at most (s)
+ADD_BATCH, ADD_EVERY = 100, 0.05  # rows added to the table after the first screenful, every (s)
+SCREENFULS = 1  # rows added (and titled from their header) before the first frame, in screens
 HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
 [b]A discussion[/b]  c comment (and vote) · r run what is due · a advance · d decide
@@ -62,6 +65,10 @@ class BrowserScreen(Screen):
         self.start = start
         self.which = FILTERS[0]
         self.rows: list[model.Row] = []
+        self.pending: list[int] = []  # rows kept by the filter, not in the table yet
+        self.in_table: set[str] = set()
+        self.top = 0  # the first row in view
+        self.painted = threading.Event()  # the first frame is out: the reading may start
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
@@ -73,25 +80,39 @@ class BrowserScreen(Screen):
         table = self.query_one(DataTable)
         self.columns = table.add_columns("Discussion", "Protocol", "Where", "Outcome",
                                          "Votes R/C/X")  # the rows: when the screen shows
+        self.watch(table, "scroll_y", self._scrolled)
+
+    def _scrolled(self, value: float) -> None:
+        self.top = int(value)
+
+    def _first(self) -> int:
+        """How many rows the first frame holds (a screenful, and one more to scroll to)."""
+        return max(self.app.size.height, 24) * SCREENFULS
 
     def action_refresh(self) -> None:
-        """Every ledger's row at once, by the title its header names; then each read, top
-        first, off the screen's thread: the browser is there before a thousand ledgers are
-        parsed."""
-        self.rows = [model.placeholder(p) for p in model.ledgers(self.start)]
+        """Every ledger's row at once (the first screenfuls by the title their header names,
+        the rest by file name); then each read, the rows in view first, off the screen's
+        thread: the browser is there before a thousand ledgers are parsed."""
+        first = self._first()
+        self.rows = [model.placeholder(p, titled=i < first)
+                     for i, p in enumerate(model.ledgers(self.start))]
         self._fill()
+        self.call_after_refresh(self.painted.set)
         self._load(self.rows)
 
     @work(thread=True, exclusive=True, group="rows")
     def _load(self, rows: list[model.Row]) -> None:
         worker = get_current_worker()
-        root = model.top(self.start)
+        self.painted.wait(2.0)  # this thread would hold up the first frame
+        ledgers = model.reader(self.start)
+        order = _Order(len(rows))
         batch: list[tuple[int, model.Row]] = []
         sent = time.monotonic()
-        for index, placeholder in enumerate(rows):
+        while (index := order.next(self.top if self.which == FILTERS[0] else None,
+                                   self.app.size.height)) is not None:
             if worker.is_cancelled:
                 return
-            batch.append((index, model.row(placeholder.path, root)))
+            batch.append((index, model.row(rows[index].path, ledgers)))
             if len(batch) >= LOAD_BATCH or time.monotonic() - sent > LOAD_EVERY:
                 self.app.call_from_thread(self._loaded, rows, batch)
                 batch, sent = [], time.monotonic()
@@ -108,8 +129,9 @@ class BrowserScreen(Screen):
             return
         table = self.query_one(DataTable)
         for _, row in batch:
-            for column, value in zip(self.columns, self._cells(row)):
-                table.update_cell(str(row.path), column, value)
+            if str(row.path) in self.in_table:  # else it is added as it is now, in turn
+                for column, value in zip(self.columns, self._cells(row)):
+                    table.update_cell(str(row.path), column, value)
         self._say()
 
     @staticmethod
@@ -117,12 +139,26 @@ class BrowserScreen(Screen):
         return r.title, r.protocol, r.where, Text(r.outcome, vote_style(r.outcome)), r.votes
 
     def _fill(self) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        for r in self.rows:
-            if model.keep(r, self.which):
-                table.add_row(*self._cells(r), key=str(r.path))
+        """The rows the filter keeps: the first screenfuls now, the rest a batch per frame
+        (each row added is measured for the columns' widths: a thousand at once would hold
+        up the first frame)."""
+        self.query_one(DataTable).clear()
+        self.in_table = set()
+        self.pending = [i for i, r in enumerate(self.rows) if model.keep(r, self.which)]
+        self._add(self.pending, self._first())
         self._say()
+
+    def _add(self, pending: list[int], count: int) -> None:
+        if pending is not self.pending:
+            return  # filled again since
+        table = self.query_one(DataTable)
+        for index in pending[:count]:
+            row = self.rows[index]
+            table.add_row(*self._cells(row), key=str(row.path))
+            self.in_table.add(str(row.path))
+        self.pending = rest = pending[count:]
+        if rest:  # the next batch a moment later: keys and scrolling go first
+            self.set_timer(ADD_EVERY, lambda: self._add(rest, ADD_BATCH))
 
     def _say(self) -> None:
         shown = sum(1 for r in self.rows if model.keep(r, self.which))
@@ -138,14 +174,50 @@ class BrowserScreen(Screen):
         self._fill()
 
     def action_personas(self) -> None:
-        self.app.push_screen(PersonasScreen())
+        self.app.push_screen(personas_screen())
 
     @on(DataTable.RowSelected)
     def _open(self, event: DataTable.RowSelected) -> None:
-        self.app.push_screen(DiscussionScreen(Path(str(event.row_key.value))))
+        self.app.push_screen(discussion_screen(Path(str(event.row_key.value))))
 
     def on_screen_resume(self) -> None:
         self.action_refresh()
+
+
+class _Order:
+    """Which ledger to read next: one in view not read yet, else the next one down."""
+
+    def __init__(self, count: int) -> None:
+        self.done = bytearray(count)
+        self.ahead = 0
+
+    def next(self, top: int | None, height: int) -> int | None:
+        if top is not None:
+            for index in range(max(0, top), min(top + height, len(self.done))):
+                if not self.done[index]:
+                    self.done[index] = 1
+                    return index
+        while self.ahead < len(self.done) and self.done[self.ahead]:
+            self.ahead += 1
+        if self.ahead == len(self.done):
+            return None
+        self.done[self.ahead] = 1
+        return self.ahead
+
+
+def discussion_screen(path: Path) -> Screen:
+    """One discussion's screen. Its module (Textual's widgets, and the run machinery behind
+    its actions) is imported when a discussion is first opened, not for the browser."""
+    from cascade.ui.discussion import DiscussionScreen  # Textual screen: not on the browser's path
+
+    return DiscussionScreen(path)
+
+
+def personas_screen() -> Screen:
+    """The persona manager; its module is imported when it is first opened."""
+    from cascade.ui.personas import PersonasScreen  # Textual screen: not on the browser's path
+
+    return PersonasScreen()
 
 
 class CascadeApp(App):
@@ -173,7 +245,7 @@ class CascadeApp(App):
 
     def on_mount(self) -> None:
         if self.target.is_file():
-            self.push_screen(DiscussionScreen(self.target))
+            self.push_screen(discussion_screen(self.target))
         else:
             self.push_screen(BrowserScreen(self.target))
 
@@ -182,7 +254,7 @@ class CascadeApp(App):
 
     def action_quit(self) -> None:
         screen = self.screen
-        if isinstance(screen, DiscussionScreen) and screen.running:
+        if getattr(screen, "running", False):  # a discussion's run
             self.notify("a run is going on: q again when it is done", severity="warning")
             return
         self.exit(0)

@@ -2,7 +2,8 @@
 line and who is missing, with its actions -- comment and vote as the git user, run what is
 due with the replies streaming in, advance, decide. Everything it reads comes from
 cascade.ui.model and everything it does goes through cascade.ui.actions (the same functions
-as the commands); cascade.ui.app opens it.
+as the commands); cascade.ui.app opens it, and imports it only then: the run machinery
+behind the actions is not needed for the browser's first screen.
 """
 from __future__ import annotations
 
