@@ -4,14 +4,16 @@
 
 `python -m cascade hook docs/adr/0001.md`, as a subprocess as a user (or pre-commit) runs it,
 in a fresh git repository whose `.ai-rules.yml` gives the ADR three personas, all pending,
-against an OpenAI-compatible endpoint on 127.0.0.1 that answers every call in 1.0 s
-(tests/fakellm.py). Nothing is excluded: interpreter start, imports, git, rendering the
-ledger, the three concurrent calls, writing. Target: wall - 1.0 s <= 0.5 s.
+against an endpoint on 127.0.0.1 that answers every call in 1.0 s (tests/fakellm.py: its
+OpenAI-compatible chat completions for an `openai/` model, its Anthropic Messages API for an
+`anthropic/` model). Nothing is excluded: interpreter start, imports, git, rendering the
+ledger, the three concurrent calls, writing. Target: wall - 1.0 s <= 0.5 s for both.
 
-"before" is CASCADE_HTTP=litellm (every call through litellm, as before openai/ models were
-asked over plain HTTP); "after" is the default (openai/fake is asked with httpx). With
-``--reference DIR`` (a checkout of another commit), this checkout's hook and the reference's,
-both on plain HTTP, are timed in turns (A B A B ...): medians with min-max, and the load.
+Per model: "litellm" is CASCADE_HTTP=litellm (every call through litellm, as before these
+providers were asked over plain HTTP); "plain HTTP" is the default. With ``--reference DIR``
+(a checkout of another commit), this checkout's hook and the reference's, each with its
+default path, are timed in turns for both models (A B A B ...): medians with min-max, and
+the load.
 """
 from __future__ import annotations
 
@@ -78,48 +80,65 @@ def hook_once(env: dict[str, str], fake) -> float:
         return wall
 
 
+UNSET = ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR", "GIT_INDEX_FILE",
+         "CASCADE_HTTP", "CASCADE_API_BASE", "CASCADE_API_KEY", "OPENAI_API_KEY",
+         "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_API_BASE", "ANTHROPIC_BASE_URL")
+
+
+def model_settings(fake) -> dict[str, dict[str, str]]:
+    """The environment that points each model at the fake endpoint, by model."""
+    return {"openai/fake": {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake.url},
+            "anthropic/claude-haiku-4-5": {"CASCADE_MODEL": "anthropic/claude-haiku-4-5",
+                                           "ANTHROPIC_API_BASE": fake.root,
+                                           "ANTHROPIC_API_KEY": "sk-ant-bench"}}
+
+
+def clean(env: dict[str, str], **extra: str) -> dict[str, str]:
+    for var in UNSET:
+        env.pop(var, None)
+    env.update(extra)
+    return env
+
+
 def bench_hook(runs: int) -> list[tuple]:
     from fakellm import FakeLLM, delayed
 
     rows = []
     with FakeLLM() as fake:
         fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
-        base = child_env(CASCADE_MODEL="openai/fake", CASCADE_API_BASE=fake.url)
-        for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR", "GIT_INDEX_FILE"):
-            base.pop(var, None)
-        for label, http in (("before: litellm (CASCADE_HTTP=litellm)", "litellm"),
-                            ("after: plain HTTP (httpx)", "auto")):
-            env = {**base, "CASCADE_HTTP": http}
-            hook_once(env, fake)  # warm the file cache (bytecode, site-packages)
-            walls = [hook_once(env, fake) for _ in range(runs)]
-            wall = statistics.median(walls)
-            rows.append((label, f"{wall:.2f}", f"{wall - DELAY:+.2f}", "<= +0.50",
-                         " ".join(f"{w:.2f}" for w in walls)))
+        for model, extra in model_settings(fake).items():
+            for label, http in (("litellm (CASCADE_HTTP=litellm)", "litellm"),
+                                ("plain HTTP (httpx)", "auto")):
+                env = clean(child_env(), **extra, CASCADE_HTTP=http)
+                hook_once(env, fake)  # warm the file cache (bytecode, site-packages)
+                walls = [hook_once(env, fake) for _ in range(runs)]
+                wall = statistics.median(walls)
+                rows.append((model, label, f"{wall:.2f}", f"{wall - DELAY:+.2f}", "<= +0.50",
+                             " ".join(f"{w:.2f}" for w in walls)))
     return rows
 
 
 def compare(reference: Path, runs: int) -> None:
-    """This checkout's hook and the reference's, on plain HTTP, in turns."""
+    """This checkout's hook and the reference's, each on its default path, in turns, for an
+    openai/ and an anthropic/ model."""
     from fakellm import FakeLLM, delayed
 
     with FakeLLM() as fake:
         fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
-        extra = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake.url}
-        envs = {"this checkout": child_env(**extra),
-                f"reference {reference}": reference_env(reference, **extra)}
+        envs = {}
+        for model, extra in model_settings(fake).items():
+            envs[(model, "this checkout")] = clean(child_env(), **extra)
+            envs[(model, f"reference {reference}")] = clean(reference_env(reference), **extra)
         for env in envs.values():
-            for var in ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR",
-                        "GIT_INDEX_FILE", "CASCADE_HTTP"):
-                env.pop(var, None)
             hook_once(env, fake)  # warm-up
-        times: dict[str, list[float]] = {label: [] for label in envs}
+        times: dict[tuple[str, str], list[float]] = {key: [] for key in envs}
         for _ in range(runs):
-            for label, env in envs.items():
-                times[label].append(hook_once(env, fake) - DELAY)
+            for key, env in envs.items():
+                times[key].append(hook_once(env, fake) - DELAY)
     load = os.getloadavg()
     table(f"Hook run over the model's {DELAY:.1f} s, in turns (seconds, median (min-max) of "
-          f"{runs}; load {load[0]:.1f} {load[1]:.1f})", ("checkout", "wall - 1.0"),
-          [(label, spread(t)) for label, t in times.items()])
+          f"{runs}; load {load[0]:.1f} {load[1]:.1f})", ("model", "checkout", "wall - 1.0"),
+          [(*key, spread(t)) for key, t in times.items()])
 
 
 def import_seconds(module: str, runs: int) -> float:
@@ -143,7 +162,7 @@ def main() -> None:
         return
     table(f"Hook run, three pending personas, endpoint answering in {DELAY:.1f} s "
           f"(seconds, median of {args.runs}; `python -m cascade hook` as a subprocess)",
-          ("case", "wall", "wall - 1.0", "target", "runs"), bench_hook(args.runs))
+          ("model", "path", "wall", "wall - 1.0", "target", "runs"), bench_hook(args.runs))
     table("Import time over a bare interpreter (seconds, median)", ("module", "import"),
           [(m, f"{import_seconds(m, max(3, args.runs)):.2f}") for m in ("httpx", "litellm")])
 

@@ -17,6 +17,15 @@ Endpoints
     POST /v1/chat/completions and /chat/completions   -> chat.completion JSON
         (``"stream": true`` is answered with Server-Sent Events: chat.completion.chunk
         objects followed by ``data: [DONE]``)
+    POST /v1/messages and /messages                   -> an Anthropic Messages API message
+        (``{"type": "message", "content": [{"type": "text", ...}], "usage": {"input_tokens",
+        "output_tokens"}}``; ``"stream": true`` is answered with its named events:
+        message_start, content_block_start, ping, content_block_delta (text_delta) ...,
+        content_block_stop, message_delta, message_stop). The request is checked as the API
+        checks it: ``max_tokens`` required, no ``system`` role among the messages (400).
+        Errors carry ``{"type": "error", "error": {"type", "message"}}``; the text of the
+        top-level ``system`` counts as message text for scripts. ``FakeLLM.root`` is the
+        base URL to give an Anthropic client (it appends ``/v1/messages``).
     GET  /v1/models and /models                       -> a one-entry model list
     anything else                                     -> 404 with an OpenAI-style error
 
@@ -105,6 +114,8 @@ class Fault:
     finish_reason  ``finish_reason`` of the choice (default ``"stop"``).
     chunk_delay    a streamed reply (``stream: true``): seconds between its chunks, so a
                    client can be seen showing the text as it arrives.
+    stream_error   a streamed Messages API reply: after the text, an ``error`` event of this
+                   type (e.g. ``"overloaded_error"``) instead of the message's end.
     """
 
     content: str | None = ""
@@ -117,6 +128,7 @@ class Fault:
     raw_body: bytes | str | None = None
     finish_reason: str = "stop"
     chunk_delay: float = 0.0  # a streamed reply: seconds between its chunks
+    stream_error: str | None = None  # a streamed Messages API reply: an error event at the end
 
 
 Reply = Union[str, None, Fault, Callable[["RecordedRequest"], Any]]
@@ -200,7 +212,8 @@ class RecordedRequest:
 
     @property
     def is_chat(self) -> bool:
-        return self.method == "POST" and _route(self.path) == "chat"
+        """A model request: a chat completion or a Messages API message."""
+        return self.method == "POST" and _route(self.path) in ("chat", "messages")
 
     @property
     def messages(self) -> list:
@@ -208,10 +221,17 @@ class RecordedRequest:
 
 
 def message_text(body: Any) -> str:
-    """The concatenated ``content`` of all messages of a chat request body."""
+    """The concatenated ``content`` of all messages of a chat request body (a Messages API
+    request's top-level ``system`` first)."""
     if not isinstance(body, dict):
         return ""
     parts: list[str] = []
+    system = body.get("system")
+    if isinstance(system, str):
+        parts.append(system)
+    elif isinstance(system, list):
+        parts.extend(b["text"] for b in system
+                     if isinstance(b, dict) and isinstance(b.get("text"), str))
     for msg in body.get("messages") or []:
         if not isinstance(msg, dict):
             continue
@@ -243,6 +263,8 @@ def _route(path: str) -> str | None:
     p = path.split("?", 1)[0].rstrip("/")
     if p in ("/v1/chat/completions", "/chat/completions"):
         return "chat"
+    if p in ("/v1/messages", "/messages"):
+        return "messages"
     if p in ("/v1/models", "/models"):
         return "models"
     return None
@@ -250,6 +272,26 @@ def _route(path: str) -> str | None:
 
 def _tokens(text: str) -> int:
     return len(text) // 4
+
+
+_ANTHROPIC_ERRORS = {400: "invalid_request_error", 401: "authentication_error",
+                     403: "permission_error", 404: "not_found_error", 413: "request_too_large",
+                     429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+
+
+def _refused(body: Any, route: str | None) -> str | None:
+    """Why a model request is refused with 400 (as the API it imitates refuses it), or None."""
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return "fakellm: request body must be a JSON object with 'messages'"
+    if route != "messages":
+        return None
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens: Field required"
+    if any(isinstance(m, dict) and m.get("role") not in ("user", "assistant")
+           for m in body["messages"]):
+        return ('messages: Unexpected role "system". The Messages API accepts a top-level '
+                '`system` parameter, not "system" as an input message role.')
+    return None
 
 
 # --------------------------------------------------------------------------- server
@@ -351,6 +393,11 @@ class FakeLLM:
         return f"http://127.0.0.1:{self.port}/v1"
 
     @property
+    def root(self) -> str:
+        """The base URL to give an Anthropic client: ``http://127.0.0.1:PORT``."""
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
     def running(self) -> bool:
         return self._server is not None
 
@@ -439,7 +486,7 @@ class FakeLLM:
         except (ValueError, UnicodeDecodeError):
             body = None
         route = _route(h.path)
-        is_chat = h.command == "POST" and route == "chat"
+        is_chat = h.command == "POST" and route in ("chat", "messages")
         rec = RecordedRequest(
             method=h.command, path=h.path, headers=Headers(h.headers.items()), raw=raw,
             body=body, text=message_text(body) if is_chat else "", timestamp=received,
@@ -457,11 +504,11 @@ class FakeLLM:
                                  "invalid_request_error")
             return
 
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        refused = _refused(body, route)
+        if refused:
             with self._lock:
                 self._requests.append(rec)
-            self._send_error(h, 400, "fakellm: request body must be a JSON object with 'messages'",
-                             "invalid_request_error")
+            self._send_error(h, 400, refused, "invalid_request_error", anthropic=route == "messages")
             return
 
         reply, matched = self._pick(rec.text)
@@ -495,7 +542,10 @@ class FakeLLM:
                         400: "invalid_request_error", 404: "not_found_error"}.get(
                             fault.status, "server_error")
             msg = fault.error_message or f"fakellm: scripted HTTP {fault.status}"
-            self._send_error(h, fault.status, msg, err_type, extra)
+            self._send_error(h, fault.status, msg, err_type, extra, anthropic=route == "messages")
+            return
+        if route == "messages":
+            self._send_message(h, body, rec.text, fault, extra)
             return
 
         model = body.get("model") or "fake"
@@ -563,9 +613,49 @@ class FakeLLM:
             pass
 
     def _send_error(self, h: _Handler, status: int, message: str, err_type: str,
-                    headers: Mapping[str, str] | None = None) -> None:
+                    headers: Mapping[str, str] | None = None, *, anthropic: bool = False) -> None:
+        if anthropic:  # the Messages API's error shape and type names
+            err_type = _ANTHROPIC_ERRORS.get(status, "api_error")
+            self._send_json(h, status, {"type": "error", "error": {"type": err_type,
+                                                                   "message": message}}, headers)
+            return
         self._send_json(h, status, {"error": {"message": message, "type": err_type,
                                               "param": None, "code": str(status)}}, headers)
+
+    def _send_message(self, h: _Handler, body: dict, text: str, fault: Fault,
+                      headers: Mapping[str, str]) -> None:
+        """A Messages API answer: a message, or its events when the request streams."""
+        content = fault.content or ""
+        usage = {"input_tokens": _tokens(text), "output_tokens": _tokens(content)}
+        stop = {"stop": "end_turn", "length": "max_tokens"}.get(fault.finish_reason,
+                                                                fault.finish_reason)
+        message = {"id": "msg_fake" + uuid.uuid4().hex[:20], "type": "message",
+                   "role": "assistant", "model": body.get("model") or "fake",
+                   "content": [{"type": "text", "text": content}] if fault.content is not None
+                   else [], "stop_reason": stop, "stop_sequence": None, "usage": usage}
+        if body.get("stream") is not True:
+            self._send_json(h, fault.status, message, headers)
+            return
+        start = {**message, "content": [], "stop_reason": None,
+                 "usage": {**usage, "output_tokens": 1}}
+        events = [("message_start", {"message": start}),
+                  ("content_block_start", {"index": 0,
+                                           "content_block": {"type": "text", "text": ""}}),
+                  ("ping", {})]
+        for i in range(0, len(content), 16):
+            events.append(("content_block_delta", {"index": 0, "delta": {
+                "type": "text_delta", "text": content[i:i + 16]}}))
+        if fault.stream_error:
+            events.append(("error", {"error": {"type": fault.stream_error,
+                                               "message": "fakellm: scripted stream error"}}))
+        else:
+            events += [("content_block_stop", {"index": 0}),
+                       ("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
+                                          "usage": {"output_tokens": usage["output_tokens"]}}),
+                       ("message_stop", {})]
+        self._send_events(h, fault.status, [
+            f"event: {name}\ndata: {json.dumps({'type': name, **data})}\n\n".encode()
+            for name, data in events], headers, fault.chunk_delay)
 
     def _send_json(self, h: _Handler, status: int, obj: Any,
                    headers: Mapping[str, str] | None = None) -> None:
@@ -612,6 +702,11 @@ class FakeLLM:
         if usage is not None:
             events.append(chunk({}, None, usage, choices=False))
         events.append(b"data: [DONE]\n\n")
+        FakeLLM._send_events(h, status, events, headers, chunk_delay)
+
+    @staticmethod
+    def _send_events(h: _Handler, status: int, events: list[bytes],
+                     headers: Mapping[str, str], chunk_delay: float) -> None:
         try:
             h.send_response(status)
             h.send_header("Content-Type", "text/event-stream")

@@ -1,5 +1,6 @@
 """openai/ models are asked over plain HTTP (cascade.turns.openai_http), without importing
-litellm; every other model still goes through litellm. Real HTTP against the fake endpoint,
+litellm (anthropic/ ones too: tests/test_anthropic_http.py); every other model still goes
+through litellm. Real HTTP against the fake endpoint,
 real hook runs in subprocesses (where sys.modules tells what was imported)."""
 from __future__ import annotations
 
@@ -86,7 +87,8 @@ def ask(model: str, **settings):
     ("openai/fake", "auto", False),
     ("openai/gpt-4o-mini", "auto", False),
     ("openai/fake", "litellm", True),
-    ("anthropic/claude-3-5-haiku-latest", "auto", True),
+    ("anthropic/claude-3-5-haiku-latest", "auto", False),  # Anthropic's Messages API
+    ("gemini/gemini-1.5-flash", "auto", True),
     ("gpt-4o-mini", "auto", True),  # a bare name: only litellm knows its provider
     ("cascade-local/smollm2", "auto", True),
     ("openai/", "auto", True),
@@ -260,15 +262,16 @@ def test_a_non_json_error_page_is_quoted(fake_llm):
 
 
 def test_another_provider_still_goes_through_litellm_then_falls_back_direct(fake_llm):
-    """anthropic/ with a base URL is litellm's Anthropic translation (POST .../v1/messages),
-    not an OpenAI-compatible call; its failure falls back to an openai/ model asked directly."""
+    """gemini/ with a base URL is litellm's Gemini translation (POST .../models/<name>:
+    generateContent), not an OpenAI-compatible call; its failure falls back to an openai/ model
+    asked directly."""
     fake_llm.default("from the fallback")
-    base = fake_llm.url.removesuffix("/v1")
-    error, _, result = ask("anthropic/claude-3-5-haiku-latest", api_base=base,
-                           api_key="sk-test", retries=0, fallbacks=["openai/fake"])
+    error, _, result = ask("gemini/gemini-1.5-flash", api_base=fake_llm.url, api_key="sk-test",
+                           retries=0, fallbacks=["openai/fake"])
     assert error is None and result.model == "openai/fake"
     paths = [r.path for r in fake_llm.requests]
-    assert paths[0].endswith("/v1/messages") and paths[-1] == "/chat/completions"
+    assert "gemini-1.5-flash:generateContent" in paths[0]
+    assert paths[-1] == "/v1/chat/completions"
     assert "litellm" in sys.modules
 
 
@@ -276,8 +279,8 @@ def test_the_price_list_s_names_are_read_from_a_small_index(tmp_path):
     """Whether a model is priced is decided from the names of litellm's price list, kept in
     the user's cache folder (keyed by the list's size and time): the 3 MB list is read only
     to build that index, or to price a model it names."""
-    code = ("from cascade.turns.openai_http import listed_cost\n"
-            "print('COST', listed_cost('gpt-4o-mini', 1000, 0), listed_cost('fake', 1000, 0))")
+    code = ("from cascade.turns.transport import listed_cost\n"
+            "print('COST', listed_cost(('gpt-4o-mini',), 1000, 0), listed_cost(('fake',), 1000, 0))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}
 
     def cost() -> str:

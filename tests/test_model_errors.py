@@ -90,11 +90,11 @@ def test_refused_connection_names_the_endpoint_not_http_500():
     assert [reason for _, reason, _ in retries] == [error]
 
 
-def test_refused_connection_through_another_provider_path():
-    """anthropic/ goes through litellm's own HTTP client, not the openai SDK."""
+@pytest.mark.parametrize("model", ["anthropic/claude-3-5-haiku-latest",  # Messages API, direct
+                                   "gemini/gemini-1.5-flash"])  # litellm's own HTTP client
+def test_refused_connection_through_another_provider_path(model):
     url = closed_port_url().removesuffix("/v1")
-    error, _, _, _ = ask("anthropic/claude-3-5-haiku-latest", api_base=url, api_key="sk-test",
-                         retries=0)
+    error, _, _, _ = ask(model, api_base=url, api_key="sk-test", retries=0)
     assert error == f"cannot connect to {url}: connection refused"
 
 

@@ -15,7 +15,8 @@ from fakellm import streamed
 from test_terminal import Tmux
 
 from cascade import Discussion
-from cascade.ui.app import BrowserScreen, CascadeApp, DiscussionScreen
+from cascade.ui.app import BrowserScreen, CascadeApp
+from cascade.ui.discussion import DiscussionScreen
 
 TOPIC = "Add user authentication"
 
@@ -411,9 +412,9 @@ async def test_the_browser_is_there_before_the_ledgers_are_read(ui_repo, cli, mo
 
     release, read = threading.Event(), model.row
 
-    def slow_row(path, root=None):
+    def slow_row(path, ledgers=None):
         release.wait(30)
-        return read(path, root)
+        return read(path, ledgers)
 
     monkeypatch.setattr(model, "row", slow_row)
     app = CascadeApp(ui_repo)
@@ -427,5 +428,47 @@ async def test_the_browser_is_there_before_the_ledgers_are_read(ui_repo, cli, mo
         release.set()
         await settle(pilot)
         assert [table.get_row_at(i)[1] for i in range(2)] == ["phased", "phased"]
+        assert "reading" not in text_of(app, "#filter")
+        await pilot.press("q")
+
+
+@pytest.mark.anyio
+async def test_the_rows_in_view_are_read_first_and_the_rest_as_one_scrolls(ui_repo, monkeypatch):
+    """Past the first screenful a row is titled by its file's name until its ledger is read
+    (nothing of it is read before the first frame); the table gets every row; and the rows
+    the person scrolls to are read before the ones in between."""
+    import threading
+
+    from cascade.ui import model
+
+    source = (ui_repo / LEDGER).read_text()
+    for i in range(80):
+        (ui_repo / f"discussions/t{i:03d}.discussion.md").write_text(
+            source.replace("Title: Add user authentication", f"Title: Topic number {i}"))
+    release, read, order = threading.Event(), model.row, []
+
+    def slow_row(path, ledgers=None):
+        order.append(path.name)
+        release.wait(30)
+        return read(path, ledgers)
+
+    monkeypatch.setattr(model, "row", slow_row)
+    app = CascadeApp(ui_repo)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.3)  # the batches after the first screenful are added
+        table = app.screen.query_one("DataTable")
+        assert table.row_count == 82
+        titles = [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+        assert titles[:3] == [TOPIC, "Rotate the signing keys", "Topic number 0"]
+        assert titles[-1] == "t079"  # by its file's name: its ledger is not read yet
+        table.move_cursor(row=81)  # the person goes to the bottom
+        await pilot.pause(0.1)
+        release.set()
+        await settle(pilot)
+        assert order[0] == "add-user-authentication.discussion.md"  # before the scroll
+        assert "t079.discussion.md" in order[1:25]  # among the rows in view
+        assert order.index("t079.discussion.md") < order.index("t030.discussion.md")
+        assert sorted(order) == sorted(set(order)) and len(order) == 82  # each read once
+        assert str(table.get_row_at(81)[0]) == "Topic number 79"
         assert "reading" not in text_of(app, "#filter")
         await pilot.press("q")

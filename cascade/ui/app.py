@@ -1,47 +1,35 @@
 """``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
-(Over 400 lines: the screens of one Textual app, and their bindings.)
-folder, a discussion's view (its comments, open questions, decisions, the consensus line and
-who is missing) with its actions -- comment and vote as the git user, run what is due with
-the replies streaming in, advance, decide -- and the persona manager. Works in 80x24 and over
-SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
+folder, a discussion's view (cascade.ui.discussion: its comments, questions, decisions and
+consensus line, with its actions) and the persona manager (cascade.ui.personas). Works in
+80x24 and over SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
 
-Everything it reads comes from cascade.ui.model and everything it does goes through
-cascade.ui.actions: the same functions as the commands.
+The browser is there first: every ledger below the folder gets a row at once, titled from
+its header for the first screenfuls (the rest by file name), the table filled in batches
+after the first frame, and each ledger read off the screen's thread -- the rows in view
+first, so the rest loads as the person scrolls. The discussion view and the persona manager
+(and the run machinery behind their actions) are imported when first opened.
 """
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
-from rich.markup import escape
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen, Screen
-from textual.widgets import (
-    Button,
-    DataTable,
-    Footer,
-    Header,
-    Input,
-    Label,
-    Select,
-    Static,
-    TextArea,
-)
+from textual.widgets import Button, DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
-from cascade.turns.replies import streamed_comment
-from cascade.ui import actions, model
-from cascade.ui.dialog import Dialog
-from cascade.ui.model import FILTERS, MARKERS
-from cascade.ui.personas import PersonasScreen
+from cascade.ui import model
+from cascade.ui.model import FILTERS, vote_style
 
 LOAD_BATCH, LOAD_EVERY = 25, 0.2  # rows read before the browser shows them, at most (s)
-VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
-                ("REJECT", "REJECT")]
+ADD_BATCH, ADD_EVERY = 100, 0.05  # rows added to the table after the first screenful, every (s)
+SCREENFULS = 1  # rows added (and titled from their header) before the first frame, in screens
 HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
 [b]A discussion[/b]  c comment (and vote) · r run what is due · a advance · d decide
@@ -51,10 +39,6 @@ HELP = """\
 
 A decision point (a question the protocol asks a person) is answered with a comment:
 a line NEXT: <choice>. Replies stream in below the discussion while a run goes on."""
-
-
-def _vote_style(vote: str | None) -> str:
-    return {"READY": "green", "CHANGES": "yellow", "REJECT": "red"}.get(vote or "", "dim")
 
 
 class HelpScreen(ModalScreen[None]):
@@ -70,46 +54,6 @@ class HelpScreen(ModalScreen[None]):
         self.dismiss(None)
 
 
-class CommentScreen(Dialog):
-    """A person's comment and vote."""
-
-    first = "#text"
-
-    def __init__(self, prefill: str = "") -> None:
-        super().__init__()
-        self.prefill = prefill
-
-    def fields(self) -> ComposeResult:
-        yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
-                    "decision point):")
-        yield TextArea(self.prefill, id="text")
-        yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        text = self.query_one("#text", TextArea)
-        text.move_cursor(text.document.end)  # an answer is typed after the prefill
-
-    def result(self) -> tuple[str, str | None]:
-        vote = self.query_one("#vote", Select).value
-        return self.query_one("#text", TextArea).text, str(vote) if vote else None
-
-
-class DecideScreen(Dialog):
-    """A person's decision, overriding the panel (``cascade decide``)."""
-
-    ok_label = "Decide"
-    first = "#reason"
-
-    def fields(self) -> ComposeResult:
-        yield Label("Decide for the document's staged revision (overrides the panel):")
-        yield Select(VOTE_CHOICES[1:], value="READY", id="vote", allow_blank=False)
-        yield Input(placeholder="the reason (required)", id="reason")
-
-    def result(self) -> tuple[str, str]:
-        return str(self.query_one("#vote", Select).value), self.query_one("#reason", Input).value
-
-
 class BrowserScreen(Screen):
     """Every discussion below the folder."""
 
@@ -121,6 +65,10 @@ class BrowserScreen(Screen):
         self.start = start
         self.which = FILTERS[0]
         self.rows: list[model.Row] = []
+        self.pending: list[int] = []  # rows kept by the filter, not in the table yet
+        self.in_table: set[str] = set()
+        self.top = 0  # the first row in view
+        self.painted = threading.Event()  # the first frame is out: the reading may start
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
@@ -132,25 +80,39 @@ class BrowserScreen(Screen):
         table = self.query_one(DataTable)
         self.columns = table.add_columns("Discussion", "Protocol", "Where", "Outcome",
                                          "Votes R/C/X")  # the rows: when the screen shows
+        self.watch(table, "scroll_y", self._scrolled)
+
+    def _scrolled(self, value: float) -> None:
+        self.top = int(value)
+
+    def _first(self) -> int:
+        """How many rows the first frame holds (a screenful, and one more to scroll to)."""
+        return max(self.app.size.height, 24) * SCREENFULS
 
     def action_refresh(self) -> None:
-        """Every ledger's row at once, by the title its header names; then each read, top
-        first, off the screen's thread: the browser is there before a thousand ledgers are
-        parsed."""
-        self.rows = [model.placeholder(p) for p in model.ledgers(self.start)]
+        """Every ledger's row at once (the first screenfuls by the title their header names,
+        the rest by file name); then each read, the rows in view first, off the screen's
+        thread: the browser is there before a thousand ledgers are parsed."""
+        first = self._first()
+        self.rows = [model.placeholder(p, titled=i < first)
+                     for i, p in enumerate(model.ledgers(self.start))]
         self._fill()
+        self.call_after_refresh(self.painted.set)
         self._load(self.rows)
 
     @work(thread=True, exclusive=True, group="rows")
     def _load(self, rows: list[model.Row]) -> None:
         worker = get_current_worker()
-        root = model.top(self.start)
+        self.painted.wait(2.0)  # this thread would hold up the first frame
+        ledgers = model.reader(self.start)
+        order = _Order(len(rows))
         batch: list[tuple[int, model.Row]] = []
         sent = time.monotonic()
-        for index, placeholder in enumerate(rows):
+        while (index := order.next(self.top if self.which == FILTERS[0] else None,
+                                   self.app.size.height)) is not None:
             if worker.is_cancelled:
                 return
-            batch.append((index, model.row(placeholder.path, root)))
+            batch.append((index, model.row(rows[index].path, ledgers)))
             if len(batch) >= LOAD_BATCH or time.monotonic() - sent > LOAD_EVERY:
                 self.app.call_from_thread(self._loaded, rows, batch)
                 batch, sent = [], time.monotonic()
@@ -167,21 +129,36 @@ class BrowserScreen(Screen):
             return
         table = self.query_one(DataTable)
         for _, row in batch:
-            for column, value in zip(self.columns, self._cells(row)):
-                table.update_cell(str(row.path), column, value)
+            if str(row.path) in self.in_table:  # else it is added as it is now, in turn
+                for column, value in zip(self.columns, self._cells(row)):
+                    table.update_cell(str(row.path), column, value)
         self._say()
 
     @staticmethod
     def _cells(r: model.Row) -> tuple:
-        return r.title, r.protocol, r.where, Text(r.outcome, _vote_style(r.outcome)), r.votes
+        return r.title, r.protocol, r.where, Text(r.outcome, vote_style(r.outcome)), r.votes
 
     def _fill(self) -> None:
-        table = self.query_one(DataTable)
-        table.clear()
-        for r in self.rows:
-            if model.keep(r, self.which):
-                table.add_row(*self._cells(r), key=str(r.path))
+        """The rows the filter keeps: the first screenfuls now, the rest a batch per frame
+        (each row added is measured for the columns' widths: a thousand at once would hold
+        up the first frame)."""
+        self.query_one(DataTable).clear()
+        self.in_table = set()
+        self.pending = [i for i, r in enumerate(self.rows) if model.keep(r, self.which)]
+        self._add(self.pending, self._first())
         self._say()
+
+    def _add(self, pending: list[int], count: int) -> None:
+        if pending is not self.pending:
+            return  # filled again since
+        table = self.query_one(DataTable)
+        for index in pending[:count]:
+            row = self.rows[index]
+            table.add_row(*self._cells(row), key=str(row.path))
+            self.in_table.add(str(row.path))
+        self.pending = rest = pending[count:]
+        if rest:  # the next batch a moment later: keys and scrolling go first
+            self.set_timer(ADD_EVERY, lambda: self._add(rest, ADD_BATCH))
 
     def _say(self) -> None:
         shown = sum(1 for r in self.rows if model.keep(r, self.which))
@@ -197,221 +174,50 @@ class BrowserScreen(Screen):
         self._fill()
 
     def action_personas(self) -> None:
-        self.app.push_screen(PersonasScreen())
+        self.app.push_screen(personas_screen())
 
     @on(DataTable.RowSelected)
     def _open(self, event: DataTable.RowSelected) -> None:
-        self.app.push_screen(DiscussionScreen(Path(str(event.row_key.value))))
+        self.app.push_screen(discussion_screen(Path(str(event.row_key.value))))
 
     def on_screen_resume(self) -> None:
         self.action_refresh()
 
 
-class DiscussionScreen(Screen):
-    """One discussion: its comments, its questions, decisions and consensus line; its
-    actions; a live panel for replies as they arrive."""
+class _Order:
+    """Which ledger to read next: one in view not read yet, else the next one down."""
 
-    BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
-                Binding("r", "run", "run"), Binding("a", "advance", "advance"),
-                Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh", show=False),
-                Binding("p", "personas", "personas")]
+    def __init__(self, count: int) -> None:
+        self.done = bytearray(count)
+        self.ahead = 0
 
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-        self.running = False
-        self.live: dict[int, str] = {}  # a reply's text so far, by its outcome's id
-        self.said: dict[int, str] = {}  # instead of the text: its result, or a retry
-        self.names: dict[int, str] = {}
-
-    def compose(self) -> ComposeResult:
-        yield Header(show_clock=False)
-        yield Static("", id="summary")
-        with Horizontal(id="body"):
-            yield VerticalScroll(id="comments")
-            yield VerticalScroll(Static("", id="side-text"), id="side")
-        yield Static("", id="live")
-        yield Footer()
-
-    def on_mount(self) -> None:
-        self.action_refresh()
-
-    def action_refresh(self) -> None:
-        try:
-            v = model.view(self.path)
-        except Exception as exc:  # noqa: BLE001 - a broken ledger is said, never a crash
-            self.query_one("#summary", Static).update(Text(f"cannot read: {exc}", "red"))
-            return
-        self.view = v
-        self.app.sub_title = f"{model.shown(v.path)}"
-        head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
-                             (v.consensus, "green" if "reached," in v.consensus else "yellow"))
-        if v.waiting:
-            head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
-        self.query_one("#summary", Static).update(head)
-        box = self.query_one("#comments", VerticalScroll)
-        box.remove_children()
-        box.mount_all([Static(self._entry(e), classes="entry") for e in v.entries]
-                      or [Static("No comments yet: r runs the panel, c comments.")])
-        box.scroll_end(animate=False)
-        side = Text()
-        side.append("Participants\n", "bold")
-        for line in v.participants or ["(none yet)"]:
-            side.append(f" {line}\n")
-        if v.missing:
-            side.append("Missing: ", "bold")
-            side.append(", ".join(v.missing) + "\n")
-        side.append("\nOpen questions\n", "bold")
-        for q in v.questions or ["(none)"]:
-            side.append(f" {q}\n")
-        side.append("\nDecisions\n", "bold")
-        for x in v.decisions or ["(none)"]:
-            side.append(f" {x}\n")
-        self.query_one("#side-text", Static).update(side)
-
-    def _entry(self, e: model.Entry) -> Text:
-        out = Text()
-        out.append(e.author, "bold")
-        if e.label:
-            out.append(f"  ({e.label})", "dim")
-        out.append(f"  {e.vote or 'no vote'}", _vote_style(e.vote))
-        out.append(f"  line {e.line}\n", "dim")
-        for line in e.body.splitlines():
-            marked = line.lstrip().startswith(MARKERS)
-            out.append(line + "\n", "bold cyan" if marked else "")
-        return out
-
-    def action_back(self) -> None:
-        if not self.running:
-            self.app.pop_screen()
-
-    def action_personas(self) -> None:
-        self.app.push_screen(PersonasScreen())
-
-    def _said(self, code: int, text: str) -> None:
-        self.app.notify(escape(text or "done"), severity="information" if code == 0 else "error",
-                        timeout=8)
-        self.action_refresh()
-
-    def _busy(self) -> bool:
-        """This screen's run is writing the ledger: a comment, decision or advance would wait
-        for its end (cascade.loop.lock); the person is told to come back then instead."""
-        if self.running:
-            self.app.notify("a run is going on: comment, decide or advance when it is done",
-                            severity="warning")
-        return self.running
-
-    def action_comment(self) -> None:
-        if self._busy():
-            return
-        view = getattr(self, "view", None)  # a decision point's question says "NEXT:"
-        prefill = "NEXT: " if view is not None and view.waiting and "NEXT:" in view.waiting \
-            else ""
-
-        def done(result) -> None:
-            if result is not None:
-                self._act(actions.comment, *result)
-        self.app.push_screen(CommentScreen(prefill), done)
-
-    def action_decide(self) -> None:
-        if self._busy():
-            return
-
-        def done(result) -> None:
-            if result is not None:
-                self._act(actions.decide, *result)
-        self.app.push_screen(DecideScreen(), done)
-
-    def action_advance(self) -> None:
-        if not self._busy():
-            self._act(actions.advance)
-
-    @work(thread=True, group="actions")
-    def _act(self, action, *args) -> None:
-        """A comment, decision or advance, off the screen's thread: another process may be
-        writing the ledger, and the action waits for it (cascade.loop.lock)."""
-        code, text = action(self.path, *args)
-        self.app.call_from_thread(self._said, code, text)
-
-    def action_run(self) -> None:
-        if self.running:
-            self.app.notify("a run is going on", severity="warning")
-            return
-        self.running = True
-        self.live, self.said, self.names = {}, {}, {}
-        self.query_one("#live", Static).update(Text("Starting...", "italic"))
-        self._run()
-
-    @work(thread=True, exclusive=True)
-    def _run(self) -> None:
-        try:
-            said, code = actions.run_next(self.path, _LiveProgress(self)), 0
-        except Exception as exc:  # noqa: BLE001 - a CascadeError (bad input) or worse: said
-            said, code = str(exc), 2
-        self.app.call_from_thread(self._finished, code, said)
-
-    def _finished(self, code: int, said: str) -> None:
-        self.running = False
-        self.query_one("#live", Static).update("")
-        self._said(code, said)
-
-    def show_live(self) -> None:
-        text = Text()
-        for key, name in self.names.items():
-            reply = " ".join(streamed_comment(self.live.get(key, "")).split())
-            text.append(f"{name}: ", "bold")
-            room = max(10, self.size.width - len(name) - 6)
-            shown = self.said.get(key) or (
-                ("..." + reply[-room:] if len(reply) > room else reply) if reply else "...")
-            text.append(shown + "\n")
-        self.query_one("#live", Static).update(text)
+    def next(self, top: int | None, height: int) -> int | None:
+        if top is not None:
+            for index in range(max(0, top), min(top + height, len(self.done))):
+                if not self.done[index]:
+                    self.done[index] = 1
+                    return index
+        while self.ahead < len(self.done) and self.done[self.ahead]:
+            self.ahead += 1
+        if self.ahead == len(self.done):
+            return None
+        self.done[self.ahead] = 1
+        return self.ahead
 
 
-class _LiveProgress:
-    """The run's progress, from its worker thread to the screen: who was asked, their reply
-    as it streams in, and when each is done."""
+def discussion_screen(path: Path) -> Screen:
+    """One discussion's screen. Its module (Textual's widgets, and the run machinery behind
+    its actions) is imported when a discussion is first opened, not for the browser."""
+    from cascade.ui.discussion import DiscussionScreen  # Textual screen: not on the browser's path
 
-    wants_stream = True
+    return DiscussionScreen(path)
 
-    def __init__(self, screen: DiscussionScreen) -> None:
-        self.screen = screen
 
-    def _call(self, fn, *args) -> None:
-        self.screen.app.call_from_thread(fn, *args)
+def personas_screen() -> Screen:
+    """The persona manager; its module is imported when it is first opened."""
+    from cascade.ui.personas import PersonasScreen  # Textual screen: not on the browser's path
 
-    def start(self, outcome) -> None:
-        def show() -> None:
-            step = getattr(outcome, "step", "")
-            self.screen.names[id(outcome)] = outcome.persona.name + (f" ({step})" if step else "")
-            self.screen.show_live()
-        self._call(show)
-
-    def stream(self, outcome, text: str) -> None:
-        def show() -> None:
-            self.screen.said.pop(id(outcome), None)
-            self.screen.live[id(outcome)] = self.screen.live.get(id(outcome), "") + text
-            self.screen.show_live()
-        self._call(show)
-
-    def retry(self, outcome, model: str, reason: str, wait: float) -> None:
-        def show() -> None:
-            self.screen.live[id(outcome)] = ""
-            self.screen.said[id(outcome)] = f"retrying in {wait:.0f}s: {reason}"
-            self.screen.show_live()
-        self._call(show)
-
-    def finish(self, outcome) -> None:
-        def show() -> None:
-            self.screen.said[id(outcome)] = (
-                f"{outcome.vote or 'no vote'} ({outcome.seconds:.1f}s)" if outcome.ok
-                else f"failed: {outcome.error}")
-            self.screen.show_live()
-            self.screen.action_refresh()
-        self._call(show)
-
-    def settle(self) -> None: ...
-
-    def close(self) -> None: ...
+    return PersonasScreen()
 
 
 class CascadeApp(App):
@@ -439,7 +245,7 @@ class CascadeApp(App):
 
     def on_mount(self) -> None:
         if self.target.is_file():
-            self.push_screen(DiscussionScreen(self.target))
+            self.push_screen(discussion_screen(self.target))
         else:
             self.push_screen(BrowserScreen(self.target))
 
@@ -448,7 +254,7 @@ class CascadeApp(App):
 
     def action_quit(self) -> None:
         screen = self.screen
-        if isinstance(screen, DiscussionScreen) and screen.running:
+        if getattr(screen, "running", False):  # a discussion's run
             self.notify("a run is going on: q again when it is done", severity="warning")
             return
         self.exit(0)

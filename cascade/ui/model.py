@@ -11,7 +11,7 @@ from cascade.commands.status import protocol_view, vote_label
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
-from cascade.loop.governance import open_at, open_discussion, resolve
+from cascade.loop.governance import LedgerReader, open_discussion
 from cascade.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
@@ -76,27 +76,36 @@ def top(start: Path) -> Path | None:
         return None
 
 
-def placeholder(path: Path) -> Row:
+def placeholder(path: Path, titled: bool = True) -> Row:
     """A row before its ledger is read: the title its header names (only the first bytes
-    are read), the rest to come."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_BYTES)
-        title = parse_header(head.decode("utf-8", "replace")).title
-    except OSError:
-        title = ""
+    are read; ``titled=False``: the file's name, nothing read), the rest to come."""
+    title = ""
+    if titled:
+        try:
+            with open(path, "rb") as f:
+                head = f.read(HEADER_BYTES)
+            title = parse_header(head.decode("utf-8", "replace")).title
+        except OSError:
+            pass
     title = title or path.name.split(".")[0]  # as Discussion.title falls back
     return Row(path, printable(title), "", "", "...", "", "", loading=True)
 
 
-def row(path: Path, root: Path | None = None) -> Row:
-    """A ledger's row (``root``: the repository's top, when known: asked of git once, not per
-    row); one that cannot be read is a row that says why (the browser never dies on one bad
-    file)."""
+def reader(start: Path) -> LedgerReader | None:
+    """What reads the rows of the repository above ``start`` (its rules read once, each
+    ledger parsed once); None outside one."""
+    root = top(start)
+    return LedgerReader(root) if root is not None else None
+
+
+def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
+    """A ledger's row (``ledgers``: the repository's reader, when there is one: made once, not
+    per row); one that cannot be read is a row that says why (the browser never dies on one
+    bad file)."""
     try:
-        if root is None:
+        if ledgers is None:
             return _row(open_discussion(str(path)), path)
-        return _row(open_at(path, *resolve(path, root), root=root), path)
+        return _row(ledgers.open(path), path)
     except CascadeError as exc:
         return Row(path, f"(cannot read: {exc.message})", "", "", "", "", "", exc.message)
 
@@ -118,6 +127,11 @@ def _row(d, path: Path) -> Row:
     votes = f"{counts['READY']}/{counts['CHANGES']}/{counts['REJECT']}"
     return Row(path, printable(d.title), d.protocol.name, _where(d), _outcome(d), votes,
                d.status)
+
+
+def vote_style(vote: str | None) -> str:
+    """The colour a vote (or an outcome) is shown in."""
+    return {"READY": "green", "CHANGES": "yellow", "REJECT": "red"}.get(vote or "", "dim")
 
 
 def keep(row: Row, which: str) -> bool:

@@ -1,0 +1,275 @@
+"""One discussion in the terminal UI: its comments, open questions, decisions, the consensus
+line and who is missing, with its actions -- comment and vote as the git user, run what is
+due with the replies streaming in, advance, decide. Everything it reads comes from
+cascade.ui.model and everything it does goes through cascade.ui.actions (the same functions
+as the commands); cascade.ui.app opens it, and imports it only then: the run machinery
+behind the actions is not needed for the browser's first screen.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.markup import escape
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Label, Select, Static, TextArea
+
+from cascade.turns.replies import streamed_comment
+from cascade.ui import actions, model
+from cascade.ui.dialog import Dialog
+from cascade.ui.model import MARKERS, vote_style
+from cascade.ui.personas import PersonasScreen
+
+VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
+                ("REJECT", "REJECT")]
+
+
+class CommentScreen(Dialog):
+    """A person's comment and vote."""
+
+    first = "#text"
+
+    def __init__(self, prefill: str = "") -> None:
+        super().__init__()
+        self.prefill = prefill
+
+    def fields(self) -> ComposeResult:
+        yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
+                    "decision point):")
+        yield TextArea(self.prefill, id="text")
+        yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        text = self.query_one("#text", TextArea)
+        text.move_cursor(text.document.end)  # an answer is typed after the prefill
+
+    def result(self) -> tuple[str, str | None]:
+        vote = self.query_one("#vote", Select).value
+        return self.query_one("#text", TextArea).text, str(vote) if vote else None
+
+
+class DecideScreen(Dialog):
+    """A person's decision, overriding the panel (``cascade decide``)."""
+
+    ok_label = "Decide"
+    first = "#reason"
+
+    def fields(self) -> ComposeResult:
+        yield Label("Decide for the document's staged revision (overrides the panel):")
+        yield Select(VOTE_CHOICES[1:], value="READY", id="vote", allow_blank=False)
+        yield Input(placeholder="the reason (required)", id="reason")
+
+    def result(self) -> tuple[str, str]:
+        return str(self.query_one("#vote", Select).value), self.query_one("#reason", Input).value
+
+
+class DiscussionScreen(Screen):
+    """One discussion: its comments, its questions, decisions and consensus line; its
+    actions; a live panel for replies as they arrive."""
+
+    BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
+                Binding("r", "run", "run"), Binding("a", "advance", "advance"),
+                Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh", show=False),
+                Binding("p", "personas", "personas")]
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self.running = False
+        self.live: dict[int, str] = {}  # a reply's text so far, by its outcome's id
+        self.said: dict[int, str] = {}  # instead of the text: its result, or a retry
+        self.names: dict[int, str] = {}
+
+    def compose(self) -> ComposeResult:
+        yield Header(show_clock=False)
+        yield Static("", id="summary")
+        with Horizontal(id="body"):
+            yield VerticalScroll(id="comments")
+            yield VerticalScroll(Static("", id="side-text"), id="side")
+        yield Static("", id="live")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.action_refresh()
+
+    def action_refresh(self) -> None:
+        try:
+            v = model.view(self.path)
+        except Exception as exc:  # noqa: BLE001 - a broken ledger is said, never a crash
+            self.query_one("#summary", Static).update(Text(f"cannot read: {exc}", "red"))
+            return
+        self.view = v
+        self.app.sub_title = f"{model.shown(v.path)}"
+        head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
+                             (v.consensus, "green" if "reached," in v.consensus else "yellow"))
+        if v.waiting:
+            head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
+        self.query_one("#summary", Static).update(head)
+        box = self.query_one("#comments", VerticalScroll)
+        box.remove_children()
+        box.mount_all([Static(self._entry(e), classes="entry") for e in v.entries]
+                      or [Static("No comments yet: r runs the panel, c comments.")])
+        box.scroll_end(animate=False)
+        side = Text()
+        side.append("Participants\n", "bold")
+        for line in v.participants or ["(none yet)"]:
+            side.append(f" {line}\n")
+        if v.missing:
+            side.append("Missing: ", "bold")
+            side.append(", ".join(v.missing) + "\n")
+        side.append("\nOpen questions\n", "bold")
+        for q in v.questions or ["(none)"]:
+            side.append(f" {q}\n")
+        side.append("\nDecisions\n", "bold")
+        for x in v.decisions or ["(none)"]:
+            side.append(f" {x}\n")
+        self.query_one("#side-text", Static).update(side)
+
+    def _entry(self, e: model.Entry) -> Text:
+        out = Text()
+        out.append(e.author, "bold")
+        if e.label:
+            out.append(f"  ({e.label})", "dim")
+        out.append(f"  {e.vote or 'no vote'}", vote_style(e.vote))
+        out.append(f"  line {e.line}\n", "dim")
+        for line in e.body.splitlines():
+            marked = line.lstrip().startswith(MARKERS)
+            out.append(line + "\n", "bold cyan" if marked else "")
+        return out
+
+    def action_back(self) -> None:
+        if not self.running:
+            self.app.pop_screen()
+
+    def action_personas(self) -> None:
+        self.app.push_screen(PersonasScreen())
+
+    def _said(self, code: int, text: str) -> None:
+        self.app.notify(escape(text or "done"), severity="information" if code == 0 else "error",
+                        timeout=8)
+        self.action_refresh()
+
+    def _busy(self) -> bool:
+        """This screen's run is writing the ledger: a comment, decision or advance would wait
+        for its end (cascade.loop.lock); the person is told to come back then instead."""
+        if self.running:
+            self.app.notify("a run is going on: comment, decide or advance when it is done",
+                            severity="warning")
+        return self.running
+
+    def action_comment(self) -> None:
+        if self._busy():
+            return
+        view = getattr(self, "view", None)  # a decision point's question says "NEXT:"
+        prefill = "NEXT: " if view is not None and view.waiting and "NEXT:" in view.waiting \
+            else ""
+
+        def done(result) -> None:
+            if result is not None:
+                self._act(actions.comment, *result)
+        self.app.push_screen(CommentScreen(prefill), done)
+
+    def action_decide(self) -> None:
+        if self._busy():
+            return
+
+        def done(result) -> None:
+            if result is not None:
+                self._act(actions.decide, *result)
+        self.app.push_screen(DecideScreen(), done)
+
+    def action_advance(self) -> None:
+        if not self._busy():
+            self._act(actions.advance)
+
+    @work(thread=True, group="actions")
+    def _act(self, action, *args) -> None:
+        """A comment, decision or advance, off the screen's thread: another process may be
+        writing the ledger, and the action waits for it (cascade.loop.lock)."""
+        code, text = action(self.path, *args)
+        self.app.call_from_thread(self._said, code, text)
+
+    def action_run(self) -> None:
+        if self.running:
+            self.app.notify("a run is going on", severity="warning")
+            return
+        self.running = True
+        self.live, self.said, self.names = {}, {}, {}
+        self.query_one("#live", Static).update(Text("Starting...", "italic"))
+        self._run()
+
+    @work(thread=True, exclusive=True)
+    def _run(self) -> None:
+        try:
+            said, code = actions.run_next(self.path, _LiveProgress(self)), 0
+        except Exception as exc:  # noqa: BLE001 - a CascadeError (bad input) or worse: said
+            said, code = str(exc), 2
+        self.app.call_from_thread(self._finished, code, said)
+
+    def _finished(self, code: int, said: str) -> None:
+        self.running = False
+        self.query_one("#live", Static).update("")
+        self._said(code, said)
+
+    def show_live(self) -> None:
+        text = Text()
+        for key, name in self.names.items():
+            reply = " ".join(streamed_comment(self.live.get(key, "")).split())
+            text.append(f"{name}: ", "bold")
+            room = max(10, self.size.width - len(name) - 6)
+            shown = self.said.get(key) or (
+                ("..." + reply[-room:] if len(reply) > room else reply) if reply else "...")
+            text.append(shown + "\n")
+        self.query_one("#live", Static).update(text)
+
+
+class _LiveProgress:
+    """The run's progress, from its worker thread to the screen: who was asked, their reply
+    as it streams in, and when each is done."""
+
+    wants_stream = True
+
+    def __init__(self, screen: DiscussionScreen) -> None:
+        self.screen = screen
+
+    def _call(self, fn, *args) -> None:
+        self.screen.app.call_from_thread(fn, *args)
+
+    def start(self, outcome) -> None:
+        def show() -> None:
+            step = getattr(outcome, "step", "")
+            self.screen.names[id(outcome)] = outcome.persona.name + (f" ({step})" if step else "")
+            self.screen.show_live()
+        self._call(show)
+
+    def stream(self, outcome, text: str) -> None:
+        def show() -> None:
+            self.screen.said.pop(id(outcome), None)
+            self.screen.live[id(outcome)] = self.screen.live.get(id(outcome), "") + text
+            self.screen.show_live()
+        self._call(show)
+
+    def retry(self, outcome, model: str, reason: str, wait: float) -> None:
+        def show() -> None:
+            self.screen.live[id(outcome)] = ""
+            self.screen.said[id(outcome)] = f"retrying in {wait:.0f}s: {reason}"
+            self.screen.show_live()
+        self._call(show)
+
+    def finish(self, outcome) -> None:
+        def show() -> None:
+            self.screen.said[id(outcome)] = (
+                f"{outcome.vote or 'no vote'} ({outcome.seconds:.1f}s)" if outcome.ok
+                else f"failed: {outcome.error}")
+            self.screen.show_live()
+            self.screen.action_refresh()
+        self._call(show)
+
+    def settle(self) -> None: ...
+
+    def close(self) -> None: ...
