@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 
+import pytest
 from conftest import git
 from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, script  # noqa: F401
 from test_revisions import NEW_DOC, NEW_LEDGER, accepted, hint  # noqa: F401
@@ -14,6 +15,8 @@ from test_revisions import NEW_DOC, NEW_LEDGER, accepted, hint  # noqa: F401
 from cascade.loop.governance import LedgerReader, open_discussion
 from cascade.ui import model
 
+# the `accepted` fixture follows the hook's hints git add by git add (tests/test_revisions.py)
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
 
 def same(repo, *ledgers: str) -> None:
     reader = LedgerReader(repo)
