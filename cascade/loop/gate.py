@@ -37,6 +37,7 @@ from cascade.loop.closing import close as close_one
 from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import RuleSet
+from cascade.protocol.about import WIDTH, about
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.requests import due, next_wave
 from cascade.protocol.loader import load_protocol
@@ -47,6 +48,7 @@ from cascade.protocol.authority import Authority, settings_fields
 from cascade.protocol.state import block_id
 from cascade.protocol.verdict import gate
 from cascade.safepath import first_link, refuse_links
+from cascade.text import printable
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.settings import Settings
 
@@ -513,6 +515,9 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
         if result.waiting:
             item.waiting = result.waiting
             print(f"cascade: {item.ledger}: waiting for a person: {result.waiting}", file=out)
+            told = about(s.discussion.state.run, s.discussion.personas)
+            for line in told.lines(WIDTH)[1:] if told is not None else []:
+                print(printable(line), file=out)  # what it is about, a line an item
     outcomes = ([o for (_, s), result in done if s.pending is not None for o in result.outcomes]
                 + [o for (_, s), result in done if s.pending is None for o in result.outcomes])
     for line in redaction_lines(outcomes):
