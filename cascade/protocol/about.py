@@ -46,15 +46,20 @@ class About:
     recommended: str = ""
     unclear: list[str] = field(default_factory=list)  # answers not understood, a line each
 
+    def told(self) -> list[str]:
+        """What it is about: the panel's table and the turns it shows, a line an item."""
+        return table_lines(self.table) + self.context
+
+    def offer(self, choice: Choice) -> str:
+        """A choice as offered: ``modify <what to change> -- what it does (recommended)``."""
+        return (choice.answer[len("NEXT: "):] + (f" -- {choice.does}" if choice.does else "")
+                + (" (recommended)" if choice.word == self.recommended else ""))
+
     def lines(self, width: int | None = None) -> list[str]:
-        """The question, what it is about and the choices, a line an item (``width``: each
-        cut to it, as the hook prints them)."""
-        out = [self.question]
-        out += [f"  {line}" for line in table_lines(self.table)]
-        out += [f"  {line}" for line in self.context]
-        out += [f"  {c.answer}" + (f" -- {c.does}" if c.does else "")
-                + (" (recommended)" if c.word == self.recommended else "")
-                for c in self.choices]
+        """The question, what it is about, the choices and the answers not understood, a
+        line an item (``width``: each cut to it, as the hook prints them)."""
+        out = [self.question] + [f"  {line}" for line in self.told()]
+        out += [f"  NEXT: {self.offer(c)}" for c in self.choices]
         out += [f"  {line}" for line in self.unclear]
         if width is None:
             return out

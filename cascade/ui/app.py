@@ -35,6 +35,7 @@ from textual.worker import get_current_worker
 
 from cascade.turns.replies import streamed_comment
 from cascade.ui import actions, model
+from cascade.ui.answer import AnswerScreen
 from cascade.ui.dialog import Dialog
 from cascade.ui.model import FILTERS, MARKERS
 from cascade.ui.personas import PersonasScreen
@@ -44,13 +45,14 @@ VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
                 ("REJECT", "REJECT")]
 HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
-[b]A discussion[/b]  c comment (and vote) · r run what is due · a advance · d decide
-              p personas · g refresh · escape back
+[b]A discussion[/b]  c comment (and vote) · n answer the question · r run what is due
+              a advance · d decide · p personas · g refresh · escape back
 [b]Personas[/b]     a add from a file · n new · x remove (the repository's own) · escape back
 [b]Everywhere[/b]    ? this help · q quit
 
-A decision point (a question the protocol asks a person) is answered with a comment:
-a line NEXT: <choice>. Replies stream in below the discussion while a run goes on."""
+A decision point (a question the protocol asks a person) is said above the discussion,
+with what it is about; n answers it from a list of its choices (saved as a comment
+NEXT: <choice>). Replies stream in below the discussion while a run goes on."""
 
 
 def _vote_style(vote: str | None) -> str:
@@ -75,20 +77,10 @@ class CommentScreen(Dialog):
 
     first = "#text"
 
-    def __init__(self, prefill: str = "") -> None:
-        super().__init__()
-        self.prefill = prefill
-
     def fields(self) -> ComposeResult:
-        yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
-                    "decision point):")
-        yield TextArea(self.prefill, id="text")
+        yield Label("Your comment (ctrl+s saves; n answers a question from a list):")
+        yield TextArea("", id="text")
         yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        text = self.query_one("#text", TextArea)
-        text.move_cursor(text.document.end)  # an answer is typed after the prefill
 
     def result(self) -> tuple[str, str | None]:
         vote = self.query_one("#vote", Select).value
@@ -212,6 +204,7 @@ class DiscussionScreen(Screen):
     actions; a live panel for replies as they arrive."""
 
     BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
+                Binding("n", "answer", "answer"),
                 Binding("r", "run", "run"), Binding("a", "advance", "advance"),
                 Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh", show=False),
                 Binding("p", "personas", "personas")]
@@ -227,6 +220,8 @@ class DiscussionScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         yield Static("", id="summary")
+        with VerticalScroll(id="about"):
+            yield Static("", id="about-text")
         with Horizontal(id="body"):
             yield VerticalScroll(id="comments")
             yield VerticalScroll(Static("", id="side-text"), id="side")
@@ -249,6 +244,12 @@ class DiscussionScreen(Screen):
         if v.waiting:
             head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
         self.query_one("#summary", Static).update(head)
+        told = v.about  # what the open question is about, and how to answer it
+        self.query_one("#about").display = told is not None
+        if told is not None:
+            lines = told.unclear + ["n: answer from the list of choices ("
+                                    + ", ".join(c.word for c in told.choices) + ")"] + told.told()
+            self.query_one("#about-text", Static).update(Text("\n".join(lines)))
         box = self.query_one("#comments", VerticalScroll)
         box.remove_children()
         box.mount_all([Static(self._entry(e), classes="entry") for e in v.entries]
@@ -304,14 +305,25 @@ class DiscussionScreen(Screen):
     def action_comment(self) -> None:
         if self._busy():
             return
-        view = getattr(self, "view", None)  # a decision point's question says "NEXT:"
-        prefill = "NEXT: " if view is not None and view.waiting and "NEXT:" in view.waiting \
-            else ""
 
         def done(result) -> None:
             if result is not None:
                 self._act(actions.comment, *result)
-        self.app.push_screen(CommentScreen(prefill), done)
+        self.app.push_screen(CommentScreen(), done)
+
+    def action_answer(self) -> None:
+        """The open decision point, answered from a list of its choices."""
+        if self._busy():
+            return
+        view = getattr(self, "view", None)
+        if view is None or view.about is None:
+            self.app.notify("no question is waiting for an answer", severity="warning")
+            return
+
+        def done(result) -> None:
+            if result is not None:
+                self._act(actions.comment, *result)
+        self.app.push_screen(AnswerScreen(view.about), done)
 
     def action_decide(self) -> None:
         if self._busy():
@@ -420,6 +432,9 @@ class CascadeApp(App):
     TITLE = "cascade"
     CSS = """
     #filter, #summary { padding: 0 1; height: auto; max-height: 5; }
+    #about { height: auto; max-height: 10; padding: 0 1; border-top: solid $primary-darken-2; }
+    #choices { height: auto; max-height: 8; }
+    #told { height: auto; max-height: 8; }
     #body { height: 1fr; }
     #comments { width: 2fr; }
     #side { width: 1fr; min-width: 24; border-left: solid $primary-darken-2; padding: 0 1; }
