@@ -110,6 +110,10 @@ def test_an_escalation_shows_the_question_the_sides_and_the_recommendation(loop_
     assert ("  NEXT: accept -- conclude on the facilitator's recommendation: Adopt the "
             "converged proposal. (recommended)") in told
     assert "  NEXT: continue [N] -- go on; no escalation for N rounds (default 1)" in told
+    status = run(repo, sys.executable, "-m", "cascade", "status", LEDGER)  # says it too
+    assert "    Sides: pro: AI-Architect, AI-Pragmatist; con: AI-Security" in status.stdout
+    assert ("    NEXT: accept -- conclude on the facilitator's recommendation: Adopt the "
+            "converged proposal. (recommended)") in status.stdout
 
 
 def test_an_answer_not_understood_is_said_with_the_choices(loop_repo, fake_llm):
@@ -176,3 +180,52 @@ def test_on_a_terminal_each_question_says_what_it_is_about(repo, fake_llm, tmp_p
                         root=repo)
     assert [c.body for c in d.comments if c.origin is None] == ["NEXT: start",
                                                                "NEXT: synthesize"]
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_on_a_terminal_the_proposed_participants_are_a_table(repo, fake_llm, tmp_path):
+    """`cascade discuss` (pcs) proposes its participants: who, in which role, on which tier,
+    why (their role and expertise; the synthesizer's reason above), before it asks."""
+    from test_pcs import Panel
+
+    Panel(fake_llm)
+    tmux = Tmux(tmp_path)
+    env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", "")}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    try:
+        tmux.start(f"cd {shlex.quote(str(repo))} && env {exports} {shlex.quote(sys.executable)}"
+                   " -m cascade discuss 'Threat model for session tokens'")
+        screen = tmux.wait_for("Enter to start")
+        lines = screen.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("Proposed panel"))
+        assert ("auto-invited by AI-Synthesizer: Security and delivery pull apart here."
+                in lines[head])
+        assert lines[head + 1].split() == ["Persona", "Role", "Model", "Why"]
+        rows = lines[head + 3:head + 6]
+        assert rows[0].split()[:4] == ["AI-Security", "(@security)", "Participant", "fast"]
+        assert rows[1].split()[:2] == ["AI-Pragmatist", "(@pragmatist)"]
+        assert rows[2].split()[:5] == ["AI-Synthesizer", "(@synthesizer)", "Synthesizer",
+                                       "strong", "tier"]
+        tmux.run("send-keys", "-t", "t", "Enter")
+        assert "EXIT=0" in tmux.wait_for("EXIT=")
+    finally:
+        tmux.close()
+
+
+def test_a_roundtable_says_its_question_and_who_argues_which_side(repo, cli, fake_llm,
+                                                                  monkeypatch):
+    """Off a terminal too: the sides of a debate when the run starts, and the facilitator's
+    question above the answers it was asked."""
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    Table(fake_llm)
+    code, out, err = cli("discuss", "How do we version the public API?", "--protocol",
+                         "roundtable", "--strategy", "debate", "--participants",
+                         "architect,security,pragmatist")
+    assert code == 0, out + err
+    lines = out.splitlines()
+    assert "Sides: pro: AI-Architect, AI-Pragmatist; con: AI-Security" in lines
+    asked = lines.index("Question (AI-Facilitator, r1-msg-001): Question 1: what matters most now?")
+    assert lines[asked + 1:asked + 3] == ["  focus: focus 1", "Answers, round 1:"]
+    assert "Question (AI-Facilitator, r2-msg-" in out  # every round's question

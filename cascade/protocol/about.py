@@ -22,6 +22,7 @@ from cascade.protocol.spec import Step, Steps
 
 _ARG = re.compile(r"\A([<\[][^>\]]*[>\]])\s*(?:--\s*)?(.*)\Z", re.DOTALL)
 WIDTH = 160  # the longest line the hook prints of it
+WHY = 90  # the longest reason a table gives for a persona
 
 
 @dataclass(frozen=True)
@@ -205,11 +206,16 @@ def roster(steps: Steps | None, members: list[str], personas, why: dict[str, str
 
     for alias in members:
         rows.append([f"{name(alias)} (@{alias})", member.title if member else "Participant",
-                     model(alias, member), reason(alias)])
+                     model(alias, member), _cut(reason(alias), WHY)])
     for role in steps.fixed_roles if steps is not None else ():
         rows.append([f"{name(role.persona)} (@{role.persona})", role.title,
                      model(role.persona, role), "the protocol's fixed role"])
     return rows
+
+
+def _cut(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 3].rstrip() + "..."
 
 
 def panel_table(run: Run, personas=None) -> list[list[str]]:
