@@ -229,3 +229,24 @@ def test_a_roundtable_says_its_question_and_who_argues_which_side(repo, cli, fak
     asked = lines.index("Question (AI-Facilitator, r1-msg-001): Question 1: what matters most now?")
     assert lines[asked + 1:asked + 3] == ["  focus: focus 1", "Answers, round 1:"]
     assert "Question (AI-Facilitator, r2-msg-" in out  # every round's question
+
+
+def test_an_impasse_says_what_the_protocol_recommends(loop_repo, fake_llm):
+    """pcs ends its last round without consensus: a person decides (`cascade decide`); the
+    hook and `cascade status` say the synthesizer's recommendation with it."""
+    from test_pcs import Panel
+
+    repo = loop_repo
+    gate_repo(repo, RULES.replace("participants: [architect, security, pragmatist]",
+                                  "participants: [architect, security]\n    protocol: pcs"))
+    panel = Panel(fake_llm)
+    for r in (1, 2, 3):
+        panel.verdicts[("AI-Architect", r)] = "REJECT"
+    blocked = commit(repo)
+    assert blocked.returncode == 1
+    told = lines_after(blocked.out, ": IMPASSE: impasse after 3 rounds")
+    assert told[1].startswith("  Recommendation (AI-Synthesizer, r3-msg-")
+    assert told[1].endswith("): Recommend SQLite with a migration trigger.")
+    status = run(repo, sys.executable, "-m", "cascade", "status", LEDGER)
+    lines = lines_after(status.stdout, "Waiting for a person: impasse after 3 rounds")
+    assert lines[1].startswith("    Recommendation (AI-Synthesizer, r3-msg-")

@@ -95,6 +95,16 @@ def about(run: Run, personas=None) -> About | None:
     return out
 
 
+def impasse(run: Run) -> list[str]:
+    """At an impasse (a person decides with ``cascade decide``), what the protocol recommends:
+    the turn of its ``on_impasse`` step, a line an item; [] otherwise."""
+    step_id = run.steps.rounds.on_impasse
+    if run.outcome != "IMPASSE" or not step_id:
+        return []
+    turns = [t for t in run.turns if t.step == step_id]
+    return turn_lines(run, turns[-1]) if turns else []
+
+
 def _split_does(text: str) -> tuple[str, str]:
     m = _ARG.match(text)
     return (m.group(1), m.group(2).strip()) if m else ("", text)
