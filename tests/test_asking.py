@@ -117,8 +117,9 @@ def test_an_escalation_shows_the_question_the_sides_and_the_recommendation(loop_
 
 
 def test_an_answer_not_understood_is_said_with_the_choices(loop_repo, fake_llm):
-    """As the UI once saved it (typed before a pre-filled NEXT:): the hook and `cascade
-    comment` say it names no choice, with the choices, instead of asking again in silence."""
+    """As the UI once saved it (typed before a pre-filled NEXT:): the hook, `cascade comment`
+    and `cascade run` say it names no choice, with the choices, instead of asking again in
+    silence."""
     repo = loop_repo
     gate_repo(repo, SWARM_RULES)
     Swarm(fake_llm)
@@ -133,10 +134,13 @@ def test_an_answer_not_understood_is_said_with_the_choices(loop_repo, fake_llm):
     lines = [line for line in said.stdout.splitlines() if "not understood" in line]
     assert len(lines) == 2 and lines[-1].startswith("cascade: not understood: 'startNEXT:'")
     assert lines[-1].endswith("-- answer with one of the choices: start, modify, mode")
-    fine = run(repo, sys.executable, "-m", "cascade", "comment", LEDGER, "NEXT: start")
-    assert "not understood" not in fine.stdout  # answered: nothing left to say
+    said = run(repo, sys.executable, "-m", "cascade", "run", LEDGER)  # no terminal: --auto
+    assert "note: not understood: 'startNEXT:'" in said.stdout
+    assert "took the recommended choice start (--auto)" in said.stdout
     d = Discussion.load(repo / LEDGER, root=repo)
     assert d.state.run.setup_done
+    assert [c.body.strip() for c in d.comments if c.origin is None] == [
+        "NEXT: synthesizeNEXT:", "startNEXT:"]  # kept as written
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")

@@ -194,6 +194,9 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     sides = sides_line(state.run)
     if sides:
         print(printable(sides), flush=True)
+    told = about(state.run, d.personas) if not interactive else None  # a terminal asks
+    for line in told.unclear if told is not None else []:
+        print(printable(f"note: {line}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,
                  source_data=_recorded(d), rule_model=rule.model if rule else None,
                  rule_models=rule.models if rule else None,
