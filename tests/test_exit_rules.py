@@ -154,8 +154,8 @@ def test_next_action(turns, chosen, expected):
 
 def test_next_action_goes_on_by_any_other_choice():
     """Any choice but synthesize goes on, whatever it is called (a variant's own choice)."""
-    steps = steps_of("swarm", edits=(("constraint, synthesize, pause]",
-                                      "constraint, synthesize, pause, wait]"),))
+    pause = "      pause: stop here; a resume context is written and cascade run picks it up\n"
+    steps = steps_of("swarm", edits=((pause, pause + "      wait: wait a round\n"),))
     run = run_of(steps, chosen=[(2, "next", "wait", "")])
     assert exit_of("next_action", run, 2) == Exit(False, "Ana chose wait in round 2")
 

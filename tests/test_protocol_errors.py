@@ -232,9 +232,10 @@ CASES = [
     ('council', 'after:\n',
      'setup:\n  - {id: s, role: referee}\nafter:\n',
      "'setup' runs before round 1 to generate the panel: only a protocol whose members come 'from: panel' has one", 107),
-    ('swarm', '    choices: [start, modify, mode]',
-     "    choices: [start, 'two words', mode]",
-     "step 'start': choices must be a list of single words", 60),
+    ('swarm', '      start: begin round 1 with this panel',
+     "      two words: begin round 1 with this panel",
+     "step 'start': choices must be a list of single words (or a mapping of each to what it "
+     "does)", 60),
     ('swarm', '    role: person',
      '    role: person\n    goto: {ghost: x}',
      "step 'start': goto maps a choice to a later step's id", 59),

@@ -253,10 +253,12 @@ def test_cascade_ui_in_a_real_terminal(ui_repo, fake_llm, tmp_path):
 
 
 @pytest.mark.anyio
-async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_repo, cli,
-                                                                          fake_llm):
+async def test_a_decision_point_says_what_it_is_about_and_is_answered_from_a_list(ui_repo, cli,
+                                                                                  fake_llm):
     """A step protocol's run stops where a person decides (swarm's panel); the view shows the
-    question, `c` starts the answer with NEXT:, and the next `r` goes on from the answer."""
+    question and what it is about (the proposed panel, a row a persona: role, tier, why), `n`
+    offers the choices as a list (the recommended one highlighted, each with what it does),
+    the answer is saved as NEXT: <choice> [words], and the next `r` goes on from it."""
     from swarm_script import Swarm
 
     Swarm(fake_llm)
@@ -266,16 +268,31 @@ async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_rep
     app = CascadeApp(path)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
+        assert not app.screen.query_one("#about").display  # no question yet
         await pilot.press("r")
         while app.screen.running:
             await pilot.pause(0.05)
         summary = text_of(app, "#summary")
         assert "Waiting for a person: Start the discussion with this panel?" in summary
-        await pilot.press("c")
+        about = text_of(app, "#about-text")
+        assert app.screen.query_one("#about").display
+        row = next(line for line in about.splitlines() if "(@db-engineer)" in line)
+        assert "Expert" in row and "fast tier" in row and "Postgres, replication" in row
+        assert "n: answer from the list of choices (start, modify, mode)" in about
+        await pilot.press("n")
         await pilot.pause()
-        assert app.screen.query_one("#text").text == "NEXT: "
-        await pilot.press(*"start", "ctrl+s")  # typed where the cursor is: after NEXT:
+        choices = app.screen.query_one("#choices")
+        offered = [str(choices.get_option_at_index(i).prompt) for i in range(choices.option_count)]
+        assert offered == [
+            "start -- begin round 1 with this panel (recommended)",
+            "modify <what to change> -- the moderator proposes the panel again with your change",
+            ("mode <lightweight|standard|deep> -- switch modes; the panel is proposed again "
+             "for its size")]
+        assert choices.highlighted == 0 and choices.has_focus
+        assert "(@api-designer)" in text_of(app, "#told-text")  # what it is about, here too
+        await pilot.press("enter", "ctrl+s")  # the recommended choice, no words of one's own
         await settle(pilot)
+        assert not app.screen.query_one("#about").display  # answered
         calls = fake_llm.calls()
         await pilot.press("r")
         await pilot.pause(0.1)
@@ -283,8 +300,44 @@ async def test_a_decision_point_is_shown_and_answered_with_a_next_comment(ui_rep
             await pilot.pause(0.05)
         assert fake_llm.calls() > calls  # round 1 ran
     d = Discussion.load(path)
+    assert [c.body.strip() for c in d.comments if c.author == "Rob"] == ["NEXT: start"]
     assert d.state.run.setup_done and any(c.provenance.get("step") == "declare"
                                           for c in d.comments)
+
+
+@pytest.mark.anyio
+async def test_an_answer_not_understood_is_said_with_the_choices(ui_repo, cli, fake_llm):
+    """A comment whose NEXT: line is no choice (as the pre-filled box once saved it, typed
+    before its NEXT:) is said at once, naming the choices, and stays said above the
+    discussion; a choice's own words go with it."""
+    from swarm_script import Swarm
+
+    Swarm(fake_llm)
+    assert cli("new", "Event store for billing", "--protocol", "swarm",
+               "--participants", "")[0] == 0
+    path = ui_repo / "discussions/event-store-for-billing.discussion.md"
+    app = CascadeApp(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")
+        while app.screen.running:
+            await pilot.pause(0.05)
+        await pilot.press("c")
+        await pilot.pause()
+        assert app.screen.query_one("#text").text == ""  # nothing to type around
+        await pilot.press(*"startNEXT:", "ctrl+s")
+        await settle(pilot)
+        said = [str(n.message) for n in app._notifications]
+        assert any("not understood: 'startNEXT:' (Rob, line " in m and
+                   "answer with one of the choices: start, modify, mode" in m for m in said)
+        assert "not understood: 'startNEXT:'" in text_of(app, "#about-text")
+        await pilot.press("n")
+        await pilot.pause()
+        await pilot.press("down", "enter", *"add a security expert", "enter")
+        await settle(pilot)
+    d = Discussion.load(path)
+    assert [c.body.strip() for c in d.comments if c.author == "Rob"] == [
+        "startNEXT:", "NEXT: modify add a security expert"]
 
 
 @pytest.mark.anyio

@@ -10,6 +10,7 @@ from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.governance import writing
+from cascade.protocol.about import about
 from cascade.text import printable
 
 _WORD = re.compile(r"[A-Za-z]+")
@@ -30,6 +31,9 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
         d.save()
         print(f"Added comment from {author} to {display_path(d.path)}"
               + (f" (VOTE: {vote})." if vote else "."))
+        told = about(d.state.run, d.personas) if d.protocol.stepped is not None else None
+        for line in told.unclear if told is not None else []:  # an answer it cannot take
+            print(printable(f"cascade: {line}"))
         if vote is not None:
             closed, moved = close_now(d, path)
             if closed is not None:

@@ -16,15 +16,21 @@ import sys
 from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import resolve, writing
 from cascade.loop.lock import ledger_lock
+from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.panel import by_topic
 from cascade.protocol.result import outcome_text
 from cascade.text import printable
 
 
+def _asks(auto: bool) -> bool:
+    """Whether a decision point is asked inline (a terminal, without --auto)."""
+    return not auto and sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def _confirm(question: str, recommended: str, auto: bool) -> str:
     """A decision point: inline on a terminal, else (or with --auto) the recommended answer,
     which the caller records as taken automatically."""
-    if auto or not sys.stdin.isatty() or not sys.stdout.isatty():
+    if not _asks(auto):
         return recommended
     answer = input(f"{question} [{recommended}] ").strip()
     return answer or recommended
@@ -117,6 +123,10 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         else:
             recommended, how = by_topic(topic, registry, 3, fixed), "picked by topic words"
         if not auto_invite:
+            if _asks(auto):  # who, in which role, on which model, and why: before it asks
+                print(printable(f"Proposed panel ({how}):"))
+                for line in table_lines(roster(steps, recommended, registry, {})):
+                    print(printable(f"  {line}"))
             answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
                               "Enter to start, or type aliases (a,b):",
                               ", ".join(recommended), auto)
@@ -177,25 +187,22 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
         return 0 if state.run.outcome == "READY" else 1
 
     def on_table(step, round_, text) -> None:
-        print(printable(f"\n{step.title}, round {round_}:\n{text}\n"), flush=True)
+        asked = "".join(f"{line}\n" for line in answering(d.state.run, step, round_))
+        print(printable(f"\n{asked}{step.title}, round {round_}:\n{text}\n"), flush=True)
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-
-    def ask(step, run_) -> str:
-        from cascade.protocol.engine import question
-
-        print(printable(question(run_)), flush=True)
-        answer = input(f"{step.title} [{'/'.join(step.choices)}, Enter: "
-                       f"{step.recommended}] ").strip()
-        choice, _, text = answer.partition(" ")  # the choice, and the person's own words
-        return f"{choice.lower()} {text.strip()}".strip() if answer else step.recommended
-
     print(printable(f"{shown}: {d.protocol.title}, round {state.run.round}"), flush=True)
+    sides = sides_line(state.run)
+    if sides:
+        print(printable(sides), flush=True)
+    told = about(state.run, d.personas) if not interactive else None  # a terminal asks
+    for line in told.unclear if told is not None else []:
+        print(printable(f"note: {line}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,
                  source_data=_recorded(d), rule_model=rule.model if rule else None,
                  rule_models=rule.models if rule else None,
                  auto=auto or bool(rule and rule.auto) or not interactive,
-                 ask=ask if interactive else None)
+                 ask=_asker(d) if interactive else None)
     for note in result.notes:
         print(printable(f"note: {note}"))
     for line in redaction_lines(result.outcomes):
@@ -215,6 +222,28 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
                         f"cascade run {shlex.quote(shown)} (no one is asked twice)"),
               file=sys.stderr)
     return 0 if result.outcome == "READY" else 1
+
+
+def _asker(d):
+    """A decision point asked on the terminal: what it is about, then the question, again
+    (with one line naming the choices) until the answer is one of them; Enter takes the
+    recommended."""
+    def ask(step, run_) -> str:
+        for line in about(run_, d.personas).lines():  # what the question is about, first
+            print(printable(line), flush=True)
+        while True:
+            answer = input(f"{step.title} [{'/'.join(step.choices)}, Enter: "
+                           f"{step.recommended}] ").strip()
+            if answer.lower().startswith("next:"):  # as it would be written in the ledger
+                answer = answer[5:].strip()
+            choice, _, text = answer.partition(" ")  # the choice, and the person's own words
+            if not answer:
+                return step.recommended
+            if choice.lower() in step.choices:
+                return f"{choice.lower()} {text.strip()}".strip()
+            print(printable(f"not understood: {choice!r} -- answer with one of the choices: "
+                            f"{', '.join(step.choices)}"), flush=True)
+    return ask
 
 
 def _recorded(d) -> bytes | None:

@@ -11,6 +11,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.gitio import index_blobs, repo_root
 from cascade.loop.attribution import knowing_authors as knowing
 from cascade.loop.governance import open_discussion
+from cascade.protocol.about import about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
 from cascade.protocol.record import artifact_paths, record_path
@@ -161,6 +162,9 @@ def _heading(d: Discussion) -> list[str]:
         out.append(f"Protocol: {d.protocol.name}, round {run.round}: {where}")
         if view["waiting_for"]:
             out.append(f"  Waiting for a person: {view['waiting_for']}")
+            told = about(run, d.personas)  # what it is about, and what each choice does
+            lines = told.lines()[1:] if told is not None else [f"  {x}" for x in impasse(run)]
+            out += [f"  {line}" for line in lines]
         for path in view["artifacts"]:
             out.append(f"  Artifact: {path}")
     return out

@@ -38,16 +38,18 @@ from cascade.loop.governance import authority as rule_authority
 from cascade.loop.governance import check_shared_ledgers, ledger_rule, participants_of
 from cascade.loop.rules import RuleSet
 from cascade.loop.staging import Stager
-from cascade.protocol.discussion import Discussion
-from cascade.protocol.requests import due, next_wave
-from cascade.protocol.loader import load_protocol
-from cascade.protocol.record import artifact_paths
-from cascade.protocol.revisions import KINDS, NEW, record_revision
-from cascade.protocol.run import Stepped, run_all
+from cascade.protocol.about import WIDTH, about, impasse
 from cascade.protocol.authority import Authority, settings_fields
 from cascade.protocol.derived import block_id
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.loader import load_protocol
+from cascade.protocol.record import artifact_paths
+from cascade.protocol.requests import due, next_wave
+from cascade.protocol.revisions import KINDS, NEW, record_revision
+from cascade.protocol.run import Stepped, outcome_text, run_all
 from cascade.protocol.verdict import gate
 from cascade.safepath import first_link, refuse_links
+from cascade.text import printable
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.settings import Settings
 
@@ -523,6 +525,22 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
           f"{shlex.quote(target)})", file=out)
 
 
+def _ask(ledger: str, d: Discussion, result, out: TextIO) -> None:
+    """What a person must answer after a step protocol's run, and what it is about, a line
+    an item: the open decision point (cascade.protocol.about), or at an impasse what the
+    protocol recommends."""
+    recommends = impasse(d.state.run) if result.outcome == "IMPASSE" else []
+    if recommends:  # a person decides: what the protocol recommends, first
+        print(printable(f"cascade: {ledger}: {outcome_text(result)}"), file=out)
+        for line in recommends:
+            print(printable(f"  {line}"), file=out)
+    if result.waiting:
+        print(f"cascade: {ledger}: waiting for a person: {result.waiting}", file=out)
+        told = about(d.state.run, d.personas)
+        for line in told.lines(WIDTH)[1:] if told is not None else []:
+            print(printable(line), file=out)
+
+
 def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
     due_now: list[tuple[Item, Stepped]] = []
     for item in items:
@@ -563,9 +581,8 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
             for path in artifact_paths(Path(item.ledger), s.discussion.protocol.steps):
                 if (root / path).is_file() and path.as_posix() not in item.also_add:
                     item.also_add.append(path.as_posix())
-        if result.waiting:
-            item.waiting = result.waiting
-            print(f"cascade: {item.ledger}: waiting for a person: {result.waiting}", file=out)
+        item.waiting = result.waiting or item.waiting
+        _ask(item.ledger, s.discussion, result, out)
     outcomes = ([o for (_, s), result in done if s.pending is not None for o in result.outcomes]
                 + [o for (_, s), result in done if s.pending is None for o in result.outcomes])
     for line in redaction_lines(outcomes):

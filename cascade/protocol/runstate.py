@@ -47,20 +47,25 @@ class Answer:
     used: bool = False
 
 
-_NEXT_LINE = re.compile(r"^NEXT:[ \t]+(\S+)[ \t]*(.*)$")
+_NEXT_LINE = re.compile(r"^(\S*?)NEXT:[ \t]*(\S*)[ \t]*(.*)$")
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
 
 
 def next_lines(body: str) -> list[tuple[str, str]]:
-    """The ``NEXT:`` lines of a person's comment, outside code fences."""
+    """The ``NEXT:`` lines of a person's comment, outside code fences. A line that names no
+    choice, or whose ``NEXT:`` is glued to a word (``startNEXT:``), is kept whole as a
+    choice no decision point has: it answers nothing, and the question says it was not
+    understood (cascade.protocol.about)."""
     out, fenced = [], False
     for line in body.split("\n"):
         if _FENCE.match(line):
             fenced = not fenced
             continue
         m = None if fenced else _NEXT_LINE.match(line.strip())
-        if m:
-            out.append((m.group(1).strip(".,;:").lower(), m.group(2).strip()))
+        if m and (m.group(1) or not m.group(2) or "NEXT:" in m.group(2)):
+            out.append((line.strip(), ""))
+        elif m:
+            out.append((m.group(2).strip(".,;:").lower(), m.group(3).strip()))
     return out
 
 

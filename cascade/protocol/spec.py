@@ -64,6 +64,7 @@ class Step:
     recommended: str | None = None
     goto: tuple[tuple[str, str], ...] = ()
     redo: tuple[tuple[str, str], ...] = ()  # a setup decision: choice -> the step run again
+    does: tuple[tuple[str, str], ...] = ()  # a decision: choice -> what it does, said when asked
     min_refs: int = 0  # references the reply must cite (a note says when it cites fewer)
     when: str | None = None  # a registered condition (not_last, escalated): else skipped
     fallback: str = ""  # the comment an empty or unusable reply gets ({topic}: the title)
@@ -118,6 +119,10 @@ class Strategy:
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
     kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
+
+    def side(self, index: int) -> str:
+        """The side of the member at ``index`` of the members (sides go round in turn)."""
+        return self.sides[index % len(self.sides)]
 
 
 @dataclass(frozen=True)

@@ -310,7 +310,10 @@ def _reads(item: LineDict, s: dict, fields: list[Field],
 
 
 def _decision(item: LineDict, s: dict, path: Path) -> Step:
-    """A decision point: ``question``, ``choices``, ``recommended``, optional ``goto``."""
+    """A decision point: ``question``, ``choices`` (a list of words, or a mapping of each to
+    what it does: said to the person with the question; ``{recommendation}`` in it is the
+    round's), ``recommended``, optional ``goto``, ``redo``, and ``sees``: the steps whose
+    turns of the round the question shows (default: the step before it)."""
     sid = s["id"]
 
     def at(key: str) -> int | None:
@@ -319,11 +322,14 @@ def _decision(item: LineDict, s: dict, path: Path) -> Step:
     question = s["question"]
     if not isinstance(question, str) or not question.strip():
         raise CascadeError("question must be a non-empty string", path, at("question"))
-    choices = s["choices"]
+    choices, does = s["choices"], {}
+    if isinstance(choices, dict) and all(isinstance(v, str) for v in choices.values()):
+        does = {str(k).strip(): " ".join(v.split()) for k, v in choices.items()}
+        choices = list(choices)
     if not isinstance(choices, list) or not choices or not all(
             isinstance(c, str) and c.strip() and " " not in c.strip() for c in choices):
-        raise CascadeError(f"step {sid!r}: choices must be a list of single words", path,
-                           at("choices"))
+        raise CascadeError(f"step {sid!r}: choices must be a list of single words (or a "
+                           "mapping of each to what it does)", path, at("choices"))
     choices = [c.strip() for c in choices]
     if s["recommended"] not in choices:
         raise CascadeError(f"step {sid!r}: recommended must be one of its choices "
@@ -338,4 +344,4 @@ def _decision(item: LineDict, s: dict, path: Path) -> Step:
     return Step(sid, str(s["title"] or sid.title()), PERSON, "all",
                 str(s["instructions"] or "").strip(), 1, (), None, None, False,
                 question.strip(), tuple(choices), s["recommended"], jumps[0], jumps[1],
-                when=s["when"])
+                when=s["when"], does=tuple(does.items()), sees=s["sees"])

@@ -32,13 +32,14 @@ ADD_BATCH, ADD_EVERY = 100, 0.05  # rows added to the table after the first scre
 SCREENFULS = 1  # rows added (and titled from their header) before the first frame, in screens
 HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
-[b]A discussion[/b]  c comment (and vote) · r run what is due · a advance · d decide
-              p personas · g refresh · escape back
+[b]A discussion[/b]  c comment (and vote) · n answer the question · r run what is due
+              a advance · d decide · p personas · g refresh · escape back
 [b]Personas[/b]     a add from a file · n new · x remove (the repository's own) · escape back
 [b]Everywhere[/b]    ? this help · q quit
 
-A decision point (a question the protocol asks a person) is answered with a comment:
-a line NEXT: <choice>. Replies stream in below the discussion while a run goes on."""
+A decision point (a question the protocol asks a person) is said above the discussion,
+with what it is about; n answers it from a list of its choices (saved as a comment
+NEXT: <choice>). Replies stream in below the discussion while a run goes on."""
 
 
 class HelpScreen(ModalScreen[None]):
@@ -226,6 +227,9 @@ class CascadeApp(App):
     TITLE = "cascade"
     CSS = """
     #filter, #summary { padding: 0 1; height: auto; max-height: 5; }
+    #about { height: auto; max-height: 10; padding: 0 1; border-top: solid $primary-darken-2; }
+    #choices { height: auto; max-height: 8; }
+    #told { height: auto; max-height: 8; }
     #body { height: 1fr; }
     #comments { width: 2fr; }
     #side { width: 1fr; min-width: 24; border-left: solid $primary-darken-2; padding: 0 1; }

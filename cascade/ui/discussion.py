@@ -20,6 +20,7 @@ from textual.widgets import Footer, Header, Input, Label, Select, Static, TextAr
 
 from cascade.turns.replies import streamed_comment
 from cascade.ui import actions, model
+from cascade.ui.answer import AnswerScreen
 from cascade.ui.dialog import Dialog
 from cascade.ui.model import MARKERS, vote_style
 from cascade.ui.personas import PersonasScreen
@@ -33,20 +34,10 @@ class CommentScreen(Dialog):
 
     first = "#text"
 
-    def __init__(self, prefill: str = "") -> None:
-        super().__init__()
-        self.prefill = prefill
-
     def fields(self) -> ComposeResult:
-        yield Label("Your comment (ctrl+s saves; a line NEXT: <choice> answers a "
-                    "decision point):")
-        yield TextArea(self.prefill, id="text")
+        yield Label("Your comment (ctrl+s saves; n answers a question from a list):")
+        yield TextArea("", id="text")
         yield Select(VOTE_CHOICES, value="", id="vote", allow_blank=False)
-
-    def on_mount(self) -> None:
-        super().on_mount()
-        text = self.query_one("#text", TextArea)
-        text.move_cursor(text.document.end)  # an answer is typed after the prefill
 
     def result(self) -> tuple[str, str | None]:
         vote = self.query_one("#vote", Select).value
@@ -73,6 +64,7 @@ class DiscussionScreen(Screen):
     actions; a live panel for replies as they arrive."""
 
     BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
+                Binding("n", "answer", "answer"),
                 Binding("r", "run", "run"), Binding("a", "advance", "advance"),
                 Binding("d", "decide", "decide"), Binding("g", "refresh", "refresh", show=False),
                 Binding("p", "personas", "personas")]
@@ -88,6 +80,8 @@ class DiscussionScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False)
         yield Static("", id="summary")
+        with VerticalScroll(id="about"):
+            yield Static("", id="about-text")
         with Horizontal(id="body"):
             yield VerticalScroll(id="comments")
             yield VerticalScroll(Static("", id="side-text"), id="side")
@@ -110,6 +104,12 @@ class DiscussionScreen(Screen):
         if v.waiting:
             head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
         self.query_one("#summary", Static).update(head)
+        told = v.about  # what the open question is about, and how to answer it
+        self.query_one("#about").display = told is not None
+        if told is not None:
+            lines = told.unclear + ["n: answer from the list of choices ("
+                                    + ", ".join(c.word for c in told.choices) + ")"] + told.told()
+            self.query_one("#about-text", Static).update(Text("\n".join(lines)))
         box = self.query_one("#comments", VerticalScroll)
         box.remove_children()
         box.mount_all([Static(self._entry(e), classes="entry") for e in v.entries]
@@ -165,14 +165,25 @@ class DiscussionScreen(Screen):
     def action_comment(self) -> None:
         if self._busy():
             return
-        view = getattr(self, "view", None)  # a decision point's question says "NEXT:"
-        prefill = "NEXT: " if view is not None and view.waiting and "NEXT:" in view.waiting \
-            else ""
 
         def done(result) -> None:
             if result is not None:
                 self._act(actions.comment, *result)
-        self.app.push_screen(CommentScreen(prefill), done)
+        self.app.push_screen(CommentScreen(), done)
+
+    def action_answer(self) -> None:
+        """The open decision point, answered from a list of its choices."""
+        if self._busy():
+            return
+        view = getattr(self, "view", None)
+        if view is None or view.about is None:
+            self.app.notify("no question is waiting for an answer", severity="warning")
+            return
+
+        def done(result) -> None:
+            if result is not None:
+                self._act(actions.comment, *result)
+        self.app.push_screen(AnswerScreen(view.about), done)
 
     def action_decide(self) -> None:
         if self._busy():

@@ -12,6 +12,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.loop.governance import LedgerReader, open_discussion
+from cascade.protocol.about import About, about
 from cascade.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
@@ -57,6 +58,7 @@ class View:
     participants: list[str] = field(default_factory=list)
     step_protocol: bool = False
     concluded: bool = False
+    about: About | None = None  # the open decision point: what it is about, its choices
 
 
 def rows(start: Path) -> list[Row]:
@@ -155,7 +157,8 @@ def view(path: Path) -> View:
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
                step_protocol=d.protocol.stepped is not None,
-               concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"))
+               concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"),
+               about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
         origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
             c.origin or "", "person")

@@ -1,0 +1,56 @@
+"""The answer to a decision point, picked from a list: what the question is about (as
+cascade.protocol.about says it, the same lines the terminal and the hook print), its choices
+with what each does (the recommended one highlighted), and the person's own words for a
+choice that takes them (the point of a deep dive, what to change in a panel). Saved as the
+comment ``NEXT: <choice> [words]``, which the protocol reads like any person's answer."""
+from __future__ import annotations
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+from cascade.protocol.about import About
+from cascade.ui.dialog import Dialog
+
+
+class AnswerScreen(Dialog):
+    """A decision point's choices as a list; dismisses with the comment that answers it."""
+
+    ok_label = "Answer"
+    first = "#choices"
+
+    def __init__(self, about: About) -> None:
+        super().__init__()
+        self.about = about
+
+    def fields(self) -> ComposeResult:
+        told = self.about
+        yield Label(told.step.question, id="question")
+        if told.told():
+            with VerticalScroll(id="told"):
+                yield Static("\n".join(told.told()), id="told-text", markup=False)
+        options = [Option(Text(told.offer(c)), id=c.word) for c in told.choices]
+        yield OptionList(*options, id="choices")
+        yield Input(placeholder="your words for the choice, if it takes any", id="words")
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        choices = self.query_one("#choices", OptionList)
+        words = [c.word for c in self.about.choices]
+        if self.about.recommended in words:
+            choices.highlighted = words.index(self.about.recommended)
+
+    @on(OptionList.OptionSelected)
+    def _chosen(self) -> None:
+        self.query_one("#words", Input).focus()  # then Enter (or ctrl+s) answers
+
+    def result(self) -> tuple[str, None] | None:
+        choices = self.query_one("#choices", OptionList)
+        if choices.highlighted is None:
+            return None
+        word = self.about.choices[choices.highlighted].word
+        words = " ".join(self.query_one("#words", Input).value.split())
+        return f"NEXT: {word} {words}".strip(), None
