@@ -45,8 +45,9 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.requests import due, next_wave
+from cascade.protocol.result import outcome_text
 from cascade.protocol.revisions import KINDS, NEW, record_revision
-from cascade.protocol.run import Stepped, outcome_text, run_all
+from cascade.protocol.run import Stepped, run_all
 from cascade.protocol.verdict import gate
 from cascade.safepath import first_link, refuse_links
 from cascade.text import printable
