@@ -414,3 +414,69 @@ def test_list_shows_the_decisions_as_adr_list_does(repo):
     proc = cascade_subprocess("list", "--status", "bogus", cwd=repo)
     assert proc.returncode == 2
     assert "--status bogus: not a status (known: accepted, changes, deprecated" in proc.stderr
+
+
+# ---- the repository's own status words -----------------------------------------------------
+
+def _odh_adr(title: str, status: str) -> str:
+    return (f"# {title}\n\n|                |            |\n| -------------- | ---------- |\n"
+            f"| Date           | 2024-01-01 |\n| Status         | {status} |\n"
+            f"| Authors        | [a](@a) |\n\n## What\n\nWe do {title}.\n")
+
+
+ODH_APPROVED = {  # most of opendatahub's ADRs say Approved for a decision taken
+    "architecture-decision-records/README.md": "# ADRs\n",
+    "architecture-decision-records/ODH-ADR-0000-template.md": _odh_adr("Template", "Approved"),
+    "architecture-decision-records/ODH-ADR-0001-kserve.md": _odh_adr("kserve", "Approved"),
+    "architecture-decision-records/operator/ODH-ADR-Operator-0001-manifests.md":
+        _odh_adr("manifests", "Approved"),
+    "architecture-decision-records/operator/ODH-ADR-Operator-0002-rbac.md":
+        _odh_adr("rbac", "Accepted"),
+    "architecture-decision-records/model-serving/ODH-ADR-MS-0001-network.md":
+        _odh_adr("network", "**Approved**"),
+    "architecture-decision-records/model-serving/ODH-ADR-MS-0002-cache.md":
+        _odh_adr("cache", "Rejected"),
+}
+
+
+def test_init_writes_the_status_words_the_adrs_use_and_consensus_writes_approved(
+        repo, fake_llm, monkeypatch):
+    from test_hook import commit, script
+
+    _commit_files(repo, ODH_APPROVED)
+    proc = cascade_subprocess("init", "--plain", cwd=repo)
+    assert proc.returncode == 0, proc.stderr
+    assert "their status words: Approved (accepted), Rejected (rejected)" in proc.stdout
+    rules = (repo / ".ai-rules.yml").read_text()
+    assert "    status: {ready: Approved, reject: Rejected}   # at consensus, Proposed -> " \
+           "Approved, as these ADRs say\n" in rules and "status: true" not in rules
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    for name, value in (("CASCADE_MODEL", "openai/fake"), ("CASCADE_API_BASE", fake_llm.url),
+                        ("CASCADE_BACKOFF", "0.05"), ("PYTHONPATH", str(REPO))):
+        monkeypatch.setenv(name, value)
+    doc = "architecture-decision-records/operator/ODH-ADR-Operator-0003-webhooks.md"
+    text = _odh_adr("webhooks", "Proposed")
+    (repo / doc).write_text(text)
+    script(fake_llm, ("READY", "READY", "READY"))
+    git(repo, "add", doc)
+    blocked = commit(repo)
+    assert f"{doc}'s status is now 'Approved'" in blocked.out, blocked.out
+    assert (repo / doc).read_text() == text.replace("| Proposed |", "| Approved |")
+    git(repo, "add", "-A")
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert "| Status         | Approved |" in git(repo, "show", f"HEAD:{doc}")
+    assert cascade_subprocess("check", cwd=repo).returncode == 0
+
+
+@pytest.mark.parametrize("statuses, words", [
+    (["Approved", "Approved", "Accepted", "Rejected"], {"READY": "Approved", "REJECT": "Rejected"}),
+    (["Accepted", "Approved", "Declined", "Declined"], {"READY": "Accepted", "REJECT": "Declined"}),
+    (["accepted", "proposed", "rejected"], None),  # MADR: cascade's own words, in its case
+    (["Proposed", "Superseded by [2. X](0002-x.md)"], None),
+])
+def test_status_words_are_the_most_common_of_each_kind(statuses, words):
+    from cascade.loop.layout import status_words
+
+    assert status_words([_odh_adr("x", s) for s in statuses]) == words

@@ -4,10 +4,12 @@ the outcome -- standalone and in the gate, over HTTP to the fake endpoint."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 
 import pytest
-from conftest import git
+from conftest import REPO, git
 from council_script import Council
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
 from visibility import visible
@@ -120,6 +122,19 @@ def test_each_tier_gives_the_strong_model_to_its_roles(repo, cli, council, fake_
     assert asked == {(False, advisors), (True, referee)}
     code, out, _ = cli("plan", LEDGER_T)
     assert f"flow parallel, tier {tier}:" in out and f"referee ({referee}): referee -> openai/{referee}" in out
+
+
+def test_plan_of_a_ledger_loads_no_model_library(repo, cli, council):
+    """``plan PATH`` reads the ledger and its rule, and never loads litellm or Jinja2."""
+    assert discuss(cli, "--auto")[0] == 0
+    probe = ("import sys\nfrom cascade.main import main\n"
+             f"code = main(['plan', {LEDGER_T!r}])\n"
+             "print('IMPORTED', code, [m for m in ('litellm', 'jinja2') if m in sys.modules])\n")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True,
+                          text=True, timeout=60, check=False,
+                          env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert "Now: " + LEDGER_T + ", round 1: concluded, READY" in proc.stdout, proc.stderr
+    assert "IMPORTED 0 []" in proc.stdout, proc.stdout + proc.stderr
 
 
 @pytest.mark.parametrize("reply, outcome, code", [

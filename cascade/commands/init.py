@@ -12,7 +12,7 @@ from cascade.config.precommit import CONFIG, hook_filter
 from cascade.errors import CascadeError
 from cascade.gitio import git, records, repo_root, tracked
 from cascade.loop.globs import glob_match
-from cascade.loop.layout import ADR_DIR_FILE, LOOKED_FOR, find_layout, rules_text
+from cascade.loop.layout import ADR_DIR_FILE, LOOKED_FOR, find_layout, rules_text, status_words
 from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.resources import LEDGER_SUFFIX, bundled
 
@@ -193,7 +193,17 @@ def _warn_filter(root: Path, found: list) -> None:
 def _layout(root: Path, dirs: tuple[str, ...]) -> list:
     adr_dir = root / ADR_DIR_FILE
     text = adr_dir.read_text(errors="replace") if adr_dir.is_file() else None
-    return find_layout(tracked(root), text, dirs)
+    found = find_layout(tracked(root), text, dirs)
+    for f in found:  # the status words its ADRs use, for its rule to write at consensus
+        f.status = status_words([_read(root / p) for p in f.documents])
+    return found
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _report_rules(root: Path, found: list) -> None:
@@ -202,6 +212,9 @@ def _report_rules(root: Path, found: list) -> None:
     for f in found:
         how = {ADR_DIR_FILE: f"from {ADR_DIR_FILE}", "--dir": "named"}.get(f.source, "found")
         print(f"{how}: ADRs in {f.folder}/ ({f.shape})")
+        if f.status is not None:
+            print(f"  their status words: {f.status['READY']} (accepted), {f.status['REJECT']} "
+                  "(rejected): the rule writes them at consensus")
     try:
         rules = RuleSet(root)
         counts: dict[tuple[str, str], list] = {}

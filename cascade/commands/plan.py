@@ -4,8 +4,23 @@ calls a run can make and the prompt budget; for a ledger, also where it stands a
 next wave asks."""
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cascade.commands.explain import REPAIR_FACTOR
+from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
+from cascade.loop.governance import open_discussion, resolve
+from cascade.protocol.blocks import reply_budget
+from cascade.protocol.engine import calls_per_round, members_of
+from cascade.protocol.loader import load_protocol
+from cascade.protocol.requests import plan as next_wave
+from cascade.protocol.spec import Options, check_option, describe, specialize
+from cascade.resources import find_root
 from cascade.text import printable
+from cascade.turns.settings import Settings
+from cascade.turns.tiers import models_for
 
 
 class _NoOwnModel:
@@ -16,55 +31,83 @@ class _NoOwnModel:
 _NO_OWN_MODEL = _NoOwnModel()
 
 
+@dataclass(frozen=True)
+class _Subject:
+    """What is planned: a protocol, the personas that can fill it, and the ledger that runs
+    it (with its rule's models) when a PATH was given."""
+    proto: Any
+    registry: Any
+    participants: list[str] | None
+    discussion: Any = None
+    rule_model: str | None = None
+    rule_models: Any = None
+
+
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
          mode: str | None = None, strategy: str | None = None, tier: str | None = None) -> int:
-    from cascade.commands.explain import REPAIR_FACTOR
-    from cascade.config.personas import load_personas
-    from cascade.protocol.engine import calls_per_round, members_of
-    from cascade.protocol.loader import load_protocol
-    from cascade.protocol.requests import plan as next_wave
-    from cascade.resources import find_root
-    from cascade.turns.settings import Settings
-    from cascade.turns.tiers import models_for
-
     if (path is None) == (protocol is None):
         raise CascadeError("give a ledger PATH or --protocol P (not both)")
-    d = None
-    rule_model = rule_models = None
-    if path is not None:
-        from cascade.loop.governance import open_discussion, resolve
-
-        d = open_discussion(path)
-        root, proto = d.root, d.protocol
-        participants = list(d.participants)
-        rule = resolve(path)[2]
-        rule_model = rule.model if rule is not None else None
-        rule_models = rule.models if rule is not None else None
+    subject = _subject(path, protocol, participants)
+    settings = Settings.from_env()
+    proto = subject.proto
+    out = [f"Protocol {proto.name} ({proto.title})"]
+    steps = _specialize(subject, mode, strategy, tier, out)
+    if steps is None:
+        members = subject.participants or []
+        out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
+                   "per run (cascade turn)")
+        out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
     else:
+        out += _stepped(subject, steps, settings)
+    print(printable("\n".join(out)))
+    return 0
+
+
+def _subject(path: str | None, protocol: str | None,
+             participants: list[str] | None) -> _Subject:
+    """The ledger at PATH (read under its rule), or the protocol named with --protocol."""
+    if path is None:
         root = find_root()
         proto = load_protocol(protocol, root)  # type: ignore[arg-type]
-    registry = d.personas if d is not None else load_personas(root)
-    settings = Settings.from_env()
-    steps = proto.stepped
-    out = [f"Protocol {proto.name} ({proto.title})"]
-    from cascade.protocol.spec import Options, check_option, describe, specialize
+        return _Subject(proto, load_personas(root), participants)
+    d = open_discussion(path)
+    proto, participants = d.protocol, list(d.participants)
+    rule = resolve(path)[2]
+    return _Subject(proto, d.personas, participants, d,
+                    rule.model if rule is not None else None,
+                    rule.models if rule is not None else None)
 
-    check_option(proto.name, steps, "mode", mode)
-    check_option(proto.name, steps, "tier", tier)
+
+def _specialize(subject: _Subject, mode: str | None, strategy: str | None, tier: str | None,
+                out: list[str]):
+    """Check the options given, describe the ones the protocol offers (into ``out``), and
+    return its steps for the options chosen -- a ledger's own, as the discussion runs them;
+    None for a protocol of phases."""
+    proto, base = subject.proto, subject.proto.stepped
+    check_option(proto.name, base, "mode", mode)
+    check_option(proto.name, base, "tier", tier)
     if strategy is not None:
-        kind = steps.strategies[0].kind if steps is not None and steps.strategies else "strategy"
-        check_option(proto.name, steps, kind, strategy)
-    base = steps
-    chosen: list[str] = []  # the options this plan is for: mode, flow or strategy, tier
-    tiers = ""
-    if d is not None and d.state.run is not None:  # the options its ledger records
-        run = d.state.run
+        kind = base.strategies[0].kind if base is not None and base.strategies else "strategy"
+        check_option(proto.name, base, kind, strategy)
+    d = subject.discussion
+    run = d.state.run if d is not None else None
+    if run is not None:  # the options its ledger records
         mode = run.mode
         strategy = run.steps.strategy.name if run.steps.strategy else strategy
         tier = tier or run.steps.tier
-    if base is not None:
-        steps = specialize(base, Options(mode, strategy, tier))
-    if base is not None and base.modes:
+    steps = specialize(base, Options(mode, strategy, tier)) if base is not None else None
+    if steps is not None:
+        out += _options(base, steps)
+    return run.steps if run is not None else steps  # a ledger's rounds too
+
+
+def _options(base, steps) -> list[str]:
+    """The modes, strategies (or flows) and tiers the protocol offers, then one line for the
+    ones this plan is for (none for a protocol without any)."""
+    out: list[str] = []
+    chosen: list[str] = []  # mode, flow or strategy, tier
+    tiers = ""
+    if base.modes:
         word = "experts" if base.generated else "participants"
         for m in base.modes:
             c = m.experts or base.participants
@@ -75,7 +118,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                        f"{m.rounds[0]} to {m.rounds[1]}"
                        + "".join(f"; {a} spoken by {b}" for a, b in m.stand_in))
         chosen.append(f"mode {steps.mode}")
-    if base is not None and base.strategies:
+    if base.strategies:
         for x in base.strategies:
             out.append(f"  {x.kind} {x.name}{' (default)' if x.name == base.default_strategy else ''}"
                        f": {' -> '.join(p.title for p in x.phases)}"
@@ -84,55 +127,89 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
                        + (f"; outcome {x.outcome}" if x.outcome else ""))
         if any(s.role == steps.member_role.id for s in steps.round_steps):
             chosen.append(f"{steps.strategy.kind} {steps.strategy.name}")  # members speak
-    if base is not None and base.tiers:
+    if base.tiers:
         strong = [r for r in steps.strong_roles() or ()
                   if any(r in s.speaking for s in steps.all_steps)]  # of the roles that speak
         chosen.append(f"tier {steps.tier}")
         tiers = (f" the strong model for {', '.join(strong) or 'no role'} (tiers: "
                  + "; ".join(f"{n}: {', '.join(r) or 'none'}" for n, r in steps.tiers) + ")")
-    if chosen:  # one line for the options chosen, none for a protocol without any
+    if chosen:
         line = ", ".join(chosen) + ":" + tiers
         out.append(line[:1].upper() + line[1:])
-    if d is not None and d.state.run is not None:
-        steps = d.state.run.steps  # as the discussion runs them (its rounds too)
-    if steps is None:
-        members = participants or []
-        out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
-                   "per run (cascade turn)")
-        out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
-        print(printable("\n".join(out)))
-        return 0
-    unnamed = ""  # who the members will be, when no one knows their names yet
-    if d is not None and steps.generated and d.state.run.panel is not None:
-        participants = d.state.run.panel.aliases
-    elif not steps.generated and not participants and steps.participants.personas:
-        participants = list(steps.participants.personas)  # the protocol's own panel
-    elif steps.generated or not participants:
-        word = "expert" if steps.generated else "participant"
-        participants = [f"<{word} {i + 1}>" for i in range(steps.participants.default)]
-        unnamed = (f"{len(participants)} {word}s, "
-                   + ("generated from the topic" if steps.generated else
-                      "invited by topic (or --participants)"))
+    return out
+
+
+def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
+    """The plan of a step protocol: rounds and outcome, roles and their models, the steps,
+    the calls it can make, the prompt budget, and where a ledger stands."""
+    participants, unnamed = _panel(subject, steps)
     members, fixed = members_of(steps, participants)
     r = steps.rounds
-    out.append(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule {describe(r.exit)}; "
-               f"the next round starts from a summary of at most {r.carry} characters")
-    out.append(f"  outcome: by rule {describe(steps.outcome)}"
-               + (f"; not READY: step {r.on_impasse!r} first" if r.on_impasse else ""))
-    out.append("Roles:")
+    out = [(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule "
+            f"{describe(r.exit)}; the next round starts from a summary of at most {r.carry} "
+            "characters"),
+           f"  outcome: by rule {describe(steps.outcome)}"
+           + (f"; not READY: step {r.on_impasse!r} first" if r.on_impasse else ""),
+           "Roles:"]
+    out += _roles(steps, members, fixed, unnamed, _namer(subject, settings))
+    if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
+            s.role == steps.member_role.id for s in steps.round_steps):
+        out.append("Word budgets (and max tokens) by phase: " + "; ".join(
+            f"{p.title} {p.words[0]}-{p.words[1]} ({reply_budget(p.words[1])})"
+            for p in steps.strategy.phases if p.words))
+    out += _listing("Setup (once, before round 1):", steps.setup)
+    out += _listing("Steps of a round:", steps.round_steps)
+    out += _listing("After the rounds:", steps.after)
+    if r.on_impasse:
+        last = steps.step(r.on_impasse)
+        out.append(f"  after the last round without consensus: {last.title} ({last.role})")
+    out += _calls(subject.proto, steps, len(members))
+    prompt = settings.source_tokens + settings.context_tokens
+    out.append(f"Prompt budget: about {prompt:,} tokens a call (document "
+               f"{settings.source_tokens:,} + discussion {settings.context_tokens:,}), replies "
+               f"{settings.reply_tokens:,} tokens")
+    if subject.discussion is not None:
+        out += _now(subject.discussion)
+    return out
 
+
+def _panel(subject: _Subject, steps) -> tuple[list[str], str]:
+    """The members' aliases, and, when no one knows their names yet, who they will be."""
+    d, participants = subject.discussion, subject.participants
+    if d is not None and steps.generated and d.state.run.panel is not None:
+        return d.state.run.panel.aliases, ""
+    if not steps.generated and not participants and steps.participants.personas:
+        return list(steps.participants.personas), ""  # the protocol's own panel
+    if steps.generated or not participants:
+        word = "expert" if steps.generated else "participant"
+        names = [f"<{word} {i + 1}>" for i in range(steps.participants.default)]
+        return names, (f"{len(names)} {word}s, "
+                       + ("generated from the topic" if steps.generated else
+                          "invited by topic (or --participants)"))
+    return participants, ""
+
+
+def _namer(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str]:
+    """How a persona's models are shown: the model, then the fallbacks tried after it (the
+    role's, then the global ones); ``-`` for an alias no persona has."""
     def model_of(alias: str, role: str, tier: str) -> str:
-        """The model, then the fallbacks tried after it: the role's, then the global ones."""
-        persona = registry.get(alias) if alias else _NO_OWN_MODEL
+        persona = subject.registry.get(alias) if alias else _NO_OWN_MODEL
         if persona is None:
             return "-"
         try:
-            model, *rest = models_for(persona, role, tier, rule_model, rule_models, settings)
+            model, *rest = models_for(persona, role, tier, subject.rule_model,
+                                      subject.rule_models, settings)
         except CascadeError:
             return "(no model configured)"
         rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks]) if m != model]
         return model + (f" (then {', '.join(rest)})" if rest else "")
+    return model_of
 
+
+def _roles(steps, members: list[str], fixed: dict, unnamed: str,
+           model_of: Callable[[str, str, str], str]) -> list[str]:
+    """One line per role that speaks: its tier, and who fills it with which model."""
+    out = []
     strong_roles = steps.strong_roles()
     for role in steps.roles:
         if not any(role.id in s.speaking for s in steps.all_steps):
@@ -144,70 +221,61 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         if unnamed and not role.fixed:
             shown = f"{unnamed} -> {model_of('', role.id, tier)}"
         out.append(f"  {role.id} ({tier}): {shown}")
-    if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
-            s.role == steps.member_role.id for s in steps.round_steps):
-        from cascade.protocol.blocks import reply_budget
+    return out
 
-        out.append("Word budgets (and max tokens) by phase: " + "; ".join(
-            f"{p.title} {p.words[0]}-{p.words[1]} ({reply_budget(p.words[1])})"
-            for p in steps.strategy.phases if p.words))
 
-    def listing(title: str, group) -> None:
-        if not group:
-            return
-        out.append(title)
-        for i, step in enumerate(group, 1):
-            if step.decision:
-                out.append(f"  {i}. {step.title}: a person answers NEXT: "
-                           f"{'|'.join(step.choices)} (recommended: {step.recommended})"
-                           + (" -- not after the last round" if step.when == "not_last" else
-                              f" -- only when {step.when}" if step.when else ""))
-                continue
-            extra = [f"answers the {str(step.target).replace('_', ' ')} view"] if step.target else []
-            extra += [f"table {step.table}"] if step.table else []
-            extra += ["confirmation"] if step.confirm else []
-            extra += [f"cites at least {step.min_refs}"] if step.min_refs else []
-            extra += [f"sees {', '.join(step.sees)} only"] if step.sees else []
-            words = (f"{step.range[0]}-{step.range[1]}" if step.range else f"{step.words}")
-            if step.range:
-                from cascade.protocol.blocks import reply_budget
+def _listing(title: str, group) -> list[str]:
+    """A group of steps, numbered, under its title (nothing for an empty group)."""
+    if not group:
+        return []
+    out = [title]
+    for i, step in enumerate(group, 1):
+        if step.decision:
+            out.append(f"  {i}. {step.title}: a person answers NEXT: "
+                       f"{'|'.join(step.choices)} (recommended: {step.recommended})"
+                       + (" -- not after the last round" if step.when == "not_last" else
+                          f" -- only when {step.when}" if step.when else ""))
+            continue
+        extra = [f"answers the {str(step.target).replace('_', ' ')} view"] if step.target else []
+        extra += [f"table {step.table}"] if step.table else []
+        extra += ["confirmation"] if step.confirm else []
+        extra += [f"cites at least {step.min_refs}"] if step.min_refs else []
+        extra += [f"sees {', '.join(step.sees)} only"] if step.sees else []
+        words = (f"{step.range[0]}-{step.range[1]}" if step.range else f"{step.words}")
+        if step.range:
+            extra.append(f"max tokens {reply_budget(step.range[1])}")
+        out.append(f"  {i}. {step.title:<12} {', '.join(step.speaking):<12} "
+                   f"{step.visibility:<10} {words:>4} words" + (
+                       f"  ({'; '.join(extra)})" if extra else ""))
+    return out
 
-                extra.append(f"max tokens {reply_budget(step.range[1])}")
-            out.append(f"  {i}. {step.title:<12} {', '.join(step.speaking):<12} "
-                       f"{step.visibility:<10} {words:>4} words" + (
-                           f"  ({'; '.join(extra)})" if extra else ""))
 
-    listing("Setup (once, before round 1):", steps.setup)
-    listing("Steps of a round:", steps.round_steps)
-    listing("After the rounds:", steps.after)
-    if r.on_impasse:
-        last = steps.step(r.on_impasse)
-        out.append(f"  after the last round without consensus: {last.title} ({last.role})")
-    per_round = calls_per_round(steps, len(members))
-    once = calls_per_round(steps, len(members), "setup") + calls_per_round(
-        steps, len(members), "after")
+def _calls(proto, steps, members: int) -> list[str]:
+    """The calls a round makes, and the most a run can make (with repairs)."""
+    r = steps.rounds
+    per_round = calls_per_round(steps, members)
+    once = calls_per_round(steps, members, "setup") + calls_per_round(steps, members, "after")
     most = per_round * r.max + (1 if r.on_impasse else 0) + once
     waves = sum(1 for s in steps.round_steps if not s.decision)
-    out.append(f"Calls: {per_round} per round in {waves} waves"
-               + (f", {once} once (setup and after the rounds)" if once else "")
-               + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
-               f"({REPAIR_FACTOR * most} if every reply needed its one repair)")
+    out = [f"Calls: {per_round} per round in {waves} waves"
+           + (f", {once} once (setup and after the rounds)" if once else "")
+           + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
+           f"({REPAIR_FACTOR * most} if every reply needed its one repair)"]
     top = proto.steps.rounds.max
     if steps.strategy is not None and steps.strategy.rounds is not None and top > r.max:
         out.append(f"  with --rounds N (up to {top}): {per_round}N + {once}"
                    if once else f"  with --rounds N (up to {top}): {per_round}N")
-    prompt = settings.source_tokens + settings.context_tokens
-    out.append(f"Prompt budget: about {prompt:,} tokens a call (document "
-               f"{settings.source_tokens:,} + discussion {settings.context_tokens:,}), replies "
-               f"{settings.reply_tokens:,} tokens")
-    if d is not None:
-        run = d.state.run
-        out.append(f"Now: {display_path(d.path)}, round {run.round}: " + (
-            f"concluded, {run.outcome}" if run.outcome else
-            f"step {run.step.title}, waiting for {', '.join(run.waiting)}"))
-        wave = next_wave(run)
-        if wave:
-            out.append(f"  the next wave asks {len(wave)}: "
-                       + ", ".join(f"{q.alias} ({q.step.title})" for q in wave))
-    print(printable("\n".join(out)))
-    return 0
+    return out
+
+
+def _now(d) -> list[str]:
+    """Where a ledger stands, and who the next wave asks."""
+    run = d.state.run
+    out = [f"Now: {display_path(d.path)}, round {run.round}: " + (
+        f"concluded, {run.outcome}" if run.outcome else
+        f"step {run.step.title}, waiting for {', '.join(run.waiting)}")]
+    wave = next_wave(run)
+    if wave:
+        out.append(f"  the next wave asks {len(wave)}: "
+                   + ", ".join(f"{q.alias} ({q.step.title})" for q in wave))
+    return out

@@ -17,13 +17,18 @@ per document whatever the shape (a folder-per-ADR ``index.md`` gets
 ``<dir>/<topic>/discussions/index.discussion.md``). Templates (``*template*.md``
 and such folders), READMEs, and the ``index.md`` at the ADR folder's top are excluded; a
 ``0000-*.md`` that is not a template is a decision like any other (MADR's first one).
+
+The rule moves a document's status at consensus (``status:``) to the words the folder's ADRs
+already use: opendatahub's say Approved where cascade would write Accepted.
 """
 from __future__ import annotations
 
 import posixpath
 import re
+from collections import Counter
 
-from cascade.config.rules import NEVER_GOVERNED
+from cascade import docstatus
+from cascade.config.rules import DEFAULT_STATUS, NEVER_GOVERNED
 from cascade.loop.globs import glob_match
 
 ADR_DIR_FILE = ".adr-dir"
@@ -33,6 +38,10 @@ DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
 # A numbered decision's file name: 0001-title.md, adr-001-title.md, ODH-ADR-0001-title.md
 NUMBERED = re.compile(r"^(?:[A-Za-z]+-)*\d{3,5}(?:[-_ .][^/]*)?\.md$", re.IGNORECASE)
 DATED = re.compile(r"^\d{4}-\d{2}-\d{2}")  # a dated post (2024-01-31-title.md), not a decision
+# The status words of a decision taken (READY) and of one turned down (REJECT).
+STATUS_WORDS = {"READY": ("accepted", "approved", "adopted", "agreed"),
+                "REJECT": ("rejected", "declined", "refused", "denied")}
+_FIRST_WORD = re.compile(r"[^A-Za-z]*([A-Za-z]+)")
 LOOKED_FOR = (f"--dir, {ADR_DIR_FILE}, " + ", ".join(f"{d}/" for d in KNOWN_DIRS)
               + ", and files named like numbered decisions (0001-title.md, ADR-0001-title.md)")
 
@@ -49,6 +58,7 @@ class Found:
         self.exclude = exclude
         self.source = source  # how it was found: ".adr-dir", "known folder"
         self.documents: list[str] = []
+        self.status: dict[str, str] | None = None  # its ADRs' own status words (status_words)
 
     def governs(self, path: str) -> bool:
         return (not path.endswith(NEVER_GOVERNED)
@@ -66,7 +76,30 @@ class Found:
                 f"    participants: [architect, security, pragmatist]\n"
                 f"    consensus: {{threshold_ready: 0.67, threshold_reject: 0.01, "
                 f"human_required: false}}\n"
-                f"    status: true   # at consensus, Proposed -> Accepted in the ADR itself\n")
+                + ("    status: true   # at consensus, Proposed -> Accepted in the ADR itself\n"
+                   if self.status is None else
+                   f"    status: {{ready: {self.status['READY']}, reject: {self.status['REJECT']}}}"
+                   f"   # at consensus, Proposed -> {self.status['READY']}, as these ADRs say\n"))
+
+
+def status_words(texts: list[str]) -> dict[str, str] | None:
+    """The words ADRs with these ``texts`` use for a decision accepted and one rejected (the
+    most common of each, as written: Approved), where they differ from cascade's own
+    (Accepted, Rejected; a word's case follows the document anyway); None where they do not,
+    or no ADR states such a status."""
+    counts: dict[str, Counter] = {outcome: Counter() for outcome in STATUS_WORDS}
+    for text in texts:
+        found = docstatus.find(text)
+        m = _FIRST_WORD.match(found.value) if found is not None else None
+        if m is None:
+            continue
+        word = m.group(1)
+        for outcome, words in STATUS_WORDS.items():
+            if word.lower() in words:
+                counts[outcome][word[:1].upper() + word[1:].lower()] += 1
+    words = {outcome: c.most_common(1)[0][0] if c else DEFAULT_STATUS[outcome]
+             for outcome, c in counts.items()}
+    return None if words == DEFAULT_STATUS else words
 
 
 def _excludes(folder: str) -> list[str]:
