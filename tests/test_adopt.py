@@ -460,13 +460,12 @@ def test_init_writes_the_status_words_the_adrs_use_and_consensus_writes_approved
     (repo / doc).write_text(text)
     script(fake_llm, ("READY", "READY", "READY"))
     git(repo, "add", doc)
-    blocked = commit(repo)
-    assert f"{doc}'s status is now 'Approved'" in blocked.out, blocked.out
-    assert (repo / doc).read_text() == text.replace("| Proposed |", "| Approved |")
-    git(repo, "add", "-A")
-    landed = commit(repo)
+    landed = commit(repo)  # the hook stages the ledger and the status it moved: one commit
     assert landed.returncode == 0, landed.out
+    assert f"{doc}'s status is now 'Approved'" in landed.out, landed.out
+    assert (repo / doc).read_text() == text.replace("| Proposed |", "| Approved |")
     assert "| Status         | Approved |" in git(repo, "show", f"HEAD:{doc}")
+    assert git(repo, "status", "--porcelain") == ""
     assert cascade_subprocess("check", cwd=repo).returncode == 0
 
 
