@@ -401,16 +401,22 @@ def decide(root: Path, items: list[Item]) -> None:
         if staged != (root / item.ledger).read_bytes():
             item.verdict = f"the ledger has unstaged changes: {add}"
             continue
-        staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
-                              authority=item.authority)
-        staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
-        verdict = gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
+        verdict = _staged_verdict(root, item, staged)
         item.passed = verdict.ok
         item.verdict = verdict.reason
         if verdict.blocked_by_votes and item.doc:
             item.verdict += (f"; ways out: answer in the ledger, ask one persona with "
                              f"@alias, or cascade decide {shlex.quote(item.doc)} READY "
                              "--reason '...'")
+
+
+def _staged_verdict(root: Path, item: Item, staged: bytes):
+    """The gate's verdict (cascade.protocol.verdict) on the staged ledger ``staged``, its
+    people known by the commits that added their lines."""
+    staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
+                          authority=item.authority)
+    staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
+    return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
 
 
 def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
@@ -432,10 +438,7 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
         item.verdict = (f"waiting for a person: {item.waiting}; answer it in the ledger "
                         f"{where}, {again}")
         return
-    staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
-                          authority=item.authority)
-    staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
-    verdict = gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
+    verdict = _staged_verdict(root, item, staged)
     item.passed = verdict.ok
     item.verdict = verdict.reason
     if verdict.ok:
