@@ -76,7 +76,9 @@ def bench_concurrency(runs: int) -> list[tuple]:
 def bench_prompt() -> list[tuple]:
     from cascade import Discussion
     from cascade.config.personas import load_personas
-    from cascade.turns.prompt import build_prompt
+    from cascade.protocol.pending import Pending
+    from cascade.protocol.prompt import build_step_prompt
+    from cascade.protocol.requests import phase_requests
     from cascade.turns.settings import Settings
 
     sizes = {}
@@ -92,7 +94,9 @@ def bench_prompt() -> list[tuple]:
                 d.add_comment(names[i % 3], body, "CHANGES")
             d.save()
             persona = load_personas(root).require("security")
-            prompt = build_prompt(Discussion.load(d.path), persona, "why", None, Settings())
+            loaded = Discussion.load(d.path)
+            [request] = phase_requests(loaded, [Pending(persona, "new input")])
+            prompt = build_step_prompt(loaded, persona, request, None, Settings())
             sizes[n] = prompt.tokens
     return [("10 comments", sizes[10], ""), ("100 comments", sizes[100],
                                               f"ratio {sizes[100] / sizes[10]:.2f} (<= 2)")]

@@ -222,7 +222,7 @@ def test_a_persona_comment_with_prompt_like_headings_reaches_the_next_persona_in
     assert outside_blocks.count("Reply as AI-Security") == 1
     # the role and the task come last, after every block
     last_end = user.rindex(f"\n<<<end {ident}>>>\n")
-    assert last_end < user.index("\nYOUR ROLE: AI-Security") < user.index("\nYOUR TASK\n")
+    assert last_end < user.index("\nYOUR ROLE: AI-Security") < user.index("\nYOUR TASK (")
     assert user.rstrip().endswith("Reply as AI-Security with the JSON object only.")
 
 

@@ -102,7 +102,7 @@ def test_a_linked_protocol_file_is_refused(loop_repo, fake_llm, outside, how):
 
 
 @pytest.mark.parametrize("rel", [".cascade/templates/discussions/adr.md.j2",
-                                 ".cascade/templates/prompts/turn.md.j2"])
+                                 ".cascade/templates/prompts/step.md.j2"])
 @pytest.mark.parametrize("how", ["file", "folder"])
 def test_a_linked_template_is_refused(loop_repo, fake_llm, outside, rel, how):
     """A discussion template's text lands in the ledger the panel reads; a prompt template's,

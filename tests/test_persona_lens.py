@@ -122,7 +122,7 @@ def test_a_review_turn_is_asked_its_vote_by_its_task_alone(repo, cli, fake_llm, 
     for name, (system, user) in asked.items():
         assert not {m.group(1) for m in VOTE_WORDS.finditer(system["content"]) if m.group(1)}
         text = user["content"]
-        assert text.startswith("PHASE: ")
+        assert text.startswith("STEP: ")
         task = text.split("\nYOUR TASK", 1)[1]
         if name == "AI-Architect":
             assert '"READY" if the document can be accepted as it is' in task

@@ -336,7 +336,9 @@ def test_phased_auto_advances_after_everyone_responded(env, cli):
 
 def test_prompt_stays_bounded_as_the_ledger_grows(env, repo):
     from cascade.config.personas import load_personas
-    from cascade.turns.prompt import build_prompt
+    from cascade.protocol.pending import Pending
+    from cascade.protocol.prompt import build_step_prompt
+    from cascade.protocol.requests import phase_requests
     from cascade.turns.settings import Settings
 
     sizes = {}
@@ -348,7 +350,9 @@ def test_prompt_stays_bounded_as_the_ledger_grows(env, repo):
                           f"\n\nQ: question {i}?", "CHANGES")
         d.save()
         persona = load_personas(repo).require("security")
-        prompt = build_prompt(Discussion.load(d.path), persona, "why", None, Settings())
+        loaded = Discussion.load(d.path)
+        [request] = phase_requests(loaded, [Pending(persona, "new input")])
+        prompt = build_step_prompt(loaded, persona, request, None, Settings())
         sizes[n] = prompt.tokens
         if n == 100:
             assert prompt.summarised > 0

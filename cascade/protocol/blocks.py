@@ -52,9 +52,15 @@ def fields_of(request: Request, reply: Reply | None) -> tuple[dict[str, str], li
     confirmation's vote becomes ``verdict``. References (``refs`` fields) are not among
     them: see ``cited``."""
     values, notes = read_fields(request.step.fields, reply)
-    if request.step.confirm:
+    if request.step.confirm and ballot_of(request.step) is None:
         values["verdict"] = values.pop("vote", "REJECT")
     return values, notes
+
+
+def ballot_of(step):
+    """A phase's vote (a ``ballot`` field): the reply's own vote, on the block's ``VOTE:``
+    line; None for any other step."""
+    return next((f for f in step.fields if f.kind == "ballot"), None)
 
 
 def reply_budget(words: int) -> int:

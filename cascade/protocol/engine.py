@@ -82,6 +82,13 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
     return run
 
 
+def last_message(ledger, personas) -> int:
+    """The number of the last message id the ledger's turns use (0: none yet): the next
+    turn's id goes on from it, whatever the protocol."""
+    return max((_turn_of(e, personas)[0] for e in ledger.entries if isinstance(e, Comment)),
+               default=0)
+
+
 def _take_event(run: Run, entry: Event, carried: bool, setup_ids: set[str]) -> None:
     """A new revision of the text (one that does not keep its review) starts again; a NEXT
     event answers a decision point; an OUTCOME records the outcome."""

@@ -203,6 +203,20 @@ FIELD_KINDS.register("choices", Kind(_parse_choices, _shape_plain, _read_plain),
                      traits=("list",))
 
 
+def _parse_ballot(name, spec, sid, path, line) -> Field:
+    raise _unknown(name, sid, path, line)  # a phase's vote: declared as its choices
+
+
+def ballot(choices) -> Field:
+    """A phase's vote: the reply's own vote (or none: a participant may comment without
+    voting), written as the block's ``VOTE:`` line, never stamped as a field."""
+    return Field("vote", tuple(choices), "", kind="ballot")
+
+
+# not declared in a protocol file: a phased protocol's steps ask it (their ``vote`` choices)
+FIELD_KINDS.register("ballot", Kind(_parse_ballot, lambda f: _shape_plain(f) + " | null"))
+
+
 # --- references and a panel: read elsewhere (cascade.protocol.run cited, _panel) -----------
 
 def _parse_refs(name, spec, sid, path, line) -> Field:

@@ -10,7 +10,7 @@ from cascade.config.schema import Bad, Key, flag, raw, read, word
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
 from cascade.protocol import registry
-from cascade.protocol.fields import parse_field
+from cascade.protocol.fields import ballot
 from cascade.protocol.spec import Count, Role, Rounds, Step, Steps
 
 # A protocol whose steps are phases (a registered planner): what its planner and phases
@@ -90,9 +90,9 @@ def _phase_step(item: LineDict, s: dict, role: str, path: Path) -> Step:
         raise CascadeError(f"step {sid!r}: unknown advance {trigger!r} (allowed: "
                            f"{', '.join(registry.TRIGGERS)}, or none: a person advances)", path,
                            at("advance"))
-    vote = parse_field("vote", list(PHASED_VOTE), sid, path, at("fields"))
-    return Step(sid, str(s["title"] or sid), role, "all",
-                str(s["instructions"] or "").strip(), 150, (vote,), None, None, s["confirm"],
+    vote = ballot(PHASED_VOTE)
+    return Step(sid, str(s["title"] or sid), role, "discussion",
+                str(s["instructions"] or "").strip(), 250, (vote,), None, None, s["confirm"],
                 advance=trigger)
 
 

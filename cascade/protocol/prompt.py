@@ -8,18 +8,55 @@ from __future__ import annotations
 
 from cascade.config import templates
 from cascade.config.personas import Persona
+from cascade.ledger.model import Comment
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
 from cascade.protocol.runstate import Request
+from cascade.protocol.summary import gist
 from cascade.protocol.visibility import VISIBILITIES
-from cascade.turns.prompt import Prompt, clip, finish, frame, scrub_persona
+from cascade.turns.prompt import (
+    Frame,
+    Prompt,
+    clip,
+    estimate_tokens,
+    finish,
+    first_line,
+    frame,
+    scrub_persona,
+)
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
 
+_LIST_CAP = 10  # the open questions shown, and the markers of each kind in a summary
 
-def reply_shape(request: Request) -> str:
-    """The reply's JSON shape: the comment, then each field as its kind asks for it."""
-    return "{" + ", ".join(['"comment": "<markdown>"', *map(shape, request.step.fields)]) + "}"
+
+def reply_shape(request: Request, votes: bool = True) -> str:
+    """The reply's JSON shape: the comment, then each field as its kind asks for it (a
+    persona that does not vote gives its vote as null)."""
+    return "{" + ", ".join(['"comment": "<markdown>"', *(
+        '"vote": null' if f.name == "vote" and not votes else shape(f)
+        for f in request.step.fields)]) + "}"
+
+
+def why_text(reason: str) -> str:
+    """Why a persona is asked, as its task says it (a respond planner's reason)."""
+    if reason.startswith("mentioned by "):
+        return f"You were {reason}: answer what they asked of you, in your role."
+    if reason == "asked":
+        return "You were asked for your view."
+    if reason:
+        return ("There is new input since you last spoke (or you have not spoken yet): give "
+                "your review.")
+    return ""
+
+
+def _ballot(step, phase: bool) -> dict | None:
+    """A step's READY/CHANGES/REJECT vote, said what each means; in a phase (a step that
+    shows the discussion), whether it counts (``confirm``: else it is advisory)."""
+    vote = next((f for f in step.fields if f.name == "vote"), None)
+    if vote is None or tuple(vote.choices or ()) != ("READY", "CHANGES", "REJECT"):
+        return None
+    return {"advisory": phase and not step.confirm}
 
 
 def _short(value: str) -> bool:
@@ -39,6 +76,72 @@ def _with_fields(t, hidden: frozenset[str] = frozenset()) -> str:
     lines = [f"{k}: {v}" for k, v in t.fields.items() if v and not _short(v) and "." not in k
              and k not in hidden]
     return ("\n".join(lines) + "\n\n" + t.body) if lines else t.body
+
+
+def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
+    positions: dict[str, tuple[str | None, str]] = {}
+    for c in older:
+        positions[c.author] = (c.vote or positions.get(c.author, (None, ""))[0], gist(c.body, 100))
+    out = [f"{len(older)} earlier comments, in short:"]
+    out += [f"- {name}: {vote or 'no vote'} - {text}" for name, (vote, text) in positions.items()]
+    older_ids = {id(c) for c in older}
+
+    def capped(title: str, items: list[str]) -> None:
+        if items:
+            shown = items[-_LIST_CAP:]
+            more = f" (the last {len(shown)} of {len(items)})" if len(items) > len(shown) else ""
+            out.append(f"\n{title}{more}:")
+            out.extend(f"- {item}" for item in shown)
+
+    def marked(kind: str) -> list[str]:
+        return [f"{m.text} ({m.author})" for c in older if id(c) in older_ids
+                for m in c.markers if m.kind == kind]
+
+    # Questions are not listed here: the open ones, numbered, have a block of their own.
+    capped("Decisions proposed", marked("DECISION"))
+    capped("Concerns raised", marked("CONCERN"))
+    capped("Action items", marked("TODO") + marked("ASSIGNED"))
+    return "\n".join(out)
+
+
+def _conversation(d: Discussion, head: Frame) -> dict:
+    """The discussion as a step whose visibility shows it (``discussion``) sees it: the most
+    recent comments within the context budget, each in its own block, the older ones as a
+    deterministic summary (never silently cut), and the open questions."""
+    scrub, blocks, ledger_name = head.scrub, head.blocks, head.ledger_name
+    budget = head.rest
+    ledger_lines = d.text.split("\n")
+    comments = d.comments
+    recent: list[tuple[str, str]] = []
+    used = 0
+    cut = len(comments)
+    for index in range(len(comments) - 1, -1, -1):
+        c = comments[index]
+        body = clip(scrub(c.body, ledger_name, first_line(ledger_lines, c.line + 1, c.body)),
+                    max(budget // 2, 100), "this comment")
+        cost = estimate_tokens(body) + 10
+        if recent and used + cost > budget:
+            break
+        author = scrub(c.author, ledger_name, c.line)
+        recent.append((f"comment by {author}" + (f", vote {c.vote}" if c.vote else ""), body))
+        used += cost
+        cut = index
+    recent.reverse()
+    older = comments[:cut]
+    earlier_at = None
+    if older:
+        earlier_at = blocks.add("earlier comments, summarised",
+                                scrub(_earlier_summary(d, older), ledger_name, 1))
+    head.prompt.summarised = len(older)
+    recent_at = [blocks.add(what, body) for what, body in recent]
+    open_questions = [q for q in d.questions if q["status"] == "open"][-_LIST_CAP:]
+    questions_at = None
+    if open_questions:
+        listed = "\n".join(f"{q['id']}: {scrub(q['text'], ledger_name, q['line'])} "
+                           f"({scrub(q['author'], ledger_name, q['line'])})"
+                           for q in open_questions)
+        questions_at = blocks.add("open questions", listed)
+    return {"earlier": earlier_at, "comments": recent_at, "questions": questions_at}
 
 
 def build_step_prompt(d: Discussion, persona: Persona, request: Request,
@@ -66,7 +169,14 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     if request.target is not None:
         t = request.target
         target_at = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
+    talk = (_conversation(d, head) if VISIBILITIES.has(request.step.visibility, "comments")
+            else None)
+    callout_at = (blocks.add("a person's request", scrub(request.callout, "the request", 1))
+                  if request.callout.strip() else None)
     ident, rendered, opening = head.render()
+
+    def block(at: int | None) -> str:
+        return rendered[at] if at is not None else ""
     shown = scrub_persona(persona, scrub)
     protocol = d.protocol
     system = templates.render("prompts", "step_system", d.root, persona=shown)
@@ -89,5 +199,11 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words
                else f"at most about {request.step.words}"),
-        persona=shown, shape=reply_shape(request))
+        persona=shown, shape=reply_shape(request, persona.votes),
+        votes=persona.votes, ballot=_ballot(request.step, talk is not None),
+        earlier=block(talk["earlier"]) if talk else "",
+        comments=[rendered[i] for i in talk["comments"]] if talk else None,
+        questions=block(talk["questions"]) if talk else "",
+        callout=block(callout_at), why=why_text(request.why),
+        sentinel=talk is not None)
     return finish(prompt, scrub, system, user)

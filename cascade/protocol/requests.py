@@ -109,6 +109,16 @@ def plan(run: Run) -> list[Request]:
     return out
 
 
+def phase_requests(d, pending) -> list[Request]:
+    """The requests of a protocol of phases' wave: each pending persona (its planner's, or
+    named), at the current phase, shown the discussion (the phase's visibility), told why
+    it is asked and what a person asks of it."""
+    step = d.protocol.phase(d.current_phase) or d.protocol.steps.steps[0]
+    role = d.protocol.steps.role(step.role)
+    return [Request(p.persona.alias, role.id, step, 1, role.tier, [], None, "",
+                    why=p.reason, callout=p.request) for p in pending]
+
+
 def next_wave(d) -> list:
     """Who speaks next in the discussion ``d``, whatever its protocol: a step protocol's
     requests (``plan``), or what a protocol of phases' planner returns (``registry.PLANNERS``:

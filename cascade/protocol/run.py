@@ -20,15 +20,15 @@ from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment,
 from cascade.protocol.artifacts import resume_context, write_artifacts
 from cascade.protocol.blocks import TOOL, table, write_record
 from cascade.protocol.discussion import Discussion, is_transition
-from cascade.protocol.engine import question
+from cascade.protocol.engine import last_message, question
 from cascade.protocol.registry import TRIGGERS
-from cascade.protocol.requests import next_wave, plan
+from cascade.protocol.requests import next_wave, phase_requests, plan
 from cascade.protocol.result import Result
 from cascade.protocol.runstate import Run
-from cascade.protocol.turn import Wave, import_models, turn
+from cascade.protocol.turn import Wave, import_models, turns
 from cascade.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir
-from cascade.turns.runner import Outcome, Progress, Shared, ask_wave, record_failure
+from cascade.turns.runner import Outcome, Progress, Shared, record_failure
 from cascade.turns.sessions import session
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source
@@ -40,29 +40,39 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
     are phases, one wave of whoever is concerned (``pending``: the personas named instead),
     then its phase's ``advance`` trigger (``_run_phase``); any other, its steps until it
     concludes or stops (``_run_protocol``). ``shared``: the budget and cap on calls in
-    flight of a run over several ledgers."""
+    flight of a run over several ledgers. Every turn is asked and written alike
+    (cascade.protocol.turn)."""
     async with session():
         if d.protocol.stepped is None:
             return await _run_phase(d, settings, shared or Shared(settings, progress), pending,
-                                    kwargs.get("source_data"), kwargs.get("rule_model"))
+                                    **kwargs)
         return await _run_protocol(d, settings, progress, **kwargs)
 
 
-async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending,
-                     source_data: bytes | None, rule_model: str | None) -> Result:
+async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending, *,
+                     source_data: bytes | None = None, rule_model: str | None = None,
+                     rule_models: dict | None = None, **_) -> Result:
     """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger.
-    A reply the ledger could not take (a full disk) is raised once the wave is over."""
+    Each persona that fails is recorded (a FAILURE event: the gate blocks on it). A reply
+    the ledger could not take (a full disk) is raised once the wave is over."""
     result = Result()
-    wave = next_wave(d) if pending is None else list(pending)
-    if not wave:
+    requests = phase_requests(d, next_wave(d) if pending is None else list(pending))
+    if not requests:
         return result
     source = None
     if d.source:
         source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
+    revision = blob_id(source.data) if source is not None and source.data is not None else None
+    wave = Wave(d, settings, shared, asyncio.Lock(), ReplyCache(cache_dir(d.root)), revision,
+                rule_model, rule_models, source, [last_message(d.ledger, d.personas)], False)
     try:
-        result.outcomes = await ask_wave(d, wave, settings, shared, source, rule_model)
+        await import_models(requests, d.personas, rule_model, rule_models, settings)
+        result.outcomes = await turns(wave, requests, d.personas)
     finally:
         shared.progress.close()
+    for o in result.outcomes:
+        if o.status in ("failed", "skipped") and not o.error.startswith("not written"):
+            record_failure(d, o.persona, revision, o.error)  # the reason to block, recorded
     result.appended = sum(1 for o in result.outcomes if o.ok)
     failed_write = next((o.os_error for o in result.outcomes if o.os_error is not None), None)
     if failed_write is not None:  # every other reply is written (whole blocks)
@@ -227,8 +237,7 @@ class _Loop:
             await import_models(requests, registry, wave.rule_model, wave.rule_models,
                                     wave.settings)
         wave.ids[0] = run.messages  # the last message id's number: the wave's replies go on
-        outcomes = await asyncio.gather(*(turn(wave, req, registry.get(req.alias))
-                                          for req in requests))
+        outcomes = await turns(wave, requests, registry)
         wave.shared.progress.settle()  # the step's line stays; a table or the next step below
         result.outcomes += outcomes
         result.appended += sum(1 for o in outcomes if o.ok)

@@ -83,6 +83,8 @@ class Request:
     summary: str  # the earlier rounds, in at most rounds.carry characters
     direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
     words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
+    why: str = ""  # why a planner asks it ("new input", "mentioned by Rob", "asked")
+    callout: str = ""  # what a person asks of this turn (``cascade turn``'s callout)
 
 
 @dataclass(frozen=True)

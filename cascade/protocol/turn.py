@@ -8,9 +8,11 @@ import asyncio
 import dataclasses
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from cascade.errors import CascadeError
 from cascade.protocol.blocks import (
+    ballot_of,
     cited,
     fields_of,
     panel_block,
@@ -58,8 +60,29 @@ async def import_models(requests, registry, rule_model, rule_models, settings) -
         await asyncio.to_thread(litellm_module)
 
 
-async def turn(wave: Wave, request: Request, persona) -> Outcome:
-    """Ask ``persona`` for ``request`` (or take its cached reply) and append the block."""
+async def turns(wave: Wave, requests: list[Request], personas) -> list[Outcome]:
+    """A wave's turns, at once: every prompt is built on the ledger as the wave found it,
+    before any reply is appended (a cached reply lands at once: it must not change what the
+    next speaker of the same wave is shown). Their outcomes, in the order asked."""
+    asked = [_prepare(wave, r, personas.get(r.alias)) for r in requests]
+    return list(await asyncio.gather(*(_turn(wave, a) for a in asked)))
+
+
+@dataclass
+class _Asked:
+    """One turn, ready to ask: its request, persona, prompt, outcome so far, the settings it
+    is asked with and the models to fall back on."""
+
+    request: Request
+    persona: Any
+    prompt: Any
+    out: Outcome
+    settings: Settings
+    fallbacks: list[str]
+
+
+def _prepare(wave: Wave, request: Request, persona) -> _Asked:
+    """The turn's model, settings and prompt (``persona``: None is an unknown persona)."""
     d, settings = wave.d, wave.settings
     if persona is None:
         raise CascadeError(f"unknown persona {request.alias!r} for role {request.role!r}", d.path)
@@ -69,13 +92,20 @@ async def turn(wave: Wave, request: Request, persona) -> Outcome:
         settings = dataclasses.replace(settings, reply_tokens=reply_budget(request.words[1]))
     prompt = build_step_prompt(d, persona, request, wave.source, settings.for_model(model))
     out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes)
-    out.step = request.step.title  # type: ignore[attr-defined]
-    out.round = request.round  # type: ignore[attr-defined]
-    out.asks_vote = any(f.name in ("vote", "verdict")  # type: ignore[attr-defined]
-                        for f in request.step.fields)
+    if ballot_of(request.step) is None:  # a phase's turn is shown by its persona alone
+        out.step = request.step.title  # type: ignore[attr-defined]
+        out.round = request.round  # type: ignore[attr-defined]
+    out.asks_vote = persona.votes and any(  # type: ignore[attr-defined]
+        f.name in ("vote", "verdict") for f in request.step.fields)
+    return _Asked(request, persona, prompt, out, settings, fallbacks)
+
+
+async def _turn(wave: Wave, asked: _Asked) -> Outcome:
+    """Ask for the turn's reply (or take it from the cache) and append its block."""
+    request, persona, prompt, out = asked.request, asked.persona, asked.prompt, asked.out
     started = time.monotonic()
     wave.shared.progress.start(out)
-    reply = await _reply(wave, request, persona, prompt, out, settings, fallbacks)
+    reply = await _reply(wave, request, persona, prompt, out, asked.settings, asked.fallbacks)
     if reply is not None:
         await _append(wave, request, persona, prompt, out, reply)
     out.seconds = time.monotonic() - started
@@ -99,7 +129,7 @@ async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
             out.completion_tokens = hit.get("completion_tokens") or 0
             out.cost = hit.get("cost")
         else:
-            reply = await ask(Call(out, prompt.messages, key, fallbacks, reply_shape(request)),
+            reply = await ask(Call(out, prompt.messages, key, fallbacks, reply_shape(request, persona.votes)),
                               out.model, settings, wave.shared, wave.cache)
             out.status = "ok"
     except Failed as failure:
@@ -128,8 +158,20 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
     fields, notes = fields_of(request, reply)
     citations, dropped = cited(request, reply)
     verdict = fields.get("verdict")
-    out.vote = verdict
+    vote = None
+    if verdict is not None and persona.votes:
+        vote = verdict if verdict in ("READY", "CHANGES", "REJECT") else (
+            "READY" if verdict == "ACCEPT" else "REJECT")
+    elif ballot_of(request.step) is not None and persona.votes and not reply.cut:
+        vote = reply.vote  # a phase's vote: the reply's own, or none
+    out.vote = verdict if verdict is not None else vote
     body = reply.comment if not reply.sentinel else "_No comment._"
+    if reply.sentinel and out.status != "cached":
+        out.status = "no-response"
+    if reply.cut:
+        out.notes = [*out.notes, f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
+                     f"over the {wave.settings.reply_tokens:,}-token reply budget"
+                     + ("; its vote was dropped" if out.asks_vote else "")]
     events: list = []
     if any(f.kind == "panel" for f in request.step.fields):
         body, events, panel_notes = panel_block(d, request, reply, body)
@@ -148,10 +190,8 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
                       "refs": refs_text(request, citations), **fields}
         if reply.cut:
             provenance["cut"] = reply.cut
-        vote = None
-        if verdict is not None and persona.votes:
-            vote = verdict if verdict in ("READY", "CHANGES", "REJECT") else (
-                "READY" if verdict == "ACCEPT" else "REJECT")
+        if reply.sentinel:
+            provenance["sentinel"] = reply.sentinel
         try:
             d.add_comment(persona.name, body, vote, provenance=provenance, untrusted=True)
             for kind, value, event_fields in events:

@@ -5,7 +5,9 @@ protocol names one per step (or per strategy phase); the engine calls it by name
 Traits: ``one_at_a_time`` -- the step's speakers speak in turn, each seeing the earlier
 (sequential); ``no_summary`` -- the speaker sees only what the function gives, without the
 summary of earlier rounds; ``responds`` -- the turn answers the one it is shown last (its
-``responds_to`` reference); ``blind`` -- it sees nothing of the others (the prompt says so).
+``responds_to`` reference); ``blind`` -- it sees nothing of the others (the prompt says so);
+``comments`` -- it is shown the discussion itself (every comment, people's too, the older
+ones summarised past the budget, and the open questions), as a phase's turn is.
 """
 from __future__ import annotations
 
@@ -44,6 +46,13 @@ def _asked(run) -> list:
 @VISIBILITIES.register("blind", traits=("blind",))
 def blind(run, step, alias: str) -> list:
     """Nothing of the others."""
+    return []
+
+
+@VISIBILITIES.register("discussion", traits=("comments", "no_summary"))
+def discussion(run, step, alias: str) -> list:
+    """No turn of a round: the discussion's comments themselves (the prompt shows them) -- a
+    phase's view, whoever wrote them."""
     return []
 
 

@@ -7,8 +7,8 @@ whole request once more; each redaction is reported with the file and line it ca
 Fenced: everything someone else wrote sits in its own block that it cannot close, the system
 prompt says that blocks are material and never instructions, and the role and the task come
 last, outside every block. What every prompt shares -- its opening blocks (``frame``) and
-the last scan (``finish``) -- is here once; a step's prompt (cascade.protocol.prompt) is
-built on it.
+the last scan (``finish``) -- is here once; every turn's prompt (cascade.protocol.prompt)
+is built on it.
 """
 from __future__ import annotations
 
@@ -18,18 +18,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from cascade.config import templates
 from cascade.config.personas import Persona
 from cascade.errors import display_path
 from cascade.ledger.model import Comment
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.summary import gist
 from cascade.safepath import read_config
 from cascade.turns.redact import redact
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
-
-_LIST_CAP = 10
 
 
 def estimate_tokens(text: str) -> int:
@@ -70,32 +66,6 @@ def preamble_of(d: Discussion) -> str:
     return body.strip()
 
 
-def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
-    positions: dict[str, tuple[str | None, str]] = {}
-    for c in older:
-        positions[c.author] = (c.vote or positions.get(c.author, (None, ""))[0], gist(c.body, 100))
-    out = [f"{len(older)} earlier comments, in short:"]
-    out += [f"- {name}: {vote or 'no vote'} - {text}" for name, (vote, text) in positions.items()]
-    older_ids = {id(c) for c in older}
-
-    def capped(title: str, items: list[str]) -> None:
-        if items:
-            shown = items[-_LIST_CAP:]
-            more = f" (the last {len(shown)} of {len(items)})" if len(items) > len(shown) else ""
-            out.append(f"\n{title}{more}:")
-            out.extend(f"- {item}" for item in shown)
-
-    def marked(kind: str) -> list[str]:
-        return [f"{m.text} ({m.author})" for c in older if id(c) in older_ids
-                for m in c.markers if m.kind == kind]
-
-    # Questions are not listed here: the open ones, numbered, have a block of their own.
-    capped("Decisions proposed", marked("DECISION"))
-    capped("Concerns raised", marked("CONCERN"))
-    capped("Action items", marked("TODO") + marked("ASSIGNED"))
-    return "\n".join(out)
-
-
 def _label(text: str) -> str:
     """An author name or path as it may stand in a block's opening line: one line, no angle
     brackets, at most 80 characters."""
@@ -133,7 +103,7 @@ class Blocks:
         return ident, out
 
 
-def _first_line(lines: list[str], after: int, text: str) -> int:
+def first_line(lines: list[str], after: int, text: str) -> int:
     """The ledger line (1-based) where ``text`` -- a part of the ledger, stripped of its
     leading blank lines -- starts, looking from line ``after`` on (within the blank lines a
     block may open with); ``after`` when it cannot be found."""
@@ -254,7 +224,7 @@ def frame(d: Discussion, source: SourceText | None, settings: Settings,
     preamble = preamble_of(d)
     context_at = None
     if preamble:
-        first = _first_line(d.text.split("\n"), d.header.end_line + 1, preamble)
+        first = first_line(d.text.split("\n"), d.header.end_line + 1, preamble)
         preamble = clip(scrub(preamble, ledger_name, first), budget // 4, "the background")
         budget -= estimate_tokens(preamble)
         context_at = blocks.add("background", preamble)
@@ -271,64 +241,3 @@ def finish(prompt: Prompt, scrub, system: str, user: str) -> Prompt:
     prompt.messages = [{"role": "system", "content": system.strip() + "\n"},
                        {"role": "user", "content": user.strip() + "\n"}]
     return prompt
-
-
-def build_prompt(d: Discussion, persona: Persona, why: str, source: SourceText | None,
-                 settings: Settings, request: str = "") -> Prompt:
-    """``request``: what a person asks of this turn (a callout), shown as material."""
-    head = frame(d, source, settings)
-    prompt, scrub, blocks, ledger_name = head.prompt, head.scrub, head.blocks, head.ledger_name
-    budget = head.rest
-    ledger_lines = d.text.split("\n")
-    comments = d.comments
-    recent: list[tuple[str, str]] = []
-    used = 0
-    cut = len(comments)
-    for index in range(len(comments) - 1, -1, -1):
-        c = comments[index]
-        body = clip(scrub(c.body, ledger_name, _first_line(ledger_lines, c.line + 1, c.body)),
-                     max(budget // 2, 100), "this comment")
-        cost = estimate_tokens(body) + 10
-        if recent and used + cost > budget:
-            break
-        author = scrub(c.author, ledger_name, c.line)
-        recent.append((f"comment by {author}" + (f", vote {c.vote}" if c.vote else ""),
-                       body))
-        used += cost
-        cut = index
-    recent.reverse()
-    older = comments[:cut]
-    earlier_at = None
-    if older:
-        earlier_at = blocks.add("earlier comments, summarised",
-                                scrub(_earlier_summary(d, older), ledger_name, 1))
-    prompt.summarised = len(older)
-    recent_at = [blocks.add(what, body) for what, body in recent]
-    open_questions = [q for q in d.questions if q["status"] == "open"][-_LIST_CAP:]
-    questions_at = None
-    if open_questions:
-        listed = "\n".join(f"{q['id']}: {scrub(q['text'], ledger_name, q['line'])} "
-                           f"({scrub(q['author'], ledger_name, q['line'])})"
-                           for q in open_questions)
-        questions_at = blocks.add("open questions", listed)
-    request_at = blocks.add("a person's request", scrub(request, "the request", 1)) \
-        if request.strip() else None
-    ident, rendered, opening = head.render()
-    shown = scrub_persona(persona, scrub)
-    system = templates.render("prompts", "step_system", d.root, persona=shown)
-    user = templates.render("prompts", "turn", d.root, id=ident, phase=d.protocol.phase(d.current_phase),
-                            **opening,
-                            earlier=rendered[earlier_at] if earlier_at is not None else "",
-                            recent=[rendered[i] for i in recent_at],
-                            questions=rendered[questions_at] if questions_at is not None else "",
-                            persona=shown, why=why,
-                            request=rendered[request_at] if request_at is not None else "")
-    return finish(prompt, scrub, system, user)
-
-
-def why_text(reason: str) -> str:
-    if reason.startswith("mentioned by "):
-        return f"You were {reason}: answer what they asked of you, in your role."
-    if reason == "asked":
-        return "You were asked for your view."
-    return "There is new input since you last spoke (or you have not spoken yet): give your review."

@@ -1,5 +1,6 @@
-"""Run persona turns: concurrently across personas and ledgers, cached, budgeted, and
-appended as whole blocks, one atomic write each.
+"""Ask for a persona's reply: within the run's budget and its cap on calls in flight, with
+one repair re-ask, shown as it goes (``Progress``); what a turn's outcome holds (``Outcome``).
+A turn's prompt and block are cascade.protocol's (prompt, turn).
 
 A failed persona (an error, a timeout, a reply that could not be read twice, not asked within
 the budget) is reported in one line and recorded in the ledger as a ``FAILURE`` event (who,
@@ -10,7 +11,6 @@ asks it again. Ctrl-C cancels the calls in flight; blocks already written are wh
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,19 +19,13 @@ from cascade.config.personas import Persona
 from cascade.errors import CascadeError
 from cascade.ledger.model import FAILURE
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.pending import Pending
-from cascade.revision import blob_id
-from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
-from cascade.turns.prompt import Prompt, build_prompt, why_text
+from cascade.turns.cache import ReplyCache
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
-from cascade.turns.sources import SourceText
 
+# A repair restates the reply's form: the one the turn's task asked for (cascade.protocol.prompt).
 REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
           "Reply again with only the JSON object: {shape}.")
-# The form a phase's turn replies in (the system prompt says what each vote means); a step's
-# turn repairs to its own form, the one its task asked for (cascade.protocol.prompt).
-TURN_SHAPE = '{"comment": "<markdown>", "vote": "READY" | "CHANGES" | "REJECT" | null}'
 
 
 @dataclass
@@ -106,98 +100,6 @@ class Progress:
     def close(self) -> None: ...
 
 
-@dataclass
-class _Wave:
-    """One ledger's wave: what its turns share."""
-
-    d: Discussion
-    settings: Settings
-    cache: ReplyCache
-    shared: Shared
-    revision: str | None  # the document's revision the turns review
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)  # one append at a time
-    outcomes: list[Outcome] = field(default_factory=list)  # in the order asked
-
-
-async def _run_one(wave: _Wave, pending: Pending, prompt: Prompt, model: str) -> Outcome:
-    persona = pending.persona
-    progress = wave.shared.progress
-    out = Outcome(persona, wave.d.path, model=model, redactions=prompt.redactions,
-                  notes=prompt.notes)
-    wave.outcomes.append(out)
-    started = time.monotonic()
-    progress.start(out)
-    reply, usage = await _reply(wave, out, prompt, model)
-    if reply is not None:
-        await _append(wave, out, reply, usage, prompt.seen)
-    elif out.status in ("failed", "skipped"):
-        async with wave.lock:
-            record_failure(wave.d, persona, wave.revision, out.error)
-    out.seconds = time.monotonic() - started
-    progress.finish(out)
-    return out
-
-
-async def _reply(wave: _Wave, out: Outcome, prompt: Prompt,
-                 model: str) -> tuple[Reply | None, dict]:
-    """The reply from the cache, else asked for; its usage. None: failed (``out`` says why)."""
-    settings, cache = wave.settings, wave.cache
-    key = prompt_key(out.persona.alias, model, prompt.messages)
-    hit = cache.get(key)
-    try:
-        if hit is not None:
-            reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
-            out.status = "cached"
-            out.model = hit.get("model", model)
-            return reply, {k: hit.get(k) for k in ("prompt_tokens", "completion_tokens", "cost")}
-        reply = await ask(Call(out, prompt.messages, key), model, settings, wave.shared, cache)
-        out.status = "ok"
-        return reply, {"prompt_tokens": out.prompt_tokens,
-                       "completion_tokens": out.completion_tokens, "cost": out.cost}
-    except Failed as failure:
-        out.status = "failed" if not failure.skipped else "skipped"
-        out.error = str(failure)
-    except ReplyError as exc:  # a cached reply that no longer parses: treat as a miss next time
-        out.status = "failed"
-        out.error = f"unparseable cached reply: {exc}"
-    return None, {}
-
-
-async def _append(wave: _Wave, out: Outcome, reply: Reply, usage: dict,
-                  seen: str | None) -> None:
-    """Append the reply as one whole block, with its provenance; a write that fails is the
-    turn's failure (a full disk: reported once, after the others)."""
-    persona, d, settings = out.persona, wave.d, wave.settings
-    out.vote = reply.vote if persona.votes else None
-    # The reply's own cost, also when it came from the cache (paid once, recorded alike).
-    provenance = {"model": out.model, "prompt_tokens": usage["prompt_tokens"] or None,
-                  "completion_tokens": usage["completion_tokens"] or None,
-                  "cost": f"{usage['cost']:.6f}" if usage["cost"] else None,
-                  "revision": wave.revision, "seen": seen}
-    if reply.sentinel:
-        provenance["sentinel"] = reply.sentinel
-        out.status = "no-response" if out.status != "cached" else out.status
-    if reply.cut:  # over its budget: cut, with a note in the block; its vote is dropped
-        provenance["cut"] = reply.cut
-        out.notes = [*out.notes, (f"{persona.name}'s reply was cut: {reply.cut:,} characters, "
-                                  f"over the {settings.reply_tokens:,}-token reply budget; "
-                                  "its vote was dropped")]
-    body = reply.comment if not reply.sentinel else "_No comment._"
-    async with wave.lock:
-        try:
-            d.add_comment(persona.name, body, out.vote, provenance=provenance, untrusted=True)
-            d.save()
-        except CascadeError as exc:
-            d.discard()
-            out.status = "failed"
-            out.error = f"not written: {exc}"
-        except OSError as exc:
-            d.discard()
-            out.status = "failed"
-            out.error = f"not written: {exc.strerror}"
-            out.os_error = exc
-
-
 def record_failure(d: Discussion, persona: Persona, revision: str | None, why: str) -> bool:
     """Append and save a ``FAILURE`` event: ``persona`` did not answer for ``revision``.
     False when the ledger cannot be written (the failure is reported all the same)."""
@@ -230,8 +132,8 @@ class Call:
     out: Outcome
     messages: list[dict[str, str]]
     key: str
-    fallbacks: Sequence[str] | None = None
-    shape: str = TURN_SHAPE
+    fallbacks: Sequence[str] | None
+    shape: str
 
 
 async def ask(call: Call, model: str, settings: Settings, shared: Shared,
@@ -304,30 +206,3 @@ class Shared:
         self.budget = Budget(settings)
         self.semaphore = asyncio.Semaphore(settings.concurrency)
         self.progress = progress or Progress()
-
-
-async def ask_wave(d: Discussion, pending: Sequence[Pending], settings: Settings,
-                   shared: Shared, source: SourceText | None,
-                   rule_model: str | None = None) -> list[Outcome]:
-    """Ask ``pending`` on ``d`` at once (a phase's wave); each reply is appended as it comes,
-    each failure recorded (``record_failure``). Returns their outcomes, in the order asked."""
-    from cascade.turns.model import litellm_module, resolve_model, uses_litellm
-
-    revision = blob_id(source.data) if source is not None and source.data is not None else None
-    cache = ReplyCache(cache_dir(d.root))
-    planned = []
-    for one in pending:
-        model = resolve_model(one.persona.model, rule_model, settings)
-        prompt = build_prompt(d, one.persona, why_text(one.reason), source,
-                              settings.for_model(model), request=one.request)
-        planned.append((one, prompt, model))
-    if any(uses_litellm(model, settings)
-           and cache.get(prompt_key(p.persona.alias, model, prompt.messages)) is None
-           for p, prompt, model in planned):
-        # Import litellm before the calls start, not inside the first of them (where it would
-        # hold up every other); a wave served from the cache, or whose models are all asked
-        # over plain HTTP (openai/...), never imports it.
-        await asyncio.to_thread(litellm_module)
-    wave = _Wave(d, settings, cache, shared, revision)
-    await asyncio.gather(*(_run_one(wave, one, prompt, model) for one, prompt, model in planned))
-    return wave.outcomes  # in the order asked: each is listed before its first wait
