@@ -91,7 +91,5 @@ def entry() -> None:
             sys.stderr.flush()
         except (OSError, ValueError):
             raise SystemExit(code) from None
-        import os
-
         os._exit(code)
     raise SystemExit(code)

@@ -11,15 +11,29 @@ persona failed, 2 bad input.
 """
 from __future__ import annotations
 
+import shlex
 import sys
+from dataclasses import dataclass
+from typing import Any
 
+from cascade.commands.wave import ask_wave
+from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import resolve, writing
+from cascade.loop.governance import recorded_revision, resolve, writing
 from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.invite import invite
+from cascade.protocol.loader import load_protocol
 from cascade.protocol.panel import by_topic
 from cascade.protocol.result import outcome_text
+from cascade.protocol.run import run
+from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
+from cascade.resources import find_root
+from cascade.safepath import refuse_links, refuse_outside
 from cascade.text import printable
+from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
+from cascade.turns.settings import Settings
 
 
 def _asks(auto: bool) -> bool:
@@ -36,25 +50,56 @@ def _confirm(question: str, recommended: str, auto: bool) -> str:
     return answer or recommended
 
 
+@dataclass(frozen=True)
+class _Chosen:
+    """A discussion's protocol as the options given specialize it: its steps (None: a
+    protocol of phases), the options, and the word its strategies go by (strategy, flow)."""
+
+    proto: Any
+    steps: Any
+    options: Options
+    kind: str | None
+
+
 def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invite: bool,
             source: str | None, rounds: int | None, auto: bool, output: str | None,
-            options: dict[str, str | None]) -> int:
-    from cascade.config.personas import load_personas
-    from cascade.protocol.discussion import Discussion
-    from cascade.protocol.loader import load_protocol
-    from cascade.resources import find_root
-    from cascade.safepath import refuse_links, refuse_outside
-    from cascade.turns.settings import Settings
-
+            options: dict[str, str | None]) -> int:  # long: the command's own options
     root = find_root()
     if output is not None:  # the ledger, and its record and graph beside it
         refuse_outside(root, output, "the ledger")
     Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
-    proto = load_protocol(protocol, root)
+    chosen = _options(load_protocol(protocol, root), options, rounds)
+    proto, steps = chosen.proto, chosen.steps
+    if source:
+        source = refuse_links(root, source, "--source")
+        if not (root / source).is_file():
+            raise CascadeError("no such file (--source)", root / source)
+    panel = _panel(topic, chosen, participants, auto_invite, auto, root)
+    if isinstance(panel, list):  # a person named another panel at the terminal
+        return discuss(topic, protocol, panel, False, source, rounds, auto, output, options)
+    participants, context = panel
+    d = Discussion.create(topic, "topic", context, path=output, source=source,
+                          participants=participants, protocol=proto.name, root=root,
+                          extra=_header(chosen) or None)
+    with ledger_lock(d.path, holder="cascade discuss"):
+        if d.path.exists():
+            raise CascadeError("already exists: continue it with cascade run", d.path)
+        d.save()
+        mode = steps.mode if steps is not None else None
+        who = (f"{mode} mode, experts generated for the topic" if steps is not None and
+               steps.generated else
+               f"{mode} mode: {', '.join(r.persona for r in steps.fixed_roles)}"
+               if steps is not None and steps.participants.max == 0 else
+               f"participants: {', '.join(participants)}")
+        print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
+        return _run_discussion(d, auto)
+
+
+def _options(proto, options: dict[str, str | None], rounds: int | None) -> _Chosen:
+    """The options given, each one the protocol has (else one line naming it), and the
+    protocol's steps as they specialize them (the header records the options)."""
     steps = proto.stepped
     given = {k: v for k, v in options.items() if v is not None}
-    from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
-
     chosen: dict[str, str] = {}
     kind = steps.strategies[0].kind if steps is not None and steps.strategies else None
     for key in [k for k in given if option_names(steps, k)]:  # the options it has
@@ -62,42 +107,54 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         chosen[key] = given.pop(key)  # type: ignore[assignment]
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
-    options = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
-                      chosen.get("tier"), rounds)
+    picked = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
+                     chosen.get("tier"), rounds)
     if rounds is not None:
-        top = most_rounds(proto.stepped, options) if steps else proto.max_rounds
+        top = most_rounds(steps, picked) if steps else proto.max_rounds
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
-    if steps is not None:  # as the discussion will run them (the header records the options)
-        steps = specialize(steps, options)
+    return _Chosen(proto, specialize(steps, picked) if steps is not None else None, picked, kind)
+
+
+def _header(chosen: _Chosen) -> dict[str, str]:
+    """The header fields that record the options the discussion runs with."""
+    steps, options = chosen.steps, chosen.options
+    extra = {"Mode": steps.mode} if steps is not None and steps.mode else {}
+    if steps is not None and steps.strategy and chosen.kind:
+        extra[chosen.kind.title()] = steps.strategy.name
+    if steps is not None and options.tier and steps.tier:
+        extra["Tier"] = steps.tier
+    if options.rounds is not None:
+        extra["Rounds"] = str(options.rounds)
+    return extra
+
+
+def _panel(topic: str, chosen: _Chosen, participants: list[str] | None, auto_invite: bool,
+           auto: bool, root) -> tuple[list[str], str] | list[str]:  # long: discuss's panel
+    """Who takes part, and the line the ledger says it with: generated experts (none named
+    here), the mode's fixed roles, the participants given, the protocol's own panel, or a
+    panel proposed for the topic (confirmed on a terminal). A list alone: a person named
+    another panel at the terminal (``discuss`` starts again with it)."""
+    proto, steps = chosen.proto, chosen.steps
     mode = steps.mode if steps is not None else None
-    strategy = steps.strategy.name if steps is not None and steps.strategy else None
-    tier = steps.tier if steps is not None and options.tier else None
-    if source:
-        source = refuse_links(root, source, "--source")
-        if not (root / source).is_file():
-            raise CascadeError("no such file (--source)", root / source)
     registry = load_personas(root)
     fixed = {r.persona for r in steps.fixed_roles} if steps else set()
     count = steps.participants if steps else None
-    context = ""
     if steps is not None and steps.generated:
         if participants or auto_invite:
             raise CascadeError(f"protocol {proto.name!r} generates its experts from the topic: "
                                "drop --participants/--auto-invite (change the panel at its "
                                "confirmation: NEXT: modify ...)")
-        participants = []
-        context = (f"The experts are generated for this topic ({mode} mode: "
-                   f"{count.min}{'' if count.min == count.max else f' to {count.max}'}), "
-                   "recorded below, and confirmed before round 1.")
-    elif count is not None and count.max == 0:  # the mode's fixed roles speak, not members
+        return [], (f"The experts are generated for this topic ({mode} mode: "
+                    f"{count.min}{'' if count.min == count.max else f' to {count.max}'}), "
+                    "recorded below, and confirmed before round 1.")
+    if count is not None and count.max == 0:  # the mode's fixed roles speak, not members
         if participants or auto_invite:
             raise CascadeError(f"protocol {proto.name!r} in {mode} mode has no participants "
                                "(its roles speak): drop --participants/--auto-invite")
-        participants = []
-        context = (f"{mode} mode: " + ", ".join(f"@{r.persona}" for r in steps.fixed_roles)
-                   + " speak.")
-    elif participants:
+        return [], (f"{mode} mode: " + ", ".join(f"@{r.persona}" for r in steps.fixed_roles)
+                    + " speak.")
+    if participants:
         for alias in participants:
             registry.require(alias)
         taken = sorted(set(participants) & fixed)
@@ -107,59 +164,42 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         if count and not count.min <= len(participants) <= count.max:
             raise CascadeError(f"protocol {proto.name!r} takes {count.min} to {count.max} "
                                f"participants, not {len(participants)}")
-    elif count is not None and count.personas and not auto_invite:
-        participants = list(count.personas)  # the protocol's own panel (council's lenses)
-        for alias in participants:
+        return participants, ""
+    if count is not None and count.personas and not auto_invite:
+        own = list(count.personas)  # the protocol's own panel (council's lenses)
+        for alias in own:
             registry.require(alias)
-        context = (f"Participants {', '.join('@' + a for a in participants)}: the protocol's "
-                   "own panel (give --participants to replace it).")
-    else:
-        from cascade.protocol.invite import invite
+        return own, (f"Participants {', '.join('@' + a for a in own)}: the protocol's "
+                     "own panel (give --participants to replace it).")
+    return _invited(topic, chosen, registry, fixed, auto_invite, auto, root)
 
-        if steps is not None:
-            recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
-            for note in notes:
-                print(printable(f"note: {note}"))
-        else:
-            recommended, how = by_topic(topic, registry, 3, fixed), "picked by topic words"
-        if not auto_invite:
-            if _asks(auto):  # who, in which role, on which model, and why: before it asks
-                print(printable(f"Proposed panel ({how}):"))
-                for line in table_lines(roster(steps, recommended, registry, {})):
-                    print(printable(f"  {line}"))
-            answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
-                              "Enter to start, or type aliases (a,b):",
-                              ", ".join(recommended), auto)
-            chosen = [a.strip().lstrip("@") for a in answer.split(",") if a.strip()]
-            if chosen != recommended:
-                return discuss(topic, protocol, chosen, False, source, rounds, auto, output,
-                               options)
-            how += ("; taken automatically (--auto or no terminal; confirm on a terminal, "
-                    "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
-                    "; confirmed")
-        participants = recommended
-        context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
-    extra = {"Mode": mode} if mode else {}
-    if strategy:
-        extra[kind.title()] = strategy
-    if tier:
-        extra["Tier"] = tier
-    if rounds is not None:
-        extra["Rounds"] = str(rounds)
-    d = Discussion.create(topic, "topic", context, path=output, source=source,
-                          participants=participants, protocol=proto.name, root=root,
-                          extra=extra or None)
-    with ledger_lock(d.path, holder="cascade discuss"):
-        if d.path.exists():
-            raise CascadeError("already exists: continue it with cascade run", d.path)
-        d.save()
-        who = (f"{mode} mode, experts generated for the topic" if steps is not None and
-               steps.generated else
-               f"{mode} mode: {', '.join(r.persona for r in steps.fixed_roles)}"
-               if count is not None and count.max == 0 else
-               f"participants: {', '.join(participants)}")
-        print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
-        return _run_discussion(d, auto)
+
+def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite: bool,
+             auto: bool, root) -> tuple[list[str], str] | list[str]:  # long: _panel's
+    """A panel proposed for the topic: shown and confirmed on a terminal (a person may name
+    another: returned alone), else taken automatically, said so."""
+    proto, steps = chosen.proto, chosen.steps
+    if steps is not None:
+        recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
+        for note in notes:
+            print(printable(f"note: {note}"))
+    else:
+        recommended, how = by_topic(topic, registry, 3, fixed), "picked by topic words"
+    if not auto_invite:
+        if _asks(auto):  # who, in which role, on which model, and why: before it asks
+            print(printable(f"Proposed panel ({how}):"))
+            for line in table_lines(roster(steps, recommended, registry, {})):
+                print(printable(f"  {line}"))
+        answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
+                          "Enter to start, or type aliases (a,b):",
+                          ", ".join(recommended), auto)
+        named = [a.strip().lstrip("@") for a in answer.split(",") if a.strip()]
+        if named != recommended:
+            return named
+        how += ("; taken automatically (--auto or no terminal; confirm on a terminal, "
+                "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
+                "; confirmed")
+    return recommended, f"Participants {', '.join('@' + a for a in recommended)}: {how}."
 
 
 def run_(path: str, auto: bool) -> int:
@@ -169,15 +209,8 @@ def run_(path: str, auto: bool) -> int:
 
 
 def _run_discussion(d, auto: bool, rule=None) -> int:
-    from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
-    from cascade.turns.settings import Settings
-
     if d.protocol.stepped is None:
-        from cascade.commands.wave import ask_wave
-
         return ask_wave(d, str(d.path))
-    from cascade.protocol.run import run
-
     settings = Settings.from_env()
     shown = display_path(d.path)
     state = d.state
@@ -216,8 +249,6 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     for line in failures:
         print(line, file=sys.stderr)
     if result.outcome is None and result.stopped:
-        import shlex
-
         print(printable(f"cascade: {shown}: stopped in round {result.round}; continue with "
                         f"cascade run {shlex.quote(shown)} (no one is asked twice)"),
               file=sys.stderr)
@@ -247,6 +278,4 @@ def _asker(d):
 
 
 def _recorded(d) -> bytes | None:
-    from cascade.loop.governance import recorded_revision
-
     return recorded_revision(d)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cascade.atomic import atomic_write
+from cascade.config import templates
 from cascade.config.personas import Personas, load_personas
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
@@ -124,8 +125,6 @@ class Discussion:
                ) -> Discussion:
         """A new discussion, rendered from a template; written by ``save()``. ``extra``:
         further header fields (a step protocol's ``Rounds``)."""
-        from cascade.config import templates
-
         title = " ".join(title.split())
         if not title:
             raise CascadeError("a discussion needs a title")

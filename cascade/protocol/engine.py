@@ -24,6 +24,7 @@ from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
+from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
 from cascade.protocol.spec import Options, Step, Steps, specialize
 
@@ -150,8 +151,6 @@ def _setup(run: Run, ledger) -> bool:
     """Walk the setup steps (a panel proposed, then confirmed); False while one is open --
     ``run.step`` then names it. A choice the confirmation ``redo``es runs the proposal again
     (``NEXT: modify <what to change>``, ``NEXT: mode <name>``: a mode the protocol has)."""
-    from cascade.protocol.panel import panel_of
-
     base = run.base or run.steps
     order = run.steps.setup
     position, index, direction = 0, 0, ""

@@ -146,56 +146,33 @@ def _conversation(d: Discussion, head: Frame) -> dict:
 
 def build_step_prompt(d: Discussion, persona: Persona, request: Request,
                       source: SourceText | None, settings: Settings) -> Prompt:
+    """A turn's prompt: the opening blocks (``frame``), what the request shows -- each piece
+    someone else wrote in its own block (``_material``) -- then the step, the role and the
+    task (the template's, trusted)."""
     head = frame(d, source, settings, "topic" if not d.source else "title")
-    prompt, scrub, blocks, ledger_name = head.prompt, head.scrub, head.blocks, head.ledger_name
-    summary_at = (blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
-                  if request.summary else None)
-    run = d.state.run
-    panel = run.panel if run is not None else None
-    problem_at = None
-    if panel is not None:
-        problem = panel.problem + (f"\nScope: {panel.scope}" if panel.scope else "") + (
-            f"\nSuccess criteria: {panel.success}" if panel.success else "")
-        problem_at = blocks.add("problem definition", scrub(problem, ledger_name, panel.line))
-    direction_at = (blocks.add("a person's direction", scrub(request.direction, ledger_name, 1))
-                    if request.direction else None)
-    per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
-    hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
-                       for f in s.fields if f.kind == "shortlist")
-    shown_at = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name, t.line + 1),
-                                            per_turn, "this turn"))
-                for t in request.shown]
-    target_at = None
-    if request.target is not None:
-        t = request.target
-        target_at = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
-    talk = (_conversation(d, head) if VISIBILITIES.has(request.step.visibility, "comments")
-            else None)
-    callout_at = (blocks.add("a person's request", scrub(request.callout, "the request", 1))
-                  if request.callout.strip() else None)
+    at = _material(d, request, head, settings)
+    talk = at.pop("talk")
     ident, rendered, opening = head.render()
 
-    def block(at: int | None) -> str:
-        return rendered[at] if at is not None else ""
-    shown = scrub_persona(persona, scrub)
-    protocol = d.protocol
-    system = templates.render("prompts", "step_system", d.root, persona=shown)
+    def block(index) -> str:
+        return rendered[index] if index is not None else ""
+
+    shown = scrub_persona(persona, head.scrub)
+    run = d.state.run
     steps = run.steps if run is not None else None
     mode = None
     if steps is not None and steps.mode is not None:
         count = steps.participants
         mode = {"name": steps.mode, "low": count.min, "high": count.max,
                 "default": count.default}
+    system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=steps.rounds.max if steps else 1, protocol=protocol, mode=mode,
-        setup=run is not None and not run.setup_done,
-        problem=rendered[problem_at] if problem_at is not None else "",
-        direction=rendered[direction_at] if direction_at is not None else "",
-        **opening,
-        summary=rendered[summary_at] if summary_at is not None else "",
-        shown=[rendered[i] for i in shown_at], blind=VISIBILITIES.has(request.step.visibility, "blind"),
-        target=rendered[target_at] if target_at is not None else "",
+        max_rounds=steps.rounds.max if steps else 1, protocol=d.protocol, mode=mode,
+        setup=run is not None and not run.setup_done, **opening,
+        **{k: block(v) for k, v in at.items() if k != "shown"},
+        shown=[rendered[i] for i in at["shown"]],
+        blind=VISIBILITIES.has(request.step.visibility, "blind"),
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words
                else f"at most about {request.step.words}"),
@@ -204,6 +181,41 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         earlier=block(talk["earlier"]) if talk else "",
         comments=[rendered[i] for i in talk["comments"]] if talk else None,
         questions=block(talk["questions"]) if talk else "",
-        callout=block(callout_at), why=why_text(request.why),
-        sentinel=talk is not None)
-    return finish(prompt, scrub, system, user)
+        why=why_text(request.why), sentinel=talk is not None)
+    return finish(head.prompt, head.scrub, system, user)
+
+
+def _material(d: Discussion, request: Request, head: Frame, settings: Settings) -> dict:
+    """The blocks of what the request shows, added to the frame's: the earlier rounds in
+    short, the problem a generated panel works on, a person's direction, the turns its
+    visibility shows (each within its share of the budget), the turn it answers, the
+    discussion itself (a phase's view: ``talk``) and what a person asks of it. Their
+    indices, by the template's names."""
+    scrub, blocks, ledger_name = head.scrub, head.blocks, head.ledger_name
+    run = d.state.run
+    at: dict = {"summary": None, "problem": None, "direction": None, "target": None,
+                "callout": None}
+    if request.summary:
+        at["summary"] = blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
+    panel = run.panel if run is not None else None
+    if panel is not None:
+        problem = panel.problem + (f"\nScope: {panel.scope}" if panel.scope else "") + (
+            f"\nSuccess criteria: {panel.success}" if panel.success else "")
+        at["problem"] = blocks.add("problem definition", scrub(problem, ledger_name, panel.line))
+    if request.direction:
+        at["direction"] = blocks.add("a person's direction",
+                                     scrub(request.direction, ledger_name, 1))
+    per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
+    hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
+                       for f in s.fields if f.kind == "shortlist")
+    at["shown"] = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name,
+                                                    t.line + 1), per_turn, "this turn"))
+                   for t in request.shown]
+    if request.target is not None:
+        t = request.target
+        at["target"] = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
+    at["talk"] = (_conversation(d, head) if VISIBILITIES.has(request.step.visibility, "comments")
+                  else None)
+    if request.callout.strip():
+        at["callout"] = blocks.add("a person's request", scrub(request.callout, "the request", 1))
+    return at

@@ -45,16 +45,18 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
     async with session():
         if d.protocol.stepped is None:
             return await _run_phase(d, settings, shared or Shared(settings, progress), pending,
-                                    **kwargs)
+                                    kwargs)
         return await _run_protocol(d, settings, progress, **kwargs)
 
 
-async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending, *,
-                     source_data: bytes | None = None, rule_model: str | None = None,
-                     rule_models: dict | None = None, **_) -> Result:
-    """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger.
-    Each persona that fails is recorded (a FAILURE event: the gate blocks on it). A reply
-    the ledger could not take (a full disk) is raised once the wave is over."""
+async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending,
+                     given: dict) -> Result:
+    """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger
+    (``given``: run_protocol's keyword options; a phase reads the document's bytes and the
+    rule's models). Each persona that fails is recorded (a FAILURE event: the gate blocks on
+    it). A reply the ledger could not take (a full disk) is raised once the wave is over."""
+    source_data, rule_model, rule_models = (given.get("source_data"), given.get("rule_model"),
+                                            given.get("rule_models"))
     result = Result()
     requests = phase_requests(d, next_wave(d) if pending is None else list(pending))
     if not requests:
