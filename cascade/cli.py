@@ -37,15 +37,18 @@ class OneOf:
 
 class Command:
     """A command: its name, help, arguments and handler; its subcommands, if any (listed as
-    ``metavar`` in its usage line)."""
+    ``metavar`` in its usage line); the other names it answers to (``aliases``); whether its
+    options may stand between its positionals (``intermixed``)."""
 
-    __slots__ = ("name", "help", "arguments", "run", "subcommands", "metavar")
+    __slots__ = ("aliases", "arguments", "help", "intermixed", "metavar", "name", "run",
+                 "subcommands")
 
     def __init__(self, name: str, help: str, arguments: tuple[Arg | OneOf, ...],
-                 run: Callable[[Any], int], metavar: str | None = None) -> None:
+                 run: Callable[[Any], int], metavar: str | None = None,
+                 aliases: tuple[str, ...] = (), intermixed: bool = False) -> None:
         self.name, self.help, self.arguments, self.run = name, help, arguments, run
         self.subcommands: dict[str, Command] = {}
-        self.metavar = metavar
+        self.metavar, self.aliases, self.intermixed = metavar, aliases, intermixed
 
 
 def arg(*names: str, **options: Any) -> Arg:
@@ -60,14 +63,26 @@ COMMANDS: dict[str, Command] = {}
 
 
 def command(name: str, help: str, *arguments: Arg | OneOf, under: str | None = None,
-            metavar: str | None = None) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
-    """Declare the command ``name`` (a subcommand of ``under``), run by the decorated handler
-    with the parsed arguments."""
+            metavar: str | None = None, aliases: tuple[str, ...] = (), intermixed: bool = False
+            ) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
+    """Declare the command ``name`` (a subcommand of ``under``; also called by ``aliases``),
+    run by the decorated handler with the parsed arguments. ``intermixed``: an optional
+    positional may follow the options (`comment FILE --vote READY "text"`), which plain
+    argparse refuses once it has taken FILE alone."""
     def declare(run: Callable[[Any], int]) -> Callable[[Any], int]:
         table = COMMANDS[under].subcommands if under else COMMANDS
-        table[name] = Command(name, help, arguments, run, metavar=metavar)
+        table[name] = Command(name, help, arguments, run, metavar=metavar, aliases=aliases,
+                              intermixed=intermixed)
         return run
     return declare
+
+
+def named(word: str) -> str | None:
+    """The command ``word`` names, by its name or one of its aliases; None for no command."""
+    for declared in COMMANDS.values():
+        if word == declared.name or word in declared.aliases:
+            return declared.name
+    return None
 
 
 def _aliases(text: str) -> list[str] | None:
@@ -134,7 +149,8 @@ def _status(a) -> int:
                   "count; none with --vote: a vote that asks nobody)"),
          arg("--vote", type=str.upper, choices=VOTES,
              help="your vote (the only way to vote here)"),
-         arg("--author", help="default: git config user.name"))
+         arg("--author", help="default: git config user.name"),
+         intermixed=True)
 def _comment(a) -> int:
     from cascade.commands.comment import comment
     return comment(a.path, a.text, a.vote, a.author)
@@ -210,7 +226,8 @@ def _plan(a) -> int:
 
 @command("turn", "run the pending (or the named) persona turns",
          arg("path"),
-         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all"))
+         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all"),
+         intermixed=True)
 def _turn(a) -> int:
     from cascade.commands.turn import turn
     return turn(a.path, a.aliases)
@@ -262,7 +279,8 @@ def _advance(a) -> int:
     return advance(a.path, a.to)
 
 
-@command("personas", "list, show, add or remove personas", metavar="list|show|add|remove")
+@command("personas", "list, show, add or remove personas (the discussion's participants)",
+         metavar="list|show|add|remove", aliases=("participants",))
 def _personas(a) -> int:  # no subcommand: list
     return COMMANDS["personas"].subcommands["list"].run(a)
 
@@ -356,8 +374,20 @@ def build_parser(only: str | None = None, width: int | None = None):
             return f"{', '.join(action.option_strings)} {value}"
 
     class Parser(argparse.ArgumentParser):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
             super().__init__(*args, formatter_class=Formatter, **kwargs)
+            self.intermixed, self.parsing = intermixed, False
+
+        def parse_known_args(self, args=None, namespace=None):
+            # An intermixed command takes its options between its positionals too
+            # (Command.intermixed). ``parsing``: the intermixed parse calls this again.
+            if not self.intermixed or self.parsing:
+                return super().parse_known_args(args, namespace)
+            self.parsing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self.parsing = False
 
         def error(self, message: str) -> None:  # usage errors: exit 2, one line
             self.print_usage(sys.stderr)
@@ -376,7 +406,8 @@ def _add_commands(parser, commands: dict[str, Command], dest: str, metavar: str,
     for declared in commands.values():
         if only is not None and declared.name != only:
             continue
-        p = sub.add_parser(declared.name, help=declared.help)
+        p = sub.add_parser(declared.name, help=declared.help, aliases=list(declared.aliases),
+                           intermixed=declared.intermixed)
         p.set_defaults(handler=declared.run)  # a subcommand's replaces its command's
         for argument in declared.arguments:
             if isinstance(argument, OneOf):
