@@ -14,16 +14,21 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cascade.config.templates import ALIASES as TEMPLATE_ALIASES
+
 VOTES = ("READY", "CHANGES", "REJECT")
 
 
 class Arg:
-    """One ``add_argument`` call, kept as data."""
+    """One ``add_argument`` call, kept as data. ``anywhere``: an optional positional that may
+    also come after the options (`comment FILE --vote READY "text"`), which plain argparse
+    refuses once it has taken FILE alone."""
 
-    __slots__ = ("names", "options")
+    __slots__ = ("anywhere", "names", "options")
 
-    def __init__(self, names: tuple[str, ...], options: dict[str, Any]) -> None:
-        self.names, self.options = names, options
+    def __init__(self, names: tuple[str, ...], options: dict[str, Any],
+                 anywhere: bool = False) -> None:
+        self.names, self.options, self.anywhere = names, options, anywhere
 
 
 class OneOf:
@@ -37,22 +42,25 @@ class OneOf:
 
 class Command:
     """A command: its name, help, arguments and handler; its subcommands, if any (listed as
-    ``metavar`` in its usage line); the other names it answers to (``aliases``); whether its
-    options may stand between its positionals (``intermixed``)."""
+    ``metavar`` in its usage line); the other names it answers to (``aliases``)."""
 
-    __slots__ = ("aliases", "arguments", "help", "intermixed", "metavar", "name", "run",
-                 "subcommands")
+    __slots__ = ("aliases", "arguments", "help", "metavar", "name", "run", "subcommands")
 
     def __init__(self, name: str, help: str, arguments: tuple[Arg | OneOf, ...],
                  run: Callable[[Any], int], metavar: str | None = None,
-                 aliases: tuple[str, ...] = (), intermixed: bool = False) -> None:
+                 aliases: tuple[str, ...] = ()) -> None:
         self.name, self.help, self.arguments, self.run = name, help, arguments, run
         self.subcommands: dict[str, Command] = {}
-        self.metavar, self.aliases, self.intermixed = metavar, aliases, intermixed
+        self.metavar, self.aliases = metavar, aliases
+
+    @property
+    def intermixed(self) -> bool:
+        """Whether its options may stand between its positionals (an ``anywhere`` one)."""
+        return any(isinstance(a, Arg) and a.anywhere for a in self.arguments)
 
 
-def arg(*names: str, **options: Any) -> Arg:
-    return Arg(names, options)
+def arg(*names: str, anywhere: bool = False, **options: Any) -> Arg:
+    return Arg(names, options, anywhere)
 
 
 def one_of(*args: Arg, required: bool = False) -> OneOf:
@@ -63,16 +71,13 @@ COMMANDS: dict[str, Command] = {}
 
 
 def command(name: str, help: str, *arguments: Arg | OneOf, under: str | None = None,
-            metavar: str | None = None, aliases: tuple[str, ...] = (), intermixed: bool = False
+            metavar: str | None = None, aliases: tuple[str, ...] = ()
             ) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
     """Declare the command ``name`` (a subcommand of ``under``; also called by ``aliases``),
-    run by the decorated handler with the parsed arguments. ``intermixed``: an optional
-    positional may follow the options (`comment FILE --vote READY "text"`), which plain
-    argparse refuses once it has taken FILE alone."""
+    run by the decorated handler with the parsed arguments."""
     def declare(run: Callable[[Any], int]) -> Callable[[Any], int]:
         table = COMMANDS[under].subcommands if under else COMMANDS
-        table[name] = Command(name, help, arguments, run, metavar=metavar, aliases=aliases,
-                              intermixed=intermixed)
+        table[name] = Command(name, help, arguments, run, metavar=metavar, aliases=aliases)
         return run
     return declare
 
@@ -110,7 +115,9 @@ def _aliases(text: str) -> list[str] | None:
          arg("--dir", metavar="AREA", dest="area",
              help="with --rule, for area folders (**): write in AREA below the rule's folder "
                   "(default: the rule's folder itself)"),
-         arg("--template", help="without --rule: feature (default), adr, code-review, ..."),
+         arg("--template", help="without --rule: feature (default), adr, code-review, ...; "
+                                + ", ".join(f"{alias} is {name}" for alias, name
+                                            in TEMPLATE_ALIASES["discussions"].items())),
          arg("--source", help="the document under review (repository path)"),
          arg("--participants", type=_aliases,
              help="comma-separated persona aliases (default: architect,security,pragmatist)"),
@@ -144,13 +151,12 @@ def _status(a) -> int:
 
 @command("comment", "append a person's comment; the vote comes only from --vote",
          arg("path"),
-         arg("text", nargs="?", default="",
+         arg("text", nargs="?", default="", anywhere=True,
              help="the comment, kept as written (a VOTE: line in it stays text and does not "
                   "count; none with --vote: a vote that asks nobody)"),
          arg("--vote", type=str.upper, choices=VOTES,
              help="your vote (the only way to vote here)"),
-         arg("--author", help="default: git config user.name"),
-         intermixed=True)
+         arg("--author", help="default: git config user.name"))
 def _comment(a) -> int:
     from cascade.commands.comment import comment
     return comment(a.path, a.text, a.vote, a.author)
@@ -226,8 +232,8 @@ def _plan(a) -> int:
 
 @command("turn", "run the pending (or the named) persona turns",
          arg("path"),
-         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all"),
-         intermixed=True)
+         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all",
+             anywhere=True))
 def _turn(a) -> int:
     from cascade.commands.turn import turn
     return turn(a.path, a.aliases)

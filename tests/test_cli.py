@@ -442,3 +442,22 @@ def test_participants_is_the_personas_command_under_the_seed_s_name(repo, cli):
     assert code == 0 and "personas (participants)" in out
     written = (Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text()
     assert "    personas (participants)\n" in written
+
+
+def test_new_takes_the_seed_s_architecture_decision_template_as_adr(repo, cli):
+    """Seed 002: "discussions new "API Redesign" --template architecture-decision" -- the ADR
+    template under the seed's name: the same ledger body as ``--template adr``, recorded as
+    adr, and the name is in ``new --help``."""
+    code, out, err = cli("new", "API Redesign", "--template", "architecture-decision")
+    assert (code, err) == (0, "")
+    assert out.strip() == "Created: discussions/api-redesign.discussion.md"
+    assert cli("new", "API Redesign", "--template", "adr", "-o", "adr.discussion.md")[0] == 0
+    seed = Path("discussions/api-redesign.discussion.md").read_text()
+    plain = Path("adr.discussion.md").read_text()
+    assert "# ADR: API Redesign" in seed and "<!-- Template: adr -->" in seed
+    strip = re.compile(r"<!-- Created: .* -->\n")
+    assert strip.sub("", seed) == strip.sub("", plain)
+    code, out, _ = cli("new", "--help")
+    assert "architecture-decision is adr" in " ".join(out.split())
+    code, _, err = cli("new", "X", "--template", "nope")
+    assert code == 2 and "architecture-decision (adr)" in err
