@@ -17,7 +17,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import resolve, writing
 from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
-from cascade.protocol.panel import by_topic
+from cascade.protocol.lens import by_topic
 from cascade.protocol.result import outcome_text
 from cascade.text import printable
 

@@ -13,7 +13,7 @@ import asyncio
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
-from cascade.protocol.panel import by_topic
+from cascade.protocol.lens import by_topic
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.model import ModelError, complete
 from cascade.turns.prompt import Blocks, Prompt, scrubber
