@@ -17,7 +17,8 @@ from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import resolve, writing
 from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
-from cascade.protocol.lens import by_topic
+from cascade.protocol.lens import pick_by_topic, reasons
+from cascade.protocol.loader import role_personas
 from cascade.protocol.result import outcome_text
 from cascade.text import printable
 
@@ -121,7 +122,9 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
             for note in notes:
                 print(printable(f"note: {note}"))
         else:
-            recommended, how = by_topic(topic, registry, 3, fixed), "picked by topic words"
+            picks = pick_by_topic(topic, registry, 3, fixed | role_personas(root))
+            recommended = [alias for alias, _ in picks]
+            how = f"picked by topic words: {reasons(picks)}"
         if not auto_invite:
             if _asks(auto):  # who, in which role, on which model, and why: before it asks
                 print(printable(f"Proposed panel ({how}):"))
@@ -138,6 +141,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
                     "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
                     "; confirmed")
         participants = recommended
+        print(printable(f"Participants: {how}"))
         context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
     extra = {"Mode": mode} if mode else {}
     if strategy:
