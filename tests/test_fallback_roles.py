@@ -228,6 +228,8 @@ def test_a_persona_s_provider_hint_picks_the_tier_the_rule_s_models_resolve(loop
     assert plan.returncode == 0, plan.stdout + plan.stderr
     assert ("advisor (fast): pragmatist -> openai/small, visionary -> openai/small, "
             "skeptic -> openai/big" in plan.stdout)
+    shown = cascade(repo, "personas", "show", "skeptic")
+    assert "Tier: strong (provider_hint" in shown.stdout
 
 
 def test_a_provider_hint_no_tier_names_is_refused_at_its_line(loop_repo, fake_llm, gate):
