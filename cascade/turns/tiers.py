@@ -19,7 +19,7 @@ def models_for(persona, role: str | None, tier: str, rule_model: str | None,
     persona's ``provider_hint``, when it gives one) > CASCADE_MODEL_STRONG (a strong role) >
     the rule's ``model:`` / CASCADE_MODEL > the embedded model. The fallbacks: the rest of
     that ``models:`` entry."""
-    tier = getattr(persona, "provider_hint", None) or tier
+    tier = persona.provider_hint or tier
     given = rule_models or {}
     entry = given.get(role) if role and role not in ("fast", "strong") else None
     entry = entry or given.get(tier) or ()
