@@ -14,16 +14,21 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cascade.config.templates import ALIASES as TEMPLATE_ALIASES
+
 VOTES = ("READY", "CHANGES", "REJECT")
 
 
 class Arg:
-    """One ``add_argument`` call, kept as data."""
+    """One ``add_argument`` call, kept as data. ``anywhere``: an optional positional that may
+    also come after the options (`comment FILE --vote READY "text"`), which plain argparse
+    refuses once it has taken FILE alone."""
 
-    __slots__ = ("names", "options")
+    __slots__ = ("anywhere", "names", "options")
 
-    def __init__(self, names: tuple[str, ...], options: dict[str, Any]) -> None:
-        self.names, self.options = names, options
+    def __init__(self, names: tuple[str, ...], options: dict[str, Any],
+                 anywhere: bool = False) -> None:
+        self.names, self.options, self.anywhere = names, options, anywhere
 
 
 class OneOf:
@@ -37,19 +42,25 @@ class OneOf:
 
 class Command:
     """A command: its name, help, arguments and handler; its subcommands, if any (listed as
-    ``metavar`` in its usage line)."""
+    ``metavar`` in its usage line); the other names it answers to (``aliases``)."""
 
-    __slots__ = ("name", "help", "arguments", "run", "subcommands", "metavar")
+    __slots__ = ("aliases", "arguments", "help", "metavar", "name", "run", "subcommands")
 
     def __init__(self, name: str, help: str, arguments: tuple[Arg | OneOf, ...],
-                 run: Callable[[Any], int], metavar: str | None = None) -> None:
+                 run: Callable[[Any], int], metavar: str | None = None,
+                 aliases: tuple[str, ...] = ()) -> None:
         self.name, self.help, self.arguments, self.run = name, help, arguments, run
         self.subcommands: dict[str, Command] = {}
-        self.metavar = metavar
+        self.metavar, self.aliases = metavar, aliases
+
+    @property
+    def intermixed(self) -> bool:
+        """Whether its options may stand between its positionals (an ``anywhere`` one)."""
+        return any(isinstance(a, Arg) and a.anywhere for a in self.arguments)
 
 
-def arg(*names: str, **options: Any) -> Arg:
-    return Arg(names, options)
+def arg(*names: str, anywhere: bool = False, **options: Any) -> Arg:
+    return Arg(names, options, anywhere)
 
 
 def one_of(*args: Arg, required: bool = False) -> OneOf:
@@ -60,14 +71,23 @@ COMMANDS: dict[str, Command] = {}
 
 
 def command(name: str, help: str, *arguments: Arg | OneOf, under: str | None = None,
-            metavar: str | None = None) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
-    """Declare the command ``name`` (a subcommand of ``under``), run by the decorated handler
-    with the parsed arguments."""
+            metavar: str | None = None, aliases: tuple[str, ...] = ()
+            ) -> Callable[[Callable[[Any], int]], Callable[[Any], int]]:
+    """Declare the command ``name`` (a subcommand of ``under``; also called by ``aliases``),
+    run by the decorated handler with the parsed arguments."""
     def declare(run: Callable[[Any], int]) -> Callable[[Any], int]:
         table = COMMANDS[under].subcommands if under else COMMANDS
-        table[name] = Command(name, help, arguments, run, metavar=metavar)
+        table[name] = Command(name, help, arguments, run, metavar=metavar, aliases=aliases)
         return run
     return declare
+
+
+def named(word: str) -> str | None:
+    """The command ``word`` names, by its name or one of its aliases; None for no command."""
+    for declared in COMMANDS.values():
+        if word == declared.name or word in declared.aliases:
+            return declared.name
+    return None
 
 
 def _aliases(text: str) -> list[str] | None:
@@ -95,7 +115,9 @@ def _aliases(text: str) -> list[str] | None:
          arg("--dir", metavar="AREA", dest="area",
              help="with --rule, for area folders (**): write in AREA below the rule's folder "
                   "(default: the rule's folder itself)"),
-         arg("--template", help="without --rule: feature (default), adr, code-review, ..."),
+         arg("--template", help="without --rule: feature (default), adr, code-review, ...; "
+                                + ", ".join(f"{alias} is {name}" for alias, name
+                                            in TEMPLATE_ALIASES["discussions"].items())),
          arg("--source", help="the document under review (repository path)"),
          arg("--participants", type=_aliases,
              help="comma-separated persona aliases (default: architect,security,pragmatist)"),
@@ -129,7 +151,7 @@ def _status(a) -> int:
 
 @command("comment", "append a person's comment; the vote comes only from --vote",
          arg("path"),
-         arg("text", nargs="?", default="",
+         arg("text", nargs="?", default="", anywhere=True,
              help="the comment, kept as written (a VOTE: line in it stays text and does not "
                   "count; none with --vote: a vote that asks nobody)"),
          arg("--vote", type=str.upper, choices=VOTES,
@@ -210,7 +232,8 @@ def _plan(a) -> int:
 
 @command("turn", "run the pending (or the named) persona turns",
          arg("path"),
-         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all"))
+         arg("aliases", nargs="*", metavar="@alias", help="personas to ask; @all for all",
+             anywhere=True))
 def _turn(a) -> int:
     from cascade.commands.turn import turn
     return turn(a.path, a.aliases)
@@ -262,7 +285,8 @@ def _advance(a) -> int:
     return advance(a.path, a.to)
 
 
-@command("personas", "list, show, add or remove personas", metavar="list|show|add|remove")
+@command("personas", "list, show, add or remove personas (the discussion's participants)",
+         metavar="list|show|add|remove", aliases=("participants",))
 def _personas(a) -> int:  # no subcommand: list
     return COMMANDS["personas"].subcommands["list"].run(a)
 
@@ -356,8 +380,20 @@ def build_parser(only: str | None = None, width: int | None = None):
             return f"{', '.join(action.option_strings)} {value}"
 
     class Parser(argparse.ArgumentParser):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self, *args: Any, intermixed: bool = False, **kwargs: Any) -> None:
             super().__init__(*args, formatter_class=Formatter, **kwargs)
+            self.intermixed, self.parsing = intermixed, False
+
+        def parse_known_args(self, args=None, namespace=None):
+            # An intermixed command takes its options between its positionals too
+            # (Command.intermixed). ``parsing``: the intermixed parse calls this again.
+            if not self.intermixed or self.parsing:
+                return super().parse_known_args(args, namespace)
+            self.parsing = True
+            try:
+                return self.parse_known_intermixed_args(args, namespace)
+            finally:
+                self.parsing = False
 
         def error(self, message: str) -> None:  # usage errors: exit 2, one line
             self.print_usage(sys.stderr)
@@ -376,7 +412,8 @@ def _add_commands(parser, commands: dict[str, Command], dest: str, metavar: str,
     for declared in commands.values():
         if only is not None and declared.name != only:
             continue
-        p = sub.add_parser(declared.name, help=declared.help)
+        p = sub.add_parser(declared.name, help=declared.help, aliases=list(declared.aliases),
+                           intermixed=declared.intermixed)
         p.set_defaults(handler=declared.run)  # a subcommand's replaces its command's
         for argument in declared.arguments:
             if isinstance(argument, OneOf):

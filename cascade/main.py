@@ -18,9 +18,9 @@ def main(argv: list[str] | None = None) -> int:
         # full parser would cost more than deciding that.
         return _run(lambda: __import__("cascade.loop.hook", fromlist=["run_hook"])
                     .run_hook(args_list[1:]))
-    from cascade.cli import COMMANDS, build_parser, dispatch  # the table: off the path above
+    from cascade.cli import build_parser, dispatch, named  # the table: off the path above
 
-    command = args_list[0] if args_list and args_list[0] in COMMANDS else None
+    command = named(args_list[0]) if args_list else None
     parser = build_parser(only=command)
     args = parser.parse_args(args_list)
     return _run(lambda: dispatch(parser, args))

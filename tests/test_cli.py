@@ -368,7 +368,8 @@ def test_each_command_s_own_parser_is_the_full_parser_s(capsys):
     from cascade.cli import COMMANDS, build_parser
 
     full = build_parser()
-    assert tuple(full._subparsers._group_actions[0].choices) == tuple(COMMANDS)
+    assert tuple(full._subparsers._group_actions[0].choices) == tuple(
+        word for c in COMMANDS.values() for word in (c.name, *c.aliases))
     for command in COMMANDS:
         helps = []
         for parser in (full, build_parser(only=command)):
@@ -396,3 +397,67 @@ def test_a_subcommand_runs_its_own_handler_and_a_bare_personas_lists(repo, cli):
     assert cli("personas", "list") == (0, listed, "")
     code, shown, _ = cli("personas", "show", "architect")
     assert code == 0 and shown != listed and "architect" in shown
+
+
+def test_comment_takes_the_vote_before_the_text_as_the_seed_writes_it(repo, cli):
+    """Seed 002: "discussions comment feature-x.md --vote READY "Looks good to me."" -- the
+    option before the text works, as does the text before the option."""
+    cli("new", "X", "--protocol", "review")
+    path = "discussions/x.discussion.md"
+    code, out, err = cli("comment", path, "--vote", "READY", "Looks good to me.", "--author", "Ann")
+    assert (code, err) == (0, "")
+    assert out.strip() == f"Added comment from Ann to {path} (VOTE: READY)."
+    assert (_last_block(path).body, _last_block(path).vote) == ("Looks good to me.", "READY")
+    code, out, err = cli("comment", path, "Needs a threat model.", "--vote", "changes",
+                         "--author", "Bob")
+    assert (code, err) == (0, "")
+    assert (_last_block(path).body, _last_block(path).vote) == ("Needs a threat model.", "CHANGES")
+    code, out, _ = cli("status", "--json", path)
+    assert json.loads(out)["discussions"][0]["votes"] == {"Ann": "READY", "Bob": "CHANGES"}
+    # still one text: a second one is refused, and nothing is written
+    before = snapshot(repo)
+    code, _, err = cli("comment", path, "--vote", "READY", "one", "two", "--author", "Cy")
+    assert code == 2 and "unrecognized arguments: two" in err
+    assert snapshot(repo) == before
+
+
+def test_participants_is_the_personas_command_under_the_seed_s_name(repo, cli):
+    """Seed 002: "discussions participants list", "discussions participants add architect
+    --from-file persona.yaml", "discussions participants remove old-participant" -- the same
+    command as `cascade personas`, named in its --help and in docs/commands.md."""
+    code, listed, _ = cli("personas", "list")
+    assert code == 0 and "architect" in listed
+    assert cli("participants", "list") == (0, listed, "")
+    assert cli("participants") == (0, listed, "")
+    Path("persona.yaml").write_text(
+        "name: AI-Reviewer\nalias: reviewer\nrole: Reviewer\npersonality: You review.\n"
+        "type: voting\n")
+    code, out, err = cli("participants", "add", "reviewer", "--from-file", "persona.yaml")
+    assert code == 0, err
+    assert Path(".cascade/personas/reviewer.yml").is_file()
+    assert "reviewer" in cli("personas", "list")[1]
+    assert cli("participants", "remove", "reviewer")[0] == 0
+    assert not Path(".cascade/personas/reviewer.yml").exists()
+    code, out, _ = cli("--help")
+    assert code == 0 and "personas (participants)" in out
+    written = (Path(__file__).resolve().parent.parent / "docs" / "commands.md").read_text()
+    assert "    personas (participants)\n" in written
+
+
+def test_new_takes_the_seed_s_architecture_decision_template_as_adr(repo, cli):
+    """Seed 002: "discussions new "API Redesign" --template architecture-decision" -- the ADR
+    template under the seed's name: the same ledger body as ``--template adr``, recorded as
+    adr, and the name is in ``new --help``."""
+    code, out, err = cli("new", "API Redesign", "--template", "architecture-decision")
+    assert (code, err) == (0, "")
+    assert out.strip() == "Created: discussions/api-redesign.discussion.md"
+    assert cli("new", "API Redesign", "--template", "adr", "-o", "adr.discussion.md")[0] == 0
+    seed = Path("discussions/api-redesign.discussion.md").read_text()
+    plain = Path("adr.discussion.md").read_text()
+    assert "# ADR: API Redesign" in seed and "<!-- Template: adr -->" in seed
+    strip = re.compile(r"<!-- Created: .* -->\n")
+    assert strip.sub("", seed) == strip.sub("", plain)
+    code, out, _ = cli("new", "--help")
+    assert "architecture-decision is adr" in " ".join(out.split())
+    code, _, err = cli("new", "X", "--template", "nope")
+    assert code == 2 and "architecture-decision (adr)" in err

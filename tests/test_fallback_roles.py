@@ -205,3 +205,50 @@ def test_complete_tries_the_role_s_fallbacks_then_the_global_ones(fake_llm):
     done = asyncio.run(complete("openai/a", [{"role": "user", "content": "hi"}], settings,
                                 fallbacks=["openai/b", "openai/a"]))
     assert done.model == "openai/c" and seen == ["a", "b", "c"]
+
+
+def test_a_persona_s_provider_hint_picks_the_tier_the_rule_s_models_resolve(loop_repo, fake_llm,
+                                                                           gate):
+    """Seed 002's persona: "provider_hint: claude-sonnet # Preferred AI provider" -- a
+    preference the rule's ``models:`` resolves: ``provider_hint: strong`` asks the rule's
+    strong model for that persona, whose role is of the fast tier."""
+    repo = loop_repo
+    own = (REPO / "personas/skeptic.yml").read_text().replace(
+        "model: null", "model: null\nprovider_hint: strong")
+    (repo / ".cascade/personas").mkdir(parents=True)
+    (repo / ".cascade/personas/skeptic.yml").write_text(own)
+    gate("{fast: openai/small, strong: openai/big}")
+    script = Down(fake_llm)
+    assert commit(repo).returncode == 1
+    assert script.asked_with("AI-Pragmatist") == script.asked_with("AI-Visionary") == ["small"]
+    assert script.asked_with("AI-Skeptic") == ["big"]  # its hint's tier, not its role's
+    assert script.asked_with("AI-Referee") == ["big"]
+    assert stamps(repo)["AI-Skeptic"] == "openai/big"
+    plan = cascade(repo, "plan", DOC)
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert ("advisor (fast): pragmatist -> openai/small, visionary -> openai/small, "
+            "skeptic -> openai/big" in plan.stdout)
+    shown = cascade(repo, "personas", "show", "skeptic")
+    assert "Tier: strong (provider_hint" in shown.stdout
+
+
+def test_a_provider_hint_no_tier_names_is_refused_at_its_line(loop_repo, fake_llm, gate):
+    """Seed 002's ``provider_hint: claude-sonnet`` names a provider of its own tooling, which
+    no rule's ``models:`` resolves: refused in one line naming the file and line, never
+    ignored, and nobody is asked."""
+    repo = loop_repo
+    own = (REPO / "personas/skeptic.yml").read_text().replace(
+        "model: null", "model: null\nprovider_hint: claude-sonnet")
+    line = own.splitlines().index("provider_hint: claude-sonnet") + 1
+    (repo / ".cascade/personas").mkdir(parents=True)
+    (repo / ".cascade/personas/skeptic.yml").write_text(own)
+    gate("{fast: openai/small, strong: openai/big}")
+    where = f".cascade/personas/skeptic.yml:{line}: "
+    for proc in (cascade(repo, "personas", "list"), cascade(repo, "explain", DOC)):
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        [message] = proc.stderr.strip().splitlines()
+        assert where in message and "provider_hint" in message and "claude-sonnet" in message
+        assert "fast or strong" in message
+    blocked = commit(repo)
+    assert blocked.returncode == 1 and where in blocked.out and "Traceback" not in blocked.out
+    assert fake_llm.calls() == 0

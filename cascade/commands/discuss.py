@@ -24,8 +24,8 @@ from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.invite import invite
-from cascade.protocol.loader import load_protocol
-from cascade.protocol.panel import by_topic
+from cascade.protocol.lens import pick_by_topic, reasons
+from cascade.protocol.loader import load_protocol, role_personas
 from cascade.protocol.result import outcome_text
 from cascade.protocol.run import run
 from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
@@ -184,7 +184,9 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
         for note in notes:
             print(printable(f"note: {note}"))
     else:
-        recommended, how = by_topic(topic, registry, 3, fixed), "picked by topic words"
+        picks = pick_by_topic(topic, registry, 3, fixed | role_personas(root))
+        recommended = [alias for alias, _ in picks]
+        how = f"picked by topic words: {reasons(picks)}"
     if not auto_invite:
         if _asks(auto):  # who, in which role, on which model, and why: before it asks
             print(printable(f"Proposed panel ({how}):"))
@@ -199,6 +201,7 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
         how += ("; taken automatically (--auto or no terminal; confirm on a terminal, "
                 "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
                 "; confirmed")
+    print(printable(f"Participants: {how}"))
     return recommended, f"Participants {', '.join('@' + a for a in recommended)}: {how}."
 
 

@@ -25,6 +25,8 @@ def personas_show(name: str) -> int:
     print(f"{p.name} (@{p.alias}) - {p.role}")
     print(f"Type: {p.type}" + ("" if p.votes else " (does not vote)"))
     print(f"Model: {p.model or '(default)'}")
+    if p.provider_hint:
+        print(f"Tier: {p.provider_hint} (provider_hint: the rule's models: give its model)")
     print(f"File: {display_path(p.path)}")
     if p.expertise:
         print("Expertise:\n" + "\n".join(f"  - {e}" for e in p.expertise))

@@ -26,6 +26,7 @@ from cascade.turns.tiers import models_for
 class _NoOwnModel:
     """A member not named yet: the model comes from the rule and the environment."""
     model = None
+    provider_hint = None
 
 
 _NO_OWN_MODEL = _NoOwnModel()

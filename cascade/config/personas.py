@@ -8,7 +8,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from cascade.config.schema import Bad, Key, raw, read, text, text_lines
+from cascade.config.schema import Bad, Key, read, text, text_lines
 from cascade.config.yamlio import load_yaml
 from cascade.errors import CascadeError
 from cascade.resources import search_path
@@ -29,6 +29,7 @@ class Persona:
     model: str | None
     path: Path
     line: int = field(default=1, compare=False)  # of its name, in its file
+    provider_hint: str | None = None  # the tier it prefers, resolved by the rule's models:
 
     @property
     def votes(self) -> bool:
@@ -110,6 +111,22 @@ def _type(value: object) -> str:
     return value
 
 
+HINTS = ("fast", "strong")
+
+
+def _hint(value: object) -> str | None:
+    """``provider_hint`` (seed 002's persona key): the tier the persona prefers, whose model
+    the rule's ``models:`` (or CASCADE_MODEL_STRONG) gives. A provider's own name is not
+    known here: a model goes in ``model:``."""
+    if value is None:
+        return None
+    value = text(value)
+    if value not in HINTS:
+        raise Bad(f"{' or '.join(HINTS)} (a tier the rule's models: resolves; a model goes in "
+                  f"model:), not {value!r}", subject="persona provider_hint")
+    return value
+
+
 def _model(value: object) -> str | None:
     if not isinstance(value, str):
         raise Bad("a model string or null")
@@ -125,7 +142,7 @@ PERSONA = {
     "concerns": Key(text_lines, (), label="persona 'concerns'"),
     "type": Key(_type, required=True, label="persona 'type'"),
     "model": Key(_model, label="persona 'model'"),
-    "provider_hint": Key(raw),  # seed 002's persona format has it; nothing reads it
+    "provider_hint": Key(_hint, label="persona 'provider_hint'"),
 }
 
 
@@ -137,7 +154,8 @@ def load_persona(path: Path) -> Persona:
         raise CascadeError(f"persona alias {alias!r} does not match the file name {path.name!r}",
                            path, data.line_of("alias"))
     return Persona(v["name"], alias, v["role"], v["personality"], v["expertise"],
-                   v["concerns"], v["type"], v["model"], path, data.line_of("name"))
+                   v["concerns"], v["type"], v["model"], path, data.line_of("name"),
+                   v["provider_hint"])
 
 
 def load_personas(root: Path | None) -> Personas:

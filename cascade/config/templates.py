@@ -14,6 +14,19 @@ from cascade.resources import search_path
 from cascade.safepath import read_config
 
 
+# Other names a bundled template answers to (seed 002's `--template architecture-decision`),
+# unless a template of that name exists: the repository's own stands.
+ALIASES = {"discussions": {"architecture-decision": "adr"}}
+
+
+def canonical(kind: str, name: str, root: Path | None) -> str:
+    """The template ``name`` stands for: itself, or the one it is an alias of."""
+    target = ALIASES.get(kind, {}).get(name)
+    if target is None or name in available(kind, root):
+        return name
+    return target
+
+
 def available(kind: str, root: Path | None) -> list[str]:
     names = set()
     for folder in search_path("templates", root):
@@ -68,14 +81,15 @@ def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
 
     folders = tuple(search_path("templates", root))
     env = _environment(folders)
-    rel = f"{kind}/{name}.md.j2"
+    rel = f"{kind}/{canonical(kind, name, root)}.md.j2"
     try:
         template = env.get_template(rel)
     except jinja2.TemplateNotFound as exc:
         if exc.name != rel:  # {% extends %} or {% include %} of a missing one, in a template
             raise CascadeError(f"template error: no template {exc.name!r}",
                                _where(folders, rel)) from None
-        have = ", ".join(available(kind, root)) or "none"
+        aliases = [f"{a} ({t})" for a, t in ALIASES.get(kind, {}).items()]
+        have = ", ".join(available(kind, root) + aliases) or "none"
         # No file is wrong: whoever asked for the name (a rule, the command line) says where.
         raise CascadeError(f"unknown {kind[:-1] if kind.endswith('s') else kind} template "
                            f"{name!r} (available: {have})") from None

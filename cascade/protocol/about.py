@@ -202,7 +202,9 @@ def roster(steps: Steps | None, members: list[str], personas, why: dict[str, str
         persona = personas.get(alias) if personas is not None else None
         if persona is not None and persona.model:
             return persona.model
-        return f"{tier_of(steps, role)} tier" if steps is not None and role is not None else "-"
+        hint = persona.provider_hint if persona is not None else None
+        return (f"{hint or tier_of(steps, role)} tier" if steps is not None and role is not None
+                else "-")
 
     def reason(alias: str) -> str:
         persona = personas.get(alias) if personas is not None else None

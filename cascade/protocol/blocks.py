@@ -13,6 +13,7 @@ from cascade.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import read_fields, sections
 from cascade.protocol.graph import graph_json
+from cascade.protocol.loader import role_personas
 from cascade.protocol.panel import fallback_panel, panel_events, parse_panel
 from cascade.protocol.record import artifact_path, record_path, render_record
 from cascade.protocol.runstate import Request, Run
@@ -141,7 +142,7 @@ def panel_block(d: Discussion, request: Request, reply: Reply, comment: str):
     taken = set(registry.by_alias) | fixed | {"person", TOOL.lower()}
     panel, notes = parse_panel(value, count.min, count.max, taken, d.title)
     if panel is None:
-        panel = fallback_panel(d.title, registry, count.default, fixed)
+        panel = fallback_panel(d.title, registry, count.default, fixed | role_personas(d.root))
         notes.append(f"the proposed panel could not be used; the panel is {len(panel.experts)} "
                      "of the registry's personas picked by topic words (modify it at the "
                      "confirmation)")

@@ -139,6 +139,7 @@ class Discussion:
         for alias in participants:
             registry.require(alias)
         proto = load_protocol(protocol or DEFAULT_PROTOCOL, root)
+        template = templates.canonical("discussions", template, root)
         config = voting_config(consensus or {})
         created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         body = templates.render(

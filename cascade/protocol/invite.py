@@ -3,9 +3,9 @@ the persona registry, within the protocol's range, and says why in one sentence.
 
 One call, fenced and redacted like every prompt, cached like every reply. A pick that is not
 usable (unknown or repeated aliases, a fixed role, too few or too many, no reply at all) is
-never guessed at: the panel is picked by topic words instead (``by_topic``: the voting
-personas whose role, expertise and concerns share the most words with the topic), and the
-note says why.
+never guessed at: the panel is picked by topic words instead (``pick_by_topic``: the voting
+personas whose lens -- role, expertise, concerns -- fits the topic most), and the note says
+why, for each one picked. A persona with a fixed role in some protocol is never picked.
 """
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import asyncio
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
-from cascade.protocol.panel import by_topic
+from cascade.protocol.lens import pick_by_topic, reasons
+from cascade.protocol.loader import role_personas
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.model import ModelError, complete
 from cascade.turns.prompt import Blocks, Prompt, scrubber
@@ -47,13 +48,14 @@ def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: 
 def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str, list[str]]:
     """(aliases, why, notes): the synthesizer's pick, or the pick by topic words when its
     reply is not usable."""
-    fixed = {r.persona for r in steps.fixed_roles}
+    fixed = {r.persona for r in steps.fixed_roles} | role_personas(root)
     count = steps.participants
-    fallback = by_topic(topic, registry, count.default, fixed)
+    picks = pick_by_topic(topic, registry, count.default, fixed)
+    fallback, by_words = [a for a, _ in picks], f"picked by topic words: {reasons(picks)}"
     synth_role = next((r for r in steps.fixed_roles), None)
     synthesizer = registry.get(synth_role.persona) if synth_role else None
     if synthesizer is None:
-        return fallback, "picked by topic words (the protocol has no synthesizer)", []
+        return fallback, f"{by_words} (the protocol has no synthesizer)", []
     candidates = [p for p in registry if p.votes and p.alias not in fixed]
     messages, redactions = _messages(topic, synthesizer, candidates, count.min, count.max,
                                      count.default)
@@ -61,7 +63,7 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
     try:
         model = model_for(synthesizer, synth_role.tier, None, None, settings)
     except CascadeError as exc:
-        return fallback, f"picked by topic words ({exc.message})", notes
+        return fallback, f"{by_words} ({exc.message})", notes
     cache = ReplyCache(cache_dir(root))
     key = prompt_key(synthesizer.alias, model, messages)
     hit = cache.get(key)
@@ -73,7 +75,7 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
         reply = parse_reply(text)
     except (ModelError, ReplyError) as exc:
         notes.append(f"{synthesizer.name} could not pick ({exc}): picked by topic words")
-        return fallback, "picked by topic words", notes
+        return fallback, by_words, notes
     picked = reply.extra.get("participants")
     known = {p.alias for p in candidates}
     aliases = ([str(a).strip().lstrip("@").lower() for a in picked]
@@ -83,7 +85,7 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
                f"its pick {picked!r} is not {count.min} to {count.max} of the panel's aliases")
     if problem:
         notes.append(f"{synthesizer.name}: {problem}: picked by topic words")
-        return fallback, "picked by topic words", notes
+        return fallback, by_words, notes
     if hit is None:
         cache.put(key, {"text": text, "model": model})
     why = " ".join(reply.comment.split())[:300]

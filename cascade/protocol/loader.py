@@ -107,6 +107,16 @@ def load_protocol(name: str, root: Path | None, where: Path | None = None) -> Pr
     return protocol
 
 
+def role_personas(root: Path | None) -> frozenset[str]:
+    """The personas that fill a fixed role of some protocol, bundled or the repository's (a
+    moderator, a synthesizer): a protocol's role, never a member picked by topic."""
+    folders = tuple(search_path("protocols", root))
+    names = sorted({p.stem for f in folders for p in f.glob("*.y*ml")
+                    if p.suffix in (".yml", ".yaml")})
+    return frozenset(r.persona for name in names
+                     for r in load_protocol(name, root).steps.fixed_roles)
+
+
 @functools.lru_cache(maxsize=64)
 def _load(name: str, folders: tuple[Path, ...]) -> Protocol | None:
     for folder in folders:

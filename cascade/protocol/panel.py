@@ -29,9 +29,9 @@ from pathlib import Path
 from cascade.config.personas import Persona
 from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment
 from cascade.ledger.provenance import Replays, verify, verify_event
+from cascade.protocol.lens import by_topic
 
 _SLUG = re.compile(r"[^a-z0-9]+")
-_WORD = re.compile(r"[a-z0-9]+")
 _LIST_SEP = "; "
 _MAX_TEXT = 300
 
@@ -219,19 +219,6 @@ def _pair_everyone(experts: list[Expert], tensions: list[Tension], notes: list[s
                                 "paired by the tool: the proposal left this expert out of "
                                 "every tension"))
         notes.append(f"{e.id} was in no tension: paired with {other.id}")
-
-
-def by_topic(topic: str, registry, count: int, exclude: set[str]) -> list[str]:
-    """The ``count`` voting personas whose words overlap the topic's most (ties: the
-    registry's order). Deterministic: the same topic, the same panel."""
-    words = {w for w in _WORD.findall(topic.lower()) if len(w) > 2}
-    scored = []
-    for index, p in enumerate(registry):
-        if not p.votes or p.alias in exclude:
-            continue
-        text = " ".join([p.role, *p.expertise, *p.concerns, p.personality]).lower()
-        scored.append((-len(words & set(_WORD.findall(text))), index, p.alias))
-    return [alias for _, _, alias in sorted(scored)[:count]]
 
 
 def fallback_panel(topic: str, registry, count: int, exclude: set[str]) -> Panel:

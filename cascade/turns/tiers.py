@@ -15,9 +15,11 @@ def strong_model() -> str | None:
 def models_for(persona, role: str | None, tier: str, rule_model: str | None,
                rule_models: dict | None, settings: Settings) -> tuple[str, ...]:
     """The model a role asks, then its own fallbacks (before CASCADE_FALLBACK_MODELS). The
-    model: persona ``model:`` > the rule's ``models:`` for the role, else for its tier >
-    CASCADE_MODEL_STRONG (a strong role) > the rule's ``model:`` / CASCADE_MODEL > the
-    embedded model. The fallbacks: the rest of that ``models:`` entry."""
+    model: persona ``model:`` > the rule's ``models:`` for the role, else for its tier (the
+    persona's ``provider_hint``, when it gives one) > CASCADE_MODEL_STRONG (a strong role) >
+    the rule's ``model:`` / CASCADE_MODEL > the embedded model. The fallbacks: the rest of
+    that ``models:`` entry."""
+    tier = persona.provider_hint or tier
     given = rule_models or {}
     entry = given.get(role) if role and role not in ("fast", "strong") else None
     entry = entry or given.get(tier) or ()
