@@ -252,3 +252,27 @@ def test_a_provider_hint_no_tier_names_is_refused_at_its_line(loop_repo, fake_ll
     blocked = commit(repo)
     assert blocked.returncode == 1 and where in blocked.out and "Traceback" not in blocked.out
     assert fake_llm.calls() == 0
+
+
+def test_a_review_reads_the_rule_s_models_and_a_persona_s_provider_hint(loop_repo, fake_llm):
+    """Seed 002's ``provider_hint`` in the protocol it comes from: a review in the gate asks
+    each participant the tier model the rule's ``models:`` gives (``fast``: a participant's),
+    and ``provider_hint: strong`` the strong one, as every protocol's turns do."""
+    from test_hook import RULES, script
+
+    repo = loop_repo
+    own = (REPO / "personas/security.yml").read_text().replace(
+        "model: null", "model: null\nprovider_hint: strong")
+    (repo / ".cascade/personas").mkdir(parents=True)
+    (repo / ".cascade/personas/security.yml").write_text(own)
+    (repo / ".ai-rules.yml").write_text(RULES + "    models: {fast: openai/small, strong: "
+                                        "openai/big}\n")
+    git(repo, "add", ".ai-rules.yml", ".cascade/personas")
+    git(repo, "commit", "-qm", "a review with tiers", "--no-verify")
+    install_plain(repo)
+    script(fake_llm, ("READY", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    commit(repo)
+    asked = {ASK.search(r.text).group(1): r.body["model"] for r in fake_llm.chat_requests}
+    assert asked == {"AI-Architect": "small", "AI-Security": "big", "AI-Pragmatist": "small"}
+    assert stamps(repo)["AI-Security"] == "openai/big"
