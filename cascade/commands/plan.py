@@ -261,6 +261,11 @@ def _calls(proto, steps, members: int) -> list[str]:
            + (f", {once} once (setup and after the rounds)" if once else "")
            + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
            f"({REPAIR_FACTOR * most} if every reply needed its one repair)"]
+    mode = next((m for m in steps.modes if m.name == steps.mode), None)
+    if mode is not None and mode.seed_calls is not None:
+        low, high = mode.seed_calls
+        out.append(f"  the seed counts {low}-{high} calls a round in {mode.name} mode; here "
+                   f"{per_round}: {mode.seed_why}")
     top = proto.steps.rounds.max
     if steps.strategy is not None and steps.strategy.rounds is not None and top > r.max:
         out.append(f"  with --rounds N (up to {top}): {per_round}N + {once}"

@@ -24,6 +24,7 @@ from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
+from cascade.protocol.context import first_listed
 from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
 from cascade.protocol.spec import Options, Step, Steps, specialize
 
@@ -310,10 +311,15 @@ def _round_choice(run: Run, round_: int) -> str | None:
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return None
+    fills = dict(step.fills)
     if answer.choice == "follow":
         rec = recommendation(run, round_)
-        return f"follow the recommendation: {rec}" if rec else "follow the recommendation"
-    return f"{answer.choice}: {answer.text}" if answer.text else answer.choice
+        point = first_listed(run, round_, fills[rec]) if rec in fills else ""
+        return (f"follow the recommendation: {rec}" + (f": {point}" if point else "")
+                if rec else "follow the recommendation")
+    text = answer.text or (first_listed(run, round_, fills[answer.choice])
+                           if answer.choice in fills else "")
+    return f"{answer.choice}: {text}" if text else answer.choice
 
 
 def recommendation(run: Run, round_: int) -> str | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from cascade.config import templates
 from cascade.config.personas import Persona
+from cascade.protocol.context import SHOWS
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
 from cascade.protocol.runstate import Request
@@ -58,10 +59,13 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
                     if request.direction else None)
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
     hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
-                       for f in s.fields if f.kind == "shortlist")
+                       for f in s.fields if f.kind in ("shortlist", "references"))
     shown_at = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name, t.line + 1),
                                             per_turn, "this turn"))
                 for t in request.shown]
+    shows = [SHOWS.call(ref, run, request) for ref in request.step.shows]
+    shows_at = [blocks.add(title, scrub(text, ledger_name, 1)) for title, text in
+                (x for x in shows if x is not None)]
     target_at = None
     if request.target is not None:
         t = request.target
@@ -84,7 +88,8 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         direction=rendered[direction_at] if direction_at is not None else "",
         **opening,
         summary=rendered[summary_at] if summary_at is not None else "",
-        shown=[rendered[i] for i in shown_at], blind=VISIBILITIES.has(request.step.visibility, "blind"),
+        shown=[rendered[i] for i in shown_at], shows=[rendered[i] for i in shows_at],
+        blind=VISIBILITIES.has(request.step.visibility, "blind"),
         target=rendered[target_at] if target_at is not None else "",
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words

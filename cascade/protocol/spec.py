@@ -26,7 +26,8 @@ READS = ("position", "diverged", "recommendation", "minority", "next_action", "c
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
-ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
+ARTIFACTS = ("argument-graph", "synthesis", "synthesis-json", "open-questions",
+             "position-evolution", "progress")
 APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
 PHASE_AT = ("first", "middle", "last")  # a scheduled phase: the rounds it covers
 
@@ -73,6 +74,9 @@ class Step:
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
     reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
     advance: str | None = None  # a phase's registered trigger that moves it on (TRIGGERS)
+    shows: tuple[Ref, ...] = ()  # what else its prompt shows (cascade.protocol.context)
+    fills: tuple[tuple[str, str], ...] = ()  # a decision: choice given no text -> the list
+    # field of the round whose first item is its text (a deep-dive: the most contested point)
 
     @property
     def decision(self) -> bool:
@@ -142,6 +146,8 @@ class Mode:
     roles: tuple[str, ...]  # the fixed roles present
     rounds: tuple[int, int]  # min, max
     stand_in: tuple[tuple[str, str], ...] = ()  # role -> the present role that speaks for it
+    seed_calls: tuple[int, int] | None = None  # the calls a round makes as the seed counts them
+    seed_why: str = ""  # why the seed's count and the engine's differ
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from cascade.errors import CascadeError
 from cascade.protocol.blocks import (
     cited,
+    explained,
     fields_of,
     panel_block,
     refs_text,
@@ -127,6 +128,7 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
     d = wave.d
     fields, notes = fields_of(request, reply)
     citations, dropped = cited(request, reply)
+    fields.update(explained(request, reply))  # why each message was cited, where it says
     verdict = fields.get("verdict")
     out.vote = verdict
     body = reply.comment if not reply.sentinel else "_No comment._"
