@@ -141,6 +141,13 @@ class Swarm(Scripted):
                                      "confidence": "high", "risk": "a week's work",
                                      "prerequisite": "a load profile"}],
                 "metaObservations": "The panel converged early; the contrarian kept it honest."})
+        if step == "Resume context":
+            return json.dumps({"comment": f"## Theme\nThe event store's database.\n\n"
+                               f"## Positions\n- {name} keeps the notes of round {round_}."})
+        if step == "Reopening":
+            return json.dumps({"comment": "The buffer question was the most productive "
+                               "tension; the peak write rate matters most now.",
+                               "focus": "the peak write rate and whether a buffer absorbs it"})
         if step == "Closing vote":
             vote = self.votes.get(name, "READY")
             return json.dumps({"comment": f"{vote}: the synthesis holds.", "vote": vote})

@@ -292,7 +292,8 @@ def test_a_pause_writes_the_resume_context_and_run_resumes(repo, cli, swarm, fak
     d = load(repo)
     assert d.state.run.round == 2 and d.state.run.outcome == "READY"
     declare2 = [t for n, s, r, t in swarm.seen if (s, r) == ("Position declarations", 2)]
-    assert declare2 and "Next: pause" in declare2[0]
+    assert declare2 and "Next: the peak write rate and whether a buffer absorbs it" in \
+        declare2[0]  # the moderator's reopening gives the round its focus
     assert fake_llm.calls() > calls
 
 

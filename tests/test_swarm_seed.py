@@ -251,3 +251,41 @@ def test_a_short_executive_summary_is_noted(repo, cli, swarm):
     assert "AI-Moderator: executiveSummary: 10 characters; 500 to 800 asked for" in out
     data = json.loads((repo / ARTIFACTS[6]).read_text())
     assert data["executiveSummary"] == "Buffer it." and data["insights"] == []
+
+
+def test_a_pause_s_context_is_the_historian_s_and_a_resume_opens_with_the_moderator(
+        repo, cli, swarm, fake_llm):
+    """Seed 001, checkpointDiscussion: 'const resumeContext = await Task({ ... name:
+    "historian", ... Generate the context needed to resume this discussion later'; and
+    resumeDiscussion: 'const reopening = await Task({ ... name: "moderator", ... 【Previous
+    Context】 ${context} ... Propose the next round's topic and framing.'"""
+    from test_swarm import LEDGER, create, step_run
+
+    create(repo, "standard")
+    answers = iter(["start", "pause"])
+    result = step_run(repo, ask=lambda step, run: next(answers))
+    assert result.paused == 1
+    assert swarm.asked()[-1] == ("AI-Historian", "Resume context", 1)
+    checkpoint = prompt(swarm, "Resume context", 1)
+    assert "between 250 and 450 words" in checkpoint and "quality\ntrajectory" in checkpoint
+    d = load(repo)
+    context = next(c for c in ai_turns(d) if c.provenance["step"] == "checkpoint")
+    assert context.author == "AI-Historian" and context.provenance["round"] == "1"
+    assert any(c.provenance.get("step") == "resume" for c in d.comments)  # the tool's, too
+    code, out, err = cli("run", LEDGER, "--auto")
+    assert code == 0, out + err
+    round2 = [(n, s) for n, s, r in swarm.asked() if r == 2]
+    assert round2[0] == ("AI-Moderator", "Reopening")  # before anyone declares
+    reopening = prompt(swarm, "Reopening", 2)
+    assert "AI-Historian keeps the notes of round 1." in reopening  # the historian's context
+    assert ": resume context after round 1>>>" in reopening and "## Current positions" in \
+        reopening  # and the tool's, from the ledger
+    assert ": tension map>>>" in reopening
+    framing = prompt(swarm, "Moderator framing", 2)
+    assert "the peak write rate and whether a buffer absorbs it" in framing
+    d = load(repo)
+    assert d.state.run.outcome == "READY"
+    reopen = next(c for c in ai_turns(d) if c.provenance["step"] == "reopen")
+    assert reopen.provenance["focus"] == "the peak write rate and whether a buffer absorbs it"
+    # only a resumed pause reopens: no other round does
+    assert [r for n, s, r in swarm.asked() if s == "Reopening"] == [2]

@@ -160,6 +160,8 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
     out += _listing("Setup (once, before round 1):", steps.setup)
     out += _listing("Steps of a round:", steps.round_steps)
     out += _listing("After the rounds:", steps.after)
+    out += _listing("When a person pauses (then the run stops):", steps.pause)
+    out += _listing("On resuming after a pause (first in the next round):", steps.resume)
     if r.on_impasse:
         last = steps.step(r.on_impasse)
         out.append(f"  after the last round without consensus: {last.title} ({last.role})")
@@ -241,6 +243,7 @@ def _listing(title: str, group) -> list[str]:
         extra += ["confirmation"] if step.confirm else []
         extra += [f"cites at least {step.min_refs}"] if step.min_refs else []
         extra += [f"sees {', '.join(step.sees)} only"] if step.sees else []
+        extra += [f"also shown: {', '.join(map(str, step.shows))}"] if step.shows else []
         words = (f"{step.range[0]}-{step.range[1]}" if step.range else f"{step.words}")
         if step.range:
             extra.append(f"max tokens {reply_budget(step.range[1])}")

@@ -8,7 +8,8 @@ come from the models.
 - ``argument-graph``: the typed references among the turns the persona is shown, one edge a
   line (who counters, supports, extends, questions or responds to whom);
 - ``disagreements``: the active disagreements the earlier round's last turn with a
-  ``disagreements`` field (a quality gate) left open.
+  ``disagreements`` field (a quality gate) left open;
+- ``resume-context``: what the tool wrote when the earlier round paused.
 """
 from __future__ import annotations
 
@@ -62,6 +63,13 @@ def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple
         return None
     return (f"active disagreements after round {earlier[-1].round}",
             "\n".join(f"- {x}" for x in items))
+
+
+@SHOWS.register("resume-context")
+def resume_context(run: Any, request: Any) -> tuple[str, str] | None:
+    """The resume context the tool wrote when the earlier round paused (from the ledger)."""
+    text = run.resume_texts.get(request.round - 1, "") if run is not None else ""
+    return (f"resume context after round {request.round - 1}", text) if text else None
 
 
 def first_listed(run: Any, round_: int, field: str) -> str:

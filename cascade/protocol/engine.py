@@ -88,7 +88,7 @@ def _take_event(run: Run, entry: Event, carried: bool, setup_ids: set[str]) -> N
     event answers a decision point; an OUTCOME records the outcome."""
     if entry.kind == SOURCE_REVISION and not carried:
         run.turns, run.recorded, run.answers = [], None, []
-        run.resumed = set()
+        run.resumed, run.resume_texts = set(), {}
     elif entry.kind == NEXT:
         words = entry.value.split()
         if words:
@@ -107,6 +107,7 @@ def _take_tool_block(run: Run, entry: Comment) -> None:
         round_ = _number(entry.provenance.get("round", "0"))
         if round_ is not None:
             run.resumed.add(round_)
+            run.resume_texts[round_] = entry.body
 
 
 _NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost", "cut",
@@ -208,6 +209,8 @@ def _progress(run: Run) -> None:
     while True:
         run.round = round_
         order = steps.round_steps
+        if round_ > 1 and _paused(run, round_ - 1):  # a resumed pause: its reopening first
+            order = steps.resume + order
         index = 0
         while index < len(order):
             step = order[index]
@@ -233,6 +236,7 @@ def _progress(run: Run) -> None:
                 run.step, run.waiting = step, waiting
                 run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
                 return
+            _reopened(run, round_, step)
             index += 1
         confirm = next((s for s in steps.round_steps if s.confirm), None)
         run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
@@ -247,9 +251,30 @@ def _progress(run: Run) -> None:
         if chosen is not None:
             run.directions[round_ + 1] = chosen
         if _paused(run, round_) and round_ not in run.resumed:
-            run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
+            if not _pause_wave(run, round_):  # its resume context written: the run stops
+                run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
             return
         round_ += 1
+
+
+def _pause_wave(run: Run, round_: int) -> bool:
+    """Whether a pause's steps (the resume context) still wait for someone; then whom."""
+    for step in run.steps.pause:
+        spoken = {t.alias for t in run.of(round_, step.id)}
+        waiting = [a for a in run.speakers(step) if a not in spoken]
+        if waiting:
+            run.round, run.step, run.waiting = round_, step, waiting
+            return True
+    return False
+
+
+def _reopened(run: Run, round_: int, step: Step) -> None:
+    """A resume step done: what it reads as ``direction`` is the round's direction."""
+    if step in run.steps.resume:
+        said = next((run.read(t, "direction") for t in run.of(round_, step.id)
+                     if run.read(t, "direction")), "")
+        if said:
+            run.directions[round_] = said
 
 
 def _verdicts(run: Run, step: Step, round_: int) -> dict[str, str]:

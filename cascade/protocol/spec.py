@@ -22,7 +22,7 @@ TIERS = ("fast", "strong")
 # and a recommendation; a referee's minority view; a facilitator's proposal and the
 # conflicts it lists; a participant's confidence, concerns and challenge (escalations)
 READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
-         "resolved", "escalation_reason", "confidence", "concerns", "challenge")
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "direction")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
@@ -172,6 +172,9 @@ class Steps:
     default_tier: str | None = None
     tier: str | None = None  # the tier these steps run (for_tier)
     planner: str | None = None  # a registered planner: the steps are phases, in order
+    pause: tuple[Step, ...] = ()  # run when a person pauses, before the run stops
+    resume: tuple[Step, ...] = ()  # run first in the round after a pause (its reads: direction
+    # is the round's direction)
 
     @property
     def phased(self) -> bool:
@@ -198,7 +201,7 @@ class Steps:
         return next(r for r in self.roles if r.id == role_id)
 
     def step(self, step_id: str) -> Step | None:
-        return next((s for s in self.steps + self.setup + self.after if s.id == step_id), None)
+        return next((s for s in self.all_steps if s.id == step_id), None)
 
     def get_strategy(self, name: str | None) -> Strategy | None:
         return next((x for x in self.strategies if x.name == name), None)
@@ -280,7 +283,8 @@ class Steps:
         low, high = mode.rounds
         return dataclasses.replace(
             self, roles=tuple(roles), steps=keep(self.steps), setup=keep(self.setup),
-            after=keep(self.after), participants=mode.experts or self.participants,
+            after=keep(self.after), pause=keep(self.pause), resume=keep(self.resume),
+            participants=mode.experts or self.participants,
             rounds=dataclasses.replace(self.rounds, min=low, max=high), mode=mode.name)
 
     @property
@@ -294,7 +298,7 @@ class Steps:
 
     @property
     def all_steps(self) -> tuple[Step, ...]:
-        return self.setup + self.steps + self.after
+        return self.setup + self.steps + self.after + self.pause + self.resume
 
 
 OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}

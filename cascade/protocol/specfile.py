@@ -132,8 +132,13 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
     if not isinstance(data.get("steps"), list) or not data.get("steps"):
         raise CascadeError("protocol 'steps' must be a non-empty list", path, data.line_of("steps"))
     seen: set[str] = set()
-    steps, setup, after = (_step_list(data, key, roles, path, seen)
-                           for key in ("steps", "setup", "after"))
+    steps, setup, after, pause, resume = (_step_list(data, key, roles, path, seen)
+                                          for key in ("steps", "setup", "after", "pause",
+                                                      "resume"))
+    for key, group in (("pause", pause), ("resume", resume)):
+        if any(s.decision for s in group):
+            raise CascadeError(f"protocol {key!r}: its steps are spoken by roles, not asked of "
+                               "a person", path, data.line_of(key))
     if setup and not generated:
         raise CascadeError("'setup' runs before round 1 to generate the panel: only a protocol "
                            "whose members come 'from: panel' has one", path, data.line_of("setup"))
@@ -156,7 +161,8 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
     tiers, default_tier = tiers_of(data, roles, path)
     return Steps(tuple(roles), tuple(steps), _rounds(data, steps, path), count, outcome,
                  tuple(artifacts), tuple(setup), tuple(after), modes, default, None, strategies,
-                 default_strategy, None, tiers, default_tier)
+                 default_strategy, None, tiers, default_tier, pause=tuple(pause),
+                 resume=tuple(resume))
 
 
 def _roles(data: LineDict, path: Path) -> list[Role]:
@@ -220,7 +226,7 @@ def _rounds(data: LineDict, steps: list[Step], path: Path) -> Rounds:
 
 
 def _key_of(data: LineDict, step_id: str) -> str:
-    for key in ("steps", "setup", "after"):
+    for key in ("steps", "setup", "after", "pause", "resume"):
         if any(isinstance(i, dict) and i.get("id") == step_id for i in data.get(key) or []):
             return key
     return "steps"
