@@ -199,6 +199,9 @@ def test_the_quality_gate_gives_insights_with_novelty_and_source_and_a_short_sum
                                          "backups double the write load -- low -- -")
     assert "AI-Moderator: summary: 10 characters; 200 to 300 asked for" in out
     assert "AI-Moderator: insights: 3 missing or invalid value(s)" in out
+    # the historian sees every round: each gate's insight once (rounds 1 and 3), as listed
+    assert prompt(swarm, "Synthesis", 3).count("the peak load decides the buffer") == 2
+    assert "(novelty: high; source: r1-msg-013)" in prompt(swarm, "Synthesis", 3)
 
 
 def test_the_synthesis_is_data_in_the_seed_s_shape_and_its_markdown_renders_it(repo, cli,

@@ -36,7 +36,8 @@ def _label(t) -> str:
 
 def _with_fields(t, hidden: frozenset[str] = frozenset()) -> str:
     """A shown turn's text: its longer fields (a position, a list), then its comment. The
-    ``hidden`` fields (a shortlist) and a bridge packet's keys its comment shows itself."""
+    ``hidden`` fields (a shortlist, references, items) and a bridge packet's keys its comment
+    shows itself."""
     lines = [f"{k}: {v}" for k, v in t.fields.items() if v and not _short(v) and "." not in k
              and k not in hidden]
     return ("\n".join(lines) + "\n\n" + t.body) if lines else t.body
@@ -59,7 +60,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
                     if request.direction else None)
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
     hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
-                       for f in s.fields if f.kind in ("shortlist", "references"))
+                       for f in s.fields if f.kind in ("shortlist", "references", "items"))
     shown_at = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name, t.line + 1),
                                             per_turn, "this turn"))
                 for t in request.shown]
