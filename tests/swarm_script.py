@@ -37,6 +37,15 @@ TENSIONS = [
 ]
 
 
+SUMMARY = ("The panel weighed Postgres against a dedicated event store for the write path. "
+           "All agreed to avoid two-phase commit and to keep Postgres as the system of record; "
+           "they split on whether a write buffer belongs in front of it. The contrarian's "
+           "peak-load scenario moved the database engineer towards a buffer, while the site "
+           "reliability engineer held that one more moving part costs more on call than it "
+           "saves. The recommendation is a benchmark at the expected peak before deciding, "
+           "with the simplicity case kept as a minority view that still holds.")
+
+
 class Swarm(Scripted):
     """``replies[(name, step, round)]`` overrides a reply (round 0: the setup);
     ``recommend[round]`` is the quality gate's recommendation (default: continue before the
@@ -76,7 +85,13 @@ class Swarm(Scripted):
         if step == "Arguments":
             return json.dumps({"comment": f"If I understand {ids[0]} right, it holds; but the "
                                "write load says otherwise.", "position": "keep my stance",
-                               "counters": ids[:1], "supports": ids[1:2]})
+                               "references": [{"targetId": ids[0], "relation": "counters",
+                                               "comment": "the load grows"}] + [
+                                   {"targetId": i, "relation": "supports", "comment": "agreed"}
+                                   for i in ids[1:2]],
+                               "proposals": ["benchmark at 5,000 writes a second"],
+                               "counterpoints": [f"{ids[0]} ignores the write load"],
+                               "questions": ["What is the peak write rate?"]})
         if step == "Contrarian stress test":
             return json.dumps({"comment": "Everyone assumes the load stays small.",
                                "counters": ids[:2]})
@@ -98,14 +113,41 @@ class Swarm(Scripted):
                                           "steelManning": 4, "novelInsights": 3,
                                           "positionEvolution": 3, "overall": overall},
                                "recommendation": rec, "agreements": ["avoid 2PC"],
+                               "summary": (f"Round {round_}: the panel agreed to avoid 2PC "
+                                           "and split on whether a write buffer belongs in "
+                                           "front of Postgres; the contrarian's load "
+                                           "argument moved the database engineer a little, "
+                                           "while the others held their positions."),
+                               "insights": [{"insight": "the peak load decides the buffer",
+                                             "novelty": "high", "source": ids[-1]}],
                                "disagreements": ["buffer or not"],
                                "openQuestions": [f"How many writes a second? (round {round_})"]})
         if step == "Synthesis":
-            return json.dumps({"comment": "## Insights\n- A write buffer helps (" + ", ".join(ids[:2])
-                               + ")\n\n## Minority report\n- The SRE's simplicity case stands.",
-                               "supports": ids[:2],
-                               "openQuestions": ["Peak write rate -- no measurement yet"],
-                               "recommendations": ["Benchmark Postgres with a buffer"]})
+            return json.dumps({
+                "comment": "## Resolved by argument\n- Avoid 2PC.\n\n## Unresolved debates\n"
+                           "- A write buffer or not.",
+                "executiveSummary": SUMMARY, "supports": ids[:2],
+                "insights": [{"title": "A write buffer helps",
+                              "description": "It absorbs the peaks the contrarian named.",
+                              "confidence": "medium", "confidenceReason": "one benchmark",
+                              "evidence": [{"messageId": i, "summary": "cited"}
+                                           for i in ids[:2]]}],
+                "minorityReport": [{"position": "Keep one moving part", "advocate": "sre",
+                                    "reason": "outnumbered", "stillValid": True,
+                                    "note": "the simplicity case stands"}],
+                "openQuestions": [{"question": "Peak write rate",
+                                   "whyOpen": "no measurement yet"}],
+                "recommendations": [{"action": "Benchmark Postgres with a buffer",
+                                     "confidence": "high", "risk": "a week's work",
+                                     "prerequisite": "a load profile"}],
+                "metaObservations": "The panel converged early; the contrarian kept it honest."})
+        if step == "Resume context":
+            return json.dumps({"comment": f"## Theme\nThe event store's database.\n\n"
+                               f"## Positions\n- {name} keeps the notes of round {round_}."})
+        if step == "Reopening":
+            return json.dumps({"comment": "The buffer question was the most productive "
+                               "tension; the peak write rate matters most now.",
+                               "focus": "the peak write rate and whether a buffer absorbs it"})
         if step == "Closing vote":
             vote = self.votes.get(name, "READY")
             return json.dumps({"comment": f"{vote}: the synthesis holds.", "vote": vote})

@@ -87,8 +87,11 @@ def test_the_next_action_shows_the_scores_and_what_follow_does(loop_repo, fake_l
     assert "  NEXT: follow -- do what the quality gate recommends: deep-dive (recommended)" \
         in told
     assert "  NEXT: deep-dive <point> -- the next round digs into the point you name" in told
+    assert "    insights: the peak load decides the buffer (novelty: high; source: r1-msg-009)" \
+        in told
+    assert any(line.startswith("    summary: Round 1: the panel agreed") for line in told)
     block = told[1:told.index("")]
-    assert len(block) == 12 and all(len(line) <= 160 for line in block)  # a line an item
+    assert len(block) == 14 and all(len(line) <= 160 for line in block)  # a line an item
 
 
 def test_an_escalation_shows_the_question_the_sides_and_the_recommendation(loop_repo,

@@ -16,7 +16,8 @@ TOPIC = "Which database for the event store?"
 BASE = "discussions/which-database-for-the-event-store"
 LEDGER = BASE + ".discussion.md"
 ARTIFACTS = [BASE + s for s in (".record.md", ".argument-graph.json", ".synthesis.md",
-                                ".open-questions.md", ".position-evolution.md", ".progress.md")]
+                                ".open-questions.md", ".position-evolution.md", ".progress.md",
+                                ".synthesis.json")]
 FIXED = {"AI-Moderator", "AI-Historian", "AI-Contrarian", "AI-Cross-Domain"}
 
 
@@ -121,16 +122,18 @@ def test_declarations_are_blind_and_the_framing_sees_them(repo, cli, swarm):
 
 def test_a_citation_never_shown_is_dropped_and_a_valid_shift_is_recorded(repo, cli, swarm):
     swarm.replies[("AI-Api-Designer", "Arguments", 1)] = json.dumps({
-        "comment": "I counter the future.", "position": "as before",
-        "counters": ["r9-msg-999", "r1-msg-002"],  # one never written; one shown
-        "supports": ["r1-msg-007"]})  # a message of this very step: not shown to it
+        "comment": "I counter the future.", "position": "as before", "references": [
+            {"targetId": "r9-msg-999", "relation": "counters"},  # never written
+            {"targetId": "r1-msg-002", "relation": "counters"},  # shown
+            # a message of this very step: not shown to it
+            {"targetId": "r1-msg-007", "relation": "supports"}]})
     swarm.replies[("AI-Sre", "Responses", 1)] = json.dumps({
         "comment": "Moved.", "positionShift": "major", "previousPosition": "SQLite",
         "currentPosition": "Postgres", "trigger": ["r1-msg-009", "r1-msg-999"],
         "shiftReason": "the stress test"})
     code, out, _ = discuss(cli, "standard", "--auto")
     assert code == 0
-    assert "supports 'r1-msg-007' dropped: not a message it was shown" in out
+    assert "references 'r1-msg-007' dropped: not a message it was shown" in out
     d = load(repo)
     argue = next(c for c in ai_turns(d) if c.author == "AI-Api-Designer"
                  and step_of(c) == ("argue", 1))
@@ -173,14 +176,14 @@ def test_missing_scores_are_the_lowest_and_flagged(repo, cli, swarm):
 
 def test_every_artifact_is_written_and_matches_the_ledger(repo, cli, swarm):
     from cascade.protocol.artifacts import render_artifacts
+    from cascade.protocol.record import artifact_path
 
     assert discuss(cli, "standard", "--auto")[0] == 0
     for path in ARTIFACTS:
         assert (repo / path).is_file(), path
     d = load(repo)
     for name, text in render_artifacts(d, d.state.run).items():
-        suffix = ".argument-graph.json" if name == "argument-graph" else f".{name}.md"
-        assert (repo / (BASE + suffix)).read_text() == text, name
+        assert artifact_path(d.path, name).read_text() == text, name
     synthesis = (repo / ARTIFACTS[2]).read_text()
     assert "## Minority report" in synthesis or "### Minority report" in synthesis
     assert "```mermaid" in synthesis and "-- counters -->" in synthesis
@@ -289,7 +292,8 @@ def test_a_pause_writes_the_resume_context_and_run_resumes(repo, cli, swarm, fak
     d = load(repo)
     assert d.state.run.round == 2 and d.state.run.outcome == "READY"
     declare2 = [t for n, s, r, t in swarm.seen if (s, r) == ("Position declarations", 2)]
-    assert declare2 and "Next: pause" in declare2[0]
+    assert declare2 and "Next: the peak write rate and whether a buffer absorbs it" in \
+        declare2[0]  # the moderator's reopening gives the round its focus
     assert fake_llm.calls() > calls
 
 

@@ -161,6 +161,8 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
     out += _listing("Setup (once, before round 1):", steps.setup)
     out += _listing("Steps of a round:", steps.round_steps)
     out += _listing("After the rounds:", steps.after)
+    out += _listing("When a person pauses (then the run stops):", steps.pause)
+    out += _listing("On resuming after a pause (first in the next round):", steps.resume)
     if r.on_impasse:
         last = steps.step(r.on_impasse)
         out.append(f"  after the last round without consensus: {last.title} ({last.role})")
@@ -242,6 +244,7 @@ def _listing(title: str, group) -> list[str]:
         extra += ["confirmation"] if step.confirm else []
         extra += [f"cites at least {step.min_refs}"] if step.min_refs else []
         extra += [f"sees {', '.join(step.sees)} only"] if step.sees else []
+        extra += [f"also shown: {', '.join(map(str, step.shows))}"] if step.shows else []
         words = (f"{step.range[0]}-{step.range[1]}" if step.range else f"{step.words}")
         if step.range:
             extra.append(f"max tokens {reply_budget(step.range[1])}")
@@ -262,6 +265,11 @@ def _calls(proto, steps, members: int) -> list[str]:
            + (f", {once} once (setup and after the rounds)" if once else "")
            + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
            f"({REPAIR_FACTOR * most} if every reply needed its one repair)"]
+    mode = next((m for m in steps.modes if m.name == steps.mode), None)
+    if mode is not None and mode.seed_calls is not None:
+        low, high = mode.seed_calls
+        out.append(f"  the seed counts {low}-{high} calls a round in {mode.name} mode; here "
+                   f"{per_round}: {mode.seed_why}")
     top = proto.steps.rounds.max
     if steps.strategy is not None and steps.strategy.rounds is not None and top > r.max:
         out.append(f"  with --rounds N (up to {top}): {per_round}N + {once}"

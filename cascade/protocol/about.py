@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from cascade.markdown import sentence
 from cascade.protocol.engine import question, recommendation
-from cascade.protocol.fields import split_list
+from cascade.protocol.fields import item_line, items_of, split_list
 from cascade.protocol.panel import persona_name
 from cascade.protocol.runstate import Run, Turn
 from cascade.protocol.spec import Step, Steps
@@ -145,6 +145,9 @@ def turn_lines(run: Run, turn: Turn) -> list[str]:
                        + (f" -- flagged: overall below {f.flag_below:g}" if flagged else ""))
         elif f.kind == "list":
             out.append(f"  {_words(f.name)}: {'; '.join(split_list(value))}")
+        elif f.kind == "items":
+            out.append(f"  {_words(f.name)}: "
+                       + "; ".join(item_line(f, r)[2:] for r in items_of(f, value)))
         else:
             out.append(f"  {_words(f.name)}: {value}")
     return out

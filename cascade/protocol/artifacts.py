@@ -13,11 +13,13 @@ ledger says, and ``check`` or a person can render them again and compare:
 """
 from __future__ import annotations
 
+import json
+
 from cascade.atomic import atomic_write
 from cascade.errors import display_path
 from cascade.markdown import cell, nested, sentence
 from cascade.protocol.engine import recommendation
-from cascade.protocol.fields import split_list
+from cascade.protocol.fields import column_title, item_line, items_of, sections, split_list
 from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.record import artifact_path
 from cascade.protocol.runstate import Run, Turn
@@ -63,10 +65,11 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
         flag = " (flagged: below the quality bar)" if t.fields.get("flagged") == "yes" else ""
         return (f"quality {t.fields.get('scores', '-')}{flag}; recommendation "
                 f"{t.fields.get('recommendation', '-')}")
-    shifts = [t.fields[k] for t in turns for k in ("positionShift", "shift") if k in t.fields]
-    if shifts:
-        return "position shifts: " + ", ".join(f"{shifts.count(v)} {v}"
-                                               for v in ("major", "minor", "none") if v in shifts)
+    if _shift_field(step) is not None:
+        shifts = [t.fields.get(_shift_field(step), "not stated") for t in turns]
+        return "position shifts: " + ", ".join(
+            f"{shifts.count(v)} {v}" for v in ("major", "minor", "none", "not stated")
+            if v in shifts)
     if "confidence" in {k for t in turns for k in t.fields}:
         values = sorted(float(t.fields["confidence"]) for t in turns
                         if t.fields.get("confidence", "").replace(".", "", 1).isdigit())
@@ -75,6 +78,11 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
                     f"{values[-1]:g}")
     edges = sum(len(t.refs) for t in turns)
     return sentence(turns[-1].body, 200) + (f" ({edges} reference(s))" if edges else "")
+
+
+def _shift_field(step) -> str | None:
+    """The step's field that says how far a position moved (``positionShift``, ``shift``)."""
+    return next((f.name for f in step.fields if f.name in ("positionShift", "shift")), None)
 
 
 def progress_log(d, run: Run) -> str:
@@ -123,8 +131,13 @@ def position_evolution(d, run: Run) -> str:
             if t.step == first:
                 conf = f" (confidence {t.fields['confidence']})" if "confidence" in t.fields else ""
                 out.append(f"- Round {t.round}, declared ({t.msg}): {_position(t)}{conf}")
-            shift = t.fields.get("positionShift") or t.fields.get("shift")
-            if shift is None:
+            step = run.steps.step(t.step) or (run.base.step(t.step) if run.base else None)
+            name = _shift_field(step) if step is not None else None
+            if name is None:
+                continue
+            shift = t.fields.get(name)
+            if shift is None:  # recorded as absent: the reply did not say
+                out.append(f"- Round {t.round}, shift not stated ({t.msg})")
                 continue
             triggers = [m for kind, m in t.refs if kind == "responds_to"]
             moved = ""
@@ -150,10 +163,25 @@ def _synthesis_turn(run: Run) -> Turn | None:
     return found[-1] if found else None
 
 
+def _step_of(run: Run, t: Turn):
+    return run.steps.step(t.step) or (run.base.step(t.step) if run.base else None)
+
+
+def _listed(run: Run, t: Turn, name: str) -> list[str]:
+    """A list field of a turn, one line an item: an items field's values (`` -- `` between,
+    the empty ones left out)."""
+    step = _step_of(run, t)
+    f = next((f for f in step.fields if f.name == name), None) if step is not None else None
+    if f is not None and f.kind == "items":
+        return [" -- ".join(" ".join(v) if isinstance(v, list) else v for v in r.values() if v)
+                for r in items_of(f, t.fields.get(name, ""))]
+    return split_list(t.fields.get(name, ""))
+
+
 def open_questions(d, run: Run) -> str:
     out = [f"# Open questions: {d.title}", ""]
     synthesis = _synthesis_turn(run)
-    listed = split_list(synthesis.fields.get("openQuestions", "")) if synthesis else []
+    listed = _listed(run, synthesis, "openQuestions") if synthesis else []
     out += ["## After the synthesis", ""]
     out += [f"- {q}" for q in listed] or ["- (none listed yet)"]
     out.append("")
@@ -178,9 +206,12 @@ def synthesis_md(d, run: Run) -> str:
         out += [f"- Tension @{t.a} vs @{t.b}: {t.axis}" for t in run.panel.tensions] + [""]
     out += ["## Synthesis", ""]
     if synthesis is not None:
-        out += [f"By {synthesis.name} ({synthesis.msg}); cites "
-                f"{', '.join(m for _, m in synthesis.refs) or 'no message'}.", "",
-                nested(synthesis.body), ""]
+        data = synthesis_data(d, run)
+        out += [(f"By {synthesis.name} ({synthesis.msg}); cites "
+                 f"{', '.join(m for _, m in synthesis.refs) or 'no message'}."), ""]
+        out += _data_md(_step_of(run, synthesis), data)
+        if data.get("account"):
+            out += ["### The account", "", nested(str(data["account"])), ""]
     else:
         out += ["_(not yet written)_", ""]
     vote = next((s for s in run.steps.after if s.confirm), None)
@@ -192,6 +223,57 @@ def synthesis_md(d, run: Run) -> str:
     graph = artifact_path(d.path, "argument-graph").name
     out += ["## Argument graph", "", f"Who answered whom (`{graph}`):", "", mermaid(run)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def synthesis_data(d, run: Run) -> dict:
+    """The synthesis as data (``x.synthesis.json``; ``x.synthesis.md`` renders the same):
+    each of its step's fields by kind (an items field: records; a list: items; a refs field:
+    the ids cited), and its comment as ``account`` (without the sections the tool added)."""
+    synthesis = _synthesis_turn(run)
+    out: dict = {"title": d.title, "mode": run.mode, "rounds": run.round,
+                 "outcome": run.outcome}
+    if synthesis is None:
+        return out
+    step = _step_of(run, synthesis)
+    out.update({"by": synthesis.name, "msg": synthesis.msg})
+    for f in step.fields if step is not None else ():
+        value = synthesis.fields.get(f.name, "")
+        if f.kind == "items":
+            out[f.name] = items_of(f, value)
+        elif f.refs:
+            out[f.name] = [m for kind, m in synthesis.refs if kind == (f.edge or f.name)]
+        elif f.kind == "list":
+            out[f.name] = split_list(value)
+        else:
+            out[f.name] = value
+    account = synthesis.body
+    for section in reversed(sections(step.fields if step is not None else (),
+                                     synthesis.fields, {})):  # the last added, first
+        account = account.rstrip().removesuffix(section)
+    out["account"] = account.strip()
+    return out
+
+
+def synthesis_json(d, run: Run) -> str:
+    return json.dumps(synthesis_data(d, run), indent=2, ensure_ascii=False) + "\n"
+
+
+def _data_md(step, data: dict) -> list[str]:
+    """The synthesis's fields as markdown sections, in the order its step declares them."""
+    out: list[str] = []
+    for f in step.fields if step is not None else ():
+        value = data.get(f.name)
+        if f.refs or not value:
+            continue
+        out += [f"### {column_title(f.name)}", ""]
+        if f.kind == "items":
+            out += [item_line(f, r) for r in value]
+        elif isinstance(value, list):
+            out += [f"- {x}" for x in value]
+        else:
+            out.append(str(value))
+        out.append("")
+    return out
 
 
 def resume_context(d, run: Run) -> str:
@@ -232,7 +314,7 @@ def resume_context(d, run: Run) -> str:
     return text if len(text) <= RESUME_LIMIT else text[:RESUME_LIMIT - 4].rstrip() + " ..."
 
 
-RENDER = {"synthesis": synthesis_md, "open-questions": open_questions,
+RENDER = {"synthesis": synthesis_md, "synthesis-json": synthesis_json, "open-questions": open_questions,
           "position-evolution": position_evolution, "progress": progress_log}
 
 

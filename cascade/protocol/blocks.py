@@ -4,14 +4,19 @@ proposed panel as a table -- the tables a step asks for, and the record and grap
 beside the ledger when a discussion concludes."""
 from __future__ import annotations
 
-import re
-
 from cascade.atomic import atomic_write
 from cascade.config.personas import load_personas
 from cascade.errors import display_path
 from cascade.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.fields import read_fields, sections
+from cascade.protocol.fields import (
+    LIST_SEP,
+    column_title,
+    join_list,
+    read_fields,
+    reference_item,
+    sections,
+)
 from cascade.protocol.graph import graph_json
 from cascade.protocol.loader import role_personas
 from cascade.protocol.panel import fallback_panel, panel_events, parse_panel
@@ -25,26 +30,55 @@ TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)
 
 
 def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
-    """The typed references a reply cites in its ``refs`` fields, each one a message the
-    persona was shown (its view and its target); (references, notes on the ones dropped)."""
-    shown = {t.msg for t in request.shown} | ({request.target.msg} if request.target else set())
-    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    """The typed references a reply cites in its ``refs`` and ``references`` fields, each one
+    a message the persona was shown (its view and its target); (references, notes on the
+    ones dropped)."""
     refs, notes = [], []
-    for f in request.step.fields:
-        if not f.refs:
-            continue
-        value = extra.get(f.name.lower())
-        ids = value if isinstance(value, list) else (
-            [v for v in str(value).replace(",", " ").split()] if isinstance(value, str) else [])
-        for msg in dict.fromkeys(str(i).strip() for i in ids if isinstance(i, (str, int))):
-            if msg in shown:
-                refs.append(f"{f.edge or f.name}:{msg}")
-            elif msg:
-                notes.append(f"{f.name} {msg[:40]!r} dropped: not a message it was shown")
+    for f, msg, edge, _ in _citations(request, reply, notes):
+        if f"{edge}:{msg}" not in refs:
+            refs.append(f"{edge}:{msg}")
     if len(refs) < request.step.min_refs:
         notes.append(f"cites {len(refs)} message(s) it was shown; the step asks for at least "
                      f"{request.step.min_refs}")
     return refs, notes
+
+
+def _citations(request: Request, reply: Reply | None, notes: list[str]):
+    """Each cited message a reply's refs fields give, shown to the persona and of a relation
+    the field takes: (field, id, edge, comment); the rest dropped with a note."""
+    shown = {t.msg for t in request.shown} | ({request.target.msg} if request.target else set())
+    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    out = []
+    for f in request.step.fields:
+        if not f.refs:
+            continue
+        value = extra.get(f.name.lower())
+        items = value if isinstance(value, list) else (
+            str(value).replace(",", " ").split() if isinstance(value, str) else [])
+        for msg, relation, why in map(reference_item, items):
+            edge = f.edge or f.name
+            if f.kind == "references":
+                edge = relation
+                if edge not in (f.choices or ()):
+                    notes.append(f"{f.name} {msg[:40]!r} dropped: relation {relation[:20]!r} "
+                                 f"is not one of {', '.join(f.choices or ())}")
+                    continue
+            if msg in shown:
+                out.append((f, msg, edge, why))
+            elif msg:
+                notes.append(f"{f.name} {msg[:40]!r} dropped: not a message it was shown")
+    return out
+
+
+def explained(request: Request, reply: Reply | None) -> dict[str, str]:
+    """What the ``references`` fields stamp: each kept citation as ``<relation> <id>: <why>``
+    (`` | `` between), so the ledger keeps why each message was cited."""
+    out: dict[str, list[str]] = {}
+    for f, msg, edge, why in _citations(request, reply, []):
+        if f.kind == "references":
+            out.setdefault(f.name, []).append(join_list(
+                f"{edge.replace('_', ' ')} {msg}" + (f": {why}" if why else "")))
+    return {name: LIST_SEP.join(items) for name, items in out.items()}
 
 
 def fields_of(request: Request, reply: Reply | None) -> tuple[dict[str, str], list[str]]:
@@ -93,12 +127,6 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
             sentence(t.fields.get(k, ""), 120) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
     return "\n".join("| " + " | ".join(r) + " |" for r in rows)
-
-
-def column_title(name: str) -> str:
-    """A field's name as a column title: ``wouldChangeIf`` -> ``Would change if``."""
-    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()
-    return " ".join(words).capitalize() if words else name
 
 
 def write_record(d: Discussion, run: Run, when: str) -> str:

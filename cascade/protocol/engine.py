@@ -24,6 +24,7 @@ from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
+from cascade.protocol.context import first_listed
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
 from cascade.protocol.spec import Options, Step, Steps, specialize
@@ -95,7 +96,7 @@ def _take_event(run: Run, entry: Event, carried: bool, setup_ids: set[str]) -> N
     event answers a decision point; an OUTCOME records the outcome."""
     if entry.kind == SOURCE_REVISION and not carried:
         run.turns, run.recorded, run.answers = [], None, []
-        run.resumed = set()
+        run.resumed, run.resume_texts = set(), {}
     elif entry.kind == NEXT:
         words = entry.value.split()
         if words:
@@ -114,6 +115,7 @@ def _take_tool_block(run: Run, entry: Comment) -> None:
         round_ = _number(entry.provenance.get("round", "0"))
         if round_ is not None:
             run.resumed.add(round_)
+            run.resume_texts[round_] = entry.body
 
 
 _NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost", "cut",
@@ -213,6 +215,8 @@ def _progress(run: Run) -> None:
     while True:
         run.round = round_
         order = steps.round_steps
+        if round_ > 1 and _paused(run, round_ - 1):  # a resumed pause: its reopening first
+            order = steps.resume + order
         index = 0
         while index < len(order):
             step = order[index]
@@ -238,6 +242,7 @@ def _progress(run: Run) -> None:
                 run.step, run.waiting = step, waiting
                 run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
                 return
+            _reopened(run, round_, step)
             index += 1
         confirm = next((s for s in steps.round_steps if s.confirm), None)
         run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
@@ -252,9 +257,30 @@ def _progress(run: Run) -> None:
         if chosen is not None:
             run.directions[round_ + 1] = chosen
         if _paused(run, round_) and round_ not in run.resumed:
-            run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
+            if not _pause_wave(run, round_):  # its resume context written: the run stops
+                run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
             return
         round_ += 1
+
+
+def _pause_wave(run: Run, round_: int) -> bool:
+    """Whether a pause's steps (the resume context) still wait for someone; then whom."""
+    for step in run.steps.pause:
+        spoken = {t.alias for t in run.of(round_, step.id)}
+        waiting = [a for a in run.speakers(step) if a not in spoken]
+        if waiting:
+            run.round, run.step, run.waiting = round_, step, waiting
+            return True
+    return False
+
+
+def _reopened(run: Run, round_: int, step: Step) -> None:
+    """A resume step done: what it reads as ``direction`` is the round's direction."""
+    if step in run.steps.resume:
+        said = next((run.read(t, "direction") for t in run.of(round_, step.id)
+                     if run.read(t, "direction")), "")
+        if said:
+            run.directions[round_] = said
 
 
 def _verdicts(run: Run, step: Step, round_: int) -> dict[str, str]:
@@ -316,10 +342,15 @@ def _round_choice(run: Run, round_: int) -> str | None:
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return None
+    fills = dict(step.fills)
     if answer.choice == "follow":
         rec = recommendation(run, round_)
-        return f"follow the recommendation: {rec}" if rec else "follow the recommendation"
-    return f"{answer.choice}: {answer.text}" if answer.text else answer.choice
+        point = first_listed(run, round_, fills[rec]) if rec in fills else ""
+        return (f"follow the recommendation: {rec}" + (f": {point}" if point else "")
+                if rec else "follow the recommendation")
+    text = answer.text or (first_listed(run, round_, fills[answer.choice])
+                           if answer.choice in fills else "")
+    return f"{answer.choice}: {text}" if text else answer.choice
 
 
 def recommendation(run: Run, round_: int) -> str | None:

@@ -2,13 +2,14 @@
 (``parse``), asked for in the prompt (``shape``), read from a reply into the values stamped
 on the turn (``read``: the value, or the cautious fallback and a note) and shown in the
 block's body (``section``). A field is declared as ``text``, ``list``, ``panel``,
-``refs[:<edge>]``, a list of choices, or ``{<kind>: ..., <option>: ...}`` (number, scores,
+``refs[:<edge>]``, ``references``, a list of choices, or ``{<kind>: ..., <option>: ...}`` (number, scores,
 list, shortlist, packet); a new kind registers here and is declared the same way.
 
 Over 400 lines: one section per kind, each with its four parts side by side.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,9 @@ class Field:
     aim: tuple[float, float] | None = None  # number: the range asked for (a note outside it);
     # list: how many items are asked for
     choices_of: tuple[str, ...] = ()  # shortlist: each item's decision (the last: the fallback)
+    absent: bool = False  # choices: a missing or invalid value is not stamped (a note says so)
+    parts: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # items: each key, its kind
+    # (text, choices, ref, refs) and its choices
 
 
 Read = Callable[[Field, Any, Any], tuple[dict[str, str], "str | None"]]
@@ -61,6 +65,12 @@ class Kind:
 
 def num(value: float) -> str:
     return f"{value:g}"
+
+
+def column_title(name: str) -> str:
+    """A field's name as a title: ``wouldChangeIf`` -> ``Would change if``."""
+    words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()
+    return " ".join(words).capitalize() if words else name
 
 
 def split_list(value: str) -> list[str]:
@@ -118,9 +128,10 @@ def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None)
 def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
     return CascadeError(f"step {sid!r}: field {name!r} must be text, list, refs, panel, a "
                         "list of choices (each a string: quote yes, no, on, off, which YAML "
-                        "reads as true and false), {number: [low, high]}, {scores: [names]}, "
+                        "reads as true and false; {choices: [...], missing: absent} records a missing "
+                        "one as absent), {number: [low, high]}, {scores: [names]}, "
                         "{list: [fewest, most]}, {shortlist: [criteria], decisions: "
-                        "[words]} or {packet: [keys]}", path, line)
+                        "[words]}, {items: {key: kind}} or {packet: [keys]}", path, line)
 
 
 def read_fields(fields, reply) -> tuple[dict[str, str], list[str]]:
@@ -160,15 +171,38 @@ def sections(fields, stamped: dict[str, str], extra: dict[str, Any]) -> list[str
 # --- text and choices ------------------------------------------------------------------
 
 def _parse_text(name, spec, sid, path, line) -> Field:
+    """``text``, or ``{text: [fewest, most]}``: characters asked for (a note outside)."""
+    if isinstance(spec, dict):
+        bounds = spec.get("text")
+        if (set(spec) != {"text"} or not isinstance(bounds, list) or len(bounds) != 2
+                or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0
+                           for b in bounds) or bounds[0] > bounds[1]):
+            raise CascadeError(f"step {sid!r}: field {name!r}: text takes [fewest, most] "
+                               "characters", path, line)
+        return Field(name, None, "", aim=(float(bounds[0]), float(bounds[1])))
     if spec != "text":
         raise _unknown(name, sid, path, line)
     return Field(name, None, "")
 
 
 def _parse_choices(name, spec, sid, path, line) -> Field:
-    if not spec or not all(isinstance(c, str) for c in spec):
+    """``[a, b, c]``: a missing or invalid value is the last (the cautious fallback);
+    ``{choices: [a, b, c], missing: absent}``: it is recorded as absent (not stamped), for a
+    field whose every choice would say something the reply did not (a shift)."""
+    missing = None
+    if isinstance(spec, dict):
+        missing = spec.get("missing")
+        if set(spec) - {"choices", "missing"} or missing not in (None, "absent", *(
+                spec.get("choices") or ())):
+            raise CascadeError(f"step {sid!r}: field {name!r}: {{choices: [...], missing: "
+                               "absent}} takes the choices and, for missing, absent or one of "
+                               "them", path, line)
+        spec = spec.get("choices")
+    if not isinstance(spec, list) or not spec or not all(isinstance(c, str) for c in spec):
         raise _unknown(name, sid, path, line)
-    return Field(name, tuple(spec), spec[-1])  # the last choice: the cautious fallback
+    if missing == "absent":
+        return Field(name, tuple(spec), "", absent=True)
+    return Field(name, tuple(spec), missing or spec[-1])  # the last: the cautious fallback
 
 
 def _read_plain(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
@@ -186,8 +220,15 @@ def _read_plain(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
     else:
         raw = str(value).strip().upper() if isinstance(value, (str, int, float)) else None
     if f.choices is None:
-        return {f.name: str(value or "")[:500]}, None
+        text = str(value or "")[:1000 if f.aim else 500]
+        if f.aim is not None and not f.aim[0] <= len(text.strip()) <= f.aim[1]:
+            return {f.name: text}, (f"{f.name}: {len(text.strip())} characters; "
+                                    f"{int(f.aim[0])} to {int(f.aim[1])} asked for")
+        return {f.name: text}, None
     chosen = next((c for c in f.choices if raw is not None and c.upper() == raw), None)
+    if chosen is None and f.absent:
+        return {}, (f"{f.name}: {'no value' if raw is None else repr(raw)} given; recorded "
+                    "as absent")
     if chosen is None:
         return {f.name: f.fallback}, (f"{f.name}: {'no value' if raw is None else repr(raw)} "
                                       f"given; taken as {f.fallback}")
@@ -195,12 +236,15 @@ def _read_plain(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
 
 
 def _shape_plain(f: Field) -> str:
-    return " | ".join(f'"{c}"' for c in f.choices) if f.choices else '"<text>"'
+    if f.choices:
+        return " | ".join(f'"{c}"' for c in f.choices)
+    return f'"<text, {int(f.aim[0])} to {int(f.aim[1])} characters>"' if f.aim else '"<text>"'
 
 
-FIELD_KINDS.register("text", Kind(_parse_text, _shape_plain, _read_plain), traits=("word",))
+FIELD_KINDS.register("text", Kind(_parse_text, _shape_plain, _read_plain),
+                     traits=("word", "mapping"))
 FIELD_KINDS.register("choices", Kind(_parse_choices, _shape_plain, _read_plain),
-                     traits=("list",))
+                     traits=("list", "mapping"))
 
 
 def _parse_ballot(name, spec, sid, path, line) -> Field:
@@ -237,6 +281,47 @@ def _parse_panel(name, spec, sid, path, line) -> Field:
 
 FIELD_KINDS.register("refs", Kind(_parse_refs, lambda f: '["<message id shown above>", ...]'),
                      traits=("word",))
+
+
+def _parse_references(name, spec, sid, path, line) -> Field:
+    """``references`` (any typed edge but ``responds_to``) or ``{references: [edge, ...]}``:
+    cited messages, each with its relation and a short comment on why."""
+    edges = spec.get("references") if isinstance(spec, dict) else [
+        e for e in REF_TYPES if e != "responds_to"]
+    if spec != "references" and not isinstance(spec, dict):
+        raise _unknown(name, sid, path, line)
+    if (not isinstance(edges, list) or not edges or not all(e in REF_TYPES for e in edges)
+            or (isinstance(spec, dict) and set(spec) != {"references"})):
+        raise CascadeError(f"step {sid!r}: field {name!r}: references takes a list of edge "
+                           f"types, each one of {', '.join(REF_TYPES)}", path, line)
+    return Field(name, tuple(edges), "", refs=True, kind="references")
+
+
+def reference_item(item: object) -> tuple[str, str, str]:
+    """A cited message as a reply gives it: an id, or ``{"targetId": ..., "relation": ...,
+    "comment": ...}`` (``type`` for the relation, ``id`` for the target, as some write
+    them); (id, relation, comment), "" for what is not given."""
+    if isinstance(item, dict):
+        given = {str(k).lower(): v for k, v in item.items()}
+        target = next((given[k] for k in ("targetid", "messageid", "id") if k in given), "")
+        relation = next((given[k] for k in ("relation", "type") if k in given), "")
+        why = given.get("comment") or given.get("why") or ""
+        return (str(target).strip() if isinstance(target, (str, int)) else "",
+                str(relation).strip().lower() if isinstance(relation, str) else "",
+                " ".join(str(why).split())[:240] if isinstance(why, str) else "")
+    return (str(item).strip(), "", "") if isinstance(item, (str, int)) else ("", "", "")
+
+
+def _references_section(f: Field, stamped: dict[str, str], value: object) -> str | None:
+    items = split_list(stamped.get(f.name, ""))
+    return "**References**:\n\n" + "\n".join(f"- {i}" for i in items) if items else None
+
+
+FIELD_KINDS.register("references", Kind(
+    _parse_references,
+    lambda f: ('[{"targetId": "<message id shown above>", "relation": '
+               + " | ".join(f'"{e}"' for e in f.choices or ()) + ', "comment": "<why>"}, ...]'),
+    None, _references_section), traits=("word", "mapping"))
 
 
 PANEL_SHAPE = ('{"experts": [{"id": "<lower-case-id>", "name": "<name>", "expertise": ["<area>", '
@@ -276,6 +361,120 @@ def _read_list(f: Field, value: object, reply) -> tuple[dict[str, str], str | No
 FIELD_KINDS.register("list", Kind(
     _parse_list, lambda f: '["<text>", ...]' if f.aim is None else
     f"[{int(f.aim[0])} to {int(f.aim[1])} texts]", _read_list), traits=("word", "mapping"))
+
+
+# --- items: a list of records, each with the keys declared ----------------------------
+
+ITEM_SEP = " -- "  # between an item's values, in the declared order, as the stamp holds them
+_MSG_ID = re.compile(r"^r\d+-msg-\d+$")
+
+
+def _parse_items(name, spec, sid, path, line) -> Field:
+    """``{items: {key: text | ref | refs | [choices], ...}}``: records of those keys (the
+    first a text: what an item given as a bare string is)."""
+    keys = spec.get("items")
+    parts = []
+    for key, kind in (keys.items() if isinstance(keys, dict) else ()):
+        if isinstance(kind, list) and kind and all(isinstance(c, str) for c in kind):
+            parts.append((str(key), "choices", tuple(kind)))
+        elif kind in ("text", "ref", "refs"):
+            parts.append((str(key), str(kind), ()))
+        else:
+            parts = []
+            break
+    if set(spec) != {"items"} or not parts or parts[0][1] != "text":
+        raise CascadeError(f"step {sid!r}: field {name!r}: items takes a mapping of each key "
+                           "to text, ref, refs or a list of choices, the first a text", path,
+                           line)
+    return Field(name, None, "", kind="items", parts=tuple(parts))
+
+
+def _cell(value: object, width: int = 300) -> str:
+    text = " ".join(str(value).replace("|", "/").split())
+    return text.replace(ITEM_SEP.strip(), "-")[:width] if text else ""
+
+
+def _item_value(kind: str, choices: tuple[str, ...], raw: object) -> tuple[str, bool]:
+    """One key's value as stamped, and whether it was taken as given."""
+    if kind == "choices":
+        shown = str(raw).strip().lower() if isinstance(raw, (str, int, float, bool)) else ""
+        chosen = next((c for c in choices if c.lower() == shown), None)
+        return (chosen, True) if chosen else (choices[-1], False)
+    if kind in ("ref", "refs"):
+        ids = raw if isinstance(raw, list) else str(raw or "").replace(",", " ").split()
+        ids = [reference_item(i)[0] for i in ids]  # {"messageId": ..., "summary": ...} too
+        good = [i for i in ids if _MSG_ID.match(i)]
+        good = good[:1] if kind == "ref" else list(dict.fromkeys(good))
+        return " ".join(good), len(good) == len(ids) and bool(good)
+    return _cell(raw) if isinstance(raw, (str, int, float)) else "", raw is not None
+
+
+def _read_items(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    """Each item's values in the declared order (`` -- `` between, ``-`` for none): a
+    missing or unknown choice is the cautious one (the last), an id that is not a message
+    id is dropped; a note says how many were taken so."""
+    items = value if isinstance(value, list) else ([value] if value else [])
+    out, fixed = [], 0
+    for item in items[:10]:
+        if isinstance(item, str):
+            item = {f.parts[0][0]: item}
+        if not isinstance(item, dict):
+            fixed += 1
+            continue
+        given = {str(k).lower(): v for k, v in item.items()}
+        cells = []
+        for key, kind, choices in f.parts:
+            stamped, ok = _item_value(kind, choices, given.get(key.lower()))
+            fixed += 0 if ok or kind == "text" else 1
+            cells.append(stamped or "-")
+        if cells[0] != "-":
+            out.append(ITEM_SEP.join(cells))
+    note = (f"{f.name}: {fixed} missing or invalid value(s) taken as the cautious choice or "
+            "dropped" if fixed else None)
+    return {f.name: LIST_SEP.join(out)}, note
+
+
+def items_of(f: Field, stamped: str) -> list[dict[str, object]]:
+    """A stamped items field as records (a refs key: a list of ids; ``-``: empty)."""
+    out = []
+    for item in split_list(stamped):
+        cells = item.split(ITEM_SEP.strip())
+        record: dict[str, object] = {}
+        for (key, kind, _), cell_ in zip(f.parts, [c.strip() for c in cells]):
+            cell_ = "" if cell_ == "-" else cell_
+            record[key] = cell_.split() if kind == "refs" else cell_
+        out.append(record)
+    return out
+
+
+def _items_shape(f: Field) -> str:
+    shown = {"text": '"<text>"', "ref": '"<message id shown above>"',
+             "refs": '["<message id shown above>", ...]'}
+    return "[{" + ", ".join(
+        f'"{k}": ' + (" | ".join(f'"{c}"' for c in choices) if kind == "choices"
+                      else shown[kind]) for k, kind, choices in f.parts) + "}, ...]"
+
+
+def item_line(f: Field, record: dict[str, object]) -> str:
+    """One record of an items field as a markdown list item: its first value, then the
+    others named (``confidence: high; evidence: r1-msg-002, r1-msg-003``)."""
+    first = f.parts[0][0]
+    rest = "; ".join(f"{column_title(k).lower()}: "
+                     + (", ".join(v) if isinstance(v, list) else str(v))
+                     for k, v in record.items() if k != first and v)
+    return f"- {record[first]}" + (f" ({rest})" if rest else "")
+
+
+def _items_section(f: Field, stamped: dict[str, str], value: object) -> str | None:
+    records = items_of(f, stamped.get(f.name, ""))
+    if not records:
+        return None
+    lines = [item_line(f, r) for r in records]
+    return f"**{column_title(f.name)}**:\n\n" + "\n".join(lines)
+
+
+FIELD_KINDS.register("items", Kind(_parse_items, _items_shape, _read_items, _items_section),
+                     traits=("mapping",))
 
 
 # --- number ----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: vote
 
 _PROTOCOL_KEYS = {"name", "title", "description", "roles", "steps", "rounds", "participants",
                   "outcome", "planner", "artifacts", "modes", "setup", "after", "strategies",
-                  "flows", "tiers"}
+                  "flows", "tiers", "pause", "resume"}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from cascade.config import templates
 from cascade.config.personas import Persona
 from cascade.ledger.model import Comment
+from cascade.protocol.context import SHOWS
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
 from cascade.protocol.runstate import Request
@@ -72,7 +73,8 @@ def _label(t) -> str:
 
 def _with_fields(t, hidden: frozenset[str] = frozenset()) -> str:
     """A shown turn's text: its longer fields (a position, a list), then its comment. The
-    ``hidden`` fields (a shortlist) and a bridge packet's keys its comment shows itself."""
+    ``hidden`` fields (a shortlist, references, items) and a bridge packet's keys its comment
+    shows itself."""
     lines = [f"{k}: {v}" for k, v in t.fields.items() if v and not _short(v) and "." not in k
              and k not in hidden]
     return ("\n".join(lines) + "\n\n" + t.body) if lines else t.body
@@ -170,8 +172,8 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
         max_rounds=steps.rounds.max if steps else 1, protocol=d.protocol, mode=mode,
         setup=run is not None and not run.setup_done, **opening,
-        **{k: block(v) for k, v in at.items() if k != "shown"},
-        shown=[rendered[i] for i in at["shown"]],
+        **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
+        shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],
         blind=VISIBILITIES.has(request.step.visibility, "blind"),
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words
@@ -207,10 +209,13 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
                                      scrub(request.direction, ledger_name, 1))
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
     hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
-                       for f in s.fields if f.kind == "shortlist")
+                       for f in s.fields if f.kind in ("shortlist", "references", "items"))
     at["shown"] = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name,
                                                     t.line + 1), per_turn, "this turn"))
                    for t in request.shown]
+    shows = [SHOWS.call(ref, run, request) for ref in request.step.shows]
+    at["shows"] = [blocks.add(title, scrub(text, ledger_name, 1)) for title, text in
+                   (x for x in shows if x is not None)]
     if request.target is not None:
         t = request.target
         at["target"] = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))

@@ -131,6 +131,7 @@ class Run:
     direction: str = ""  # the person's direction for the current step (setup) or round
     directions: dict[int, str] = field(default_factory=dict)  # round -> direction
     resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
+    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
     pausing: int | None = None  # a pause answered in this round: the resume context is due
     after: bool = False  # the rounds are over: the after steps run
     consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)

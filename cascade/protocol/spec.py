@@ -22,11 +22,12 @@ TIERS = ("fast", "strong")
 # and a recommendation; a referee's minority view; a facilitator's proposal and the
 # conflicts it lists; a participant's confidence, concerns and challenge (escalations)
 READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
-         "resolved", "escalation_reason", "confidence", "concerns", "challenge")
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "direction")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
-ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
+ARTIFACTS = ("argument-graph", "synthesis", "synthesis-json", "open-questions",
+             "position-evolution", "progress")
 APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
 PHASE_AT = ("first", "middle", "last")  # a scheduled phase: the rounds it covers
 
@@ -73,6 +74,9 @@ class Step:
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
     reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
     advance: str | None = None  # a phase's registered trigger that moves it on (TRIGGERS)
+    shows: tuple[Ref, ...] = ()  # what else its prompt shows (cascade.protocol.context)
+    fills: tuple[tuple[str, str], ...] = ()  # a decision: choice given no text -> the list
+    # field of the round whose first item is its text (a deep-dive: the most contested point)
 
     @property
     def decision(self) -> bool:
@@ -142,6 +146,8 @@ class Mode:
     roles: tuple[str, ...]  # the fixed roles present
     rounds: tuple[int, int]  # min, max
     stand_in: tuple[tuple[str, str], ...] = ()  # role -> the present role that speaks for it
+    seed_calls: tuple[int, int] | None = None  # the calls a round makes as the seed counts them
+    seed_why: str = ""  # why the seed's count and the engine's differ
 
 
 @dataclass(frozen=True)
@@ -166,6 +172,9 @@ class Steps:
     default_tier: str | None = None
     tier: str | None = None  # the tier these steps run (for_tier)
     planner: str | None = None  # a registered planner: the steps are phases, in order
+    pause: tuple[Step, ...] = ()  # run when a person pauses, before the run stops
+    resume: tuple[Step, ...] = ()  # run first in the round after a pause (its reads: direction
+    # is the round's direction)
 
     @property
     def phased(self) -> bool:
@@ -192,7 +201,7 @@ class Steps:
         return next(r for r in self.roles if r.id == role_id)
 
     def step(self, step_id: str) -> Step | None:
-        return next((s for s in self.steps + self.setup + self.after if s.id == step_id), None)
+        return next((s for s in self.all_steps if s.id == step_id), None)
 
     def get_strategy(self, name: str | None) -> Strategy | None:
         return next((x for x in self.strategies if x.name == name), None)
@@ -274,7 +283,8 @@ class Steps:
         low, high = mode.rounds
         return dataclasses.replace(
             self, roles=tuple(roles), steps=keep(self.steps), setup=keep(self.setup),
-            after=keep(self.after), participants=mode.experts or self.participants,
+            after=keep(self.after), pause=keep(self.pause), resume=keep(self.resume),
+            participants=mode.experts or self.participants,
             rounds=dataclasses.replace(self.rounds, min=low, max=high), mode=mode.name)
 
     @property
@@ -288,7 +298,7 @@ class Steps:
 
     @property
     def all_steps(self) -> tuple[Step, ...]:
-        return self.setup + self.steps + self.after
+        return self.setup + self.steps + self.after + self.pause + self.resume
 
 
 OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}

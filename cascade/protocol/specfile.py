@@ -71,6 +71,7 @@ from cascade.config.schema import (
 from cascade.config.yamlio import LineDict, items_with_lines
 from cascade.errors import CascadeError
 from cascade.protocol import registry
+from cascade.protocol.context import SHOWS
 from cascade.protocol.fields import Field, parse_field
 from cascade.protocol.phasedfile import phased_steps
 from cascade.protocol.spec import (
@@ -111,7 +112,7 @@ STEP = {
     "title": Key(raw), "instructions": Key(raw), "table": Key(raw), "fallback": Key(raw),
     # a decision point's (role: person): _decision
     "question": Key(raw), "choices": Key(raw), "recommended": Key(raw), "goto": Key(raw),
-    "redo": Key(raw),
+    "redo": Key(raw), "fills": Key(raw), "shows": Key(raw),
 }
 ROUNDS = {
     "min": Key(whole(1), 1, label="rounds min"), "max": Key(whole(1), 3, label="rounds max"),
@@ -131,8 +132,13 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
     if not isinstance(data.get("steps"), list) or not data.get("steps"):
         raise CascadeError("protocol 'steps' must be a non-empty list", path, data.line_of("steps"))
     seen: set[str] = set()
-    steps, setup, after = (_step_list(data, key, roles, path, seen)
-                           for key in ("steps", "setup", "after"))
+    steps, setup, after, pause, resume = (_step_list(data, key, roles, path, seen)
+                                          for key in ("steps", "setup", "after", "pause",
+                                                      "resume"))
+    for key, group in (("pause", pause), ("resume", resume)):
+        if any(s.decision for s in group):
+            raise CascadeError(f"protocol {key!r}: its steps are spoken by roles, not asked of "
+                               "a person", path, data.line_of(key))
     if setup and not generated:
         raise CascadeError("'setup' runs before round 1 to generate the panel: only a protocol "
                            "whose members come 'from: panel' has one", path, data.line_of("setup"))
@@ -155,7 +161,8 @@ def parse_steps(data: LineDict, path: Path) -> Steps:
     tiers, default_tier = tiers_of(data, roles, path)
     return Steps(tuple(roles), tuple(steps), _rounds(data, steps, path), count, outcome,
                  tuple(artifacts), tuple(setup), tuple(after), modes, default, None, strategies,
-                 default_strategy, None, tiers, default_tier)
+                 default_strategy, None, tiers, default_tier, pause=tuple(pause),
+                 resume=tuple(resume))
 
 
 def _roles(data: LineDict, path: Path) -> list[Role]:
@@ -219,7 +226,7 @@ def _rounds(data: LineDict, steps: list[Step], path: Path) -> Rounds:
 
 
 def _key_of(data: LineDict, step_id: str) -> str:
-    for key in ("steps", "setup", "after"):
+    for key in ("steps", "setup", "after", "pause", "resume"):
         if any(isinstance(i, dict) and i.get("id") == step_id for i in data.get(key) or []):
             return key
     return "steps"
@@ -274,12 +281,18 @@ def _step(item: LineDict, s: dict, roles: list[Role], path: Path) -> Step:
     if s["min_refs"] and not any(f.refs for f in fields):
         raise CascadeError(f"step {sid!r}: min_refs needs a refs field", path, at("min_refs"))
     span, count = _words(s["words"], sid, path, at("words"))
+    shows = s["shows"] or []
+    if not isinstance(shows, list):
+        raise CascadeError(f"step {sid!r}: shows takes a list of what else its prompt shows "
+                           f"(known: {', '.join(SHOWS.names())})", path, at("shows"))
     return Step(sid, str(s["title"] or sid.title()), several[0] if several else role,
                 s["visibility"], str(s["instructions"] or "").strip(), count, tuple(fields),
                 target, str(s["table"]) if s["table"] else None, s["confirm"],
                 min_refs=s["min_refs"], when=s["when"],
                 fallback=str(s["fallback"] or "").strip(), roles=several, sees=s["sees"],
-                range=span, reads=_reads(item, s, fields, path))
+                range=span, reads=_reads(item, s, fields, path),
+                shows=tuple(SHOWS.ref(x, path, at("shows"), f"step {sid!r}: shows")
+                            for x in shows))
 
 
 def _words(value: object, sid: str, path: Path, line: int | None):
@@ -341,7 +354,13 @@ def _decision(item: LineDict, s: dict, path: Path) -> Step:
                                               for k, v in value.items()):
             raise CascadeError(f"step {sid!r}: {key} maps a choice to {where}", path, at(key))
         jumps.append(tuple((str(k), v) for k, v in value.items()))
+    fills = s["fills"] or {}
+    if not isinstance(fills, dict) or any(k not in choices or not isinstance(v, str) or not v
+                                          for k, v in fills.items()):
+        raise CascadeError(f"step {sid!r}: fills maps a choice to the list field whose first "
+                           "item it takes when given no text", path, at("fills"))
     return Step(sid, str(s["title"] or sid.title()), PERSON, "all",
                 str(s["instructions"] or "").strip(), 1, (), None, None, False,
                 question.strip(), tuple(choices), s["recommended"], jumps[0], jumps[1],
-                when=s["when"], does=tuple(does.items()), sees=s["sees"])
+                when=s["when"], does=tuple(does.items()), sees=s["sees"],
+                fills=tuple((str(k), v) for k, v in fills.items()))

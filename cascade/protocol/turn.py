@@ -14,6 +14,7 @@ from cascade.errors import CascadeError
 from cascade.protocol.blocks import (
     ballot_of,
     cited,
+    explained,
     fields_of,
     panel_block,
     refs_text,
@@ -157,6 +158,7 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
     d = wave.d
     fields, notes = fields_of(request, reply)
     citations, dropped = cited(request, reply)
+    fields.update(explained(request, reply))  # why each message was cited, where it says
     verdict = fields.get("verdict")
     vote = None
     if verdict is not None and persona.votes:

@@ -19,7 +19,7 @@ COUNT = {
 }
 MODE = {
     "experts": Key(raw), "roles": Key(raw, required=True), "rounds": Key(raw, required=True),
-    "stand_in": Key(raw, {}),
+    "stand_in": Key(raw, {}), "seed": Key(raw),
 }
 MODE_ROUNDS = {
     "min": Key(whole(1), 1, label="mode {name!r} rounds min"),
@@ -182,7 +182,25 @@ def _mode(name: str, spec: object, fixed: list[str], path: Path, line: int | Non
     else:
         counted = count_of(experts, path, at("experts") or mline, f"mode {name!r} experts",
                          {"min": 1, "max": 8})
+    calls, why = _seed(m["seed"], name, path, at("seed") or mline)
     return Mode(name, counted, tuple(present), (rr["min"], rr["max"]),
-                tuple((str(k), str(v)) for k, v in stand_in.items()))
+                tuple((str(k), str(v)) for k, v in stand_in.items()), calls, why)
+
+
+def _seed(spec: object, name: str, path: Path, line: int | None) -> tuple[tuple[int, int] | None,
+                                                                            str]:
+    """A mode's ``seed: {calls: [low, high], why: <text>}``: the calls a round makes as the
+    design the protocol comes from counts them, and why the engine's count differs."""
+    if spec is None:
+        return None, ""
+    calls = spec.get("calls") if isinstance(spec, dict) else None
+    why = spec.get("why") if isinstance(spec, dict) else None
+    if (not isinstance(calls, list) or len(calls) != 2 or not all(
+            isinstance(c, int) and not isinstance(c, bool) and c >= 0 for c in calls)
+            or calls[0] > calls[1] or not isinstance(why, str) or not why.strip()
+            or set(spec) - {"calls", "why"}):
+        raise CascadeError(f"mode {name!r}: seed takes calls: [low, high] (a round's calls as "
+                           "the seed counts them) and why: <why ours differ>", path, line)
+    return (calls[0], calls[1]), " ".join(why.split())
 
 

@@ -1,0 +1,80 @@
+"""What a step shows a persona besides the turns its visibility lets it see: the pieces its
+``shows:`` names, each a registered behaviour -- a pure function of the run and the request
+that returns a block's title and text (None: nothing to show). The prompt fences each block
+as material (cascade.protocol.prompt), since a panel's tensions and the turns' references
+come from the models.
+
+- ``tensions``: the panel's designed tensions (who against whom, on which axis, why);
+- ``argument-graph``: the typed references among the turns the persona is shown, one edge a
+  line (who counters, supports, extends, questions or responds to whom);
+- ``disagreements``: the active disagreements the earlier round's last turn with a
+  ``disagreements`` field (a quality gate) left open;
+- ``resume-context``: what the tool wrote when the earlier round paused.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from cascade.protocol.behaviours import Param, Registry
+from cascade.protocol.fields import split_list
+
+# (run, request) -> (title, text) or None
+SHOWS = Registry("shown context")
+
+
+@SHOWS.register("tensions")
+def tensions(run: Any, request: Any) -> tuple[str, str] | None:
+    panel = run.panel if run is not None else None
+    if panel is None or not panel.tensions:
+        return None
+    return "tension map", "\n".join(
+        f"- @{t.a} vs @{t.b}: {t.axis}" + (f" -- {t.description}" if t.description else "")
+        for t in panel.tensions)
+
+
+@SHOWS.register("argument-graph")
+def argument_graph(run: Any, request: Any) -> tuple[str, str] | None:
+    """The edges of the turns shown: each from a shown turn to a message it cites."""
+    names = {t.msg: t.name for t in request.shown}
+    if run is not None:
+        names.update({t.msg: t.name for t in run.turns if t.msg not in names})
+    edges = [f"- {t.msg} ({t.name}) {kind.replace('_', ' ')} {target}"
+             + (f" ({names[target]})" if target in names else "")
+             for t in request.shown for kind, target in t.refs if target in names]
+    if not edges:
+        return None
+    return "argument graph", "\n".join(edges)
+
+
+def _field_name(value: object) -> str | None:
+    return None if isinstance(value, str) and value.strip() else "must be a field's name"
+
+
+@SHOWS.register("disagreements", params={
+    "field": Param((str,), "disagreements", "the list field that names them",
+                   check=_field_name)})
+def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple[str, str] | None:
+    """The earlier round's active disagreements: its last turn that lists them."""
+    if run is None:
+        return None
+    earlier = [t for t in run.turns if t.round < request.round and field in t.fields]
+    items = split_list(earlier[-1].fields[field]) if earlier else []
+    if not items:
+        return None
+    return (f"active disagreements after round {earlier[-1].round}",
+            "\n".join(f"- {x}" for x in items))
+
+
+@SHOWS.register("resume-context")
+def resume_context(run: Any, request: Any) -> tuple[str, str] | None:
+    """The resume context the tool wrote when the earlier round paused (from the ledger)."""
+    text = run.resume_texts.get(request.round - 1, "") if run is not None else ""
+    return (f"resume context after round {request.round - 1}", text) if text else None
+
+
+def first_listed(run: Any, round_: int, field: str) -> str:
+    """The first item of the round's last turn that lists ``field`` ("": none): the most
+    contested point, when the field is a quality gate's disagreements."""
+    found = [t for t in run.turns if t.round == round_ and t.fields.get(field)]
+    items = split_list(found[-1].fields[field]) if found else []
+    return items[0] if items else ""
