@@ -302,6 +302,8 @@ def test_converged_refuses_a_negative_spread_by_file_and_line():
 # --- open conflicts: what the round's (last) synthesis lists and does not mark resolved ----
 
 ROUNDTABLE = steps_of("roundtable")
+# a variant that asks for three rounds at least (rounds.min: 3)
+LASTING = steps_of("roundtable", edits=(("rounds: {min: 1,", "rounds: {min: 3,"),))
 
 
 def synthesis(round_: int, action: str = "continue", **fields: str):
@@ -524,11 +526,11 @@ CONCLUDED = Exit(True, "the facilitator concluded in round 3")
     (ROUNDTABLE, None, [synthesis(3, "conclude")], 3, CONCLUDED),
     (ROUNDTABLE, None, [synthesis(3, "conclude", conflicts="cost: x", resolved="cost: y")], 3,
      CONCLUDED),
-    (ROUNDTABLE, None, [synthesis(2, "conclude")], 2,
+    (LASTING, None, [synthesis(2, "conclude")], 2,
      stay("conclude refused: the discussion needs 3 rounds", round_=2)),
     (ROUNDTABLE, None, [synthesis(3, "conclude", conflicts="cost: x | scale: y")], 3,
      stay("conclude refused: conflicts are open (cost, scale)")),
-    (ROUNDTABLE, None, [synthesis(1, "conclude", conflicts="cost: x")], 1,
+    (LASTING, None, [synthesis(1, "conclude", conflicts="cost: x")], 1,
      stay("conclude refused: the discussion needs 3 rounds; conflicts are open (cost)",
           round_=1)),
     (DISNEY, rounds(0, 1, 2), [synthesis(3, "conclude")], 3, CONCLUDED),
@@ -567,7 +569,7 @@ def test_facilitated(steps, phase_of, turns, round_, expected):
 
 
 def test_facilitated_without_a_strategy():
-    steps = replace(ROUNDTABLE, strategy=None)
+    steps = replace(LASTING, strategy=None)
     assert exit_of("facilitated", run_of(steps, turns=[synthesis(3, "phase")]), 3) == stay()
     assert exit_of("facilitated", run_of(steps, turns=[synthesis(3, "conclude")]), 3) \
         == CONCLUDED
@@ -577,7 +579,8 @@ def test_facilitated_without_a_strategy():
 
 # each phase at least its min_rounds (a variant whose phases need two rounds)
 
-SLOW = steps_of("roundtable", "disney", edits=(("min_rounds: 1", "min_rounds: 2"),))
+SLOW = steps_of("roundtable", "disney", edits=(("min_rounds: 1", "min_rounds: 2"),
+                                               ("rounds: {min: 1,", "rounds: {min: 3,")))
 
 
 @pytest.mark.parametrize("phase_of, turns, round_, expected", [
@@ -673,9 +676,9 @@ def test_facilitated_reads_the_escalation_not_another_decision_point():
 
 
 # a consensus that came too easily (no conflict ever, every confidence at least 0.8, two
-# rounds or fewer) gets one probing round (a variant that may conclude after one round)
+# rounds or fewer) gets one probing round (the bundled roundtable may conclude after one round)
 
-EARLY = steps_of("roundtable", edits=(("rounds: {min: 3,", "rounds: {min: 1,"),))
+EARLY = ROUNDTABLE
 PROBING = ("a probing round: the consensus came too easily (no conflict, every confidence at "
            "0.8 or more); look for what was missed")
 

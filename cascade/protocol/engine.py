@@ -230,7 +230,9 @@ def _progress(run: Run) -> None:
             waiting = [a for a in run.speakers(step) if a not in spoken]
             if waiting:
                 run.step, run.waiting = step, waiting
-                run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
+                # a round begins with its event; round 1 too when it has a phase to record
+                run.new_round = (round_ > 1 or run.phase is not None) and not any(
+                    t.round == round_ for t in run.turns)
                 return
             index += 1
         confirm = next((s for s in steps.round_steps if s.confirm), None)

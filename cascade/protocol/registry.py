@@ -308,9 +308,10 @@ def _escalation_answered(run, round_: int) -> tuple[Exit | None, int | None]:
 def _too_easy(run, round_: int) -> bool:
     if round_ > 2:
         return False
-    if any(_ids(run.read(t, "conflicts")) for t in run.turns if run.read(t, "next_action")):
+    so_far = [t for t in run.turns if t.round <= round_]  # not the rounds after it
+    if any(_ids(run.read(t, "conflicts")) for t in so_far if run.read(t, "next_action")):
         return False
-    confidences = [run.read(t, "confidence") for t in run.turns if run.read(t, "confidence")]
+    confidences = [run.read(t, "confidence") for t in so_far if run.read(t, "confidence")]
     try:
         return bool(confidences) and all(float(c) >= 0.8 for c in confidences)
     except ValueError:

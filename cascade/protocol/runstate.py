@@ -117,7 +117,7 @@ class Run:
     verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
     outcome: str | None = None  # READY | IMPASSE, derived from the turns
     recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
-    new_round: bool = False  # the last round ended without consensus: this round has no turn
+    new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
     answers: list[Answer] = field(default_factory=list)
     chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
     base: Steps | None = None  # the protocol's steps before a mode specialized them

@@ -1,0 +1,59 @@
+"""The roundtable as seed 003 words it, item by item: each test quotes the seed line it
+holds the roundtable to, and runs it through the real parts (`cascade discuss` in process,
+every model call over HTTP to the fake endpoint, replies scripted per persona, step and
+round by tests/roundtable_script.py)."""
+from __future__ import annotations
+
+import pytest
+from roundtable_script import Table
+from test_roundtable import LEDGER, discuss, load, rounds
+
+RECORD = LEDGER.replace(".discussion.md", ".record.md")
+
+
+@pytest.fixture
+def table(repo, fake_llm, monkeypatch):
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    return Table(fake_llm)
+
+
+def test_a_round_is_enough_when_its_phase_needs_one(repo, cli, table, fake_llm):
+    """Seed 003: "Each phase has a `min_rounds` requirement (default: 1)" -- not three rounds
+    for every roundtable: a standard roundtable the facilitator concludes after round 1 ends
+    there (one question, three answers, one synthesis, then the closing vote)."""
+    code, out, err = discuss(cli, "standard", "--auto")
+    assert code == 0, out + err
+    d = load(repo)
+    assert d.state.run.round == 1 and d.state.run.outcome == "READY"
+    assert fake_llm.calls() == 5 + 3
+    assert not any("needs 3 rounds" in e.fields.get("note", "") for e in rounds(d))
+
+
+def test_a_too_easy_consensus_is_probed_under_the_bundled_rounds(repo, cli, table):
+    """Seed 003: "Facilitator cannot advance phase until min_rounds completed" with
+    min_rounds 1: the probing round for a consensus that came too easily (PROTOCOLS.md: "no
+    conflicts, all confident, <= 2 rounds") is reachable with the bundled protocol."""
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        table.confidence[(name, 1)] = 0.9
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    d = load(repo)
+    assert d.state.run.round == 2
+    assert rounds(d)[-1].fields["note"].startswith("a probing round")
+
+
+@pytest.mark.parametrize("strategy, phases", [
+    ("disney", ["dreamer", "realist", "critic"]),
+    ("standard", ["discussion"]),
+])
+def test_the_ledger_records_every_round_s_phase(repo, cli, table, strategy, phases):
+    """Seed 003: "Session File Updates ... Update `current_phase` if advancing" and "For
+    multi-phase strategies (Disney, Six-Hats, Debate)": each round of the ledger says its
+    phase, round 1 included (a Disney roundtable's round 1 is the dreamer's)."""
+    assert discuss(cli, strategy, "--auto")[0] == 0
+    d = load(repo)
+    assert [(e.value.split()[0], e.fields.get("phase")) for e in rounds(d)] == [
+        (str(i), p) for i, p in enumerate(phases, 1)]
+    assert d.state.unfounded == []  # the round 1 event holds where it stands
+    assert d.state.run.outcome == "READY"
