@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from roundtable_script import Table
-from test_roundtable import LEDGER, discuss, load, rounds
+from test_roundtable import LEDGER, answer, create, discuss, load, rounds, step_run
 
 RECORD = LEDGER.replace(".discussion.md", ".record.md")
 
@@ -57,3 +57,39 @@ def test_the_ledger_records_every_round_s_phase(repo, cli, table, strategy, phas
         (str(i), p) for i, p in enumerate(phases, 1)]
     assert d.state.unfounded == []  # the round 1 event holds where it stands
     assert d.state.run.outcome == "READY"
+
+
+def test_the_record_keeps_the_synthesis_the_recommendation_and_a_person_s_decision(
+        repo, cli, table):
+    """Seed 003: "Show facilitator's recommendation" and "Record user decision in session
+    file": the record of a roundtable a person concluded at an escalation gives the last
+    synthesis, the facilitator's recommendation and the person's decision."""
+    table.actions = {1: "continue", 2: "escalate"}
+    create(repo)
+    assert step_run(repo).waiting
+    answer(repo, "NEXT: decide we version in the URL path")
+    assert step_run(repo).outcome == "READY"
+    record = (repo / RECORD).read_text()
+    synthesis = record.split("## Synthesis", 1)[1].split("\n## ", 1)[0]
+    assert "Synthesis of round 2: they converge." in synthesis
+    assert "## Recommendation\n\nAdopt the converged proposal." in record
+    assert "## Decision\n\nAlice decided: we version in the URL path" in record
+
+
+@pytest.mark.parametrize("block, outcome", [(None, "READY"), ("BLOCK", "CHANGES")])
+def test_a_consensus_driven_record_gives_the_positions_and_the_recommendation(
+        repo, cli, table, block, outcome):
+    """Seed 003: "Display all positions with rationale to user" and "Show facilitator's
+    recommendation": a consensus-driven record (consent, no closing vote) lists each
+    participant's last position and SUPPORT/BLOCK, and the facilitator's recommendation --
+    never "-" for a position given, nor "the synthesizer gave none"."""
+    if block:
+        table.consent[("AI-Security", 3)] = block
+    discuss(cli, "consensus-driven", "--auto")
+    assert load(repo).state.run.outcome == outcome
+    record = (repo / RECORD).read_text()
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        assert f"| {name} | {name} holds position 3 |" in record
+    assert "| AI-Security | AI-Security holds position 3 | " + (block or "SUPPORT") in record
+    assert "gave none" not in record
+    assert "## Recommendation\n\nAdopt the converged proposal." in record
