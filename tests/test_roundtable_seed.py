@@ -4,6 +4,8 @@ every model call over HTTP to the fake endpoint, replies scripted per persona, s
 round by tests/roundtable_script.py)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from roundtable_script import Table
 from test_roundtable import LEDGER, answer, create, discuss, load, rounds, step_run
@@ -73,7 +75,7 @@ def test_the_record_keeps_the_synthesis_the_recommendation_and_a_person_s_decisi
     synthesis = record.split("## Synthesis", 1)[1].split("\n## ", 1)[0]
     assert "Synthesis of round 2: they converge." in synthesis
     assert "## Recommendation\n\nAdopt the converged proposal." in record
-    assert "## Decision\n\nAlice decided: we version in the URL path" in record
+    assert "## Conclusion\n\nAlice decided: we version in the URL path" in record
 
 
 @pytest.mark.parametrize("block, outcome", [(None, "READY"), ("BLOCK", "CHANGES")])
@@ -93,3 +95,35 @@ def test_a_consensus_driven_record_gives_the_positions_and_the_recommendation(
     assert "| AI-Security | AI-Security holds position 3 | " + (block or "SUPPORT") in record
     assert "gave none" not in record
     assert "## Recommendation\n\nAdopt the converged proposal." in record
+
+
+CAP = "Discussion reached maximum rounds without full consensus."
+
+
+@pytest.mark.parametrize("recommendation, said", [
+    ("Adopt the converged proposal.", "Adopt the converged proposal."),
+    ("", "Review consensus points and address unresolved items separately."),
+])
+def test_the_round_cap_concludes_with_the_seed_s_fallback(repo, cli, table, recommendation,
+                                                          said):
+    """Seed 003: "Fallback for Conclude (max rounds reached)": synthesis "Discussion reached
+    maximum rounds without full consensus.", a recommendation; "max_rounds ... If reached,
+    force conclude with summary - Note in session file": the note is in the ledger (the
+    outcome event), the record, and what the closing vote is told."""
+    table.actions = {1: "continue", 2: "continue"}
+    for round_ in (1, 2):  # the facilitator's last recommendation, or none at all
+        table.replies[("AI-Facilitator", "Synthesis", round_)] = json.dumps({
+            "comment": f"Synthesis of round {round_}: still apart.", "consensus": [],
+            "conflicts": [], "resolved": [], "next_action": "continue", "next_focus": "",
+            "recommendation": recommendation, "escalation_reason": ""})
+    code, out, err = discuss(cli, "standard", "--auto", "--rounds", "2")
+    assert code == 0, out + err
+    d = load(repo)
+    assert d.state.run.round == 2 and d.state.run.outcome == "READY"
+    note = f"{CAP} Recommendation: {said}"
+    outcome = next(e for e in d.events if e.kind == "OUTCOME")
+    assert outcome.fields["note"] == note
+    record = (repo / RECORD).read_text()
+    assert f"## Conclusion\n\n{note}" in record
+    votes = [t for n, s, r, t in table.seen if s == "Closing vote"]
+    assert len(votes) == 3 and all(note in t for t in votes)

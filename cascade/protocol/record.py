@@ -202,14 +202,14 @@ def _recommended(run: Run) -> str:
 
 
 def _decided(run: Run, synth: list[Turn], shown: bool) -> list[str]:
-    """The recommendation the rounds ended on (unless ``shown`` already) and a person's
-    decision that concluded them."""
+    """The recommendation the rounds ended on (unless ``shown`` already) and how they were
+    concluded, when that was said: a person's decision, the round cap's note."""
     out = []
     rec = "" if shown else _recommended(run)
     if rec:
         out += ["", "## Recommendation", "", nested(rec)]
     if run.conclusion:
-        out += ["", "## Decision", "", nested(run.conclusion)]
+        out += ["", "## Conclusion", "", nested(run.conclusion)]
     return out
 
 

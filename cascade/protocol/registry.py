@@ -213,11 +213,20 @@ def not_last(run, round_: int) -> bool:
     return round_ < run.steps.rounds.max
 
 
-@EXITS.register("facilitated", traits=("own_minimum",))
-def facilitated(run, round_: int) -> Exit:
+# seed 003's fallback when a roundtable reaches its round cap
+AT_CAP = "Discussion reached maximum rounds without full consensus."
+RECOMMEND = "Review consensus points and address unresolved items separately."
+
+
+@EXITS.register("facilitated", traits=("own_minimum",), params={
+    "at_cap": Param((str,), AT_CAP, "what the last round allowed concludes with"),
+    "recommend": Param((str,), RECOMMEND,
+                       "the recommendation at the round cap when the facilitator gave none")})
+def facilitated(run, round_: int, at_cap: str = AT_CAP, recommend: str = RECOMMEND) -> Exit:
     """A roundtable's flow (seed 003), checked after each round: the facilitator proposes
     (continue, phase, conclude, escalate), these rules decide. The last round allowed
-    concludes. A person's answer to an escalation: accept or decide concludes; continue N
+    concludes, with ``at_cap`` and a recommendation (the facilitator's last, else
+    ``recommend``), said after the rounds. A person's answer to an escalation: accept or decide concludes; continue N
     goes on, quiet for N rounds. Every phase of the strategy runs, each at least its
     min_rounds, at most rounds.per_phase; a conclude before the last phase moves to the next
     phase; no conclude before rounds.min, nor with a conflict open; a consensus that came too
@@ -230,7 +239,12 @@ def facilitated(run, round_: int) -> Exit:
     last = max(len(phases) - 1, 0)
     minimum = phases[index].min_rounds if phases else 1
     if round_ >= run.steps.rounds.max:
-        return Exit(True, f"round {round_} is the last the roundtable allows")
+        given = next((run.read(t, "recommendation") for t in reversed(run.turns)
+                      if t.round <= round_ and run.read(t, "recommendation")), "")
+        said = " ".join(x for x in (at_cap, f"Recommendation: {given or recommend}"
+                                    if given or recommend else "") if x)
+        return Exit(True, f"round {round_} is the last the roundtable allows: "
+                          f"{at_cap or 'concluded'}", conclusion=said)
     concluded, quiet = _escalation_answered(run, round_)
     if concluded is not None:
         return concluded

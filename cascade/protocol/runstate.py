@@ -137,7 +137,7 @@ class Run:
     quiet_until: int = 0  # escalations are not asked up to this round (continue N)
     probed: bool = False  # the probing round after a too-easy consensus was given
     because: str | None = None  # why the open decision point is asked (an escalation's cause)
-    conclusion: str = ""  # a person's decision that concluded the rounds (said after them)
+    conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
     names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
     exit: Exit | None = None  # the exit rule's answer after the last round run
     verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
