@@ -127,3 +127,23 @@ def test_the_round_cap_concludes_with_the_seed_s_fallback(repo, cli, table, reco
     assert f"## Conclusion\n\n{note}" in record
     votes = [t for n, s, r, t in table.seen if s == "Closing vote"]
     assert len(votes) == 3 and all(note in t for t in votes)
+
+
+def test_an_escalation_shows_the_positions_and_the_recommendation(repo, cli, table):
+    """Seed 003: "When escalation occurs: 1. Display all positions with rationale to user
+    2. Show facilitator's recommendation 3. Ask user to: accept recommendation, provide own
+    decision, or continue discussion": the question comes with each participant's position
+    and the facilitator's recommendation, as `cascade status` shows it."""
+    table.actions = {1: "escalate"}
+    create(repo)
+    assert step_run(repo).waiting
+    code, out, err = cli("status", LEDGER)
+    assert code == 0, out + err
+    asked = out.split("Waiting for a person:", 1)[1].split("\nParticipants (", 1)[0]
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        assert f"({name}, r1-msg-" in asked
+        assert f"position: {name} holds position 1" in asked
+        assert f"{name} reasons about round 1." in asked  # the rationale
+    assert "recommendation: Adopt the converged proposal." in asked
+    assert "NEXT: accept -- conclude on the facilitator's recommendation: Adopt the " \
+           "converged proposal." in asked
