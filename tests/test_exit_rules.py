@@ -435,16 +435,18 @@ def test_escalated_per_conflict(per_conflict, turns, expected):
 
 
 def test_escalated_reads_the_members_steps_whatever_their_name():
-    steps = steps_of("roundtable", edits=(("  - id: answer\n", "  - id: weigh\n"),))
+    steps = steps_of("roundtable", edits=(("  - id: answer\n", "  - id: weigh\n"),
+                                          ("sees: [question, answer,", "sees: [question, weigh,")))
     run = run_of(steps, turns=[("architect", "weigh", 3, {"confidence": "0.2"})])
     assert escalated(run, 3) == "AI-architect's confidence is 0.2 (below 0.5)"
 
 
 @pytest.mark.parametrize("role", ["facilitator", "scribe"])  # before and after the members'
 def test_escalated_never_by_the_facilitator_s_own_concern(role):
-    reads = ("    fields: {focus: text, concerns: list}\n"
-             "    reads: {concerns: concerns}\n")
-    steps = steps_of("roundtable", edits=(("    fields: {focus: text}\n", reads),
+    fields = ("    fields: {focus: text, participants: list, concerns: list}\n"
+              "    reads: {addressed: participants, concerns: concerns}")
+    given = "    fields: {focus: text, participants: list}\n    reads: {addressed: participants}"
+    steps = steps_of("roundtable", edits=((given, fields),
                                           ("{id: facilitator,", f"{{id: {role},"),
                                           ("role: facilitator", f"role: {role}")))
     run = run_of(steps, turns=[("facilitator", "question", 3, {"concerns": "security"})])

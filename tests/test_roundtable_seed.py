@@ -147,3 +147,41 @@ def test_an_escalation_shows_the_positions_and_the_recommendation(repo, cli, tab
     assert "recommendation: Adopt the converged proposal." in asked
     assert "NEXT: accept -- conclude on the facilitator's recommendation: Adopt the " \
            "converged proposal." in asked
+
+
+@pytest.mark.parametrize("named", [["AI-Security"], ["security"], ["@security", "nobody"]])
+def test_the_facilitator_may_put_a_question_to_some_participants(repo, cli, table, fake_llm,
+                                                                  named):
+    """Seed 003: the question's "participants: "all"" in its deterministic fallback -- the
+    facilitator says whom it asks (`participants: all | [names]`): a question put to one
+    participant is answered by that one alone; the next, put to all, by everyone."""
+    table.actions = {1: "continue"}
+    table.replies[("AI-Facilitator", "Question", 1)] = json.dumps({
+        "comment": "Security: is a header version enough for the auth rules?",
+        "focus": "auth", "participants": named})
+    table.replies[("AI-Facilitator", "Question", 2)] = json.dumps({
+        "comment": "Question 2: what matters most now?", "focus": "all",
+        "participants": "all"})
+    code, out, err = discuss(cli, "standard", "--auto")
+    assert code == 0, out + err
+    answered = {r: sorted(n for n, s, r_ in table.asked("Answers") if r_ == r)
+                for r in (1, 2)}
+    assert answered == {1: ["AI-Security"],
+                        2: ["AI-Architect", "AI-Pragmatist", "AI-Security"]}
+    assert fake_llm.calls() == (1 + 1 + 1) + 5 + 3
+    assert load(repo).state.run.outcome == "READY"
+
+
+def test_an_unknown_speakers_rule_is_one_line_naming_file_and_line(repo, cli, table, fake_llm):
+    from cascade.resources import bundled
+
+    text = (bundled("protocols") / "roundtable.yml").read_text()
+    folder = repo / ".cascade/protocols"
+    folder.mkdir(parents=True)
+    (folder / "roundtable.yml").write_text(text.replace("speakers: addressed",
+                                                        "speakers: loudest"))
+    code, _, err = discuss(cli, "standard", "--auto")
+    assert code == 2
+    assert "roundtable.yml:" in err and "unknown speakers rule 'loudest' (known: addressed)" \
+        in err
+    assert fake_llm.calls() == 0

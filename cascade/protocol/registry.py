@@ -38,6 +38,8 @@ OUTCOMES = Registry("outcome rule")
 CONDITIONS = Registry("condition")
 # who speaks next in a protocol of phases: (discussion) -> the wave
 PLANNERS = Registry("planner")
+# which of the members speak in a step (its ``speakers``): (run, step, round) -> aliases
+SPEAKERS = Registry("speakers rule")
 # kept under their old names for callers that only call
 EXIT_RULES = EXITS
 OUTCOME_RULES = OUTCOMES
@@ -67,6 +69,25 @@ def most_opposing(speaker: str, turns: Sequence[Any]) -> Any | None:
 
 def _names(run, aliases) -> list[str]:
     return [run.name_of(a) for a in aliases]
+
+
+@SPEAKERS.register("addressed")
+def addressed(run, step, round_: int) -> list[str]:
+    """The members the round's question is put to: the names (or aliases) its latest
+    fixed-role turn gives in the field its step reads as ``addressed``. "all", nothing, or no
+    name of a member: every member."""
+    asked = next((t for t in reversed(run.turns) if t.round == round_
+                  and run.read(t, "addressed")), None)
+    if asked is None:
+        return list(run.members)
+    wanted = {_plain(n) for n in split_list(run.read(asked, "addressed"))}
+    named = [a for a in run.members if {_plain(a), _plain(run.name_of(a))} & wanted]
+    return named or list(run.members)
+
+
+def _plain(name: str) -> str:
+    """A persona as a facilitator may name it: ``AI-Security``, ``security``, ``@security``."""
+    return name.strip().lstrip("@").lower().removeprefix("ai-")
 
 
 # --- exit rules: after a round's steps, whether the rounds end (the run's verdicts are the
@@ -239,12 +260,7 @@ def facilitated(run, round_: int, at_cap: str = AT_CAP, recommend: str = RECOMME
     last = max(len(phases) - 1, 0)
     minimum = phases[index].min_rounds if phases else 1
     if round_ >= run.steps.rounds.max:
-        given = next((run.read(t, "recommendation") for t in reversed(run.turns)
-                      if t.round <= round_ and run.read(t, "recommendation")), "")
-        said = " ".join(x for x in (at_cap, f"Recommendation: {given or recommend}"
-                                    if given or recommend else "") if x)
-        return Exit(True, f"round {round_} is the last the roundtable allows: "
-                          f"{at_cap or 'concluded'}", conclusion=said)
+        return _capped(run, round_, at_cap, recommend)
     concluded, quiet = _escalation_answered(run, round_)
     if concluded is not None:
         return concluded
@@ -285,6 +301,17 @@ def facilitated(run, round_: int, at_cap: str = AT_CAP, recommend: str = RECOMME
                         "round(s)")
         return advance()
     return stay()
+
+
+def _capped(run, round_: int, at_cap: str, recommend: str) -> Exit:
+    """The last round allowed concludes: ``at_cap`` and the facilitator's last
+    recommendation (else ``recommend``), said after the rounds."""
+    given = next((run.read(t, "recommendation") for t in reversed(run.turns)
+                  if t.round <= round_ and run.read(t, "recommendation")), "")
+    said = " ".join(x for x in (at_cap, f"Recommendation: {given or recommend}"
+                                if given or recommend else "") if x)
+    return Exit(True, f"round {round_} is the last the roundtable allows: "
+                      f"{at_cap or 'concluded'}", conclusion=said)
 
 
 def _conclude_refused(run, round_: int, in_phase: int, minimum: int) -> str:

@@ -22,7 +22,7 @@ TIERS = ("fast", "strong")
 # and a recommendation; a referee's minority view; a facilitator's proposal and the
 # conflicts it lists; a participant's confidence, concerns and challenge (escalations)
 READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
-         "resolved", "escalation_reason", "confidence", "concerns", "challenge")
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "addressed")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
@@ -73,6 +73,7 @@ class Step:
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
     reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
     advance: str | None = None  # a phase's registered trigger that moves it on (TRIGGERS)
+    speakers: Ref | None = None  # registered (SPEAKERS): which members speak; None: all
 
     @property
     def decision(self) -> bool:
