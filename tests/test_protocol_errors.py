@@ -162,7 +162,7 @@ CASES = [
      "unknown outcome rule 'nobody' (known: all_accept, consent, exit, referee, thresholds)", 58),
     ('council', '    title: Debate\n    rounds: [2, 3]\n    phases:',
      '    title: Debate\n    rounds: [2, 3]\n    phases: []\n    x_phases:',
-     "unknown strategy 'debate' key 'x_phases' (allowed: fields, outcome, participation, phases, rounds, sides, title)", 59),
+     "unknown strategy 'debate' key 'x_phases' (allowed: fields, keywords, outcome, participation, phases, rounds, sides, title)", 59),
     ('council', '  default: parallel\n',
      '  default: shouting\n',
      "flows default 'shouting' is not one of the flows", 42),

@@ -10,6 +10,8 @@ import pytest
 from roundtable_script import Table
 from test_roundtable import LEDGER, answer, create, discuss, load, rounds, step_run
 
+from cascade import Discussion
+
 RECORD = LEDGER.replace(".discussion.md", ".record.md")
 
 
@@ -185,3 +187,35 @@ def test_an_unknown_speakers_rule_is_one_line_naming_file_and_line(repo, cli, ta
     assert "roundtable.yml:" in err and "unknown speakers rule 'loudest' (known: addressed)" \
         in err
     assert fake_llm.calls() == 0
+
+
+@pytest.mark.parametrize("topic, strategy, word", [
+    ("Brainstorm a new onboarding flow", "disney", "new"),
+    ("Postgres vs SQLite for the cache", "debate", "vs"),
+    ("An urgent fix for the login outage", "consensus-driven", "urgent"),
+    ("Look at the billing design from all angles", "six-hats", "all angles"),
+    ("How do we version the public API?", "standard", None),
+])
+def test_with_no_strategy_the_topic_s_words_pick_one(repo, cli, table, topic, strategy, word):
+    """Seed 003's public original: "Auto-detect strategy (if not specified)" -- creative,
+    innovation, new, brainstorm: disney; vs, compare, evaluate, choose, decide: debate;
+    urgent, fast, quick, asap: consensus-driven; comprehensive, thorough, all angles, deep:
+    six-hats; else standard. The ledger records the strategy and who picked it, and why."""
+    code, out, err = cli("discuss", topic, "--protocol", "roundtable", "--participants",
+                         "architect,security,pragmatist", "--auto")
+    assert code in (0, 1), out + err
+    ledger = next((repo / "discussions").glob("*.discussion.md"))
+    d = Discussion.load(ledger, root=repo)
+    assert d.state.run.steps.strategy.name == strategy
+    said = f"Strategy {strategy}: picked by cascade from the topic's word {word!r}"
+    assert (said in out and said in ledger.read_text()) if word else "picked by" not in out
+
+
+def test_a_strategy_given_is_never_replaced_by_a_keyword(repo, cli, table):
+    code, out, err = cli("discuss", "Brainstorm a new onboarding flow", "--protocol",
+                         "roundtable", "--strategy", "standard", "--participants",
+                         "architect,security,pragmatist", "--auto")
+    assert code == 0, out + err
+    assert "picked by cascade" not in out
+    d = Discussion.load(next((repo / "discussions").glob("*.discussion.md")), root=repo)
+    assert d.state.run.steps.strategy.name == "standard"

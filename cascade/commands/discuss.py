@@ -19,6 +19,7 @@ from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.panel import by_topic
 from cascade.protocol.result import outcome_text
+from cascade.protocol.variants import by_keyword
 from cascade.text import printable
 
 
@@ -34,6 +35,24 @@ def _confirm(question: str, recommended: str, auto: bool) -> str:
         return recommended
     answer = input(f"{question} [{recommended}] ").strip()
     return answer or recommended
+
+
+
+def _strategy_by_topic(steps, topic: str, chosen: dict[str, str]) -> str:
+    """With no --strategy, the strategy whose keywords the topic says (seed 003's original):
+    put into ``chosen``; returns the sentence that says so (printed, and kept in the ledger's
+    context), or ""."""
+    if steps is None or not steps.strategies or chosen.get("strategy") or chosen.get("flow"):
+        return ""
+    found = by_keyword(steps.strategies, topic)
+    if found is None:
+        return ""
+    name, word = found
+    chosen[steps.strategies[0].kind] = name
+    said = (f"Strategy {name}: picked by cascade from the topic's word {word!r} "
+            "(--strategy to choose another).")
+    print(printable(said))
+    return said
 
 
 def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invite: bool,
@@ -62,6 +81,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         chosen[key] = given.pop(key)  # type: ignore[assignment]
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
+    picked = _strategy_by_topic(steps, topic, chosen)
     options = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
                       chosen.get("tier"), rounds)
     if rounds is not None:
@@ -139,6 +159,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
                     "; confirmed")
         participants = recommended
         context = f"Participants {', '.join('@' + a for a in recommended)}: {how}."
+    if picked:
+        context = " ".join(x for x in (context, picked) if x)
     extra = {"Mode": mode} if mode else {}
     if strategy:
         extra[kind.title()] = strategy

@@ -120,6 +120,7 @@ class Strategy:
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
     kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
+    keywords: tuple[str, ...] = ()  # topic words that pick it when no option names one
 
     def side(self, index: int) -> str:
         """The side of the member at ``index`` of the members (sides go round in turn)."""
