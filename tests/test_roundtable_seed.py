@@ -219,3 +219,48 @@ def test_a_strategy_given_is_never_replaced_by_a_keyword(repo, cli, table):
     assert "picked by cascade" not in out
     d = Discussion.load(next((repo / "discussions").glob("*.discussion.md")), root=repo)
     assert d.state.run.steps.strategy.name == "standard"
+
+
+@pytest.mark.parametrize("asked, written, absent", [
+    (None, ".summary.md", ".adr-draft.md"),
+    ("adr", ".adr-draft.md", ".summary.md"),
+])
+def test_a_concluded_roundtable_leaves_its_output_document(repo, cli, table, asked, written,
+                                                           absent):
+    """Seed 003's public original: "Generate output -- Based on output_type from facilitator"
+    (`output_type: adr|...|summary`): a summary (key decisions, unresolved items,
+    participants with their confidence) or an ADR draft (status, context, decision, options
+    considered, consequences), beside the ledger, once the roundtable concluded."""
+    table.actions = {1: "continue"}
+    table.conflicts = {1: ["auth: tokens or keys"]}
+    if asked:
+        table.replies[("AI-Facilitator", "Synthesis", 2)] = json.dumps({
+            "comment": "Synthesis of round 2: URL versioning.", "consensus": ["version in URL"],
+            "conflicts": [], "resolved": ["auth: keys"], "next_action": "conclude",
+            "recommendation": "Version the public API in the URL path.",
+            "output_type": asked})
+    code, out, err = discuss(cli, "standard", "--auto")
+    assert code == 0, out + err
+    base = repo / LEDGER.replace(".discussion.md", "")
+    assert not base.with_name(base.name + absent).exists()
+    text = base.with_name(base.name + written).read_text()
+    if asked == "adr":
+        for heading in ("## Status", "## Context", "## Decision", "## Options considered",
+                        "## Consequences"):
+            assert heading in text
+        assert "Version the public API in the URL path." in text
+        assert "- Contested: auth: tokens or keys" in text
+        assert "- AI-Security: AI-Security holds position 2" in text
+    else:
+        assert "## Key decisions\n\n- point 1\n- point 2" in text
+        assert "## Unresolved items\n\n_(none)_" in text
+        assert "| AI-Security | AI-Security holds position 2 | 0.7 |" in text
+    assert f"how-do-we-version-the-public-api{written}" in out  # said where it is
+
+
+def test_no_output_document_before_the_roundtable_concludes(repo, cli, table):
+    table.actions = {1: "escalate"}
+    create(repo)
+    assert step_run(repo).waiting
+    assert not list((repo / "discussions").glob("*.summary.md"))
+    assert not list((repo / "discussions").glob("*.adr-draft.md"))

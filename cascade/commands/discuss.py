@@ -233,7 +233,9 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
         print()
         print(closing_table(result.outcomes))
     print(printable(f"\n{d.protocol.title}: {outcome_text(result, topic=not d.source)}"
-                    + (f"; record: {result.record}" if result.record else "")))
+                    + (f"; record: {result.record}" if result.record else "")
+                    + (f"; beside it: {', '.join(result.artifacts)}"
+                       if result.record and result.artifacts else "")))
     failures = failure_lines(result.outcomes)
     for line in failures:
         print(line, file=sys.stderr)

@@ -21,7 +21,8 @@ RECORD_SUFFIX = ".record.md"
 # The files a protocol may keep beside its ledger (``artifacts:``), by name.
 ARTIFACT_SUFFIXES = {"argument-graph": ".argument-graph.json", "synthesis": ".synthesis.md",
                      "open-questions": ".open-questions.md",
-                     "position-evolution": ".position-evolution.md", "progress": ".progress.md"}
+                     "position-evolution": ".position-evolution.md", "progress": ".progress.md",
+                     "summary": ".summary.md", "adr-draft": ".adr-draft.md"}
 
 
 def _stem(ledger: Path) -> str:

@@ -22,11 +22,13 @@ TIERS = ("fast", "strong")
 # and a recommendation; a referee's minority view; a facilitator's proposal and the
 # conflicts it lists; a participant's confidence, concerns and challenge (escalations)
 READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
-         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "addressed")
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "addressed",
+         "consensus", "output")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
-ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress")
+ARTIFACTS = ("argument-graph", "synthesis", "open-questions", "position-evolution", "progress",
+             "summary", "adr-draft")
 APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
 PHASE_AT = ("first", "middle", "last")  # a scheduled phase: the rounds it covers
 
