@@ -8,7 +8,7 @@ import json
 
 import pytest
 from roundtable_script import Table
-from test_roundtable import LEDGER, answer, create, discuss, load, rounds, step_run
+from test_roundtable import LEDGER, TOPIC, answer, create, discuss, load, rounds, step_run
 
 from cascade import Discussion
 
@@ -264,3 +264,37 @@ def test_no_output_document_before_the_roundtable_concludes(repo, cli, table):
     assert step_run(repo).waiting
     assert not list((repo / "discussions").glob("*.summary.md"))
     assert not list((repo / "discussions").glob("*.adr-draft.md"))
+
+
+def test_pro_and_con_put_each_participant_on_the_side_given(repo, cli, table):
+    """Seed 003's public original: "--pro: Optional (debate only). Comma-separated list of
+    participant IDs for Pro side; --con: ... for Con side": the participants are the sides
+    given, the debate strategy is taken, each is told its own side, and the ledger records
+    them (a resumed run reads them back)."""
+    code, out, err = cli("discuss", TOPIC, "--protocol", "roundtable", "--pro", "security",
+                         "--con", "architect,pragmatist", "--auto")
+    assert code == 0, out + err
+    assert "Strategy debate: picked by cascade for the sides given" in out
+    told = {n: t for n, s, r, t in table.seen if (s, r) == ("Answers", 1)}
+    assert "Your side: pro." in told["AI-Security"]
+    assert "Your side: con." in told["AI-Architect"]
+    assert "Your side: con." in told["AI-Pragmatist"]  # not pro by turn
+    text = (repo / LEDGER).read_text()
+    assert "<!-- Sides: pro: security; con: architect, pragmatist -->" in text
+    d = load(repo)
+    assert dict(d.state.run.steps.strategy.assigned) == {
+        "security": "pro", "architect": "con", "pragmatist": "con"}
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--strategy", "standard", "--participants", "security,architect"],
+     "strategy 'standard' has no sides for --pro/--con (strategies with sides: debate)"),
+    (["--participants", "security,architect,pragmatist"],
+     "--pro/--con: name each participant's side once (no side for pragmatist)"),
+])
+def test_sides_that_do_not_fit_are_refused_in_one_line(repo, cli, table, fake_llm, extra,
+                                                       message):
+    code, out, err = cli("discuss", TOPIC, "--protocol", "roundtable", "--pro", "security",
+                         "--con", "architect", *extra, "--auto")
+    assert code == 2 and message in err
+    assert fake_llm.calls() == 0 and not (repo / LEDGER).exists()

@@ -38,6 +38,42 @@ def _confirm(question: str, recommended: str, auto: bool) -> str:
 
 
 
+def _strategy_by_sides(protocol: str, steps, sides: dict[str, list[str]],
+                       chosen: dict[str, str]) -> str:
+    """--pro/--con: the strategy given must have those sides; with none given, the first
+    that has them is taken (put into ``chosen``). Returns what says so, or ""."""
+    if not sides:
+        return ""
+    named = chosen.get("strategy") or chosen.get("flow")
+    having = [s for s in (steps.strategies if steps is not None else ())
+              if set(sides) <= set(s.sides)]
+    if named and not any(s.name == named for s in having) or not having:
+        flags = "/".join(f"--{k}" for k in sides)
+        where = f"strategy {named!r}" if named else f"protocol {protocol!r}"
+        raise CascadeError(f"{where} has no sides for {flags} (strategies with sides: "
+                           + (", ".join(s.name for s in having) or "none") + ")")
+    if named:
+        return ""
+    chosen[having[0].kind] = having[0].name
+    said = f"Strategy {having[0].name}: picked by cascade for the sides given (--pro/--con)."
+    print(printable(said))
+    return said
+
+
+def _sides_header(sides: dict[str, list[str]], participants: list[str]) -> str:
+    """The ledger header's ``Sides`` (``pro: a, b; con: c``): every participant on one side."""
+    placed = [a for side in sides.values() for a in side]
+    twice = sorted({a for a in placed if placed.count(a) > 1})
+    strangers = [a for a in placed if a not in participants]
+    missing = [a for a in participants if a not in placed]
+    if twice or strangers or missing:
+        why = (f"{', '.join(twice)} on both sides" if twice else
+               f"{', '.join(strangers)} not a participant" if strangers else
+               f"no side for {', '.join(missing)}")
+        raise CascadeError(f"--pro/--con: name each participant's side once ({why})")
+    return "; ".join(f"{side}: {', '.join(names)}" for side, names in sides.items() if names)
+
+
 def _strategy_by_topic(steps, topic: str, chosen: dict[str, str]) -> str:
     """With no --strategy, the strategy whose keywords the topic says (seed 003's original):
     put into ``chosen``; returns the sentence that says so (printed, and kept in the ledger's
@@ -72,6 +108,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     proto = load_protocol(protocol, root)
     steps = proto.stepped
     given = {k: v for k, v in options.items() if v is not None}
+    sides = {k: list(given.pop(k)) for k in ("pro", "con") if k in given}  # type: ignore[arg-type]
     from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
 
     chosen: dict[str, str] = {}
@@ -81,7 +118,10 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         chosen[key] = given.pop(key)  # type: ignore[assignment]
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
-    picked = _strategy_by_topic(steps, topic, chosen)
+    picked = _strategy_by_sides(proto.name, steps, sides, chosen) or _strategy_by_topic(
+        steps, topic, chosen)
+    if sides and participants is None and not auto_invite:
+        participants = [a for side in sides.values() for a in side]
     options = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
                       chosen.get("tier"), rounds)
     if rounds is not None:
@@ -162,6 +202,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     if picked:
         context = " ".join(x for x in (context, picked) if x)
     extra = {"Mode": mode} if mode else {}
+    if sides:
+        extra["Sides"] = _sides_header(sides, participants)
     if strategy:
         extra[kind.title()] = strategy
     if tier:

@@ -123,10 +123,13 @@ class Strategy:
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
     kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
     keywords: tuple[str, ...] = ()  # topic words that pick it when no option names one
+    assigned: tuple[tuple[str, str], ...] = ()  # member alias -> side, as a person gave them
 
-    def side(self, index: int) -> str:
-        """The side of the member at ``index`` of the members (sides go round in turn)."""
-        return self.sides[index % len(self.sides)]
+    def side(self, index: int, alias: str | None = None) -> str:
+        """The side of the member ``alias`` at ``index`` of the members: the one a person
+        assigned (discuss --pro/--con), else the sides in turn."""
+        given = dict(self.assigned).get(alias or "")
+        return given or self.sides[index % len(self.sides)]
 
 
 @dataclass(frozen=True)
@@ -307,15 +310,20 @@ class Options:
     strategy: str | None = None  # a strategy or a flow
     tier: str | None = None
     rounds: int | None = None
+    sides: tuple[tuple[str, str], ...] = ()  # member alias -> side (a strategy with sides)
 
     @classmethod
     def of_header(cls, extra: dict[str, str]) -> Options:
-        """The options a ledger's header records (Mode, Strategy or Flow, Tier, Rounds)."""
+        """The options a ledger's header records (Mode, Strategy or Flow, Tier, Rounds,
+        Sides: ``pro: a, b; con: c``)."""
         asked = (extra.get("rounds") or "").strip()
+        sides = tuple((alias.strip(), side.strip()) for side, _, names in (
+            part.partition(":") for part in (extra.get("sides") or "").split(";"))
+            for alias in names.split(",") if side.strip() and alias.strip())
         return cls(extra.get("mode") or None,
                    extra.get("strategy") or extra.get("flow") or None,
                    extra.get("tier") or None,
-                   int(asked) if asked.isdigit() and int(asked) >= 1 else None)
+                   int(asked) if asked.isdigit() and int(asked) >= 1 else None, sides)
 
     @classmethod
     def of_rule(cls, rule) -> Options:
@@ -333,6 +341,10 @@ def specialize(steps: Steps, options: Options) -> Steps:
     steps = steps.for_mode(options.mode) if steps.modes else steps
     steps = steps.for_strategy(options.strategy) if steps.strategies else steps
     steps = steps.for_tier(options.tier) if steps.tiers else steps
+    if options.sides and steps.strategy is not None and steps.strategy.sides:
+        steps = dataclasses.replace(steps, strategy=dataclasses.replace(
+            steps.strategy, assigned=tuple((a, s) for a, s in options.sides
+                                           if s in steps.strategy.sides)))
     cap = options.rounds
     if cap is not None and cap >= 1:
         if steps.strategy is not None and steps.strategy.rounds is not None:
