@@ -197,6 +197,9 @@ _AUTO = arg("--auto", action="store_true",
                 arg("--auto-invite", action="store_true",
                     help="pick the participants by topic, without asking")),
          arg("--source", metavar="PATH", help="a document the discussion is about"),
+         arg("--pro", metavar="a,b", type=_aliases,
+             help="the participants for the proposal (a strategy with sides: debate)"),
+         arg("--con", metavar="a,b", type=_aliases, help="the participants against it"),
          _AUTO,
          arg("-o", "--output", metavar="PATH",
              help="the ledger (default: discussions/<slug>.discussion.md)"))
@@ -204,7 +207,8 @@ def _discuss(a) -> int:
     from cascade.commands.discuss import discuss
     return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
                    a.auto, a.output,
-                   {"mode": a.mode, "strategy": a.strategy, "flow": a.flow, "tier": a.tier})
+                   {"mode": a.mode, "strategy": a.strategy, "flow": a.flow, "tier": a.tier,
+                    "pro": a.pro, "con": a.con})
 
 
 @command("run", "continue a discussion where its ledger ends (resume)",

@@ -108,8 +108,8 @@ def test_debate_openings_rebuttals_and_final_positions(repo, cli, council, fake_
     assert "between 200 and 300 words" in by[("AI-Skeptic", 2)]
     assert "between 150 and 250 words" in by[("AI-Skeptic", 3)]
     d = load(repo)
-    assert [e.fields.get("phase") for e in d.events if e.kind == "ROUND"] == ["rebuttal",
-                                                                              "final"]
+    assert [e.fields.get("phase") for e in d.events if e.kind == "ROUND"] == [
+        "opening", "rebuttal", "final"]  # every round's phase, the first's too
 
 
 @pytest.mark.parametrize("tier, advisors, referee", [

@@ -302,6 +302,8 @@ def test_converged_refuses_a_negative_spread_by_file_and_line():
 # --- open conflicts: what the round's (last) synthesis lists and does not mark resolved ----
 
 ROUNDTABLE = steps_of("roundtable")
+# a variant that asks for three rounds at least (rounds.min: 3)
+LASTING = steps_of("roundtable", edits=(("rounds: {min: 1,", "rounds: {min: 3,"),))
 
 
 def synthesis(round_: int, action: str = "continue", **fields: str):
@@ -433,16 +435,18 @@ def test_escalated_per_conflict(per_conflict, turns, expected):
 
 
 def test_escalated_reads_the_members_steps_whatever_their_name():
-    steps = steps_of("roundtable", edits=(("  - id: answer\n", "  - id: weigh\n"),))
+    steps = steps_of("roundtable", edits=(("  - id: answer\n", "  - id: weigh\n"),
+                                          ("sees: [question, answer,", "sees: [question, weigh,")))
     run = run_of(steps, turns=[("architect", "weigh", 3, {"confidence": "0.2"})])
     assert escalated(run, 3) == "AI-architect's confidence is 0.2 (below 0.5)"
 
 
 @pytest.mark.parametrize("role", ["facilitator", "scribe"])  # before and after the members'
 def test_escalated_never_by_the_facilitator_s_own_concern(role):
-    reads = ("    fields: {focus: text, concerns: list}\n"
-             "    reads: {concerns: concerns}\n")
-    steps = steps_of("roundtable", edits=(("    fields: {focus: text}\n", reads),
+    fields = ("    fields: {focus: text, participants: list, concerns: list}\n"
+              "    reads: {addressed: participants, concerns: concerns}")
+    given = "    fields: {focus: text, participants: list}\n    reads: {addressed: participants}"
+    steps = steps_of("roundtable", edits=((given, fields),
                                           ("{id: facilitator,", f"{{id: {role},"),
                                           ("role: facilitator", f"role: {role}")))
     run = run_of(steps, turns=[("facilitator", "question", 3, {"concerns": "security"})])
@@ -503,14 +507,20 @@ def confident(round_: int, *values: str):
 CONCLUDED = Exit(True, "the facilitator concluded in round 3")
 
 
+def capped(round_: int) -> Exit:
+    """The last round allowed: seed 003's fallback, said after the rounds."""
+    return Exit(True, f"round {round_} is the last the roundtable allows: {registry.AT_CAP}",
+                conclusion=f"{registry.AT_CAP} Recommendation: {registry.RECOMMEND}")
+
+
 @pytest.mark.parametrize("steps, phase_of, turns, round_, expected", [
     # the last round allowed concludes, whatever was said
-    (ROUNDTABLE, None, [], 20, Exit(True, "round 20 is the last the roundtable allows")),
+    (ROUNDTABLE, None, [], 20, capped(20)),
     (ROUNDTABLE, None, [synthesis(21, "continue")], 21,
-     Exit(True, "round 21 is the last the roundtable allows")),
+     capped(21)),
     (ROUNDTABLE, None, [], 19, stay(round_=19)),
     (steps_of("roundtable", cap=4), None, [], 4,
-     Exit(True, "round 4 is the last the roundtable allows")),
+     capped(4)),
     (steps_of("roundtable", cap=4), None, [synthesis(3, "conclude")], 3, CONCLUDED),
     # the facilitator goes on
     (ROUNDTABLE, None, [], 3, stay()),
@@ -524,11 +534,11 @@ CONCLUDED = Exit(True, "the facilitator concluded in round 3")
     (ROUNDTABLE, None, [synthesis(3, "conclude")], 3, CONCLUDED),
     (ROUNDTABLE, None, [synthesis(3, "conclude", conflicts="cost: x", resolved="cost: y")], 3,
      CONCLUDED),
-    (ROUNDTABLE, None, [synthesis(2, "conclude")], 2,
+    (LASTING, None, [synthesis(2, "conclude")], 2,
      stay("conclude refused: the discussion needs 3 rounds", round_=2)),
     (ROUNDTABLE, None, [synthesis(3, "conclude", conflicts="cost: x | scale: y")], 3,
      stay("conclude refused: conflicts are open (cost, scale)")),
-    (ROUNDTABLE, None, [synthesis(1, "conclude", conflicts="cost: x")], 1,
+    (LASTING, None, [synthesis(1, "conclude", conflicts="cost: x")], 1,
      stay("conclude refused: the discussion needs 3 rounds; conflicts are open (cost)",
           round_=1)),
     (DISNEY, rounds(0, 1, 2), [synthesis(3, "conclude")], 3, CONCLUDED),
@@ -555,7 +565,7 @@ CONCLUDED = Exit(True, "the facilitator concluded in round 3")
     (DISNEY, rounds(*[0] * 9), [synthesis(9)], 9, stay(round_=9)),
     (DISNEY, rounds(*[0] * 11), [synthesis(9)], 9, stay(round_=9)),  # rounds to come
     (DISNEY, rounds(*[0] * 10, *[1] * 10), [synthesis(20)], 20,
-     Exit(True, "round 20 is the last the roundtable allows")),
+     capped(20)),
     (DISNEY, rounds(0, *[1] * 10), [synthesis(11, "conclude")], 11,
      advance("the Realist phase reached its 10 rounds: on to the next phase", phase=2,
              round_=11)),
@@ -567,7 +577,7 @@ def test_facilitated(steps, phase_of, turns, round_, expected):
 
 
 def test_facilitated_without_a_strategy():
-    steps = replace(ROUNDTABLE, strategy=None)
+    steps = replace(LASTING, strategy=None)
     assert exit_of("facilitated", run_of(steps, turns=[synthesis(3, "phase")]), 3) == stay()
     assert exit_of("facilitated", run_of(steps, turns=[synthesis(3, "conclude")]), 3) \
         == CONCLUDED
@@ -577,7 +587,8 @@ def test_facilitated_without_a_strategy():
 
 # each phase at least its min_rounds (a variant whose phases need two rounds)
 
-SLOW = steps_of("roundtable", "disney", edits=(("min_rounds: 1", "min_rounds: 2"),))
+SLOW = steps_of("roundtable", "disney", edits=(("min_rounds: 1", "min_rounds: 2"),
+                                               ("rounds: {min: 1,", "rounds: {min: 3,")))
 
 
 @pytest.mark.parametrize("phase_of, turns, round_, expected", [
@@ -673,9 +684,9 @@ def test_facilitated_reads_the_escalation_not_another_decision_point():
 
 
 # a consensus that came too easily (no conflict ever, every confidence at least 0.8, two
-# rounds or fewer) gets one probing round (a variant that may conclude after one round)
+# rounds or fewer) gets one probing round (the bundled roundtable may conclude after one round)
 
-EARLY = steps_of("roundtable", edits=(("rounds: {min: 3,", "rounds: {min: 1,"),))
+EARLY = ROUNDTABLE
 PROBING = ("a probing round: the consensus came too easily (no conflict, every confidence at "
            "0.8 or more); look for what was missed")
 

@@ -56,7 +56,8 @@ def answer(repo, line: str) -> None:
         f.write(f"\n---\nName: Alice\n\n{line}\n---\n")
 
 
-def test_standard_concludes_no_earlier_than_three_rounds(repo, cli, table, fake_llm):
+def test_standard_concludes_when_the_facilitator_does(repo, cli, table, fake_llm):
+    table.actions = {1: "continue", 2: "continue"}
     code, out, err = discuss(cli, "standard", "--auto")
     assert code == 0, out + err
     d = load(repo)
@@ -64,8 +65,7 @@ def test_standard_concludes_no_earlier_than_three_rounds(repo, cli, table, fake_
     assert run.round == 3 and run.outcome == "READY"
     # a round: the question, three blind answers, the synthesis; then the closing vote
     assert fake_llm.calls() == 3 * 5 + 3
-    notes = [e.fields.get("note", "") for e in rounds(d)]
-    assert notes == ["conclude refused: the discussion needs 3 rounds"] * 2
+    assert [e.value.split()[0] for e in rounds(d)] == ["1", "2", "3"]
     assert "Roundtable: answered -- the closing vote after round 3" in out
     record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
     synthesis = record.split("## Synthesis", 1)[1].split("##", 1)[0]
@@ -93,7 +93,7 @@ def test_six_hats_is_sequential_and_runs_every_phase_in_order(repo, cli, table):
     assert code == 0, out + err
     d = load(repo)
     phases = [e.fields.get("phase") for e in rounds(d)]
-    assert phases == ["white", "red", "black", "yellow", "green", "blue-close"]
+    assert phases == ["blue", "white", "red", "black", "yellow", "green", "blue-close"]
     assert d.state.run.round == 7
     for name, step, round_, text in table.seen:
         if step == "Answers":
@@ -104,15 +104,16 @@ def test_six_hats_is_sequential_and_runs_every_phase_in_order(repo, cli, table):
 
 
 @pytest.mark.parametrize("strategy, phases", [
-    ("disney", ["realist", "critic"]),
-    ("debate", ["rebuttal", "closing"]),
+    ("disney", ["dreamer", "realist", "critic"]),
+    ("debate", ["opening", "rebuttal", "closing"]),
 ])
 def test_a_conclude_before_the_last_phase_moves_on(repo, cli, table, strategy, phases):
     assert discuss(cli, strategy, "--auto")[0] == 0
     d = load(repo)
     assert [e.fields.get("phase") for e in rounds(d)] == phases
     notes = [e.fields.get("note") for e in rounds(d)]
-    assert notes == ["a conclude before the strategy's last phase: the next phase instead"] * 2
+    moved = "a conclude before the strategy's last phase: the next phase instead"
+    assert notes == [None, moved, moved]
     if strategy == "debate":
         sides = {n: t for n, s, r, t in table.seen if (s, r) == ("Answers", 1)}
         assert "Your side: pro." in sides["AI-Architect"]
@@ -120,10 +121,10 @@ def test_a_conclude_before_the_last_phase_moves_on(repo, cli, table, strategy, p
 
 
 def test_an_open_conflict_refuses_the_conclude(repo, cli, table):
-    table.conflicts = {3: ["versioning: URL or header"]}
+    table.conflicts = {1: ["versioning: URL or header"]}
     assert discuss(cli, "standard", "--auto")[0] == 0
     d = load(repo)
-    assert d.state.run.round == 4
+    assert d.state.run.round == 2
     assert rounds(d)[-1].fields["note"] == "conclude refused: conflicts are open (versioning)"
 
 
@@ -131,7 +132,7 @@ def test_phase_refused_before_its_minimum_and_after_the_last(repo, cli, table):
     table.actions = {1: "phase", 2: "phase", 3: "conclude"}
     assert discuss(cli, "standard", "--auto")[0] == 0
     d = load(repo)
-    assert rounds(d)[0].fields["note"] == ("there is no phase after the last: continue, or "
+    assert rounds(d)[1].fields["note"] == ("there is no phase after the last: continue, or "
                                             "conclude")
 
 
@@ -203,19 +204,13 @@ def test_a_broken_facilitator_is_carried_by_the_fallbacks(repo, cli, table):
 
 
 def test_a_too_easy_consensus_gets_one_probing_round(repo, cli, table):
-    from pathlib import Path
-
-    text = (Path(__file__).resolve().parent.parent / "protocols/roundtable.yml").read_text()
-    folder = repo / ".cascade/protocols"
-    folder.mkdir(parents=True)
-    (folder / "roundtable.yml").write_text(text.replace("rounds: {min: 3,", "rounds: {min: 1,"))
     for name in NAMES:
         table.confidence[(name, 1)] = 0.9
         table.confidence[(name, 2)] = 0.9
     assert discuss(cli, "standard", "--auto")[0] == 0
     d = load(repo)
     assert d.state.run.round == 2
-    assert rounds(d)[0].fields["note"].startswith("a probing round: the consensus came too")
+    assert rounds(d)[1].fields["note"].startswith("a probing round: the consensus came too")
     probe = [t for n, s, r, t in table.seen if (s, r) == ("Question", 2)][0]
     assert "a probing round" in probe
 
@@ -250,6 +245,7 @@ def test_a_round_reaches_the_ledger_whole_and_a_cut_round_costs_nothing_again(
     """rounds.append: round (seed 003's batch write): a run stopped inside round 2 writes
     round 1 and nothing of round 2; the next run gets round 2's replies from the reply cache
     and asks only who was never asked."""
+    table.actions = {1: "continue"}
     monkeypatch.setenv("CASCADE_MAX_CALLS", "8")  # round 1 (5 calls), then 3 of round 2
     code, out, err = discuss(cli, "standard", "--auto")
     assert code == 1 and "nothing of it is written" in out
@@ -260,7 +256,7 @@ def test_a_round_reaches_the_ledger_whole_and_a_cut_round_costs_nothing_again(
     monkeypatch.delenv("CASCADE_MAX_CALLS")
     code, out, err = cli("run", LEDGER, "--auto")
     assert code == 0, out + err
-    assert fake_llm.calls() == 3 * 5 + 3  # the three cached replies were not asked again
+    assert fake_llm.calls() == 2 * 5 + 3  # the three cached replies were not asked again
     d = load(repo)
     ids = [c.provenance["msg"] for c in d.comments if c.origin == "ai"]
     assert [int(i.split("-")[-1]) for i in ids] == list(range(1, len(ids) + 1))

@@ -29,6 +29,7 @@ from cascade.protocol.loader import load_protocol, role_personas
 from cascade.protocol.result import outcome_text
 from cascade.protocol.run import run
 from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
+from cascade.protocol.variants import by_keyword
 from cascade.resources import find_root
 from cascade.safepath import refuse_links, refuse_outside
 from cascade.text import printable
@@ -53,12 +54,69 @@ def _confirm(question: str, recommended: str, auto: bool) -> str:
 @dataclass(frozen=True)
 class _Chosen:
     """A discussion's protocol as the options given specialize it: its steps (None: a
-    protocol of phases), the options, and the word its strategies go by (strategy, flow)."""
+    protocol of phases), the options, the word its strategies go by (strategy, flow), the
+    debate sides given (--pro/--con) and what says the strategy was picked for them or by
+    the topic's words ("": none was)."""
 
     proto: Any
     steps: Any
     options: Options
     kind: str | None
+    sides: dict
+    picked: str
+
+
+def _strategy_by_sides(protocol: str, steps, sides: dict[str, list[str]],
+                       chosen: dict[str, str]) -> str:
+    """--pro/--con: the strategy given must have those sides; with none given, the first
+    that has them is taken (put into ``chosen``). Returns what says so, or ""."""
+    if not sides:
+        return ""
+    named = chosen.get("strategy") or chosen.get("flow")
+    having = [s for s in (steps.strategies if steps is not None else ())
+              if set(sides) <= set(s.sides)]
+    if named and not any(s.name == named for s in having) or not having:
+        flags = "/".join(f"--{k}" for k in sides)
+        where = f"strategy {named!r}" if named else f"protocol {protocol!r}"
+        raise CascadeError(f"{where} has no sides for {flags} (strategies with sides: "
+                           + (", ".join(s.name for s in having) or "none") + ")")
+    if named:
+        return ""
+    chosen[having[0].kind] = having[0].name
+    said = f"Strategy {having[0].name}: picked by cascade for the sides given (--pro/--con)."
+    print(printable(said))
+    return said
+
+
+def _sides_header(sides: dict[str, list[str]], participants: list[str]) -> str:
+    """The ledger header's ``Sides`` (``pro: a, b; con: c``): every participant on one side."""
+    placed = [a for side in sides.values() for a in side]
+    twice = sorted({a for a in placed if placed.count(a) > 1})
+    strangers = [a for a in placed if a not in participants]
+    missing = [a for a in participants if a not in placed]
+    if twice or strangers or missing:
+        why = (f"{', '.join(twice)} on both sides" if twice else
+               f"{', '.join(strangers)} not a participant" if strangers else
+               f"no side for {', '.join(missing)}")
+        raise CascadeError(f"--pro/--con: name each participant's side once ({why})")
+    return "; ".join(f"{side}: {', '.join(names)}" for side, names in sides.items() if names)
+
+
+def _strategy_by_topic(steps, topic: str, chosen: dict[str, str]) -> str:
+    """With no --strategy, the strategy whose keywords the topic says (seed 003's original):
+    put into ``chosen``; returns the sentence that says so (printed, and kept in the ledger's
+    context), or ""."""
+    if steps is None or not steps.strategies or chosen.get("strategy") or chosen.get("flow"):
+        return ""
+    found = by_keyword(steps.strategies, topic)
+    if found is None:
+        return ""
+    name, word = found
+    chosen[steps.strategies[0].kind] = name
+    said = (f"Strategy {name}: picked by cascade from the topic's word {word!r} "
+            "(--strategy to choose another).")
+    print(printable(said))
+    return said
 
 
 def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invite: bool,
@@ -68,8 +126,10 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     if output is not None:  # the ledger, and its record and graph beside it
         refuse_outside(root, output, "the ledger")
     Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
-    chosen = _options(load_protocol(protocol, root), options, rounds)
+    chosen = _options(load_protocol(protocol, root), options, rounds, topic)
     proto, steps = chosen.proto, chosen.steps
+    if chosen.sides and participants is None and not auto_invite:
+        participants = [a for side in chosen.sides.values() for a in side]
     if source:
         source = refuse_links(root, source, "--source")
         if not (root / source).is_file():
@@ -78,9 +138,11 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     if isinstance(panel, list):  # a person named another panel at the terminal
         return discuss(topic, protocol, panel, False, source, rounds, auto, output, options)
     participants, context = panel
+    if chosen.picked:
+        context = " ".join(x for x in (context, chosen.picked) if x)
     d = Discussion.create(topic, "topic", context, path=output, source=source,
                           participants=participants, protocol=proto.name, root=root,
-                          extra=_header(chosen) or None)
+                          extra=_header(chosen, participants) or None)
     with ledger_lock(d.path, holder="cascade discuss"):
         if d.path.exists():
             raise CascadeError("already exists: continue it with cascade run", d.path)
@@ -95,11 +157,13 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         return _run_discussion(d, auto)
 
 
-def _options(proto, options: dict[str, str | None], rounds: int | None) -> _Chosen:
-    """The options given, each one the protocol has (else one line naming it), and the
+def _options(proto, options: dict[str, str | None], rounds: int | None, topic: str) -> _Chosen:
+    """The options given, each one the protocol has (else one line naming it), a strategy
+    picked for the sides given or by the topic's words when none is named, and the
     protocol's steps as they specialize them (the header records the options)."""
     steps = proto.stepped
     given = {k: v for k, v in options.items() if v is not None}
+    sides = {k: list(given.pop(k)) for k in ("pro", "con") if k in given}  # type: ignore[arg-type]
     chosen: dict[str, str] = {}
     kind = steps.strategies[0].kind if steps is not None and steps.strategies else None
     for key in [k for k in given if option_names(steps, k)]:  # the options it has
@@ -107,19 +171,24 @@ def _options(proto, options: dict[str, str | None], rounds: int | None) -> _Chos
         chosen[key] = given.pop(key)  # type: ignore[assignment]
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
+    said = _strategy_by_sides(proto.name, steps, sides, chosen) or _strategy_by_topic(
+        steps, topic, chosen)
     picked = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
                      chosen.get("tier"), rounds)
     if rounds is not None:
         top = most_rounds(steps, picked) if steps else proto.max_rounds
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
-    return _Chosen(proto, specialize(steps, picked) if steps is not None else None, picked, kind)
+    return _Chosen(proto, specialize(steps, picked) if steps is not None else None, picked, kind,
+                   sides, said)
 
 
-def _header(chosen: _Chosen) -> dict[str, str]:
+def _header(chosen: _Chosen, participants: list[str]) -> dict[str, str]:
     """The header fields that record the options the discussion runs with."""
     steps, options = chosen.steps, chosen.options
     extra = {"Mode": steps.mode} if steps is not None and steps.mode else {}
+    if chosen.sides:
+        extra["Sides"] = _sides_header(chosen.sides, participants)
     if steps is not None and steps.strategy and chosen.kind:
         extra[chosen.kind.title()] = steps.strategy.name
     if steps is not None and options.tier and steps.tier:
@@ -247,7 +316,9 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
         print()
         print(closing_table(result.outcomes))
     print(printable(f"\n{d.protocol.title}: {outcome_text(result, topic=not d.source)}"
-                    + (f"; record: {result.record}" if result.record else "")))
+                    + (f"; record: {result.record}" if result.record else "")
+                    + (f"; beside it: {', '.join(result.artifacts)}"
+                       if result.record and result.artifacts else "")))
     failures = failure_lines(result.outcomes)
     for line in failures:
         print(line, file=sys.stderr)

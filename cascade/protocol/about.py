@@ -183,7 +183,7 @@ def sides_line(run: Run) -> str:
         return ""
     by_side: dict[str, list[str]] = {s: [] for s in strategy.sides}
     for index, alias in enumerate(run.members):
-        by_side[strategy.side(index)].append(run.name_of(alias))
+        by_side[strategy.side(index, alias)].append(run.name_of(alias))
     return "Sides: " + "; ".join(f"{side}: {', '.join(names)}" for side, names in
                                  by_side.items())
 

@@ -21,6 +21,7 @@ from cascade.markdown import cell, nested, sentence
 from cascade.protocol.engine import recommendation
 from cascade.protocol.fields import column_title, item_line, items_of, sections, split_list
 from cascade.protocol.graph import graph_json, mermaid
+from cascade.protocol.output import adr_draft, summary
 from cascade.protocol.record import artifact_path
 from cascade.protocol.runstate import Run, Turn
 from cascade.safepath import refuse_links
@@ -314,15 +315,20 @@ def resume_context(d, run: Run) -> str:
     return text if len(text) <= RESUME_LIMIT else text[:RESUME_LIMIT - 4].rstrip() + " ..."
 
 
-RENDER = {"synthesis": synthesis_md, "synthesis-json": synthesis_json, "open-questions": open_questions,
-          "position-evolution": position_evolution, "progress": progress_log}
+RENDER = {"synthesis": synthesis_md, "synthesis-json": synthesis_json,
+          "open-questions": open_questions, "position-evolution": position_evolution,
+          "progress": progress_log, "summary": summary, "adr-draft": adr_draft}
 
 
 def render_artifacts(d, run: Run) -> dict[str, str]:
-    """Each declared artifact's text (the argument graph as JSON), as the ledger says now."""
+    """Each declared artifact's text (the argument graph as JSON), as the ledger says now;
+    one not due yet (an output document before the outcome, or not the one asked for) is
+    left out."""
     out = {}
     for name in run.steps.artifacts:
-        out[name] = graph_json(run) if name == "argument-graph" else RENDER[name](d, run)
+        text = graph_json(run) if name == "argument-graph" else RENDER[name](d, run)
+        if text is not None:
+            out[name] = text
     return out
 
 

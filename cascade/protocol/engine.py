@@ -237,10 +237,12 @@ def _progress(run: Run) -> None:
                 index = next(i for i, s in enumerate(order) if s.id == target) if target else index + 1
                 continue
             spoken = {t.alias for t in run.of(round_, step.id)}
-            waiting = [a for a in run.speakers(step) if a not in spoken]
+            waiting = [a for a in _speakers(run, step, round_) if a not in spoken]
             if waiting:
                 run.step, run.waiting = step, waiting
-                run.new_round = round_ > 1 and not any(t.round == round_ for t in run.turns)
+                # a round begins with its event; round 1 too when it has a phase to record
+                run.new_round = (round_ > 1 or run.phase is not None) and not any(
+                    t.round == round_ for t in run.turns)
                 return
             _reopened(run, round_, step)
             index += 1
@@ -281,6 +283,16 @@ def _reopened(run: Run, round_: int, step: Step) -> None:
                      if run.read(t, "direction")), "")
         if said:
             run.directions[round_] = said
+
+
+def _speakers(run: Run, step: Step, round_: int) -> list[str]:
+    """Who speaks in ``step`` of ``round_``: its speakers, narrowed by the step's registered
+    ``speakers`` rule (a facilitator's question put to some of the members)."""
+    everyone = run.speakers(step)
+    if step.speakers is None:
+        return everyone
+    chosen = set(registry.SPEAKERS.call(step.speakers, run, step, round_))
+    return [a for a in everyone if a in chosen]
 
 
 def _verdicts(run: Run, step: Step, round_: int) -> dict[str, str]:

@@ -87,7 +87,7 @@ class EventChecks:
             self.reviewed = {new}
             self.status = "OPEN"
             self.failures = {}
-            self.round = 1
+            self.round, self.opened = 1, False
         if core:
             self.cores[new] = core
         self.fresh = not carried and self.revision is not None
@@ -175,9 +175,12 @@ class EventChecks:
     def _round(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
         words = e.value.split()
         number = int(words[0]) if words and words[0].isdigit() else 0
-        if number != self.round + 1:  # round 1 begins with the revision, unannounced
+        if number == 1 and self.round == 1 and not self.opened:
+            self.opened = True  # round 1 begins with the revision, announced with its phase
+            return None
+        if number != self.round + 1:
             return f"round {words[0] if words else '?'} does not follow round {self.round}"
-        self.round = number
+        self.round, self.opened = number, True
         return None
 
     def _failure(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:

@@ -22,7 +22,8 @@ RECORD_SUFFIX = ".record.md"
 ARTIFACT_SUFFIXES = {"argument-graph": ".argument-graph.json", "synthesis": ".synthesis.md",
                      "synthesis-json": ".synthesis.json",
                      "open-questions": ".open-questions.md",
-                     "position-evolution": ".position-evolution.md", "progress": ".progress.md"}
+                     "position-evolution": ".position-evolution.md", "progress": ".progress.md",
+                     "summary": ".summary.md", "adr-draft": ".adr-draft.md"}
 
 
 def _stem(ledger: Path) -> str:
@@ -75,6 +76,7 @@ def render_record(d, run: Run, when: str) -> str:
         out += _consensus(run, synth, names)
     else:
         out += _divergent(run, names)
+    out += _decided(run, synth, "## Recommendation" in out)
     intent = _intent(run, synth if d.source else [])  # a topic has no author's proposal
     if intent:
         out += ["", "## Intent interpretation", "", nested(intent)]
@@ -143,33 +145,74 @@ def _closing_vote(run: Run, synth: list[Turn], names: dict[str, str]) -> list[st
     return out
 
 
+def _position(run: Run, turn: Turn | None) -> str:
+    """A member's turn as a position: the field its step reads as one, else its first
+    sentences; "-" for no turn."""
+    if turn is None:
+        return "-"
+    return cell(run.read(turn, "position") or sentence(turn.body, 300))
+
+
+def _member_steps(run: Run) -> tuple[str, ...]:
+    """The round steps a member states a position in: the first the members speak in (not a
+    fixed role's question before it), and the steps that answer another's turn."""
+    steps = run.steps.round_steps
+    member = run.steps.member_role.id
+    first = next((s.id for s in steps if s.role == member), steps[0].id)
+    return (first,) + tuple(s.id for s in steps if s.target is not None and s.id != first)
+
+
 def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
     """The final synthesis and each participant's key point and vote."""
-    first = run.steps.round_steps[0].id
+    first = _member_steps(run)[:1]
     out = ["## Final synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
            "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
     for alias in run.members:
-        turn = _last(run, alias, (first,))
         out.append(f"| {cell(names.get(alias, alias))} | "
-                   f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
+                   f"{_position(run, _last(run, alias, first))} | "
                    f"{run.verdicts.get(alias, '-')} |")
     return out
 
 
 def _divergent(run: Run, names: dict[str, str]) -> list[str]:
-    """Where the participants stand without consensus, and the synthesizer's recommendation."""
-    steps = run.steps.round_steps
+    """Where the participants stand without consensus, and the recommendation: the
+    synthesizer's (``rounds.on_impasse``), else the last one a synthesis gave."""
     out = ["## Divergent positions", "", "| Participant | Final position | Vote |", "|---|---|---|"]
-    spoken = (steps[0].id,) + tuple(s.id for s in steps if s.target is not None)
+    spoken = _member_steps(run)
     for alias in run.members:
-        turn = _last(run, alias, spoken)
         out.append(f"| {cell(names.get(alias, alias))} | "
-                   f"{cell(sentence(turn.body, 300)) if turn else '-'} | "
+                   f"{_position(run, _last(run, alias, spoken))} | "
                    f"{run.verdicts.get(alias, '-')} |")
     recommend = run.steps.rounds.on_impasse
     rec = [t for t in run.turns if t.step == recommend] if recommend else []
-    return out + ["", "## Recommendation", "", nested(rec[-1].body) if rec else
+    given = nested(rec[-1].body) if rec else _recommended(run)
+    return out + ["", "## Recommendation", "", given or
                   "_(the synthesizer gave none: a person decides)_"]
+
+
+def _recommended(run: Run) -> str:
+    """The last recommendation in words a turn of the rounds gave, in the field its step reads
+    as one (a choice of what comes next, such as a quality gate's, is no such advice)."""
+    for t in reversed(run.turns):
+        step = run.steps.step(t.step)
+        name = dict(step.reads).get("recommendation") if step is not None else None
+        worded = step is not None and any(f.name == name and f.choices is None
+                                          for f in step.fields)
+        if worded and t.fields.get(name or ""):
+            return t.fields[name or ""]
+    return ""
+
+
+def _decided(run: Run, synth: list[Turn], shown: bool) -> list[str]:
+    """The recommendation the rounds ended on (unless ``shown`` already) and how they were
+    concluded, when that was said: a person's decision, the round cap's note."""
+    out = []
+    rec = "" if shown else _recommended(run)
+    if rec:
+        out += ["", "## Recommendation", "", nested(rec)]
+    if run.conclusion:
+        out += ["", "## Conclusion", "", nested(run.conclusion)]
+    return out
 
 
 def _intent(run: Run, synth: list[Turn]) -> str | None:

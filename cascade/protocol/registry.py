@@ -38,6 +38,8 @@ OUTCOMES = Registry("outcome rule")
 CONDITIONS = Registry("condition")
 # who speaks next in a protocol of phases: (discussion) -> the wave
 PLANNERS = Registry("planner")
+# which of the members speak in a step (its ``speakers``): (run, step, round) -> aliases
+SPEAKERS = Registry("speakers rule")
 # kept under their old names for callers that only call
 EXIT_RULES = EXITS
 OUTCOME_RULES = OUTCOMES
@@ -67,6 +69,25 @@ def most_opposing(speaker: str, turns: Sequence[Any]) -> Any | None:
 
 def _names(run, aliases) -> list[str]:
     return [run.name_of(a) for a in aliases]
+
+
+@SPEAKERS.register("addressed")
+def addressed(run, step, round_: int) -> list[str]:
+    """The members the round's question is put to: the names (or aliases) its latest
+    fixed-role turn gives in the field its step reads as ``addressed``. "all", nothing, or no
+    name of a member: every member."""
+    asked = next((t for t in reversed(run.turns) if t.round == round_
+                  and run.read(t, "addressed")), None)
+    if asked is None:
+        return list(run.members)
+    wanted = {_plain(n) for n in split_list(run.read(asked, "addressed"))}
+    named = [a for a in run.members if {_plain(a), _plain(run.name_of(a))} & wanted]
+    return named or list(run.members)
+
+
+def _plain(name: str) -> str:
+    """A persona as a facilitator may name it: ``AI-Security``, ``security``, ``@security``."""
+    return name.strip().lstrip("@").lower().removeprefix("ai-")
 
 
 # --- exit rules: after a round's steps, whether the rounds end (the run's verdicts are the
@@ -213,11 +234,20 @@ def not_last(run, round_: int) -> bool:
     return round_ < run.steps.rounds.max
 
 
-@EXITS.register("facilitated", traits=("own_minimum",))
-def facilitated(run, round_: int) -> Exit:
+# seed 003's fallback when a roundtable reaches its round cap
+AT_CAP = "Discussion reached maximum rounds without full consensus."
+RECOMMEND = "Review consensus points and address unresolved items separately."
+
+
+@EXITS.register("facilitated", traits=("own_minimum",), params={
+    "at_cap": Param((str,), AT_CAP, "what the last round allowed concludes with"),
+    "recommend": Param((str,), RECOMMEND,
+                       "the recommendation at the round cap when the facilitator gave none")})
+def facilitated(run, round_: int, at_cap: str = AT_CAP, recommend: str = RECOMMEND) -> Exit:
     """A roundtable's flow (seed 003), checked after each round: the facilitator proposes
     (continue, phase, conclude, escalate), these rules decide. The last round allowed
-    concludes. A person's answer to an escalation: accept or decide concludes; continue N
+    concludes, with ``at_cap`` and a recommendation (the facilitator's last, else
+    ``recommend``), said after the rounds. A person's answer to an escalation: accept or decide concludes; continue N
     goes on, quiet for N rounds. Every phase of the strategy runs, each at least its
     min_rounds, at most rounds.per_phase; a conclude before the last phase moves to the next
     phase; no conclude before rounds.min, nor with a conflict open; a consensus that came too
@@ -230,7 +260,7 @@ def facilitated(run, round_: int) -> Exit:
     last = max(len(phases) - 1, 0)
     minimum = phases[index].min_rounds if phases else 1
     if round_ >= run.steps.rounds.max:
-        return Exit(True, f"round {round_} is the last the roundtable allows")
+        return _capped(run, round_, at_cap, recommend)
     concluded, quiet = _escalation_answered(run, round_)
     if concluded is not None:
         return concluded
@@ -273,6 +303,17 @@ def facilitated(run, round_: int) -> Exit:
     return stay()
 
 
+def _capped(run, round_: int, at_cap: str, recommend: str) -> Exit:
+    """The last round allowed concludes: ``at_cap`` and the facilitator's last
+    recommendation (else ``recommend``), said after the rounds."""
+    given = next((run.read(t, "recommendation") for t in reversed(run.turns)
+                  if t.round <= round_ and run.read(t, "recommendation")), "")
+    said = " ".join(x for x in (at_cap, f"Recommendation: {given or recommend}"
+                                if given or recommend else "") if x)
+    return Exit(True, f"round {round_} is the last the roundtable allows: "
+                      f"{at_cap or 'concluded'}", conclusion=said)
+
+
 def _conclude_refused(run, round_: int, in_phase: int, minimum: int) -> str:
     """Why a conclude in the strategy's last phase is refused ("": it is not): the phase's
     minimum, the discussion's minimum rounds, or conflicts still open."""
@@ -308,9 +349,10 @@ def _escalation_answered(run, round_: int) -> tuple[Exit | None, int | None]:
 def _too_easy(run, round_: int) -> bool:
     if round_ > 2:
         return False
-    if any(_ids(run.read(t, "conflicts")) for t in run.turns if run.read(t, "next_action")):
+    so_far = [t for t in run.turns if t.round <= round_]  # not the rounds after it
+    if any(_ids(run.read(t, "conflicts")) for t in so_far if run.read(t, "next_action")):
         return False
-    confidences = [run.read(t, "confidence") for t in run.turns if run.read(t, "confidence")]
+    confidences = [run.read(t, "confidence") for t in so_far if run.read(t, "confidence")]
     try:
         return bool(confidences) and all(float(c) >= 0.8 for c in confidences)
     except ValueError:

@@ -97,7 +97,7 @@ def plan(run: Run) -> list[Request]:
                                                    phase.visibility if phase else None)
         said = direction
         if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
-            side = strategy.side(run.members.index(alias))
+            side = strategy.side(run.members.index(alias), alias)
             said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
         strong = run.steps.strong_roles()
         tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")

@@ -188,7 +188,8 @@ class _Loop:
         result.outcome, result.why = run.outcome, run.why
         if run.recorded != run.outcome:
             when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-            d.add_event(OUTCOME, run.outcome, round=str(run.round), at=when)
+            d.add_event(OUTCOME, run.outcome, round=str(run.round), at=when,
+                        note=run.conclusion or None)  # how the rounds ended, when said
             d.save()
             result.appended += 1
             result.record = write_record(d, d.state.run, when)

@@ -119,7 +119,7 @@ class Run:
     verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
     outcome: str | None = None  # READY | IMPASSE, derived from the turns
     recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
-    new_round: bool = False  # the last round ended without consensus: this round has no turn
+    new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
     answers: list[Answer] = field(default_factory=list)
     chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
     base: Steps | None = None  # the protocol's steps before a mode specialized them
@@ -140,7 +140,7 @@ class Run:
     quiet_until: int = 0  # escalations are not asked up to this round (continue N)
     probed: bool = False  # the probing round after a too-easy consensus was given
     because: str | None = None  # why the open decision point is asked (an escalation's cause)
-    conclusion: str = ""  # a person's decision that concluded the rounds (said after them)
+    conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
     names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
     exit: Exit | None = None  # the exit rule's answer after the last round run
     verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)

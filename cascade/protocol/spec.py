@@ -22,12 +22,13 @@ TIERS = ("fast", "strong")
 # and a recommendation; a referee's minority view; a facilitator's proposal and the
 # conflicts it lists; a participant's confidence, concerns and challenge (escalations)
 READS = ("position", "diverged", "recommendation", "minority", "next_action", "conflicts",
-         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "direction")
+         "resolved", "escalation_reason", "confidence", "concerns", "challenge", "direction",
+         "addressed", "consensus", "output")
 MEMBER_SOURCES = ("participants", "panel")  # a rule's participants, or a generated panel
 PERSON = "person"  # the built-in role of a decision point: a person answers, in the ledger
 # files a protocol may ask for beside the ledger (x.<name>.md, the graph as .json)
 ARTIFACTS = ("argument-graph", "synthesis", "synthesis-json", "open-questions",
-             "position-evolution", "progress")
+             "position-evolution", "progress", "summary", "adr-draft")
 APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or each round
 PHASE_AT = ("first", "middle", "last")  # a scheduled phase: the rounds it covers
 
@@ -77,6 +78,7 @@ class Step:
     shows: tuple[Ref, ...] = ()  # what else its prompt shows (cascade.protocol.context)
     fills: tuple[tuple[str, str], ...] = ()  # a decision: choice given no text -> the list
     # field of the round whose first item is its text (a deep-dive: the most contested point)
+    speakers: Ref | None = None  # registered (SPEAKERS): which members speak; None: all
 
     @property
     def decision(self) -> bool:
@@ -123,10 +125,14 @@ class Strategy:
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
     kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
+    keywords: tuple[str, ...] = ()  # topic words that pick it when no option names one
+    assigned: tuple[tuple[str, str], ...] = ()  # member alias -> side, as a person gave them
 
-    def side(self, index: int) -> str:
-        """The side of the member at ``index`` of the members (sides go round in turn)."""
-        return self.sides[index % len(self.sides)]
+    def side(self, index: int, alias: str | None = None) -> str:
+        """The side of the member ``alias`` at ``index`` of the members: the one a person
+        assigned (discuss --pro/--con), else the sides in turn."""
+        given = dict(self.assigned).get(alias or "")
+        return given or self.sides[index % len(self.sides)]
 
 
 @dataclass(frozen=True)
@@ -313,15 +319,20 @@ class Options:
     strategy: str | None = None  # a strategy or a flow
     tier: str | None = None
     rounds: int | None = None
+    sides: tuple[tuple[str, str], ...] = ()  # member alias -> side (a strategy with sides)
 
     @classmethod
     def of_header(cls, extra: dict[str, str]) -> Options:
-        """The options a ledger's header records (Mode, Strategy or Flow, Tier, Rounds)."""
+        """The options a ledger's header records (Mode, Strategy or Flow, Tier, Rounds,
+        Sides: ``pro: a, b; con: c``)."""
         asked = (extra.get("rounds") or "").strip()
+        sides = tuple((alias.strip(), side.strip()) for side, _, names in (
+            part.partition(":") for part in (extra.get("sides") or "").split(";"))
+            for alias in names.split(",") if side.strip() and alias.strip())
         return cls(extra.get("mode") or None,
                    extra.get("strategy") or extra.get("flow") or None,
                    extra.get("tier") or None,
-                   int(asked) if asked.isdigit() and int(asked) >= 1 else None)
+                   int(asked) if asked.isdigit() and int(asked) >= 1 else None, sides)
 
     @classmethod
     def of_rule(cls, rule) -> Options:
@@ -339,6 +350,10 @@ def specialize(steps: Steps, options: Options) -> Steps:
     steps = steps.for_mode(options.mode) if steps.modes else steps
     steps = steps.for_strategy(options.strategy) if steps.strategies else steps
     steps = steps.for_tier(options.tier) if steps.tiers else steps
+    if options.sides and steps.strategy is not None and steps.strategy.sides:
+        steps = dataclasses.replace(steps, strategy=dataclasses.replace(
+            steps.strategy, assigned=tuple((a, s) for a, s in options.sides
+                                           if s in steps.strategy.sides)))
     cap = options.rounds
     if cap is not None and cap >= 1:
         if steps.strategy is not None and steps.strategy.rounds is not None:

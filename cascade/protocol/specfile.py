@@ -21,6 +21,7 @@ steps:
     fields: {}                   # reply fields besides "comment": name -> [choices], "text",
                                  # or "refs" (cited message ids; the name is the edge type)
     target: most_opposing        # registered: whom each speaker answers
+    speakers: addressed          # registered: which members speak (default: every one)
     table: Position              # a table of the step's replies, in the ledger and on screen
     confirm: true                # the step's "vote" is the confirmation (ACCEPT / REJECT)
 ```
@@ -106,7 +107,7 @@ STEP = {
     "sees": Key(words("a list of step ids", must="is"), (), label="step {id!r}: sees"),
     "words": Key(raw, 150),  # a number, or [low, high]: _words
     "visibility": Key(choice(VISIBILITIES), "all", label="step {id!r}: visibility"),
-    "target": Key(raw), "fields": Key(raw, {}), "reads": Key(raw, {}),
+    "target": Key(raw), "fields": Key(raw, {}), "reads": Key(raw, {}), "speakers": Key(raw),
     "confirm": Key(flag, False, label="step {id!r}: confirm"),
     "min_refs": Key(whole(0), 0, label="step {id!r}: min_refs"),
     "title": Key(raw), "instructions": Key(raw), "table": Key(raw), "fallback": Key(raw),
@@ -271,6 +272,10 @@ def _step(item: LineDict, s: dict, roles: list[Role], path: Path) -> Step:
     target = s["target"]
     if target is not None:
         target = registry.TARGETS.ref(target, path, at("target"), f"step {sid!r}: target")
+    speakers = s["speakers"]
+    if speakers is not None:
+        speakers = registry.SPEAKERS.ref(speakers, path, at("speakers"),
+                                         f"step {sid!r}: speakers")
     if not isinstance(s["fields"], dict):
         raise CascadeError(f"step {sid!r}: fields must be a mapping of name to [choices] "
                            "or text", path, at("fields"))
@@ -292,7 +297,7 @@ def _step(item: LineDict, s: dict, roles: list[Role], path: Path) -> Step:
                 fallback=str(s["fallback"] or "").strip(), roles=several, sees=s["sees"],
                 range=span, reads=_reads(item, s, fields, path),
                 shows=tuple(SHOWS.ref(x, path, at("shows"), f"step {sid!r}: shows")
-                            for x in shows))
+                            for x in shows), speakers=speakers)
 
 
 def _words(value: object, sid: str, path: Path, line: int | None):

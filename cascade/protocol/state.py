@@ -100,6 +100,7 @@ class _Walk(EventChecks):
         self.fresh = False  # the last entry taken is a new revision: a vote reset may follow
         self.switched = False  # the last entry taken changed the protocol (SETTINGS)
         self.round = 1  # the round under way since the last new revision (round 1: at once)
+        self.opened = False  # round 1 was announced (a round with a phase to record)
         self.claims: set[int] = set()
         self.path = ledger.header.source  # the document's path, as last recorded
         self.taken = 0  # entries walked

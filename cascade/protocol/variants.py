@@ -3,6 +3,7 @@ round range each), its strategies or flows (phases, participation, sides, an out
 their own) and its tiers (the roles each gives the strong model)."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cascade.config.schema import Key, choice, one_of, raw, read, span, value_of, whole, word, words
@@ -32,6 +33,7 @@ STRATEGY = {
     "outcome": Key(raw), "fields": Key(raw, {}),
     "sides": Key(words("a list of names"), (), label="strategy {name!r}: sides"),
     "rounds": Key(span("[min, default]"), label="strategy {name!r}: rounds"),
+    "keywords": Key(words("a list of words"), (), label="strategy {name!r}: keywords"),
 }
 PHASE = {
     "id": Key(_NAME, required=True, label="phase 'id'"),
@@ -90,7 +92,19 @@ def _strategy(name: str, spec: object, kind: str, path: Path, line: int | None) 
     fields = tuple(parse_field(str(k), v, f"strategy {name}", path, at("fields"))
                    for k, v in st["fields"].items())
     return Strategy(name, str(st["title"] or name.title()), tuple(phases), st["participation"],
-                    outcome, fields, st["sides"], st["rounds"], kind)
+                    outcome, fields, st["sides"], st["rounds"], kind,
+                    tuple(k.lower() for k in st["keywords"]))
+
+
+def by_keyword(strategies, topic: str) -> tuple[str, str] | None:
+    """The first strategy (in the protocol's order) one of whose ``keywords`` the topic
+    says, as a word or phrase of its own: (its name, the word); None: no keyword."""
+    words = " " + " ".join(re.findall(r"[a-z0-9-]+", topic.lower())) + " "
+    for strategy in strategies:
+        for keyword in strategy.keywords:
+            if f" {keyword} " in words:
+                return strategy.name, keyword
+    return None
 
 
 def tiers_of(data: LineDict, roles: list[Role], path: Path):
