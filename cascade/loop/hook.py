@@ -136,11 +136,12 @@ def run_hook(files: list[str], out=None) -> int:
         _head_governed(root, staged, governed, out)
     if not governed and not ledgers:
         return 0
-    from cascade.loop.gate import (  # asyncio and the ledger and model layers: not for a no-op
-        check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
-    )
     from cascade.gitio import repo_root
+    from cascade.loop.decide import decide, status_table  # the ledger layers: not for a no-op
+    from cascade.loop.discover import discover
+    from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.loop.lock import ledger_lock
+    from cascade.loop.prepare import check_staged, prepare
     from cascade.loop.staging import Stager, artifacts, stage_item
     from cascade.text import printable
 

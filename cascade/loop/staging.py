@@ -176,7 +176,7 @@ def artifacts(item) -> list[str]:
 
 
 def stage_item(stager: Stager, item, out: TextIO) -> None:
-    """Stage what the hook wrote for ``item`` (a cascade.loop.gate.Item) where it may: the
+    """Stage what the hook wrote for ``item`` (a cascade.loop.item.Item) where it may: the
     ledger -- moved beside its renamed document first --, the record and artifacts, the
     document whose status moved. Sets ``item.staged`` / ``item.ledger_staged``; leaves in
     ``item.also_add`` only what the person still has to stage."""
