@@ -10,7 +10,7 @@ from pathlib import Path
 
 from cascade.gitio import index_blobs, read_blobs
 from cascade.loop import attribution
-from cascade.loop.item import Item
+from cascade.loop.item import Item, Verdict
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.verdict import gate
 
@@ -20,8 +20,9 @@ def next_step(item: Item, index_file: str | None = None) -> str:
     was made: git names its index file by the form of `git commit` (FACTS: `index.lock` for
     -a, `next-index-*.lock` for `git commit <path>`). A bare `git add <ledger>` after
     `git commit -a` would land a ledger-only commit under the document's message."""
-    ledger = " ".join(shlex.quote(p) for p in [*([] if item.ledger_staged else
-                                                 [item.move_to or item.ledger]), *item.also_add])
+    ledger = " ".join(shlex.quote(p) for p in [*([] if item.staged.ledger else
+                                                 [item.move_to or item.ledger]),
+                                               *item.ran.also_add])
     move = (f"git mv {shlex.quote(item.ledger)} {shlex.quote(item.move_to)} && "
             if item.move_to else "")
     name = Path(index_file if index_file is not None
@@ -36,63 +37,52 @@ def next_step(item: Item, index_file: str | None = None) -> str:
     return f"{move}git add {ledger}"
 
 
-def decide(root: Path, items: list[Item]) -> None:
-    """Decide each item from its staged ledger."""
+def decide(root: Path, items: list[Item]) -> list[Item]:
+    """Decide each item from its staged ledger: the items, with their verdicts."""
     blobs = index_blobs(root, [i.ledger for i in items])
     texts = read_blobs(root, list(blobs.values()))
-    for item in items:
-        add = next_step(item)
-        if item.problems:
-            item.verdict = item.problems[0].split(": ", 1)[1]
-            continue
-        d = item.discussion
-        if d is None:
-            item.verdict = "not reviewed: fix the problem above first (no model was asked)"
-            continue
-        if item.failures:
-            item.verdict = (f"{', '.join(item.failures)} failed (see above); their votes do "
-                            "not count: commit again to retry")
-            continue
-        if item.staged:
-            _decide_staged(root, item, texts.get(blobs.get(item.ledger, ""), b""))
-            continue
-        if item.move_to:
-            item.verdict = (f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion"
-                            f" follows it (recorded in {shlex.quote(item.ledger)}): {add}")
-            continue
-        if item.created:
-            item.verdict = f"new ledger with the panel's reviews: read it, reply, then {add}"
-            continue
-        if item.waiting:
-            item.verdict = (f"waiting for a person: {item.waiting}; answer it, then {add}"
-                            if item.appended else f"waiting for a person: {item.waiting}")
-            continue
-        if item.closed is not None and not item.replies:
-            item.verdict = f"{item.closed.describe(item.doc)}: {add}"  # type: ignore[attr-defined]
-            continue
-        if item.appended and item.carried and not item.replies:
-            item.verdict = f"{item.carried}: the revision is recorded, nobody was asked: {add}"
-            continue
-        if item.appended:
-            entries = ("1 new entry: read it" if item.appended == 1
-                       else f"{item.appended} new entries: read them")
-            item.verdict = (f"{entries} (git diff "
-                            f"{shlex.quote(item.ledger)}), reply, then {add}")
-            continue
-        if item.ledger not in blobs:
-            item.verdict = f"ledger not staged: {add}"
-            continue
-        staged = texts.get(blobs[item.ledger], b"")
-        if staged != (root / item.ledger).read_bytes():
-            item.verdict = f"the ledger has unstaged changes: {add}"
-            continue
-        verdict = _staged_verdict(root, item, staged)
-        item.passed = verdict.ok
-        item.verdict = verdict.reason
-        if verdict.blocked_by_votes and item.doc:
-            item.verdict += (f"; ways out: answer in the ledger, ask one persona with "
-                             f"@alias, or cascade decide {shlex.quote(item.doc)} READY "
-                             "--reason '...'")
+    return [replace(item, verdict=_verdict(root, item, blobs, texts)) for item in items]
+
+
+def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, bytes]) -> Verdict:
+    add = next_step(item)
+    ran = item.ran
+    if item.problems:
+        return Verdict(item.problems[0].split(": ", 1)[1])
+    if ran.discussion is None:
+        return Verdict("not reviewed: fix the problem above first (no model was asked)")
+    if ran.failures:
+        return Verdict(f"{', '.join(ran.failures)} failed (see above); their votes do not "
+                       "count: commit again to retry")
+    if item.staged.whole:
+        return _decide_staged(root, item, texts.get(blobs.get(item.ledger, ""), b""))
+    if item.move_to:
+        return Verdict(f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion "
+                       f"follows it (recorded in {shlex.quote(item.ledger)}): {add}")
+    if ran.created:
+        return Verdict(f"new ledger with the panel's reviews: read it, reply, then {add}")
+    if ran.waiting:
+        return Verdict(f"waiting for a person: {ran.waiting}; answer it, then {add}"
+                       if ran.appended else f"waiting for a person: {ran.waiting}")
+    if ran.closed is not None and not ran.replies:
+        return Verdict(f"{ran.closed.describe(item.doc)}: {add}")
+    if ran.appended and ran.carried and not ran.replies:
+        return Verdict(f"{ran.carried}: the revision is recorded, nobody was asked: {add}")
+    if ran.appended:
+        entries = ("1 new entry: read it" if ran.appended == 1
+                   else f"{ran.appended} new entries: read them")
+        return Verdict(f"{entries} (git diff {shlex.quote(item.ledger)}), reply, then {add}")
+    if item.ledger not in blobs:
+        return Verdict(f"ledger not staged: {add}")
+    staged = texts.get(blobs[item.ledger], b"")
+    if staged != (root / item.ledger).read_bytes():
+        return Verdict(f"the ledger has unstaged changes: {add}")
+    verdict = _staged_verdict(root, item, staged)
+    text = verdict.reason
+    if verdict.blocked_by_votes and item.doc:
+        text += (f"; ways out: answer in the ledger, ask one persona with @alias, or cascade "
+                 f"decide {shlex.quote(item.doc)} READY --reason '...'")
+    return Verdict(text, verdict.ok)
 
 
 def _staged_verdict(root: Path, item: Item, staged: bytes):
@@ -104,7 +94,7 @@ def _staged_verdict(root: Path, item: Item, staged: bytes):
     return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
 
 
-def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
+def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
     """The hook staged what it wrote: the staged ledger decides, in this very commit. Blocked,
     the verdict says in one line why and what to do; after `git commit -a` or `git commit
     <path>` git drops the index the ledger was staged in, so that includes the `git add`."""
@@ -112,31 +102,30 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> None:
     dropped = name == "index.lock" or name.startswith("next-index")
     ledger = shlex.quote(item.ledger)
     if dropped:
-        unstaged = replace(item, ledger_staged=False,
-                           also_add=[p for p in item.staged_paths if p != item.ledger])
+        unstaged = replace(item, staged=replace(item.staged, ledger=False), ran=replace(
+            item.ran, also_add=tuple(p for p in item.staged.paths if p != item.ledger)))
         again = f"then {next_step(unstaged)}"
         read = f"read the replies in {ledger}"
     else:
         again, read = "commit again", f"read the replies (staged: git diff --cached {ledger})"
-    if item.waiting:
+    if item.ran.waiting:
         where = f"({ledger}{'' if dropped else ', staged'})"
-        item.verdict = (f"waiting for a person: {item.waiting}; answer it in the ledger "
-                        f"{where}, {again}")
-        return
+        return Verdict(f"waiting for a person: {item.ran.waiting}; answer it in the ledger "
+                       f"{where}, {again}")
     verdict = _staged_verdict(root, item, staged)
-    item.passed = verdict.ok
-    item.verdict = verdict.reason
+    text = verdict.reason
     if verdict.ok:
-        return
-    if item.appended:
-        item.verdict += f": {read}, answer in the ledger, {again}"
+        return Verdict(text, True)
+    if item.ran.appended:
+        text += f": {read}, answer in the ledger, {again}"
     elif dropped:
-        item.verdict += f": {again.removeprefix('then ')}"
+        text += f": {again.removeprefix('then ')}"
     if verdict.blocked_by_votes and item.doc:
-        item.verdict += (f"; or ask one persona with @alias, or cascade decide "
-                         f"{shlex.quote(item.doc)} READY --reason '...'" if item.appended else
-                         f"; ways out: answer in the ledger, ask one persona with @alias, or "
-                         f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
+        text += (f"; or ask one persona with @alias, or cascade decide "
+                 f"{shlex.quote(item.doc)} READY --reason '...'" if item.ran.appended else
+                 f"; ways out: answer in the ledger, ask one persona with @alias, or "
+                 f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
+    return Verdict(text, False)
 
 
 def _votes(d: Discussion) -> str:
@@ -155,9 +144,9 @@ def _votes(d: Discussion) -> str:
 def status_table(items: list[Item]) -> str:
     rows = [("ledger", "phase", "votes", "status")]
     for item in items:
-        d = item.discussion
+        d = item.ran.discussion
         rows.append((item.ledger, d.phase if d else "-", _votes(d) if d else "-",
-                     ("ok: " if item.passed else "blocked: ") + item.verdict))
+                     ("ok: " if item.verdict.passed else "blocked: ") + item.verdict.text))
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3]
                      for r in rows)

@@ -4,6 +4,7 @@ with the document's staged text, and what refuses them before anything is read (
 from __future__ import annotations
 
 import glob as _glob
+from dataclasses import replace
 from pathlib import Path
 
 from cascade.config.rules import Rule
@@ -58,17 +59,22 @@ def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: R
     docs = [i.doc for i in items.values() if i.doc]
     entries = index_entries(root, docs)
     data = read_blobs(root, [blob for _mode, blob in entries.values()])
+    found = []
     for item in items.values():
+        problems = list(item.problems)
         link = linked.get(item.ledger) or first_link(root, item.ledger)
         if link is not None:
-            item.problems.append(_link_problem(item.ledger, link, "the ledger"))
+            problems.append(_link_problem(item.ledger, link, "the ledger"))
+        doc_blob = doc_data = None
         if item.doc and item.doc in entries:
-            mode, item.doc_blob = entries[item.doc]
+            mode, doc_blob = entries[item.doc]
             if mode == SYMLINK_MODE:
-                item.problems.append(_link_problem(item.doc, item.doc, "the document"))
+                problems.append(_link_problem(item.doc, item.doc, "the document"))
             else:
-                item.doc_data = data.get(item.doc_blob)
-    return list(items.values())
+                doc_data = data.get(doc_blob)
+        found.append(replace(item, problems=tuple(problems), doc_blob=doc_blob,
+                             doc_data=doc_data))
+    return found
 
 
 def _staged_renames(root: Path) -> dict[str, str]:
@@ -111,10 +117,8 @@ def _follow_renames(root: Path, homeless: list[Item], items: dict[str, Item],
             continue
         del items[item.ledger]
         other = items.pop(ledger, None)  # the old ledger, staged in this commit too
-        item.renamed_from, item.move_to, item.ledger = old, item.ledger, ledger
-        items[ledger] = item
-        if other is not None and other.problems:
-            item.problems += other.problems
+        items[ledger] = replace(item, renamed_from=old, move_to=item.ledger, ledger=ledger,
+                                problems=item.problems + (other.problems if other else ()))
 
 
 def _link_problem(path: str, link: str, what: str) -> str:

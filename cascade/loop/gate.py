@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -14,7 +15,7 @@ from cascade.config import templates
 from cascade.docstatus import document_title
 from cascade.errors import CascadeError
 from cascade.loop.closing import close as close_one
-from cascade.loop.item import Item
+from cascade.loop.item import Item, Ran
 from cascade.loop.staging import Stager
 from cascade.protocol.about import WIDTH, about, impasse
 from cascade.protocol.discussion import Discussion
@@ -28,27 +29,31 @@ from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.settings import Settings
 
 
-def close(root: Path, items: list[Item], out: TextIO, stager: Stager | None = None) -> None:
+def close(root: Path, items: list[Item], out: TextIO,
+          stager: Stager | None = None) -> list[Item]:
     """After the turns: a ledger at consensus in its last phase records the outcome, and the
     document's status moves where its rule says so (cascade.loop.closing) -- unless
-    pre-commit stashed an edit of the document (restoring it over the move would fail)."""
-    for item in items:
-        d = item.discussion
-        if d is None or item.problems or item.failures:
-            continue
+    pre-commit stashed an edit of the document (restoring it over the move would fail).
+    Returns the items, with the outcomes recorded."""
+    return [_close(root, item, out, stager) for item in items]
+
+
+def _close(root: Path, item: Item, out: TextIO, stager: Stager | None) -> Item:
+    d = item.ran.discussion
+    if d is not None and not item.problems and not item.ran.failures:
         rule = item.rule
         if rule is not None and item.doc and stager is not None and not stager.may_write(item.doc):
             rule = rule.replace(status=None)
         closed = close_one(root, d, rule, item.doc, item.doc_data)
-        if closed is None:
-            continue
-        d.save()
-        item.closed = closed
-        item.appended += 1
-        if closed.status and item.doc:
-            item.also_add.append(item.doc)
-        print(f"cascade: {item.doc or item.ledger}: {closed.describe(item.doc)} "
-              f"({item.ledger})", file=out)
+        if closed is not None:
+            d.save()
+            print(f"cascade: {item.doc or item.ledger}: {closed.describe(item.doc)} "
+                  f"({item.ledger})", file=out)
+            also = (item.doc,) if closed.status and item.doc else ()
+            return replace(item, ran=replace(item.ran, closed=closed,
+                                             appended=item.ran.appended + 1,
+                                             also_add=item.ran.also_add + also))
+    return item
 
 
 def on_consensus(root: Path, item: Item, out: TextIO) -> None:
@@ -59,7 +64,7 @@ def on_consensus(root: Path, item: Item, out: TextIO) -> None:
     path = root / target
     if path.exists():
         return
-    d = item.discussion
+    d = item.ran.discussion
     try:
         text = templates.render("documents", rule.on_consensus.template, root,
                                 title=d.title if d else document_title(item.doc, item.doc_data),
@@ -95,55 +100,61 @@ def _ask(ledger: str, d: Discussion, result, out: TextIO) -> None:
             print(printable(line), file=out)
 
 
-def run_turns(root: Path, items: list[Item], out: TextIO) -> None:
-    due_now: list[tuple[Item, Stepped]] = []
-    for item in items:
-        d = item.discussion
+def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
+    """Run the turns due on each ledger: the items, with what their runs appended."""
+    due_now: list[tuple[int, Stepped]] = []
+    for k, item in enumerate(items):
+        d = item.ran.discussion
         assert d is not None
         if not due(d):
             continue
         # a protocol whose steps are phases asks one wave (its planner's); any other runs its
         # steps to an outcome or a stop
         wave = next_wave(d) if d.protocol.stepped is None else None
-        due_now.append((item, Stepped(d, item.doc_data, item.rule.model if item.rule else None,
-                                      item.rule.models if item.rule else None,
-                                      bool(item.rule and item.rule.auto), wave)))
+        due_now.append((k, Stepped(d, item.doc_data, item.rule.model if item.rule else None,
+                                   item.rule.models if item.rule else None,
+                                   bool(item.rule and item.rule.auto), wave)))
     if not due_now:
-        return
+        return items
     settings = Settings.from_env()
-    waves = [(i, s) for i, s in due_now if s.pending is not None]
-    names = "; ".join([f"{item.ledger}: {', '.join(p.persona.name for p in s.pending or [])}"
-                       for item, s in waves]
-                      + [f"{item.ledger}: {s.discussion.protocol.title}, round "
-                         f"{s.discussion.state.run.round}" for item, s in due_now
+    waves = [(k, s) for k, s in due_now if s.pending is not None]
+    names = "; ".join([f"{items[k].ledger}: {', '.join(p.persona.name for p in s.pending or [])}"
+                       for k, s in waves]
+                      + [f"{items[k].ledger}: {s.discussion.protocol.title}, round "
+                         f"{s.discussion.state.run.round}" for k, s in due_now
                          if s.pending is None])
     print(f"cascade: asking {names}", file=out, flush=True)
     results = run_all([s for _, s in due_now], settings, LineProgress(out))
     done = list(zip(due_now, results))
-    for (item, s), result in done:
+    ran: dict[int, Ran] = {}
+    for (k, s), result in done:
         if s.pending is not None:
             continue
-        item.replies = len([o for o in result.outcomes if o.ok])
-        item.appended += result.appended
-        item.failures = [f"{o.persona.name} ({o.error})" if o.status == "skipped"
-                         else o.persona.name for o in result.failures]
+        item = items[k]
         for text in result.tables:
             print(text, file=out)
         for note in result.notes:
             print(f"cascade: {item.ledger}: {note}", file=out)
+        also_add = list(item.ran.also_add)
         if result.record or result.artifacts:  # the record and artifacts beside the ledger:
             for path in artifact_paths(Path(item.ledger), s.discussion.protocol.steps):
-                if (root / path).is_file() and path.as_posix() not in item.also_add:
-                    item.also_add.append(path.as_posix())
-        item.waiting = result.waiting or item.waiting
+                if (root / path).is_file() and path.as_posix() not in also_add:
+                    also_add.append(path.as_posix())
+        ran[k] = replace(item.ran, replies=len([o for o in result.outcomes if o.ok]),
+                         appended=item.ran.appended + result.appended,
+                         failures=tuple(f"{o.persona.name} ({o.error})" if o.status == "skipped"
+                                        else o.persona.name for o in result.failures),
+                         also_add=tuple(also_add), waiting=result.waiting or item.ran.waiting)
         _ask(item.ledger, s.discussion, result, out)
     outcomes = ([o for (_, s), result in done if s.pending is not None for o in result.outcomes]
                 + [o for (_, s), result in done if s.pending is None for o in result.outcomes])
     for line in redaction_lines(outcomes):
         print(f"cascade: {line}", file=out)
-    for (item, s), result in done:
+    for (k, s), result in done:
         if s.pending is None:
             continue
-        item.replies = sum(1 for o in result.outcomes if o.ok)
-        item.appended += item.replies + (1 if result.advanced else 0)
-        item.failures = [o.persona.name for o in result.outcomes if not o.ok]
+        replies = sum(1 for o in result.outcomes if o.ok)
+        ran[k] = replace(items[k].ran, replies=replies,
+                         appended=items[k].ran.appended + replies + (1 if result.advanced else 0),
+                         failures=tuple(o.persona.name for o in result.outcomes if not o.ok))
+    return [replace(item, ran=ran[k]) if k in ran else item for k, item in enumerate(items)]

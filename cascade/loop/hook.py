@@ -151,29 +151,28 @@ def run_hook(files: list[str], out=None) -> int:
     # Each ledger is read (prepare) only once its lock is held: what another writer appended
     # meanwhile decides who is still due. (A ledger behind a link is never read or written.)
     with ledger_lock(*(root / i.ledger for i in items if not i.problems), holder="cascade hook"):
-        check_staged(root, items)  # before any model call
+        items = check_staged(root, items)  # before any model call
         problems = [p for item in items for p in item.problems]
         for line in problems:
             print(printable(f"cascade: {line}"), file=out)
         if not problems:
             for item in items:  # what each file held before the hook wrote: may it stage it?
                 stager.remember(item.ledger, item.doc)
+            prepared = []
             for item in items:
-                prepare(root, item, out)
-                stager.remember(*artifacts(item))
-            run_turns(root, items, out)
-            close(root, items, out, stager)
-            for item in items:
-                stage_item(stager, item, out)
-        decide(root, items)
+                prepared.append(prepare(root, item, out))
+                stager.remember(*artifacts(prepared[-1]))
+            items = close(root, run_turns(root, prepared, out), out, stager)
+            items = [stage_item(stager, item, out) for item in items]
+        items = decide(root, items)
         for item in items:
-            if item.passed:
+            if item.verdict.passed:
                 on_consensus(root, item, out)
-    blocked = [i for i in items if not i.passed]
+    blocked = [i for i in items if not i.verdict.passed]
     if blocked:
         print(f"\ncascade: {len(blocked)} of {len(items)} discussion(s) block this commit",
               file=out)
-    if any(i.appended and not i.staged for i in items) and os.environ.get("PRE_COMMIT") == "1":
+    if any(i.ran.appended and not i.staged.whole for i in items) and os.environ.get("PRE_COMMIT") == "1":
         # pre-commit stashes unstaged edits and restores them after the hook: its own caveat
         print("cascade: appended to the working tree only. If a ledger also has unstaged edits,"
               " pre-commit rolls these appends back: stage or stash your edits and commit again"

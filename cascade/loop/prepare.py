@@ -4,6 +4,7 @@ revision are recorded (``prepare``)."""
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -52,70 +53,81 @@ def create_ledger(root: Path, item: Item) -> Discussion:
     return d
 
 
-def check_staged(root: Path, items: list[Item]) -> None:
+def check_staged(root: Path, items: list[Item]) -> list[Item]:
     """Before any model call: each staged ledger must only append to the committed one (the
     rule ``check`` applies), carry no block under a persona's name that cascade did not write,
-    and not end inside an open code fence. A problem blocks the commit, with file:line."""
+    and not end inside an open code fence. A problem blocks the commit, with file:line: the
+    items, with the problems found."""
     staged = index_blobs(root, [i.ledger for i in items])
     texts = read_blobs(root, list(staged.values()))
     merging = merge_head(root)
+    out = []
     for item in items:
         blob = staged.get(item.ledger)
-        if blob is None:
-            continue
-        new = texts.get(blob, b"")
-        old = version_at(root, item.ledger)
-        new_ledger = parse(new.decode("utf-8", "replace"), details=False)
-        if old is not None:
-            found = None
-            if merging:
-                theirs = version_at(root, item.ledger, merging)
-                parents = [("HEAD", old)] + ([("MERGE_HEAD", theirs)] if theirs is not None else [])
-                found = merge_problem(parents, new) or merge_lost(
-                    [(name, parse(data.decode("utf-8", "replace"), details=False))
-                     for name, data in parents], new_ledger)
-            elif not is_append(old, new):
-                head_blob = git(root, "rev-parse", f"HEAD:{item.ledger}").decode().strip()
-                line, kind = first_edit(root, head_blob, blob, old)
-                found = (line, {"edited": "ledger text edited", "removed": "ledger text removed",
-                                "inserted": "text inserted into the ledger's earlier text"}[kind])
-            else:
-                found = changed_by_append(parse(old.decode("utf-8", "replace"), details=False),
-                                          new_ledger)
-            if found:
-                line, reason = found
-                item.problems.append(
-                    f"{item.ledger}:{line}: {reason} (staged): a ledger only grows; restore it "
-                    f"with git checkout HEAD -- {shlex.quote(item.ledger)}, then append")
-                continue
-        fence = getattr(new_ledger, "open_fence", None)
-        if fence:
-            item.problems.append(f"{item.ledger}:{new_ledger.open_fence_line}: unclosed code fence "  # type: ignore[attr-defined]
-                                 f"{fence}: close it (anything appended would land inside it)")
-        head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
-        d = Discussion(root / item.ledger, new.decode("utf-8", "replace"), root=root,
-                       authority=item.authority, details=False)
-        for forged in d.state.forged:
-            if forged.line > head_lines:
-                item.problems.append(
-                    f"{item.ledger}:{forged.line}: a block under {forged.author}'s name that "
-                    f"cascade did not write ({forged.reason}): it would not count; remove it")
-        for event in d.state.unfounded:
-            if event.line > head_lines:
-                item.problems.append(
-                    f"{item.ledger}:{event.line}: a {event.kind} event that does not hold "
-                    f"({event.reason}): it would be ignored; remove it")
+        found = [] if blob is None else _staged_problems(root, item, blob, texts.get(blob, b""),
+                                                         merging)
+        out.append(replace(item, problems=item.problems + tuple(found)) if found else item)
+    return out
 
 
-def prepare(root: Path, item: Item, out: TextIO) -> None:
+def _staged_problems(root: Path, item: Item, blob: str, new: bytes,
+                     merging: str | None) -> list[str]:
+    problems: list[str] = []
+    old = version_at(root, item.ledger)
+    new_ledger = parse(new.decode("utf-8", "replace"), details=False)
+    if old is not None:
+        found = None
+        if merging:
+            theirs = version_at(root, item.ledger, merging)
+            parents = [("HEAD", old)] + ([("MERGE_HEAD", theirs)] if theirs is not None else [])
+            found = merge_problem(parents, new) or merge_lost(
+                [(name, parse(data.decode("utf-8", "replace"), details=False))
+                 for name, data in parents], new_ledger)
+        elif not is_append(old, new):
+            head_blob = git(root, "rev-parse", f"HEAD:{item.ledger}").decode().strip()
+            line, kind = first_edit(root, head_blob, blob, old)
+            found = (line, {"edited": "ledger text edited", "removed": "ledger text removed",
+                            "inserted": "text inserted into the ledger's earlier text"}[kind])
+        else:
+            found = changed_by_append(parse(old.decode("utf-8", "replace"), details=False),
+                                      new_ledger)
+        if found:
+            line, reason = found
+            restore = f"git checkout HEAD -- {shlex.quote(item.ledger)}"
+            return [f"{item.ledger}:{line}: {reason} (staged): a ledger only grows; "
+                    + f"restore it with {restore}, then append"]
+    fence = getattr(new_ledger, "open_fence", None)
+    if fence:
+        line = new_ledger.open_fence_line  # type: ignore[attr-defined]
+        problems.append(f"{item.ledger}:{line}: unclosed code fence {fence}: close it "
+                        "(anything appended would land inside it)")
+    head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
+    d = Discussion(root / item.ledger, new.decode("utf-8", "replace"), root=root,
+                   authority=item.authority, details=False)
+    for forged in d.state.forged:
+        if forged.line > head_lines:
+            problems.append(
+                f"{item.ledger}:{forged.line}: a block under {forged.author}'s name that "
+                f"cascade did not write ({forged.reason}): it would not count; remove it")
+    for event in d.state.unfounded:
+        if event.line > head_lines:
+            problems.append(
+                f"{item.ledger}:{event.line}: a {event.kind} event that does not hold "
+                f"({event.reason}): it would be ignored; remove it")
+    return problems
+
+
+def prepare(root: Path, item: Item, out: TextIO) -> Item:
     """Create the ledger if missing; record the rule's settings where the header differs;
-    record a new revision of the document (keeping the votes people cast in this commit)."""
+    record a new revision of the document (keeping the votes people cast in this commit).
+    Returns the item with what was done (``Ran``)."""
     path = root / item.ledger
-    if not path.exists():
+    created = not path.exists()
+    if created:
         if item.rule is None or item.doc is None:
             raise CascadeError("staged ledger is missing from the working tree", path)
         create_ledger(root, item)
-        item.created = True
+    appended, carried = 0, ""
     d = Discussion.load(path, root=root, authority=item.authority)
     differs = d.header_differences()
     if differs and item.authority is not None:
@@ -125,7 +137,7 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
             d.add_event(PHASE_TRANSITION, f"{_recorded_phase(d)} → {d.protocol.first_phase}")
         print(f"cascade: {item.ledger}: its header differs from {item.authority.where} in "
               f"{', '.join(differs)}: the rule decides; recorded its settings", file=out)
-        item.appended += 1
+        appended += 1
     d.current_phase  # an unknown phase is a configuration error, before any call
     if item.doc and item.doc_data is not None:
         seen = [e.line for e in d.events if e.kind == SOURCE_REVISION
@@ -134,16 +146,17 @@ def prepare(root: Path, item: Item, out: TextIO) -> None:
                                revote=item.rule is None or item.rule.revote_on_change,
                                keep=lambda: _votes_cast_in_this_commit(root, item, d))
         if kind in KINDS:
-            item.carried = KINDS[kind]
+            carried = KINDS[kind]
             print(f"cascade: {item.doc}: {KINDS[kind]}: recorded the revision in "
                   f"{item.ledger}; the review holds, nobody is asked", file=out)
         if kind and kind == NEW and seen:
             print(f"cascade: {item.doc}: back to the text of an earlier revision ({item.ledger}"
                   f" line {seen[-1]}), recorded before cascade kept its core: the panel is "
                   "asked again", file=out)
-        item.appended += 1 if kind else 0
+        appended += 1 if kind else 0
     d.save()
-    item.discussion = d
+    return replace(item, ran=replace(item.ran, discussion=d, created=created,
+                                     appended=item.ran.appended + appended, carried=carried))
 
 
 def _recorded_phase(d: Discussion) -> str:
