@@ -31,7 +31,6 @@ KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
 KNOWN_OVERSIZED = [  # functions over 60 lines or 6 parameters: to be taken apart
     "cascade.commands.discuss:discuss",
     "cascade.protocol.discussion:__init__",
-    "cascade.protocol.spec:check_option",
 ]
 KNOWN_LONG: list[str] = [  # to be split
 ]
