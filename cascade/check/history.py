@@ -192,7 +192,8 @@ class History:
         sizes = []
         for _, blob in step.olds:
             size = self._sizes.get(blob)
-            if size is None or not (blob == step.blob or extends(blob, size, merged)):
+            if size is None or not (blob == step.blob or extends(
+                    blob, size, merged, self._begins(versions, anchor, blob, step.blob, size))):
                 break
             versions.prove(blob, anchor, size)
             sizes.append(size)
