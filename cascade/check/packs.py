@@ -19,6 +19,7 @@ not the other version -- proves nothing, and the walk hashes as before.
 from __future__ import annotations
 
 import mmap
+import os
 import zlib
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from cascade.gitio import git
 
 _OFS_DELTA, _REF_DELTA = 6, 7
 _IDX_MAGIC = b"\xfftOc"
+_ELSEWHERE = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")  # set: ask git
 _HEAD = 4096  # bytes of a delta's instructions read: copies of ~32 MB, at 8 bytes a copy
 
 
@@ -59,8 +61,7 @@ class Packs:
         self._where: dict[str, tuple[int, int] | None] = {}
         # blob -> (its base: (pack, offset) or the base's id; the delta, its base not named)
         self._deltas: dict[str, tuple[tuple[int, int] | str, Delta] | None] = {}
-        folder = Path(root, git(root, "rev-parse", "--git-path", "objects/pack")
-                      .decode("utf-8", "surrogateescape").strip())
+        folder = _pack_folder(root)
         for index in sorted(folder.glob("pack-*.idx")) if folder.is_dir() else []:
             self._open(index)
 
@@ -157,6 +158,16 @@ class Packs:
             return None
         stored = _leading_copy(head)
         return None if stored is None else (base, stored)
+
+
+def _pack_folder(root: Path) -> Path:
+    """Where the repository keeps its packs: ``.git/objects/pack`` unless the environment or
+    a ``.git`` file (a linked worktree, a submodule) says otherwise, when git is asked."""
+    folder = Path(root, ".git", "objects", "pack")
+    if folder.is_dir() and not any(os.environ.get(name) for name in _ELSEWHERE):
+        return folder
+    return Path(root, git(root, "rev-parse", "--git-path", "objects/pack")
+                .decode("utf-8", "surrogateescape").strip())
 
 
 def _leading_copy(delta: bytes) -> Delta | None:
