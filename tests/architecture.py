@@ -27,6 +27,8 @@ LAYERS: dict[str, int] = {
     "cascade.protocol.run": 5, "cascade.protocol.blocks": 5,
     "cascade.protocol.turn": 5, "cascade.protocol.result": 5,
     "cascade.loop": 6, "cascade.check": 6, "cascade.commands": 6,
+    "cascade.loop.item": 6, "cascade.loop.discover": 6, "cascade.loop.prepare": 6,
+    "cascade.loop.decide": 6, "cascade.loop.gate": 6,
     "cascade.api": 7, "cascade.ui": 7, "cascade.cli": 8, "cascade.main": 8, "cascade.__main__": 8,
 }
 

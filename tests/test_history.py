@@ -9,6 +9,7 @@ states it, done the straightforward way.
 """
 from __future__ import annotations
 
+import itertools
 import subprocess
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from cascade.check.appendonly import first_edit, is_append
 from cascade.check.gittree import Blobs, commit_diffs, commits
 from cascade.check.history import History
 from cascade.check.merge import merge_problem
+from cascade.check.packs import Packs
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.parse import parse
 from cascade.resources import LEDGER_SUFFIX
@@ -113,8 +115,12 @@ def reference(root: Path, walk: list[tuple[str, list[str]]]) -> tuple[list[tuple
 
 # ---- histories -----------------------------------------------------------------------------
 
-def fast_import(root: Path, history: list[tuple[list[int], dict[str, bytes]]]) -> list[str]:
-    """Commit each (parents, tree) -- parents by index -- and return the commit ids."""
+def fast_import(root: Path, history: list[tuple[list[int], dict[str, bytes]]],
+                packing: str = "loose") -> list[str]:
+    """Commit each (parents, tree) -- parents by index -- and return the commit ids. The
+    objects end ``loose``, in the pack fast-import writes (``packed``: each version of a file
+    a delta of the one before), or ``repacked`` as a clone has them (a version a delta of a
+    later one)."""
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     out = []
     trees: list[dict[str, bytes]] = []
@@ -130,8 +136,12 @@ def fast_import(root: Path, history: list[tuple[list[int], dict[str, bytes]]]) -
         out += [b"D %s\n" % path.encode() for path in base if path not in tree]
         trees.append(tree)
     marks = root / "marks"
-    subprocess.run(["git", "fast-import", "--quiet", f"--export-marks={marks}"], cwd=root,
-                   input=b"".join(out), check=True)
+    limit = 2**30 if packing == "loose" else 0  # fast-import unpacks fewer objects than this
+    subprocess.run(["git", "-c", f"fastimport.unpackLimit={limit}", "fast-import", "--quiet",
+                    f"--export-marks={marks}"], cwd=root, input=b"".join(out), check=True)
+    if packing == "repacked":
+        subprocess.run(["git", "repack", "-q", "-a", "-d", "-f", "--window=50", "--depth=50"],
+                       cwd=root, check=True)
     ids = dict(line.split() for line in marks.read_text().splitlines())
     return [ids[f":{n + 1}"] for n in range(len(history))]
 
@@ -244,22 +254,22 @@ CR_AT_THE_END = [appended(0, b"---", b"Name: Rob", b"text", b"---\r", end=False)
 
 @settings(max_examples=120, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(ops=operations)
-@example(ops=OPEN_BLOCK)
-@example(ops=UNCLOSED_FENCE)
-@example(ops=OPEN_HEADER)
-@example(ops=MERGE)
-@example(ops=MERGE[:4] + [("merge", "evil")])
-@example(ops=MERGE[:4] + [("merge", "theirs")])
-@example(ops=MERGE_OPEN)
-@example(ops=RENAME)
-@example(ops=READDED)
-@example(ops=CRLF)
-@example(ops=NO_FINAL_NEWLINE)
-@example(ops=CR_AT_THE_END)
-def test_history_finds_what_reading_every_version_whole_finds(tmp_path_factory, ops):
+@given(ops=operations, packing=st.sampled_from(["loose", "packed", "repacked"]))
+@example(ops=OPEN_BLOCK, packing="loose")
+@example(ops=UNCLOSED_FENCE, packing="loose")
+@example(ops=OPEN_HEADER, packing="loose")
+@example(ops=MERGE, packing="loose")
+@example(ops=MERGE[:4] + [("merge", "evil")], packing="loose")
+@example(ops=MERGE[:4] + [("merge", "theirs")], packing="loose")
+@example(ops=MERGE_OPEN, packing="loose")
+@example(ops=RENAME, packing="loose")
+@example(ops=READDED, packing="loose")
+@example(ops=CRLF, packing="loose")
+@example(ops=NO_FINAL_NEWLINE, packing="loose")
+@example(ops=CR_AT_THE_END, packing="loose")
+def test_history_finds_what_reading_every_version_whole_finds(tmp_path_factory, ops, packing):
     root = tmp_path_factory.mktemp("history")
-    ids = fast_import(root, play(ops))
+    ids = fast_import(root, play(ops), packing)
     walk = commits(root, ids[0], ids[-1])
     history = History(root, Blobs(root))
     found = [(p.file, p.line, p.reason, p.kind, p.commit) for p in history.check(walk)]
@@ -284,3 +294,66 @@ def test_the_tricky_histories_find_what_they_should(tmp_path, ops, kinds):
     ids = fast_import(root, play(ops))
     walk = commits(root, ids[0], ids[-1])
     assert [p.kind for p in History(root, Blobs(root)).check(walk)] == kinds
+
+
+# ---- appends proved from the packs (cascade.check.packs) -------------------------------------
+
+def grown(edit_at: int | None = None,
+          count: int = 24) -> list[tuple[list[int], dict[str, bytes]]]:
+    """A ledger growing by a comment a commit; ``edit_at``: after that many, one commit
+    rewrites a byte of the earlier text and the next puts it back with its append (so the
+    version before the edit is the first bytes of the one after: only the edit is not an
+    append, on either side)."""
+    path = "docs/l0.discussion.md"
+    text = b"<!-- DISCUSSION -->\n<!-- Source: docs/a.md -->\n"
+    history: list[tuple[list[int], dict[str, bytes]]] = [([], {DOC: b"# A\n"})]
+    for n in range(count):
+        if n == edit_at:
+            edited = text[:60] + b"X" + text[61:]
+            history.append(([len(history) - 1], {DOC: b"# A\n", path: edited}))
+        text += b"---\nName: Rob\nComment %d: the queue needs a bound%s\n---\n" % (n, b"." * 80)
+        history.append(([len(history) - 1], {DOC: b"# A\n", path: text}))
+    return history
+
+
+@pytest.mark.parametrize("packing", ["loose", "packed", "repacked"])
+def test_appends_proved_from_the_packs_find_what_reading_whole_finds(tmp_path, packing):
+    """A clone stores an old version as the first bytes of a newer one, a commit the new one as
+    the old one and more: either way an append is proved from the delta, and an edit (even one
+    put back later) is still found."""
+    root = tmp_path / "repo"
+    ids = fast_import(root, grown(edit_at=12), packing)
+    walk = commits(root, ids[0], ids[-1])
+    found = [(p.file, p.line, p.reason, p.kind, p.commit)
+             for p in History(root, Blobs(root)).check(walk)]
+    assert found == reference(root, walk)[0]
+    assert [(kind, commit) for *_, kind, commit in found] == [("edited", ids[13]),
+                                                              ("edited", ids[14])]
+
+
+def test_the_packs_prove_which_version_begins_which(tmp_path):
+    """What Packs reads: after a commit's packing each new version is the old one and more;
+    after a repack each old version is the first bytes of a later one."""
+    root = tmp_path / "repo"
+    ids = fast_import(root, grown(count=12), "packed")
+    path = "docs/l0.discussion.md"
+    versions = [subprocess.run(["git", "rev-parse", f"{c}:{path}"], cwd=root, check=True,
+                               capture_output=True, text=True).stdout.strip() for c in ids[1:]]
+    sizes = Blobs(root).sizes(versions)
+    with Packs(root, len(ids[0])) as packs:
+        for blob in versions:
+            packs.locate(blob)
+        for old, new in itertools.pairwise(versions):
+            stored = packs.delta(new)
+            assert stored is not None and stored.base == old
+            assert stored.common == stored.base_size == sizes[old] < stored.size == sizes[new]
+    subprocess.run(["git", "repack", "-q", "-a", "-d", "-f", "--window=50", "--depth=50"],
+                   cwd=root, check=True)
+    with Packs(root, len(ids[0])) as packs:
+        for blob in versions:
+            packs.locate(blob)
+        assert packs.delta(versions[-1]) is None  # the newest is stored whole
+        for k, old in enumerate(versions[:-1]):
+            stored = packs.delta(old)
+            assert stored is not None and stored.base in versions[k + 1:]
+            assert stored.common == stored.size == sizes[old] < stored.base_size

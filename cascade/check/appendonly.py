@@ -4,8 +4,9 @@ New text is an append when the old text is a prefix of it. An old text that lack
 newline is extended by a newline first: appending after it is not an edit (unidiff shows
 that case as one line removed and added again), but lengthening its last line is.
 The old text is not even read for that test: the new text's first bytes must hash to the
-old blob's id. Only when that test fails is the change diffed (unidiff) to find the first line that
-was edited, removed, or had text inserted before it.
+old blob's id, or git's pack must store one version as the other's first bytes (packs.py).
+Only when that test fails is the change diffed (unidiff) to find the first line that was
+edited, removed, or had text inserted before it.
 """
 from __future__ import annotations
 
@@ -33,15 +34,17 @@ def object_id(data: bytes | memoryview, like: str) -> str:
     return digest.hexdigest()
 
 
-def extends(old_blob: str, old_size: int, new: bytes) -> bool:
+def extends(old_blob: str, old_size: int, new: bytes, begins: bool = False) -> bool:
     """``is_append`` without reading the old blob: the new text's first ``old_size`` bytes
-    must hash to the old blob's id."""
+    must hash to the old blob's id -- unless ``begins``: they are proved to be the old text
+    already (packs.py), and only where the old text ends is looked at."""
     n = old_size
-    if n == 0 or (len(new) == n and object_id(new, old_blob) == old_blob):
+    if n == 0:
         return True
-    if len(new) < n or object_id(memoryview(new)[:n], old_blob) != old_blob:
+    if len(new) < n or not (begins or object_id(memoryview(new)[:n], old_blob) == old_blob):
         return False
-    return new[n - 1:n] == b"\n" or new[n:n + 1] == b"\n" or new[n:n + 2] == b"\r\n"
+    return (len(new) == n or new[n - 1:n] == b"\n" or new[n:n + 1] == b"\n"
+            or new[n:n + 2] == b"\r\n")
 
 
 def line_count(data: bytes) -> int:

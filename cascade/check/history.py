@@ -8,8 +8,10 @@ every parent's entries (cascade.ledger.meaning). A ledger deleted while its docu
 header's ``Source:``) still exists in that commit is a failure too.
 
 The proofs run from the newest step back, so that a version is read from the later version
-that holds it rather than whole (versions.py): the cost grows with what was appended, not
-with the sum of every version's size. The problems are reported in the walk's order.
+that holds it rather than whole (versions.py), and proved to begin it from the delta git's
+pack stores between them (packs.py) rather than by hashing it again (only where the pack
+says nothing): the cost grows with what was appended, not with the sum of every version's
+size. The problems are reported in the walk's order.
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from cascade.check.appendonly import extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
+from cascade.check.packs import Packs
 from cascade.check.report import Problem
 from cascade.check.versions import MEANING, MERGE, SOURCE, Anchor, Versions, scan
 from cascade.gitio import BlobReader, git
@@ -60,6 +63,7 @@ class History:
         self._found: dict[int, Problem] = {}  # step -> its problem
         self._sources: dict[int, str | None] = {}  # deletion step -> the header's Source:
         self._sizes: dict[str, int] = {}  # the old versions' sizes
+        self._packs: Packs | None = None
 
     def check(self, commits: list[tuple[str, list[str]]]) -> list[Problem]:
         pairs = [(c, p) for c, parents in commits for p in (parents or [None])]
@@ -131,7 +135,10 @@ class History:
         for step in self._steps:
             first_use.setdefault(step.blob, step.index)
         self._sizes = self.blobs.sizes([b for s in self._steps for _, b in s.olds])
-        with BlobReader(self.root) as reader:
+        if not self._steps:
+            return
+        with BlobReader(self.root) as reader, Packs(self.root, len(self._steps[0].blob)) as packs:
+            self._packs = packs
             versions = Versions(reader, self.blobs, first_use)
             for step in reversed(self._steps):
                 for anchor in versions.expired(step.index):
@@ -145,12 +152,14 @@ class History:
                     anchor.asks.append((SOURCE, step.index, len(data)))
             for anchor in versions.expired(-1):
                 self._answer(anchor)
+        self._packs = None
 
     def _append(self, versions: Versions, step: Step) -> None:
         anchor, new = versions.read(step.blob, step.index)
         old_blob = step.olds[0][1]
         size = self._sizes.get(old_blob)
-        if size is not None and extends(old_blob, size, new):
+        if size is not None and extends(old_blob, size, new,
+                                        self._begins(versions, anchor, old_blob, step.blob, size)):
             versions.prove(old_blob, anchor, size)
             anchor.asks.append((MEANING, step.index, size, len(new)))
             return
@@ -163,6 +172,19 @@ class History:
                                           _EDIT_REASONS[kind].format(sha=step.commit[:7]), kind,
                                           step.commit)
 
+    def _begins(self, versions: Versions, anchor: Anchor, old: str, new: str, size: int) -> bool:
+        """Whether the packs prove ``old`` (``size`` bytes) the first bytes of ``new`` (read
+        from ``anchor``): ``new`` stored as a copy of all of ``old`` and more, or ``old`` as a
+        copy of the first bytes of a version already proved to begin ``anchor``."""
+        assert self._packs is not None
+        self._packs.locate(old)
+        stored = self._packs.delta(new)
+        if stored and stored.base == old and stored.base_size == size and stored.common >= size:
+            return True
+        stored = self._packs.delta(old)
+        return bool(stored and stored.base and stored.size == size and stored.common >= size
+                    and versions.holds(stored.base, anchor))
+
     def _merged(self, versions: Versions, step: Step) -> None:
         """Every parent's version a prefix of the merged one (the usual case) keeps its
         entries unless one ends open (scan); otherwise merge.py decides, from the bytes."""
@@ -170,7 +192,8 @@ class History:
         sizes = []
         for _, blob in step.olds:
             size = self._sizes.get(blob)
-            if size is None or not (blob == step.blob or extends(blob, size, merged)):
+            if size is None or not (blob == step.blob or extends(
+                    blob, size, merged, self._begins(versions, anchor, blob, step.blob, size))):
                 break
             versions.prove(blob, anchor, size)
             sizes.append(size)

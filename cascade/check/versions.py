@@ -85,6 +85,11 @@ class Versions:
             anchor.expiry = first
             heapq.heappush(self._alive, (-first, next(self._order), anchor))
 
+    def holds(self, blob: str, anchor: Anchor) -> bool:
+        """Whether ``blob`` is proved to begin ``anchor``."""
+        found = self._where.get(blob)
+        return found is not None and found[0] is anchor
+
     def expired(self, step: int) -> Iterator[Anchor]:
         """The anchors no step up to ``step`` reads (all of them, for -1); the versions they
         held are forgotten (read again if a step should need one after all)."""

@@ -24,7 +24,7 @@ from cascade.errors import CascadeError
 from cascade.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
-from cascade.loop.gate import find_ledger
+from cascade.loop.discover import find_ledger
 from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RULES_FILE, RuleSet

@@ -49,9 +49,11 @@ from cascade.atomic import atomic_write
 from cascade.config.rules import slug
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import git, index_blobs, repo_root
-from cascade.loop.gate import Item, create_ledger, find_ledger
+from cascade.loop.discover import find_ledger
 from cascade.loop.governance import authority
+from cascade.loop.item import Item
 from cascade.loop.lock import ledger_lock
+from cascade.loop.prepare import create_ledger
 from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import KINDS, NEW, record_revision

@@ -4,7 +4,7 @@ import sys
 
 from cascade.errors import CascadeError
 from cascade.gitio import git, index_blobs, read_blobs, repo_root, staged_paths
-from cascade.loop.gate import discover
+from cascade.loop.discover import discover
 from cascade.loop.hook import candidates
 from cascade.loop.rules import RuleSet
 from cascade.protocol.discussion import Discussion

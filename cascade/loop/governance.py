@@ -22,7 +22,7 @@ from cascade.loop.rules import RuleSet
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
-from cascade.protocol.spec import Options, check_option, most_rounds, specialize
+from cascade.protocol.spec import Options, Where, check_option, most_rounds, specialize
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 
@@ -71,8 +71,8 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
     steps = protocol.stepped
 
     for key in ("mode", "strategy", "flow", "tier"):
-        check_option(protocol.name, steps, key, getattr(rule, key), f"rule {rule.name!r}: ",
-                     rule.file, rule.line_of(key))
+        check_option(protocol.name, steps, key, getattr(rule, key),
+                     Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
     check_models(rule, protocol)
     if rule.rounds is not None:
         top = most_rounds(steps, Options.of_rule(rule)) if steps else 0

@@ -136,11 +136,12 @@ def run_hook(files: list[str], out=None) -> int:
         _head_governed(root, staged, governed, out)
     if not governed and not ledgers:
         return 0
-    from cascade.loop.gate import (  # asyncio and the ledger and model layers: not for a no-op
-        check_staged, close, decide, discover, on_consensus, prepare, run_turns, status_table,
-    )
     from cascade.gitio import repo_root
+    from cascade.loop.decide import decide, status_table  # the ledger layers: not for a no-op
+    from cascade.loop.discover import discover
+    from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.loop.lock import ledger_lock
+    from cascade.loop.prepare import check_staged, prepare
     from cascade.loop.staging import Stager, artifacts, stage_item
     from cascade.text import printable
 
@@ -150,29 +151,28 @@ def run_hook(files: list[str], out=None) -> int:
     # Each ledger is read (prepare) only once its lock is held: what another writer appended
     # meanwhile decides who is still due. (A ledger behind a link is never read or written.)
     with ledger_lock(*(root / i.ledger for i in items if not i.problems), holder="cascade hook"):
-        check_staged(root, items)  # before any model call
+        items = check_staged(root, items)  # before any model call
         problems = [p for item in items for p in item.problems]
         for line in problems:
             print(printable(f"cascade: {line}"), file=out)
         if not problems:
             for item in items:  # what each file held before the hook wrote: may it stage it?
                 stager.remember(item.ledger, item.doc)
+            prepared = []
             for item in items:
-                prepare(root, item, out)
-                stager.remember(*artifacts(item))
-            run_turns(root, items, out)
-            close(root, items, out, stager)
-            for item in items:
-                stage_item(stager, item, out)
-        decide(root, items)
+                prepared.append(prepare(root, item, out))
+                stager.remember(*artifacts(prepared[-1]))
+            items = close(root, run_turns(root, prepared, out), out, stager)
+            items = [stage_item(stager, item, out) for item in items]
+        items = decide(root, items)
         for item in items:
-            if item.passed:
+            if item.verdict.passed:
                 on_consensus(root, item, out)
-    blocked = [i for i in items if not i.passed]
+    blocked = [i for i in items if not i.verdict.passed]
     if blocked:
         print(f"\ncascade: {len(blocked)} of {len(items)} discussion(s) block this commit",
               file=out)
-    if any(i.appended and not i.staged for i in items) and os.environ.get("PRE_COMMIT") == "1":
+    if any(i.ran.appended and not i.staged.whole for i in items) and os.environ.get("PRE_COMMIT") == "1":
         # pre-commit stashes unstaged edits and restores them after the hook: its own caveat
         print("cascade: appended to the working tree only. If a ledger also has unstaged edits,"
               " pre-commit rolls these appends back: stage or stash your edits and commit again"

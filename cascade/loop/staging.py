@@ -27,11 +27,13 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
 from cascade.errors import CascadeError
 from cascade.gitio import git, index_blobs
+from cascade.loop.item import Item, Staged
 from cascade.protocol.record import artifact_paths
 from cascade.revision import blob_id
 
@@ -167,46 +169,50 @@ class Stager:
         return True
 
 
-def artifacts(item) -> list[str]:
+def artifacts(item: Item) -> list[str]:
     """The record and artifacts a step protocol keeps beside ``item``'s ledger."""
-    d = item.discussion
+    d = item.ran.discussion
     if d is None:
         return []
     return [p.as_posix() for p in artifact_paths(Path(item.ledger), d.protocol.steps)]
 
 
-def stage_item(stager: Stager, item, out: TextIO) -> None:
-    """Stage what the hook wrote for ``item`` (a cascade.loop.gate.Item) where it may: the
-    ledger -- moved beside its renamed document first --, the record and artifacts, the
-    document whose status moved. Sets ``item.staged`` / ``item.ledger_staged``; leaves in
-    ``item.also_add`` only what the person still has to stage."""
-    if item.problems or item.discussion is None or getattr(item.rule, "stage", True) is False:
-        return
+def stage_item(stager: Stager, item: Item, out: TextIO) -> Item:
+    """Stage what the hook wrote for ``item`` where it may: the ledger -- moved beside its
+    renamed document first --, the record and artifacts, the document whose status moved.
+    Returns the item with what was staged (``Staged``), and in ``ran.also_add`` only what the
+    person still has to stage."""
+    if item.problems or item.ran.discussion is None or getattr(item.rule, "stage", True) is False:
+        return item
     root = stager.root
-    extras = [p for p in artifacts(item) if (root / p).is_file() and p not in item.also_add]
+    also_add = list(item.ran.also_add)
+    extras = [p for p in artifacts(item) if (root / p).is_file() and p not in also_add]
     removed: list[str] = []
     if item.move_to:
         removed = _move(stager, item, extras, out)
-        if not removed:
-            item.also_add += extras  # not moved: the person moves it (the hint says how)
-            return
+        if not removed:  # not moved: the person moves it (the hint says how)
+            return replace(item, ran=replace(item.ran, also_add=tuple(also_add + extras)))
+        item = replace(item, ledger=item.move_to, move_to=None)
         extras = [p for p in artifacts(item) if (root / p).is_file()]
-    wrote = [item.ledger, *item.also_add, *extras]
+    wrote = [item.ledger, *also_add, *extras]
     # a moved file was checked at its old place
-    ok = stager.stageable([p for p in wrote if not removed or p in item.also_add])
-    ok |= {p for p in wrote if removed and p not in item.also_add}
+    ok = stager.stageable([p for p in wrote if not removed or p in also_add])
+    ok |= {p for p in wrote if removed and p not in also_add}
     if not stager.stage(removed + [p for p in wrote if p in ok]):
         ok = set()
-    item.staged_paths = [p for p in wrote if p in ok]
-    item.ledger_staged = item.ledger in ok
+    doc_data, doc_blob = item.doc_data, item.doc_blob
     if item.doc in ok and item.doc not in removed:  # its status moved: that text is committed
-        item.doc_data = (root / item.doc).read_bytes()
-        item.doc_blob = blob_id(item.doc_data)
-    item.also_add = [p for p in item.also_add + extras if p not in ok]
-    item.staged = item.ledger_staged and not item.also_add
+        doc_data = (root / item.doc).read_bytes()
+        doc_blob = blob_id(doc_data)
+    left = tuple(p for p in also_add + extras if p not in ok)
+    ledger_staged = item.ledger in ok
+    return replace(item, doc_data=doc_data, doc_blob=doc_blob,
+                   ran=replace(item.ran, also_add=left),
+                   staged=Staged(tuple(p for p in wrote if p in ok), ledger_staged,
+                                 ledger_staged and not left))
 
 
-def _move(stager: Stager, item, extras: list[str], out: TextIO) -> list[str]:
+def _move(stager: Stager, item: Item, extras: list[str], out: TextIO) -> list[str]:
     """The document was renamed in this commit: its ledger (and record, artifacts) follow
     it, when nobody has unstaged work in them and the new place is free. Returns the old
     paths (to stage as removed), or [] when nothing moved."""
@@ -224,6 +230,5 @@ def _move(stager: Stager, item, extras: list[str], out: TextIO) -> list[str]:
         os.replace(root / old, root / new)
     print(f"cascade: {item.doc}: renamed from {item.renamed_from}: its discussion moved "
           f"with it, {item.ledger} -> {item.move_to}", file=out)
-    item.ledger, item.move_to = item.move_to, None
-    item.discussion.path = root / item.ledger
+    item.ran.discussion.path = root / new_ledger  # type: ignore[union-attr]
     return olds

@@ -392,14 +392,25 @@ def option_names(steps: Steps | None, kind: str) -> list[str]:
     return [x.name for x in steps.strategies if x.kind == kind]
 
 
+@dataclass(frozen=True)
+class Where:
+    """Where a value was given, for the error about it: its file and line, and the words
+    that name what gave it (``"rule 'adr': "``)."""
+
+    path: Path | None = None
+    line: int | None = None
+    prefix: str = ""
+
+
 def check_option(protocol: str, steps: Steps | None, kind: str, value: str | None,
-                 prefix: str = "", path: Path | None = None, line: int | None = None) -> None:
+                 where: Where | None = None) -> None:
     """A name given for a protocol's option must be one it has: else one line that lists
     them (or says it has none)."""
     if value is None:
         return
     names = option_names(steps, kind)
     if value not in names:
-        raise CascadeError(f"{prefix}protocol {protocol!r} has no {kind} {value!r}"
+        at = where or Where()
+        raise CascadeError(f"{at.prefix}protocol {protocol!r} has no {kind} {value!r}"
                            + (f" ({OPTIONS[kind]}: {', '.join(names)})" if names else ""),
-                           path, line)
+                           at.path, at.line)

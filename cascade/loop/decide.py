@@ -1,0 +1,152 @@
+"""The gate's verdict on each involved ledger, from its *staged* text with the verdict
+``check`` and ``status`` use (cascade.protocol.verdict.gate), and the command that commits
+again, for the way this commit was made."""
+from __future__ import annotations
+
+import os
+import shlex
+from dataclasses import replace
+from pathlib import Path
+
+from cascade.gitio import index_blobs, read_blobs
+from cascade.loop import attribution
+from cascade.loop.item import Item, Verdict
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.verdict import gate
+
+
+def next_step(item: Item, index_file: str | None = None) -> str:
+    """The exact command that stages the ledger and commits again, for the way this commit
+    was made: git names its index file by the form of `git commit` (FACTS: `index.lock` for
+    -a, `next-index-*.lock` for `git commit <path>`). A bare `git add <ledger>` after
+    `git commit -a` would land a ledger-only commit under the document's message."""
+    ledger = " ".join(shlex.quote(p) for p in [*([] if item.staged.ledger else
+                                                 [item.move_to or item.ledger]),
+                                               *item.ran.also_add])
+    move = (f"git mv {shlex.quote(item.ledger)} {shlex.quote(item.move_to)} && "
+            if item.move_to else "")
+    name = Path(index_file if index_file is not None
+                else os.environ.get("GIT_INDEX_FILE", "")).name
+    if name == "index.lock":
+        return f"{move}git add {ledger} && git commit -a"
+    if name.startswith("next-index"):
+        paths = " ".join(shlex.quote(p) for p in (item.renamed_from, item.doc,
+                                                   item.move_to and item.ledger,
+                                                   item.move_to or item.ledger) if p)
+        return f"{move}git add {ledger} && git commit {paths}"
+    return f"{move}git add {ledger}"
+
+
+def decide(root: Path, items: list[Item]) -> list[Item]:
+    """Decide each item from its staged ledger: the items, with their verdicts."""
+    blobs = index_blobs(root, [i.ledger for i in items])
+    texts = read_blobs(root, list(blobs.values()))
+    return [replace(item, verdict=_verdict(root, item, blobs, texts)) for item in items]
+
+
+def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, bytes]) -> Verdict:
+    add = next_step(item)
+    ran = item.ran
+    if item.problems:
+        return Verdict(item.problems[0].split(": ", 1)[1])
+    if ran.discussion is None:
+        return Verdict("not reviewed: fix the problem above first (no model was asked)")
+    if ran.failures:
+        return Verdict(f"{', '.join(ran.failures)} failed (see above); their votes do not "
+                       "count: commit again to retry")
+    if item.staged.whole:
+        return _decide_staged(root, item, texts.get(blobs.get(item.ledger, ""), b""))
+    if item.move_to:
+        return Verdict(f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion "
+                       f"follows it (recorded in {shlex.quote(item.ledger)}): {add}")
+    if ran.created:
+        return Verdict(f"new ledger with the panel's reviews: read it, reply, then {add}")
+    if ran.waiting:
+        return Verdict(f"waiting for a person: {ran.waiting}; answer it, then {add}"
+                       if ran.appended else f"waiting for a person: {ran.waiting}")
+    if ran.closed is not None and not ran.replies:
+        return Verdict(f"{ran.closed.describe(item.doc)}: {add}")
+    if ran.appended and ran.carried and not ran.replies:
+        return Verdict(f"{ran.carried}: the revision is recorded, nobody was asked: {add}")
+    if ran.appended:
+        entries = ("1 new entry: read it" if ran.appended == 1
+                   else f"{ran.appended} new entries: read them")
+        return Verdict(f"{entries} (git diff {shlex.quote(item.ledger)}), reply, then {add}")
+    if item.ledger not in blobs:
+        return Verdict(f"ledger not staged: {add}")
+    staged = texts.get(blobs[item.ledger], b"")
+    if staged != (root / item.ledger).read_bytes():
+        return Verdict(f"the ledger has unstaged changes: {add}")
+    verdict = _staged_verdict(root, item, staged)
+    text = verdict.reason
+    if verdict.blocked_by_votes and item.doc:
+        text += (f"; ways out: answer in the ledger, ask one persona with @alias, or cascade "
+                 f"decide {shlex.quote(item.doc)} READY --reason '...'")
+    return Verdict(text, verdict.ok)
+
+
+def _staged_verdict(root: Path, item: Item, staged: bytes):
+    """The gate's verdict (cascade.protocol.verdict) on the staged ledger ``staged``, its
+    people known by the commits that added their lines."""
+    staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
+                          authority=item.authority)
+    staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
+    return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
+
+
+def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
+    """The hook staged what it wrote: the staged ledger decides, in this very commit. Blocked,
+    the verdict says in one line why and what to do; after `git commit -a` or `git commit
+    <path>` git drops the index the ledger was staged in, so that includes the `git add`."""
+    name = Path(os.environ.get("GIT_INDEX_FILE", "")).name
+    dropped = name == "index.lock" or name.startswith("next-index")
+    ledger = shlex.quote(item.ledger)
+    if dropped:
+        unstaged = replace(item, staged=replace(item.staged, ledger=False), ran=replace(
+            item.ran, also_add=tuple(p for p in item.staged.paths if p != item.ledger)))
+        again = f"then {next_step(unstaged)}"
+        read = f"read the replies in {ledger}"
+    else:
+        again, read = "commit again", f"read the replies (staged: git diff --cached {ledger})"
+    if item.ran.waiting:
+        where = f"({ledger}{'' if dropped else ', staged'})"
+        return Verdict(f"waiting for a person: {item.ran.waiting}; answer it in the ledger "
+                       f"{where}, {again}")
+    verdict = _staged_verdict(root, item, staged)
+    text = verdict.reason
+    if verdict.ok:
+        return Verdict(text, True)
+    if item.ran.appended:
+        text += f": {read}, answer in the ledger, {again}"
+    elif dropped:
+        text += f": {again.removeprefix('then ')}"
+    if verdict.blocked_by_votes and item.doc:
+        text += (f"; or ask one persona with @alias, or cascade decide "
+                 f"{shlex.quote(item.doc)} READY --reason '...'" if item.ran.appended else
+                 f"; ways out: answer in the ledger, ask one persona with @alias, or "
+                 f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
+    return Verdict(text, False)
+
+
+def _votes(d: Discussion) -> str:
+    result = d.consensus_result
+    text = " ".join(f"{v}:{n}" for v, n in result.counts.items() if n) or "-"
+    if result.advisory:
+        panel = {v: 0 for v in result.counts}
+        for vote in result.advisory.values():
+            panel[vote] += 1
+        text += " (advisory: " + " ".join(f"{v}:{n}" for v, n in panel.items() if n) + ")"
+    if d.decision is not None:
+        text += f" (decided {d.decision.vote})"
+    return text
+
+
+def status_table(items: list[Item]) -> str:
+    rows = [("ledger", "phase", "votes", "status")]
+    for item in items:
+        d = item.ran.discussion
+        rows.append((item.ledger, d.phase if d else "-", _votes(d) if d else "-",
+                     ("ok: " if item.verdict.passed else "blocked: ") + item.verdict.text))
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3]
+                     for r in rows)

@@ -1,0 +1,64 @@
+"""One ledger a commit involves, as the hook's gate carries it from discovery to its
+verdict (cascade.loop.gate): immutable records, each step returning the item it made.
+
+``Item`` is what discovery finds (the ledger, its document and rule, the problems that
+block it before any call); what the run does to it (``Ran``), what the hook staged of that
+(``Staged``) and the gate's verdict (``Verdict``) are records of their own, replaced
+(``dataclasses.replace``) by the step that works them out."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from cascade.config.rules import Rule
+from cascade.loop.closing import Closed
+from cascade.protocol.authority import Authority
+from cascade.protocol.discussion import Discussion
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What this run did to the ledger: prepared it, ran its turns, recorded its outcome."""
+
+    discussion: Discussion | None = None  # the ledger as prepared (None: not reached)
+    created: bool = False
+    appended: int = 0  # blocks and events appended this run
+    replies: int = 0  # replies appended this run
+    carried: str = ""  # the revision recorded holds an earlier review: why (revisions.KINDS)
+    waiting: str | None = None  # a step protocol's open decision point (its question)
+    failures: tuple[str, ...] = ()  # personas that failed, and why
+    closed: Closed | None = None  # the outcome recorded in this run
+    also_add: tuple[str, ...] = ()  # files this run changed besides the ledger (once staged:
+    # only those the person still has to stage)
+
+
+@dataclass(frozen=True)
+class Staged:
+    """What the hook staged of what it wrote."""
+
+    paths: tuple[str, ...] = ()
+    ledger: bool = False  # the ledger is staged, even if some other file is not
+    whole: bool = False  # the ledger and whatever else this run wrote
+
+
+@dataclass(frozen=True)
+class Verdict:
+    text: str = ""
+    passed: bool = False
+
+
+@dataclass(frozen=True)
+class Item:
+    """One involved ledger."""
+
+    ledger: str  # repository-relative
+    doc: str | None
+    rule: Rule | None
+    authority: Authority | None = None
+    doc_blob: str | None = None  # the document's blob in the index git is using
+    doc_data: bytes | None = None
+    problems: tuple[str, ...] = ()  # found before any call: block, no call
+    renamed_from: str | None = None  # the document's path at HEAD, when this commit renames it
+    move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
+    ran: Ran = field(default_factory=Ran)
+    staged: Staged = field(default_factory=Staged)
+    verdict: Verdict = field(default_factory=Verdict)
