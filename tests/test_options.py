@@ -1,5 +1,5 @@
 """A discussion's options -- its mode, strategy or flow, tier and round cap -- are applied in
-one place (cascade.protocol.spec.specialize): `discuss`, `plan`, `explain`, the hook and
+one place (cascade.protocol.options.specialize): `discuss`, `plan`, `explain`, the hook and
 `check` see the same protocol for the same options. A council rule with the debate flow,
 the heavy tier and two rounds, in a real repository with the real hook."""
 from __future__ import annotations

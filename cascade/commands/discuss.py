@@ -26,9 +26,9 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.invite import invite
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import load_protocol, role_personas
+from cascade.protocol.options import Options, check_option, most_rounds, option_names, specialize
 from cascade.protocol.result import outcome_text
 from cascade.protocol.run import run
-from cascade.protocol.spec import Options, check_option, most_rounds, option_names, specialize
 from cascade.protocol.variants import by_keyword
 from cascade.resources import find_root
 from cascade.safepath import refuse_links, refuse_outside

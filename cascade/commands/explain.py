@@ -32,9 +32,9 @@ from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
+from cascade.protocol.options import Options, specialize
 from cascade.protocol.requests import next_wave
 from cascade.protocol.revisions import KINDS, NEW, record_revision
-from cascade.protocol.spec import Options, specialize
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable

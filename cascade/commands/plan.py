@@ -15,8 +15,8 @@ from cascade.loop.governance import open_discussion, resolve
 from cascade.protocol.blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
+from cascade.protocol.options import Options, check_option, describe, specialize
 from cascade.protocol.requests import plan as next_wave
-from cascade.protocol.spec import Options, check_option, describe, specialize
 from cascade.resources import find_root
 from cascade.text import printable
 from cascade.turns.settings import Settings

@@ -22,7 +22,7 @@ from cascade.loop.rules import RuleSet
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
-from cascade.protocol.spec import Options, Where, check_option, most_rounds, specialize
+from cascade.protocol.options import Options, Where, check_option, most_rounds, specialize
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 

@@ -25,9 +25,10 @@ from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
 from cascade.protocol.context import first_listed
-from cascade.protocol.panel import panel_of
+from cascade.protocol.options import Options, specialize
 from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
-from cascade.protocol.spec import Options, Step, Steps, specialize
+from cascade.protocol.setup import walk_setup
+from cascade.protocol.spec import Step, Steps
 
 
 def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
@@ -40,14 +41,14 @@ def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
 
 def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
               strategy: str | None = None, tier: str | None = None) -> Steps:
-    """``spec.specialize`` with the options one by one."""
+    """``options.specialize`` with the options one by one."""
     return specialize(steps, Options(mode, strategy, tier, cap))
 
 
 def derive(ledger, steps: Steps, basis: Basis) -> Run:
     """The run of a parsed ledger under a step protocol, on ``basis`` (who takes part, which
     entries and revisions count, the discussion's options; cascade.protocol.runstate.Basis).
-    The options are applied here (``spec.specialize``); a generated panel's members replace
+    The options are applied here (``options.specialize``); a generated panel's members replace
     the basis's."""
     base = steps
     steps = specialize(base, basis.options)
@@ -77,7 +78,7 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
                     and turn.revision not in basis.reviewed:
                 continue  # a turn for another text of the document is not this run's
             (run.setup if turn.step in setup_ids else run.turns).append(turn)
-    if steps.setup and not _setup(run, ledger):
+    if steps.setup and not walk_setup(run, ledger):
         return run
     run.names = {p.alias: p.name for p in basis.personas}
     _progress(run)
@@ -147,64 +148,6 @@ def _number(value: str) -> int | None:
         return int(value)
     except ValueError:
         return None
-
-
-def _setup(run: Run, ledger) -> bool:
-    """Walk the setup steps (a panel proposed, then confirmed); False while one is open --
-    ``run.step`` then names it. A choice the confirmation ``redo``es runs the proposal again
-    (``NEXT: modify <what to change>``, ``NEXT: mode <name>``: a mode the protocol has)."""
-    base = run.base or run.steps
-    order = run.steps.setup
-    position, index, direction = 0, 0, ""
-    run.panel = panel_of(ledger.entries)  # the last proposed (accepted, once setup is done)
-    while index < len(order):
-        step = order[index]
-        if step.decision:
-            answer = None
-            for a in run.setup_answers:
-                if a.used or a.line <= position:
-                    continue
-                if a.step == step.id or (a.step is None and a.choice in step.choices):
-                    if a.choice == "mode" and base.get_mode(a.text.split()[0] if a.text
-                                                            else None) is None:
-                        a.used = True
-                        run.notes.append(f"NEXT: mode {a.text or '(none)'} (line {a.line}) names "
-                                         f"no mode of {', '.join(m.name for m in base.modes)}: "
-                                         "not taken")
-                        continue
-                    answer = a
-                    break
-            if answer is None:
-                run.step, run.waiting, run.setup_done = step, ["person"], False
-                return False
-            answer.used = True
-            position = answer.line
-            run.chosen[(0, step.id)] = answer
-            target = dict(step.redo).get(answer.choice)
-            if target is not None:
-                if answer.choice == "mode":
-                    run.steps = specialize(base, Options(
-                        answer.text.split()[0], run.steps.strategy.name if run.steps.strategy
-                        else None, run.steps.tier, run.cap))
-                    run.mode = run.steps.mode
-                    run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
-                    order = run.steps.setup
-                direction = (f"{answer.choice} {answer.text}".strip() if answer.text
-                             else answer.choice)
-                index = next(i for i, s in enumerate(order) if s.id == target)
-                continue
-            index += 1
-            continue
-        turn = next((t for t in run.setup if t.step == step.id and t.line > position), None)
-        if turn is None:
-            run.step, run.setup_done = step, False
-            run.waiting = [a for a in run.speakers(step)]
-            run.direction = direction
-            return False
-        position = turn.line
-        index += 1
-    run.members = run.panel.aliases if run.panel is not None else []
-    return True
 
 
 def _progress(run: Run) -> None:

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from cascade.protocol.behaviours import Exit, Verdict
-from cascade.protocol.spec import Options, Step, Steps
+from cascade.protocol.options import Options
+from cascade.protocol.spec import Step, Steps
 
 MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"

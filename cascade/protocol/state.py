@@ -30,9 +30,9 @@ from cascade.protocol.derived import Decision, Discounted, Failure, State, Unfou
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.events import EventChecks
+from cascade.protocol.options import Options
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import Basis
-from cascade.protocol.spec import Options
 
 
 def derive(ledger: Ledger, authority: Authority, personas, protocol,

@@ -1,0 +1,67 @@
+"""A generated panel's setup, walked on a run (cascade.protocol.engine): the panel proposed,
+then a person's confirmation -- ``start``, or a choice the confirmation ``redo``es (``modify``
+what to change, ``mode <name>``), which runs the proposal again. Once per discussion: a new
+revision of the document keeps the panel."""
+from __future__ import annotations
+
+from cascade.protocol.options import Options, specialize
+from cascade.protocol.panel import panel_of
+from cascade.protocol.runstate import Run
+
+
+def walk_setup(run: Run, ledger) -> bool:
+    """Walk the setup steps (a panel proposed, then confirmed); False while one is open --
+    ``run.step`` then names it. A choice the confirmation ``redo``es runs the proposal again
+    (``NEXT: modify <what to change>``, ``NEXT: mode <name>``: a mode the protocol has)."""
+    base = run.base or run.steps
+    order = run.steps.setup
+    position, index, direction = 0, 0, ""
+    run.panel = panel_of(ledger.entries)  # the last proposed (accepted, once setup is done)
+    while index < len(order):
+        step = order[index]
+        if step.decision:
+            answer = None
+            for a in run.setup_answers:
+                if a.used or a.line <= position:
+                    continue
+                if a.step == step.id or (a.step is None and a.choice in step.choices):
+                    if a.choice == "mode" and base.get_mode(a.text.split()[0] if a.text
+                                                            else None) is None:
+                        a.used = True
+                        run.notes.append(f"NEXT: mode {a.text or '(none)'} (line {a.line}) names "
+                                         f"no mode of {', '.join(m.name for m in base.modes)}: "
+                                         "not taken")
+                        continue
+                    answer = a
+                    break
+            if answer is None:
+                run.step, run.waiting, run.setup_done = step, ["person"], False
+                return False
+            answer.used = True
+            position = answer.line
+            run.chosen[(0, step.id)] = answer
+            target = dict(step.redo).get(answer.choice)
+            if target is not None:
+                if answer.choice == "mode":
+                    run.steps = specialize(base, Options(
+                        answer.text.split()[0], run.steps.strategy.name if run.steps.strategy
+                        else None, run.steps.tier, run.cap))
+                    run.mode = run.steps.mode
+                    run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
+                    order = run.steps.setup
+                direction = (f"{answer.choice} {answer.text}".strip() if answer.text
+                             else answer.choice)
+                index = next(i for i, s in enumerate(order) if s.id == target)
+                continue
+            index += 1
+            continue
+        turn = next((t for t in run.setup if t.step == step.id and t.line > position), None)
+        if turn is None:
+            run.step, run.setup_done = step, False
+            run.waiting = [a for a in run.speakers(step)]
+            run.direction = direction
+            return False
+        position = turn.line
+        index += 1
+    run.members = run.panel.aliases if run.panel is not None else []
+    return True
