@@ -234,12 +234,9 @@ max_rounds: 3
 phases:
   - id: review
     title: Review
-    instructions: |
-      Review the document from your area of expertise. Say what must change before it can be
-      accepted, and vote:
-      - READY: it can be accepted as it is
-      - CHANGES: it needs the modifications you name
-      - REJECT: it has fundamental problems (explain them)
+    instructions: |   # what each vote means is said by the step's vote (its ballot)
+      Review the document from your area of expertise: what works, and what must change
+      before it can be accepted.
     voting_mode: true
     auto_trigger: null
     next: null
