@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import resolve, writing
+from cascade.loop.governance import resolve, writing_staged
 from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.panel import by_topic
@@ -163,9 +163,13 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
 
 
 def run_(path: str, auto: bool) -> int:
-    with writing(path, "cascade run") as d:
+    with writing_staged(path, "cascade run") as (d, written):
         d.current_phase  # an unknown phase is a configuration error, before any call
-        return _run_discussion(d, auto, resolve(path)[2])
+        code = _run_discussion(d, auto, resolve(path)[2])
+    staging = written.line()
+    if staging:
+        print(printable(staging))
+    return code
 
 
 def _run_discussion(d, auto: bool, rule=None) -> int:
