@@ -305,6 +305,38 @@ def test_outside_pre_commit_with_its_variable_nothing_is_staged(loop_repo, fake_
     assert proc.returncode == 1, proc.stdout
     assert (repo / ".git" / "index").read_bytes() == before
     assert f"git add {LEDGER}" in blocked_line(proc.stdout)
+    assert ("cascade: nothing staged: the hook cannot tell which files pre-commit stashed (its "
+            "patch file cannot be found or read); git add what it names") in proc.stdout
+
+
+def test_under_pre_commit_without_proc_one_line_says_why_nothing_is_staged(loop_repo, fake_llm):
+    """A system without /proc (macOS, Windows: the hook run as there, /proc pointed at a
+    folder that does not exist): under pre-commit nothing is staged, and one line says why
+    and what to do -- never a silent no-op. The plain hooks still stage."""
+    repo = loop_repo
+    script(fake_llm, ("READY", "READY", "READY"))
+    git(repo, "add", DOC)
+    index = str(repo / ".git" / "index")
+    before = (repo / ".git" / "index").read_bytes()
+    code = ("import sys; from pathlib import Path; import cascade.loop.staging as staging; "
+            "staging.PROC = Path(sys.argv[1]); from cascade.main import main; "
+            f"sys.exit(main(['hook', {DOC!r}]))")
+    proc = run_env(repo, [sys.executable, "-c", code, str(repo / "no-proc")],
+                   {"PRE_COMMIT": "1", "GIT_INDEX_FILE": index})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (repo / ".git" / "index").read_bytes() == before
+    lines = [line for line in proc.stdout.splitlines() if "nothing staged" in line]
+    assert lines == ["cascade: nothing staged: under pre-commit the hook finds which files "
+                     "pre-commit stashed through /proc, which this system lacks; git add what "
+                     "it names (or use the plain git hooks, cascade init --plain, which stage)"]
+    assert f"git add {LEDGER}" in blocked_line(proc.stdout)
+
+
+def run_env(repo, args: list[str], env: dict[str, str]):
+    import subprocess
+
+    return subprocess.run(args, cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **env}, check=False)
 
 
 def test_pre_commit_leaves_the_unstaged_edit_of_another_file_alone(loop_repo, fake_llm):

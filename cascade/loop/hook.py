@@ -141,7 +141,7 @@ def run_hook(files: list[str], out=None) -> int:
     )
     from cascade.gitio import repo_root
     from cascade.loop.lock import ledger_lock
-    from cascade.loop.staging import Stager, artifacts, stage_item
+    from cascade.loop.staging import Stager, artifacts, stage_items
     from cascade.text import printable
 
     root = repo_root(root)
@@ -162,8 +162,7 @@ def run_hook(files: list[str], out=None) -> int:
                 stager.remember(*artifacts(item))
             run_turns(root, items, out)
             close(root, items, out, stager)
-            for item in items:
-                stage_item(stager, item, out)
+            stage_items(stager, items, out)
         decide(root, items)
         for item in items:
             if item.passed:

@@ -17,7 +17,12 @@ touch the person's own unstaged work:
 - under pre-commit (``PRE_COMMIT=1``), which has stashed the unstaged edits into a patch file
   (``<cache>/pre-commit/patch<time>-<pid of pre-commit>``), the patch does not touch it:
   restoring a patch over a staged change to the same file fails and leaves the person's edit
-  only in that patch file. When the patch cannot be found or read, nothing is staged.
+  only in that patch file. When the patch cannot be found or read, nothing is staged, and the
+  hook says why in one line. pre-commit tells its hooks nothing of the patch (no variable
+  names it; its name holds pre-commit's pid and the time it was written): telling this
+  commit's patch from an earlier one of the same pid takes the parent's start time, read
+  from ``/proc``. Without ``/proc`` (macOS, Windows) nothing is staged under pre-commit; the
+  plain git hooks (``cascade init --plain``) stage there too.
 
 Staging is off outside a commit (``cascade hook`` run by hand), with ``CASCADE_STAGE=0``, and
 for a rule with ``stage: false``: the hook then leaves its appends in the working tree and
@@ -42,6 +47,12 @@ from cascade.protocol.record import artifact_paths
 from cascade.revision import blob_id
 
 _ABSENT = ""  # neither in the working tree nor in the index
+PROC = Path("/proc")  # where the parent's command line and start time are read (Linux)
+NO_PROC = ("nothing staged: under pre-commit the hook finds which files pre-commit stashed "
+           "through /proc, which this system lacks; git add what it names (or use the plain "
+           "git hooks, cascade init --plain, which stage)")
+UNREADABLE = ("nothing staged: the hook cannot tell which files pre-commit stashed (its patch "
+              "file cannot be found or read); git add what it names")
 _DIFF = re.compile(r"^diff --git a/(.*) b/(.*)$")
 
 
@@ -95,9 +106,9 @@ def pre_commit_touched(environ=os.environ, parent: int | None = None) -> set[str
 def _started(pid: int) -> float | None:
     """When process ``pid`` started (Unix time), if it is pre-commit; else None."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+        cmdline = (PROC / str(pid) / "cmdline").read_bytes()
+        stat = (PROC / str(pid) / "stat").read_text()
+        boot = next(float(line.split()[1]) for line in (PROC / "stat").read_text().splitlines()
                     if line.startswith("btime "))
     except (OSError, StopIteration, ValueError, IndexError):
         return None
@@ -120,10 +131,12 @@ class Stager:
         self.active = enabled() if on is None else on
         self.touched: set[str] = set()
         self.indexes: list[str | None] = [None]  # None: the index git gave the hook
+        self.why = ""  # staging was wanted and cannot be done safely: why, in one line
         if self.active and os.environ.get("PRE_COMMIT") == "1":
             touched = pre_commit_touched()
             if touched is None:
                 self.active = False
+                self.why = UNREADABLE if (PROC / "stat").is_file() else NO_PROC
             else:
                 self.touched = touched
         index = os.environ.get("GIT_INDEX_FILE", "")
@@ -258,6 +271,15 @@ def artifacts(item) -> list[str]:
     if d is None:
         return []
     return [p.as_posix() for p in artifact_paths(Path(item.ledger), d.protocol.steps)]
+
+
+def stage_items(stager: Stager, items: list, out: TextIO) -> None:
+    """``stage_item`` for each item; when staging was wanted and cannot be done safely (under
+    pre-commit, its stash unknown), one line says so and why."""
+    for item in items:
+        stage_item(stager, item, out)
+    if stager.why and any(i.appended for i in items):
+        print(f"cascade: {stager.why}", file=out)
 
 
 def stage_item(stager: Stager, item, out: TextIO) -> None:
