@@ -13,13 +13,15 @@ Per model: "litellm" is CASCADE_HTTP=litellm (every call through litellm, as bef
 providers were asked over plain HTTP); "plain HTTP" is the default. With ``--reference DIR``
 (a checkout of another commit), this checkout's hook and the reference's, each with its
 default path, are timed in turns for both models (A B A B ...): medians with min-max, and
-the load.
+the load; beside the wall time, the CPU time of the hook and the git it ran, which a loaded
+machine barely moves.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,18 +68,27 @@ def make_repo(root: Path, env: dict[str, str]) -> Path:
 
 
 def hook_once(env: dict[str, str], fake) -> float:
+    return hook_timed(env, fake)[0]
+
+
+def hook_timed(env: dict[str, str], fake) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the hook and the git it ran: user + system) of one hook
+    run. CPU time barely moves with the machine's load, which wall time does."""
     with tempfile.TemporaryDirectory() as tmp:
         repo = make_repo(Path(tmp), env)
         before = fake.calls()
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run([sys.executable, "-m", "cascade", "hook", DOC], cwd=repo, env=env,
                               capture_output=True, text=True, check=False)
         wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
         # blocked (exit 1) with three new reviews: anything else is not the case measured
         assert proc.returncode == 1, proc.stdout + proc.stderr
         assert fake.calls() - before == 3, proc.stdout + proc.stderr
         assert "Traceback" not in proc.stderr, proc.stderr
-        return wall
+        return wall, cpu
 
 
 UNSET = ("CASCADE_FALLBACK_MODELS", "CASCADE_MAX_CALLS", "GIT_DIR", "GIT_INDEX_FILE",
@@ -132,13 +143,18 @@ def compare(reference: Path, runs: int) -> None:
         for env in envs.values():
             hook_once(env, fake)  # warm-up
         times: dict[tuple[str, str], list[float]] = {key: [] for key in envs}
+        cpus: dict[tuple[str, str], list[float]] = {key: [] for key in envs}
+        start = os.getloadavg()
         for _ in range(runs):
             for key, env in envs.items():
-                times[key].append(hook_once(env, fake) - DELAY)
+                wall, cpu = hook_timed(env, fake)
+                times[key].append(wall - DELAY)
+                cpus[key].append(cpu)
     load = os.getloadavg()
     table(f"Hook run over the model's {DELAY:.1f} s, in turns (seconds, median (min-max) of "
-          f"{runs}; load {load[0]:.1f} {load[1]:.1f})", ("model", "checkout", "wall - 1.0"),
-          [(*key, spread(t)) for key, t in times.items()])
+          f"{runs}; load {start[0]:.1f} at the start, {load[0]:.1f} at the end)",
+          ("model", "checkout", "wall - 1.0", "CPU (hook and its git)"),
+          [(*key, spread(t), spread(cpus[key])) for key, t in times.items()])
 
 
 def import_seconds(module: str, runs: int) -> float:

@@ -15,8 +15,10 @@ LEDGER_SUFFIX = ".discussion.md"
 KINDS = ("templates", "rules", "personas", "protocols")  # the data shipped with the package
 
 
+@functools.lru_cache(maxsize=None)
 def bundled(kind: str) -> Path:
-    """Path of a bundled data folder: templates, rules, personas or protocols."""
+    """Path of a bundled data folder: templates, rules, personas or protocols (the package
+    does not move while it runs: asked once, as every configuration file read asks it)."""
     inside = _BUNDLED / kind
     return inside if inside.is_dir() else _SOURCE / kind
 

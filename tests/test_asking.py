@@ -257,3 +257,36 @@ def test_an_impasse_says_what_the_protocol_recommends(loop_repo, fake_llm):
     status = run(repo, sys.executable, "-m", "cascade", "status", LEDGER)
     lines = lines_after(status.stdout, "Waiting for a person: impasse after 3 rounds")
     assert lines[1].startswith("    Recommendation (AI-Synthesizer, r3-msg-")
+
+
+def test_plan_and_explain_say_what_each_choice_does(loop_repo, fake_llm):
+    """Before any run (`cascade plan`, `explain` of a document not reviewed yet) each choice
+    is listed with what it does; once the ledger waits, `explain` shows the question as the
+    hook does: the panel, then the choices."""
+    repo = loop_repo
+    plan = run(repo, sys.executable, "-m", "cascade", "plan", "--protocol", "swarm", "--mode",
+               "lightweight")
+    assert plan.returncode == 0, plan.stderr
+    lines = plan.stdout.splitlines()
+    assert "2. Confirm the panel: a person answers 'Start the discussion with this panel?'" \
+        in plan.stdout
+    assert "       NEXT: start -- begin round 1 with this panel (recommended)" in lines
+    assert "       NEXT: follow -- do what the quality gate recommends (recommended)" in lines
+    assert ("       NEXT: pause -- stop here; a resume context is written and cascade run "
+            "picks it up") in lines
+    gate_repo(repo, SWARM_RULES)
+    before = run(repo, sys.executable, "-m", "cascade", "explain", DOC)
+    assert before.returncode == 0, before.stderr
+    assert "A person decides at Confirm the panel: Start the discussion with this panel?" \
+        in before.stdout
+    assert ("  NEXT: modify <what to change> -- the moderator proposes the panel again with "
+            "your change") in before.stdout.splitlines()
+    Swarm(fake_llm)
+    assert commit(repo).returncode == 1
+    waiting = run(repo, sys.executable, "-m", "cascade", "explain", DOC).stdout.splitlines()
+    at = waiting.index("Waiting for a person at Confirm the panel: Start the discussion with "
+                       "this panel?")
+    told = waiting[at + 1:]
+    assert told[0].split() == ["Persona", "Role", "Model", "Why"]
+    assert "  NEXT: start -- begin round 1 with this panel (recommended)" in told
+    assert "A person decides at Next action: What next after this round?" in waiting

@@ -75,7 +75,9 @@ def test_json_keys(adr, cli):
     assert code == 0
     assert set(data) == {"path", "kind", "governed", "reason", "document", "ledger",
                          "ledger_exists", "rule", "rule_files", "overrides", "also_matched_by",
-                         "protocol", "participants", "api_base", "calls", "closest"}
+                         "protocol", "participants", "api_base", "calls", "closest",
+                         "decisions"}
+    assert data["decisions"] == []  # review asks no person a question of its steps
     assert (data["kind"], data["governed"], data["ledger"], data["ledger_exists"]) == (
         "document", True, LEDGER, False)
     rule = data["rule"]

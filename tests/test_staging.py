@@ -305,6 +305,38 @@ def test_outside_pre_commit_with_its_variable_nothing_is_staged(loop_repo, fake_
     assert proc.returncode == 1, proc.stdout
     assert (repo / ".git" / "index").read_bytes() == before
     assert f"git add {LEDGER}" in blocked_line(proc.stdout)
+    assert ("cascade: nothing staged: the hook cannot tell which files pre-commit stashed (its "
+            "patch file cannot be found or read); git add what it names") in proc.stdout
+
+
+def test_under_pre_commit_without_proc_one_line_says_why_nothing_is_staged(loop_repo, fake_llm):
+    """A system without /proc (macOS, Windows: the hook run as there, /proc pointed at a
+    folder that does not exist): under pre-commit nothing is staged, and one line says why
+    and what to do -- never a silent no-op. The plain hooks still stage."""
+    repo = loop_repo
+    script(fake_llm, ("READY", "READY", "READY"))
+    git(repo, "add", DOC)
+    index = str(repo / ".git" / "index")
+    before = (repo / ".git" / "index").read_bytes()
+    code = ("import sys; from pathlib import Path; import cascade.loop.staging as staging; "
+            "staging.PROC = Path(sys.argv[1]); from cascade.main import main; "
+            f"sys.exit(main(['hook', {DOC!r}]))")
+    proc = run_env(repo, [sys.executable, "-c", code, str(repo / "no-proc")],
+                   {"PRE_COMMIT": "1", "GIT_INDEX_FILE": index})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert (repo / ".git" / "index").read_bytes() == before
+    lines = [line for line in proc.stdout.splitlines() if "nothing staged" in line]
+    assert lines == ["cascade: nothing staged: under pre-commit the hook finds which files "
+                     "pre-commit stashed through /proc, which this system lacks; git add what "
+                     "it names (or use the plain git hooks, cascade init --plain, which stage)"]
+    assert f"git add {LEDGER}" in blocked_line(proc.stdout)
+
+
+def run_env(repo, args: list[str], env: dict[str, str]):
+    import subprocess
+
+    return subprocess.run(args, cwd=repo, capture_output=True, text=True,
+                          env={**os.environ, **env}, check=False)
 
 
 def test_pre_commit_leaves_the_unstaged_edit_of_another_file_alone(loop_repo, fake_llm):
@@ -320,3 +352,93 @@ def test_pre_commit_leaves_the_unstaged_edit_of_another_file_alone(loop_repo, fa
     assert git(repo, "diff", "--name-only").split() == ["README.md"]
     assert "An edit I have not staged." in (repo / "README.md").read_text()
 
+
+
+def cascade(repo, *args: str, check: bool = True):
+    return run(repo, sys.executable, "-m", "cascade", *args, check=check)
+
+
+def blocked_once(repo, fake_llm, rules: str = RULES):
+    """An ADR the panel asked about: the first commit is blocked, its ledger staged."""
+    if rules != RULES:
+        (repo / ".ai-rules.yml").write_text(rules)
+        git(repo, "add", ".ai-rules.yml")
+        git(repo, "commit", "-qm", "rules")
+    install_plain(repo)
+    (repo / DOC).write_text(ADR)
+    script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    assert commit(repo).returncode == 1
+    assert git(repo, "diff", "--name-only").strip() == ""  # what the hook wrote is staged
+
+
+def test_a_comment_is_staged_and_the_answer_lands_in_one_commit(loop_repo, fake_llm):
+    repo = loop_repo
+    blocked_once(repo, fake_llm)
+    said = cascade(repo, "comment", LEDGER, "Added nightly backups. @architect @security ok?")
+    assert said.stdout.splitlines()[-1] == f"Staged {LEDGER}: commit when ready."
+    assert git(repo, "diff", "--name-only").strip() == ""
+    assert "Added nightly backups." in git(repo, "show", f":{LEDGER}")
+    script(fake_llm, ("READY", "READY", "READY"), "better")
+    landed = commit(repo)  # no git add in between
+    assert landed.returncode == 0, landed.out
+    assert in_head(repo) == sorted([DOC, LEDGER]) and porcelain(repo) == ""
+
+
+def test_a_comment_on_a_ledger_with_unstaged_work_is_not_staged(loop_repo, fake_llm):
+    repo = loop_repo
+    blocked_once(repo, fake_llm)
+    staged_before = git(repo, "show", f":{LEDGER}")
+    with open(repo / LEDGER, "a") as fh:
+        fh.write("\nMy private notes, not staged yet.\n")
+    said = cascade(repo, "comment", LEDGER, "Please look again.")
+    assert said.stdout.splitlines()[-1] == (
+        f"Stage it and commit: git add {LEDGER} (not staged for you: it already held changes "
+        "that were not staged)")
+    assert git(repo, "show", f":{LEDGER}") == staged_before  # the index is untouched
+    text = (repo / LEDGER).read_text()
+    assert "My private notes, not staged yet." in text and "Please look again." in text
+
+
+@pytest.mark.parametrize("off", ["env", "rule"])
+def test_a_comment_is_not_staged_when_staging_is_off(loop_repo, fake_llm, off, monkeypatch):
+    repo = loop_repo
+    blocked_once(repo, fake_llm, RULES + "    stage: false\n" if off == "rule" else RULES)
+    if off == "env":
+        monkeypatch.setenv("CASCADE_STAGE", "0")
+    else:
+        git(repo, "add", LEDGER)  # the hook did not stage it under this rule
+    staged_before = git(repo, "show", f":{LEDGER}")
+    said = cascade(repo, "comment", LEDGER, "Please look again.")
+    assert said.stdout.splitlines()[-1] == f"Stage it and commit: git add {LEDGER}"
+    assert git(repo, "show", f":{LEDGER}") == staged_before
+    assert git(repo, "diff", "--name-only").split() == [LEDGER]
+
+
+def test_decide_stages_the_ledger_and_the_status_it_moved(loop_repo, fake_llm):
+    repo = loop_repo
+    blocked_once(repo, fake_llm, RULES + "    status: true\n")
+    decided = cascade(repo, "decide", DOC, "READY", "--reason", "we accept the risk")
+    assert decided.stdout.splitlines()[-1] == f"Staged {LEDGER} {DOC}: commit when ready."
+    assert "Accepted" in git(repo, "show", f":{DOC}")
+    assert git(repo, "diff", "--name-only").strip() == ""
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert fake_llm.calls() == 3  # no new round
+    assert porcelain(repo) == "" and cascade(repo, "check").returncode == 0
+
+
+def test_advance_stages_a_tracked_topic_ledger_and_leaves_a_scratch_one_alone(loop_repo):
+    repo = loop_repo
+    topic = "discussions/x.discussion.md"
+    cascade(repo, "new", "X")
+    moved = cascade(repo, "advance", topic, "--to", "detailed_review")
+    assert moved.stdout.strip() == "Advanced to phase: detailed_review"  # never added: quiet
+    assert git(repo, "status", "--porcelain", topic).startswith("??")
+    git(repo, "add", topic)
+    git(repo, "commit", "-qm", "a topic", "--no-verify")
+    before = git(repo, "show", f"HEAD:{topic}")
+    moved = cascade(repo, "advance", topic, "--to", "consensus_vote")
+    assert moved.stdout.splitlines()[-1] == f"Staged {topic}: commit when ready."
+    assert git(repo, "show", f":{topic}") != before
+    assert git(repo, "diff", "--name-only").strip() == ""

@@ -1,21 +1,22 @@
 """The append-only rule for one ledger change (old bytes -> new bytes).
 
 New text is an append when the old text is a prefix of it. An old text that lacks a final
-newline is extended by a newline first: appending after it is not an edit (unidiff shows
+newline is extended by a newline first: appending after it is not an edit (a diff shows
 that case as one line removed and added again), but lengthening its last line is.
 The old text is not even read for that test: the new text's first bytes must hash to the
 old blob's id, or git's pack must store one version as the other's first bytes (packs.py).
-Only when that test fails is the change diffed (unidiff) to find the first line that was
-edited, removed, or had text inserted before it.
+Only when that test fails is the change diffed (``git diff -U0``, its hunks read here) to
+find the first line that was edited, removed, or had text inserted before it.
 """
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
-from unidiff import PatchSet
-
 from cascade.gitio import git
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 
 
 def is_append(old: bytes, new: bytes) -> bool:
@@ -53,20 +54,31 @@ def line_count(data: bytes) -> int:
 
 def first_edit(root: Path, old_blob: str, new_blob: str, old: bytes) -> tuple[int, str]:
     """(line in the old text, "edited" | "removed" | "inserted") of the first change that is
-    not an append, from unidiff over ``git diff`` of the two blobs."""
+    not an append, from the hunks of ``git diff -U0`` of the two blobs."""
     out = git(root, "diff", "--no-color", "--no-ext-diff", "--no-textconv", "--text", "-U0",
               old_blob, new_blob)
     last = line_count(old)
-    for patched in PatchSet(out.decode("utf-8", "replace")):
-        for hunk in patched:
-            added = [ln.value.rstrip("\r\n") for ln in hunk if ln.is_added]
-            for ln in hunk:
-                if not ln.is_removed:
-                    continue
-                value = ln.value.rstrip("\r\n")
-                if ln.source_line_no == last and not old.endswith(b"\n") and added[:1] == [value]:
-                    continue  # the missing final newline, added back: not an edit
-                return ln.source_line_no, "edited" if added else "removed"
-            if added and hunk.source_start < last and hunk.source_length == 0:
-                return hunk.source_start + 1, "inserted"
+    for start, length, removed, added in hunks(out.decode("utf-8", "replace")):
+        for number, value in enumerate(removed, start):
+            if number == last and not old.endswith(b"\n") and added[:1] == [value]:
+                continue  # the missing final newline, added back: not an edit
+            return number, "edited" if added else "removed"
+        if added and start < last and length == 0:
+            return start + 1, "inserted"
     return 1, "edited"  # nothing line-based to show (e.g. only a byte order mark changed)
+
+
+def hunks(diff: str) -> list[tuple[int, int, list[str], list[str]]]:
+    """The hunks of a ``git diff -U0`` of one file: (its first line in the old text, how many
+    old lines it covers, the lines removed, the lines added), each line without its end. With
+    no context, a hunk's removed lines are those from its first line on, before its added
+    ones; the file's header lines come before the first hunk, and a "\\ No newline at end of
+    file" mark is no line."""
+    found: list[tuple[int, int, list[str], list[str]]] = []
+    for line in diff.split("\n"):
+        m = _HUNK.match(line)
+        if m is not None:
+            found.append((int(m.group(1)), int(m.group(2) or 1), [], []))
+        elif found and line[:1] in ("-", "+"):
+            found[-1][2 if line[0] == "-" else 3].append(line[1:].rstrip("\r"))
+    return found

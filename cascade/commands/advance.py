@@ -2,15 +2,20 @@ from __future__ import annotations
 
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import OUTCOME
-from cascade.loop.governance import writing
+from cascade.loop.governance import writing_staged
+from cascade.text import printable
 
 
 def advance(path: str, to: str | None) -> int:
     """Move a discussion to its next (or the named) phase; in the last phase, record the
     outcome. Idempotent: advancing to the phase it is in, or closing a discussion already
     closed with that outcome, appends nothing and says so (exit 0)."""
-    with writing(path, "cascade advance") as d:
-        return _advance(d, to)
+    with writing_staged(path, "cascade advance") as (d, written):
+        code = _advance(d, to)
+    staging = written.line()
+    if staging:
+        print(printable(staging))
+    return code
 
 
 def _advance(d, to: str | None) -> int:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 import sys
 
 from cascade.errors import CascadeError, display_path
@@ -9,7 +8,7 @@ from cascade.gitio import user_name
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
-from cascade.loop.governance import writing
+from cascade.loop.governance import writing_staged
 from cascade.protocol.about import about
 from cascade.text import printable
 
@@ -21,7 +20,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
     neutralised like any structural line (indented by one space, so it reads as text and never
     counts); the vote comes only from ``--vote``. A note on stderr says so."""
     author = author or user_name()
-    with writing(path, "cascade comment") as d:
+    with writing_staged(path, "cascade comment") as (d, written):
         if d.personas.is_persona_name(author):
             raise CascadeError(f"{author!r} is a persona's name; people comment under their "
                                "own name", d.path)
@@ -35,11 +34,12 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
         for line in told.unclear if told is not None else []:  # an answer it cannot take
             print(printable(f"cascade: {line}"))
         if vote is not None:
-            closed, moved = close_now(d, path)
+            closed, _moved = close_now(d, path)
             if closed is not None:
-                print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."
-                                + (f" Stage it too: git add {shlex.quote(moved)}" if moved
-                                   else "")))
+                print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."))
+    staging = written.line()
+    if staging:
+        print(printable(staging))
     typed = _vote_lines(text)
     if typed:
         line, word = typed[-1]

@@ -11,7 +11,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.gitio import config_value, git, index_blobs, repo_root, user_name
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
-from cascade.loop.governance import writing
+from cascade.loop.governance import writing_staged
 from cascade.text import printable
 
 
@@ -49,7 +49,7 @@ def decide(path: str, vote: str, reason: str) -> int:
         raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
     if not " ".join(reason.split()):
         raise CascadeError("a decision needs a reason: --reason TEXT")
-    with writing(path, "cascade decide") as d:
+    with writing_staged(path, "cascade decide") as (d, written):
         if d.personas.is_persona_name(user_name()):
             raise CascadeError(f"{user_name()!r} is a persona's name; people decide under "
                                "their own name", d.path)
@@ -74,16 +74,12 @@ def decide(path: str, vote: str, reason: str) -> int:
                 print(printable("cascade: recorded, but it does not override the panel: "
                                 f"{note}"), file=sys.stderr)
         print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
-        also = []
         if (doc and revision and decision is not None and decision.by == by
                 and decision.vote == vote):
-            closed, moved = close_now(d, path, working=unstaged)
+            closed, _moved = close_now(d, path, working=unstaged)
             if closed is not None:
                 print(printable(f"cascade: {doc}: {closed.describe(doc)}."))
-                also += [moved] if moved else []
         if unstaged and doc:
-            document = display_path(repo_root(d.path.parent) / doc)
-            also += [document] if document not in also else []
-    print("Stage it and commit: git add " + " ".join(shlex.quote(p) for p in [shown, *also]))
+            written.also(doc)  # the revision decided on is in the working tree only
+    print(printable(written.line() or "Stage it and commit: git add " + shlex.quote(shown)))
     return 0
-

@@ -19,7 +19,7 @@ from typing import Any
 from cascade.commands.wave import ask_wave
 from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import recorded_revision, resolve, writing
+from cascade.loop.governance import recorded_revision, resolve, writing_staged
 from cascade.loop.lock import ledger_lock
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.discussion import Discussion
@@ -275,9 +275,13 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
 
 
 def run_(path: str, auto: bool) -> int:
-    with writing(path, "cascade run") as d:
+    with writing_staged(path, "cascade run") as (d, written):
         d.current_phase  # an unknown phase is a configuration error, before any call
-        return _run_discussion(d, auto, resolve(path)[2])
+        code = _run_discussion(d, auto, resolve(path)[2])
+    staging = written.line()
+    if staging:
+        print(printable(staging))
+    return code
 
 
 def _run_discussion(d, auto: bool, rule=None) -> int:

@@ -28,6 +28,7 @@ from cascade.loop.discover import find_ledger
 from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.protocol.about import about, offers
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of
@@ -69,7 +70,7 @@ def explain_data(path: str) -> dict[str, Any]:
                             "ledger": None, "ledger_exists": False, "rule": None,
                             "rule_files": [], "overrides": [], "also_matched_by": [],
                             "protocol": None, "participants": [], "api_base": None,
-                            "calls": None, "closest": []}
+                            "calls": None, "closest": [], "decisions": []}
     if is_ledger:
         if not p.is_file():
             raise CascadeError("no such discussion file", p)
@@ -180,6 +181,25 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
                             for alias in rule.participants]
     data["api_base"] = settings.api_base
     data["calls"] = _calls(root, rule, auth, data, doc, personas)
+    data["decisions"] = _decisions(protocol.stepped, rule, d)
+
+
+def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:
+    """A step protocol's decision points, each with its question and what each choice does;
+    the one the ledger waits at (``waiting``) with what it is about, as the hook says it."""
+    if steps is None:
+        return []
+    steps = specialize(steps, Options.of_rule(rule))
+    told = about(d.state.run, d.personas) if d is not None and d.state.run is not None else None
+    out = []
+    for step in (*steps.setup, *steps.round_steps, *steps.after):
+        if not step.decision:
+            continue
+        waiting = told is not None and told.step.id == step.id
+        out.append({"step": step.id, "title": step.title, "question": step.question,
+                    "when": step.when, "waiting": waiting,
+                    "lines": told.lines()[1:] if waiting else [f"  {x}" for x in offers(step)]})
+    return out
 
 
 def _settings():

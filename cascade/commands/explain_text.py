@@ -60,6 +60,10 @@ def explain_text(data: dict[str, Any]) -> str:
     out += _wrap(f"Next review: {count}")
     asked = ", ".join(f"@{a}" for a in calls["personas"])
     out += _wrap(f"{asked}: {calls['why']}" if asked else calls["why"], "  ")
+    for point in data.get("decisions", []):
+        head = "Waiting for a person" if point["waiting"] else "A person decides"
+        out += _wrap(f"{head} at {point['title']}: {point['question']}", "", "  ")
+        out += point["lines"]
     return "\n".join(out)
 
 

@@ -12,6 +12,7 @@ from cascade.commands.explain import REPAIR_FACTOR
 from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import open_discussion, resolve
+from cascade.protocol.about import offers
 from cascade.protocol.blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
@@ -234,10 +235,10 @@ def _listing(title: str, group) -> list[str]:
     out = [title]
     for i, step in enumerate(group, 1):
         if step.decision:
-            out.append(f"  {i}. {step.title}: a person answers NEXT: "
-                       f"{'|'.join(step.choices)} (recommended: {step.recommended})"
+            out.append(f"  {i}. {step.title}: a person answers {step.question!r}"
                        + (" -- not after the last round" if step.when == "not_last" else
                           f" -- only when {step.when}" if step.when else ""))
+            out += [f"       {line}" for line in offers(step)]  # what each choice does
             continue
         extra = [f"answers the {str(step.target).replace('_', ' ')} view"] if step.target else []
         extra += [f"table {step.table}"] if step.table else []

@@ -5,20 +5,23 @@ import shlex
 from cascade.commands.discuss import run_
 from cascade.commands.wave import ask_wave
 from cascade.errors import CascadeError
-from cascade.loop.governance import writing
+from cascade.loop.governance import writing_staged
 from cascade.protocol.pending import requested_turns
+from cascade.text import printable
 
 
 def turn(path: str, aliases: list[str]) -> int:
-    with writing(path, "cascade turn") as d:
-        return _turn(d, path, aliases)
-
-
-def _turn(d, path: str, aliases: list[str]) -> int:
-    d.current_phase  # a ledger naming an unknown phase is a configuration error
-    if d.protocol.stepped is not None:  # its steps say who speaks: the protocol runs
-        if aliases:
+    with writing_staged(path, "cascade turn") as (d, written):
+        d.current_phase  # a ledger naming an unknown phase is a configuration error
+        stepped = d.protocol.stepped is not None
+        if stepped and aliases:
             raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by name: "
                                f"cascade run {shlex.quote(path)}", d.path)
+        code = 0 if stepped else ask_wave(d, path, requested_turns(d, aliases) if aliases
+                                          else None)
+    if stepped:  # its steps say who speaks: the protocol runs (and stages what it wrote)
         return run_(path, False)
-    return ask_wave(d, path, requested_turns(d, aliases) if aliases else None)
+    staging = written.line()
+    if staging:
+        print(printable(staging))
+    return code

@@ -142,7 +142,7 @@ def run_hook(files: list[str], out=None) -> int:
     from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.loop.lock import ledger_lock
     from cascade.loop.prepare import check_staged, prepare
-    from cascade.loop.staging import Stager, artifacts, stage_item
+    from cascade.loop.staging import Stager, artifacts, stage_items
     from cascade.text import printable
 
     root = repo_root(root)
@@ -163,7 +163,7 @@ def run_hook(files: list[str], out=None) -> int:
                 prepared.append(prepare(root, item, out))
                 stager.remember(*artifacts(prepared[-1]))
             items = close(root, run_turns(root, prepared, out), out, stager)
-            items = [stage_item(stager, item, out) for item in items]
+            items = stage_items(stager, items, out)
         items = decide(root, items)
         for item in items:
             if item.verdict.passed:

@@ -17,35 +17,56 @@ touch the person's own unstaged work:
 - under pre-commit (``PRE_COMMIT=1``), which has stashed the unstaged edits into a patch file
   (``<cache>/pre-commit/patch<time>-<pid of pre-commit>``), the patch does not touch it:
   restoring a patch over a staged change to the same file fails and leaves the person's edit
-  only in that patch file. When the patch cannot be found or read, nothing is staged.
+  only in that patch file. When the patch cannot be found or read, nothing is staged, and the
+  hook says why in one line. pre-commit tells its hooks nothing of the patch (no variable
+  names it; its name holds pre-commit's pid and the time it was written): telling this
+  commit's patch from an earlier one of the same pid takes the parent's start time, read
+  from ``/proc``. Without ``/proc`` (macOS, Windows) nothing is staged under pre-commit; the
+  plain git hooks (``cascade init --plain``) stage there too.
 
 Staging is off outside a commit (``cascade hook`` run by hand), with ``CASCADE_STAGE=0``, and
 for a rule with ``stage: false``: the hook then leaves its appends in the working tree and
 names the exact ``git add``.
+
+A command a person runs on a ledger (``cascade comment``, ``decide``, ``advance``, ``turn``,
+``run``, the UI's actions) stages what it wrote under the same rule, in the real index
+(``Written``): a file whose text before the command wrote is its staged text (or that was in
+neither); it says so in one line, and names the ``git add`` for what it could not stage.
 """
 from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
-from cascade.errors import CascadeError
-from cascade.gitio import git, index_blobs
+from cascade.errors import CascadeError, display_path
+from cascade.gitio import git, index_blobs, repo_root
 from cascade.loop.item import Item, Staged
 from cascade.protocol.record import artifact_paths
 from cascade.revision import blob_id
 
 _ABSENT = ""  # neither in the working tree nor in the index
+PROC = Path("/proc")  # where the parent's command line and start time are read (Linux)
+NO_PROC = ("nothing staged: under pre-commit the hook finds which files pre-commit stashed "
+           "through /proc, which this system lacks; git add what it names (or use the plain "
+           "git hooks, cascade init --plain, which stage)")
+UNREADABLE = ("nothing staged: the hook cannot tell which files pre-commit stashed (its patch "
+              "file cannot be found or read); git add what it names")
 _DIFF = re.compile(r"^diff --git a/(.*) b/(.*)$")
+
+
+def allowed() -> bool:
+    """Whether ``CASCADE_STAGE`` lets the tool stage (it does unless set to 0/false/no/off)."""
+    return os.environ.get("CASCADE_STAGE", "").strip().lower() not in ("0", "false", "no", "off")
 
 
 def enabled() -> bool:
     """Whether this hook run may stage at all: inside a commit (git gave it an index file, or
     pre-commit runs it), unless ``CASCADE_STAGE`` says no."""
-    setting = os.environ.get("CASCADE_STAGE", "").strip().lower()
-    if setting in ("0", "false", "no", "off"):
+    if not allowed():
         return False
     return bool(os.environ.get("GIT_INDEX_FILE")) or os.environ.get("PRE_COMMIT") == "1"
 
@@ -87,9 +108,9 @@ def pre_commit_touched(environ=os.environ, parent: int | None = None) -> set[str
 def _started(pid: int) -> float | None:
     """When process ``pid`` started (Unix time), if it is pre-commit; else None."""
     try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+        cmdline = (PROC / str(pid) / "cmdline").read_bytes()
+        stat = (PROC / str(pid) / "stat").read_text()
+        boot = next(float(line.split()[1]) for line in (PROC / "stat").read_text().splitlines()
                     if line.startswith("btime "))
     except (OSError, StopIteration, ValueError, IndexError):
         return None
@@ -112,10 +133,12 @@ class Stager:
         self.active = enabled() if on is None else on
         self.touched: set[str] = set()
         self.indexes: list[str | None] = [None]  # None: the index git gave the hook
+        self.why = ""  # staging was wanted and cannot be done safely: why, in one line
         if self.active and os.environ.get("PRE_COMMIT") == "1":
             touched = pre_commit_touched()
             if touched is None:
                 self.active = False
+                self.why = UNREADABLE if (PROC / "stat").is_file() else NO_PROC
             else:
                 self.touched = touched
         index = os.environ.get("GIT_INDEX_FILE", "")
@@ -169,12 +192,96 @@ class Stager:
         return True
 
 
+class Written:
+    """What a command run by a person writes beside one ledger (the ledger, its record and
+    artifacts, the document whose status moved), staged in the index where that cannot touch
+    the person's unstaged work (``Stager``'s rule). Made before the writes (``d``: the
+    Discussion, ``rule``: its rule or None); ``finish`` after them; ``line`` says what
+    happened. Outside a git repository nothing is staged and nothing said."""
+
+    def __init__(self, d, rule=None) -> None:
+        try:
+            self.root: Path | None = repo_root(Path(d.path).parent)
+        except CascadeError:
+            self.root = None
+        self.staged: list[str] = []
+        self.kept = False  # staging was on, and a changed file held unstaged work
+        self.left: list[str] = []  # changed (or named by ``also``) and not staged
+        self.paths: list[str] = []  # what it may stage: the ledger first
+        if self.root is None:
+            return
+        try:
+            ledger = Path(os.path.realpath(d.path)).relative_to(os.path.realpath(self.root))
+        except ValueError:
+            self.root = None
+            return
+        on = allowed() and getattr(rule, "stage", True) is not False
+        self.stager = Stager(self.root, on=on)
+        self.paths = [ledger.as_posix(), *([d.source] if d.source else []),
+                      *(p.as_posix() for p in artifact_paths(ledger, d.protocol.steps))]
+        self.stager.remember(*self.paths)
+        self.extra: list[str] = []
+        if not index_blobs(self.root, self.paths[:1]):  # a ledger nobody added to git yet
+            self.stager.active = False  # the person adds it (a governed one), or not at all
+            if rule is None:  # a topic's, which may be a scratch discussion: nothing said
+                self.paths = []
+
+    def also(self, path: str) -> None:
+        """``path`` (repository-relative) is for the person to stage with what was written."""
+        if self.root is not None and path not in self.extra:
+            self.extra.append(path)
+
+    def finish(self) -> None:
+        """Stage, of the files the command changed, those it may."""
+        if self.root is None:
+            return
+        changed = [p for p in self.paths if self._now(p) != self.stager.before.get(p)]
+        ok = self.stager.stageable(changed)
+        if not self.stager.stage([p for p in changed if p in ok]):
+            ok = set()
+        self.staged = [p for p in changed if p in ok]
+        self.kept = self.stager.active and any(p not in ok for p in changed)
+        self.left = [p for p in changed + self.extra if p not in ok and p not in self.left]
+
+    def _now(self, path: str) -> str:
+        try:
+            return blob_id((self.root / path).read_bytes())  # type: ignore[operator]
+        except FileNotFoundError:
+            return _ABSENT
+        except OSError:
+            return "?"
+
+    def line(self) -> str | None:
+        """One line: what was staged, and the ``git add`` for the rest (None: nothing to say)."""
+        def shown(paths: list[str]) -> str:
+            return " ".join(shlex.quote(display_path(self.root / p))  # type: ignore[operator]
+                            for p in paths)
+        if self.staged and not self.left:
+            return f"Staged {shown(self.staged)}: commit when ready."
+        if self.staged:
+            return f"Staged {shown(self.staged)}; stage the rest and commit: git add " \
+                   f"{shown(self.left)}"
+        if self.left:
+            why = " (not staged for you: it already held changes that were not staged)" if self.kept else ""
+            return f"Stage it and commit: git add {shown(self.left)}{why}"
+        return None
+
+
 def artifacts(item: Item) -> list[str]:
     """The record and artifacts a step protocol keeps beside ``item``'s ledger."""
     d = item.ran.discussion
     if d is None:
         return []
     return [p.as_posix() for p in artifact_paths(Path(item.ledger), d.protocol.steps)]
+
+
+def stage_items(stager: Stager, items: list[Item], out: TextIO) -> list[Item]:
+    """``stage_item`` for each item; when staging was wanted and cannot be done safely (under
+    pre-commit, its stash unknown), one line says so and why."""
+    staged = [stage_item(stager, item, out) for item in items]
+    if stager.why and any(i.ran.appended for i in items):
+        print(f"cascade: {stager.why}", file=out)
+    return staged
 
 
 def stage_item(stager: Stager, item: Item, out: TextIO) -> Item:

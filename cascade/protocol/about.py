@@ -86,13 +86,30 @@ def about(run: Run, personas=None) -> About | None:
     if sides:
         out.context.append(sides)
     rec = recommendation(run, run.round) if run.setup_done else None
-    does = dict(step.does)
-    for word in step.choices:
-        arg, text = _split_does(does.get(word, ""))
-        out.choices.append(Choice(word, arg, text.replace("{recommendation}",
-                                                          rec or "(none given)")))
+    out.choices = choices(step, rec or "(none given)")
     out.unclear = unclear(run)
     return out
+
+
+def choices(step: Step, rec: str | None = None) -> list[Choice]:
+    """A decision point's choices with what each does (its protocol's words); ``{recommendation}``
+    in them is ``rec``, the round's -- or, with none (before any run: ``cascade plan``), left
+    out."""
+    does = dict(step.does)
+    out = []
+    for word in step.choices:
+        arg, text = _split_does(does.get(word, ""))
+        if rec is None:
+            text = re.sub(r":?\s*\{recommendation\}", "", text)
+        out.append(Choice(word, arg, text.replace("{recommendation}", rec or "")))
+    return out
+
+
+def offers(step: Step, rec: str | None = None) -> list[str]:
+    """Each choice as offered, a line each: ``NEXT: modify <what to change> -- what it does``,
+    the recommended one marked."""
+    return [f"NEXT: {About(step, '', recommended=step.recommended or '').offer(c)}"
+            for c in choices(step, rec)]
 
 
 def impasse(run: Run) -> list[str]:

@@ -51,6 +51,20 @@ range: [1, 5], flag_below: 3}`` (the last name is the overall score; below the f
 is flagged), ``panel`` (a generated panel, cascade.protocol.panel), ``{list: [fewest, most]}``,
 ``{shortlist: [criteria], decisions: [advance, hold, drop], range: [1, 5]}`` (scored items,
 each with a decision, the cautious one last) and ``{packet: [keys]}`` (a bridge packet).
+
+A decision point is a step a person answers (``_decision``); each choice says what it does,
+with the question, in ``cascade plan``, ``explain``, the hook and the UI:
+
+```yaml
+  - id: next
+    role: person
+    question: What next after this round?
+    choices:                     # or a list of words, when they say enough
+      follow: "do what the quality gate recommends: {recommendation}"  # the round's
+      deep-dive: <point> -- the next round digs into the point you name  # <..>: its words
+    recommended: follow
+    goto: {}                     # a choice -> a later step of the round
+```
 """
 from __future__ import annotations
 

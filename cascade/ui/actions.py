@@ -5,7 +5,8 @@ the UI's message); ``run_next`` runs the pending turns, or a step protocol's nex
 decision point is not asked inline: the run stops there, and the person answers with a
 comment (``NEXT: <choice>``). Each takes the ledger's lock as the commands do: it waits
 for another writer of the ledger (the UI calls them from a worker thread, so the screen
-does not freeze meanwhile)."""
+does not freeze meanwhile). What each writes is staged as the commands stage it
+(cascade.loop.staging.Written)."""
 from __future__ import annotations
 
 import contextlib
@@ -18,7 +19,7 @@ from cascade.commands.advance import advance as advance_command
 from cascade.commands.comment import comment as comment_command
 from cascade.commands.decide import decide as decide_command
 from cascade.errors import CascadeError
-from cascade.loop.governance import writing
+from cascade.loop.governance import writing_staged
 from cascade.protocol.result import outcome_text
 
 _QUIET = threading.Lock()  # one redirect of stdout at a time: they must not interleave
@@ -52,8 +53,10 @@ def run_next(path: Path, progress) -> str:
     """Run what is due on the discussion at ``path`` (cascade.api.Runner, stopping where a
     person decides); one line that says what happened. The ledger's lock is held from
     before it is read (another writer's replies count) until the run's last block."""
-    with writing(str(path), "cascade ui") as d:
-        return _run_next(d, progress, Runner())
+    with writing_staged(str(path), "cascade ui") as (d, written):
+        said = _run_next(d, progress, Runner())
+    staging = written.line()
+    return f"{said}; {staging[0].lower()}{staging[1:]}" if staging else said
 
 
 def _run_next(d, progress, runner) -> str:
