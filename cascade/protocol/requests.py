@@ -76,7 +76,9 @@ def plan(run: Run) -> list[Request]:
     direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
     if run.after:
         direction = run.conclusion
-    if strategy is not None and not run.after:
+    # a flow's phases are the members': a mode where no member speaks (dp) is told none
+    if strategy is not None and not run.after and any(
+            not run.steps.role(s.role).fixed for s in run.steps.round_steps):
         phase = run.phase
         number = strategy.phases.index(phase) + 1
         direction = "\n".join(x for x in (

@@ -159,8 +159,8 @@ class Run:
     def speakers(self, step: Step) -> list[str]:
         if step.decision:
             return ["person"]
-        if step.roles:  # several fixed roles, in one wave
-            return [self.fixed[r] for r in step.roles]
+        if step.roles:  # several fixed roles, in one wave (of a step split by group, its own)
+            return [self.fixed[r] for r in step.speaking]
         role = self.steps.role(step.role)
         return [self.fixed[role.id]] if role.fixed else list(self.members)
 

@@ -3,6 +3,9 @@ strategies (or flows) and tiers, and the options a discussion picks among them
 (``specialize``). They are read from the protocol's YAML by cascade.protocol.specfile (the
 file's format is described there); a protocol that names a registered ``planner``
 (``respond``: ``review``, ``phased``) is steps too, each step a phase entered in order.
+
+Over 400 lines: the records and the one place a discussion's options reshape them
+(``specialize``) stay together.
 """
 from __future__ import annotations
 
@@ -73,6 +76,7 @@ class Step:
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)
     reads: tuple[tuple[str, str], ...] = ()  # what the engine reads (READS) -> the field
     advance: str | None = None  # a phase's registered trigger that moves it on (TRIGGERS)
+    part: tuple[str, ...] = ()  # of its roles, the group's that speak here (groups: in_turn)
 
     @property
     def decision(self) -> bool:
@@ -80,8 +84,9 @@ class Step:
 
     @property
     def speaking(self) -> tuple[str, ...]:
-        """The roles that speak in this step (its role, or the several it names)."""
-        return self.roles or (self.role,)
+        """The roles that speak in this step (its role, or the several it names; of a step
+        split by group, its group's)."""
+        return self.part or self.roles or (self.role,)
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,7 @@ class Strategy:
     sides: tuple[str, ...] = ()  # assigned to the members in turn (debate: pro, con)
     rounds: tuple[int, int] | None = None  # a flow's (min, default) rounds
     kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
+    groups: str = "together"  # or in_turn: a group's steps all run before the next group's
 
     def side(self, index: int) -> str:
         """The side of the member at ``index`` of the members (sides go round in turn)."""
@@ -222,9 +228,37 @@ class Steps:
         if strategy.rounds is not None:  # a flow's own round count (the protocol's cap)
             rounds = dataclasses.replace(rounds, min=strategy.rounds[0],
                                          max=min(strategy.rounds[1], rounds.max))
-        return dataclasses.replace(self, steps=tuple(adapt(s) for s in self.steps),
-                                   after=after, outcome=outcome, strategy=strategy,
-                                   rounds=rounds)
+        steps = tuple(adapt(s) for s in self.steps)
+        if strategy.groups == "in_turn":
+            steps = self._in_turn(steps)
+        return dataclasses.replace(self, steps=steps, after=after, outcome=outcome,
+                                   strategy=strategy, rounds=rounds)
+
+    def _in_turn(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
+        """``steps`` with each run of steps that several groups speak together split by
+        group, one group's part of every step of the run before the next group's (seed 004's
+        sequential D/P: D-freethinker, D-arbiter, then P-freethinker, P-arbiter). A part keeps
+        its step's id and roles; it waits only for its group's (``part``)."""
+        group = {r.id: r.group for r in self.roles}
+        out: list[Step] = []
+        block: list[Step] = []
+
+        def flush() -> None:
+            order = list(dict.fromkeys(group[r] for s in block for r in s.roles))
+            for g in order:
+                out.extend(dataclasses.replace(s, part=tuple(r for r in s.roles
+                                                             if group[r] == g))
+                           for s in block if any(group[r] == g for r in s.roles))
+            block.clear()
+
+        for s in steps:
+            if len(s.roles) > 1 and all(group.get(r) for r in s.roles):
+                block.append(s)
+            else:
+                flush()
+                out.append(s)
+        flush()
+        return tuple(out)
 
     @property
     def member_role(self) -> Role:

@@ -32,6 +32,8 @@ STRATEGY = {
     "outcome": Key(raw), "fields": Key(raw, {}),
     "sides": Key(words("a list of names"), (), label="strategy {name!r}: sides"),
     "rounds": Key(span("[min, default]"), label="strategy {name!r}: rounds"),
+    "groups": Key(one_of("together", "in_turn", must="is"), "together",
+                  label="strategy {name!r}: groups"),
 }
 PHASE = {
     "id": Key(_NAME, required=True, label="phase 'id'"),
@@ -90,7 +92,7 @@ def _strategy(name: str, spec: object, kind: str, path: Path, line: int | None) 
     fields = tuple(parse_field(str(k), v, f"strategy {name}", path, at("fields"))
                    for k, v in st["fields"].items())
     return Strategy(name, str(st["title"] or name.title()), tuple(phases), st["participation"],
-                    outcome, fields, st["sides"], st["rounds"], kind)
+                    outcome, fields, st["sides"], st["rounds"], kind, st["groups"])
 
 
 def tiers_of(data: LineDict, roles: list[Role], path: Path):

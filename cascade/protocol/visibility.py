@@ -85,6 +85,21 @@ def previous(run, step, alias: str) -> list:
     return [t for t in run.turns if t.round == run.round - 1 and t.alias != alias]
 
 
+@VISIBILITIES.register("prior")
+def prior(run, step, alias: str) -> list:
+    """Every turn of the last round, its own too (a rebuttal revisits its own position and
+    answers the others')."""
+    return [t for t in run.turns if t.round == run.round - 1]
+
+
+@VISIBILITIES.register("thread", traits=("one_at_a_time",))
+def thread(run, step, alias: str) -> list:
+    """Every turn of the earlier rounds, and the earlier speakers of this step in this round
+    (a sequential council's later rounds: the whole thread, not a summary of it)."""
+    return [t for t in run.turns if t.round < run.round
+            or (t.round == run.round and t.step == step.id)]
+
+
 def group_of(run, alias: str) -> str:
     return next((r.group for r in run.steps.fixed_roles
                  if r.group and run.fixed.get(r.id) == alias), "")
