@@ -113,7 +113,7 @@ def test_debate_openings_rebuttals_and_final_positions(repo, cli, council, fake_
 
 
 @pytest.mark.parametrize("tier, advisors, referee", [
-    ("light", "fast", "fast"), ("medium", "fast", "strong"), ("heavy", "strong", "strong"),
+    ("light", "fast", "strong"), ("medium", "fast", "strong"), ("heavy", "strong", "strong"),
 ])
 def test_each_tier_gives_the_strong_model_to_its_roles(repo, cli, council, fake_llm, tier,
                                                       advisors, referee):
@@ -322,7 +322,7 @@ def test_dp_a_bad_bridge_packet_skips_the_exchange_and_the_ledger_says_so(repo, 
 
 
 @pytest.mark.parametrize("tier, workers, meta", [
-    ("light", "fast", "fast"), ("medium", "fast", "strong"), ("heavy", "strong", "strong"),
+    ("light", "fast", "strong"), ("medium", "fast", "strong"), ("heavy", "strong", "strong"),
 ])
 def test_dp_tiers_and_word_budgets_per_role(repo, cli, council, fake_llm, tier, workers, meta):
     assert discuss(cli, "--mode", "dp", "--tier", tier, "--auto")[0] == 0

@@ -119,3 +119,24 @@ def test_dp_parallel_keeps_both_groups_in_one_wave(repo, cli, council):
     assert discuss(cli, "--mode", "dp", "--auto")[0] == 0
     steps = [s for n, s, r in council.asked()]
     assert steps == ["Ideation"] * 2 + ["Assessment"] * 2 + ["Merge"]
+
+
+@pytest.mark.parametrize("mode, synthesis, workers", [
+    ((), "AI-Referee", ADVISORS),
+    (("--mode", "dp"), "AI-Meta-Arbiter", ("AI-D-Freethinker", "AI-P-Freethinker",
+                                            "AI-D-Arbiter", "AI-P-Arbiter")),
+])
+@pytest.mark.parametrize("tier", [(), ("--tier", "light")])
+def test_the_light_tier_puts_synthesis_on_the_strong_model(repo, cli, council, fake_llm, mode,
+                                                          synthesis, workers, tier):
+    """Seed 004, role-aware model tiering: "light: advisors/freethinkers/arbiters ->
+    dedicated council role agents on litellm/gpt-5-mini; referee/meta-arbiter -> dedicated
+    synthesis agents on openai-codex/gpt-5.4" -- and "tier: light (default)"."""
+    assert discuss(cli, *mode, *tier, "--auto")[0] == 0
+    model = {}
+    for request in fake_llm.chat_requests:
+        name = next(n for n in (synthesis, *workers) if f"Reply as {n} with" in request.text)
+        model[name] = request.body["model"]
+    assert model == {synthesis: "strong", **{n: "fast" for n in workers}}
+    code, out, _ = cli("plan", LEDGER_T)
+    assert "tier light:" in out
