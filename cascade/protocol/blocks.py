@@ -9,6 +9,7 @@ import re
 from cascade.atomic import atomic_write
 from cascade.config.personas import load_personas
 from cascade.errors import display_path
+from cascade.ledger.model import VOTES
 from cascade.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import read_fields, sections
@@ -55,6 +56,18 @@ def fields_of(request: Request, reply: Reply | None) -> tuple[dict[str, str], li
     if request.step.confirm:
         values["verdict"] = values.pop("vote", "REJECT")
     return values, notes
+
+
+def ledger_vote(step, verdict: str) -> tuple[str | None, str]:
+    """What a turn's verdict writes: a ``VOTE:`` line when its step asks for the ledger's own
+    words (READY, CHANGES, REJECT: a vote on the document), else no vote and a line of the
+    body that gives the answer as it was asked (a confirmation's ACCEPT or REJECT of a
+    synthesis is no vote on the document)."""
+    asked = next((f.choices for f in step.fields if f.name in ("vote", "verdict")
+                  and f.choices), None) or ()
+    if asked and not set(asked) <= set(VOTES):
+        return None, f"**{step.title}:** {verdict}"
+    return (verdict if verdict in VOTES else "READY" if verdict == "ACCEPT" else "REJECT"), ""
 
 
 def reply_budget(words: int) -> int:

@@ -13,6 +13,7 @@ from cascade.errors import CascadeError
 from cascade.protocol.blocks import (
     cited,
     fields_of,
+    ledger_vote,
     panel_block,
     refs_text,
     reply_budget,
@@ -136,6 +137,10 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
         notes += panel_notes
         fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
     body = with_sections(request, body, fields, reply)
+    vote = None
+    if verdict is not None and persona.votes:
+        vote, said = ledger_vote(request.step, verdict)
+        body = f"{body.rstrip()}\n\n{said}" if said else body
     out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
     async with wave.lock:  # one append at a time: ids in the ledger's order, gapless
         number = wave.ids[0] + 1
@@ -148,10 +153,6 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
                       "refs": refs_text(request, citations), **fields}
         if reply.cut:
             provenance["cut"] = reply.cut
-        vote = None
-        if verdict is not None and persona.votes:
-            vote = verdict if verdict in ("READY", "CHANGES", "REJECT") else (
-                "READY" if verdict == "ACCEPT" else "REJECT")
         try:
             d.add_comment(persona.name, body, vote, provenance=provenance, untrusted=True)
             for kind, value, event_fields in events:
