@@ -140,3 +140,19 @@ def test_the_light_tier_puts_synthesis_on_the_strong_model(repo, cli, council, f
     assert model == {synthesis: "strong", **{n: "fast" for n in workers}}
     code, out, _ = cli("plan", LEDGER_T)
     assert "tier light:" in out
+
+
+def test_the_earlier_rounds_in_short_carry_the_declared_positions(repo, cli, council):
+    """Seed 004: "ROUND N: ... (final position prompt) - Each gets: full debate transcript
+    summary" -- a summary of the positions taken, so each advisor's line is the position it
+    declared ("position"), not the first sentence of its argument."""
+    council.replies[("AI-Skeptic", "Advice", 1)] = (
+        '{"comment": "Rewrites fail. Most of them, anyway.", "position": "Keep the billing '
+        'service and fix its tests first", "shift": "none"}')
+    assert discuss(cli, "--rounds", "2", "--auto")[0] == 0
+    final = {n: t for n, s, r, t in council.seen if (s, r) == ("Advice", 2)}
+    for name, text in final.items():
+        summary = text.split("The earlier rounds, in short:", 1)[1].split("<<<end", 1)[0]
+        assert "AI-Skeptic: Keep the billing service and fix its tests first" in summary
+        assert "Rewrites fail" not in summary
+        assert "AI-Pragmatist: AI-Pragmatist advises plan 1" in summary

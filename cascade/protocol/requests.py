@@ -18,7 +18,8 @@ def _step(run: Run, step_id: str) -> Step:
 
 def summary(run: Run, round_: int) -> str:
     """The earlier rounds, in at most ``rounds.carry`` characters: each round's positions
-    (first sentence), the synthesis's consensus statement and who rejected it, and why."""
+    (each speaker's last declared position of the round, else its first step's first
+    sentence), the synthesis's consensus statement and who rejected it, and why."""
     if round_ <= 1:
         return ""
     parts = []
@@ -28,7 +29,9 @@ def summary(run: Run, round_: int) -> str:
         first = run.steps.round_steps[0].id
         for t in turns:
             if t.step == first:
-                lines.append(f"- {t.name}: {sentence(t.body)}")
+                declared = [p for x in turns if x.alias == t.alias
+                            if (p := run.read(x, "position"))]
+                lines.append(f"- {t.name}: {sentence(declared[-1] if declared else t.body)}")
         fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
         if fixed:
             lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
