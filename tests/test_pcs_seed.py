@@ -5,8 +5,11 @@ round summaries that carry the declared positions -- standalone, every model cal
 to the fake endpoint."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_pcs import LEDGER, POSITIONS, TOPIC, Panel, discuss  # noqa: F401
+from visibility import visible
 
 from cascade import Discussion
 
@@ -39,3 +42,47 @@ def test_a_confirmation_is_written_as_it_was_asked(repo, cli, panel):
     for c in blocks:
         assert c.body.endswith(f"**Confirm:** {c.provenance['verdict']}")
     assert Discussion.load(repo / LEDGER).state.run.outcome == "READY"
+
+
+def test_the_confirmation_sees_the_key_points_of_the_earlier_phases(repo, cli, panel):
+    """Seed 000, SYNTHESIZE: "Present to all participants: task: "Do you ACCEPT or REJECT
+    this synthesis: [synthesis]" context: "[Key points from prior phases]"": each participant
+    confirms with the round's positions and challenges in view, the synthesis last (the turn
+    it answers)."""
+    assert discuss(cli)[0] == 0
+    d = Discussion.load(repo / LEDGER)
+    msg = {(t.step, t.alias): t.msg for t in d.state.run.turns}
+    earlier = {m for (s, _), m in msg.items() if s in ("propose", "challenge")}
+    synthesis = msg[("synthesize", "synthesizer")]
+    for name, step, round_, text in panel.seen:
+        if step == "Confirm":
+            seen = visible(text)
+            assert set(seen.shown) == earlier | {synthesis}, name
+            assert seen.shown[-1] == synthesis
+            assert all(p in text for n, p in POSITIONS.items()
+                       if n in ("AI-Architect", "AI-Security"))
+    refs = {c.provenance["refs"] for c in confirmations(repo)}
+    assert refs == {f"responds_to:{synthesis}"}  # it answers the synthesis
+
+
+def test_the_propose_table_marks_agreed_points_and_divergences(repo, cli, panel):
+    """Seed 000, PROPOSE: "Collect all positions. Identify agreements and divergences. Report
+    summary of positions to user with table. - Highlight each agent's position. - Highlight
+    agreed points. - Highlight divergent views for next phase."""
+    panel.replies[("AI-Architect", "Propose", 1)] = json.dumps(
+        {"comment": "Durable ordered storage matters most: use Postgres for replication."})
+    panel.replies[("AI-Security", "Propose", 1)] = json.dumps(
+        {"comment": "Durable ordered storage in one file: SQLite is simpler to audit."})
+    code, out, err = discuss(cli)
+    assert code == 0, out + err
+    d = Discussion.load(repo / LEDGER)
+    [table] = [c.body for c in d.comments if c.origin == "tool"
+               and c.provenance.get("step") == "propose"]
+    assert "| AI-Architect | Durable ordered storage matters most" in table
+    assert "**Agreed** (named in every position): durable, ordered, storage" in table
+    assert ("**Divergent** (answered in Challenge): AI-Architect answers AI-Security; "
+            "AI-Security answers AI-Architect") in table
+    assert "**Agreed** (named in every position): durable, ordered, storage" in out
+    challenge = [c for c in d.comments if c.origin == "tool"
+                 and c.provenance.get("step") == "challenge"]
+    assert "Agreed" not in challenge[0].body  # the positions' table only

@@ -52,7 +52,7 @@ PCS = Protocol({
     "Propose": step("propose", "blind"),
     "Challenge": step("challenge", "all", target="propose"),  # answers the most opposing
     "Synthesize": step("synthesize", "all"),
-    "Confirm": step("confirm", "synthesis"),
+    "Confirm": step("confirm", "key_points"),  # the round's earlier turns, the synthesis last
     "Recommendation": step("recommend", "all"),
 }, synthesis=("synthesize",))
 

@@ -16,6 +16,7 @@ from cascade.protocol.fields import read_fields, sections
 from cascade.protocol.graph import graph_json
 from cascade.protocol.panel import fallback_panel, panel_events, parse_panel
 from cascade.protocol.record import artifact_path, record_path, render_record
+from cascade.protocol.registry import TARGETS, shared_terms
 from cascade.protocol.runstate import Request, Run
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.safepath import refuse_links
@@ -98,7 +99,27 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
         cells = [names.get(t.alias, t.name), sentence(first or t.body, 160)] + [
             sentence(t.fields.get(k, ""), 120) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
-    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+    return "\n".join(["| " + " | ".join(r) + " |" for r in rows] + agreement(run, step_id, names))
+
+
+def agreement(run: Run, step_id: str, names: dict[str, str]) -> list[str]:
+    """Under the table of a round's first step whose positions a later step answers
+    (``target:``): what every position names (agreed), and the divergent views the later
+    step answers -- each speaker and the position its target rule gives it."""
+    later = next((s for s in run.steps.round_steps if s.target is not None), None)
+    turns = run.of(run.round, step_id)
+    if later is None or step_id != run.steps.round_steps[0].id or len(turns) < 2:
+        return []
+    shared = shared_terms([t.body for t in turns])
+    pairs = []
+    for t in turns:
+        other = TARGETS.call(later.target, t.alias, turns)
+        if other is not None:
+            pairs.append(f"{names.get(t.alias, t.name)} answers "
+                         f"{names.get(other.alias, other.name)}")
+    return ["", "**Agreed** (named in every position): " + (", ".join(shared) if shared
+                                                           else "nothing yet"),
+            f"**Divergent** (answered in {later.title}): " + "; ".join(pairs)]
 
 
 def column_title(name: str) -> str:

@@ -79,6 +79,13 @@ def synthesis(run, step, alias: str) -> list:
     return [t for t in run.turns if _fixed(run, t)][-1:]
 
 
+@VISIBILITIES.register("key_points", traits=("responds",))
+def key_points(run, step, alias: str) -> list:
+    """The key points of this round's earlier steps -- every turn of the round before this
+    step (the positions, the challenges) -- and the last synthesis last: what it answers."""
+    return [t for t in run.turns if t.round == run.round and t.step != step.id]
+
+
 @VISIBILITIES.register("previous")
 def previous(run, step, alias: str) -> list:
     """The others' turns of the last round (a cross-rebuttal)."""
