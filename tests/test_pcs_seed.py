@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_pcs import LEDGER, POSITIONS, TOPIC, Panel, discuss  # noqa: F401
+from test_pcs import LEDGER, POSITIONS, TOPIC, Panel, discuss
 from visibility import visible
 
 from cascade import Discussion
@@ -80,9 +80,38 @@ def test_the_propose_table_marks_agreed_points_and_divergences(repo, cli, panel)
                and c.provenance.get("step") == "propose"]
     assert "| AI-Architect | Durable ordered storage matters most" in table
     assert "**Agreed** (named in every position): durable, ordered, storage" in table
-    assert ("**Divergent** (answered in Challenge): AI-Architect answers AI-Security; "
-            "AI-Security answers AI-Architect") in table
+    [divergent] = [line for line in table.splitlines() if line.startswith("**Divergent**")]
+    assert divergent.startswith("**Divergent** (answered in Challenge): ")
+    assert sorted(divergent.split(": ", 1)[1].split("; ")) == [
+        "AI-Architect answers AI-Security", "AI-Security answers AI-Architect"]
     assert "**Agreed** (named in every position): durable, ordered, storage" in out
     challenge = [c for c in d.comments if c.origin == "tool"
                  and c.provenance.get("step") == "challenge"]
     assert "Agreed" not in challenge[0].body  # the positions' table only
+
+
+def test_a_topic_that_names_no_participants_gets_the_seed_s_default_pair(repo, cli, panel,
+                                                                       fake_llm):
+    """Seed 000, Initialize Discussion: "Identify participants (default: HyperArch, HyperSan
+    if not specified)" -- here the architect and the perfectionist (quality and validation)
+    -- unless auto-invite is asked for: "If user said "auto-invite" or "auto" -> Infer
+    relevant agents from topic"."""
+    code, out, err = cli("discuss", TOPIC)
+    assert code == 0, out + err
+    assert fake_llm.calls() == 7  # one round; nobody was asked to pick
+    assert not [s for _, s, _ in panel.asked() if s == "Invite"]
+    d = Discussion.load(repo / LEDGER)
+    assert d.participants == ["architect", "perfectionist"]
+    assert "Participants @architect, @perfectionist: the protocol's own panel" in (
+        repo / LEDGER).read_text()
+    code, out, _ = cli("plan", "--protocol", "pcs")
+    assert code == 0 and ("participant (fast): architect -> openai/fake, perfectionist -> "
+                          "openai/fake") in out
+
+
+def test_auto_invite_still_asks_the_synthesizer(repo, cli, panel, fake_llm):
+    """Seed 000: "If user said "auto-invite" or "auto" -> Infer relevant agents from topic,
+    proceed without asking": the default pair gives way to the synthesizer's pick."""
+    code, out, err = cli("discuss", TOPIC, "--auto-invite")
+    assert code == 0, out + err
+    assert Discussion.load(repo / LEDGER).participants == ["security", "pragmatist"]

@@ -107,16 +107,15 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         if count and not count.min <= len(participants) <= count.max:
             raise CascadeError(f"protocol {proto.name!r} takes {count.min} to {count.max} "
                                f"participants, not {len(participants)}")
-    elif count is not None and count.personas and not auto_invite:
-        participants = list(count.personas)  # the protocol's own panel (council's lenses)
-        for alias in participants:
-            registry.require(alias)
-        context = (f"Participants {', '.join('@' + a for a in participants)}: the protocol's "
-                   "own panel (give --participants to replace it).")
     else:
         from cascade.protocol.invite import invite
 
-        if steps is not None:
+        if count is not None and count.personas and not auto_invite:
+            recommended = list(count.personas)  # the protocol's own panel (council's lenses)
+            for alias in recommended:
+                registry.require(alias)
+            how = "the protocol's own panel, which --participants replaces"
+        elif steps is not None:
             recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
             for note in notes:
                 print(printable(f"note: {note}"))
