@@ -24,7 +24,7 @@ from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
-from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
+from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, given_by, next_lines, refs_of
 from cascade.protocol.spec import Options, Step, Steps, specialize
 
 
@@ -183,6 +183,7 @@ def _setup(run: Run, ledger) -> bool:
                     order = run.steps.setup
                 direction = (f"{answer.choice} {answer.text}".strip() if answer.text
                              else answer.choice)
+                run.direction_by = given_by(answer)
                 index = next(i for i, s in enumerate(order) if s.id == target)
                 continue
             index += 1
@@ -245,6 +246,7 @@ def _progress(run: Run) -> None:
         chosen = _round_choice(run, round_)
         if chosen is not None:
             run.directions[round_ + 1] = chosen
+            run.givers[round_ + 1] = given_by(run.chosen[(round_, decision_step(run).id)])
         if _paused(run, round_) and round_ not in run.resumed:
             run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
             return
@@ -266,6 +268,7 @@ def _next_round(run: Run, round_: int, exit_: Exit) -> None:
         run.phase_of[round_ + 1] = exit_.phase
     if exit_.direction:
         run.directions[round_ + 1] = exit_.direction
+        run.givers[round_ + 1] = given_by(None)
     if exit_.conclusion:
         run.conclusion = exit_.conclusion
     if exit_.quiet_until is not None:

@@ -54,7 +54,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         problem = panel.problem + (f"\nScope: {panel.scope}" if panel.scope else "") + (
             f"\nSuccess criteria: {panel.success}" if panel.success else "")
         problem_at = blocks.add("problem definition", scrub(problem, ledger_name, panel.line))
-    direction_at = (blocks.add("a person's direction", scrub(request.direction, ledger_name, 1))
+    direction_at = (blocks.add("the direction, and who gave it", scrub(request.direction, ledger_name, 1))
                     if request.direction else None)
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
     hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
