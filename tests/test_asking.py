@@ -191,8 +191,9 @@ def test_on_a_terminal_each_question_says_what_it_is_about(repo, fake_llm, tmp_p
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
 def test_on_a_terminal_the_proposed_participants_are_a_table(repo, fake_llm, tmp_path):
-    """`cascade discuss` (pcs) proposes its participants: who, in which role, on which tier,
-    why (their role and expertise; the synthesizer's reason above), before it asks."""
+    """`cascade discuss` (pcs) proposes its participants -- its own pair -- who, in which
+    role, on which tier, why (their role and expertise; where they come from above), before
+    it asks."""
     from test_pcs import Panel
 
     Panel(fake_llm)
@@ -206,12 +207,11 @@ def test_on_a_terminal_the_proposed_participants_are_a_table(repo, fake_llm, tmp
         screen = tmux.wait_for("Enter to start")
         lines = screen.splitlines()
         head = next(i for i, line in enumerate(lines) if line.startswith("Proposed panel"))
-        assert ("auto-invited by AI-Synthesizer: Security and delivery pull apart here."
-                in lines[head])
+        assert "the protocol's own panel, which --participants replaces" in lines[head]
         assert lines[head + 1].split() == ["Persona", "Role", "Model", "Why"]
         rows = lines[head + 3:head + 6]
-        assert rows[0].split()[:4] == ["AI-Security", "(@security)", "Participant", "fast"]
-        assert rows[1].split()[:2] == ["AI-Pragmatist", "(@pragmatist)"]
+        assert rows[0].split()[:4] == ["AI-Architect", "(@architect)", "Participant", "fast"]
+        assert rows[1].split()[:2] == ["AI-Perfectionist", "(@perfectionist)"]
         assert rows[2].split()[:5] == ["AI-Synthesizer", "(@synthesizer)", "Synthesizer",
                                        "strong", "tier"]
         tmux.run("send-keys", "-t", "t", "Enter")

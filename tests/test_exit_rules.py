@@ -750,7 +750,7 @@ SET = "a set number of rounds ({})"
      Exit(False, SET.format(5), 2)),
     (steps_of("council", "debate", edits=(("rounds: [2, 3]", "rounds: [2, 5]"),)), 5,
      Exit(False, SET.format(5), 2)),
-    (steps_of("council", "parallel"), 1, Exit(False, SET.format(1), 0)),  # one phase for all
+    (steps_of("council", "parallel"), 1, Exit(False, SET.format(1), 2)),  # past the last
     # a phase without ``at`` covers the rounds no phase's ``at`` names
     (steps_of("council", "debate", edits=(("at: middle, ", ""),)), 1,
      Exit(False, SET.format(3), 1)),

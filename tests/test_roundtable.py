@@ -100,7 +100,8 @@ def test_six_hats_is_sequential_and_runs_every_phase_in_order(repo, cli, table):
             earlier = NAMES[:NAMES.index(name)]
             assert all(f"{n} holds position {round_}" in text for n in earlier), name
     first = [t for n, s, r, t in table.seen if (s, r) == ("Question", 1)][0]
-    assert "Six thinking hats strategy, phase 1 of 7: Blue hat" in first
+    assert ("From the protocol's schedule (no person decided): Six thinking hats strategy, "
+            "phase 1 of 7: Blue hat") in first
 
 
 @pytest.mark.parametrize("strategy, phases", [

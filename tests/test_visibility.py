@@ -52,7 +52,7 @@ PCS = Protocol({
     "Propose": step("propose", "blind"),
     "Challenge": step("challenge", "all", target="propose"),  # answers the most opposing
     "Synthesize": step("synthesize", "all"),
-    "Confirm": step("confirm", "synthesis"),
+    "Confirm": step("confirm", "key_points"),  # the round's earlier turns, the synthesis last
     "Recommendation": step("recommend", "all"),
 }, synthesis=("synthesize",))
 
@@ -239,10 +239,15 @@ CO_TOPIC = "Should we rewrite the billing service?"
 CO_LEDGER = "discussions/should-we-rewrite-the-billing-service.discussion.md"
 VERDICT = step("verdict", "history", after=True)
 COUNCIL = {
-    "parallel": Protocol({"Advice": step("advise", "blind"), "Verdict": VERDICT}),
-    # sequential: also the earlier advisors of the round (blind's view: the summary too)
-    "sequential": Protocol({"Advice": step("advise", "blind", sequential=True),
-                            "Verdict": VERDICT}),
+    # parallel: openings blind, rebuttals see the last round (their own too), finals blind
+    "parallel": Protocol({"Advice": Step("advise", {1: View("blind"), 2: View("prior"),
+                                                    3: View("blind")}),
+                          "Verdict": VERDICT}),
+    # sequential: also the earlier advisors of the round (blind's view: the summary too);
+    # later rounds see every earlier round's turns
+    "sequential": Protocol({"Advice": Step("advise", {
+        1: View("blind", sequential=True), 2: View("thread", sequential=True),
+        3: View("thread", sequential=True)}), "Verdict": VERDICT}),
     # debate: openings blind, cross-rebuttals see the others' last round, finals blind
     "debate": Protocol({"Advice": Step("advise", {1: View("blind"), 2: View("previous"),
                                                   3: View("blind")}),
@@ -254,8 +259,8 @@ COUNCIL = {
     }, groups={"AI-D-Freethinker": "d", "AI-D-Arbiter": "d", "AI-P-Freethinker": "p",
                "AI-P-Arbiter": "p"}),
 }
-COUNCIL_ARGS = {"parallel": ("--flow", "parallel", "--rounds", "2"),
-                "sequential": ("--flow", "sequential", "--rounds", "2"),
+COUNCIL_ARGS = {"parallel": ("--flow", "parallel", "--rounds", "3"),
+                "sequential": ("--flow", "sequential", "--rounds", "3"),
                 "debate": ("--flow", "debate"),  # three rounds
                 "dp": ("--mode", "dp", "--rounds", "3")}
 
@@ -275,8 +280,8 @@ def co_discuss(runs, cli, flow):
 
 
 @pytest.mark.parametrize("flow, steps, rounds", [
-    ("parallel", ("Advice",), 2),
-    ("sequential", ("Advice",), 2),
+    ("parallel", ("Advice",), 3),
+    ("sequential", ("Advice",), 3),
     ("debate", ("Advice",), 3),
     ("dp", ("Ideation", "Assessment"), 3),
 ])

@@ -83,10 +83,16 @@ PCS = [
     ("sequential", ["r1", "s2", "a3", "b5", "c2"]),
     # the others' turns of the last round
     ("previous", ["a1", "c1", "s1", "x1", "r1"]),
+    # this round's turns of the other steps (not this step's, its own or the others')
+    ("key_points", ["a2", "b3", "b4", "s2"]),
+    # every turn of the last round, its own too
+    ("prior", ["a1", "b1", "c1", "s1", "b2", "x1", "r1"]),
+    # every turn of the earlier rounds, and this round's turns of this step
+    ("thread", ["a1", "b1", "c1", "s1", "b2", "x1", "r1", "a3", "b5", "c2"]),
 ])
 def test_pcs_ledger(name, expected):
     run = run_of("pcs", PCS, 2)
-    assert run.steps.step("confirm").visibility == "synthesis"
+    assert run.steps.step("confirm").visibility == "key_points"
     assert shown(run, "confirm", B, name) == expected
 
 
@@ -100,7 +106,7 @@ def test_previous_leaves_out_only_the_speaker(speaker, expected):
 
 def test_the_step_s_own_visibility_when_none_is_named():
     run = run_of("pcs", PCS, 2)
-    assert shown(run, "confirm", B) == ["s2"]  # synthesis
+    assert shown(run, "confirm", B) == ["a2", "b3", "b4", "s2"]  # key_points
     assert shown(run, "challenge", B) == ["a2", "b4", "s2", "a3", "b5", "c2"]  # all
     assert shown(run, "propose", B) == []  # blind
 

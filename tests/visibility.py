@@ -134,9 +134,10 @@ def turns_of(path: Path, root: Path) -> list[T]:
 class View:
     """A step's visibility as the protocol's data gives it, for the oracle below.
 
-    ``kind``: blind, all, history, synthesis, question, previous, group; ``sequential``
-    adds the earlier speakers of the step in this round to ``kind``'s view. ``sees``: only
-    turns of these steps. ``summary``: whether the earlier rounds' summary is given."""
+    ``kind``: blind, all, history, synthesis, key_points, question, previous, prior, thread,
+    group; ``sequential`` adds the earlier speakers of the step in this round to ``kind``'s
+    view. ``sees``: only turns of these steps. ``summary``: whether the earlier rounds'
+    summary is given."""
 
     kind: str
     summary: bool = True
@@ -184,6 +185,9 @@ def expected(p: Protocol, who: str, title: str, round_: int, prior: list[T]) -> 
     - synthesis: the last synthesis only;
     - question: this round's question and the last round's synthesis;
     - previous: the other speakers' turns of the last round;
+    - key_points: this round's turns of the earlier steps (the synthesis last);
+    - prior: every turn of the last round, the speaker's own too;
+    - thread: every turn of the earlier rounds;
     - group: its group's turns of this round and the last, less its own in this step and
       round, and the other groups' bridge packets of the last round;
     - sequential: also the earlier speakers of this step, this round;
@@ -207,6 +211,12 @@ def expected(p: Protocol, who: str, title: str, round_: int, prior: list[T]) -> 
             t for t in prior if t.round == round_ and t.step == p.question]
     elif v.kind == "previous":
         out = [t for t in prior if t.round == round_ - 1 and t.name != who]
+    elif v.kind == "key_points":
+        out = [t for t in prior if t.round == round_ and t.step != s.id]
+    elif v.kind == "prior":
+        out = [t for t in prior if t.round == round_ - 1]
+    elif v.kind == "thread":
+        out = [t for t in prior if t.round < round_]
     elif v.kind == "group":
         mine = p.groups.get(who)
         out = []

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from cascade.errors import CascadeError, display_path
 from cascade.ledger.model import OUTCOME
-from cascade.loop.governance import writing_staged
+from cascade.loop.staging import writing_staged
 from cascade.text import printable
 
 

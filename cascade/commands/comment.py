@@ -8,7 +8,7 @@ from cascade.gitio import user_name
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
-from cascade.loop.governance import writing_staged
+from cascade.loop.staging import writing_staged
 from cascade.protocol.about import about
 from cascade.text import printable
 

@@ -11,7 +11,7 @@ from cascade.errors import CascadeError, display_path
 from cascade.gitio import config_value, git, index_blobs, repo_root, user_name
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
-from cascade.loop.governance import writing_staged
+from cascade.loop.staging import writing_staged
 from cascade.text import printable
 
 

@@ -19,8 +19,9 @@ from typing import Any
 from cascade.commands.wave import ask_wave
 from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import recorded_revision, resolve, writing_staged
+from cascade.loop.governance import recorded_revision, resolve
 from cascade.loop.lock import ledger_lock
+from cascade.loop.staging import writing_staged
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.invite import invite
@@ -234,21 +235,22 @@ def _panel(topic: str, chosen: _Chosen, participants: list[str] | None, auto_inv
             raise CascadeError(f"protocol {proto.name!r} takes {count.min} to {count.max} "
                                f"participants, not {len(participants)}")
         return participants, ""
-    if count is not None and count.personas and not auto_invite:
-        own = list(count.personas)  # the protocol's own panel (council's lenses)
-        for alias in own:
-            registry.require(alias)
-        return own, (f"Participants {', '.join('@' + a for a in own)}: the protocol's "
-                     "own panel (give --participants to replace it).")
     return _invited(topic, chosen, registry, fixed, auto_invite, auto, root)
 
 
 def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite: bool,
              auto: bool, root) -> tuple[list[str], str] | list[str]:  # long: _panel's
-    """A panel proposed for the topic: shown and confirmed on a terminal (a person may name
-    another: returned alone), else taken automatically, said so."""
+    """A panel proposed: the protocol's own where it has one (unless --auto-invite), else
+    picked for the topic; shown and confirmed on a terminal (a person may name another:
+    returned alone), else taken automatically, said so."""
     proto, steps = chosen.proto, chosen.steps
-    if steps is not None:
+    count = steps.participants if steps else None
+    if count is not None and count.personas and not auto_invite:
+        recommended = list(count.personas)  # the protocol's own panel (council's lenses)
+        for alias in recommended:
+            registry.require(alias)
+        how = "the protocol's own panel, which --participants replaces"
+    elif steps is not None:
         recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
         for note in notes:
             print(printable(f"note: {note}"))

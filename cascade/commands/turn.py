@@ -5,7 +5,7 @@ import shlex
 from cascade.commands.discuss import run_
 from cascade.commands.wave import ask_wave
 from cascade.errors import CascadeError
-from cascade.loop.governance import writing_staged
+from cascade.loop.staging import writing_staged
 from cascade.protocol.pending import requested_turns
 from cascade.text import printable
 

@@ -19,7 +19,6 @@ from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.loop.globs import glob_match
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RuleSet
-from cascade.loop.staging import Written
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
@@ -214,19 +213,6 @@ def writing(path: str | Path, holder: str):
     ledger, doc, rule = inside(path)
     with ledger_lock(ledger, holder=holder):
         yield open_at(path, ledger, doc, rule)
-
-
-@contextlib.contextmanager
-def writing_staged(path: str | Path, holder: str):
-    """``writing``, yielding also a ``cascade.loop.staging.Written``: when the block ends
-    without an error, what it wrote is staged where that is safe (``written.line()`` says
-    what), the lock still held."""
-    ledger, doc, rule = inside(path)
-    with ledger_lock(ledger, holder=holder):
-        d = open_at(path, ledger, doc, rule)
-        written = Written(d, rule)
-        yield d, written
-        written.finish()
 
 
 def inside(path: str | Path) -> tuple[Path, str | None, Rule | None]:

@@ -35,6 +35,7 @@ neither); it says so in one line, and names the ``git add`` for what it could no
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shlex
@@ -44,7 +45,9 @@ from typing import TextIO
 
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import git, index_blobs, repo_root
+from cascade.loop.governance import inside, open_at
 from cascade.loop.item import Item, Staged
+from cascade.loop.lock import ledger_lock
 from cascade.protocol.record import artifact_paths
 from cascade.revision import blob_id
 
@@ -339,3 +342,16 @@ def _move(stager: Stager, item: Item, extras: list[str], out: TextIO) -> list[st
           f"with it, {item.ledger} -> {item.move_to}", file=out)
     item.ran.discussion.path = root / new_ledger  # type: ignore[union-attr]
     return olds
+
+
+@contextlib.contextmanager
+def writing_staged(path: str | Path, holder: str):
+    """``cascade.loop.governance.writing``, yielding also a ``Written``: when the block ends
+    without an error, what it wrote is staged where that is safe (``written.line()`` says
+    what), the lock still held."""
+    ledger, doc, rule = inside(path)
+    with ledger_lock(ledger, holder=holder):
+        d = open_at(path, ledger, doc, rule)
+        written = Written(d, rule)
+        yield d, written
+        written.finish()

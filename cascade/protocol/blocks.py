@@ -7,6 +7,7 @@ from __future__ import annotations
 from cascade.atomic import atomic_write
 from cascade.config.personas import load_personas
 from cascade.errors import display_path
+from cascade.ledger.model import VOTES
 from cascade.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import (
@@ -21,6 +22,7 @@ from cascade.protocol.graph import graph_json
 from cascade.protocol.loader import role_personas
 from cascade.protocol.panel import fallback_panel, panel_events, parse_panel
 from cascade.protocol.record import artifact_path, record_path, render_record
+from cascade.protocol.registry import TARGETS, shared_terms
 from cascade.protocol.runstate import Request, Run
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.safepath import refuse_links
@@ -98,6 +100,18 @@ def ballot_of(step):
     return next((f for f in step.fields if f.kind == "ballot"), None)
 
 
+def ledger_vote(step, verdict: str) -> tuple[str | None, str]:
+    """What a turn's verdict writes: a ``VOTE:`` line when its step asks for the ledger's own
+    words (READY, CHANGES, REJECT: a vote on the document), else no vote and a line of the
+    body that gives the answer as it was asked (a confirmation's ACCEPT or REJECT of a
+    synthesis is no vote on the document)."""
+    asked = next((f.choices for f in step.fields if f.name in ("vote", "verdict")
+                  and f.choices), None) or ()
+    if asked and not set(asked) <= set(VOTES):
+        return None, f"**{step.title}:** {verdict}"
+    return (verdict if verdict in VOTES else "READY" if verdict == "ACCEPT" else "REJECT"), ""
+
+
 def reply_budget(words: int) -> int:
     """Max tokens for a reply of at most ``words`` words in its comment: ~1.5 tokens a word
     and room for the JSON around it and its other fields."""
@@ -126,7 +140,27 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
         cells = [names.get(t.alias, t.name), sentence(first or t.body, 160)] + [
             sentence(t.fields.get(k, ""), 120) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
-    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
+    return "\n".join(["| " + " | ".join(r) + " |" for r in rows] + agreement(run, step_id, names))
+
+
+def agreement(run: Run, step_id: str, names: dict[str, str]) -> list[str]:
+    """Under the table of a round's first step whose positions a later step answers
+    (``target:``): what every position names (agreed), and the divergent views the later
+    step answers -- each speaker and the position its target rule gives it."""
+    later = next((s for s in run.steps.round_steps if s.target is not None), None)
+    turns = run.of(run.round, step_id)
+    if later is None or step_id != run.steps.round_steps[0].id or len(turns) < 2:
+        return []
+    shared = shared_terms([t.body for t in turns])
+    pairs = []
+    for t in turns:
+        other = TARGETS.call(later.target, t.alias, turns)
+        if other is not None:
+            pairs.append(f"{names.get(t.alias, t.name)} answers "
+                         f"{names.get(other.alias, other.name)}")
+    return ["", "**Agreed** (named in every position): " + (", ".join(shared) if shared
+                                                           else "nothing yet"),
+            f"**Divergent** (answered in {later.title}): " + "; ".join(pairs)]
 
 
 def write_record(d: Discussion, run: Run, when: str) -> str:

@@ -26,7 +26,7 @@ from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
 from cascade.protocol.context import first_listed
 from cascade.protocol.options import Options, specialize
-from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, next_lines, refs_of
+from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, given_by, next_lines, refs_of
 from cascade.protocol.setup import walk_setup
 from cascade.protocol.spec import Step, Steps
 
@@ -201,6 +201,7 @@ def _progress(run: Run) -> None:
         chosen = _round_choice(run, round_)
         if chosen is not None:
             run.directions[round_ + 1] = chosen
+            run.givers[round_ + 1] = given_by(run.chosen[(round_, decision_step(run).id)])
         if _paused(run, round_) and round_ not in run.resumed:
             if not _pause_wave(run, round_):  # its resume context written: the run stops
                 run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
@@ -253,6 +254,7 @@ def _next_round(run: Run, round_: int, exit_: Exit) -> None:
         run.phase_of[round_ + 1] = exit_.phase
     if exit_.direction:
         run.directions[round_ + 1] = exit_.direction
+        run.givers[round_ + 1] = given_by(None)
     if exit_.conclusion:
         run.conclusion = exit_.conclusion
     if exit_.quiet_until is not None:

@@ -205,7 +205,7 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
             f"\nSuccess criteria: {panel.success}" if panel.success else "")
         at["problem"] = blocks.add("problem definition", scrub(problem, ledger_name, panel.line))
     if request.direction:
-        at["direction"] = blocks.add("a person's direction",
+        at["direction"] = blocks.add("the direction, and who gave it",
                                      scrub(request.direction, ledger_name, 1))
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
     hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())

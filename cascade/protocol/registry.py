@@ -67,6 +67,15 @@ def most_opposing(speaker: str, turns: Sequence[Any]) -> Any | None:
     return min(others, key=lambda t: (overlap(t), t.number))
 
 
+def shared_terms(texts: Sequence[str], most: int = 8) -> list[str]:
+    """The words every text names (as ``most_opposing`` compares them), in the first text's
+    order: what positions agree on, read without a model."""
+    if not texts:
+        return []
+    common = {w for w in set.intersection(*(_words(t) for t in texts)) if len(w) > 3}
+    return list(dict.fromkeys(w for w in _WORD.findall(texts[0].lower()) if w in common))[:most]
+
+
 def _names(run, aliases) -> list[str]:
     return [run.name_of(a) for a in aliases]
 

@@ -18,7 +18,8 @@ def _step(run: Run, step_id: str) -> Step:
 
 def summary(run: Run, round_: int) -> str:
     """The earlier rounds, in at most ``rounds.carry`` characters: each round's positions
-    (first sentence), the synthesis's consensus statement and who rejected it, and why."""
+    (each speaker's last declared position of the round, else its first step's first
+    sentence), the synthesis's consensus statement and who rejected it, and why."""
     if round_ <= 1:
         return ""
     parts = []
@@ -28,7 +29,9 @@ def summary(run: Run, round_: int) -> str:
         first = run.steps.round_steps[0].id
         for t in turns:
             if t.step == first:
-                lines.append(f"- {t.name}: {sentence(t.body)}")
+                declared = [p for x in turns if x.alias == t.alias
+                            if (p := run.read(x, "position"))]
+                lines.append(f"- {t.name}: {sentence(declared[-1] if declared else t.body)}")
         fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
         if fixed:
             lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
@@ -54,6 +57,29 @@ def _consensus(body: str) -> str:
     return m.group(1) if m else body
 
 
+def _direction(run: Run, fixed: bool) -> str:
+    """What the wave is told to follow, each part saying who gave it: a person, --auto, the
+    protocol's rule or schedule (a strategy's phase; for a fixed role, the open conflicts)."""
+    direction, by = ((run.direction, run.direction_by) if not run.setup_done else
+                     (run.directions.get(run.round, ""), run.givers.get(run.round, "")))
+    direction = f"From {by}: {direction}" if direction and by else direction
+    if run.after:
+        return run.conclusion  # it names who decided
+    strategy = run.steps.strategy
+    # a flow's phases are the members': a mode where no member speaks (dp) is told none
+    if strategy is None or all(run.steps.role(s.role).fixed for s in run.steps.round_steps):
+        return direction
+    phase = run.phase
+    number = strategy.phases.index(phase) + 1
+    conflicts = registry.open_conflicts(run, run.round - 1) if fixed else []
+    return "\n".join(x for x in (
+        f"From the protocol's schedule (no person decided): {strategy.title} "
+        f"{strategy.kind}, phase {number} of {len(strategy.phases)}: "
+        f"{phase.title}" + (f" -- {phase.goal}" if phase.goal else ""),
+        "From the protocol's record: open conflicts: " + ", ".join(conflicts)
+        if conflicts else "", direction) if x)
+
+
 def plan(run: Run) -> list[Request]:
     """The next wave: every speaker of the first unfinished step that has not spoken (one at
     a time for a ``sequential`` step). Nothing once the outcome is known."""
@@ -73,18 +99,7 @@ def plan(run: Run) -> list[Request]:
     declared = (run.base or run.steps).step(step.id) or step
     only_last = VISIBILITIES.has(declared.visibility, "no_summary") or bool(step.sees)
     text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
-    direction = run.direction if not run.setup_done else run.directions.get(run.round, "")
-    if run.after:
-        direction = run.conclusion
-    if strategy is not None and not run.after:
-        phase = run.phase
-        number = strategy.phases.index(phase) + 1
-        direction = "\n".join(x for x in (
-            f"{strategy.title} strategy, phase {number} of {len(strategy.phases)}: "
-            f"{phase.title}" + (f" -- {phase.goal}" if phase.goal else ""),
-            "Open conflicts: " + ", ".join(registry.open_conflicts(run, run.round - 1))
-            if role.fixed and registry.open_conflicts(run, run.round - 1) else "",
-            direction) if x)
+    direction = _direction(run, role.fixed)
     out = []
     for alias in waiting:
         role = run.role_of(step, alias)
@@ -98,7 +113,10 @@ def plan(run: Run) -> list[Request]:
         said = direction
         if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
             side = strategy.side(run.members.index(alias), alias)
-            said = f"{direction}\nYour side: {side}." if direction else f"Your side: {side}."
+            by = ("a person, who put each participant on a side" if alias in dict(strategy.assigned)
+                  else "the protocol, which assigns the sides in turn")
+            side = f"From {by}: Your side: {side}."
+            said = f"{direction}\n{side}" if direction else side
         strong = run.steps.strong_roles()
         tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
         out.append(Request(alias, role.id, step, run.round, tier, seen, target,

@@ -70,6 +70,19 @@ def next_lines(body: str) -> list[tuple[str, str]]:
     return out
 
 
+AUTO = "cascade --auto"  # who answers a decision point with its recommended choice
+
+
+def given_by(answer: Answer | None) -> str:
+    """Who gave a direction, as a model is told it: a person by name, --auto taking the
+    recommended choice, or the protocol's own rule (``None``)."""
+    if answer is None:
+        return "cascade, by the protocol's rule (no person decided)"
+    if answer.auto or answer.by == AUTO:
+        return f"{AUTO}, taking the recommended choice (no person decided)"
+    return f"{answer.by} (a person)"
+
+
 @dataclass
 class Request:
     """One turn to ask for: who, in which step and round, and what it is shown."""
@@ -131,6 +144,8 @@ class Run:
     panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
     direction: str = ""  # the person's direction for the current step (setup) or round
     directions: dict[int, str] = field(default_factory=dict)  # round -> direction
+    givers: dict[int, str] = field(default_factory=dict)  # round -> who gave its direction
+    direction_by: str = ""  # who gave the setup step's direction
     resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
     resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
     pausing: int | None = None  # a pause answered in this round: the resume context is due
@@ -163,8 +178,8 @@ class Run:
     def speakers(self, step: Step) -> list[str]:
         if step.decision:
             return ["person"]
-        if step.roles:  # several fixed roles, in one wave
-            return [self.fixed[r] for r in step.roles]
+        if step.roles:  # several fixed roles, in one wave (of a step split by group, its own)
+            return [self.fixed[r] for r in step.speaking]
         role = self.steps.role(step.role)
         return [self.fixed[role.id]] if role.fixed else list(self.members)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.panel import panel_of
-from cascade.protocol.runstate import Run
+from cascade.protocol.runstate import Run, given_by
 
 
 def walk_setup(run: Run, ledger) -> bool:
@@ -51,6 +51,7 @@ def walk_setup(run: Run, ledger) -> bool:
                     order = run.steps.setup
                 direction = (f"{answer.choice} {answer.text}".strip() if answer.text
                              else answer.choice)
+                run.direction_by = given_by(answer)
                 index = next(i for i, s in enumerate(order) if s.id == target)
                 continue
             index += 1

@@ -3,6 +3,9 @@ strategies (or flows) and tiers (the options a discussion picks among them:
 cascade.protocol.options). They are read from the protocol's YAML by cascade.protocol.specfile (the
 file's format is described there); a protocol that names a registered ``planner``
 (``respond``: ``review``, ``phased``) is steps too, each step a phase entered in order.
+
+Over 400 lines: the records and the one place a discussion's options reshape them
+(``specialize``) stay together.
 """
 from __future__ import annotations
 
@@ -77,6 +80,7 @@ class Step:
     fills: tuple[tuple[str, str], ...] = ()  # a decision: choice given no text -> the list
     # field of the round whose first item is its text (a deep-dive: the most contested point)
     speakers: Ref | None = None  # registered (SPEAKERS): which members speak; None: all
+    part: tuple[str, ...] = ()  # of its roles, the group's that speak here (groups: in_turn)
 
     @property
     def decision(self) -> bool:
@@ -84,8 +88,9 @@ class Step:
 
     @property
     def speaking(self) -> tuple[str, ...]:
-        """The roles that speak in this step (its role, or the several it names)."""
-        return self.roles or (self.role,)
+        """The roles that speak in this step (its role, or the several it names; of a step
+        split by group, its group's)."""
+        return self.part or self.roles or (self.role,)
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,7 @@ class Strategy:
     kind: str = "strategy"  # or flow: which option names it (--strategy, --flow)
     keywords: tuple[str, ...] = ()  # topic words that pick it when no option names one
     assigned: tuple[tuple[str, str], ...] = ()  # member alias -> side, as a person gave them
+    groups: str = "together"  # or in_turn: a group's steps all run before the next group's
 
     def side(self, index: int, alias: str | None = None) -> str:
         """The side of the member ``alias`` at ``index`` of the members: the one a person
@@ -235,9 +241,37 @@ class Steps:
         if strategy.rounds is not None:  # a flow's own round count (the protocol's cap)
             rounds = dataclasses.replace(rounds, min=strategy.rounds[0],
                                          max=min(strategy.rounds[1], rounds.max))
-        return dataclasses.replace(self, steps=tuple(adapt(s) for s in self.steps),
-                                   after=after, outcome=outcome, strategy=strategy,
-                                   rounds=rounds)
+        steps = tuple(adapt(s) for s in self.steps)
+        if strategy.groups == "in_turn":
+            steps = self._in_turn(steps)
+        return dataclasses.replace(self, steps=steps, after=after, outcome=outcome,
+                                   strategy=strategy, rounds=rounds)
+
+    def _in_turn(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
+        """``steps`` with each run of steps that several groups speak together split by
+        group, one group's part of every step of the run before the next group's (seed 004's
+        sequential D/P: D-freethinker, D-arbiter, then P-freethinker, P-arbiter). A part keeps
+        its step's id and roles; it waits only for its group's (``part``)."""
+        group = {r.id: r.group for r in self.roles}
+        out: list[Step] = []
+        block: list[Step] = []
+
+        def flush() -> None:
+            order = list(dict.fromkeys(group[r] for s in block for r in s.roles))
+            for g in order:
+                out.extend(dataclasses.replace(s, part=tuple(r for r in s.roles
+                                                             if group[r] == g))
+                           for s in block if any(group[r] == g for r in s.roles))
+            block.clear()
+
+        for s in steps:
+            if len(s.roles) > 1 and all(group.get(r) for r in s.roles):
+                block.append(s)
+            else:
+                flush()
+                out.append(s)
+        flush()
+        return tuple(out)
 
     @property
     def member_role(self) -> Role:

@@ -16,6 +16,7 @@ from cascade.protocol.blocks import (
     cited,
     explained,
     fields_of,
+    ledger_vote,
     panel_block,
     refs_text,
     reply_budget,
@@ -160,10 +161,9 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
     citations, dropped = cited(request, reply)
     fields.update(explained(request, reply))  # why each message was cited, where it says
     verdict = fields.get("verdict")
-    vote = None
-    if verdict is not None and persona.votes:
-        vote = verdict if verdict in ("READY", "CHANGES", "REJECT") else (
-            "READY" if verdict == "ACCEPT" else "REJECT")
+    vote, said = None, ""
+    if verdict is not None and persona.votes:  # as it was asked (cascade.protocol.blocks)
+        vote, said = ledger_vote(request.step, verdict)
     elif ballot_of(request.step) is not None and persona.votes and not reply.cut:
         vote = reply.vote  # a phase's vote: the reply's own, or none
     out.vote = verdict if verdict is not None else vote
@@ -180,6 +180,7 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
         notes += panel_notes
         fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
     body = with_sections(request, body, fields, reply)
+    body = f"{body.rstrip()}\n\n{said}" if said else body
     out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
     async with wave.lock:  # one append at a time: ids in the ledger's order, gapless
         number = wave.ids[0] + 1

@@ -34,6 +34,8 @@ STRATEGY = {
     "sides": Key(words("a list of names"), (), label="strategy {name!r}: sides"),
     "rounds": Key(span("[min, default]"), label="strategy {name!r}: rounds"),
     "keywords": Key(words("a list of words"), (), label="strategy {name!r}: keywords"),
+    "groups": Key(one_of("together", "in_turn", must="is"), "together",
+                  label="strategy {name!r}: groups"),
 }
 PHASE = {
     "id": Key(_NAME, required=True, label="phase 'id'"),
@@ -93,7 +95,7 @@ def _strategy(name: str, spec: object, kind: str, path: Path, line: int | None) 
                    for k, v in st["fields"].items())
     return Strategy(name, str(st["title"] or name.title()), tuple(phases), st["participation"],
                     outcome, fields, st["sides"], st["rounds"], kind,
-                    tuple(k.lower() for k in st["keywords"]))
+                    tuple(k.lower() for k in st["keywords"]), groups=st["groups"])
 
 
 def by_keyword(strategies, topic: str) -> tuple[str, str] | None:

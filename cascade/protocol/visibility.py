@@ -88,10 +88,32 @@ def synthesis(run, step, alias: str) -> list:
     return [t for t in run.turns if _fixed(run, t)][-1:]
 
 
+@VISIBILITIES.register("key_points", traits=("responds",))
+def key_points(run, step, alias: str) -> list:
+    """The key points of this round's earlier steps -- every turn of the round before this
+    step (the positions, the challenges) -- and the last synthesis last: what it answers."""
+    return [t for t in run.turns if t.round == run.round and t.step != step.id]
+
+
 @VISIBILITIES.register("previous")
 def previous(run, step, alias: str) -> list:
     """The others' turns of the last round (a cross-rebuttal)."""
     return [t for t in run.turns if t.round == run.round - 1 and t.alias != alias]
+
+
+@VISIBILITIES.register("prior")
+def prior(run, step, alias: str) -> list:
+    """Every turn of the last round, its own too (a rebuttal revisits its own position and
+    answers the others')."""
+    return [t for t in run.turns if t.round == run.round - 1]
+
+
+@VISIBILITIES.register("thread", traits=("one_at_a_time",))
+def thread(run, step, alias: str) -> list:
+    """Every turn of the earlier rounds, and the earlier speakers of this step in this round
+    (a sequential council's later rounds: the whole thread, not a summary of it)."""
+    return [t for t in run.turns if t.round < run.round
+            or (t.round == run.round and t.step == step.id)]
 
 
 def group_of(run, alias: str) -> str:

@@ -19,7 +19,7 @@ from cascade.commands.advance import advance as advance_command
 from cascade.commands.comment import comment as comment_command
 from cascade.commands.decide import decide as decide_command
 from cascade.errors import CascadeError
-from cascade.loop.governance import writing_staged
+from cascade.loop.staging import writing_staged
 from cascade.protocol.result import outcome_text
 
 _QUIET = threading.Lock()  # one redirect of stdout at a time: they must not interleave
