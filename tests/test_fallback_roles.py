@@ -276,3 +276,9 @@ def test_a_review_reads_the_rule_s_models_and_a_persona_s_provider_hint(loop_rep
     asked = {ASK.search(r.text).group(1): r.body["model"] for r in fake_llm.chat_requests}
     assert asked == {"AI-Architect": "small", "AI-Security": "big", "AI-Pragmatist": "small"}
     assert stamps(repo)["AI-Security"] == "openai/big"
+    # a person asking by name outside the gate: the rule's models too
+    before = len(fake_llm.chat_requests)
+    done = cascade(repo, "turn", LEDGER, "@security", "@architect")
+    assert done.returncode in (0, 1), done.stdout + done.stderr
+    again = {ASK.search(r.text).group(1): r.body["model"] for r in fake_llm.chat_requests[before:]}
+    assert again == {"AI-Architect": "small", "AI-Security": "big"}

@@ -288,7 +288,7 @@ def run_(path: str, auto: bool) -> int:
 
 def _run_discussion(d, auto: bool, rule=None) -> int:
     if d.protocol.stepped is None:
-        return ask_wave(d, str(d.path))
+        return ask_wave(d, str(d.path), rule=rule)
     settings = Settings.from_env()
     shown = display_path(d.path)
     state = d.state

@@ -5,6 +5,7 @@ import shlex
 from cascade.commands.discuss import run_
 from cascade.commands.wave import ask_wave
 from cascade.errors import CascadeError
+from cascade.loop.governance import resolve
 from cascade.loop.staging import writing_staged
 from cascade.protocol.pending import requested_turns
 from cascade.text import printable
@@ -18,7 +19,7 @@ def turn(path: str, aliases: list[str]) -> int:
             raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by name: "
                                f"cascade run {shlex.quote(path)}", d.path)
         code = 0 if stepped else ask_wave(d, path, requested_turns(d, aliases) if aliases
-                                          else None)
+                                          else None, resolve(path)[2])
     if stepped:  # its steps say who speaks: the protocol runs (and stages what it wrote)
         return run_(path, False)
     staging = written.line()

@@ -15,8 +15,9 @@ from cascade.turns.display import closing_table, failure_lines, progress_for, re
 from cascade.turns.settings import Settings
 
 
-def ask_wave(d, path: str, pending=None) -> int:
-    """Ask ``pending`` (None: whoever the ledger says is pending) on ``d``; 1 on a failure."""
+def ask_wave(d, path: str, pending=None, rule=None) -> int:
+    """Ask ``pending`` (None: whoever the ledger says is pending) on ``d``, with the models
+    its ``rule`` gives, as the hook asks them; 1 on a failure."""
     pending = next_wave(d) if pending is None else pending
     if not pending:
         print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
@@ -26,7 +27,8 @@ def ask_wave(d, path: str, pending=None) -> int:
     names = ", ".join(p.persona.name for p in pending)
     print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
     done = run(d, settings, progress_for(causes=False), pending=pending,  # causes: once, below
-               source_data=recorded_revision(d))
+               source_data=recorded_revision(d), rule_model=rule.model if rule else None,
+               rule_models=rule.models if rule else None)
     for line in redaction_lines(done.outcomes):
         print(line)
     print()
