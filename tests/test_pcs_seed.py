@@ -37,8 +37,12 @@ def test_a_confirmation_is_written_as_it_was_asked(repo, cli, panel):
     text = (repo / LEDGER).read_text()
     assert "VOTE: READY" not in text and "VOTE: REJECT" not in text
     blocks = confirmations(repo)
-    assert [(c.provenance["verdict"], c.vote) for c in blocks] == [
-        ("ACCEPT", None), ("REJECT", None), ("ACCEPT", None), ("ACCEPT", None)]
+    # the confirmations of a round are asked at once: their order in the ledger is the order
+    # they arrived in
+    assert sorted((c.provenance["round"], c.author, c.provenance["verdict"], c.vote)
+                  for c in blocks) == [
+        ("1", "AI-Architect", "ACCEPT", None), ("1", "AI-Security", "REJECT", None),
+        ("2", "AI-Architect", "ACCEPT", None), ("2", "AI-Security", "ACCEPT", None)]
     for c in blocks:
         assert c.body.endswith(f"**Confirm:** {c.provenance['verdict']}")
     assert Discussion.load(repo / LEDGER).state.run.outcome == "READY"

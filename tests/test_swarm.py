@@ -330,7 +330,9 @@ def test_plan_makes_no_call(repo, cli, swarm, fake_llm):
     assert "mode standard (default): 2-3 experts" in out
     assert "mode lightweight: 2 experts; fixed roles moderator, contrarian; rounds 1 to 2; " \
            "historian spoken by moderator" in out
-    assert "Setup (once, before round 1):" in out and "NEXT: start|modify|mode" in out
+    assert "Setup (once, before round 1):" in out
+    assert "NEXT: start -- begin round 1 with this panel (recommended)" in out
+    assert "NEXT: mode <lightweight|standard|deep> -- switch modes" in out
     # standard, three experts: 3 declarations, framing, 3 arguments, stress test, 3
     # responses, analogy, quality gate; the panel, the synthesis and 3 votes once
     assert "Calls: 13 per round in 7 waves, 5 once (setup and after the rounds); at most " \
