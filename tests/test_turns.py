@@ -90,9 +90,10 @@ def test_rerun_after_appended_text_was_discarded_is_free(env, cli):
     assert env.calls() == 3  # every reply came from the cache
     assert Path(LEDGER).read_bytes().count(b"Name: AI-") == 3
     assert "cached" in out
-    def key(c):  # each stamp's nonce, and so its digest, is new
-        return (c.author, c.body, c.vote,
-                sorted((k, v) for k, v in c.provenance.items() if k not in ("n", "sig")))
+    def key(c):  # each stamp's nonce, and so its digest, is new; a message id numbers the
+        # ledger's order, which the order the replies arrive in decides
+        return (c.author, c.body, c.vote, sorted(
+            (k, v) for k, v in c.provenance.items() if k not in ("n", "sig", "msg")))
 
     assert sorted(map(key, parse(Path(LEDGER).read_text()).comments)) == \
         sorted(map(key, parse(appended.decode()).comments))
