@@ -78,7 +78,7 @@ def bench_prompt() -> list[tuple]:
     from cascade.config.personas import load_personas
     from cascade.protocol.pending import Pending
     from cascade.protocol.prompt import build_step_prompt
-    from cascade.protocol.requests import phase_requests
+    from cascade.protocol.requests import asked
     from cascade.turns.settings import Settings
 
     sizes = {}
@@ -95,7 +95,7 @@ def bench_prompt() -> list[tuple]:
             d.save()
             persona = load_personas(root).require("security")
             loaded = Discussion.load(d.path)
-            [request] = phase_requests(loaded, [Pending(persona, "new input")])
+            [request] = asked(loaded.state.run, [Pending(persona, "new input")])
             prompt = build_step_prompt(loaded, persona, request, None, Settings())
             sizes[n] = prompt.tokens
     return [("10 comments", sizes[10], ""), ("100 comments", sizes[100],

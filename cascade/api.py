@@ -61,13 +61,14 @@ class Runner:
         from its steps: ``run`` runs them (naming personas is an error)."""
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
-            if d.protocol.stepped is not None:
+            if not d.protocol.steps.phased:
                 if participants:
                     raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not "
                                        "by name: use Runner().run(discussion)", d.path)
                 raise CascadeError(f"protocol {d.protocol.name!r} runs by its steps: use "
                                    "Runner().run(discussion)", d.path)
-            pending = requested_turns(d, list(participants)) if participants else next_wave(d)
+            pending = requested_turns(d, list(participants)) if participants else [
+                Pending(d.personas.get(r.alias), r.why) for r in next_wave(d)]
             if callout:
                 pending = [Pending(p.persona, p.reason, callout) for p in pending]
             if not pending:
@@ -84,7 +85,7 @@ class Runner:
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
         with _writing(discussion) as d:
             d.current_phase
-            if d.protocol.stepped is None:
+            if d.protocol.steps.phased:  # its one wave: the replies
                 return self.run_turn(d, progress=progress)
             rule = _rule(d)
             return run(d, self.settings, progress, source_data=recorded_revision(d),

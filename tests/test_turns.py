@@ -339,7 +339,7 @@ def test_prompt_stays_bounded_as_the_ledger_grows(env, repo):
     from cascade.config.personas import load_personas
     from cascade.protocol.pending import Pending
     from cascade.protocol.prompt import build_step_prompt
-    from cascade.protocol.requests import phase_requests
+    from cascade.protocol.requests import asked
     from cascade.turns.settings import Settings
 
     sizes = {}
@@ -352,7 +352,7 @@ def test_prompt_stays_bounded_as_the_ledger_grows(env, repo):
         d.save()
         persona = load_personas(repo).require("security")
         loaded = Discussion.load(d.path)
-        [request] = phase_requests(loaded, [Pending(persona, "new input")])
+        [request] = asked(loaded.state.run, [Pending(persona, "new input")])
         prompt = build_step_prompt(loaded, persona, request, None, Settings())
         sizes[n] = prompt.tokens
         if n == 100:

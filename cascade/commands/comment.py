@@ -30,7 +30,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
         d.save()
         print(f"Added comment from {author} to {display_path(d.path)}"
               + (f" (VOTE: {vote})." if vote else "."))
-        told = about(d.state.run, d.personas) if d.protocol.stepped is not None else None
+        told = about(d.state.run, d.personas)
         for line in told.unclear if told is not None else []:  # an answer it cannot take
             print(printable(f"cascade: {line}"))
         if vote is not None:

@@ -74,8 +74,7 @@ def _strategy_by_sides(protocol: str, steps, sides: dict[str, list[str]],
     if not sides:
         return ""
     named = chosen.get("strategy") or chosen.get("flow")
-    having = [s for s in (steps.strategies if steps is not None else ())
-              if set(sides) <= set(s.sides)]
+    having = [s for s in steps.strategies if set(sides) <= set(s.sides)]
     if named and not any(s.name == named for s in having) or not having:
         flags = "/".join(f"--{k}" for k in sides)
         where = f"strategy {named!r}" if named else f"protocol {protocol!r}"
@@ -107,7 +106,7 @@ def _strategy_by_topic(steps, topic: str, chosen: dict[str, str]) -> str:
     """With no --strategy, the strategy whose keywords the topic says (seed 003's original):
     put into ``chosen``; returns the sentence that says so (printed, and kept in the ledger's
     context), or ""."""
-    if steps is None or not steps.strategies or chosen.get("strategy") or chosen.get("flow"):
+    if not steps.strategies or chosen.get("strategy") or chosen.get("flow"):
         return ""
     found = by_keyword(steps.strategies, topic)
     if found is None:
@@ -148,11 +147,10 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
         if d.path.exists():
             raise CascadeError("already exists: continue it with cascade run", d.path)
         d.save()
-        mode = steps.mode if steps is not None else None
-        who = (f"{mode} mode, experts generated for the topic" if steps is not None and
-               steps.generated else
+        mode = steps.mode
+        who = (f"{mode} mode, experts generated for the topic" if steps.generated else
                f"{mode} mode: {', '.join(r.persona for r in steps.fixed_roles)}"
-               if steps is not None and steps.participants.max == 0 else
+               if steps.participants.max == 0 else
                f"participants: {', '.join(participants)}")
         print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
         return _run_discussion(d, auto)
@@ -162,11 +160,11 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
     """The options given, each one the protocol has (else one line naming it), a strategy
     picked for the sides given or by the topic's words when none is named, and the
     protocol's steps as they specialize them (the header records the options)."""
-    steps = proto.stepped
+    steps = proto.steps
     given = {k: v for k, v in options.items() if v is not None}
     sides = {k: list(given.pop(k)) for k in ("pro", "con") if k in given}  # type: ignore[arg-type]
     chosen: dict[str, str] = {}
-    kind = steps.strategies[0].kind if steps is not None and steps.strategies else None
+    kind = steps.strategies[0].kind if steps.strategies else None
     for key in [k for k in given if option_names(steps, k)]:  # the options it has
         check_option(proto.name, steps, key, given[key])
         chosen[key] = given.pop(key)  # type: ignore[assignment]
@@ -177,22 +175,22 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
     picked = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
                      chosen.get("tier"), rounds)
     if rounds is not None:
-        top = most_rounds(steps, picked) if steps else proto.max_rounds
+        top = proto.max_rounds if steps.phased else most_rounds(steps, picked)
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
-    return _Chosen(proto, specialize(steps, picked) if steps is not None else None, picked, kind,
+    return _Chosen(proto, specialize(steps, picked), picked, kind,
                    sides, said)
 
 
 def _header(chosen: _Chosen, participants: list[str]) -> dict[str, str]:
     """The header fields that record the options the discussion runs with."""
     steps, options = chosen.steps, chosen.options
-    extra = {"Mode": steps.mode} if steps is not None and steps.mode else {}
+    extra = {"Mode": steps.mode} if steps.mode else {}
     if chosen.sides:
         extra["Sides"] = _sides_header(chosen.sides, participants)
-    if steps is not None and steps.strategy and chosen.kind:
+    if steps.strategy and chosen.kind:
         extra[chosen.kind.title()] = steps.strategy.name
-    if steps is not None and options.tier and steps.tier:
+    if options.tier and steps.tier:
         extra["Tier"] = steps.tier
     if options.rounds is not None:
         extra["Rounds"] = str(options.rounds)
@@ -206,11 +204,11 @@ def _panel(topic: str, chosen: _Chosen, participants: list[str] | None, auto_inv
     panel proposed for the topic (confirmed on a terminal). A list alone: a person named
     another panel at the terminal (``discuss`` starts again with it)."""
     proto, steps = chosen.proto, chosen.steps
-    mode = steps.mode if steps is not None else None
+    mode = steps.mode
     registry = load_personas(root)
-    fixed = {r.persona for r in steps.fixed_roles} if steps else set()
-    count = steps.participants if steps else None
-    if steps is not None and steps.generated:
+    fixed = {r.persona for r in steps.fixed_roles}
+    count = None if steps.phased else steps.participants  # a protocol of phases: any number
+    if steps.generated:
         if participants or auto_invite:
             raise CascadeError(f"protocol {proto.name!r} generates its experts from the topic: "
                                "drop --participants/--auto-invite (change the panel at its "
@@ -244,13 +242,13 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
     picked for the topic; shown and confirmed on a terminal (a person may name another:
     returned alone), else taken automatically, said so."""
     proto, steps = chosen.proto, chosen.steps
-    count = steps.participants if steps else None
-    if count is not None and count.personas and not auto_invite:
+    count = steps.participants
+    if count.personas and not auto_invite:
         recommended = list(count.personas)  # the protocol's own panel (council's lenses)
         for alias in recommended:
             registry.require(alias)
         how = "the protocol's own panel, which --participants replaces"
-    elif steps is not None:
+    elif not steps.phased:  # a step protocol invites by its roles' lenses
         recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
         for note in notes:
             print(printable(f"note: {note}"))
@@ -287,7 +285,7 @@ def run_(path: str, auto: bool) -> int:
 
 
 def _run_discussion(d, auto: bool, rule=None) -> int:
-    if d.protocol.stepped is None:
+    if d.protocol.steps.phased:  # one wave of whoever is due
         return ask_wave(d, str(d.path), rule=rule)
     settings = Settings.from_env()
     shown = display_path(d.path)

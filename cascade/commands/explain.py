@@ -181,16 +181,14 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
                             for alias in rule.participants]
     data["api_base"] = settings.api_base
     data["calls"] = _calls(root, rule, auth, data, doc, personas)
-    data["decisions"] = _decisions(protocol.stepped, rule, d)
+    data["decisions"] = _decisions(protocol.steps, rule, d)
 
 
 def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:
     """A step protocol's decision points, each with its question and what each choice does;
     the one the ledger waits at (``waiting``) with what it is about, as the hook says it."""
-    if steps is None:
-        return []
     steps = specialize(steps, Options.of_rule(rule))
-    told = about(d.state.run, d.personas) if d is not None and d.state.run is not None else None
+    told = about(d.state.run, d.personas) if d is not None else None
     out = []
     for step in (*steps.setup, *steps.round_steps, *steps.after):
         if not step.decision:
@@ -221,8 +219,8 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
            personas) -> dict[str, Any]:
     """What the next review (the hook, on a commit of the document as it is in the working
     tree) would ask: the turns pending once the hook recorded what it records."""
-    steps = load_protocol(rule.protocol, root).stepped
-    if steps is not None:  # a step protocol runs its rounds: the most it can ask
+    steps = load_protocol(rule.protocol, root).steps
+    if not steps.phased:  # a step protocol runs its rounds: the most it can ask
         return _step_calls(rule, specialize(steps, Options.of_rule(rule)))
     if not data["ledger_exists"]:
         asked = [a for a in rule.participants if personas.get(a).votes]
@@ -286,9 +284,9 @@ def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) 
         else:
             why = "every participant has answered the latest input"
     elif not why:
-        reasons = sorted({p.reason for p in pending})
+        reasons = sorted({r.why for r in pending})
         why = "; ".join(reasons)
-    return _call_count([p.persona.alias for p in pending], why)
+    return _call_count([r.alias for r in pending], why)
 
 
 def _call_count(asked: list[str], why: str) -> dict[str, Any]:

@@ -54,7 +54,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     proto = subject.proto
     out = [f"Protocol {proto.name} ({proto.title})"]
     steps = _specialize(subject, mode, strategy, tier, out)
-    if steps is None:
+    if steps.phased:  # one wave of whoever is due, per run
         members = subject.participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
                    "per run (cascade turn)")
@@ -83,13 +83,12 @@ def _subject(path: str | None, protocol: str | None,
 def _specialize(subject: _Subject, mode: str | None, strategy: str | None, tier: str | None,
                 out: list[str]):
     """Check the options given, describe the ones the protocol offers (into ``out``), and
-    return its steps for the options chosen -- a ledger's own, as the discussion runs them;
-    None for a protocol of phases."""
-    proto, base = subject.proto, subject.proto.stepped
+    return its steps for the options chosen -- a ledger's own, as the discussion runs them."""
+    proto, base = subject.proto, subject.proto.steps
     check_option(proto.name, base, "mode", mode)
     check_option(proto.name, base, "tier", tier)
     if strategy is not None:
-        kind = base.strategies[0].kind if base is not None and base.strategies else "strategy"
+        kind = base.strategies[0].kind if base.strategies else "strategy"
         check_option(proto.name, base, kind, strategy)
     d = subject.discussion
     run = d.state.run if d is not None else None
@@ -97,9 +96,8 @@ def _specialize(subject: _Subject, mode: str | None, strategy: str | None, tier:
         mode = run.mode
         strategy = run.steps.strategy.name if run.steps.strategy else strategy
         tier = tier or run.steps.tier
-    steps = specialize(base, Options(mode, strategy, tier)) if base is not None else None
-    if steps is not None:
-        out += _options(base, steps)
+    steps = specialize(base, Options(mode, strategy, tier))
+    out += _options(base, steps)
     return run.steps if run is not None else steps  # a ledger's rounds too
 
 

@@ -14,7 +14,7 @@ from cascade.loop.governance import open_discussion
 from cascade.protocol.about import about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
-from cascade.protocol.record import artifact_paths, record_path
+from cascade.protocol.record import artifact_paths
 from cascade.protocol.summary import gist
 from cascade.protocol.verdict import gate
 from cascade.revision import blob_id
@@ -64,7 +64,7 @@ def vote_label(d: Discussion, name: str) -> str:
             vote = next((c.vote for c in s.current if c.line == item.line), None)
             return f"{vote or 'no vote'} (not counted: {item.reason})"
     run = s.run
-    if run is not None and run.verdict is not None:  # what the outcome rule counted of it
+    if run.verdict is not None:  # what the outcome rule counted of it
         verdict = next((v for a, v in run.verdict.counted.items() if run.name_of(a) == name),
                        None)
         if verdict is not None:
@@ -80,19 +80,16 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     run = s.run
     decided = s.decision.vote if s.decision is not None else None
     waiting = None
-    if run is None:
-        outcome = decided or (s.result.outcome if s.result.reached else None)
-        round_ = None
-    else:
-        round_ = run.round
-        outcome = decided or run.outcome
-        if run.deciding and decided is None:
-            outcome, waiting = "WAITING", question(run)
-        if run.outcome == "IMPASSE" and decided is None:
-            target = shlex.quote(d.source or display_path(d.path))
-            waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
-                       "READY|REJECT --reason '...'")
-    files = artifact_paths(d.path, d.protocol.stepped) if d.protocol.stepped else [record_path(d.path)]
+    # a protocol of phases has no rounds; its outcome is its votes' (the consensus)
+    round_ = None if run.steps.phased else run.round
+    outcome = decided or run.outcome or (s.result.outcome if s.result.reached else None)
+    if run.deciding and decided is None:
+        outcome, waiting = "WAITING", question(run)
+    if run.outcome == "IMPASSE" and decided is None:
+        target = shlex.quote(d.source or display_path(d.path))
+        waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
+                   "READY|REJECT --reason '...'")
+    files = artifact_paths(d.path, d.protocol.steps)
     return {"protocol": d.protocol.name, "round": round_, "outcome": outcome,
             "waiting_for": waiting,
             "artifacts": [display_path(p) for p in files if p.is_file()]}
@@ -155,7 +152,7 @@ def _heading(d: Discussion) -> list[str]:
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
     view = protocol_view(d)
     run = d.state.run
-    if run is not None:
+    if not run.steps.phased:  # a protocol of phases: its phase and votes, below
         where = (f"concluded, {run.outcome}" if run.outcome else
                  f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
                  else "-")

@@ -18,13 +18,14 @@ from cascade.turns.settings import Settings
 def ask_wave(d, path: str, pending=None, rule=None) -> int:
     """Ask ``pending`` (None: whoever the ledger says is pending) on ``d``, with the models
     its ``rule`` gives, as the hook asks them; 1 on a failure."""
-    pending = next_wave(d) if pending is None else pending
-    if not pending:
+    aliases = [r.alias for r in next_wave(d)] if pending is None else \
+        [p.persona.alias for p in pending]
+    if not aliases:
         print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
               f"spoke); name personas to ask anyway: cascade turn {shlex.quote(path)} @alias")
         return 0
     settings = Settings.from_env()
-    names = ", ".join(p.persona.name for p in pending)
+    names = ", ".join(d.personas.get(a).name for a in aliases)
     print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
     done = run(d, settings, progress_for(causes=False), pending=pending,  # causes: once, below
                source_data=recorded_revision(d), rule_model=rule.model if rule else None,

@@ -100,6 +100,11 @@ def _ask(ledger: str, d: Discussion, result, out: TextIO) -> None:
             print(printable(line), file=out)
 
 
+def _names(d) -> str:
+    """Who the wave of ``d`` asks, by name."""
+    return ", ".join(d.personas.get(r.alias).name for r in next_wave(d))
+
+
 def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
     """Run the turns due on each ledger: the items, with what their runs appended."""
     due_now: list[tuple[int, Stepped]] = []
@@ -108,28 +113,24 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
         assert d is not None
         if not due(d):
             continue
-        # a protocol whose steps are phases asks one wave (its planner's); any other runs its
-        # steps to an outcome or a stop
-        wave = next_wave(d) if d.protocol.stepped is None else None
         due_now.append((k, Stepped(d, item.doc_data, item.rule.model if item.rule else None,
                                    item.rule.models if item.rule else None,
-                                   bool(item.rule and item.rule.auto), wave)))
+                                   bool(item.rule and item.rule.auto))))
     if not due_now:
         return items
     settings = Settings.from_env()
-    waves = [(k, s) for k, s in due_now if s.pending is not None]
-    names = "; ".join([f"{items[k].ledger}: {', '.join(p.persona.name for p in s.pending or [])}"
-                       for k, s in waves]
+    # a protocol of phases asks one wave (named); any other runs its steps to an outcome or
+    # a stop (its round)
+    once = [(k, s) for k, s in due_now if s.discussion.protocol.steps.phased]
+    names = "; ".join([f"{items[k].ledger}: {_names(s.discussion)}" for k, s in once]
                       + [f"{items[k].ledger}: {s.discussion.protocol.title}, round "
                          f"{s.discussion.state.run.round}" for k, s in due_now
-                         if s.pending is None])
+                         if (k, s) not in once])
     print(f"cascade: asking {names}", file=out, flush=True)
     results = run_all([s for _, s in due_now], settings, LineProgress(out))
     done = list(zip(due_now, results))
     ran: dict[int, Ran] = {}
     for (k, s), result in done:
-        if s.pending is not None:
-            continue
         item = items[k]
         for text in result.tables:
             print(text, file=out)
@@ -146,15 +147,6 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
                                         else o.persona.name for o in result.failures),
                          also_add=tuple(also_add), waiting=result.waiting or item.ran.waiting)
         _ask(item.ledger, s.discussion, result, out)
-    outcomes = ([o for (_, s), result in done if s.pending is not None for o in result.outcomes]
-                + [o for (_, s), result in done if s.pending is None for o in result.outcomes])
-    for line in redaction_lines(outcomes):
+    for line in redaction_lines([o for _, result in done for o in result.outcomes]):
         print(f"cascade: {line}", file=out)
-    for (k, s), result in done:
-        if s.pending is None:
-            continue
-        replies = sum(1 for o in result.outcomes if o.ok)
-        ran[k] = replace(items[k].ran, replies=replies,
-                         appended=items[k].ran.appended + replies + (1 if result.advanced else 0),
-                         failures=tuple(o.persona.name for o in result.outcomes if not o.ok))
     return [replace(item, ran=ran[k]) if k in ran else item for k, item in enumerate(items)]

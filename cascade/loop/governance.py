@@ -33,7 +33,7 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     rule's line, never a smaller panel."""
     check_references(rule, tops[-1] if tops else None)
 
-    steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).stepped
+    steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
     return Authority(participants_of(rule, steps), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
@@ -43,13 +43,12 @@ def participants_of(rule: Rule, steps) -> tuple[str, ...]:
     """Who deliberates under a rule: nobody named for a protocol that generates its panel
     (swarm); the protocol's own panel (council's lenses) when the rule names no
     participants; else the rule's participants."""
-    if steps is not None and steps.generated:
+    if steps.generated:
         return ()
-    if steps is not None:
-        steps = specialize(steps, Options.of_rule(rule))
-        if steps.participants.max == 0:  # the mode's fixed roles speak (council's dp)
-            return ()
-    if steps is not None and steps.participants.personas and "participants" not in rule.key_lines:
+    steps = specialize(steps, Options.of_rule(rule))
+    if steps.participants.max == 0:  # the mode's fixed roles speak (council's dp)
+        return ()
+    if steps.participants.personas and "participants" not in rule.key_lines:
         return steps.participants.personas
     return tuple(rule.participants)
 
@@ -68,27 +67,27 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
             raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
                                rule.line_of("protocol")) from None
         raise
-    steps = protocol.stepped
+    steps = protocol.steps
 
     for key in ("mode", "strategy", "flow", "tier"):
         check_option(protocol.name, steps, key, getattr(rule, key),
                      Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
     check_models(rule, protocol)
     if rule.rounds is not None:
-        top = most_rounds(steps, Options.of_rule(rule)) if steps else 0
+        top = 0 if steps.phased else most_rounds(steps, Options.of_rule(rule))
         if not 1 <= rule.rounds <= top:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} runs "
                                + (f"1 to {top} rounds, not {rule.rounds}" if top else
                                   "no rounds of its own (a protocol of phases): drop rounds"),
                                rule.file, rule.line_of("rounds"))
-    if steps is not None and steps.generated:
+    if steps.generated:
         return  # its members are generated for each discussion: the participants are unused
     named = participants_of(rule, steps)
     for alias in named:
         if personas.get(alias) is None:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} names an unknown "
                                f"persona {alias!r}", rule.file, rule.line_of("protocol"))
-    if steps is not None:  # a step protocol: its fixed roles never deliberate; its count
+    if not steps.phased:  # its fixed roles never deliberate; its count (phases: any)
         fixed = sorted({r.persona for r in steps.fixed_roles} & set(named))
         if fixed:
             raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
@@ -111,12 +110,11 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
 
 def check_models(rule: Rule, protocol) -> None:
     """A rule's ``models:`` keys are tiers (fast, strong) or roles of its protocol."""
-    roles = [r.id for r in protocol.stepped.roles] if protocol.stepped is not None else []
+    roles = [r.id for r in protocol.steps.roles]
     for key in rule.models or {}:
         if key in ("fast", "strong") or key in roles:
             continue
-        known = (f"roles: {', '.join(roles)}; tiers: fast, strong" if roles else
-                 "a protocol of phases has no roles; tiers: fast, strong")
+        known = f"roles: {', '.join(roles)}; tiers: fast, strong"
         raise CascadeError(f"rule {rule.name!r}: models: protocol {protocol.name!r} has no role "
                            f"{key!r} ({known})", rule.file,
                            rule.key_lines.get(f"models.{key}", rule.line_of("models")))

@@ -30,7 +30,7 @@ def create_ledger(root: Path, item: Item) -> Discussion:
     assert rule is not None and item.doc is not None
     path = root / item.ledger
     try:
-        steps = load_protocol(rule.protocol, root, where=rule.file).stepped
+        steps = load_protocol(rule.protocol, root, where=rule.file).steps
         d = Discussion.create(document_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(participants_of(rule, steps)),
                               protocol=rule.protocol, consensus=rule.consensus, root=root,

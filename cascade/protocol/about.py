@@ -210,21 +210,20 @@ def tier_of(steps: Steps, role) -> str:
     return role.tier if strong is None else ("strong" if role.id in strong else "fast")
 
 
-def roster(steps: Steps | None, members: list[str], personas, why: dict[str, str],
+def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
            names: dict[str, str] | None = None) -> list[list[str]]:
     """Who speaks, as a table: persona, role, model (a persona's own) or tier, and why it is
     there (``why``: by alias, else the persona's role and expertise; a fixed role's: that it
-    is the protocol's). ``steps``: None for a protocol whose steps are phases."""
+    is the protocol's)."""
     rows = [["Persona", "Role", "Model", "Why"]]
-    member = steps.member_role if steps is not None else None
+    member = steps.member_role
 
     def model(alias: str, role) -> str:
         persona = personas.get(alias) if personas is not None else None
         if persona is not None and persona.model:
             return persona.model
         hint = persona.provider_hint if persona is not None else None
-        return (f"{hint or tier_of(steps, role)} tier" if steps is not None and role is not None
-                else "-")
+        return f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
 
     def reason(alias: str) -> str:
         persona = personas.get(alias) if personas is not None else None
@@ -239,7 +238,7 @@ def roster(steps: Steps | None, members: list[str], personas, why: dict[str, str
     for alias in members:
         rows.append([f"{name(alias)} (@{alias})", member.title if member else "Participant",
                      model(alias, member), _cut(reason(alias), WHY)])
-    for role in steps.fixed_roles if steps is not None else ():
+    for role in steps.fixed_roles:
         rows.append([f"{name(role.persona)} (@{role.persona})", role.title,
                      model(role.persona, role), "the protocol's fixed role"])
     return rows

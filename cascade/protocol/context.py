@@ -24,7 +24,7 @@ SHOWS = Registry("shown context")
 
 @SHOWS.register("tensions")
 def tensions(run: Any, request: Any) -> tuple[str, str] | None:
-    panel = run.panel if run is not None else None
+    panel = run.panel
     if panel is None or not panel.tensions:
         return None
     return "tension map", "\n".join(
@@ -36,8 +36,7 @@ def tensions(run: Any, request: Any) -> tuple[str, str] | None:
 def argument_graph(run: Any, request: Any) -> tuple[str, str] | None:
     """The edges of the turns shown: each from a shown turn to a message it cites."""
     names = {t.msg: t.name for t in request.shown}
-    if run is not None:
-        names.update({t.msg: t.name for t in run.turns if t.msg not in names})
+    names.update({t.msg: t.name for t in run.turns if t.msg not in names})
     edges = [f"- {t.msg} ({t.name}) {kind.replace('_', ' ')} {target}"
              + (f" ({names[target]})" if target in names else "")
              for t in request.shown for kind, target in t.refs if target in names]
@@ -55,8 +54,6 @@ def _field_name(value: object) -> str | None:
                    check=_field_name)})
 def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple[str, str] | None:
     """The earlier round's active disagreements: its last turn that lists them."""
-    if run is None:
-        return None
     earlier = [t for t in run.turns if t.round < request.round and field in t.fields]
     items = split_list(earlier[-1].fields[field]) if earlier else []
     if not items:
@@ -68,7 +65,7 @@ def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple
 @SHOWS.register("resume-context")
 def resume_context(run: Any, request: Any) -> tuple[str, str] | None:
     """The resume context the tool wrote when the earlier round paused (from the ledger)."""
-    text = run.resume_texts.get(request.round - 1, "") if run is not None else ""
+    text = run.resume_texts.get(request.round - 1, "")
     return (f"resume context after round {request.round - 1}", text) if text else None
 
 

@@ -91,7 +91,7 @@ class State:
     carried: set[int] = field(default_factory=set)
     core: str | None = None  # the core the current revision's event recorded
     carried_now: bool = False  # the current revision holds an earlier one's review
-    run: Any = None  # a step protocol's run (cascade.protocol.engine.Run); None: phases
+    run: Any = None  # its run (cascade.protocol.runstate.Run): who is due, the outcome
     unfounded: list[Unfounded] = field(default_factory=list)  # events not believed
     ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
     failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks

@@ -322,8 +322,7 @@ class Discussion:
         """The registry's personas; for a protocol whose panel is generated, also the experts
         of the last panel its ledger records (cascade.protocol.panel)."""
         registry = load_personas(self.root)
-        steps = self.protocol.stepped if self.header.protocol else None
-        if steps is None or not steps.generated:
+        if not self.header.protocol or not self.protocol.steps.generated:
             return registry
         ledger = self.ledger
         cached = getattr(self, "_panel_personas", None)

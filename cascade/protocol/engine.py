@@ -81,8 +81,21 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
     if steps.setup and not walk_setup(run, ledger):
         return run
     run.names = {p.alias: p.name for p in basis.personas}
-    _progress(run)
+    if steps.phased:
+        _planned(run, ledger, basis)
+    else:
+        _progress(run)
     return run
+
+
+def _planned(run: Run, ledger, basis: Basis) -> None:
+    """A protocol of phases: its step is the phase the discussion is in; who it waits for,
+    and why each is asked, is its registered planner's answer."""
+    steps = run.steps
+    run.step = steps.step(basis.phase or "") or steps.steps[0]
+    wave = registry.PLANNERS[steps.planner](run, ledger, basis)
+    run.waiting = [p.persona.alias for p in wave]
+    run.asked_why = {p.persona.alias: p.reason for p in wave}
 
 
 def last_message(ledger, personas) -> int:

@@ -157,7 +157,7 @@ class EventChecks:
         decision, result = self.verdict_at(index)
         reached = result.outcome if result.reached else None
         run = getattr(result, "run", None)
-        if run is not None and run.outcome is not None:
+        if run is not None and run.outcome is not None:  # a step protocol's (verdict_at)
             reached = run.outcome
         if reached != word and not (decision is not None and decision.vote == word):
             return (f"the discussion does not reach {word} there ("

@@ -41,11 +41,6 @@ class Protocol:
         return self.steps.planner
 
     @property
-    def stepped(self) -> Steps | None:
-        """Its steps, when the step engine runs them (None: they are phases, its planner's)."""
-        return None if self.steps.phased else self.steps
-
-    @property
     def max_rounds(self) -> int:
         return self.steps.rounds.max
 

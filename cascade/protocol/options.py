@@ -87,8 +87,6 @@ def describe(ref) -> str:
 
 def option_names(steps: Steps | None, kind: str) -> list[str]:
     """The names a protocol's option takes (--mode, --strategy, --flow, --tier)."""
-    if steps is None:
-        return []
     if kind == "mode":
         return [m.name for m in steps.modes]
     if kind == "tier":

@@ -14,7 +14,6 @@ person's decision is in force for the current revision, nobody is asked: the per
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
 
 from cascade.config.personas import Persona, Personas
 from cascade.ledger.grammar import is_blank
@@ -40,29 +39,20 @@ class Pending:
     request: str = ""  # what a person asks of this turn (Runner.run_turn's callout)
 
 
-class Read(Protocol):
-    """What this module reads of a discussion (cascade.protocol.discussion.Discussion)."""
-
-    ledger: Ledger
-    personas: Personas
-    participants: list[str]
-    header: Any  # its header: status
-    state: Any  # its derived state: the carried and ignored lines, the decision in force
-    decision: Any  # a person's decision in force for the current revision, or None
-
-
-def pending_turns(d: Read) -> list[Pending]:
-    if d.decision is not None:
+def pending_turns(ledger: Ledger, personas: Personas, participants: list[str],
+                  carried: frozenset[int] | set[int], ignored: frozenset[int] | set[int],
+                  decided: bool = False) -> list[Pending]:
+    """Who is pending in ``ledger``: ``carried``, the lines of revision events whose earlier
+    review holds (nobody is asked); ``ignored``, the entries not believed (events that do not
+    hold, copied blocks: nobody's input); ``decided``, a person's decision is in force."""
+    if decided:
         return []
-    registry = d.personas
-    participants = d.participants
+    registry = personas
     last_all = -1
     last_spoke: dict[str, int] = {}
     asked: dict[str, tuple[int, str]] = {}  # alias -> (index, who)
-    closed = (d.header.status or "OPEN").upper() in _CLOSED
-    carried = d.state.carried  # revisions whose earlier review holds: nobody is asked
-    ignored = d.state.ignored  # events not believed, copied blocks: nobody's input
-    for index, entry in enumerate(d.ledger.entries):
+    closed = (ledger.header.status or "OPEN").upper() in _CLOSED
+    for index, entry in enumerate(ledger.entries):
         if entry.line in ignored:
             continue
         if isinstance(entry, Event):
@@ -119,8 +109,9 @@ def _expand(comment: Comment, participants: list[str], registry: Personas) -> li
     return list(dict.fromkeys(aliases))
 
 
-def requested_turns(d: Read, aliases: list[str]) -> list[Pending]:
-    """Personas asked for by name (``cascade turn PATH @security``); ``@all``: every participant."""
+def requested_turns(d, aliases: list[str]) -> list[Pending]:
+    """Personas asked for by name (``cascade turn PATH @security``) in the discussion ``d``
+    (its ``personas`` and ``participants``); ``@all``: every participant."""
     registry = d.personas
     out: list[Pending] = []
     for raw in aliases:

@@ -161,17 +161,17 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
 
     shown = scrub_persona(persona, head.scrub)
     run = d.state.run
-    steps = run.steps if run is not None else None
+    steps = run.steps
     mode = None
-    if steps is not None and steps.mode is not None:
+    if steps.mode is not None:
         count = steps.participants
         mode = {"name": steps.mode, "low": count.min, "high": count.max,
                 "default": count.default}
     system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=steps.rounds.max if steps else 1, protocol=d.protocol, mode=mode,
-        setup=run is not None and not run.setup_done, **opening,
+        max_rounds=1 if steps.phased else steps.rounds.max, protocol=d.protocol, mode=mode,
+        setup=not run.setup_done, **opening,
         **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
         shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],
         blind=VISIBILITIES.has(request.step.visibility, "blind"),
@@ -199,7 +199,7 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
                 "callout": None}
     if request.summary:
         at["summary"] = blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
-    panel = run.panel if run is not None else None
+    panel = run.panel
     if panel is not None:
         problem = panel.problem + (f"\nScope: {panel.scope}" if panel.scope else "") + (
             f"\nSuccess criteria: {panel.success}" if panel.success else "")
@@ -208,7 +208,7 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
         at["direction"] = blocks.add("the direction, and who gave it",
                                      scrub(request.direction, ledger_name, 1))
     per_turn = max(settings.context_tokens // max(len(request.shown), 1), 100)
-    hidden = frozenset(f.name for s in (run.steps.all_steps if run is not None else ())
+    hidden = frozenset(f.name for s in run.steps.all_steps
                        for f in s.fields if f.kind in ("shortlist", "references", "items"))
     at["shown"] = [blocks.add(_label(t), clip(scrub(_with_fields(t, hidden), ledger_name,
                                                     t.line + 1), per_turn, "this turn"))

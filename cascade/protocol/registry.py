@@ -36,7 +36,7 @@ EXITS = Registry("exit rule")
 OUTCOMES = Registry("outcome rule")
 # a decision point's ``when``: (run, round) -> whether it is asked (a reason: why)
 CONDITIONS = Registry("condition")
-# who speaks next in a protocol of phases: (discussion) -> the wave
+# who speaks next in a protocol of phases: (run, ledger, basis) -> the wave
 PLANNERS = Registry("planner")
 # which of the members speak in a step (its ``speakers``): (run, step, round) -> aliases
 SPEAKERS = Registry("speakers rule")
@@ -515,5 +515,7 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
 # Who speaks next in a protocol of phases (review, phased): seed 002's rule, "mentioned
 # participants or all" -- whoever has new input since they last spoke (cascade.protocol.pending).
 @PLANNERS.register("respond")
-def respond(d) -> list:
-    return pending_turns(d)
+def respond(run, ledger, basis) -> list:
+    """(run, ledger, basis) -> the pending turns (cascade.protocol.pending.Pending)."""
+    return pending_turns(ledger, basis.personas, list(run.members), basis.carried, basis.skip,
+                         basis.decided)

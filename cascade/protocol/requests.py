@@ -1,6 +1,6 @@
 """What to ask next: the requests of a step protocol's next wave (who speaks, in which role
 and tier, shown which turns, with which summary of the earlier rounds and which direction),
-and for any discussion who is due (a protocol of phases asks its planner)."""
+and for any discussion who is due (a protocol of phases: its planner's answer, in its run)."""
 from __future__ import annotations
 
 import re
@@ -123,35 +123,31 @@ def plan(run: Run) -> list[Request]:
                            "" if phase is not None and phase.visibility
                            and VISIBILITIES.has(phase.visibility, "blind")
                            and phase.at == "first" else text, said,
-                           phase.words if phase is not None else step.range))
+                           phase.words if phase is not None else step.range,
+                           why=run.asked_why.get(alias, "")))
     return out
 
 
-def phase_requests(d, pending) -> list[Request]:
-    """The requests of a protocol of phases' wave: each pending persona (its planner's, or
-    named), at the current phase, shown the discussion (the phase's visibility), told why
-    it is asked and what a person asks of it."""
-    step = d.protocol.phase(d.current_phase) or d.protocol.steps.steps[0]
-    role = d.protocol.steps.role(step.role)
-    return [Request(p.persona.alias, role.id, step, 1, role.tier, [], None, "",
-                    why=p.reason, callout=p.request) for p in pending]
+def asked(run: Run, pending) -> list[Request]:
+    """The requests for the personas a person named (cascade.protocol.pending.Pending), at
+    the step the run is at, each told why it is asked and what the person asks of it."""
+    step = run.step or run.steps.steps[0]
+    role = run.steps.role(step.role)
+    return [Request(p.persona.alias, role.id, step, run.round, role.tier,
+                    shown(run, step, p.persona.alias, None), None, "", why=p.reason,
+                    callout=p.request) for p in pending]
 
 
-def next_wave(d) -> list:
-    """Who speaks next in the discussion ``d``, whatever its protocol: a step protocol's
-    requests (``plan``), or what a protocol of phases' planner returns (``registry.PLANNERS``:
-    ``respond``, whoever has new input). Empty: nobody."""
-    if d.protocol.stepped is not None:
-        return plan(d.state.run)
-    return registry.PLANNERS[d.protocol.planner](d)
+def next_wave(d) -> list[Request]:
+    """Who speaks next in the discussion ``d``, whatever its protocol (``plan`` of its run;
+    a protocol of phases: whoever its planner says is due). Empty: nobody."""
+    return plan(d.state.run)
 
 
 def due(d) -> bool:
-    """Whether running ``d`` now would do anything: ask someone, or -- for a step protocol --
-    answer a decision point, begin a round or record the outcome it reached."""
-    if d.protocol.stepped is None:
-        return bool(next_wave(d))
+    """Whether running ``d`` now would do anything: ask someone, answer a decision point,
+    begin a round, write a pause's resume context or record the outcome it reached."""
     run = d.state.run
     if run.outcome is not None:
         return d.status == "OPEN" and run.recorded != run.outcome
-    return True
+    return bool(run.waiting) or run.pausing is not None or run.new_round

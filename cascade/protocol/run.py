@@ -20,9 +20,9 @@ from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment,
 from cascade.protocol.artifacts import resume_context, write_artifacts
 from cascade.protocol.blocks import TOOL, table, write_record
 from cascade.protocol.discussion import Discussion, is_transition
-from cascade.protocol.engine import last_message, question
+from cascade.protocol.engine import question
 from cascade.protocol.registry import TRIGGERS
-from cascade.protocol.requests import next_wave, phase_requests, plan
+from cascade.protocol.requests import asked, plan
 from cascade.protocol.result import Result
 from cascade.protocol.runstate import Run
 from cascade.protocol.turn import Wave, import_models, turns
@@ -35,72 +35,42 @@ from cascade.turns.sources import SourceText, read_source
 
 
 async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None,
-                       *, pending=None, shared: Shared | None = None, **kwargs) -> Result:
-    """Run ``d``'s protocol, its waves sharing their HTTP clients: a protocol whose steps
-    are phases, one wave of whoever is concerned (``pending``: the personas named instead),
-    then its phase's ``advance`` trigger (``_run_phase``); any other, its steps until it
-    concludes or stops (``_run_protocol``). ``shared``: the budget and cap on calls in
-    flight of a run over several ledgers. Every turn is asked and written alike
-    (cascade.protocol.turn)."""
+                       *, pending=None, shared: Shared | None = None,
+                       source_data: bytes | None = None, rule_model: str | None = None,
+                       rule_models: dict | None = None, on_table=None, auto: bool = False,
+                       ask=None) -> Result:  # long: the run's keyword options, passed on
+    """Run ``d``'s protocol until it concludes or stops; appends to the ledger. ``pending``:
+    the personas a person named, asked instead of whoever is due (one wave); ``shared``: the
+    budget and cap on calls in flight of a run over several ledgers. A protocol of phases
+    runs one wave of whoever its planner says is due, then the phase's ``advance`` trigger.
+    At a decision point: ``auto`` takes the recommended choice (a NEXT event says it was
+    taken automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the
+    person; else the run stops there, waiting (``Result.waiting``). Every turn is asked and
+    written alike (cascade.protocol.turn)."""
     async with session():
-        if d.protocol.stepped is None:
-            return await _run_phase(d, settings, shared or Shared(settings, progress), pending,
-                                    kwargs)
-        return await _run_protocol(d, settings, progress, **kwargs)
-
-
-async def _run_phase(d: Discussion, settings: Settings, shared: Shared, pending,
-                     given: dict) -> Result:
-    """One wave of a protocol whose steps are phases, then the phase's ``advance`` trigger
-    (``given``: run_protocol's keyword options; a phase reads the document's bytes and the
-    rule's models). Each persona that fails is recorded (a FAILURE event: the gate blocks on
-    it). A reply the ledger could not take (a full disk) is raised once the wave is over."""
-    source_data, rule_model, rule_models = (given.get("source_data"), given.get("rule_model"),
-                                            given.get("rule_models"))
-    result = Result()
-    requests = phase_requests(d, next_wave(d) if pending is None else list(pending))
-    if not requests:
-        return result
-    source = None
-    if d.source:
-        source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
-    revision = blob_id(source.data) if source is not None and source.data is not None else None
-    wave = Wave(d, settings, shared, asyncio.Lock(), ReplyCache(cache_dir(d.root)), revision,
-                rule_model, rule_models, source, [last_message(d.ledger, d.personas)], False)
-    try:
-        await import_models(requests, d.personas, rule_model, rule_models, settings)
-        result.outcomes = await turns(wave, requests, d.personas)
-    finally:
-        shared.progress.close()
-    for o in result.outcomes:
-        if o.status in ("failed", "skipped") and not o.error.startswith("not written"):
-            record_failure(d, o.persona, revision, o.error)  # the reason to block, recorded
-    result.appended = sum(1 for o in result.outcomes if o.ok)
-    failed_write = next((o.os_error for o in result.outcomes if o.os_error is not None), None)
-    if failed_write is not None:  # every other reply is written (whole blocks)
-        raise failed_write
-    result.advanced = _advance_phase(d, result.outcomes)
-    result.appended += 1 if result.advanced else 0
-    return result
-
-
-def _advance_phase(d: Discussion, outcomes: list[Outcome]) -> str | None:
-    """After a wave whose turns all succeeded, the phase's ``advance`` trigger: when it holds,
-    a transition event; returns the phase entered, if any."""
-    phase = d.protocol.phase(d.current_phase)
-    if not outcomes or any(not o.ok for o in outcomes) or phase is None \
-            or phase.advance is None or d.protocol.next_phase(phase.id) is None:
-        return None
-    spoke = {c.author for c in _comments_in_phase(d)}
-    trigger = TRIGGERS.get(phase.advance)
-    if trigger is None or not trigger(d, spoke, [o.persona.name for o in outcomes]):
-        return None
-    target = d.advance(trigger=phase.advance)
-    try:
-        d.save()
-    except CascadeError:
-        return None
-    return target
+        shared = shared or Shared(settings, progress or Progress())
+        source: SourceText | None = None
+        if d.source:
+            source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
+        revision = (blob_id(source.data) if source is not None and source.data is not None
+                    else None)
+        # rounds.append: round -- a round reaches the ledger whole (seed 003's batch write):
+        # its replies are held until its last step is done; a run that stops inside a round
+        # writes none of it, and the next run gets those replies from the reply cache.
+        run = d.state.run
+        wave = Wave(d, settings, shared, asyncio.Lock(), ReplyCache(cache_dir(d.root)),
+                    revision, rule_model, rule_models, source, [0],
+                    run.steps.rounds.append == "round")
+        only = asked(run, pending) if pending is not None else None
+        loop = _Loop(wave, Result(), on_table, auto, ask, only=only,
+                     once=only is not None or run.steps.phased)
+        try:
+            while await loop.step():
+                pass
+        finally:
+            shared.progress.close()
+            loop.close()
+        return loop.result
 
 
 def _comments_in_phase(d: Discussion) -> list[Comment]:
@@ -112,35 +82,6 @@ def _comments_in_phase(d: Discussion) -> list[Comment]:
         elif isinstance(entry, Comment):
             out.append(entry)
     return out
-
-
-async def _run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None, *,
-                       source_data: bytes | None = None, rule_model: str | None = None,
-                       rule_models: dict | None = None, on_table=None, auto: bool = False,
-                       ask=None) -> Result:  # long: run_protocol's keyword options, passed on
-    """Run ``d``'s step protocol until it concludes or stops. Appends to the ledger. At a
-    decision point: ``auto`` takes the recommended choice (a NEXT event says it was taken
-    automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the person;
-    else the run stops there, waiting (``Result.waiting``)."""
-    progress = progress or Progress()
-    source: SourceText | None = None
-    if d.source:
-        source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
-    revision = blob_id(source.data) if source is not None and source.data is not None else None
-    # rounds.append: round -- a round reaches the ledger whole (seed 003's batch write): its
-    # replies are held until its last step is done; a run that stops inside a round writes
-    # none of it, and the next run gets those replies from the reply cache, asking no one.
-    wave = Wave(d, settings, Shared(settings, progress), asyncio.Lock(),
-                 ReplyCache(cache_dir(d.root)), revision, rule_model, rule_models, source,
-                 [0], d.state.run.steps.rounds.append == "round")
-    loop = _Loop(wave, Result(), on_table, auto, ask)
-    try:
-        while await loop.step():
-            pass
-    finally:
-        progress.close()
-        loop.close()
-    return loop.result
 
 
 @dataclass
@@ -156,6 +97,8 @@ class _Loop:
     imported: bool = False
     noted: set[str] = field(default_factory=set)
     written: int = 0  # result.appended when the ledger was last written (a batch)
+    only: list | None = None  # the requests a person named: asked instead of the plan's
+    once: bool = False  # one wave, then the run stops (a protocol of phases; names given)
 
     async def step(self) -> bool:
         """One move; False: the run stops here."""
@@ -231,7 +174,7 @@ class _Loop:
     async def _ask(self, run: Run) -> bool:
         """The next wave: each reply appended as it comes; a failure stops the run."""
         wave, result = self.wave, self.result
-        requests = plan(run)
+        requests, self.only = (self.only, []) if self.only is not None else (plan(run), None)
         if not requests:
             return False
         registry = wave.d.personas  # a generated panel's experts join once it is recorded
@@ -247,21 +190,47 @@ class _Loop:
         failed = [o for o in outcomes if not o.ok]
         if failed:
             self._failed(failed)
+        failed_write = next((o.os_error for o in outcomes if o.os_error is not None), None)
+        if failed_write is not None:  # every other reply is written (whole blocks)
+            raise failed_write
+        if failed:
             return False
         self._after_wave(requests[0].step, requests[0].round,
                          {p.alias: p.name for p in registry})
-        return True
+        if self.once:
+            self._advance(requests[0].step, outcomes)
+        return not self.once
+
+    def _advance(self, step, outcomes: list[Outcome]) -> None:
+        """After a wave whose turns all succeeded, its step's ``advance`` trigger (a phase
+        that moves on by itself): when it holds, a transition event."""
+        d, result = self.wave.d, self.result
+        if step.advance is None or d.protocol.next_phase(step.id) is None:
+            return
+        spoke = {c.author for c in _comments_in_phase(d)}
+        if not TRIGGERS[step.advance](d, spoke, [o.persona.name for o in outcomes]):
+            return
+        target = d.advance(trigger=step.advance)
+        try:
+            d.save()
+        except CascadeError:
+            return
+        result.advanced = target
+        result.appended += 1
 
     def _failed(self, failed: list[Outcome]) -> None:
         wave, result = self.wave, self.result
         result.stopped = "; ".join(f"{o.persona.name}: {o.error}" for o in failed)
-        failures = [o for o in failed if o.status == "failed"
+        # a persona not asked within the budget did not fail -- except in a wave of
+        # whoever is due (a protocol of phases), where it is recorded, so the gate says why
+        recorded = ("failed", "skipped") if self.once else ("failed",)
+        failures = [o for o in failed if o.status in recorded
                     and not o.error.startswith("not written")]
         if wave.batch and failures and wave.d.pending_text:
             wave.d.discard()  # the round is not written (see below): only why it stopped
             result.appended = self.written
             result.notes.append(_CUT_ROUND.format(round=result.round))
-        for o in failures:  # a persona not asked within the budget did not fail
+        for o in failures:
             record_failure(wave.d, o.persona, wave.revision, o.error)
 
     def _after_wave(self, step, round_: int, names: dict[str, str]) -> None:
@@ -298,8 +267,7 @@ class _Loop:
             d.discard()
             result.appended = self.written
             result.notes.append(_CUT_ROUND.format(round=result.round))
-        if result.appended and d.protocol.stepped is not None and any(
-                a != "argument-graph" for a in d.protocol.stepped.artifacts):
+        if result.appended and any(a != "argument-graph" for a in d.protocol.steps.artifacts):
             try:
                 result.artifacts = write_artifacts(d, d.state.run)
             except OSError as exc:
@@ -325,28 +293,25 @@ def run(d: Discussion, settings: Settings, progress: Progress | None = None, **k
 
 @dataclass
 class Stepped:
-    """A discussion to run, with what its rule says (``pending``: for a protocol whose steps
-    are phases, the personas to ask instead of whoever is concerned)."""
+    """A discussion to run, with what its rule says."""
 
     discussion: Discussion
     source_data: bytes | None = None
     rule_model: str | None = None
     rule_models: dict | None = None
     auto: bool = False
-    pending: list | None = None
 
 
 def run_all(stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
     """One run of everything due, concurrently; returns each discussion's result, in order.
-    The waves of the protocols whose steps are phases share one budget and cap on calls in
-    flight. When one fails, the others finish first (their blocks are whole); then the first
+    The runs share one budget and cap on calls in flight. When one fails, the others finish first (their blocks are whole); then the first
     failure is raised."""
     async def each():
         shared = Shared(settings, progress)
         results = await asyncio.gather(*(
             run_protocol(s.discussion, settings, progress, source_data=s.source_data,
                          rule_model=s.rule_model, rule_models=s.rule_models, auto=s.auto,
-                         pending=s.pending, shared=shared) for s in stepped),
+                         shared=shared) for s in stepped),
             return_exceptions=True)
         failed = next((r for r in results if isinstance(r, BaseException)), None)
         if failed is not None:

@@ -108,7 +108,8 @@ class Basis:
     events that keep the review (``carried``) and of entries not to believe (``skip``: events
     that do not hold, copied blocks), the revisions whose turns count (``reviewed``; None:
     any), the discussion's options as its header records them, and the thresholds an
-    outcome rule that counts votes uses."""
+    outcome rule that counts votes uses; for a protocol of phases, its phase and whether a
+    person's decision is in force."""
 
     personas: Any
     members: tuple[str, ...]
@@ -118,6 +119,8 @@ class Basis:
     options: Options = Options()
     consensus: Any = None
     skip: frozenset[int] = frozenset()
+    phase: str | None = None  # a protocol of phases: the phase its believed events put it in
+    decided: bool = False  # a person's decision is in force: a planner asks nobody
 
 
 @dataclass
@@ -160,6 +163,7 @@ class Run:
     names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
     exit: Exit | None = None  # the exit rule's answer after the last round run
     verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
+    asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
 
     @property
     def phase(self):

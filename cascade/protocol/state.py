@@ -76,9 +76,9 @@ class _Walk(EventChecks):
         self.ledger, self.authority, self.personas, self.protocol = (ledger, authority, personas,
                                                                       protocol)
         self.authors = authors
-        self.steps = protocol.stepped
+        self.steps = protocol.steps
         self.participants = {a.lower() for a in authority.participants}
-        if self.steps is not None and self.steps.generated:  # the panel's experts vote
+        if self.steps.generated:  # the panel's experts vote
             panel = panel_of(ledger.entries)
             self.participants |= set(panel.aliases) if panel is not None else set()
         self.phase = ledger.header.phase or protocol.first_phase
@@ -156,7 +156,7 @@ class _Walk(EventChecks):
         result, _, _, _, _ = self._count()
         decision, _ = in_force(self.decisions, self.revision, self.reviewed, self.authority,
                                 self.authors)
-        if self.steps is not None:
+        if not self.steps.phased:
             prefix = dataclasses.replace(self.ledger, entries=self.ledger.entries[:index])
             run, result = self._step_result(prefix, self.carried, {},
                                             self.reviewed if self.revision else None)
@@ -278,19 +278,21 @@ class _Walk(EventChecks):
         claims = set(self.claims)
         carried = set(self.carried)
         result, votes, advisory, discounted, expected = self._count(claims)
-        run = None
-        if self.steps is not None:
-            run, result = self._step_result(self.ledger, carried, advisory,
-                                            self.reviewed if self.revision is not None else None)
-        if not self._voting() and run is None:
-            after = self.protocol.next_phase(self.phase)
-            result.reached = False
-            result.outcome = None
-            result.reason = f"phase {self.phase} does not take votes" + (
-                f"; advance to {after}" if after else "")
         decisions = [dataclasses.replace(d) for d in self.decisions]
         decision, notes = in_force(decisions, self.revision, self.reviewed,
                                     self.authority, self.authors)
+        reviewed = self.reviewed if self.revision is not None else None
+        if not self.steps.phased:
+            run, result = self._step_result(self.ledger, carried, advisory, reviewed)
+        else:
+            run = derive_run(self.ledger, self.steps,
+                             self._basis(self.ledger, carried, reviewed, decision is not None))
+            if not self._voting():
+                after = self.protocol.next_phase(self.phase)
+                result.reached = False
+                result.outcome = None
+                result.reason = f"phase {self.phase} does not take votes" + (
+                    f"; advance to {after}" if after else "")
         for d in decisions:
             if not d.note and d.line in notes:
                 d.note = notes[d.line]
@@ -310,12 +312,8 @@ class _Walk(EventChecks):
         """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
         rule over the turns cascade wrote for this text, explained by that rule; an impasse is
         never READY."""
-        personas, steps, authority = self.personas, self.protocol.stepped, self.authority
-        members, fixed = members_of(steps, authority.participants)
-        run = derive_run(ledger, steps, Basis(
-            personas, tuple(members), fixed, frozenset(carried),
-            frozenset(reviewed) if reviewed is not None else None,
-            Options.of_header(ledger.header.extra), authority.consensus, frozenset(self.ignored)))
+        personas = self.personas
+        run = derive_run(ledger, self.steps, self._basis(ledger, carried, reviewed))
         verdict = run.verdict
         counts = dict(verdict.tally) if verdict is not None else {}
         for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
@@ -340,6 +338,15 @@ class _Walk(EventChecks):
         waiting = names(run.waiting)
         where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
         return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
+
+    def _basis(self, ledger: Ledger, carried: set[int], reviewed: set[str] | None,
+               decided: bool = False) -> Basis:
+        """What the run of ``ledger`` is derived on (cascade.protocol.runstate.Basis)."""
+        members, fixed = members_of(self.steps, self.authority.participants)
+        return Basis(self.personas, tuple(members), fixed, frozenset(carried),
+                     frozenset(reviewed) if reviewed is not None else None,
+                     Options.of_header(ledger.header.extra), self.authority.consensus,
+                     frozenset(self.ignored), self.phase, decided)
 
     def _vote_problem(self, c: Comment, persona, forged: bool) -> str | None:
         """Why a persona's vote does not count (None: it does): forged, not a participant, for

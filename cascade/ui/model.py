@@ -114,9 +114,7 @@ def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
 
 def _where(d) -> str:
     run = d.state.run
-    if run is not None:
-        return f"round {run.round}"
-    return f"phase {d.phase}"
+    return f"phase {d.phase}" if run.steps.phased else f"round {run.round}"
 
 
 def _outcome(d) -> str:
@@ -156,7 +154,7 @@ def view(path: Path) -> View:
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
-               step_protocol=d.protocol.stepped is not None,
+               step_protocol=not d.protocol.steps.phased,
                concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"),
                about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
