@@ -111,6 +111,12 @@ def test_debate_openings_rebuttals_and_final_positions(repo, cli, council, fake_
     d = load(repo)
     assert [e.fields.get("phase") for e in d.events if e.kind == "ROUND"] == [
         "opening", "rebuttal", "final"]  # every round's phase, the first's too
+    # each round's table holds that round's advice (written once the round has moved on)
+    tables = {c.provenance["round"]: c.body for c in d.comments
+              if c.origin == "tool" and c.provenance.get("table")}
+    assert sorted(tables) == ["1", "2", "3"]
+    for round_, body in tables.items():
+        assert all(f"| {n} |" in body for n in ADVISORS), (round_, body)
 
 
 @pytest.mark.parametrize("tier, advisors, referee", [

@@ -127,10 +127,11 @@ def refs_text(request: Request, citations: list[str] = ()) -> str | None:  # typ
     return ",".join(refs) or None
 
 
-def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
-    """The step's replies of the round as a markdown table: participant, the reply's first
-    sentence (or the field named like the column), and its other fields (shift, verdict)."""
-    turns = run.of(run.round, step_id)
+def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: int) -> str:
+    """The step's replies of ``round_`` as a markdown table: participant, the reply's first
+    sentence (or the field named like the column), and its other fields (shift, verdict). The
+    round is given: once a round's last step is done, the run has moved on to the next."""
+    turns = run.of(round_, step_id)
     own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
     extra = sorted({k for t in turns for k in t.fields if k != own})
     head = ["Participant", column] + [column_title(k) for k in extra]
@@ -140,15 +141,16 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str]) -> str:
         cells = [names.get(t.alias, t.name), sentence(first or t.body, 160)] + [
             sentence(t.fields.get(k, ""), 120) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
-    return "\n".join(["| " + " | ".join(r) + " |" for r in rows] + agreement(run, step_id, names))
+    return "\n".join(["| " + " | ".join(r) + " |" for r in rows]
+                     + agreement(run, step_id, names, round_))
 
 
-def agreement(run: Run, step_id: str, names: dict[str, str]) -> list[str]:
+def agreement(run: Run, step_id: str, names: dict[str, str], round_: int) -> list[str]:
     """Under the table of a round's first step whose positions a later step answers
     (``target:``): what every position names (agreed), and the divergent views the later
     step answers -- each speaker and the position its target rule gives it."""
     later = next((s for s in run.steps.round_steps if s.target is not None), None)
-    turns = run.of(run.round, step_id)
+    turns = run.of(round_, step_id)
     if later is None or step_id != run.steps.round_steps[0].id or len(turns) < 2:
         return []
     shared = shared_terms([t.body for t in turns])

@@ -240,7 +240,7 @@ class _Loop:
         finished = not (done.step is not None and done.step.id == step.id
                         and done.round == round_)
         if step.table and finished:
-            text = table(done, step.id, step.table, names)
+            text = table(done, step.id, step.table, names, round_)
             d.add_comment(TOOL, f"**{step.title}, round {round_}**\n\n{text}",
                           provenance={"step": step.id, "round": str(round_),
                                       "table": step.table}, origin="tool")
