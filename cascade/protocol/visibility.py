@@ -9,7 +9,10 @@ summary of earlier rounds; ``responds`` -- the turn answers the one it is shown 
 ``comments`` -- it is shown the discussion itself (every comment, people's too, the older
 ones summarised past the budget, and the open questions), as a phase's turn is;
 ``independent`` -- its speakers judge independently of one another (``cascade plan``,
-``explain`` and the hook say when they share a model family: cascade.turns.independence).
+``explain`` and the hook say when they share a model family: cascade.turns.independence);
+``anonymous`` -- it is shown the others' answers without names, labelled (a peer ranking:
+cascade.protocol.ranking registers ``anonymous``); ``kept`` -- a strategy phase's visibility
+does not override it (the members' other steps take the phase's).
 """
 from __future__ import annotations
 

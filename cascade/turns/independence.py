@@ -1,6 +1,6 @@
 """Independence you can see: which roles meant to judge independently resolve to the same
 model family. Two kinds of roles are meant to: the speakers of one step whose visibility is
-``independent`` (a blind step: each answers without the others' answers),
+``independent`` (a blind step, a peer ranking: each answers without the others' answers),
 and a judge and the roles it ``weighs`` (a referee and its advisors, an arbiter and its
 group's freethinker, a synthesizer and the participants). ``cascade plan``, ``explain`` and
 the hook say each clash in one line; a rule with ``distinct_models: true`` refuses them.
@@ -142,7 +142,8 @@ def _independent(steps, step) -> bool:
     """Whether the step's speakers answer without each other's answers: its visibility (or,
     for the members' step, a strategy phase's) is ``independent``."""
     names = [step.visibility]
-    if steps.strategy is not None and step.role == steps.member_role.id:
+    if (steps.strategy is not None and step.role == steps.member_role.id
+            and not VISIBILITIES.has(step.visibility, "kept")):  # else the phases' count
         names += [p.visibility for p in steps.strategy.phases if p.visibility]
     return any(VISIBILITIES.has(n, "independent") for n in names)
 
