@@ -4,6 +4,7 @@ step, a judge and the roles it weighs -- that resolve to one model family are na
 refuses them (the hook before any model call, exit 2 as any configuration error)."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -131,6 +132,11 @@ def test_distinct_models_refuses_before_any_call_in_one_line(loop_repo, fake_llm
     assert explain.returncode == 2
     assert explain.stderr.strip() == said[0]
     assert "Independence error: step Advice" in explain.stdout
+    as_json = cascade(repo, "explain", "--json", DOC)
+    assert as_json.returncode == 2 and as_json.stderr.strip() == said[0]
+    data = json.loads(as_json.stdout)["independence"]
+    assert data["distinct_models"] is True and len(data["clashes"]) == 1
+    assert data["refused"]["file"] == ".ai-rules.yml" and data["refused"]["line"] == line
     # the fix: each advisor on a family of its own; the referee too
     _persona(repo, "visionary", "ollama/llama3")
     _persona(repo, "skeptic", "gemini/gemini-1.5-pro")

@@ -20,7 +20,7 @@ from typing import Any
 from cascade.commands.explain_text import explain_text
 from cascade.config.personas import load_personas
 from cascade.config.rules import NEVER_GOVERNED, Rule
-from cascade.errors import CascadeError
+from cascade.errors import CascadeError, display_path
 from cascade.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
@@ -209,7 +209,7 @@ def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any]
     found = clashes(steps, members, fixed, model_of)
     refused = None
     if found and rule.distinct_models:
-        refused = {"message": refusal(rule, found), "file": str(rule.file),
+        refused = {"message": refusal(rule, found), "file": display_path(rule.file),
                    "line": rule.line_of("distinct_models")}
     return {"clashes": [c.line() for c in found], "distinct_models": rule.distinct_models,
             "refused": refused}
