@@ -76,8 +76,9 @@ def test_json_keys(adr, cli):
     assert set(data) == {"path", "kind", "governed", "reason", "document", "ledger",
                          "ledger_exists", "rule", "rule_files", "overrides", "also_matched_by",
                          "protocol", "participants", "api_base", "calls", "closest",
-                         "decisions"}
-    assert data["decisions"] == []  # review asks no person a question of its steps
+                         "decisions", "independence"}
+    assert data["decisions"] == []
+    assert data["independence"] is None  # review: no step protocol, nothing to judge apart  # review asks no person a question of its steps
     assert (data["kind"], data["governed"], data["ledger"], data["ledger_exists"]) == (
         "document", True, LEDGER, False)
     rule = data["rule"]

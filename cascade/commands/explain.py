@@ -20,7 +20,7 @@ from typing import Any
 from cascade.commands.explain_text import explain_text
 from cascade.config.personas import load_personas
 from cascade.config.rules import NEVER_GOVERNED, Rule
-from cascade.errors import CascadeError
+from cascade.errors import CascadeError, display_path
 from cascade.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
@@ -39,8 +39,10 @@ from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable
+from cascade.turns.independence import clashes, refusal
 from cascade.turns.model import resolve_model
 from cascade.turns.settings import Settings
+from cascade.turns.tiers import models_for
 
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.runner)
 
@@ -51,6 +53,9 @@ def explain(path: str, as_json: bool = False) -> int:
         print(json_printable(json.dumps(data, indent=2, ensure_ascii=False)))
     else:
         print(printable(explain_text(data)))
+    refused = (data.get("independence") or {}).get("refused")
+    if refused:  # the hook refuses to run it: a configuration error, said as the hook says it
+        raise CascadeError(refused["message"], refused["file"], refused["line"])
     return 0 if data["governed"] else 1
 
 
@@ -182,6 +187,30 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     data["api_base"] = settings.api_base
     data["calls"] = _calls(root, rule, auth, data, doc, personas)
     data["decisions"] = _decisions(protocol.steps, rule, d)
+    data["independence"] = _independence(protocol.steps, rule, auth, personas, settings)
+
+
+def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any] | None:
+    """Roles meant to judge independently that share a model family (a line each), and,
+    under ``distinct_models: true``, the refusal the hook would give (file, line, message)."""
+    steps = specialize(steps, Options.of_rule(rule))
+    members, fixed = members_of(steps, auth.participants)
+
+    def model_of(alias: str, role: str, tier: str) -> str | None:
+        persona = personas.get(alias)
+        try:
+            return None if persona is None else models_for(
+                persona, role, tier, rule.model, rule.models, settings)[0]
+        except CascadeError:
+            return None
+
+    found = clashes(steps, members, fixed, model_of)
+    refused = None
+    if found and rule.distinct_models:
+        refused = {"message": refusal(rule, found), "file": display_path(rule.file),
+                   "line": rule.line_of("distinct_models")}
+    return {"clashes": [c.line() for c in found], "distinct_models": rule.distinct_models,
+            "refused": refused}
 
 
 def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:

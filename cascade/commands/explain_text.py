@@ -60,6 +60,10 @@ def explain_text(data: dict[str, Any]) -> str:
     out += _wrap(f"Next review: {count}")
     asked = ", ".join(f"@{a}" for a in calls["personas"])
     out += _wrap(f"{asked}: {calls['why']}" if asked else calls["why"], "  ")
+    independence = data.get("independence") or {}
+    word = "error" if independence.get("distinct_models") else "warning"
+    for line in independence.get("clashes", []):
+        out += _wrap(f"Independence {word}: {line}", "", "  ")
     for point in data.get("decisions", []):
         head = "Waiting for a person" if point["waiting"] else "A person decides"
         out += _wrap(f"{head} at {point['title']}: {point['question']}", "", "  ")

@@ -20,6 +20,7 @@ from cascade.protocol.options import Options, check_option, describe, specialize
 from cascade.protocol.requests import plan as next_wave
 from cascade.resources import find_root
 from cascade.text import printable
+from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for
 
@@ -43,6 +44,7 @@ class _Subject:
     discussion: Any = None
     rule_model: str | None = None
     rule_models: Any = None
+    rule: Any = None
 
 
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
@@ -62,6 +64,11 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     else:
         out += _stepped(subject, steps, settings)
     print(printable("\n".join(out)))
+    rule = subject.rule
+    if steps is not None and rule is not None and rule.distinct_models:
+        found = clashes(steps, *_members(subject, steps), _first_model(subject, settings))
+        if found:  # the hook refuses to run it: a configuration error
+            raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
     return 0
 
 
@@ -77,7 +84,7 @@ def _subject(path: str | None, protocol: str | None,
     rule = resolve(path)[2]
     return _Subject(proto, d.personas, participants, d,
                     rule.model if rule is not None else None,
-                    rule.models if rule is not None else None)
+                    rule.models if rule is not None else None, rule)
 
 
 def _specialize(subject: _Subject, mode: str | None, strategy: str | None, tier: str | None,
@@ -142,8 +149,8 @@ def _options(base, steps) -> list[str]:
 def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
     """The plan of a step protocol: rounds and outcome, roles and their models, the steps,
     the calls it can make, the prompt budget, and where a ledger stands."""
-    participants, unnamed = _panel(subject, steps)
-    members, fixed = members_of(steps, participants)
+    members, fixed = _members(subject, steps)
+    unnamed = _panel(subject, steps)[1]
     r = steps.rounds
     out = [(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule "
             f"{describe(r.exit)}; the next round starts from a summary of at most {r.carry} "
@@ -152,6 +159,9 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
            + (f"; not READY: step {r.on_impasse!r} first" if r.on_impasse else ""),
            "Roles:"]
     out += _roles(steps, members, fixed, unnamed, _namer(subject, settings))
+    found = clashes(steps, members, fixed, _first_model(subject, settings))
+    forbidden = subject.rule is not None and subject.rule.distinct_models
+    out += [f"  {'error' if forbidden else 'warning'}: {c.line()}" for c in found]
     if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
             s.role == steps.member_role.id for s in steps.round_steps):
         out.append("Word budgets (and max tokens) by phase: " + "; ".join(
@@ -189,6 +199,25 @@ def _panel(subject: _Subject, steps) -> tuple[list[str], str]:
                        + ("generated from the topic" if steps.generated else
                           "invited by topic (or --participants)"))
     return participants, ""
+
+
+def _members(subject: _Subject, steps) -> tuple[list[str], dict[str, str]]:
+    """The members (named, or placeholders) and the fixed roles' personas."""
+    return members_of(steps, _panel(subject, steps)[0])
+
+
+def _first_model(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str | None]:
+    """The model a member asks first (None: no persona, or no model configured)."""
+    def model_of(alias: str, role: str, tier: str) -> str | None:
+        persona = subject.registry.get(alias) if not alias.startswith("<") else _NO_OWN_MODEL
+        if persona is None:
+            return None
+        try:
+            return models_for(persona, role, tier, subject.rule_model, subject.rule_models,
+                              settings)[0]
+        except CascadeError:
+            return None
+    return model_of
 
 
 def _namer(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str]:

@@ -51,7 +51,7 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "stage", "mode", "strategy", "flow", "tier", "rounds", "base",
+                "models", "auto", "stage", "distinct_models", "mode", "strategy", "flow", "tier", "rounds", "base",
                 "file", "line", "key_lines")
 
 
@@ -76,6 +76,7 @@ class Rule:
     models: dict | None  # a step protocol's tier or role -> (model, *its fallbacks)
     auto: bool  # a step protocol's decision points take their recommended choice (recorded)
     stage: bool  # the hook stages what it wrote for this rule's documents (where it is safe)
+    distinct_models: bool  # roles meant to judge independently must differ in model family
     mode: str | None  # a protocol with modes (swarm): the mode a new discussion starts in
     strategy: str | None  # a protocol with strategies (roundtable): a new discussion's
     flow: str | None  # a protocol with flows (council): a new discussion's
@@ -181,6 +182,7 @@ RULE = {
     "models": Key(raw),  # _models
     "auto": Key(flag, False),
     "stage": Key(flag, True),
+    "distinct_models": Key(flag, False, label="rule 'distinct_models'"),
     "mode": Key(word(_PROTOCOL_NAME.format("modes")), label="mode"),
     "strategy": Key(word(_PROTOCOL_NAME.format("strategies")), label="strategy"),
     "flow": Key(word(_PROTOCOL_NAME.format("flows")), label="flow"),

@@ -26,7 +26,9 @@ from cascade.protocol.run import Stepped, run_all
 from cascade.safepath import refuse_links
 from cascade.text import printable
 from cascade.turns.display import LineProgress, redaction_lines
+from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
+from cascade.turns.tiers import models_for
 
 
 def close(root: Path, items: list[Item], out: TextIO,
@@ -105,6 +107,32 @@ def _names(d) -> str:
     return ", ".join(d.personas.get(r.alias).name for r in next_wave(d))
 
 
+def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) -> None:
+    """Say each clash of roles meant to judge independently on one model family, a line
+    each (cascade.turns.independence); under a rule with ``distinct_models: true``, refuse
+    to run the discussion: a configuration error, before any model call."""
+    run = d.state.run
+    if run.outcome is not None:
+        return
+    rule = item.rule
+
+    def model_of(alias: str, role: str, tier: str) -> str | None:
+        persona = d.personas.get(alias)
+        if persona is None:
+            return None
+        try:
+            return models_for(persona, role, tier, rule.model if rule else None,
+                              rule.models if rule else None, settings)[0]
+        except CascadeError:
+            return None  # no model configured: the turn itself says so
+
+    found = clashes(run.steps, list(run.members), dict(run.fixed), model_of)
+    if found and rule is not None and rule.distinct_models:
+        raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
+    for clash in found:
+        print(printable(f"cascade: {item.ledger}: warning: {clash.line()}"), file=out)
+
+
 def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
     """Run the turns due on each ledger: the items, with what their runs appended."""
     due_now: list[tuple[int, Stepped]] = []
@@ -119,6 +147,8 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
     if not due_now:
         return items
     settings = Settings.from_env()
+    for k, s in due_now:  # before any model call: a rule that forbids a clash refuses
+        _independence(items[k], s.discussion, settings, out)
     # a protocol of phases asks one wave (named); any other runs its steps to an outcome or
     # a stop (its round)
     once = [(k, s) for k, s in due_now if s.discussion.protocol.steps.phased]

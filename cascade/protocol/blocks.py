@@ -11,6 +11,7 @@ from cascade.ledger.model import VOTES
 from cascade.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import (
+    FIELD_KINDS,
     LIST_SEP,
     column_title,
     join_list,
@@ -88,7 +89,7 @@ def fields_of(request: Request, reply: Reply | None) -> tuple[dict[str, str], li
     missing or invalid value gets the field's fallback (the cautious choice) and a note. A
     confirmation's vote becomes ``verdict``. References (``refs`` fields) are not among
     them: see ``cited``."""
-    values, notes = read_fields(request.step.fields, reply)
+    values, notes = read_fields(request.step.fields, reply, request.shown)
     if request.step.confirm and ballot_of(request.step) is None:
         values["verdict"] = values.pop("vote", "REJECT")
     return values, notes
@@ -130,7 +131,15 @@ def refs_text(request: Request, citations: list[str] = ()) -> str | None:  # typ
 def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: int) -> str:
     """The step's replies of ``round_`` as a markdown table: participant, the reply's first
     sentence (or the field named like the column), and its other fields (shift, verdict). The
-    round is given: once a round's last step is done, the run has moved on to the next."""
+    round is given: once a round's last step is done, the run has moved on to the next. A
+    step whose field kind aggregates its replies (a peer ranking) has that kind's table."""
+    step = run.steps.step(step_id)
+    for f in step.fields if step is not None else ():
+        kind = FIELD_KINDS.behaviour(f.kind or "text")
+        made = kind.fn.table(run, step_id, round_, f, names) if (
+            kind is not None and kind.fn.table is not None) else None
+        if made:
+            return made
     turns = run.of(round_, step_id)
     own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
     extra = sorted({k for t in turns for k in t.fields if k != own})

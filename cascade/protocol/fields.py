@@ -3,7 +3,8 @@
 on the turn (``read``: the value, or the cautious fallback and a note) and shown in the
 block's body (``section``). A field is declared as ``text``, ``list``, ``panel``,
 ``refs[:<edge>]``, ``references``, a list of choices, or ``{<kind>: ..., <option>: ...}`` (number, scores,
-list, shortlist, packet); a new kind registers here and is declared the same way.
+list, shortlist, packet); a new kind registers here (or in a module of its own:
+cascade.protocol.ranking's ``ranking``) and is declared the same way.
 
 Over 400 lines: one section per kind, each with its four parts side by side.
 """
@@ -52,12 +53,17 @@ class Kind:
     """A field kind's four parts. ``parse(name, spec, step id, path, line) -> Field``;
     ``shape(field) -> str`` (its JSON in the reply's shape); ``read(field, value, reply) ->
     (stamped values, note or None)`` -- None: not a value of the reply (references, a panel:
-    read elsewhere); ``section(field, stamped, value) -> markdown or None``."""
+    read elsewhere); a kind registered with the trait ``shown`` is also given the turns the
+    speaker was shown (``shown=``); ``section(field, stamped, value) -> markdown or None``;
+    ``table``: the step's table, when the kind aggregates the step's replies."""
 
     parse: Callable[[str, Any, str, Path, "int | None"], Field]
     shape: Callable[[Field], str]
     read: Read | None = None
     section: Callable[[Field, dict[str, str], Any], "str | None"] | None = None
+    # the table the tool writes after the step, in place of its replies' (run, step id,
+    # round, field, names by alias) -> markdown or None: an aggregate (a peer ranking's)
+    table: Callable[[Any, str, int, Field, dict[str, str]], str | None] | None = None
 
     def __call__(self, *args: Any) -> Field:
         return self.parse(*args)
@@ -134,9 +140,10 @@ def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
                         "[words]}, {items: {key: kind}} or {packet: [keys]}", path, line)
 
 
-def read_fields(fields, reply) -> tuple[dict[str, str], list[str]]:
+def read_fields(fields, reply, shown=()) -> tuple[dict[str, str], list[str]]:
     """The values of ``fields`` in a reply (cascade.turns.replies.Reply; None: none came),
-    each by its kind; a missing or invalid value gets the field's fallback and a note."""
+    each by its kind; a missing or invalid value gets the field's fallback and a note.
+    ``shown``: the turns the speaker was shown (a kind with the trait ``shown`` reads them)."""
     values: dict[str, str] = {}
     notes: list[str] = []
     extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
@@ -144,7 +151,8 @@ def read_fields(fields, reply) -> tuple[dict[str, str], list[str]]:
         kind = FIELD_KINDS.behaviour(f.kind or "text")
         if kind is None or kind.fn.read is None:
             continue
-        stamped, note = kind.fn.read(f, extra.get(f.name.lower()), reply)
+        more = {"shown": shown} if "shown" in kind.traits else {}
+        stamped, note = kind.fn.read(f, extra.get(f.name.lower()), reply, **more)
         values.update(stamped)
         notes += [note] if note else []
     return values, notes

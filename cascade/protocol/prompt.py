@@ -175,6 +175,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
         shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],
         blind=VISIBILITIES.has(request.step.visibility, "blind"),
+        anonymous=VISIBILITIES.has(request.step.visibility, "anonymous"),
         target_id=request.target.msg if request.target is not None else "",
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words
                else f"at most about {request.step.words}"),

@@ -22,6 +22,7 @@ from cascade.protocol.behaviours import Exit, Param, Registry, Verdict
 from cascade.protocol.fields import split_list
 from cascade.protocol.panel import slug
 from cascade.protocol.pending import pending_turns
+from cascade.protocol.ranking import borda  # noqa: F401  (registers a peer ranking's behaviours)
 from cascade.protocol.visibility import VISIBILITIES  # noqa: F401  (what a speaker is shown)
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -108,8 +108,9 @@ def plan(run: Run) -> list[Request]:
             first = run.steps.round_steps[0].id
             target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
         phase = run.phase if strategy is not None and not role.fixed and not run.after else None
-        seen = [] if not run.setup_done else shown(run, step, alias,
-                                                   phase.visibility if phase else None)
+        keeps = VISIBILITIES.has(step.visibility, "kept")  # a phase does not override it
+        seen = [] if not run.setup_done else shown(
+            run, step, alias, phase.visibility if phase and not keeps else None)
         said = direction
         if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
             side = strategy.side(run.members.index(alias), alias)

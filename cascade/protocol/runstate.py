@@ -31,6 +31,7 @@ class Turn:
     line: int
     revision: str | None
     seen: str | None = None  # how much of the document the turn saw ("all", "n/m", "none")
+    origin: str | None = None  # an anonymised view (``msg`` its label): the message it shows
 
 
 @dataclass

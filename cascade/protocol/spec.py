@@ -42,6 +42,9 @@ class Role:
     tier: str  # fast | strong
     source: str = "participants"  # the members' role: the rule's participants, or a panel
     group: str = ""  # a fixed role's group (council's d and p): what ``group`` visibility scopes
+    weighs: tuple[str, ...] = ()  # the roles whose answers it judges (a referee's advisors):
+    # meant to be independent of it, so ``plan``, ``explain`` and the hook say when they share
+    # its model family
 
     @property
     def fixed(self) -> bool:

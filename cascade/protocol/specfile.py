@@ -113,6 +113,7 @@ ROLE = {
     "from": Key(raw), "persona": Key(_NAME, label="role 'persona'"),
     "tier": Key(choice(TIERS), "fast", label="role {id!r}: tier"),
     "title": Key(raw), "group": Key(raw),
+    "weighs": Key(words("a list of role ids", must="is"), (), label="role {id!r}: weighs"),
 }
 STEP = {
     "id": Key(_NAME, required=True, label="step 'id'"),
@@ -201,7 +202,14 @@ def _roles(data: LineDict, path: Path) -> list[Role]:
                                at("group"))
         roles.append(Role(rid, str(r["title"] or rid),
                           persona.lower() if persona is not None else None, r["tier"],
-                          str(source) if source is not None else "participants", str(group)))
+                          str(source) if source is not None else "participants", str(group),
+                          tuple(r["weighs"])))
+    ids = [r.id for r in roles]
+    for role, (item, _) in zip(roles, items_with_lines(raw_roles, data.line_of("roles"))):
+        wrong = [w for w in role.weighs if w not in ids or w == role.id]
+        if wrong:
+            raise CascadeError(f"role {role.id!r}: weighs names {wrong[0]!r}, not another "
+                               f"role (roles: {', '.join(ids)})", path, item.line_of("weighs"))
     if sum(1 for r in roles if not r.fixed) != 1:
         raise CascadeError("exactly one role takes the discussion's members (from: "
                            "participants, or from: panel)", path, data.line_of("roles"))

@@ -7,7 +7,12 @@ Traits: ``one_at_a_time`` -- the step's speakers speak in turn, each seeing the 
 summary of earlier rounds; ``responds`` -- the turn answers the one it is shown last (its
 ``responds_to`` reference); ``blind`` -- it sees nothing of the others (the prompt says so);
 ``comments`` -- it is shown the discussion itself (every comment, people's too, the older
-ones summarised past the budget, and the open questions), as a phase's turn is.
+ones summarised past the budget, and the open questions), as a phase's turn is;
+``independent`` -- its speakers judge independently of one another (``cascade plan``,
+``explain`` and the hook say when they share a model family: cascade.turns.independence);
+``anonymous`` -- it is shown the others' answers without names, labelled (a peer ranking:
+cascade.protocol.ranking registers ``anonymous``); ``kept`` -- a strategy phase's visibility
+does not override it (the members' other steps take the phase's).
 """
 from __future__ import annotations
 
@@ -43,7 +48,7 @@ def _asked(run) -> list:
     return before + [t for t in run.turns if t.round == run.round and _fixed(run, t)]
 
 
-@VISIBILITIES.register("blind", traits=("blind",))
+@VISIBILITIES.register("blind", traits=("blind", "independent"))
 def blind(run, step, alias: str) -> list:
     """Nothing of the others."""
     return []
