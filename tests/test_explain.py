@@ -78,7 +78,9 @@ def test_json_keys(adr, cli):
                          "protocol", "participants", "api_base", "calls", "closest",
                          "decisions", "independence"}
     assert data["decisions"] == []
-    assert data["independence"] is None  # review: no step protocol, nothing to judge apart  # review asks no person a question of its steps
+    assert data["decisions"] == []  # review asks no person a question of its steps
+    # review's panel sees one another's comments: no role is meant to judge apart
+    assert data["independence"] == {"clashes": [], "distinct_models": False, "refused": None}
     assert (data["kind"], data["governed"], data["ledger"], data["ledger_exists"]) == (
         "document", True, LEDGER, False)
     rule = data["rule"]

@@ -12,6 +12,7 @@ import pytest
 import test_hook
 from conftest import REPO, git
 from council_script import Council
+from fakellm import http_error
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, run
 
 from cascade.config.personas import forget_loaded
@@ -97,13 +98,19 @@ def test_the_hook_warns_and_runs(loop_repo, fake_llm, monkeypatch):
     git(repo, "commit", "-qam", "ADRs go to a council")
     install_plain(repo)
     git(repo, "add", DOC)
-    Council(fake_llm)
+    council = Council(fake_llm)
+    monkeypatch.setenv("CASCADE_RETRIES", "0")
+    council.replies[("AI-Referee", "Verdict", 1)] = http_error(500)  # the run stops there
     blocked = commit(repo)
     assert fake_llm.calls() == 4, blocked.out  # it runs: a warning, not a refusal
     assert (f"cascade: {LEDGER}: warning: step Advice, answered independently: pragmatist, "
             "visionary and skeptic (advisor) share the model family 'fast' (openai/fast): "
             "their judgements are not independent") in blocked.out
     assert "referee weighs" not in blocked.out  # the referee is on another family
+    del council.replies[("AI-Referee", "Verdict", 1)]
+    git(repo, "add", "-A")
+    again = commit(repo)  # said once, when the revision's run began: not on every attempt
+    assert fake_llm.calls() == 5 and "warning:" not in again.out, again.out
     explain = cascade(repo, "explain", DOC)
     assert explain.returncode == 0, explain.stderr
     assert "Independence warning: step Advice, answered independently:" in explain.stdout

@@ -109,8 +109,9 @@ def _names(d) -> str:
 
 def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) -> None:
     """Say each clash of roles meant to judge independently on one model family, a line
-    each (cascade.turns.independence); under a rule with ``distinct_models: true``, refuse
-    to run the discussion: a configuration error, before any model call."""
+    each (cascade.turns.independence), when the revision's run begins; under a rule with
+    ``distinct_models: true``, refuse to run the discussion: a configuration error, before
+    any model call."""
     run = d.state.run
     if run.outcome is not None:
         return
@@ -129,6 +130,8 @@ def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) ->
     found = clashes(run.steps, list(run.members), dict(run.fixed), model_of)
     if found and rule is not None and rule.distinct_models:
         raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
+    if run.turns or run.setup:
+        return  # said when this revision's run began: not again on every attempt
     for clash in found:
         print(printable(f"cascade: {item.ledger}: warning: {clash.line()}"), file=out)
 
