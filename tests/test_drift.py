@@ -4,10 +4,13 @@ when a rule asks (`drift: warn`). Real git repositories, real commits, the real 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from conftest import cascade_subprocess, git
+from conftest import REPO, cascade_subprocess, git
+from scripted import Scripted
 from test_check import RULES, commit, review, write
 
 from cascade import Discussion
@@ -213,3 +216,83 @@ def test_check_with_the_rule_key_stays_silent_when_nothing_drifted(repo, history
     commit(repo, "warn of drift")
     run = check(repo)
     assert run.returncode == 0 and "warning" not in run.stdout, run.stdout
+
+
+# ---- the hook asks one persona whether a staged change contradicts the decision ------------
+
+class DriftScript(Scripted):
+    """Answers the drift review: the change contradicts the decision; any other step is
+    unscripted."""
+
+    def reply(self, name, step, round_, text):
+        if step != "Drift review":
+            return super().reply(name, step, round_, text)
+        return json.dumps({"comment": "The pool grows to 500 connections: the decision caps "
+                                      "it at 50.", "drift": "CONTRADICTS"})
+
+
+def drift_repo(repo: Path, monkeypatch, fake_llm, review_key: bool) -> str:
+    """An accepted decision governing src/db/**, reviewed and committed, plain hooks on."""
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    write(repo, ".ai-rules.yml", RULES + ("    drift_review: architect\n" if review_key else ""))
+    write(repo, "src/db/pool.py", "size = 5\n")
+    write(repo, "src/ui/page.py", "title = 'x'\n")
+    write(repo, PG, adr("Use Postgres", "accepted", '"src/db/**"')
+          + "\nThe pool holds at most 50 connections.\n")
+    review(repo, doc=PG, ledger=PG_LEDGER)
+    start = commit(repo, "accept 0001")
+    proc = subprocess.run([sys.executable, "-m", "cascade", "init", "--plain"], cwd=repo,
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "hooks", "--no-verify")
+    return start
+
+
+def git_commit(repo: Path, message: str) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(["git", "commit", "-m", message], cwd=repo, capture_output=True,
+                          text=True, timeout=300, check=False)
+    proc.out = proc.stdout + proc.stderr  # type: ignore[attr-defined]
+    return proc
+
+
+def test_the_hook_asks_a_persona_about_a_change_to_governed_code(repo, fake_llm, monkeypatch):
+    script = DriftScript(fake_llm)
+    start = drift_repo(repo, monkeypatch, fake_llm, review_key=True)
+    before = (repo / PG_LEDGER).read_text()
+    write(repo, "src/ui/page.py", "title = 'y'\n")  # ungoverned: nobody is asked
+    git(repo, "add", "-A")
+    quiet = git_commit(repo, "retitle")
+    assert quiet.returncode == 0, quiet.out
+    assert script.seen == [] and "drift" not in quiet.out.lower()
+    write(repo, "src/db/pool.py", "size = 500\n")
+    git(repo, "add", "-A")
+    proc = git_commit(repo, "grow the pool")
+    assert proc.returncode == 0, proc.out  # advisory: the commit goes on
+    assert script.asked() == [("AI-Architect", "Drift review", 1)]
+    prompt = script.seen[0][3]
+    assert "+size = 500" in prompt and "at most 50 connections" in prompt
+    assert (f"{PG}: AI-Architect: CONTRADICTS (advisory): The pool grows to 500 connections"
+            in proc.out)
+    committed = git(repo, "show", f"HEAD:{PG_LEDGER}")
+    assert committed.startswith(before)  # appended, and committed with the change
+    block = committed[len(before):]
+    assert "The pool grows to 500 connections" in block
+    assert "drift=CONTRADICTS" in block and "step=drift" in block and "VOTE:" not in block
+    assert git(repo, "status", "--porcelain") == ""
+    check = cascade_subprocess("check", "--from-ref", start, cwd=repo)
+    assert check.returncode == 0, check.stdout  # the decision's own verdict holds
+
+
+def test_without_the_rule_key_the_hook_asks_nobody(repo, fake_llm, monkeypatch):
+    script = DriftScript(fake_llm)
+    drift_repo(repo, monkeypatch, fake_llm, review_key=False)
+    write(repo, "src/db/pool.py", "size = 500\n")
+    git(repo, "add", "-A")
+    proc = git_commit(repo, "grow the pool")
+    assert proc.returncode == 0, proc.out
+    assert script.seen == [] and fake_llm.calls() == 0
+    assert git(repo, "status", "--porcelain") == ""
