@@ -270,18 +270,31 @@ def test_the_hook_asks_a_persona_about_a_change_to_governed_code(repo, fake_llm,
     assert script.seen == [] and "drift" not in quiet.out.lower()
     write(repo, "src/db/pool.py", "size = 500\n")
     git(repo, "add", "-A")
+    hook = cascade_subprocess("hook", cwd=repo)  # by hand first: the answer, once
+    assert hook.returncode == 0 and "CONTRADICTS (advisory)" in hook.stdout, hook.stdout
+    assert f"recorded in {PG_LEDGER}: git add {PG_LEDGER}" in hook.stdout  # outside a commit
+    git(repo, "add", PG_LEDGER)
     proc = git_commit(repo, "grow the pool")
     assert proc.returncode == 0, proc.out  # advisory: the commit goes on
+    assert "its drift review for this commit is in" in proc.out
     assert script.asked() == [("AI-Architect", "Drift review", 1)]
     prompt = script.seen[0][3]
     assert "+size = 500" in prompt and "at most 50 connections" in prompt
     assert (f"{PG}: AI-Architect: CONTRADICTS (advisory): The pool grows to 500 connections"
-            in proc.out)
+            in hook.stdout)
     committed = git(repo, "show", f"HEAD:{PG_LEDGER}")
     assert committed.startswith(before)  # appended, and committed with the change
     block = committed[len(before):]
+    assert block.count("step=drift") == 1
     assert "The pool grows to 500 connections" in block
     assert "drift=CONTRADICTS" in block and "step=drift" in block and "VOTE:" not in block
+    write(repo, "src/db/pool.py", "size = 600\n")  # inside the commit: asked and staged
+    git(repo, "add", "-A")
+    again = git_commit(repo, "grow the pool more")
+    assert again.returncode == 0, again.out
+    assert len(script.asked()) == 2 and "+size = 600" in script.seen[1][3]
+    assert f"recorded in {PG_LEDGER} (staged)" in again.out
+    assert git(repo, "show", f"HEAD:{PG_LEDGER}").count("step=drift") == 2
     assert git(repo, "status", "--porcelain") == ""
     check = cascade_subprocess("check", "--from-ref", start, cwd=repo)
     assert check.returncode == 0, check.stdout  # the decision's own verdict holds

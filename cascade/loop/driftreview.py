@@ -79,6 +79,15 @@ def decision_path(d: Discussion) -> str:
     return d.source
 
 
+def _asked_already(root: Path, d: Discussion, rel: str) -> bool:
+    """Whether the ledger holds a drift review HEAD's does not: a commit tried again (the
+    gate blocked it) is not asked, nor recorded, twice."""
+    committed = version_at(root, rel) or b""
+    lines = committed.count(b"\n")
+    return any(isinstance(e, Comment) and e.line > lines and e.provenance.get("step") == STEP.id
+               for e in d.ledger.entries)
+
+
 def review_drift(root: Path, staged: list[str], out: TextIO) -> None:
     """Ask each decision's ``drift_review`` persona about the staged change to what it
     governs; append, stage and show each answer."""
@@ -106,6 +115,10 @@ def _ask(root: Path, decision: Decision, paths: list[str], stager: Stager, out: 
     with ledger_lock(ledger, holder="cascade hook"):
         stager.remember(decision.ledger)
         d = Discussion.load(ledger, root=root)
+        if _asked_already(root, d, decision.ledger):
+            print(f"cascade: {decision.doc}: its drift review for this commit is in "
+                  f"{decision.ledger} already", file=out)
+            return
         persona = d.personas.get(rule.drift_review)
         if persona is None:
             raise CascadeError(f"rule {rule.name!r} drift_review: unknown persona "
