@@ -99,6 +99,9 @@ def _within(path: str, paths: list[str] | None) -> bool:
 
 
 def _safe(glob: str, where: str, line: int) -> str:
+    """A document's glob, checked to stay inside the repository (``./`` dropped)."""
+    while glob.startswith("./"):
+        glob = glob[2:]
     parts = glob.split("/")
     if glob.startswith(("/", "~")) or ".." in parts or not glob.strip():
         raise CascadeError(f"governs path {glob!r} must stay inside the repository (no "

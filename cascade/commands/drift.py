@@ -65,6 +65,10 @@ def drift(paths: list[str], ref: str | None = None, as_json: bool = False,
         rules = RuleSet(root, reader=tree, config_root=stack.enter_context(committed_config(tree)))
         found = drifted(root, tree, rules, wanted)
     moved = [d for d in found if d.drift]
+    for d in found:
+        if d.accepted is None:  # its history is cut (a shallow clone) or was rewritten
+            print(printable(f"cascade drift: {d.doc}: the commit that accepted it is not in "
+                            "the history: not checked"), file=sys.stderr)
     if as_json:
         json.dump({"commit": commit, "decisions": [d.as_dict() for d in found],
                    "drifted": len(moved)}, out, indent=2)
