@@ -207,6 +207,9 @@ def test_check_warns_of_drift_only_when_the_rule_asks(repo, history):
     assert lines[0].startswith(f"{PG}:3: warning: decision drift: 2 commit(s) since it was "
                                f"accepted at {short(repo, history['accepted'])}")
     assert "grow the pool" in lines[0] and UI not in lines[0]
+    github = cascade_subprocess("check", "--format", "github", cwd=repo)
+    assert github.returncode == 0
+    assert f"::warning file={PG},line=3," in github.stdout  # an annotation on the decision
 
 
 def test_check_with_the_rule_key_stays_silent_when_nothing_drifted(repo, history):
