@@ -173,6 +173,18 @@ def test_the_rule_may_name_what_its_decisions_govern(repo):
     assert "api/elsewhere.py" not in run.stdout.replace("svc/api", "")
 
 
+def test_the_rules_own_word_for_accepted_counts(repo):
+    write(repo, ".ai-rules.yml", RULES + "    status: {ready: Approved}\n")
+    write(repo, PG, adr("Use Postgres", "Approved", "src/db/**"))
+    write(repo, UI, adr("Server-rendered UI", "Draft", "src/**"))
+    commit(repo, "start")
+    write(repo, "src/db/pool.py", "size = 1\n")
+    moved = commit(repo, "pool")
+    run = drift(repo)
+    assert run.returncode == 1 and short(repo, moved) in run.stdout
+    assert PG in run.stdout and UI not in run.stdout
+
+
 @pytest.mark.parametrize(("where", "text", "line", "says"), [
     (".ai-rules.yml", RULES + "    governs: {a: b}\n", 6, "rule 'governs' must be"),
     (".ai-rules.yml", RULES + "    governs: ../outside/**\n", 6, "must stay inside"),

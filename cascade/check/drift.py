@@ -109,15 +109,22 @@ def _safe(glob: str, where: str, line: int) -> str:
     return glob
 
 
-def _accepted_status(text: str) -> bool | None:
-    """True: the document says accepted; False: it says something else (proposed,
-    superseded, ...); None: it states no status."""
+def accepted_words(rule: Rule) -> tuple[str, ...]:
+    """The statuses that say accepted: ``accepted``, and the word the rule's ``status:``
+    writes at consensus READY (``Approved``)."""
+    word = (rule.status or {}).get("READY", "")
+    return tuple(dict.fromkeys(w.lower() for w in ("accepted", word) if w))
+
+
+def _accepted_status(text: str, words: tuple[str, ...] = ("accepted",)) -> bool | None:
+    """True: the document says accepted (one of ``words``); False: it says something else
+    (proposed, superseded, ...); None: it states no status."""
     found = find(text)
     if found is None or not found.value.strip():
         return None
     if superseded_by(text) is not None:
         return False
-    return found.value.strip().lower().startswith("accepted")
+    return found.value.strip().lower().startswith(words)
 
 
 def _ledger_outcome(data: bytes | None) -> bytes | None:
@@ -161,7 +168,7 @@ def decisions(tree: Tree, rules: RuleSet, paths: list[str] | None = None,
             line = item.rule.line_of("governs")
         else:
             continue
-        status = _accepted_status(text)
+        status = _accepted_status(text, accepted_words(item.rule))
         outcome = None
         if status is None and item.ledger in tree.files:
             outcome = _ledger_outcome(tree.data(item.ledger))
@@ -199,7 +206,8 @@ def _by_status(decision: Decision, versions: list[tuple[str, str | None]],
     blobs.fetch([b for _, b in versions if b])
     accepted = None
     for commit, blob in versions:
-        if blob is None or not _accepted_status(blobs.get(blob).decode("utf-8", "replace")):
+        text = blobs.get(blob).decode("utf-8", "replace") if blob is not None else None
+        if text is None or not _accepted_status(text, accepted_words(decision.rule)):
             break
         accepted = commit
     return accepted
