@@ -51,8 +51,10 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "stage", "mode", "strategy", "flow", "tier", "rounds", "governs",
-                "drift", "drift_review", "base", "file", "line", "key_lines")
+                "models", "auto", "stage", "mode", "strategy", "flow", "tier", "rounds", "base",
+                "file", "line", "key_lines")
+
+_RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
 
 
 class Rule:
