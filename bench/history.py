@@ -99,10 +99,12 @@ class Project:
                                 + "\n").encode()}
 
 
-def plan(commits: int, ledgers: int) -> tuple[Project, list[dict[str, bytes]]]:
-    """Each commit's changes: {path: text appended (a ledger) or new text (a document)}."""
+def plan(commits: int, ledgers: int,
+         project: Project | None = None) -> tuple[Project, list[dict[str, bytes]]]:
+    """Each commit's changes: {path: text appended (a ledger) or new text (a document)};
+    ``project``: another Project (a subclass that writes other documents)."""
     rng = random.Random(23)
-    project = Project(ledgers)
+    project = project or Project(ledgers)
     steps: list[dict[str, bytes]] = [{".ai-rules.yml": RULES.encode(),
                                       "README.md": b"# Project\n"}]
     steps += [project.create(k) for k in range(min(ledgers, commits))]
@@ -123,12 +125,17 @@ def plan(commits: int, ledgers: int) -> tuple[Project, list[dict[str, bytes]]]:
     return project, steps
 
 
-def build(root: Path, commits: int, ledgers: int) -> int:
+def build(root: Path, commits: int, ledgers: int, project: Project | None = None,
+          extend=None) -> int:
     """The repository, through ``git fast-import``: every version of one ledger written one
     after the other, so that each is stored as a delta of the one before (a well-packed
-    repository, as a clone is). Returns the sum of the sizes of every ledger version."""
+    repository, as a clone is). Returns the sum of the sizes of every ledger version.
+    ``project``: another Project; ``extend(steps)``: changes the planned commits in place
+    (adds other files to them)."""
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    project, steps = plan(commits, ledgers)
+    project, steps = plan(commits, ledgers, project)
+    if extend is not None:
+        extend(steps)
     proc = subprocess.Popen(["git", "fast-import", "--quiet"], cwd=root, stdin=subprocess.PIPE)
     out = proc.stdin
     assert out is not None

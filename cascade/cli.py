@@ -261,6 +261,18 @@ def _check(a) -> int:
     return check(a.from_ref, a.to_ref, a.format)
 
 
+@command("drift", "the accepted decisions the code moved away from: the commits since each "
+                  "was accepted that changed the paths it governs (no model); exit 1 when "
+                  "any drifted",
+         arg("paths", nargs="*", metavar="PATH",
+             help="only the decisions below these paths (documents or folders)"),
+         arg("--ref", metavar="REF", help="the commit to look from (default: HEAD)"),
+         arg("--json", action="store_true", help="machine-readable output, every decision"))
+def _drift(a) -> int:
+    from cascade.commands.drift import drift
+    return drift(a.paths, a.ref, a.json)
+
+
 @command("init", "adopt: find the ADR folders, write .ai-rules.yml, .pre-commit-config.yaml and "
                  "the baseline, register the ledger merge driver",
          arg("--plain", action="store_true",

@@ -8,6 +8,10 @@ Three forms are recognised (the first found wins):
 - a bullet (MADR 2): ``* Status: proposed`` or ``- Status: proposed``;
 - a table row (a metadata table, as opendatahub's ADRs have): ``| Status | Proposed |``.
 
+``governs()`` reads the paths a decision governs, in the same forms: a ``governs:`` key in
+the front matter (a list, a flow list ``[a, b]`` or one value), a ``## Governs`` section (a
+bullet a path), a ``Governs: a, b`` line or bullet in the header block, or a table row.
+
 ``core()`` is what a review is about: the text without its status and without spacing
 differences (runs of spaces, trailing spaces, runs of blank lines; indentation is kept: it is
 markdown's structure). Two revisions with the same core differ only in their status or
@@ -33,6 +37,12 @@ _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 _FRONT_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.M)
 _SUPERSEDED_BY = re.compile(r"superseded[ \t]+by[ \t]*:?[ \t]*\[([^\]]*)\](?:\(([^)]*)\))?", re.I)
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
+_FRONT_GOVERNS = re.compile(r"^governs[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
+_GOVERNS_SECTION = re.compile(r"^##[ \t]+governs[ \t#]*$", re.IGNORECASE)
+_GOVERNS_LINE = re.compile(r"^(?:[*-][ \t]+)?(?:\*\*)?governs(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(.*?)"
+                           r"[ \t]*$", re.IGNORECASE)
+_GOVERNS_ROW = re.compile(r"^[ \t]*\|[ \t]*(?:\*\*)?governs(?:\*\*)?[ \t]*\|([^|]*)\|", re.IGNORECASE)
+_FRONT_ITEM = re.compile(r"^[ \t]+-[ \t]*(.*?)[ \t]*$")
 
 
 class Status:
@@ -197,3 +207,78 @@ def superseded_by(text: str) -> str | None:
     if m is None:
         return None
     return m.group(1).strip() or (m.group(2) or "").strip() or None
+
+
+class Governs:
+    """The paths a decision says it governs (repository-relative globs), and the line (1-based)
+    that says so; ``bad``: a value that is not a path, for the message."""
+
+    __slots__ = ("bad", "line", "paths")
+
+    def __init__(self, paths: tuple[str, ...], line: int, bad: str = "") -> None:
+        self.paths, self.line, self.bad = paths, line, bad
+
+    def __repr__(self) -> str:
+        return f"Governs({self.paths!r}, line={self.line})"
+
+
+def _path_items(value: str) -> list[str]:
+    """``a, b``, ``[a, "b"]``, `` `a` `` -> the paths, unquoted."""
+    value = value.strip()
+    if value.startswith("[") and value.endswith("]"):
+        value = value[1:-1]
+    items = [_unquote(v.strip().strip("`").strip()) for v in value.split(",")]
+    return [i for i in items if i]
+
+
+def _front_governs(lines: list[str]) -> Governs | None:
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            return None
+        m = _FRONT_GOVERNS.match(lines[i])
+        if m is None:
+            continue
+        if m.group(1):
+            value = m.group(1)
+            if value.startswith(("{", "|", ">", "&", "*", "!")):
+                return Governs((), i + 1, value)
+            return Governs(tuple(_path_items(value)), i + 1)
+        items = []
+        for line in lines[i + 1:]:
+            item = _FRONT_ITEM.match(line)
+            if item is None:
+                break
+            if item.group(1).startswith(("{", "[", "- ")) or item.group(1).endswith(":"):
+                return Governs((), i + 1, item.group(1))
+            items.append(_unquote(item.group(1)))
+        return Governs(tuple(i for i in items if i), i + 1)
+    return None
+
+
+def governs(text: str) -> Governs | None:
+    """What the document says it governs (the first form found wins), or None."""
+    lines = _lines(text)
+    if lines and lines[0].strip() == "---":
+        found = _front_governs(lines)
+        if found is not None:
+            return found
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if _GOVERNS_SECTION.match(line):
+            items = []
+            for body in lines[i + 1:]:
+                if _HEADING.match(body):
+                    break
+                body = body.strip()
+                if body:
+                    items += _path_items(body[1:] if body[:1] in "*-" else body)
+            return Governs(tuple(items), i + 1)
+        m = _GOVERNS_LINE.match(line) or _GOVERNS_ROW.match(line)
+        if m:
+            return Governs(tuple(_path_items(m.group(1))), i + 1)
+    return None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cascade.docstatus import core, find, set_status
+from cascade.docstatus import core, find, governs, set_status
 
 FORMS = {
     "section": ("# X\n\n## Status\n\nProposed\n\n## Decision\n\nWe do X.\n", "Proposed",
@@ -41,3 +41,26 @@ def test_a_status_in_a_code_fence_is_not_the_documents():
     text = "# X\n\n```\n| Status | Proposed |\n## Status\n```\n\n* Status: accepted\n"
     found = find(text)
     assert found is not None and (found.form, found.value) == ("bullet", "accepted")
+
+
+@pytest.mark.parametrize(("text", "paths", "line"), [
+    ("---\nstatus: accepted\ngoverns:\n  - src/db/**\n  - 'lib/*.py'\n---\n# X\n",
+     ("src/db/**", "lib/*.py"), 3),
+    ("---\ngoverns: [src/a/**, \"b.py\"]\n---\n# X\n", ("src/a/**", "b.py"), 2),
+    ("---\ngoverns: src/a/**\n---\n# X\n", ("src/a/**",), 2),
+    ("# 1. X\n\nDate: 2026-01-02\nGoverns: `src/**`, tools/x.sh\n\n## Status\n\nAccepted\n",
+     ("src/**", "tools/x.sh"), 4),
+    ("# X\n\n* Status: accepted\n* **Governs:** src/**\n", ("src/**",), 4),
+    ("# X\n\n| Status | Accepted |\n| Governs | src/**, api/* |\n", ("src/**", "api/*"), 4),
+    ("# X\n\n## Governs\n\n- src/a/**\n- src/b.py\n\n## Context\n\nGoverns: no\n",
+     ("src/a/**", "src/b.py"), 3),
+])
+def test_governs_in_each_form(text, paths, line):
+    found = governs(text)
+    assert found is not None and (found.paths, found.line, found.bad) == (paths, line, "")
+
+
+def test_governs_in_a_code_block_or_nowhere_is_none():
+    assert governs("# X\n\n```\nGoverns: src/**\n```\n") is None
+    assert governs("# X\n\nWe do X.\n") is None
+    assert governs("---\ngoverns: {src: db}\n---\n").bad == "{src: db}"

@@ -20,6 +20,7 @@ from pathlib import Path
 from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
 from cascade.check.documents import LEGACY, Governed, find_ledgers, governed, judge, source_of
+from cascade.check.drift import drift_notices
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
@@ -88,6 +89,7 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
             if baseline.vouches(item.doc, tree.files.get(item.doc)):
                 continue  # unchanged since adoption: it needed no ledger before either
             _loosened(report, item, states, scope.old, end, docs)  # type: ignore[arg-type]
+        report.warnings += [Notice(*n) for n in drift_notices(root, tree, end.rules)]
         report.documents, report.ledgers = len(items), len(ledger_paths)
         if from_commit:
             walk = commits(root, from_commit, to_commit)

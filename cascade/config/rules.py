@@ -54,6 +54,8 @@ _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participa
                 "models", "auto", "stage", "distinct_models", "mode", "strategy", "flow", "tier", "rounds", "base",
                 "file", "line", "key_lines")
 
+_RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
+
 
 class Rule:
     """One rule, with where it came from. (A plain class: this module is on the hook's fast
@@ -82,6 +84,10 @@ class Rule:
     flow: str | None  # a protocol with flows (council): a new discussion's
     tier: str | None  # a protocol with tiers (council): which roles get the strong model
     rounds: int | None  # a step protocol: the rounds a new discussion runs (discuss --rounds)
+    governs: tuple[str, ...]  # paths (relative to ``base``) its accepted documents govern,
+    #                           unless a document names its own (cascade.check.drift)
+    drift: bool  # cascade check warns of the drift of its accepted documents
+    drift_review: str | None  # the persona the hook asks about a change to governed paths
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -188,6 +194,10 @@ RULE = {
     "flow": Key(word(_PROTOCOL_NAME.format("flows")), label="flow"),
     "tier": Key(word(_PROTOCOL_NAME.format("tiers")), label="tier"),
     "rounds": Key(whole(1)),
+    "governs": Key(raw, ()),  # path patterns: _check_pattern
+    "drift": Key(raw, False),  # _drift
+    "drift_review": Key(word("a persona alias (the persona the hook asks)"),
+                        label="rule 'drift_review'"),
 }
 RULE_FILE = {
     "extends": Key(some_texts, (), label="rule 'extends'"),
@@ -223,16 +233,43 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                                    _check_pattern(oc["path"], file, line_of("on_consensus"),
                                                   "on_consensus path"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
+    governs = tuple(_check_pattern(g, file, line_of("governs"), "governs") for g in
+                    _governs(v["governs"], file, line_of("governs")))
     models, model_lines = _models(v["models"], file, line_of("models"))
     lines.update(model_lines)
     return Rule(**{**v, "status": _status(v["status"], file, line_of("status")),
                    "models": models, "consensus": consensus, "on_consensus": on_consensus,
-                   "discussion": discussion,
+                   "discussion": discussion, "governs": governs,
+                   "drift": _drift(v["drift"], file, line_of("drift")),
+                   "drift_review": (v["drift_review"].lstrip("@").lower()
+                                    if v["drift_review"] else None),
                    "deciders": tuple(" ".join(d.split()) for d in v["deciders"]),
                    "participants": tuple(p.lstrip("@").lower() for p in v["participants"]),
                    "template": v["template"] or DEFAULT_TEMPLATE,
                    "protocol": v["protocol"] or DEFAULT_PROTOCOL},
                 base=base, file=file, line=getattr(r, "line", 1) or 1, key_lines=lines)
+
+
+def _governs(value: object, file: Path, line: int | None) -> tuple[str, ...]:
+    """``governs:``: a path pattern or a list of them (relative to the rule file's folder)."""
+    if not value:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list) and all(isinstance(v, str) and v.strip() for v in value):
+        return tuple(value)
+    raise CascadeError("rule 'governs' must be a path pattern or a list of them (the paths "
+                       "the rule's accepted decisions govern)", file, line)
+
+
+def _drift(value: object, file: Path, line: int | None) -> bool:
+    """``drift:``: warn (cascade check warns of drifted decisions) or off (YAML reads a bare
+    ``off`` as false)."""
+    if value in ("warn", True):
+        return True
+    if value in ("off", False):
+        return False
+    raise CascadeError("rule 'drift' must be warn or off", file, line)
 
 
 def _models(value: object, file: Path, line: int | None) -> tuple[dict | None, dict]:

@@ -60,6 +60,9 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
             known = ", ".join(sorted(personas.by_alias))
             raise CascadeError(f"rule {rule.name!r}: unknown persona {alias!r} (known: {known})",
                                rule.file, rule.line_of("participants"))
+    if rule.drift_review and personas.get(rule.drift_review) is None:
+        raise CascadeError(f"rule {rule.name!r}: drift_review names an unknown persona "
+                           f"{rule.drift_review!r}", rule.file, rule.line_of("drift_review"))
     try:
         protocol = load_protocol(rule.protocol, config_root, where=rule.file)
     except CascadeError as exc:

@@ -120,6 +120,16 @@ def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out
                   "the rule change on its own first)", file=out)
 
 
+def _drift_review(root: Path, rules: RuleSet, staged: list[str], out) -> None:
+    """When a rule that applies to a staged path asks for a drift review (``drift_review``,
+    opt-in): ask it (cascade.loop.driftreview; advisory, it never blocks)."""
+    if any(rule.drift_review for path in staged for folder in rules.files_for(path)
+           for rule in rules.rules_in(folder)):
+        from cascade.loop.driftreview import review_drift  # the model layers: not for a no-op
+
+        review_drift(root, staged, out)
+
+
 def run_hook(files: list[str], out=None) -> int:
     out = out or sys.stdout
     if files:  # pre-commit runs hooks at the top of the work tree and passes the staged paths
@@ -134,6 +144,7 @@ def run_hook(files: list[str], out=None) -> int:
     governed, ledgers = candidates(root, staged, rules)
     if any(is_config(p) for p in staged):
         _head_governed(root, staged, governed, out)
+    _drift_review(root, rules, staged, out)
     if not governed and not ledgers:
         return 0
     from cascade.gitio import repo_root
