@@ -12,6 +12,7 @@ import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Self
 
 from cascade.errors import CascadeError
 
@@ -68,23 +69,58 @@ def tracked(root: Path) -> list[str]:
     return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
+# What ``git rev-parse --git-dir --git-common-dir`` printed, by the folder it ran in (and the
+# variables that move a repository): a work tree's git directories do not change while a
+# command runs, and a hook attempt asks for them from three layers (the repository's top, a
+# merge in progress, the reply cache). Only answers are kept: a folder that is not yet in a
+# repository is asked again.
+_GIT_DIRS: dict[tuple[str, ...], tuple[str, str]] = {}
+
+
+def _dirs_key(folder: Path | None) -> tuple[str, ...]:
+    return (os.path.abspath(folder if folder is not None else os.getcwd()),
+            *(os.environ.get(v, "") for v in ("GIT_DIR", "GIT_COMMON_DIR", "GIT_WORK_TREE")))
+
+
+def _git_dirs(folder: Path | None) -> tuple[str, str] | None:
+    """(git dir, common git dir) as git prints them in ``folder`` (relative to it, or
+    absolute), or None outside a repository (or without git)."""
+    key = _dirs_key(folder)
+    found = _GIT_DIRS.get(key)
+    if found is None:
+        out = git_or_none(folder, "rev-parse", "--git-dir", "--git-common-dir")
+        lines = out.decode("utf-8", "surrogateescape").splitlines() if out is not None else []
+        if len(lines) != 2 or not all(line.strip() for line in lines):
+            return None
+        found = _GIT_DIRS[key] = (lines[0].strip(), lines[1].strip())
+    return found
+
+
 def repo_root(start: Path | None = None) -> Path:
+    """The top of the work tree around ``start`` (default: here). Its git directories come
+    with it, for the questions that follow."""
     try:
-        out = git(start, "rev-parse", "--show-toplevel")
+        out = git(start, "rev-parse", "--show-toplevel", "--git-dir", "--git-common-dir")
     except CascadeError:
         raise CascadeError("not inside a git repository", start or Path.cwd()) from None
-    return Path(out.decode().strip())
+    lines = out.decode().splitlines()
+    if len(lines) != 3 or not all(line.strip() for line in lines):  # not a plain work tree
+        return Path(git(start, "rev-parse", "--show-toplevel").decode().strip())
+    _GIT_DIRS[_dirs_key(start)] = (lines[1].strip(), lines[2].strip())
+    return Path(lines[0].strip())
 
 
 def git_dir(root: Path) -> Path:
-    path = Path(git(root, "rev-parse", "--git-common-dir").decode().strip())
+    dirs = _git_dirs(root)
+    text = dirs[1] if dirs else git(root, "rev-parse", "--git-common-dir").decode().strip()
+    path = Path(text)
     return path if path.is_absolute() else root / path
 
 
 def git_dir_or_none(root: Path) -> Path | None:
     """The common git directory, or None outside a repository (or without git)."""
-    out = git_or_none(root, "rev-parse", "--git-common-dir")
-    text = out.decode("utf-8", "surrogateescape").strip() if out is not None else ""
+    dirs = _git_dirs(root)
+    text = dirs[1] if dirs else ""
     if not text:
         return None
     return Path(text) if Path(text).is_absolute() else root / text
@@ -179,7 +215,7 @@ class BlobReader:
             self._proc.wait()
             self._proc = None
 
-    def __enter__(self) -> BlobReader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -198,7 +234,8 @@ def version_at(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
 
 def merge_head(root: Path) -> str | None:
     """The other parent of a merge in progress, if any."""
-    path = Path(git(root, "rev-parse", "--git-dir").decode().strip())
+    dirs = _git_dirs(root)
+    path = Path(dirs[0] if dirs else git(root, "rev-parse", "--git-dir").decode().strip())
     path = path if path.is_absolute() else root / path
     try:
         return (path / "MERGE_HEAD").read_text().split()[0]

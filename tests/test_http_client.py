@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, git
-from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
 from fakellm import Fault, http_error, rate_limited
+from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
 
 from cascade import Discussion
 from cascade.errors import CascadeError
@@ -275,12 +275,13 @@ def test_another_provider_still_goes_through_litellm_then_falls_back_direct(fake
     assert "litellm" in sys.modules
 
 
-def test_the_price_list_s_names_are_read_from_a_small_index(tmp_path):
-    """Whether a model is priced is decided from the names of litellm's price list, kept in
-    the user's cache folder (keyed by the list's size and time): the 3 MB list is read only
-    to build that index, or to price a model it names."""
+def test_the_price_list_is_read_through_a_small_index(tmp_path):
+    """A model's price comes from an index of litellm's price list (one model a line), kept
+    in the user's cache folder (keyed by the list's size and time): the 3 MB list is read
+    only to build that index."""
     code = ("from cascade.turns.transport import listed_cost\n"
-            "print('COST', listed_cost(('gpt-4o-mini',), 1000, 0), listed_cost(('fake',), 1000, 0))")
+            "print('COST', listed_cost(('gpt-4o-mini',), 1000, 0), listed_cost(('fake',), 1000, 0),"
+            " listed_cost(('fake', 'gpt-4o-mini'), 1000, 0))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}
 
     def cost() -> str:
@@ -288,12 +289,16 @@ def test_the_price_list_s_names_are_read_from_a_small_index(tmp_path):
                               env=env, timeout=60, check=True)
         return next(ln for ln in proc.stdout.splitlines() if ln.startswith("COST"))
 
-    assert cost() == "COST 0.00015 None"
-    (index,) = (tmp_path / "cascade").glob("price-names-*.json")
-    names = json.loads(index.read_text())
-    assert "gpt-4o-mini" in names and len(names) > 500
-    assert cost() == "COST 0.00015 None"  # from the index
-    index.write_text(json.dumps([n for n in names if n != "gpt-4o-mini"]))
-    assert cost() == "COST None None"  # the index decides what is listed
+    assert cost() == "COST 0.00015 None 0.00015"
+    (index,) = (tmp_path / "cascade").glob("price-index-*.jsonl")
+    head, *lines = index.read_text().splitlines()
+    listed = {row[0]: row[1:] for row in map(json.loads, lines)}
+    assert listed["gpt-4o-mini"] == [1.5e-07, 6e-07] and len(listed) > 500
+    assert cost() == "COST 0.00015 None 0.00015"  # from the index
+    index.write_text("\n".join([head] + [ln for ln in lines
+                                          if json.loads(ln)[0] != "gpt-4o-mini"]) + "\n")
+    assert cost() == "COST None None None"  # the index decides what is listed
+    index.write_text(f"{head}\n" + json.dumps(["gpt-4o-mini", 1e-06, None]) + "\n")
+    assert cost() == "COST 0.001 None 0.001"  # and at what price
     index.write_text("not json")
-    assert cost() == "COST 0.00015 None"  # an unreadable index is built again
+    assert cost() == "COST 0.00015 None 0.00015"  # an unreadable index is built again

@@ -177,8 +177,9 @@ import fnmatch
 import functools
 import re
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["Redaction", "redact", "is_secret_file", "is_placeholder", "PLACEHOLDER_WORDS"]
+__all__ = ["PLACEHOLDER_WORDS", "Redaction", "is_placeholder", "is_secret_file", "redact"]
 
 
 @dataclass(frozen=True)
@@ -191,11 +192,29 @@ def marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
+class _Lazy:
+    """A regular expression compiled the first time it is used. A redaction uses a handful of
+    the ~45 below (the rest only on what the first ones found); compiling them all at import
+    cost 15-20 ms of every run that asks a model. Each method asked for is then an attribute
+    of the instance: no lookup beyond the first."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.source = (pattern, flags)
+
+    def __getattr__(self, name: str) -> Any:  # only for a name not yet set on the instance
+        compiled = self.__dict__.get("compiled")
+        if compiled is None:
+            compiled = self.__dict__["compiled"] = re.compile(*self.source)
+        value = getattr(compiled, name)
+        setattr(self, name, value)
+        return value
+
+
 # ---- tokens recognisable on their own ----------------------------------------------------------
 # One alternation grouped by first character, every branch starting with a literal, so the regex
 # engine skips ahead to the characters that can start a token and tries one group there. The
 # kind is read off the matched text.
-_TOKENS = re.compile(
+_TOKENS = _Lazy(
     r"A(?:KIA[0-9A-Z]{16}(?![0-9A-Za-z])|SIA[0-9A-Z]{16}(?![0-9A-Za-z])"
     r"|Iza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])|ccountKey=[A-Za-z0-9+/]{20,}={0,2}"
     r"|GE-SECRET-KEY-1[0-9A-Z]{58}(?![0-9A-Za-z]))"
@@ -220,7 +239,7 @@ _TOKENS = re.compile(
 # Two more whose first letter (d) is too common to stop at: a second pass, run only when the
 # text holds one of their prefixes at all.
 _RARE_PREFIXES = ("dop_v1_", "dapi")
-_RARE_TOKENS = re.compile(r"dop_v1_[0-9a-f]{64}(?![0-9A-Za-z])|dapi[0-9a-f]{32}(?![0-9A-Za-z])")
+_RARE_TOKENS = _Lazy(r"dop_v1_[0-9a-f]{64}(?![0-9A-Za-z])|dapi[0-9a-f]{32}(?![0-9A-Za-z])")
 _TOKEN_KINDS = (  # (prefix, kind, characters kept before the secret)
     ("AKIA", "aws-access-key", 0), ("ASIA", "aws-access-key", 0),
     ("github_pat_", "github-token", 0), ("gh", "github-token", 0),
@@ -238,30 +257,30 @@ _TOKEN_KINDS = (  # (prefix, kind, characters kept before the secret)
     ("shp", "shopify-token", 0), ("PMAK-", "postman-key", 0), ("dapi", "databricks-token", 0),
     ("$", "password-hash", 0),
 )
-_DIGIT_OR_CAPITAL = re.compile(r"[0-9A-Z]")
+_DIGIT_OR_CAPITAL = _Lazy(r"[0-9A-Z]")
 
 # ---- key blocks -------------------------------------------------------------------------------
-_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
-_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_BEGIN = _Lazy(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_PEM_END = _Lazy(r"-----END (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 # Key material right after the BEGIN line: base64, or, on a line of its own, an armor header
 # (RFC 1421 Proc-Type: and DEK-Info:, OpenPGP Version: and Comment:, SSH2 Comment:). Quotes,
 # escaped newlines and comment or quote leaders may sit in between (a key inside JSON, YAML,
 # a comment, a markdown quote).
-_PEM_BODY = re.compile(r"((?:\s|\\[nrt]|[\"'`#>*;|,])*)"
-                       r"(?:[A-Za-z0-9+/=]{16}|([A-Z][A-Za-z0-9\-]{1,30}:[ \t]))")
+_PEM_BODY = _Lazy(r"((?:\s|\\[nrt]|[\"'`#>*;|,])*)"
+                  r"(?:[A-Za-z0-9+/=]{16}|([A-Z][A-Za-z0-9\-]{1,30}:[ \t]))")
 
 # ---- passwords in URLs ------------------------------------------------------------------------
-_URL_PASSWORD = re.compile(r"://([^\s:/@\"'<>`]{0,256}):([^\s/\"'<>`]{1,256})@(?=[^\s/@])")
-_ORACLE_THIN = re.compile(r":thin:[^\s/@:\"'`]{1,64}/([^\s/@\"'`]{1,256})@")  # oracle:thin:u/p@
+_URL_PASSWORD = _Lazy(r"://([^\s:/@\"'<>`]{0,256}):([^\s/\"'<>`]{1,256})@(?=[^\s/@])")
+_ORACLE_THIN = _Lazy(r":thin:[^\s/@:\"'`]{1,64}/([^\s/@\"'`]{1,256})@")  # oracle:thin:u/p@
 
 # ---- bearer / basic credentials (matched on the lower-cased text) ------------------------------
-_BEARER = re.compile(r"bearer[ \t]+([a-z0-9._~+/\-]{16,}=*)"
-                     r"|authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+([a-z0-9+/]{8,}={0,2})")
-_DIGIT = re.compile(r"[0-9]")
-_LETTER = re.compile(r"[A-Za-z]")
+_BEARER = _Lazy(r"bearer[ \t]+([a-z0-9._~+/\-]{16,}=*)"
+                r"|authorization[\"']?[ \t]*[:=][ \t]*[\"']?basic[ \t]+([a-z0-9+/]{8,}={0,2})")
+_DIGIT = _Lazy(r"[0-9]")
+_LETTER = _Lazy(r"[A-Za-z]")
 # "auth" in a Docker config.json, "_auth" in an .npmrc: base64 of user:password
-_B64_AUTH = re.compile(r"(?:\"auth\"|_auth)[ \t]*[:=][ \t]*\"?"
-                       r"([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")
+_B64_AUTH = _Lazy(r"(?:\"auth\"|_auth)[ \t]*[:=][ \t]*\"?"
+                  r"([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")
 
 # ---- keys and what follows them (matched on the lower-cased text) ------------------------------
 # A secret word ("key" only after a qualifier: api_key, apiKey, API key), the rest of the key,
@@ -277,19 +296,19 @@ _B64_AUTH = re.compile(r"(?:\"auth\"|_auth)[ \t]*[:=][ \t]*\"?"
 # lookahead and consumed by a backreference -- an atomic group, so a run like
 # "passpasspass..." is never backtracked into.
 _PROSE_VALUE = r"(?=[`'\"]?[^\s`'\"]{0,128}[0-9!@#$%^&+=?~])"
-_ASSIGN = re.compile(r"(?:pass|pwd|secret|token|k(?<=[a-z0-9_.\- ]k)ey|cred)"
-                     r"(?=([a-z0-9_.\-]{0,24}))\1"
-                     r"(?:(?:\\?[\"'])?\]?\*{0,2}[ \t]*"
-                     r"(=>|:=|==|=|:|>(?=[^<>\n]{1,256}</))\*{0,2}[ \t]*"
-                     r"|[*`]{0,2}[ \t]*(\|)(?=[ \t]*[`'\"]?[^\s|`'\"]{0,128}[0-9!@#$%^&+=?~]"
-                     r"|[^\n]{0,512}\n[ \t]*\|?[ \t]*:?-)"
-                     r"|[ \t]+(?:(?:is|was)[ \t]+)?"
-                     r"(?:(?:now|still|currently|set[ \t]+to|changed[ \t]+to|reset[ \t]+to)[ \t]+)?"
-                     + _PROSE_VALUE +
-                     r"|[ \t]+(?:for|of|on)[ \t]+[^\n|]{1,40}?[ \t](?:is|was)[ \t]+"
-                     + _PROSE_VALUE + ")")
+_ASSIGN = _Lazy(r"(?:pass|pwd|secret|token|k(?<=[a-z0-9_.\- ]k)ey|cred)"
+                r"(?=([a-z0-9_.\-]{0,24}))\1"
+                r"(?:(?:\\?[\"'])?\]?\*{0,2}[ \t]*"
+                r"(=>|:=|==|=|:|>(?=[^<>\n]{1,256}</))\*{0,2}[ \t]*"
+                r"|[*`]{0,2}[ \t]*(\|)(?=[ \t]*[`'\"]?[^\s|`'\"]{0,128}[0-9!@#$%^&+=?~]"
+                r"|[^\n]{0,512}\n[ \t]*\|?[ \t]*:?-)"
+                r"|[ \t]+(?:(?:is|was)[ \t]+)?"
+                r"(?:(?:now|still|currently|set[ \t]+to|changed[ \t]+to|reset[ \t]+to)[ \t]+)?"
+                + _PROSE_VALUE +
+                r"|[ \t]+(?:for|of|on)[ \t]+[^\n|]{1,40}?[ \t](?:is|was)[ \t]+"
+                + _PROSE_VALUE + ")")
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+_WORDS = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey",
                     "secretkey", "privatekey", "accesskey")
 _SECRET_WORDS = frozenset({"pass", "pwd", "pw", "credential", "credentials", "creds",
@@ -309,23 +328,23 @@ _NOISE_WORDS = frozenset({"base", "value", "val", "plain", "plaintext", "raw", "
 # A key named by one plain word in prose: "the password is ...", "Authorization: Token ...".
 _PROSE_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "secret", "token",
                           "credentials", "creds", "requirepass"})
-_VALUE_DQ = re.compile(r'"((?:[^"\\\n]|\\.){0,4096})"')
-_VALUE_EDQ = re.compile(r'\\"([^"\\\n]{0,4096})\\"')
-_VALUE_SQ = re.compile(r"'([^'\n]{0,4096})'")
-_VALUE_BT = re.compile(r"`([^`\n]{0,4096})`")
+_VALUE_DQ = _Lazy(r'"((?:[^"\\\n]|\\.){0,4096})"')
+_VALUE_EDQ = _Lazy(r'\\"([^"\\\n]{0,4096})\\"')
+_VALUE_SQ = _Lazy(r"'([^'\n]{0,4096})'")
+_VALUE_BT = _Lazy(r"`([^`\n]{0,4096})`")
 _QUOTED = {"\\": _VALUE_EDQ, '"': _VALUE_DQ, "'": _VALUE_SQ, "`": _VALUE_BT}
-_VALUE_BARE = re.compile(r"[^\s\"'`,;(){}\[\]<>&|]{1,4096}")
-_BARE_END = re.compile(r"[ \t]*(?:$|[\r\n,;)}\]&#`'\"|]|//)")
-_PROSE_BARE = re.compile(r"[^\s\"'`,;(){}\[\]<>|]{1,256}")
-_XML_VALUE = re.compile(r"([^<>\n]{1,4096})</")
-_DOTTED_NAME = re.compile(r"[A-Za-z_$][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
-_WORDLIKE = re.compile(r"[A-Za-z][A-Za-z._\-]*")
-_AWS_SECRET = re.compile(r"[A-Za-z0-9/+]{40}")
-_SPACE = re.compile(r"\s")
-_RANDOM_LOOKING = re.compile(r"[0-9!@#$%^*+=/?~|]|[a-z][A-Z]")
+_VALUE_BARE = _Lazy(r"[^\s\"'`,;(){}\[\]<>&|]{1,4096}")
+_BARE_END = _Lazy(r"[ \t]*(?:$|[\r\n,;)}\]&#`'\"|]|//)")
+_PROSE_BARE = _Lazy(r"[^\s\"'`,;(){}\[\]<>|]{1,256}")
+_XML_VALUE = _Lazy(r"([^<>\n]{1,4096})</")
+_DOTTED_NAME = _Lazy(r"[A-Za-z_$][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+_WORDLIKE = _Lazy(r"[A-Za-z][A-Za-z._\-]*")
+_AWS_SECRET = _Lazy(r"[A-Za-z0-9/+]{40}")
+_SPACE = _Lazy(r"\s")
+_RANDOM_LOOKING = _Lazy(r"[0-9!@#$%^*+=/?~|]|[a-z][A-Z]")
 # Outside an assignment (prose, a table cell, a flag) a value must hold a letter and a digit or
 # one of !@#$%^&+=?~ (not *: markdown emphasis), and be none of these:
-_NOT_A_SECRET = re.compile(
+_NOT_A_SECRET = _Lazy(
     r"""v?\d+(?:\.\d+)+(?:[-+.][A-Za-z0-9.]*)?       # a version: 1.15, v2.14.3, 1.0.2-rc1
       | \d[\d.,]*[-_]?[A-Za-z]{1,12}(?:[-_][A-Za-z]+)*  # a quantity: 15min, 256-bit, 32-byte-long
       | (?:sha|md|aes|rsa|dsa|ecdsa|hs|rs|es|ps|ed|x|base|utf|oauth|http|ipv|tls|ssl|argon
@@ -337,19 +356,19 @@ _NOT_A_SECRET = re.compile(
       | [./~].*                                     # a path
       | [^@\s]+@[A-Za-z0-9.\-]+\.[A-Za-z]{2,}       # an e-mail address
     """, re.VERBOSE | re.IGNORECASE)
-_HAS_LETTER_AND_MORE = re.compile(r"(?=.*[A-Za-z]).*[0-9!@#$%^&+=?~]")
+_HAS_LETTER_AND_MORE = _Lazy(r"(?=.*[A-Za-z]).*[0-9!@#$%^&+=?~]")
 
 # ---- command lines (matched on the lower-cased text) --------------------------------------------
-_COMMAND = re.compile(
+_COMMAND = _Lazy(
     r"-(?:(pass(?:in|out|word)?[ \t]+['\"]?pass:)"   # 1: openssl -passin pass:PASSWORD
     r"|(u|-user)(?:[ \t]+|=)(?=['\"]?[^\s:'\"]{1,256}:)"  # 2: curl -u / --user user:PASSWORD
     r"|p(?=[^\s\-=])"                                # (none): mysql -pPASSWORD
     r"|([pa])[ \t]+(?=[^\s\-])"                      # 3: docker login -p, sshpass -p, redis-cli -a
     r"|([a-z]{0,4}b[a-z]{0,4})[ \t]+(?=[^\s\-]))"    # 4: htpasswd -b FILE USER PASSWORD
 )
-_ARG_BARE = re.compile(r"[^\s;|&`'\"]{1,1024}")
-_ARG_SQ = re.compile(r"'([^'\n]{0,1024})'")
-_ARG_DQ = re.compile(r'"((?:[^"\\\n]|\\.){0,1024})"')
+_ARG_BARE = _Lazy(r"[^\s;|&`'\"]{1,1024}")
+_ARG_SQ = _Lazy(r"'([^'\n]{0,1024})'")
+_ARG_DQ = _Lazy(r'"((?:[^"\\\n]|\\.){0,1024})"')
 _COMMAND_BEFORE = frozenset(" \t\n'\"(=;|&`")
 
 # ---- placeholders ------------------------------------------------------------------------------
@@ -364,7 +383,7 @@ PLACEHOLDER_WORDS = frozenset({
 })
 _PLACEHOLDER_INFIXES = ("example", "placeholder", "changeme", "change_me", "change-me", "dummy",
                         "redacted", "${", "{{")
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = _Lazy(
     r"""\$[A-Za-z_][A-Za-z0-9_]*            # $VAR
       | \$\(.*\)                            # $(command)
       | <[^<>]+>                            # <your-key>
@@ -563,13 +582,13 @@ def _assigned(v: str, how: str, op: str, spaced: bool, aws: bool) -> tuple[int, 
 
 # A YAML key whose value is not on its line: nothing after the colon but a block scalar's
 # indicator (| > |- >+ |2) and a comment. Group 1, a tag before the indicator (!vault |).
-_YAML_EMPTY = re.compile(r"(![!A-Za-z]*[ \t]+(?=[|>]))?([|>][1-9+\-]{0,2})?[ \t]*"
-                         r"(?:(?<=[ \t])#[^\n]*)?\r?(?=\n|$)")
-_YAML_KEY_LEAD = re.compile(r"[ \t]*(?:-[ \t]+)?[\"']?")
+_YAML_EMPTY = _Lazy(r"(![!A-Za-z]*[ \t]+(?=[|>]))?([|>][1-9+\-]{0,2})?[ \t]*"
+                    r"(?:(?<=[ \t])#[^\n]*)?\r?(?=\n|$)")
+_YAML_KEY_LEAD = _Lazy(r"[ \t]*(?:-[ \t]+)?[\"']?")
 # Below a key, what is no value of its own: a list item, a key (a mapping), a comment, an
 # anchor, an alias, a tag, a flow collection, a block indicator.
-_YAML_NOT_SCALAR = re.compile(r"[-?](?:[ \t\r]|$)|[#&*!\[{|>%@]|[^\n]*:(?:[ \t\r]|$)")
-_INDENT = re.compile(r"[ \t]*")
+_YAML_NOT_SCALAR = _Lazy(r"[-?](?:[ \t\r]|$)|[#&*!\[{|>%@]|[^\n]*:(?:[ \t\r]|$)")
+_INDENT = _Lazy(r"[ \t]*")
 _YAML_BLOCK_LINES = 64  # a block scalar is looked at this many lines down, no further
 
 
@@ -759,8 +778,8 @@ def _command_value(text: str, start: int, end: int, found: list) -> None:
 
 # What a flag's command line holds before the flag: command names, the commands sshpass runs,
 # and the separators that start another command.
-_COMMAND_WORDS = re.compile(r"mysql|mariadb|sshpass|redis-cli|htpasswd|curl|wget|login"
-                            r"| ssh | scp | rsync | sftp |[;&|]")
+_COMMAND_WORDS = _Lazy(r"mysql|mariadb|sshpass|redis-cli|htpasswd|curl|wget|login"
+                       r"| ssh | scp | rsync | sftp |[;&|]")
 
 
 def _commands(text: str, low: str, found: list) -> None:
@@ -842,7 +861,7 @@ def _tokens(text: str, found: list) -> None:
         _tokens_of(_RARE_TOKENS, text, found)
 
 
-def _tokens_of(pattern: re.Pattern, text: str, found: list) -> None:
+def _tokens_of(pattern: _Lazy, text: str, found: list) -> None:
     for m in pattern.finditer(text):
         s = m.group()
         if m.start() > 0 and text[m.start() - 1].isalnum() and not s.startswith("https://"):
@@ -945,13 +964,13 @@ def _scan(text: str) -> list[tuple[int, int, str]]:
 
 # ---- secrets hard-wrapped at a column ---------------------------------------------------------
 _WRAP_WIDTH = 60  # a line shorter than this that ends in a secret was not wrapped
-_LINE_MARK = re.compile(r"[ \t]*(>[ \t>]*|#+|//+|;+|--)?")  # repeated on each line of a quote
+_LINE_MARK = _Lazy(r"[ \t]*(>[ \t>]*|#+|//+|;+|--)?")  # repeated on each line of a quote
 _LINE_ENDS = ("\n", "\r\n")
-_REST = re.compile(r"[A-Za-z0-9+/_\-.%~]{1,1024}={0,2}")
+_REST = _Lazy(r"[A-Za-z0-9+/_\-.%~]{1,1024}={0,2}")
 _REST_END = frozenset(" \t\r\n`'\")]}>,;.!?&|<")
-_REST_RANDOM = re.compile(r"[0-9+%=]|[a-z][A-Z]")  # not / or ~ alone: and/or, ~user
-_LOWER = re.compile(r"[a-z]")
-_UPPER = re.compile(r"[A-Z]")
+_REST_RANDOM = _Lazy(r"[0-9+%=]|[a-z][A-Z]")  # not / or ~ alone: and/or, ~user
+_LOWER = _Lazy(r"[a-z]")
+_UPPER = _Lazy(r"[A-Z]")
 
 
 def _classes(s: str) -> tuple[bool, bool, bool]:
