@@ -218,7 +218,8 @@ def test_a_blocking_vote_without_findings_is_asked_once_more(loop_repo, fake_llm
     assert "AI-Security" in status.out and "REJECT from AI-Security" in status.out  # it counts
 
 
-def test_a_waiver_counts_from_a_decider_and_is_refused_otherwise(loop_repo, fake_llm):
+def test_a_waiver_counts_from_a_decider_and_is_refused_otherwise(loop_repo, fake_llm,
+                                                                  monkeypatch):
     repo = loop_repo
     rules = RULES + "    deciders: [Dana Decider]\n"
     panel(fake_llm, answer("Needs work.", "CHANGES", [
@@ -235,6 +236,12 @@ def test_a_waiver_counts_from_a_decider_and_is_refused_otherwise(loop_repo, fake
     assert cascade(repo, "comment", LEDGER, "A(F1): we archive after a year.\n\n"
                    "WAIVE(F1): archived after a year, agreed", "--author",
                    "Dana Decider").returncode == 0
+    found = findings_of(repo)  # the commit would be Test Person's, not Dana's: refused
+    assert found[0]["status"] == "open"
+    assert found[0]["closed_by"]["refused"] == ("recorded as Dana Decider's, but added in a "
+                                                "commit by Test Person <test@example.com>")
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Dana Decider")  # Dana commits it: it counts
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "dana@example.com")
     found = findings_of(repo)
     assert found[0]["status"] == "waived"
     assert found[0]["closed_by"]["by"] == "Dana Decider"
@@ -354,6 +361,15 @@ def test_check_annotates_each_open_finding_on_the_document_s_line(loop_repo, fak
     assert minor.endswith("wording (not located in the document)")
     plain = cascade(repo, "check", "--from-ref", base)
     assert "F1" not in plain.stdout  # the text format says what fails, not every finding
+    # a waiver committed by the person it names closes the finding; one by another does not
+    assert cascade(repo, "comment", LEDGER, "WAIVE(F1): we accept it", "--author",
+                   "Someone Else").returncode == 0
+    assert cascade(repo, "comment", LEDGER, "WAIVE(F2): the wording is fine", "--author",
+                   "Test Person").returncode == 0
+    git(repo, "add", LEDGER)
+    git(repo, "commit", "-qm", "waive", "--no-verify")  # as Test Person
+    out = cascade(repo, "check", "--from-ref", base, "--format", "github").stdout
+    assert "cascade F1 (critical)" in out and "cascade F2" not in out
 
 
 def test_check_writes_sarif_that_the_2_1_0_schema_accepts(loop_repo, fake_llm):

@@ -115,6 +115,9 @@ def evaluate(job: Job) -> LedgerState:
         if job.findings:  # waivers and answers are markers: read them too
             full = Discussion(path, decode_utf8(job.raw, path), root=job.config_root,
                               raw=job.raw, authority=job.authority)
+            if full.state.claims and job.commit is not None:  # who added each waiver
+                full = full.with_authors(committed(job.repo, job.commit, job.path,
+                                                   full.state.claims))
             state.findings = [f.as_dict() for f in open_findings(full.findings)]
         if job.doc is not None:
             verdict = gate(s, job.blob, job.doc)

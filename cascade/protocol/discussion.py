@@ -458,7 +458,7 @@ class Discussion:
         """Every finding, numbered F1, F2... in ledger order, open, resolved or waived (a
         waiver counts from a person the rule's ``deciders:`` allow: cascade.protocol.findings)."""
         return numbered(self.comments, self.authority.deciders,
-                        lambda name: self.personas.of_author(name) is None)
+                        lambda name: self.personas.of_author(name) is None, self._authors)
 
     @property
     def todos(self) -> list[dict[str, Any]]:

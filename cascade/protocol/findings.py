@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 from cascade.config.rules import SEVERITIES  # the most severe first
-from cascade.ledger.identity import is_decider
+from cascade.ledger.identity import is_decider, same_person
 from cascade.ledger.model import Comment
 from cascade.ledger.provenance import verify
 
@@ -303,13 +303,16 @@ def _stamped(c: Comment) -> bool:
 
 
 def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
-             is_person=lambda _name: True) -> list[Finding]:
+             is_person=lambda _name: True,
+             authors: Mapping[int, str] | None = None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
     adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
     major finding, not located). Each is open, resolved (a later review's ``resolved`` names
     it) or waived (``WAIVE(Fn): reason`` by a person the rule's ``deciders:`` allow; anyone
     else's waiver is listed in ``closed_by`` as refused and the finding stays open).
-    ``A(Fn): ...`` answers are kept with it."""
+    ``A(Fn): ...`` answers are kept with it. ``authors``: who added each waiver's line (the
+    git identity), when known: a waiver counts only when added by the person it names, as a
+    decision does; None: names are taken as written."""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
@@ -328,17 +331,30 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
                 if target is not None:
                     target.answers.append({"text": m.text, "author": m.author, "line": m.line})
             elif m.kind == "WAIVE" and m.ref:
-                may = is_person(m.author) and (not allowed or is_decider(m.author, allowed))
-                waiver = {"by": m.author, "line": m.line, "reason": m.text}
-                if may:
-                    _close(out, m.ref, "waived", waiver)
-                else:
-                    target = _find(out, m.ref)
-                    if target is not None and target.status == "open":
-                        out[out.index(target)] = replace(target, closed_by={
-                            **waiver, "refused": "only a person may waive" if not is_person(
-                                m.author) else f"{m.author} is not one of the rule's deciders"})
+                _waive(out, m, _refused(m, allowed, is_person, authors))
     return out
+
+
+def _refused(m, allowed: tuple[str, ...], is_person, authors) -> str | None:
+    """Why a ``WAIVE(Fn):`` does not count (None: it does)."""
+    if not is_person(m.author):
+        return "only a person may waive"
+    if allowed and not is_decider(m.author, allowed):
+        return f"{m.author} is not one of the rule's deciders"
+    added = authors.get(m.line) if authors is not None else None
+    if authors is not None and (added is None or not same_person(m.author, added)):
+        return f"recorded as {m.author}'s, but added in a commit by {added or 'someone unknown'}"
+    return None
+
+
+def _waive(found: list[Finding], m, refused: str | None) -> None:
+    waiver = {"by": m.author, "line": m.line, "reason": m.text}
+    if refused is None:
+        _close(found, m.ref, "waived", waiver)
+        return
+    target = _find(found, m.ref)
+    if target is not None and target.status == "open":
+        found[found.index(target)] = replace(target, closed_by={**waiver, "refused": refused})
 
 
 def _find(found: list[Finding], ref: str) -> Finding | None:

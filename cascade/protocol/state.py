@@ -148,6 +148,8 @@ class _Walk(EventChecks):
                                            p.get("revision"), note=problem or ""))
             self.claims.add(entry.line)
             return
+        if persona is None:  # a person's waiver of a finding counts like a decision: by whom
+            self.claims.update(m.line for m in entry.markers if m.kind == "WAIVE")
         self.segment.append(entry)
 
     # ---- the verdict ----------------------------------------------------------------------------
