@@ -216,13 +216,9 @@ class _Walk(EventChecks):
             votes.pop(persona.name, None)
             weighed = counted(c.vote, c.provenance, self.authority.policy)  # its findings
             t.weighed.pop(persona.name, None)
-            if weighed.why:
-                t.weighed[persona.name] = weighed.why
-            if weighed.advisory:
-                advisory[persona.name] = c.vote
-                continue
+            t.weighed.update({persona.name: weighed.why} if weighed.why else {})
             advisory.pop(persona.name, None)
-            votes[persona.name] = weighed.vote
+            (advisory if weighed.advisory else votes)[persona.name] = weighed.vote
         t.counted = len(self.segment)
         return t
 
