@@ -76,11 +76,13 @@ def test_json_keys(adr, cli):
     assert set(data) == {"path", "kind", "governed", "reason", "document", "ledger",
                          "ledger_exists", "rule", "rule_files", "overrides", "also_matched_by",
                          "protocol", "participants", "api_base", "calls", "closest",
-                         "decisions", "independence"}
+                         "decisions", "independence", "findings"}
     assert data["decisions"] == []
     assert data["decisions"] == []  # review asks no person a question of its steps
     # review's panel sees one another's comments: no role is meant to judge apart
     assert data["independence"] == {"clashes": [], "distinct_models": False, "refused": None}
+    assert data["findings"] == []  # no ledger yet: no open finding
+    assert data["rule"]["policy"] == {"critical": "REJECT", "major": "CHANGES"}
     assert (data["kind"], data["governed"], data["ledger"], data["ledger_exists"]) == (
         "document", True, LEDGER, False)
     rule = data["rule"]

@@ -64,6 +64,9 @@ def explain_text(data: dict[str, Any]) -> str:
     word = "error" if independence.get("distinct_models") else "warning"
     for line in independence.get("clashes", []):
         out += _wrap(f"Independence {word}: {line}", "", "  ")
+    if data.get("findings"):
+        out.append(f"Open findings ({len(data['findings'])}), the most severe first:")
+        out += [line for f in data["findings"] for line in _wrap(f, "  ")]
     for point in data.get("decisions", []):
         head = "Waiting for a person" if point["waiting"] else "A person decides"
         out += _wrap(f"{head} at {point['title']}: {point['question']}", "", "  ")
