@@ -280,7 +280,10 @@ def score(adr: Adr, found: list[Found], said: str) -> Score:
 # ---- one review, as a commit runs it -----------------------------------------------------
 
 def _git(repo: Path, env: dict[str, str], *args: str) -> None:
-    subprocess.run(["git", *args], cwd=repo, env=env, check=True, capture_output=True)
+    proc = subprocess.run(["git", *args], cwd=repo, env=env, check=False, capture_output=True,
+                          text=True)
+    if proc.returncode:
+        raise Bad(f"git {' '.join(args)}: {(proc.stderr or proc.stdout).strip()[-300:]}")
 
 
 def review(adr: Adr, config: str, env: dict[str, str]) -> Score:
