@@ -299,3 +299,65 @@ def test_a_bad_policy_is_one_line_at_its_file_and_line(loop_repo, policy, messag
     assert proc.stderr.startswith(f"cascade: .ai-rules.yml:{line}: "), proc.stderr
     assert message in proc.stderr
 
+
+# ---- in the pull request -----------------------------------------------------------------------
+
+SARIF_SCHEMA = Path(__file__).parent / "data" / "sarif-schema-2.1.0.json"
+# The OASIS SARIF 2.1.0 schema, as published at
+# https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json
+# (its $id: https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/
+# sarif-schema-2.1.0.json).
+
+
+def landed_with_findings(repo: Path, fake) -> str:
+    """A reviewed ADR landed (with --no-verify, as CI sees a pushed branch) with two open
+    findings: one located on the document, one not. The commit before it."""
+    panel(fake, answer("Needs work.", "CHANGES", [
+        {"severity": "critical", "where": "store events in SQLite", "what": "no backups",
+         "why": "a lost disk loses every event", "suggestion": "add nightly backups"},
+        {"severity": "minor", "where": "a passage it never had", "what": "wording"}]))
+    first_review(repo, fake)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "add", LEDGER)
+    git(repo, "commit", "-qm", "land", "--no-verify")
+    return base
+
+
+def test_check_annotates_each_open_finding_on_the_document_s_line(loop_repo, fake_llm):
+    repo = loop_repo
+    base = landed_with_findings(repo, fake_llm)
+    out = cascade(repo, "check", "--from-ref", base, "--format", "github")
+    assert out.returncode == 1, out.out
+    lines = out.stdout.splitlines()
+    critical = next(x for x in lines if "F1" in x)
+    assert critical.startswith(f"::error file={DOC},line=3,endLine=3,title=cascade F1 "
+                               "(critical)::F1 (critical, AI-Architect): no backups -- why: a "
+                               "lost disk loses every event -- suggestion: add nightly backups")
+    minor = next(x for x in lines if "F2" in x)
+    ledger_line = block_of(repo, "AI-Architect").line
+    assert minor.startswith(f"::warning file={LEDGER},line={ledger_line},")
+    assert minor.endswith("wording (not located in the document)")
+    plain = cascade(repo, "check", "--from-ref", base)
+    assert "F1" not in plain.stdout  # the text format says what fails, not every finding
+
+
+def test_check_writes_sarif_that_the_2_1_0_schema_accepts(loop_repo, fake_llm):
+    jsonschema = pytest.importorskip("jsonschema")
+    repo = loop_repo
+    base = landed_with_findings(repo, fake_llm)
+    out = cascade(repo, "check", "--from-ref", base, "--format", "sarif")
+    assert out.returncode == 1, out.out
+    data = json.loads(out.stdout)
+    jsonschema.validate(data, json.loads(SARIF_SCHEMA.read_text()))
+    results = data["runs"][0]["results"]
+    found = [r for r in results if r["ruleId"].startswith("finding/")]
+    assert [(r["ruleId"], r["level"]) for r in found] == [("finding/critical", "error"),
+                                                          ("finding/minor", "warning")]
+    where = found[0]["locations"][0]["physicalLocation"]
+    assert where == {"artifactLocation": {"uri": DOC}, "region": {"startLine": 3, "endLine": 3}}
+    assert found[0]["message"]["text"].startswith("F1 (critical, AI-Architect): no backups")
+    assert any(r["ruleId"] == "check/no-consensus" for r in results)  # why the check fails
+    bad = json.loads(out.stdout)
+    bad["runs"][0]["results"][0]["level"] = "fatal"
+    with pytest.raises(jsonschema.ValidationError):  # the schema does judge
+        jsonschema.validate(bad, json.loads(SARIF_SCHEMA.read_text()))
