@@ -24,6 +24,7 @@ from cascade import Discussion
 from cascade.config.rules import SEVERITIES
 from cascade.ledger.parse import parse
 from cascade.protocol import findings as F
+from cascade.ui.model import view  # the UI's discussion view
 
 pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
 
@@ -180,6 +181,13 @@ def test_a_ready_with_a_critical_finding_counts_as_reject_everywhere(loop_repo, 
     assert "F1 critical (line 3): no backup plan (@architect)" in status.out
     assert "F2 minor (not located): wording (@architect)" in status.out
     assert [f["id"] for f in findings_of(repo)] == ["F1", "F2"]
+    explained = cascade(repo, "explain", DOC).out
+    assert "Open findings (2), the most severe first:" in explained
+    assert "  F1 critical (line 3): no backup plan (AI-Architect)" in explained
+    assert cascade(repo, "summary", LEDGER).returncode == 0
+    summary = (repo / LEDGER.replace(".md", ".sum.md")).read_text()
+    assert "## Open findings\n\n- F1 critical (line 3): no backup plan (AI-Architect)" in summary
+    assert view(repo / LEDGER).findings[0].startswith("F1 critical (line 3): no backup plan")
     # check agrees, without a model
     base = git(repo, "rev-parse", "HEAD").strip()
     git(repo, "add", LEDGER)
