@@ -171,8 +171,8 @@ def test_a_ready_with_a_critical_finding_counts_as_reject_everywhere(loop_repo, 
     assert c.vote == "READY"  # as given; counted as REJECT, and the block says so
     assert F.decode(c.provenance["findings"])[0].lines == (3, 3)
     assert F.decode(c.provenance["findings"])[1].lines is None
-    assert "- **critical** (line 3): no backup plan -- add nightly backups" in c.body
-    assert "- **minor** (not found in the document): wording" in c.body
+    assert "- F1 **critical** (line 3): no backup plan -- add nightly backups" in c.body
+    assert "- F2 **minor** (not found in the document): wording" in c.body
     assert ("**Counted:** READY counted as REJECT: its critical finding (no backup plan) asks "
             "at least REJECT.") in c.body
     status = cascade(repo, "status", LEDGER)
@@ -249,7 +249,9 @@ def test_findings_are_carried_and_resolved_across_revisions(loop_repo, fake_llm)
     first_review(repo, fake_llm)
     git(repo, "add", LEDGER)
     (repo / DOC).write_text(TEXT.replace("Keep everything.", "Keep a year, then archive."))
-    panel(fake_llm, answer("Better.", "READY", [], resolved=["F1"]))
+    panel(fake_llm, answer("Better.", "READY", [], resolved=["F1"]),
+          answer("Fine.", "READY", [{"severity": "minor", "where": "Keep a year",
+                                     "what": "say where the archive lives"}]))
     git(repo, "add", DOC)
     second = commit(repo)
     assert second.returncode == 1, second.out  # it wrote: the ledger is to be staged
@@ -260,8 +262,12 @@ def test_findings_are_carried_and_resolved_across_revisions(loop_repo, fake_llm)
     assert re.search(r"F1 \(major, lines? 7 of revision [0-9a-f]{7}\): unbounded retention",
                      prompts[1])
     d = Discussion.load(repo / LEDGER, root=repo)
-    assert [(f.id, f.status) for f in d.findings] == [("F1", "resolved")]
+    assert [(f.id, f.status) for f in d.findings] == [("F1", "resolved"), ("F2", "open")]
     assert d.findings[0].closed_by["by"] == "AI-Architect"
+    assert "- F2 **minor** (line 7): say where the archive lives" in block_of(
+        repo, "AI-Security").body  # numbered on from the ledger's
+    status = cascade(repo, "status", LEDGER).out
+    assert "Open Findings (1):" in status and "F1" not in status.split("Open Findings")[1]
     git(repo, "add", LEDGER)
     assert commit(repo).returncode == 0
 

@@ -702,7 +702,6 @@ def _findings_shape(f: Field) -> str:
             'resolves>", ...]')
 
 
-FIELD_KINDS.register("findings", Kind(
-    _parse_findings, _findings_shape, _read_findings,
-    lambda f, stamped, value: findings.section(stamped)),
-    traits=("word",))
+# the block shows them numbered on from the ledger's: written by the turn (cascade.protocol.turn)
+FIELD_KINDS.register("findings", Kind(_parse_findings, _findings_shape, _read_findings),
+                     traits=("word",))

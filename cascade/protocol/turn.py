@@ -236,10 +236,13 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
         notes += panel_notes
         fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
     body = with_sections(request, body, fields, reply)
-    body = f"{body.rstrip()}\n\n{said}" if said else body
     out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
     async with wave.lock:  # one append at a time: ids in the ledger's order, gapless
         number = wave.ids[0] + 1
+        if findings.FIELD in fields:  # its findings, numbered on from the ledger's
+            listed = findings.section(fields, len(d.findings) + 1)
+            body = "\n\n".join(x for x in (body.rstrip(), listed) if x)
+        body = f"{body.rstrip()}\n\n{said}" if said else body
         provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
                       "completion_tokens": out.completion_tokens or None,
                       "cost": f"{out.cost:.6f}" if out.cost else None,
