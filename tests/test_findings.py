@@ -65,7 +65,8 @@ def first_review(repo: Path, fake, rules: str = RULES) -> subprocess.CompletedPr
 
 def findings_of(repo: Path) -> list[dict]:
     """The findings as `cascade status --json` gives them (under the rule's authority)."""
-    return json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]["findings"]
+    data = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)
+    return data["discussions"][0]["findings"]
 
 
 def block_of(repo: Path, author: str, index: int = -1):

@@ -63,8 +63,8 @@ class Finding:
         return {"id": self.id, "severity": self.severity, "where": self.where,
                 "what": self.what, "why": self.why, "suggestion": self.suggestion,
                 "lines": list(self.lines) if self.lines else None, "author": self.author,
-                "line": self.line, "revision": self.revision, "status": self.status, "closed_by": self.closed_by or None,
-                "answers": list(self.answers)}
+                "line": self.line, "revision": self.revision, "status": self.status,
+                "closed_by": self.closed_by or None, "answers": list(self.answers)}
 
 
 def policy_of(given: Iterable[tuple[str, str]] | None,
@@ -231,7 +231,7 @@ def section(stamped: Mapping[str, str], first: int = 0) -> str | None:
     """The block's short list of its findings, with their lines (``first``: the number the
     first of them takes, F<first>; 0: unnumbered), and that a blocking vote gave none."""
     findings = decode(stamped.get(FIELD, ""))
-    if not findings:  # a blocking vote without any: the stamp says unexplained
+    if not findings:  # none (a blocking vote without any: the stamp says unexplained)
         return None
     rows = []
     for index, f in enumerate(findings):
@@ -280,10 +280,10 @@ def counted(vote: str, stamp: Mapping[str, str], policy: Policy | None) -> Count
     findings = decode(stamp[FIELD])
     as_ready = "READY" if vote == "ACCEPT" else vote
     least, by = least_verdict(findings, policy)
-    if VERDICTS.index(least) > VERDICTS.index(as_ready):
+    if VERDICTS.index(least) > VERDICTS.index(as_ready) and by is not None:
         word = least if vote != "ACCEPT" else "REJECT"
-        return Counted(word, f"{vote} counted as {word}: its {by.severity} finding "  # type: ignore[union-attr]
-                       f"({_short(by.what)}) asks at least {least}")  # type: ignore[union-attr]
+        return Counted(word, f"{vote} counted as {word}: its {by.severity} finding "
+                       f"({_short(by.what)}) asks at least {least}")
     if policy.require_location and as_ready in BLOCKING and findings:
         blocking = [f for f in findings if f.severity in dict(policy.least)] or findings
         if not any(f.located for f in blocking):
