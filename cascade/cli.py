@@ -255,7 +255,7 @@ def _hook(a) -> int:
              help="check the range REF..TO-REF (default: $PRE_COMMIT_FROM_REF; none: every "
                   "governed document at TO-REF, no history)"),
          arg("--to-ref", metavar="REF", help="default: $PRE_COMMIT_TO_REF, else HEAD"),
-         arg("--format", choices=["text", "json", "github"], default="text"))
+         arg("--format", choices=["text", "json", "github", "sarif"], default="text"))
 def _check(a) -> int:
     from cascade.commands.check import check
     return check(a.from_ref, a.to_ref, a.format)

@@ -202,7 +202,7 @@ def test_a_respond_protocol_is_read_as_steps_that_are_its_phases(tmp_path):
     path.write_text(RESPOND_OK)
     protocol = load_protocol_file(path)
     steps = protocol.steps
-    assert (protocol.max_rounds, protocol.planner, protocol.stepped) == (2, "respond", None)
+    assert (protocol.max_rounds, protocol.planner, steps.phased) == (2, "respond", True)
     assert protocol.phase_ids() == ["one", "two"] and steps.phased
     assert [(s.id, s.title, s.instructions, s.confirm, s.advance) for s in steps.steps] == [
         ("one", "one", "", False, "all_mentioned_responded"), ("two", "Two", "Vote.", True, None)]

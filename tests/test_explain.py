@@ -76,8 +76,10 @@ def test_json_keys(adr, cli):
     assert set(data) == {"path", "kind", "governed", "reason", "document", "ledger",
                          "ledger_exists", "rule", "rule_files", "overrides", "also_matched_by",
                          "protocol", "participants", "api_base", "calls", "closest",
-                         "decisions"}
+                         "decisions", "findings"}
     assert data["decisions"] == []  # review asks no person a question of its steps
+    assert data["findings"] == []  # no ledger yet: no open finding
+    assert data["rule"]["policy"] == {"critical": "REJECT", "major": "CHANGES"}
     assert (data["kind"], data["governed"], data["ledger"], data["ledger_exists"]) == (
         "document", True, LEDGER, False)
     rule = data["rule"]

@@ -56,7 +56,9 @@ class Panel:
             return json.dumps({"comment": "Recommend SQLite with a migration trigger."})
         if step == "Confirm":
             verdict = self.verdicts.get((name, round_), "ACCEPT")
-            return json.dumps({"comment": f"{verdict} in round {round_}.", "vote": verdict})
+            return json.dumps({"comment": f"{verdict} in round {round_}.", "vote": verdict,
+                               "findings": [] if verdict == "ACCEPT" else [
+                                   {"severity": "major", "where": "-", "what": "a reason"}]})
         if step == "Challenge":
             return json.dumps({"comment": f"{name} answers: the divergence is about load.",
                                "shift": "minor"})

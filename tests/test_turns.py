@@ -22,7 +22,12 @@ PANEL = ("AI-Architect", "AI-Security", "AI-Pragmatist")
 
 
 def reply(comment: str, vote: str | None) -> str:
-    return json.dumps({"comment": comment, "vote": vote})
+    """A reply; a blocking vote names a finding, as the prompt asks (one without any is asked
+    for its findings once more)."""
+    said = {"comment": comment, "vote": vote}
+    if vote in ("CHANGES", "REJECT"):
+        said["findings"] = [{"severity": "major", "where": "-", "what": comment[:60]}]
+    return json.dumps(said)
 
 
 def match(name: str) -> str:

@@ -22,6 +22,7 @@ from cascade.ledger.model import SOURCE_REVISION
 from cascade.loop.attribution import committed
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
+from cascade.protocol.findings import open_findings
 from cascade.protocol.verdict import gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
@@ -40,6 +41,7 @@ class Job:
     doc: str | None = None  # the governed document, when there is one
     blob: str | None = None  # its committed revision
     commit: str | None = None  # the commit the ledger is read at (who added its lines)
+    findings: bool = False  # read its open findings too (markers: a slower parse)
 
 
 @dataclass
@@ -66,6 +68,7 @@ class LedgerState:
     core: str | None = None  # the core the ledger recorded for the current revision
     forged: list[tuple[int, str, str]] = field(default_factory=list)  # (line, author, reason)
     unfounded: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, reason)
+    findings: list[dict] = field(default_factory=list)  # open ones, when the job asks
 
     @property
     def votes(self) -> str:
@@ -109,6 +112,10 @@ def evaluate(job: Job) -> LedgerState:
         state.unfounded = [(u.line, u.kind, u.reason) for u in s.unfounded]
         state.header_diff = d.header_differences()
         state.carried, state.core = s.carried_now, s.core
+        if job.findings:  # waivers and answers are markers: read them too
+            full = Discussion(path, decode_utf8(job.raw, path), root=job.config_root,
+                              raw=job.raw, authority=job.authority)
+            state.findings = [f.as_dict() for f in open_findings(full.findings)]
         if job.doc is not None:
             verdict = gate(s, job.blob, job.doc)
             state.ok, state.verdict, state.kind = verdict.ok, verdict.reason, verdict.kind

@@ -51,6 +51,11 @@ def github(report: Report, out: TextIO) -> None:
     for w in report.warnings:
         print(f"::warning file={_property(w.file)},line={w.line},"
               f"title={_property('cascade check')}::{_data(w.message)}", file=out)
+    for f in report.findings:  # open findings, on the document's lines
+        level = GITHUB_LEVEL[f.severity]
+        print(f"::{level} file={_property(f.file)},line={f.line},endLine={f.end_line},"
+              f"title={_property(f'cascade {f.id} ({f.severity})')}::{_data(f.message)}",
+              file=out)
     print(printable(report.summary()), file=out)
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_file:
@@ -83,4 +88,40 @@ def step_summary(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-FORMATS = {"text": text, "json": as_json, "github": github}
+GITHUB_LEVEL = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
+SARIF_LEVEL = {"critical": "error", "major": "error", "minor": "warning", "info": "note"}
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+_URI = "https://github.com/cascadingdev/cascadingdev"
+
+
+def sarif(report: Report, out: TextIO) -> None:
+    """SARIF 2.1.0: one result per open finding (its document's lines, or the ledger block
+    that gave it, and its severity) and one per problem (the check fails on those)."""
+    rules = [{"id": f"finding/{s}", "name": f"{s.capitalize()}Finding",
+              "shortDescription": {"text": f"A {s} finding of the review panel"},
+              "defaultConfiguration": {"level": SARIF_LEVEL[s]}} for s in SARIF_LEVEL]
+    kinds = sorted({p.kind for p in report.problems})
+    rules += [{"id": f"check/{k}", "name": "".join(w.capitalize() for w in k.split("-")),
+               "shortDescription": {"text": f"cascade check: {k}"},
+               "defaultConfiguration": {"level": "error"}} for k in kinds]
+    results = [_result(f"finding/{f.severity}", SARIF_LEVEL[f.severity], f.message, f.file,
+                       f.line, f.end_line) | {"partialFingerprints": {
+                           "cascadeFinding/v1": f"{f.ledger}#{f.id}"}}
+               for f in report.findings]
+    results += [_result(f"check/{p.kind}", "error", p.reason, p.file, p.line, p.line)
+                for p in report.problems]
+    data = {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [{
+        "tool": {"driver": {"name": "cascade", "informationUri": _URI, "rules": rules}},
+        "results": results}]}
+    print(json_printable(json.dumps(data, indent=2, ensure_ascii=False)), file=out)
+
+
+def _result(rule: str, level: str, message: str, file: str, line: int, end: int) -> dict:
+    return {"ruleId": rule, "level": level, "message": {"text": printable(message)},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": file},
+                "region": {"startLine": max(line, 1), "endLine": max(end, line, 1)}}}]}
+
+
+FORMATS = {"text": text, "json": as_json, "github": github, "sarif": sarif}
+WITH_FINDINGS = ("github", "sarif")  # the formats that place the open findings

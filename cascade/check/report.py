@@ -53,12 +53,44 @@ class Verdict:
 
 
 @dataclass
+class Located:
+    """An open finding where a pull request shows it: the document's lines (``on_document``),
+    else the ledger block that gave it."""
+
+    file: str
+    line: int
+    end_line: int
+    id: str  # F3
+    severity: str  # critical, major, minor, info
+    what: str
+    why: str
+    suggestion: str
+    author: str
+    ledger: str
+    on_document: bool
+
+    @property
+    def message(self) -> str:
+        return (f"{self.id} ({self.severity}, {self.author}): {self.what}"
+                + (f" -- why: {self.why}" if self.why else "")
+                + (f" -- suggestion: {self.suggestion}" if self.suggestion else "")
+                + ("" if self.on_document else " (not located in the document)"))
+
+    def as_dict(self) -> dict[str, object]:
+        return {"file": self.file, "line": self.line, "end_line": self.end_line, "id": self.id,
+                "severity": self.severity, "what": self.what, "why": self.why,
+                "suggestion": self.suggestion, "author": self.author, "ledger": self.ledger,
+                "on_document": self.on_document}
+
+
+@dataclass
 class Report:
     from_commit: str | None
     to_commit: str
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Notice] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
+    findings: list[Located] = field(default_factory=list)  # open ones (github, sarif)
     documents: int = 0
     legacy: int = 0  # of the documents: unchanged since adoption, no ledger needed
     ledgers: int = 0

@@ -14,12 +14,13 @@ and no history walk.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
 from cascade.check.documents import LEGACY, Governed, find_ledgers, governed, judge, source_of
+from cascade.check.findings import place
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
@@ -54,7 +55,10 @@ def _config(tree: Tree) -> dict[str, str]:
     return {p: b for p, b in tree.files.items() if is_config(p)}
 
 
-def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None) -> Report:
+def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None,
+              findings: bool = False) -> Report:
+    """The check of a range (``findings``: the open findings of the governed documents'
+    ledgers too, placed on the documents' lines)."""
     to_commit = resolve(root, to_ref or "HEAD", "--to-ref" if to_ref else "HEAD")
     from_commit = resolve(root, from_ref, "--from-ref") if from_ref else None
     blobs = Blobs(root)
@@ -72,6 +76,9 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                                                           if i.ledger in tree.files]))
         blobs.fetch([tree.files[p] for p in ledger_paths])
         jobs = _jobs(end, scope.old, items, old_items, ledger_paths)
+        if findings:
+            jobs = [replace(j, findings=True) if j.doc and j.key == j.path else j
+                    for j in jobs]
         states = evaluate_all(jobs)
         _raise_config_errors(root, [end.config_root] + ([scope.old.config_root] if scope.old
                                                         else []), states)
@@ -81,6 +88,8 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
                              first_lines.get(path, 0) if from_commit else None)
         baseline = Baseline(root, tree, scope.base_tree if from_commit else None)
         _judge_all(report, items, states, end, tree, baseline)
+        if findings:
+            place(report, items, states, tree)
         if from_commit and scope.base_tree is not None and (
                 scope.base_tree.files.get(BASELINE) != tree.files.get(BASELINE)):
             report.warnings.append(Notice(BASELINE, 1, _baseline_change(baseline)))

@@ -1,4 +1,4 @@
-"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github]``.
+"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github|sarif]``.
 
 As the pre-commit hook ``cascade-check`` it takes its refs from ``PRE_COMMIT_FROM_REF`` /
 ``PRE_COMMIT_TO_REF`` when no option names them. Exit 0: no problem; 1: a problem; 2: bad
@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from cascade.check.gittree import is_null_ref
-from cascade.check.output import FORMATS
+from cascade.check.output import FORMATS, WITH_FINDINGS
 from cascade.check.run import run_check
 from cascade.gitio import repo_root
 
@@ -25,6 +25,6 @@ def check(from_ref: str | None, to_ref: str | None, fmt: str = "text",
         from_ref = None
     if to_ref and is_null_ref(to_ref):
         to_ref = None
-    report = run_check(repo_root(), from_ref, to_ref)
+    report = run_check(repo_root(), from_ref, to_ref, findings=fmt in WITH_FINDINGS)
     FORMATS[fmt](report, out)
     return 0 if report.ok else 1

@@ -32,6 +32,7 @@ from cascade.protocol.about import about, offers
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of
+from cascade.protocol.findings import listing
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.requests import next_wave
@@ -168,6 +169,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
         "on_consensus": ({"template": rule.on_consensus.template, "path": rule.on_consensus.path}
                          if rule.on_consensus else None),
         "status": ({k.lower(): v for k, v in rule.status.items()} if rule.status else None),
+        "policy": dict(auth.policy.least), "require_location": auth.policy.require_location,
     }
     d = None
     if data["ledger_exists"]:
@@ -182,6 +184,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     data["api_base"] = settings.api_base
     data["calls"] = _calls(root, rule, auth, data, doc, personas)
     data["decisions"] = _decisions(protocol.steps, rule, d)
+    data["findings"] = listing(d.findings) if d is not None else []  # open, by severity
 
 
 def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:

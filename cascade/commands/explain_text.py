@@ -60,6 +60,9 @@ def explain_text(data: dict[str, Any]) -> str:
     out += _wrap(f"Next review: {count}")
     asked = ", ".join(f"@{a}" for a in calls["personas"])
     out += _wrap(f"{asked}: {calls['why']}" if asked else calls["why"], "  ")
+    if data.get("findings"):
+        out.append(f"Open findings ({len(data['findings'])}), the most severe first:")
+        out += [line for f in data["findings"] for line in _wrap(f, "  ")]
     for point in data.get("decisions", []):
         head = "Waiting for a person" if point["waiting"] else "A person decides"
         out += _wrap(f"{head} at {point['title']}: {point['question']}", "", "  ")

@@ -14,6 +14,7 @@ from cascade.loop.governance import open_discussion
 from cascade.protocol.about import about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
+from cascade.protocol.findings import listing
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.summary import gist
 from cascade.protocol.verdict import gate
@@ -56,9 +57,10 @@ def knowing_authors(d: Discussion) -> Discussion:
 def vote_label(d: Discussion, name: str) -> str:
     s = d.state
     if name in s.votes:
-        return s.votes[name] + (" (advisory)" if name in s.result.advisory else "")
+        return s.votes[name] + (" (advisory)" if name in s.result.advisory else "") + (
+            f" ({s.weighed[name]})" if name in s.weighed else "")
     if name in s.result.advisory:
-        return f"{s.result.advisory[name]} (advisory)"
+        return f"{s.result.advisory[name]} (" + s.weighed.get(name, "advisory") + ")"
     for item in reversed(s.discounted):
         if item.author == name:
             vote = next((c.vote for c in s.current if c.line == item.line), None)
@@ -123,6 +125,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "answers": d.answers,
         "decisions": d.decisions,
         "concerns": d.concerns,
+        "findings": [f.as_dict() for f in d.findings],
         "todos": d.todos,
         "mentions": d.mentions,
     }
@@ -245,6 +248,7 @@ def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
         ("Decisions", [f"DECISION: {x['text']} ({', '.join(alias_of(a) for a in x['supporters'])})"
                        for x in d.decisions]),
         ("Concerns", [f"CONCERN: {c['text']} ({alias_of(c['author'])})" for c in d.concerns]),
+        ("Open Findings", listing(d.findings, alias_of)),
         ("Action Items", [_todo_line(t, alias_of) for t in todos
                           if t["kind"] != "DONE" or t["item"] is None]),
     ]

@@ -51,7 +51,8 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "stage", "mode", "strategy", "flow", "tier", "rounds", "base",
+                "models", "auto", "stage", "mode", "strategy", "flow", "tier", "rounds", "policy",
+                "require_location", "base",
                 "file", "line", "key_lines")
 
 
@@ -81,6 +82,8 @@ class Rule:
     flow: str | None  # a protocol with flows (council): a new discussion's
     tier: str | None  # a protocol with tiers (council): which roles get the strong model
     rounds: int | None  # a step protocol: the rounds a new discussion runs (discuss --rounds)
+    policy: tuple | None  # ((severity, least verdict), ...): what a finding asks of a vote
+    require_location: bool  # a blocking vote whose blocking findings are unlocated: advisory
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -186,6 +189,8 @@ RULE = {
     "flow": Key(word(_PROTOCOL_NAME.format("flows")), label="flow"),
     "tier": Key(word(_PROTOCOL_NAME.format("tiers")), label="tier"),
     "rounds": Key(whole(1)),
+    "policy": Key(raw),  # _policy
+    "require_location": Key(flag, False),
 }
 RULE_FILE = {
     "extends": Key(some_texts, (), label="rule 'extends'"),
@@ -224,6 +229,7 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
     models, model_lines = _models(v["models"], file, line_of("models"))
     lines.update(model_lines)
     return Rule(**{**v, "status": _status(v["status"], file, line_of("status")),
+                   "policy": _policy(v["policy"], file, line_of("policy")),
                    "models": models, "consensus": consensus, "on_consensus": on_consensus,
                    "discussion": discussion,
                    "deciders": tuple(" ".join(d.split()) for d in v["deciders"]),
@@ -264,6 +270,33 @@ def _models(value: object, file: Path, line: int | None) -> tuple[dict | None, d
         out[key] = tuple(dict.fromkeys(m.strip() for m in models))
         lines[f"models.{key}"] = where
     return out or None, lines
+
+
+SEVERITIES = ("critical", "major", "minor", "info")  # a finding's (cascade.protocol.findings)
+_LEAST = ("READY", "CHANGES", "REJECT")
+
+
+def _policy(value: object, file: Path, line: int | None) -> tuple | None:
+    """``policy:``: each severity of finding mapped to the least verdict it allows
+    (``{critical: REJECT, major: CHANGES}``, the default); a severity not named asks
+    nothing."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise CascadeError("rule 'policy' must be a mapping of severity (critical, major, "
+                           "minor, info) to the least verdict (READY, CHANGES, REJECT)", file,
+                           line)
+    key_line = value.line_of if isinstance(value, LineDict) else (lambda _k: line)
+    out = []
+    for key, least in value.items():
+        if key not in SEVERITIES:
+            raise CascadeError(f"policy key {key!r} must be a severity: "
+                               f"{', '.join(SEVERITIES)}", file, key_line(key))
+        if least not in _LEAST:
+            raise CascadeError(f"policy {key} must be READY, CHANGES or REJECT, not {least!r}",
+                               file, key_line(key))
+        out.append((key, least))
+    return tuple(out)
 
 
 def _status(value: object, file: Path, line: int | None) -> dict | None:

@@ -72,7 +72,7 @@ def questions_and_answers(comments: list[Comment]
                 questions.append({"id": f"Q{len(questions) + 1}", "text": m.text,
                                   "author": m.author, "status": "open", "line": m.line,
                                   "answer": None, "answers": []})
-            elif m.kind == "A":
+            elif m.kind == "A" and not (m.ref or "Q").startswith("F"):  # A(F2): a finding's
                 answer = {"text": m.text, "author": m.author, "line": m.line,
                           "question": None}
                 answers.append(answer)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 VOTES = ("READY", "CHANGES", "REJECT")
-MARKERS = ("Q", "A", "TODO", "DECISION", "ASSIGNED", "DONE", "CONCERN")
+MARKERS = ("Q", "A", "TODO", "DECISION", "ASSIGNED", "DONE", "CONCERN", "WAIVE")
 
 # State events: one HTML-comment line each, appended between comment blocks.
 PHASE_TRANSITION = "PHASE-TRANSITION"

@@ -68,14 +68,16 @@ _KV = re.compile(r"([\w.-]+)=(\"[^\"]*\"|\S+)")
 FENCE = grammar.FENCE_OPEN
 _MARKER = re.compile(
     r"[ \t]{0,3}(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\*\*|__)?"
-    r"(Q|A|TODO|DECISION|ASSIGNED|DONE|CONCERN)(?:\([ \t]*([QqTt])(\d{1,6})[ \t]*\))?:"
+    r"(Q|A|TODO|DECISION|ASSIGNED|DONE|CONCERN|WAIVE)(?:\([ \t]*([QqTtFf])(\d{1,6})[ \t]*\))?:"
     r"(?:\*\*|__)?[ \t]+(.*\S)")
-_REF_KIND = {"A": "Q", "DONE": "T"}  # A(Q2): answers question 2; DONE(T3): closes item 3
+# A(Q2): answers question 2 (A(F2): finding 2); DONE(T3): closes item 3; WAIVE(F2): waives
+# finding 2 (a WAIVE names its finding, or is no marker)
+_REF_KIND = {"A": "QF", "DONE": "T", "WAIVE": "F"}
 _MENTION = re.compile(r"(?<![\w@/.`])@([A-Za-z][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*)")
 _CODE_SPAN = re.compile(r"`+[^`]*`+")
 _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
 _WORD = re.compile(r"[A-Za-z]+")
-_MARKER_START = frozenset(" \t-*+_QTDAC0123456789")
+_MARKER_START = frozenset(" \t-*+_QTDACW0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
 _STAMP = re.compile(r"(?:\A|[ \t]+)(n=[0-9a-f]+[ \t]+sig=[0-9a-f]{64})\Z")  # an event's stamp
 # What Reader.skip looks at: delimiters, fence lines and event lines (found from the newline
@@ -532,9 +534,9 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
             mm = _MARKER.match(line)
             if mm:
                 kind, letter, number, text = mm.groups()
-                if letter is None:
+                if letter is None and kind != "WAIVE":
                     markers.append(Marker(kind, text, author, lineno))
-                elif _REF_KIND.get(kind) == letter.upper():
+                elif letter is not None and letter.upper() in _REF_KIND.get(kind, ""):
                     markers.append(Marker(kind, text, author, lineno,
                                           f"{letter.upper()}{int(number)}"))
         if "@" in line:

@@ -21,6 +21,7 @@ from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RuleSet
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
+from cascade.protocol.findings import policy_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, Where, check_option, most_rounds, specialize
 from cascade.resources import LEDGER_SUFFIX, find_root
@@ -36,7 +37,8 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
     return Authority(participants_of(rule, steps), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
-                     bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})")
+                     bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})",
+                     policy_of(rule.policy, bool(rule.require_location)))
 
 
 def participants_of(rule: Rule, steps) -> tuple[str, ...]:

@@ -3,11 +3,12 @@ ledger's own settings (its header, as changed by stamped ``SETTINGS`` events) th
 may record and never loosens the verdict with."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from cascade.ledger.consensus import VotingConfig, voting_config
 from cascade.ledger.model import SETTINGS, Event, Ledger
 from cascade.ledger.provenance import Replays, verify_event
+from cascade.protocol.findings import Policy
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,7 @@ class Authority:
     deciders: tuple[str, ...] = ()  # names or e-mail addresses; empty: any person may decide
     revote_on_change: bool = True
     rule: str | None = None  # "rule 'adr' (.ai-rules.yml:3)" when a rule governs the ledger
+    policy: Policy = field(default_factory=Policy)  # what each severity of finding asks of a vote (require_location)
 
     @property
     def where(self) -> str:

@@ -96,6 +96,8 @@ class State:
     ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
     failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks
     claims: frozenset[int] = frozenset()  # lines whose author matters (decisions, people's votes)
+    # voter -> why its vote counts otherwise than given, by its findings (the rule's policy)
+    weighed: dict[str, str] = field(default_factory=dict)
 
 
 def block_id(c: Comment) -> str:

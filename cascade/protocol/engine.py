@@ -25,6 +25,7 @@ from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit
 from cascade.protocol.context import first_listed
+from cascade.protocol.findings import counted
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, given_by, next_lines, refs_of
 from cascade.protocol.setup import walk_setup
@@ -77,6 +78,9 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
             if turn.step not in setup_ids and basis.reviewed is not None \
                     and turn.revision not in basis.reviewed:
                 continue  # a turn for another text of the document is not this run's
+            if "verdict" in turn.fields:  # what its findings let it count as (the policy)
+                turn.fields["verdict"] = counted(turn.fields["verdict"], entry.provenance,
+                                                 basis.policy).vote
             (run.setup if turn.step in setup_ids else run.turns).append(turn)
     if steps.setup and not walk_setup(run, ledger):
         return run

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from cascade.errors import CascadeError
-from cascade.protocol import packet
+from cascade.protocol import findings, packet
 from cascade.protocol.behaviours import Registry
 
 LIST_SEP = " | "  # between the items of a list field, as the stamp holds them
@@ -668,3 +668,40 @@ FIELD_KINDS.register("packet", Kind(
     _parse_packet,
     lambda f: "{" + ", ".join(f'"{k}": ["<text>", ...]' for k in f.names) + "}",
     _read_packet, lambda f, stamped, value: packet.check(f, value)[1]), traits=("mapping",))
+
+
+# --- findings (cascade.protocol.findings) -----------------------------------------------
+
+def _parse_findings(name, spec, sid, path, line) -> Field:
+    """``findings``: what a verdict says is wrong -- each with a severity, where (a short
+    quote or a section heading), what, why and a suggestion; the field is named findings
+    (the policy reads it by that name)."""
+    if spec != "findings" or name != findings.FIELD:
+        raise CascadeError(f"step {sid!r}: field {name!r}: a findings field is declared as "
+                           "findings: findings", path, line)
+    return Field(name, None, "", kind="findings")
+
+
+def _read_findings(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
+    """The findings, read tolerantly (not yet located: the turn locates them in the revision
+    it reviewed), and the open findings the reply says are resolved."""
+    found, notes = findings.read(value)
+    out = {f.name: findings.encode(found)}
+    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    resolved = findings.resolved_ids(extra.get(findings.RESOLVED))
+    if resolved:
+        out[findings.RESOLVED] = ",".join(resolved)
+    return out, "; ".join(notes) or None
+
+
+def _findings_shape(f: Field) -> str:
+    return ('[{"severity": ' + " | ".join(f'"{s}"' for s in findings.SEVERITIES)
+            + ', "where": "<a short quote of the document, or a section heading>", '
+            '"what": "<text>", "why": "<text>", "suggestion": "<text>"}, ...], '
+            f'"{findings.RESOLVED}": ["<id of an open finding shown above that this revision '
+            'resolves>", ...]')
+
+
+# the block shows them numbered on from the ledger's: written by the turn (cascade.protocol.turn)
+FIELD_KINDS.register("findings", Kind(_parse_findings, _findings_shape, _read_findings),
+                     traits=("word",))

@@ -10,7 +10,7 @@ from cascade.config.schema import Bad, Key, flag, raw, read, word
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.errors import CascadeError
 from cascade.protocol import registry
-from cascade.protocol.fields import ballot
+from cascade.protocol.fields import ballot, parse_field
 from cascade.protocol.spec import Count, Role, Rounds, Step, Steps
 
 # A protocol whose steps are phases (a registered planner): what its planner and phases
@@ -80,11 +80,13 @@ def _phase_step(item: LineDict, s: dict, role: str, path: Path) -> Step:
         raise CascadeError(f"step {sid!r}: unknown role {s['role']!r} (roles: {role})", path,
                            at("role"))
     fields = s["fields"]
-    if not isinstance(fields, dict) or list(fields) != ["vote"] or \
-            fields["vote"] != list(PHASED_VOTE):
+    if not isinstance(fields, dict) or list(fields)[:1] != ["vote"] or \
+            fields["vote"] != list(PHASED_VOTE) or set(fields) - {"vote", "findings"}:
         raise CascadeError(f"step {sid!r}: a respond protocol's step asks a vote: fields: "
-                           f"{{vote: [{', '.join(PHASED_VOTE)}]}}", path,
-                           at("fields") or at("id"))
+                           f"{{vote: [{', '.join(PHASED_VOTE)}]}} (and may ask findings: "
+                           "findings)", path, at("fields") or at("id"))
+    extra = tuple(parse_field(name, spec, sid, path, at("fields") or at("id"))
+                  for name, spec in fields.items() if name != "vote")
     trigger = s["advance"]
     if trigger is not None and trigger not in registry.TRIGGERS:
         raise CascadeError(f"step {sid!r}: unknown advance {trigger!r} (allowed: "
@@ -92,7 +94,7 @@ def _phase_step(item: LineDict, s: dict, role: str, path: Path) -> Step:
                            at("advance"))
     vote = ballot(PHASED_VOTE)
     return Step(sid, str(s["title"] or sid), role, "discussion",
-                str(s["instructions"] or "").strip(), 250, (vote,), None, None, s["confirm"],
+                str(s["instructions"] or "").strip(), 250, (vote, *extra), None, None, s["confirm"],
                 advance=trigger)
 
 

@@ -12,6 +12,7 @@ from cascade.ledger.model import Comment
 from cascade.protocol.context import SHOWS
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
+from cascade.protocol.findings import open_findings
 from cascade.protocol.runstate import Request
 from cascade.protocol.summary import gist
 from cascade.protocol.visibility import VISIBILITIES
@@ -179,12 +180,26 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
         words=(f"between {request.words[0]} and {request.words[1]}" if request.words
                else f"at most about {request.step.words}"),
         persona=shown, shape=reply_shape(request, persona.votes),
+        asks_findings=any(f.kind == "findings" for f in request.step.fields),
         votes=persona.votes, ballot=_ballot(request.step, talk is not None),
         earlier=block(talk["earlier"]) if talk else "",
         comments=[rendered[i] for i in talk["comments"]] if talk else None,
         questions=block(talk["questions"]) if talk else "",
         why=why_text(request.why), sentinel=talk is not None)
     return finish(head.prompt, head.scrub, system, user)
+
+
+def open_findings_text(d: Discussion) -> str:
+    """The open findings of earlier reviews, the most severe first, each with its lines and
+    the answers people gave to it (``A(F3): ...``)."""
+    rows = []
+    for f in open_findings(d.findings)[:_LIST_CAP * 2]:
+        at = f"lines {f.at} of revision {f.revision[:7]}" if f.located and f.revision else (
+            f"lines {f.at}" if f.located else "not located")
+        rows.append(f"{f.id} ({f.severity}, {at}): {f.what}"
+                    + (f" -- where: {f.where!r}" if f.where else "")
+                    + "".join(f"\n  answer by {a['author']}: {a['text']}" for a in f.answers))
+    return "\n".join(rows)
 
 
 def _material(d: Discussion, request: Request, head: Frame, settings: Settings) -> dict:
@@ -221,6 +236,11 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
         at["target"] = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
     at["talk"] = (_conversation(d, head) if VISIBILITIES.has(request.step.visibility, "comments")
                   else None)
+    at["findings"] = None
+    if any(f.kind == "findings" for f in request.step.fields):
+        shown = open_findings_text(d)
+        if shown:
+            at["findings"] = blocks.add("open findings", scrub(shown, ledger_name, 1))
     if request.callout.strip():
         at["callout"] = blocks.add("a person's request", scrub(request.callout, "the request", 1))
     return at

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from cascade.markdown import cell, nested, sentence
 from cascade.protocol.fields import shortlist_table
+from cascade.protocol.findings import listing
 from cascade.protocol.graph import mermaid
 from cascade.protocol.runstate import IMPASSE, Run, Turn
 from cascade.resources import LEDGER_SUFFIX
@@ -80,6 +81,9 @@ def render_record(d, run: Run, when: str) -> str:
     intent = _intent(run, synth if d.source else [])  # a topic has no author's proposal
     if intent:
         out += ["", "## Intent interpretation", "", nested(intent)]
+    found = listing(d.findings)
+    if found:
+        out += ["", "## Open findings", "", *(f"- {line}" for line in found)]
     if "argument-graph" in run.steps.artifacts:
         name = record_path(d.path).name.replace(RECORD_SUFFIX, ".argument-graph.json")
         out += ["", "## Argument graph", "", f"Who answered whom (`{name}`):", "", mermaid(run)]

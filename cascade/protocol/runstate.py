@@ -121,6 +121,7 @@ class Basis:
     skip: frozenset[int] = frozenset()
     phase: str | None = None  # a protocol of phases: the phase its believed events put it in
     decided: bool = False  # a person's decision is in force: a planner asks nobody
+    policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
 
 
 @dataclass

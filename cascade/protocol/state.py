@@ -30,6 +30,7 @@ from cascade.protocol.derived import Decision, Discounted, Failure, State, Unfou
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.events import EventChecks
+from cascade.protocol.findings import counted
 from cascade.protocol.options import Options
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import Basis
@@ -211,7 +212,15 @@ class _Walk(EventChecks):
                                              c.line in forged_lines))
                 continue
             votes.pop(persona.name, None)
-            votes[persona.name] = c.vote
+            weighed = counted(c.vote, c.provenance, self.authority.policy)  # its findings
+            t.weighed.pop(persona.name, None)
+            if weighed.why:
+                t.weighed[persona.name] = weighed.why
+            if weighed.advisory:
+                advisory[persona.name] = c.vote
+                continue
+            advisory.pop(persona.name, None)
+            votes[persona.name] = weighed.vote
         t.counted = len(self.segment)
         return t
 
@@ -224,7 +233,8 @@ class _Walk(EventChecks):
         discounted = [d for d in t.discounted
                       if not (d.author in votes and t.latest.get(d.author, 0) != d.line)]
         expected = [p.name for a in self.authority.participants
-                    if (p := self.personas.get(a)) is not None and p.votes]
+                    if (p := self.personas.get(a)) is not None and p.votes
+                    and not (p.name in advisory and p.name in t.weighed)]  # advisory: spoke
         config = self.authority.consensus
         humans = [n for n in votes if self.personas.of_author(n) is None]
         if config.human_required:
@@ -305,7 +315,7 @@ class _Walk(EventChecks):
                      discounted, list(self.forged), decisions, decision, result,
                      list(self.segment), carried, self.cores.get(self.revision or ""),
                      self.carried_now, run, list(self.unfounded), frozenset(self.ignored),
-                     failing, frozenset(claims))
+                     failing, frozenset(claims), dict(self._tally().weighed))
 
     def _step_result(self, ledger: Ledger, carried: set[int], advisory: dict[str, str],
                      reviewed: set[str] | None):
@@ -346,7 +356,7 @@ class _Walk(EventChecks):
         return Basis(self.personas, tuple(members), fixed, frozenset(carried),
                      frozenset(reviewed) if reviewed is not None else None,
                      Options.of_header(ledger.header.extra), self.authority.consensus,
-                     frozenset(self.ignored), self.phase, decided)
+                     frozenset(self.ignored), self.phase, decided, self.authority.policy)
 
     def _vote_problem(self, c: Comment, persona, forged: bool) -> str | None:
         """Why a persona's vote does not count (None: it does): forged, not a participant, for
@@ -381,6 +391,7 @@ class _Tally:
         self.cast: dict[str, int] = {}  # voter -> the line of the vote that counts
         self.latest: dict[str, int] = {}  # author -> the line of its latest vote
         self.forged: set[int] = set()  # lines of the blocks without a valid stamp
+        self.weighed: dict[str, str] = {}  # voter -> why its vote counts otherwise
         self.forged_seen = 0
 
 

@@ -5,6 +5,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from cascade.protocol.findings import listing
+
 if TYPE_CHECKING:
     from cascade.protocol.discussion import Discussion
 
@@ -42,6 +44,9 @@ def render_summary(d: Discussion) -> str:
         ("Action items", _action_items(d.todos)),
         ("Concerns", [f"- {c['text']} ({c['author']})" for c in d.concerns]),
     ]
+    found = d.findings
+    if found:  # a discussion whose steps ask findings (or with a CONCERN: marker)
+        sections.append(("Open findings", [f"- {line}" for line in listing(found)]))
     for heading, items in sections:
         out += ["", f"## {heading}", ""]
         out += items or ["None."]

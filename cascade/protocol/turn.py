@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from cascade.errors import CascadeError
+from cascade.protocol import findings
 from cascade.protocol.blocks import (
     ballot_of,
     cited,
@@ -108,6 +110,8 @@ async def _turn(wave: Wave, asked: _Asked) -> Outcome:
     started = time.monotonic()
     wave.shared.progress.start(out)
     reply = await _reply(wave, request, persona, prompt, out, asked.settings, asked.fallbacks)
+    if reply is not None and unexplained(request, reply, persona.votes):
+        reply = await _explain(wave, asked, reply)
     if reply is not None:
         await _append(wave, request, persona, prompt, out, reply)
     out.seconds = time.monotonic() - started
@@ -152,6 +156,52 @@ async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
     return reply
 
 
+def _vote_of(request: Request, reply: Reply) -> str | None:
+    """The vote a reply gives in its step (a phase's ballot, or the step's vote or verdict
+    field, as it was asked)."""
+    if ballot_of(request.step) is not None:
+        return reply.vote
+    values, _ = fields_of(request, reply)
+    return values.get("verdict") or values.get("vote")
+
+
+def unexplained(request: Request, reply: Reply, votes: bool) -> bool:
+    """A blocking vote (CHANGES, REJECT) in a step that asks findings, given with none."""
+    asks = any(f.kind == "findings" for f in request.step.fields)
+    if not asks or not votes or reply.sentinel or reply.cut:
+        return False
+    given = {str(k).lower(): v for k, v in reply.extra.items()}.get(findings.FIELD)
+    return _vote_of(request, reply) in findings.BLOCKING and not findings.read(given)[0]
+
+
+async def _explain(wave: Wave, asked: _Asked, reply: Reply) -> Reply:
+    """Ask once more, in the same turn, for the findings of a blocking vote given without
+    any: the reply again, with them. A second reply without findings (or none at all) leaves
+    the first, which is then recorded as unexplained."""
+    request, persona, out = asked.request, asked.persona, asked.out
+    said = json.dumps({"comment": reply.comment, "vote": reply.vote, **reply.extra})
+    messages = [*asked.prompt.messages, {"role": "assistant", "content": said},
+                {"role": "user", "content": (
+                    f"Your vote is {_vote_of(request, reply)} but you gave no findings. Reply "
+                    "again with the same JSON object, adding in \"findings\" what is wrong: "
+                    "each with its severity, where (a short exact quote of the document or a "
+                    "section heading), what, why and a suggestion.")}]
+    key = prompt_key(persona.alias, out.model, messages)
+    try:
+        hit = wave.cache.get(key)
+        again = parse_reply(hit["text"], reply_tokens=asked.settings.reply_tokens) if hit else \
+            await ask(Call(out, messages, key, asked.fallbacks,
+                           reply_shape(request, persona.votes)), out.model, asked.settings,
+                      wave.shared, wave.cache)
+    except (Failed, ReplyError) as exc:
+        out.notes = [*out.notes, f"{persona.name}: asked again for its findings: {exc}"]
+        return reply
+    if unexplained(request, again, True) or _vote_of(request, again) is None:
+        out.notes = [*out.notes, f"{persona.name}: asked again for its findings; none given"]
+        return reply
+    return again
+
+
 async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
                   reply: Reply) -> None:  # long: one turn's parts
     """The reply's block, stamped (message id, step, round, references, fields), appended
@@ -167,6 +217,12 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
     elif ballot_of(request.step) is not None and persona.votes and not reply.cut:
         vote = reply.vote  # a phase's vote: the reply's own, or none
     out.vote = verdict if verdict is not None else vote
+    if findings.FIELD in fields:  # located in the revision it reviewed; unexplained: said
+        fields.update(findings.at_write(fields, wave.source.text if wave.source else None,
+                                        out.vote if persona.votes else None))
+        weighed = findings.counted(out.vote or "", fields, d.authority.policy)
+        said = "\n\n".join(x for x in (said, f"**Counted:** {weighed.why}." if weighed.why
+                                         else "") if x)
     body = reply.comment if not reply.sentinel else "_No comment._"
     if reply.sentinel and out.status != "cached":
         out.status = "no-response"
@@ -180,10 +236,13 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
         notes += panel_notes
         fields["panel"] = str(sum(1 for e in events if e[0] == "PERSONA"))
     body = with_sections(request, body, fields, reply)
-    body = f"{body.rstrip()}\n\n{said}" if said else body
     out.notes = [*out.notes, *(f"{persona.name}: {n}" for n in notes + dropped)]
     async with wave.lock:  # one append at a time: ids in the ledger's order, gapless
         number = wave.ids[0] + 1
+        if findings.FIELD in fields:  # its findings, numbered on from the ledger's
+            listed = findings.section(fields, len(d.findings) + 1)
+            body = "\n\n".join(x for x in (body.rstrip(), listed) if x)
+        body = f"{body.rstrip()}\n\n{said}" if said else body
         provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
                       "completion_tokens": out.completion_tokens or None,
                       "cost": f"{out.cost:.6f}" if out.cost else None,

@@ -125,6 +125,10 @@ class DiscussionScreen(Screen):
         side.append("\nOpen questions\n", "bold")
         for q in v.questions or ["(none)"]:
             side.append(f" {q}\n")
+        if v.findings:
+            side.append("\nOpen findings\n", "bold")
+            for f in v.findings:
+                side.append(f" {f}\n")
         side.append("\nDecisions\n", "bold")
         for x in v.decisions or ["(none)"]:
             side.append(f" {x}\n")

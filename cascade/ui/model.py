@@ -13,6 +13,7 @@ from cascade.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.loop.governance import LedgerReader, open_discussion
 from cascade.protocol.about import About, about
+from cascade.protocol.findings import listing
 from cascade.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
@@ -54,6 +55,7 @@ class View:
     waiting: str | None  # a decision point's question, or an impasse's way out
     entries: list[Entry] = field(default_factory=list)
     questions: list[str] = field(default_factory=list)  # open ones
+    findings: list[str] = field(default_factory=list)  # open ones, the most severe first
     decisions: list[str] = field(default_factory=list)
     participants: list[str] = field(default_factory=list)
     step_protocol: bool = False
@@ -167,6 +169,7 @@ def view(path: Path) -> View:
         out.entries.append(Entry(printable(c.author), vote, origin, c.body, c.line, label))
     out.questions = [printable(f"{q.get('id', 'Q')}: {q['text']} ({q['author']})")
                      for q in d.questions if q.get("status") == "open"]
+    out.findings = [printable(line) for line in listing(d.findings)]
     out.decisions = [printable(f"{x['text']} ({x['author']})") for x in d.decisions]
     out.participants = [printable(f"{name}: {vote_label(d, name)}")
                         for name in _speakers(d)]

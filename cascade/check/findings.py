@@ -1,0 +1,27 @@
+"""The open findings of the governed documents' ledgers, placed on the documents' lines for a
+pull request: each finding's ``where`` located again in the committed document (no model);
+where it is not found there, the lines the finding recorded when the document is still the
+revision it was found in; else the block in the ledger that gave it."""
+from __future__ import annotations
+
+from cascade.check.report import Located, Report
+from cascade.protocol.findings import locate
+
+
+def place(report: Report, items: list, states: dict, tree) -> None:
+    """Add each open finding of the governed documents' ledgers to ``report.findings``."""
+    for item in items:
+        state = states.get(item.ledger)
+        if state is None or not state.findings or item.doc not in tree.files:
+            continue
+        blob = tree.files[item.doc]
+        text = tree.data(item.doc).decode("utf-8", errors="replace")
+        for f in state.findings:
+            lines = locate(f["where"], text) if f["where"] else None
+            if lines is None and f["lines"] and f.get("revision") == blob:
+                lines = tuple(f["lines"])
+            file, first, last = ((item.doc, *lines) if lines
+                                 else (item.ledger, f["line"], f["line"]))
+            report.findings.append(Located(
+                file, first, last, f["id"], f["severity"], f["what"], f["why"],
+                f["suggestion"], f["author"], item.ledger, lines is not None))
