@@ -50,12 +50,13 @@ sys.path.insert(0, str(HERE.parent))
 
 from _table import child_env, table
 
+from cascade.config.rules import SEVERITIES
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import verify
+from cascade.protocol.findings import Finding, locate, numbered
 
 DATA = HERE / "data" / "quality"
 MANIFEST = DATA / "manifest.yml"
-SEVERITIES = ("critical", "major", "minor", "info")
 FALSE = ("critical", "major")  # a finding of these on a control is a false finding
 RULE = """\
 rules:
@@ -99,26 +100,6 @@ def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
-def quote_lines(text: str, quote: str) -> tuple[int, int] | None:
-    """The lines (1-based, inclusive) of ``quote`` in ``text``, whitespace and case aside."""
-    want = _norm(quote)
-    if not want:
-        return None
-    starts, flat, size = [], [], 0
-    for number, line in enumerate(text.splitlines(), 1):
-        words = _norm(line)
-        if words:
-            starts.append((size, number))
-            flat.append(words)
-            size += len(words) + 1
-    at = " ".join(flat).find(want)
-    if at < 0:
-        return None
-    first = max(n for offset, n in starts if offset <= at)
-    last = max(n for offset, n in starts if offset < at + len(want))
-    return first, last
-
-
 _HEADING = re.compile(r"(#{1,6})[ \t]+(.*?)[ \t#]*\Z")
 
 
@@ -153,7 +134,7 @@ def _flaw(item: object, name: str, manifest: Path) -> Flaw:
     document = manifest.parent / name
     text = document.read_text(encoding="utf-8")
     if "quote" in item:
-        lines = quote_lines(text, str(item["quote"]))
+        lines = locate(str(item["quote"]), text)  # as a finding's quote is located
         missing = f"quote not found in {document}: {item['quote']!r}"
     else:
         lines = section_lines(text, str(item["section"]))
@@ -188,48 +169,17 @@ def load(manifest: Path = MANIFEST) -> list[Adr]:
 
 # ---- what a ledger holds ---------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Found:
-    severity: str
-    lines: tuple[int, int] | None  # located in the reviewed revision; None: not found
-    where: str
-    what: str
-    why: str = ""
-    suggestion: str = ""
-    author: str = ""
-
-    @property
-    def text(self) -> str:
-        return f"{self.where} {self.what} {self.why} {self.suggestion}".casefold()
-
-
-def _decode(stamped: str, author: str) -> list[Found]:
-    """A block's ``findings`` stamp: ``severity -- lines -- where -- what -- why --
-    suggestion`` items (lines ``12-14``, or ``?`` when not found; ``-``: empty), `` | ``
-    between (docs/ledger.md, Findings)."""
-    out = []
-    for item in stamped.split("|"):
-        cells = [c.strip() for c in item.split("--")]
-        if len(cells) < 4 or cells[0] not in SEVERITIES:
-            continue
-        cells = [("" if c == "-" else c) for c in cells] + ["", ""]
-        m = re.fullmatch(r"(\d+)(?:-(\d+))?", cells[1])
-        lines = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else None
-        out.append(Found(cells[0], lines, *cells[2:6], author=author))
-    return out
-
-
 def _blocks(ledger: Path) -> list:
     """The blocks the tool wrote for personas (their stamp verifies)."""
     comments = parse(ledger.read_text(encoding="utf-8")).comments
     return [c for c in comments if c.origin == "ai" and verify(c) is None]
 
 
-def findings_of(ledger: Path) -> list[Found]:
-    """Every finding stamped on the persona blocks of ``ledger``, in ledger order, with the
-    lines it was located at."""
-    return [f for c in _blocks(ledger) if "findings" in c.provenance
-            for f in _decode(c.provenance["findings"], c.author)]
+def findings_of(ledger: Path) -> list[Finding]:
+    """Every finding of ``ledger`` as ``status`` lists them (cascade.protocol.findings): those
+    stamped on the persona blocks, with the lines they were located at, and each CONCERN:
+    marker (major, not located)."""
+    return numbered(parse(ledger.read_text(encoding="utf-8")).comments)
 
 
 def tokens_of(ledger: Path) -> int:
@@ -261,7 +211,11 @@ class Score:
     seconds: float = 0.0
 
 
-def score(adr: Adr, found: list[Found], said: str) -> Score:
+def _words(f: Finding) -> str:
+    return f"{f.where} {f.what} {f.why} {f.suggestion}".casefold()
+
+
+def score(adr: Adr, found: list[Finding], said: str) -> Score:
     """How ``found`` (and ``said``, the personas' comments) cover ``adr``'s flaws."""
     out = Score(findings=len(found), not_found=sum(f.lines is None for f in found))
     if adr.control:
@@ -269,7 +223,7 @@ def score(adr: Adr, found: list[Found], said: str) -> Score:
     for flaw in adr.flaws:
         if any(f.lines and _overlap(f.lines, flaw.lines) for f in found):
             out.located.append(flaw.id)
-        elif any(k in f.text for f in found for k in flaw.keywords) or any(
+        elif any(k in _words(f) for f in found for k in flaw.keywords) or any(
                 k in said for k in flaw.keywords):
             out.mentioned.append(flaw.id)
         else:

@@ -42,7 +42,6 @@ def test_section_lines_run_to_the_next_heading_of_its_level():
     assert quality.section_lines(text, "a") == (3, 9)
     assert quality.section_lines(text, "B") == (11, 13)
     assert quality.section_lines(text, "C") is None
-    assert quality.quote_lines("a b\n  c   d\ne\n", "B C d") == (1, 2)
 
 
 def _copy_data(tmp_path: Path) -> Path:
@@ -157,11 +156,6 @@ def _script(request) -> str:
     return json.dumps({"comment": f"{name} on {step}.", "shift": "minor"})
 
 
-def _asks_findings() -> bool:
-    return "findings: findings" in (REPO / "protocols/review.yml").read_text()
-
-
-@pytest.mark.skipif(not _asks_findings(), reason="the review step does not ask for findings")
 def test_the_bench_end_to_end_over_the_scripted_endpoint(fake_llm, monkeypatch):
     monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
     monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
