@@ -21,8 +21,8 @@ staged and ``git commit`` run, with whatever model ``CASCADE_MODEL`` (``--model`
 - ``pcs``: Propose / Challenge / Synthesize with the same participants, run by the hook to an
   outcome within the commit attempt.
 
-Per configuration it prints: recall (seeded flaws located: a finding whose located lines
-overlap the flaw's lines), flaws mentioned but not located (a finding or a persona's comment
+Per configuration it prints: recall (seeded flaws located: a finding -- as ``status`` lists
+them, ``CONCERN:`` markers included -- whose located lines overlap the flaw's lines), flaws mentioned but not located (a finding or a persona's comment
 names the flaw by one of its keywords, but no finding's lines overlap it), findings given and
 those not found in the document, false findings (critical or major findings on the
 controls), tokens (prompt + completion, from the blocks' stamps) and the wall time of the
