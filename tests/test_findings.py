@@ -392,3 +392,20 @@ def test_check_writes_sarif_that_the_2_1_0_schema_accepts(loop_repo, fake_llm):
     bad["runs"][0]["results"][0]["level"] = "fatal"
     with pytest.raises(jsonschema.ValidationError):  # the schema does judge
         jsonschema.validate(bad, json.loads(SARIF_SCHEMA.read_text()))
+
+
+def test_the_embedded_model_is_not_asked_again_for_findings_it_cannot_give():
+    """The embedded model's grammar holds a comment and a vote only: asked again for findings,
+    it could only say the same, so its blocking vote is recorded as unexplained at once."""
+    from cascade.protocol.loader import load_protocol
+    from cascade.protocol.runstate import Request
+    from cascade.protocol.turn import unexplained
+    from cascade.turns.model import LOCAL_MODEL
+    from cascade.turns.replies import Reply
+
+    step = load_protocol("review", None).steps.steps[0]
+    request = Request("security", "participant", step, 1, "fast", [], None, "")
+    reply = Reply("The tokens are kept in plain text.", "CHANGES")
+    assert unexplained(request, reply, True, "openai/gpt-4o")
+    assert not unexplained(request, reply, True, LOCAL_MODEL)
+    assert not unexplained(request, Reply("Fine.", "READY"), True, "openai/gpt-4o")

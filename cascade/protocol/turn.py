@@ -28,6 +28,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.prompt import build_step_prompt, reply_shape
 from cascade.protocol.runstate import Request
 from cascade.turns.cache import ReplyCache, prompt_key
+from cascade.turns.model import holds_fields
 from cascade.turns.replies import Reply, ReplyError, parse_reply
 from cascade.turns.runner import Call, Failed, Outcome, Shared, ask
 from cascade.turns.settings import Settings
@@ -110,7 +111,7 @@ async def _turn(wave: Wave, asked: _Asked) -> Outcome:
     started = time.monotonic()
     wave.shared.progress.start(out)
     reply = await _reply(wave, request, persona, prompt, out, asked.settings, asked.fallbacks)
-    if reply is not None and unexplained(request, reply, persona.votes):
+    if reply is not None and unexplained(request, reply, persona.votes, out.model):
         reply = await _explain(wave, asked, reply)
     if reply is not None:
         await _append(wave, request, persona, prompt, out, reply)
@@ -165,10 +166,12 @@ def _vote_of(request: Request, reply: Reply) -> str | None:
     return values.get("verdict") or values.get("vote")
 
 
-def unexplained(request: Request, reply: Reply, votes: bool) -> bool:
-    """A blocking vote (CHANGES, REJECT) in a step that asks findings, given with none."""
+def unexplained(request: Request, reply: Reply, votes: bool, model: str = "") -> bool:
+    """A blocking vote (CHANGES, REJECT) in a step that asks findings, given with none, by a
+    model whose replies can hold them (the embedded model's cannot: asked again, it could
+    only say the same)."""
     asks = any(f.kind == "findings" for f in request.step.fields)
-    if not asks or not votes or reply.sentinel or reply.cut:
+    if not asks or not votes or reply.sentinel or reply.cut or not holds_fields(model):
         return False
     given = {str(k).lower(): v for k, v in reply.extra.items()}.get(findings.FIELD)
     return _vote_of(request, reply) in findings.BLOCKING and not findings.read(given)[0]

@@ -45,6 +45,12 @@ from cascade.turns.settings import Settings
 
 LOCAL_PREFIX = "cascade-local/"
 LOCAL_MODEL = LOCAL_PREFIX + "smollm2"
+
+
+def holds_fields(model: str) -> bool:
+    """Whether ``model``'s replies can hold fields beyond a comment and a vote: the embedded
+    model's cannot (its grammar, cascade.turns.local.review_grammar, holds those two only)."""
+    return not model.startswith(LOCAL_PREFIX)
 _RETRY_AFTER_CAP = 60.0
 
 
