@@ -62,7 +62,7 @@ def test_governed_document_without_ledger(adr, cli):
         "  @architect  AI-Architect   openai/env-model (CASCADE_MODEL)",
         "  @security   AI-Security    openai/env-model (CASCADE_MODEL)",
         "  @pragmatist AI-Pragmatist  openai/env-model (CASCADE_MODEL)",
-        "Next review: 3 calls (up to 6 with repair re-asks)",
+        "Next review: 3 calls (up to 12 with re-asks)",
         "  @architect, @security, @pragmatist: no ledger yet, so the first review asks",
         "    every voting participant",
     ]
@@ -96,7 +96,7 @@ def test_json_keys(adr, cli):
     assert data["participants"][0] == {"alias": "architect", "name": "AI-Architect",
                                        "votes": True, "model": "openai/env-model",
                                        "model_from": "CASCADE_MODEL"}
-    assert data["calls"]["count"] == 3 and data["calls"]["max"] == 6
+    assert data["calls"]["count"] == 3 and data["calls"]["max"] == 12
     assert data["rule_files"] == [".ai-rules.yml"]
 
 
@@ -141,7 +141,7 @@ def test_ledger_path_and_pending_calls(adr, cli):
     cli("comment", LEDGER, "@security what about backups?", "--author", "Rob")
     _, data = explain_json(cli, DOC)
     assert (data["calls"]["personas"], data["calls"]["why"]) == (["security"], "mentioned by Rob")
-    assert "Next review: 1 call (up to 2 with repair re-asks)" in cli("explain", DOC)[1]
+    assert "Next review: 1 call (up to 4 with re-asks)" in cli("explain", DOC)[1]
 
     Path(DOC).write_text("# Use SQLite\n\nA new revision.\n")  # the next commit asks everyone
     before = Path(LEDGER).read_bytes()
@@ -209,7 +209,7 @@ def test_nested_rule_file_replaces_a_rule_of_the_same_name(adr, cli):
             in lines)
     assert "  @architect  AI-Architect   openai/rule-model (the rule's model:)" in lines
     assert "  @researcher AI-Researcher  background: speaks only when mentioned" in lines
-    assert "Next review: 2 calls (up to 4 with repair re-asks)" in lines
+    assert "Next review: 2 calls (up to 8 with re-asks)" in lines
     (adr / "docs" / ".ai-rules.yml").write_text(NESTED.replace("notes/*.md", "adr/*.md"))
     _, data = explain_json(cli, DOC)
     assert data["also_matched_by"] == [{"rule": "other", "where": "docs/.ai-rules.yml:2"}]

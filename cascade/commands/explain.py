@@ -48,6 +48,14 @@ from cascade.turns.tiers import models_for
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.runner)
 
 
+def asks_per_turn(steps) -> int:
+    """The most asks one turn can take: a reply that cannot be read is asked once more
+    (cascade.turns.runner); where a step asks findings, a blocking vote given without any is
+    asked once more as well, and that ask may need its own repair (cascade.protocol.turn)."""
+    findings = any(f.kind == "findings" for s in steps.all_steps for f in s.fields)
+    return REPAIR_FACTOR * (2 if findings else 1)
+
+
 def explain(path: str, as_json: bool = False) -> int:
     data = explain_data(path)
     if as_json:
@@ -257,7 +265,7 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
     if not data["ledger_exists"]:
         asked = [a for a in rule.participants if personas.get(a).votes]
         why = "no ledger yet, so the first review asks every voting participant"
-        return _call_count(asked, why)
+        return _call_count(asked, why, asks_per_turn(steps))
     return _pending_calls(root, rule, auth, root / data["ledger"], doc)
 
 
@@ -277,7 +285,7 @@ def _step_calls(rule: Rule, steps) -> dict[str, Any]:
               f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
               f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]
     mode = f" ({', '.join(c for c in chosen if c)})" if any(chosen) else ""
-    return {"count": per_round, "max": REPAIR_FACTOR * most,
+    return {"count": per_round, "max": asks_per_turn(steps) * most,
             "personas": [*members, *dict.fromkeys(fixed.values())],
             "why": f"protocol {rule.protocol!r}{mode}: {per_round} calls a round"
                    + (f" and {once} once" if once else "") + f", at most {most} in "
@@ -318,11 +326,11 @@ def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) 
     elif not why:
         reasons = sorted({r.why for r in pending})
         why = "; ".join(reasons)
-    return _call_count([r.alias for r in pending], why)
+    return _call_count([r.alias for r in pending], why, asks_per_turn(d.protocol.steps))
 
 
-def _call_count(asked: list[str], why: str) -> dict[str, Any]:
-    return {"count": len(asked), "max": REPAIR_FACTOR * len(asked), "personas": asked,
+def _call_count(asked: list[str], why: str, asks: int) -> dict[str, Any]:
+    return {"count": len(asked), "max": asks * len(asked), "personas": asked,
             "why": why}
 
 

@@ -55,7 +55,7 @@ def explain_text(data: dict[str, Any]) -> str:
         out += _wrap(f"  (through CASCADE_API_BASE={data['api_base']})")
     calls = data["calls"]
     n = calls["count"]
-    count = (f"{n} call{'s' if n != 1 else ''} (up to {calls['max']} with repair re-asks)"
+    count = (f"{n} call{'s' if n != 1 else ''} (up to {calls['max']} with re-asks)"
              if n else "no call")
     out += _wrap(f"Next review: {count}")
     asked = ", ".join(f"@{a}" for a in calls["personas"])

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from cascade.commands.explain import REPAIR_FACTOR
+from cascade.commands.explain import asks_per_turn
 from cascade.config.personas import load_personas
 from cascade.errors import CascadeError, display_path
 from cascade.loop.governance import open_discussion, resolve
@@ -292,7 +292,7 @@ def _calls(proto, steps, members: int) -> list[str]:
     out = [f"Calls: {per_round} per round in {waves} waves"
            + (f", {once} once (setup and after the rounds)" if once else "")
            + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
-           f"({REPAIR_FACTOR * most} if every reply needed its one repair)"]
+           f"({asks_per_turn(steps) * most} with every re-ask)"]
     mode = next((m for m in steps.modes if m.name == steps.mode), None)
     if mode is not None and mode.seed_calls is not None:
         low, high = mode.seed_calls
