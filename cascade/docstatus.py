@@ -66,6 +66,16 @@ def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").split("\n")
 
 
+def _unfenced(lines: list[str]):
+    """Each line outside a code fence, with its index (a fence's own lines are neither)."""
+    fenced = False
+    for i, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+        elif not fenced:
+            yield i, line
+
+
 def _unquote(value: str) -> str:
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
         return value[1:-1]
@@ -81,13 +91,7 @@ def find(text: str) -> Status | None:
             m = _FRONT_STATUS.match(lines[i])
             if m:
                 return Status("front-matter", _unquote(m.group(1)), i, i, i)
-    fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
+    for i, line in _unfenced(lines):
         if _SECTION.match(line):
             end = i + 1
             while end < len(lines) and not _HEADING.match(lines[end]):
@@ -262,13 +266,7 @@ def governs(text: str) -> Governs | None:
         found = _front_governs(lines)
         if found is not None:
             return found
-    fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
+    for i, line in _unfenced(lines):
         if _GOVERNS_SECTION.match(line):
             items = []
             for body in lines[i + 1:]:

@@ -90,14 +90,20 @@ def cascade(repo, *args: str):
     return run(repo, sys.executable, "-m", "cascade", *args)
 
 
-def test_the_hook_warns_and_runs(loop_repo, fake_llm, monkeypatch):
-    repo = loop_repo
+def council_gate(repo: Path, monkeypatch, rules: str, message: str) -> Path:
+    """``repo`` with a council rule committed, the hook installed and the ADR staged; the
+    advisors on one model family (``openai/fast``), the referee on another."""
     monkeypatch.setenv("CASCADE_MODEL", "openai/fast")
     monkeypatch.setenv("CASCADE_MODEL_STRONG", "openai/strong")
-    (repo / ".ai-rules.yml").write_text(COUNCIL_RULES)
-    git(repo, "commit", "-qam", "ADRs go to a council")
+    (repo / ".ai-rules.yml").write_text(rules)
+    git(repo, "commit", "-qam", message)
     install_plain(repo)
     git(repo, "add", DOC)
+    return repo
+
+
+def test_the_hook_warns_and_runs(loop_repo, fake_llm, monkeypatch):
+    repo = council_gate(loop_repo, monkeypatch, COUNCIL_RULES, "ADRs go to a council")
     council = Council(fake_llm)
     monkeypatch.setenv("CASCADE_RETRIES", "0")
     council.replies[("AI-Referee", "Verdict", 1)] = http_error(500)  # the run stops there
@@ -117,14 +123,8 @@ def test_the_hook_warns_and_runs(loop_repo, fake_llm, monkeypatch):
 
 
 def test_distinct_models_refuses_before_any_call_in_one_line(loop_repo, fake_llm, monkeypatch):
-    repo = loop_repo
-    monkeypatch.setenv("CASCADE_MODEL", "openai/fast")
-    monkeypatch.setenv("CASCADE_MODEL_STRONG", "openai/strong")
-    (repo / ".ai-rules.yml").write_text(STRICT)
+    repo = council_gate(loop_repo, monkeypatch, STRICT, "ADRs go to a council of distinct models")
     line = STRICT.splitlines().index("    distinct_models: true") + 1
-    git(repo, "commit", "-qam", "ADRs go to a council of distinct models")
-    install_plain(repo)
-    git(repo, "add", DOC)
     Council(fake_llm)
     hook = cascade(repo, "hook", DOC)
     assert hook.returncode == 2 and fake_llm.calls() == 0, hook.stdout + hook.stderr
@@ -155,13 +155,7 @@ def test_distinct_models_refuses_before_any_call_in_one_line(loop_repo, fake_llm
 
 
 def test_plan_of_a_ledger_under_distinct_models_is_an_error(loop_repo, fake_llm, monkeypatch):
-    repo = loop_repo
-    monkeypatch.setenv("CASCADE_MODEL", "openai/fast")
-    monkeypatch.setenv("CASCADE_MODEL_STRONG", "openai/strong")
-    (repo / ".ai-rules.yml").write_text(COUNCIL_RULES)
-    git(repo, "commit", "-qam", "ADRs go to a council")
-    install_plain(repo)
-    git(repo, "add", DOC)
+    repo = council_gate(loop_repo, monkeypatch, COUNCIL_RULES, "ADRs go to a council")
     Council(fake_llm)
     commit(repo)
     assert cascade(repo, "plan", LEDGER).returncode == 0
