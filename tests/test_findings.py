@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 from conftest import git
 from hypothesis import given
@@ -373,7 +374,6 @@ def test_check_annotates_each_open_finding_on_the_document_s_line(loop_repo, fak
 
 
 def test_check_writes_sarif_that_the_2_1_0_schema_accepts(loop_repo, fake_llm):
-    jsonschema = pytest.importorskip("jsonschema")
     repo = loop_repo
     base = landed_with_findings(repo, fake_llm)
     out = cascade(repo, "check", "--from-ref", base, "--format", "sarif")
