@@ -409,3 +409,30 @@ def test_the_embedded_model_is_not_asked_again_for_findings_it_cannot_give():
     assert unexplained(request, reply, True, "openai/gpt-4o")
     assert not unexplained(request, reply, True, LOCAL_MODEL)
     assert not unexplained(request, Reply("Fine.", "READY"), True, "openai/gpt-4o")
+
+
+@pytest.mark.parametrize("required, calls, rounds", [(False, 14, 2), (True, 7, 1)])
+def test_require_location_makes_an_unlocated_confirmation_advisory(loop_repo, fake_llm,
+                                                                    required, calls, rounds):
+    """A step protocol's confirmation too: a REJECT whose findings are all unlocated does not
+    hold the synthesis back under require_location (pcs accepts in round 1); without it, it
+    does (round 2)."""
+    from test_pcs import Panel
+
+    repo = loop_repo
+    rules = RULES.replace("participants: [architect, security, pragmatist]",
+                          "participants: [architect, security]\n    protocol: pcs")
+    rules += "    require_location: true\n" if required else ""
+    (repo / ".ai-rules.yml").write_text(rules)
+    git(repo, "commit", "-qam", "ADRs are discussed with pcs")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    panel_ = Panel(fake_llm)
+    panel_.verdicts[("AI-Security", 1)] = "REJECT"  # its finding quotes "-": not located
+    blocked = commit(repo)
+    assert fake_llm.calls() == calls, blocked.out
+    data = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]
+    assert (data["outcome"], data["round"], data["consensus"]["reached"]) == ("READY", rounds, True)
+    reject = [c for c in parse((repo / LEDGER).read_text()).comments
+              if c.author == "AI-Security" and c.provenance.get("verdict") == "REJECT"]
+    assert len(reject) == 1

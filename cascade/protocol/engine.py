@@ -79,8 +79,9 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
                     and turn.revision not in basis.reviewed:
                 continue  # a turn for another text of the document is not this run's
             if "verdict" in turn.fields:  # what its findings let it count as (the policy)
-                turn.fields["verdict"] = counted(turn.fields["verdict"], entry.provenance,
-                                                 basis.policy).vote
+                weighed = counted(turn.fields["verdict"], entry.provenance, basis.policy)
+                turn.fields["verdict"] = _accepting(steps, turn) if weighed.advisory else \
+                    weighed.vote
             (run.setup if turn.step in setup_ids else run.turns).append(turn)
     if steps.setup and not walk_setup(run, ledger):
         return run
@@ -90,6 +91,16 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
     else:
         _progress(run)
     return run
+
+
+def _accepting(steps: Steps, turn: Turn) -> str:
+    """The verdict a turn counts as when its block is advisory (``require_location``: none of
+    its blocking findings is located): its step's accepting choice, so it does not block --
+    as an advisory vote in a review is not waited for."""
+    step = steps.step(turn.step)
+    choices = next((f.choices or () for f in step.fields if f.name in ("verdict", "vote")),
+                   ()) if step is not None else ()
+    return "ACCEPT" if "ACCEPT" in choices else "READY"
 
 
 def _planned(run: Run, ledger, basis: Basis) -> None:
