@@ -23,9 +23,11 @@ def run_demo(fake_llm, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("vote", ["REJECT", "CHANGES", "READY"])
 def test_demo_lands_whatever_the_panel_votes(fake_llm, vote):
-    for name in PANEL:
-        fake_llm.script(f"Reply as {name} ",
-                        json.dumps({"comment": f"{name} says {vote}.", "vote": vote}))
+    for name in PANEL:  # a blocking vote gives its findings, as the step asks
+        found = [] if vote == "READY" else [{"severity": "major", "where": "Decision",
+                                             "what": f"{name} doubts it"}]
+        fake_llm.script(f"Reply as {name} ", json.dumps(
+            {"comment": f"{name} says {vote}.", "vote": vote, "findings": found}))
     proc = run_demo(fake_llm)
     out = proc.stdout
     assert proc.returncode == 0, out[-3000:] + proc.stderr[-2000:]
@@ -44,7 +46,9 @@ def test_demo_lands_whatever_the_panel_votes(fake_llm, vote):
 
 def test_demo_keep_leaves_a_repository_that_passes_the_check(fake_llm, tmp_path):
     for name in PANEL:
-        fake_llm.script(f"Reply as {name} ", json.dumps({"comment": "No.", "vote": "REJECT"}))
+        fake_llm.script(f"Reply as {name} ", json.dumps(
+            {"comment": "No.", "vote": "REJECT",
+             "findings": [{"severity": "critical", "where": "Decision", "what": "no"}]}))
     proc = run_demo(fake_llm, "--keep")
     assert proc.returncode == 0, proc.stdout[-3000:]
     kept = proc.stdout.rsplit("The demo repository is kept at ", 1)[1].strip().rstrip(".")

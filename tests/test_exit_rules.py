@@ -456,10 +456,10 @@ def test_escalated_never_by_the_facilitator_s_own_concern(role):
 
 
 def test_escalated_never_by_the_closing_vote():
-    reads = ("    fields: {vote: [READY, CHANGES, REJECT], concerns: list}\n"
+    reads = ("    fields: {vote: [READY, CHANGES, REJECT], findings: findings, concerns: list}\n"
              "    reads: {concerns: concerns}\n")
-    steps = steps_of("roundtable", edits=(("    fields: {vote: [READY, CHANGES, REJECT]}\n",
-                                           reads),))
+    steps = steps_of("roundtable", edits=((
+        "    fields: {vote: [READY, CHANGES, REJECT], findings: findings}\n", reads),))
     run = run_of(steps, turns=[(A, "vote", 3, {"vote": "CHANGES", "concerns": "security"})])
     assert escalated(run, 3) is None
 

@@ -394,9 +394,10 @@ def test_check_writes_sarif_that_the_2_1_0_schema_accepts(loop_repo, fake_llm):
         jsonschema.validate(bad, json.loads(SARIF_SCHEMA.read_text()))
 
 
-def test_the_embedded_model_is_not_asked_again_for_findings_it_cannot_give():
+def test_who_is_not_asked_again_for_findings():
     """The embedded model's grammar holds a comment and a vote only: asked again for findings,
-    it could only say the same, so its blocking vote is recorded as unexplained at once."""
+    it could only say the same, so its blocking vote is recorded as unexplained at once; and
+    an advisory phase's vote, which cannot block, is not asked again."""
     from cascade.protocol.loader import load_protocol
     from cascade.protocol.runstate import Request
     from cascade.protocol.turn import unexplained
@@ -409,6 +410,11 @@ def test_the_embedded_model_is_not_asked_again_for_findings_it_cannot_give():
     assert unexplained(request, reply, True, "openai/gpt-4o")
     assert not unexplained(request, reply, True, LOCAL_MODEL)
     assert not unexplained(request, Reply("Fine.", "READY"), True, "openai/gpt-4o")
+    # an advisory phase's vote cannot block: not asked again either
+    feedback = load_protocol("phased", None).steps.steps[0]
+    assert not feedback.confirm
+    assert not unexplained(Request("security", "participant", feedback, 1, "fast", [], None, ""),
+                           reply, True, "openai/gpt-4o")
 
 
 @pytest.mark.parametrize("required, calls, rounds", [(False, 14, 2), (True, 7, 1)])

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, git
 from fakellm import Fault, http_error, rate_limited
-from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
+from test_hook import DOC, LEDGER, PANEL, RULES, match, reply  # the loop tests' repository
 
 from cascade import Discussion
 from cascade.errors import CascadeError
@@ -27,14 +27,6 @@ KEY_VARS = ("OPENAI_API_KEY", "CASCADE_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_
 # Runs the hook as `cascade hook` does, then says which model libraries were imported.
 PROBE = ("import sys; from cascade.main import main; rc = main(['hook', %r]); "
          "print('PROBE', rc, 'litellm' in sys.modules, 'openai' in sys.modules)")
-
-
-def reply(comment: str, vote: str | None) -> str:
-    return json.dumps({"comment": comment, "vote": vote})
-
-
-def match(name: str) -> str:
-    return f"Reply as {name} "
 
 
 @pytest.fixture(autouse=True)

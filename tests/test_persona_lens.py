@@ -128,6 +128,6 @@ def test_a_review_turn_is_asked_its_vote_by_its_task_alone(repo, cli, fake_llm, 
             assert '"READY" if the document can be accepted as it is' in task
             assert ("advisory" in task) is not counted
         else:
-            assert "You do not vote" in text and '"vote": null}' in task
+            assert "You do not vote" in text and '"vote": null' in task
             assert not {m.group(1) for m in VOTE_WORDS.finditer(task) if m.group(1)}
     assert phase in (repo / LEDGER).read_text()

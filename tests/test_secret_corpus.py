@@ -191,7 +191,9 @@ def adr_text() -> str:
 
 
 def _reply(comment: str, vote: str) -> str:
-    return json.dumps({"comment": comment, "vote": vote})
+    """A reply; a blocking vote names a finding, as the step asks."""
+    found = [] if vote == "READY" else [{"severity": "major", "where": "-", "what": comment}]
+    return json.dumps({"comment": comment, "vote": vote, "findings": found})
 
 
 def _run(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:

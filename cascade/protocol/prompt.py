@@ -52,6 +52,12 @@ def why_text(reason: str) -> str:
     return ""
 
 
+def advisory_vote(step) -> bool:
+    """Whether a step's vote is advisory: a phase (its visibility shows the discussion
+    itself) whose votes do not count (no ``confirm``)."""
+    return VISIBILITIES.has(step.visibility, "comments") and not step.confirm
+
+
 def _ballot(step, phase: bool) -> dict | None:
     """A step's READY/CHANGES/REJECT vote, said what each means; in a phase (a step that
     shows the discussion), whether it counts (``confirm``: else it is advisory)."""

@@ -25,7 +25,7 @@ from cascade.protocol.blocks import (
     with_sections,
 )
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.prompt import build_step_prompt, reply_shape
+from cascade.protocol.prompt import advisory_vote, build_step_prompt, reply_shape
 from cascade.protocol.runstate import Request
 from cascade.turns.cache import ReplyCache, prompt_key
 from cascade.turns.model import holds_fields
@@ -167,11 +167,13 @@ def _vote_of(request: Request, reply: Reply) -> str | None:
 
 
 def unexplained(request: Request, reply: Reply, votes: bool, model: str = "") -> bool:
-    """A blocking vote (CHANGES, REJECT) in a step that asks findings, given with none, by a
-    model whose replies can hold them (the embedded model's cannot: asked again, it could
-    only say the same)."""
+    """A blocking vote (CHANGES, REJECT) that counts, in a step that asks findings, given with
+    none, by a model whose replies can hold them (the embedded model's cannot: asked again,
+    it could only say the same). An advisory phase's vote is not asked again: it cannot
+    block."""
     asks = any(f.kind == "findings" for f in request.step.fields)
-    if not asks or not votes or reply.sentinel or reply.cut or not holds_fields(model):
+    if not asks or not votes or reply.sentinel or reply.cut or not holds_fields(model) \
+            or advisory_vote(request.step):
         return False
     given = {str(k).lower(): v for k, v in reply.extra.items()}.get(findings.FIELD)
     return _vote_of(request, reply) in findings.BLOCKING and not findings.read(given)[0]
