@@ -71,7 +71,7 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
                 if setup_ids:
                     run.setup_answers.append(answer)
         else:
-            number, turn = _turn_of(entry, basis.personas)
+            number, turn = _turn_of(entry, basis.personas, basis.verified)
             run.messages = max(run.messages, number)
             if turn is None:
                 continue
@@ -151,12 +151,15 @@ _NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost",
                          "prompt_tokens", "completion_tokens", "revision", "seen", "n"})
 
 
-def _turn_of(entry: Comment, personas) -> tuple[int, Turn | None]:
+def _turn_of(entry: Comment, personas,
+             verified: frozenset[int] | None = None) -> tuple[int, Turn | None]:
     """The message number a block takes (0: none) and the turn it is, when cascade wrote it
-    for a persona (a message id, a stamp that verifies, the persona's own name, a round)."""
+    for a persona (a message id, a stamp that verifies, the persona's own name, a round).
+    ``verified``: the lines whose stamp the caller verified (None: verified here)."""
     msg = entry.provenance.get("msg", "")
     m = MSG.match(msg)
-    if not m or entry.origin != "ai" or verify(entry) is not None:
+    if not m or entry.origin != "ai" or not (entry.line in verified if verified is not None
+                                             else verify(entry) is None):
         return 0, None
     persona = personas.of_author(entry.author)
     if persona is None or persona.name != entry.author:

@@ -39,12 +39,15 @@ class Pending:
     request: str = ""  # what a person asks of this turn (Runner.run_turn's callout)
 
 
-def pending_turns(ledger: Ledger, personas: Personas, participants: list[str],
-                  carried: frozenset[int] | set[int], ignored: frozenset[int] | set[int],
-                  decided: bool = False) -> list[Pending]:
-    """Who is pending in ``ledger``: ``carried``, the lines of revision events whose earlier
-    review holds (nobody is asked); ``ignored``, the entries not believed (events that do not
-    hold, copied blocks: nobody's input); ``decided``, a person's decision is in force."""
+def pending_turns(ledger: Ledger, participants: list[str], basis) -> list[Pending]:
+    """Who of ``participants`` is pending in ``ledger``, on ``basis``
+    (cascade.protocol.runstate.Basis): its personas; ``carried``, the lines of revision events
+    whose earlier review holds (nobody is asked); ``skip``, the entries not believed (events
+    that do not hold, copied blocks: nobody's input); ``decided``, a person's decision is in
+    force; ``verified``, the lines of the persona blocks whose stamp verifies, when the state's
+    walk checked them (None: each is checked here)."""
+    personas, carried, ignored = basis.personas, basis.carried, basis.skip
+    decided, verified = basis.decided, basis.verified
     if decided:
         return []
     registry = personas
@@ -68,7 +71,8 @@ def pending_turns(ledger: Ledger, personas: Personas, participants: list[str],
             continue
         persona = registry.of_author(entry.author)
         if persona is not None:
-            if entry.origin == "ai" and verify(entry) is None:
+            if entry.origin == "ai" and (entry.line in verified if verified is not None
+                                         else verify(entry) is None):
                 last_spoke[persona.alias] = index
             continue  # a block forged under a persona's name is nobody's input
         if entry.origin == "decision" or is_blank(entry.body):
@@ -79,7 +83,13 @@ def pending_turns(ledger: Ledger, personas: Personas, participants: list[str],
                 asked[alias] = (index, entry.author)
         elif not closed:
             last_all = index
+    return _pending(registry, participants, last_all, last_spoke, asked)
 
+
+def _pending(registry: Personas, participants: list[str], last_all: int,
+             last_spoke: dict[str, int], asked: dict[str, tuple[int, str]]) -> list[Pending]:
+    """Each participant that has not spoken since the last input to everyone, then each
+    persona mentioned since it last spoke."""
     out: list[Pending] = []
     seen: set[str] = set()
     for alias in participants:

@@ -518,5 +518,4 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
 @PLANNERS.register("respond")
 def respond(run, ledger, basis) -> list:
     """(run, ledger, basis) -> the pending turns (cascade.protocol.pending.Pending)."""
-    return pending_turns(ledger, basis.personas, list(run.members), basis.carried, basis.skip,
-                         basis.decided)
+    return pending_turns(ledger, list(run.members), basis)

@@ -123,6 +123,8 @@ class Basis:
     phase: str | None = None  # a protocol of phases: the phase its believed events put it in
     decided: bool = False  # a person's decision is in force: a planner asks nobody
     policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
+    verified: frozenset[int] | None = None  # lines of the persona blocks whose stamp the
+    # state's walk verified (None: each is verified here)
 
 
 @dataclass

@@ -66,8 +66,6 @@ def derivation(ledger: Ledger, authority: Authority, personas, protocol,
     return walk
 
 
-
-
 class _Walk(EventChecks):
     """The walk of one ledger's entries, in order, for ``derive`` (the checks of its events:
     cascade.protocol.events)."""
@@ -94,6 +92,7 @@ class _Walk(EventChecks):
         self.segment: list[Comment] = []
         self.decisions: list[Decision] = []
         self.forged: list[Discounted] = []
+        self.verified: set[int] = set()  # lines of the persona blocks whose stamp verifies
         self.unfounded: list[Unfounded] = []
         self.ignored: set[int] = set()
         self.failures: dict[str, Failure] = {}  # persona alias -> its failure for the revision
@@ -137,8 +136,10 @@ class _Walk(EventChecks):
             if problem or entry.origin != "ai" or entry.author != persona.name:
                 self.forged.append(Discounted(entry.author, entry.line,
                                               problem or "not written as a persona's turn", True))
-            elif entry.provenance.get("revision") in (self.revision, None):
-                self.failures.pop(persona.alias, None)  # it answered
+            else:
+                self.verified.add(entry.line)
+                if entry.provenance.get("revision") in (self.revision, None):
+                    self.failures.pop(persona.alias, None)  # it answered
         if entry.origin == "decision" and persona is None:
             problem = verify(entry)
             p = entry.provenance
@@ -354,7 +355,8 @@ class _Walk(EventChecks):
         return Basis(self.personas, tuple(members), fixed, frozenset(carried),
                      frozenset(reviewed) if reviewed is not None else None,
                      Options.of_header(ledger.header.extra), self.authority.consensus,
-                     frozenset(self.ignored), self.phase, decided, self.authority.policy)
+                     frozenset(self.ignored), self.phase, decided, self.authority.policy,
+                     frozenset(self.verified))
 
     def _vote_problem(self, c: Comment, persona, forged: bool) -> str | None:
         """Why a persona's vote does not count (None: it does): forged, not a participant, for
