@@ -143,3 +143,41 @@ def test_explain_counts_a_step_protocol_s_rounds(pcs_repo, fake_llm):
     assert "protocol 'pcs': 7 calls a round, at most 22 in 3 rounds" in out
     assert "@architect, @security, @synthesizer" in out
     assert fake_llm.calls() == 0
+
+
+@pytest.mark.parametrize("setting, needs", [
+    ("human_required: true", "a human READY vote is required"),
+    ("persona_votes: advisory", "the panel's votes are advisory"),
+])
+def test_the_rule_s_people_settings_hold_for_a_step_protocol(loop_repo, fake_llm, setting,
+                                                             needs):
+    """human_required and an advisory panel are the rule's, whatever its protocol: the pcs
+    panel accepting does not land the commit; a person's READY (theirs, in their commit)
+    does, and check agrees at each point."""
+    repo = loop_repo
+    (repo / ".ai-rules.yml").write_text(PCS_RULES.replace("human_required: false", setting)
+                                        if "human" in setting else
+                                        PCS_RULES.replace("human_required: false",
+                                                          f"human_required: false, {setting}"))
+    git(repo, "commit", "-qam", "ADRs are discussed with pcs")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    Panel(fake_llm)
+    first = commit(repo)
+    assert first.returncode == 1, first.out
+    step = first.out.strip().splitlines()[-1].rsplit("then ", 1)[1]
+    assert subprocess.run(["bash", "-c", step], cwd=repo).returncode == 0
+    blocked = commit(repo)
+    assert blocked.returncode == 1, blocked.out
+    assert needs in blocked.out
+    d = Discussion.load(repo / LEDGER, root=repo)
+    assert d.state.run.outcome == "READY"  # the panel's verdict, shown as advice
+    assert not d.state.result.reached and needs in d.state.result.reason
+    git(repo, "commit", "-qm", "the panel's advice, recorded", "--no-verify")
+    check = cascade(repo, "check")
+    assert check.returncode == 1 and needs in check.stdout, check.stdout
+    assert cascade(repo, "comment", LEDGER, "--vote", "READY").returncode == 0  # Test Person
+    git(repo, "add", LEDGER)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert cascade(repo, "check").returncode == 0

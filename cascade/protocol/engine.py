@@ -23,6 +23,7 @@ from __future__ import annotations
 from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
+from cascade.protocol.ballot import counted as counted_ballot
 from cascade.protocol.behaviours import Exit
 from cascade.protocol.context import first_listed
 from cascade.protocol.findings import counted
@@ -105,12 +106,15 @@ def _accepting(steps: Steps, turn: Turn) -> str:
 
 def _planned(run: Run, ledger, basis: Basis) -> None:
     """A protocol of phases: its step is the phase the discussion is in; who it waits for,
-    and why each is asked, is its registered planner's answer."""
+    and why each is asked, is its registered planner's answer; in a phase that takes votes,
+    its verdict is its outcome rule's over the ballot (cascade.protocol.ballot)."""
     steps = run.steps
     run.step = steps.step(basis.phase or "") or steps.steps[0]
     wave = registry.PLANNERS[steps.planner](run, ledger, basis)
     run.waiting = [p.persona.alias for p in wave]
     run.asked_why = {p.persona.alias: p.reason for p in wave}
+    if basis.ballot is not None and run.step.confirm:  # a phase that takes votes
+        run.verdict = counted_ballot(steps, basis.ballot, basis.consensus)
 
 
 def last_message(ledger, personas) -> int:

@@ -419,12 +419,16 @@ def all_accept_outcome(run, round_: int, exit: Exit) -> Verdict:
 def thresholds(run, round_: int, exit: Exit) -> Verdict:
     """The closing vote counted by the discussion's consensus thresholds (seed 002's rule):
     READY or REJECT when reached, else CHANGES. A vote from a turn that did not see the whole
-    document does not count, and its member counts as not having voted."""
+    document does not count, and its member counts as not having voted. A protocol of phases
+    has no closing vote: each voter's latest vote that counts (cascade.protocol.ballot)."""
     votes = {m: v for m, v in run.verdicts.items() if v in ("READY", "CHANGES", "REJECT")}
     config = dataclasses.replace(run.consensus or VotingConfig(), human_required=False)
     # (human_required is the gate's to apply, as for any protocol's READY)
     result = calculate_consensus(votes, config, expected=run.members)
     outcome = result.outcome if result.reached and result.outcome else "CHANGES"
+    if run.steps.phased:  # no closing vote: a standing ballot, each voter's latest vote
+        return Verdict(outcome, result.reason, dict(run.verdicts), dict(result.counts),
+                       tuple(_names(run, result.blocked_by)), tuple(_names(run, result.missing)))
     tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
     for verdict in run.verdicts.values():
         tally[verdict if verdict in tally else "REJECT"] += 1

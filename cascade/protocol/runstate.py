@@ -125,6 +125,8 @@ class Basis:
     policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
     verified: frozenset[int] | None = None  # lines of the persona blocks whose stamp the
     # state's walk verified (None: each is verified here)
+    ballot: Any = None  # a protocol of phases: each voter's latest vote that counts
+    # (cascade.protocol.ballot.Ballot), which its outcome rule counts
 
 
 @dataclass

@@ -20,11 +20,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from cascade.ledger.consensus import ConsensusResult, calculate_consensus
+from cascade.ledger.consensus import ConsensusResult
 from cascade.ledger.identity import same_person
-from cascade.ledger.model import Comment, Event, Ledger
+from cascade.ledger.model import VOTES, Comment, Event, Ledger
 from cascade.ledger.provenance import Replays, verify
 from cascade.protocol.authority import Authority
+from cascade.protocol.ballot import Ballot, result_of, with_people
+from cascade.protocol.ballot import counted as counted_by_rule
+from cascade.protocol.behaviours import Verdict
 from cascade.protocol.decisions import decided, in_force
 from cascade.protocol.derived import Decision, Discounted, Failure, State, Unfounded
 from cascade.protocol.engine import derive as derive_run
@@ -157,16 +160,19 @@ class _Walk(EventChecks):
 
     def verdict_at(self, index: int) -> tuple[Decision | None, ConsensusResult]:
         """The decision in force and the consensus the entries before ``index`` reach."""
-        result, _, _, _, _ = self._count()
+        ballot, _, advisory, discounted, _ = self._count()
         decision, _ = in_force(self.decisions, self.revision, self.reviewed, self.authority,
                                 self.authors)
         if not self.steps.phased:
             prefix = dataclasses.replace(self.ledger, entries=self.ledger.entries[:index])
             run, result = self._step_result(prefix, self.carried, {},
                                             self.reviewed if self.revision else None)
-            result.run = run  # type: ignore[attr-defined]
-        elif not self._voting():
-            result.reached, result.outcome = False, None
+        else:
+            verdict = counted_by_rule(self.steps, ballot, self.authority.consensus) \
+                if self._voting() else None
+            run, result = None, self._panel(verdict, ballot.votes, advisory, discounted)
+        result = with_people(result, ballot, self.authority.consensus)
+        result.run = run  # type: ignore[attr-defined]
         if decision is not None:
             result = decided(decision, result)
         return decision, self._blocked(result, decision)
@@ -224,43 +230,43 @@ class _Walk(EventChecks):
         return t
 
     def _count(self, claims: set[int] | None = None):
-        """Votes of the current segment: each voter's latest vote that counts. The lines whose
-        author matters go to ``claims`` (default: the walk's)."""
+        """Votes of the current segment: each voter's latest vote that counts, as the ballot
+        the outcome rule and the rule's settings about people count (cascade.protocol.ballot).
+        The lines whose author matters go to ``claims`` (default: the walk's)."""
         t = self._tally()
         votes, advisory, cast = dict(t.votes), dict(t.advisory), t.cast
         # A discounted block only matters if no later valid vote of that persona replaced it.
         discounted = [d for d in t.discounted
                       if not (d.author in votes and t.latest.get(d.author, 0) != d.line)]
-        expected = [p.name for a in self.authority.participants
-                    if (p := self.personas.get(a)) is not None and p.votes
-                    and not (p.name in advisory and p.name in t.weighed)]  # advisory: spoke
-        config = self.authority.consensus
-        humans = [n for n in votes if self.personas.of_author(n) is None]
-        if config.human_required:
-            (self.claims if claims is None else claims).update(cast[n] for n in humans)
-            humans = [n for n in humans if self._by_them(cast[n], n)]
-        if config.advisory:
-            counted = {n: v for n, v in votes.items() if self.personas.of_author(n) is None}
-            advisory.update({n: v for n, v in votes.items() if n not in counted})
-            result = calculate_consensus(counted, config, humans=humans)
-            if not counted:
-                result.reason = "waiting for a person's vote; the panel's votes are advisory"
-        else:
-            result = calculate_consensus(votes, config, expected=expected, humans=humans)
-            votes_missing = {d.author for d in discounted}
-            if result.missing and votes_missing & set(result.missing):
-                notes = "; ".join(f"{d.author}'s vote (line {d.line}) does not count: {d.reason}"
-                                  for d in discounted if d.author in result.missing)
-                result.reason += f" ({notes})"
-        if config.human_required and not result.reached and \
-                result.reason == "a human READY vote is required":
-            added = [n for n in votes if self.personas.of_author(n) is None and n not in humans
-                     and votes[n] == "READY"]
-            if added:
-                result.reason += (f" ({', '.join(added)}'s READY was added in a commit by "
-                                  "someone else)")
-        result.advisory = advisory
-        return result, votes, advisory, discounted, expected
+        voters = [p for a in self.authority.participants
+                  if (p := self.personas.get(a)) is not None and p.votes
+                  and not (p.name in advisory and p.name in t.weighed)]  # advisory: spoke
+        people = [n for n in votes if self.personas.of_author(n) is None]
+        if self.authority.consensus.human_required:
+            (self.claims if claims is None else claims).update(cast[n] for n in people)
+        if self.authority.consensus.advisory:
+            advisory.update({n: v for n, v in votes.items() if n not in people})
+        ballot = Ballot(votes, frozenset(people),
+                        frozenset(n for n in people if self._by_them(cast[n], n)),
+                        tuple(p.name for p in voters))
+        return ballot, votes, advisory, discounted, [p.name for p in voters]
+
+    def _panel(self, verdict: Verdict | None, votes: dict[str, str], advisory: dict[str, str],
+               discounted: list[Discounted]) -> ConsensusResult:
+        """A protocol of phases: its outcome rule's verdict over the ballot (None: the phase
+        takes no votes)."""
+        if verdict is None:  # the votes are shown, not counted
+            after = self.protocol.next_phase(self.phase)
+            shown = {v: list(votes.values()).count(v) for v in VOTES}
+            return ConsensusResult(False, None, shown, [], [], f"phase {self.phase} does not "
+                                   "take votes" + (f"; advance to {after}" if after else ""),
+                                   advisory)
+        result = result_of(verdict, advisory)
+        notes = "; ".join(f"{d.author}'s vote (line {d.line}) does not count: {d.reason}"
+                          for d in discounted if d.author in result.missing)
+        if notes and not self.authority.consensus.advisory:
+            result.reason += f" ({notes})"
+        return result
 
     def _by_them(self, line: int, name: str) -> bool:
         if self.authors is None:
@@ -286,7 +292,7 @@ class _Walk(EventChecks):
         what the state holds is its own."""
         claims = set(self.claims)
         carried = set(self.carried)
-        result, votes, advisory, discounted, expected = self._count(claims)
+        ballot, votes, advisory, discounted, expected = self._count(claims)
         decisions = [dataclasses.replace(d) for d in self.decisions]
         decision, notes = in_force(decisions, self.revision, self.reviewed,
                                     self.authority, self.authors)
@@ -294,14 +300,10 @@ class _Walk(EventChecks):
         if not self.steps.phased:
             run, result = self._step_result(self.ledger, carried, advisory, reviewed)
         else:
-            run = derive_run(self.ledger, self.steps,
-                             self._basis(self.ledger, carried, reviewed, decision is not None))
-            if not self._voting():
-                after = self.protocol.next_phase(self.phase)
-                result.reached = False
-                result.outcome = None
-                result.reason = f"phase {self.phase} does not take votes" + (
-                    f"; advance to {after}" if after else "")
+            run = derive_run(self.ledger, self.steps, self._basis(
+                self.ledger, carried, reviewed, decision is not None, ballot))
+            result = self._panel(run.verdict, votes, advisory, discounted)
+        result = with_people(result, ballot, self.authority.consensus)
         for d in decisions:
             if not d.note and d.line in notes:
                 d.note = notes[d.line]
@@ -328,10 +330,7 @@ class _Walk(EventChecks):
         for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
             counts[vote] = counts.get(vote, 0) + 1
         if verdict is not None and run.outcome is not None:  # the outcome rule explains it
-            reached = run.outcome in ("READY", "REJECT")
-            return run, ConsensusResult(reached, run.outcome if reached else None, counts,
-                                        list(verdict.against), list(verdict.missing), verdict.why,
-                                        advisory)
+            return run, result_of(verdict, advisory)
 
         def names(aliases) -> list[str]:
             return [personas.get(a).name if personas.get(a) else a for a in aliases]
@@ -349,14 +348,14 @@ class _Walk(EventChecks):
         return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
 
     def _basis(self, ledger: Ledger, carried: set[int], reviewed: set[str] | None,
-               decided: bool = False) -> Basis:
+               decided: bool = False, ballot: Ballot | None = None) -> Basis:
         """What the run of ``ledger`` is derived on (cascade.protocol.runstate.Basis)."""
         members, fixed = members_of(self.steps, self.authority.participants)
         return Basis(self.personas, tuple(members), fixed, frozenset(carried),
                      frozenset(reviewed) if reviewed is not None else None,
                      Options.of_header(ledger.header.extra), self.authority.consensus,
                      frozenset(self.ignored), self.phase, decided, self.authority.policy,
-                     frozenset(self.verified))
+                     frozenset(self.verified), ballot)
 
     def _vote_problem(self, c: Comment, persona, forged: bool) -> str | None:
         """Why a persona's vote does not count (None: it does): forged, not a participant, for

@@ -1,0 +1,80 @@
+"""The votes a discussion counts, and the rule's settings about people, over any protocol.
+
+A protocol's outcome rule gives the panel's verdict. For a protocol of phases (``review``,
+``phased``) that verdict is a standing ballot: each voter's latest vote that counts (the
+ballot, gathered by the state's walk: cascade.protocol.state), counted by the protocol's
+outcome rule (``thresholds``). Then the rule's settings about people hold for every
+protocol alike:
+
+- ``persona_votes: advisory``: the panel advises; the thresholds count people's votes only;
+- ``human_required``: READY needs a person's READY vote, added in that person's own commit.
+
+Pure: no files, no git, no model.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
+from cascade.protocol import registry
+from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.runstate import Run
+from cascade.protocol.spec import Steps
+
+ADVISORY = "waiting for a person's vote; the panel's votes are advisory"
+HUMAN = "a human READY vote is required"
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """Each voter's latest vote that counts, for the current revision, by the voter's name:
+    ``votes``; ``people``, the voters who are people; ``attributed``, the people whose vote
+    was added in their own commit (or whose commit is not known); ``expected``, the
+    participants whose vote is awaited."""
+
+    votes: Mapping[str, str]
+    people: frozenset[str] = frozenset()
+    attributed: frozenset[str] = frozenset()
+    expected: tuple[str, ...] = ()
+
+
+def counted(steps: Steps, ballot: Ballot, consensus: VotingConfig | None) -> Verdict:
+    """The ballot counted by the protocol's outcome rule (a standing ballot: the rule is
+    asked as after the last round, its exit having ended the rounds)."""
+    run = Run(steps, list(ballot.expected), {}, consensus=consensus)
+    run.verdicts = dict(ballot.votes)
+    return registry.OUTCOMES.call(steps.outcome, run, 1, Exit(True, "the latest votes"))
+
+
+def result_of(verdict: Verdict, advisory: dict[str, str]) -> ConsensusResult:
+    """An outcome rule's verdict as the consensus the gate reads: reached on READY or
+    REJECT; explained by the rule."""
+    reached = verdict.outcome in ("READY", "REJECT")
+    return ConsensusResult(reached, verdict.outcome if reached else None, dict(verdict.tally),
+                           list(verdict.against), list(verdict.missing), verdict.why, advisory)
+
+
+def with_people(result: ConsensusResult, ballot: Ballot, config: VotingConfig) -> ConsensusResult:
+    """``result`` (the panel's) under the rule's settings about people: an advisory panel's
+    verdict is advice and people's votes are counted instead; ``human_required`` holds READY
+    back until a person's own READY."""
+    if config.advisory:
+        people = {n: v for n, v in ballot.votes.items() if n in ballot.people}
+        advice = {n: v for n, v in ballot.votes.items() if n not in people}
+        counted_ = calculate_consensus(people, dataclasses.replace(config, human_required=False))
+        result = dataclasses.replace(counted_, advisory={**result.advisory, **advice})
+        if not people:
+            result.reason = ADVISORY
+    if not config.human_required or not result.reached or result.outcome != "READY":
+        return result
+    if any(ballot.votes.get(n) == "READY" for n in ballot.attributed):
+        return result
+    reason = HUMAN
+    others = [n for n, v in ballot.votes.items() if n in ballot.people
+              and n not in ballot.attributed and v == "READY"]
+    if others:
+        reason += f" ({', '.join(others)}'s READY was added in a commit by someone else)"
+    return ConsensusResult(False, None, result.counts, [], result.missing, reason,
+                           result.advisory)
