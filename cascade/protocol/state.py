@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 from cascade.ledger.consensus import ConsensusResult
 from cascade.ledger.identity import same_person
-from cascade.ledger.model import VOTES, Comment, Event, Ledger
+from cascade.ledger.model import Comment, Event, Ledger
 from cascade.ledger.provenance import Replays, verify
 from cascade.protocol.authority import Authority
 from cascade.protocol.ballot import Ballot, result_of, with_people
@@ -170,7 +170,7 @@ class _Walk(EventChecks):
         else:
             verdict = counted_by_rule(self.steps, ballot, self.authority.consensus) \
                 if self._voting() else None
-            run, result = None, self._panel(verdict, ballot.votes, advisory, discounted)
+            run, result = None, self._panel(verdict, ballot, advisory, discounted)
         result = with_people(result, ballot, self.authority.consensus)
         result.run = run  # type: ignore[attr-defined]
         if decision is not None:
@@ -251,16 +251,17 @@ class _Walk(EventChecks):
                         tuple(p.name for p in voters))
         return ballot, votes, advisory, discounted, [p.name for p in voters]
 
-    def _panel(self, verdict: Verdict | None, votes: dict[str, str], advisory: dict[str, str],
+    def _panel(self, verdict: Verdict | None, ballot: Ballot, advisory: dict[str, str],
                discounted: list[Discounted]) -> ConsensusResult:
         """A protocol of phases: its outcome rule's verdict over the ballot (None: the phase
-        takes no votes)."""
-        if verdict is None:  # the votes are shown, not counted
+        takes no votes; they are counted to be shown, and close nothing)."""
+        if verdict is None:
             after = self.protocol.next_phase(self.phase)
-            shown = {v: list(votes.values()).count(v) for v in VOTES}
-            return ConsensusResult(False, None, shown, [], [], f"phase {self.phase} does not "
-                                   "take votes" + (f"; advance to {after}" if after else ""),
-                                   advisory)
+            shown = result_of(counted_by_rule(self.steps, ballot, self.authority.consensus),
+                              advisory)
+            why = f"phase {self.phase} does not take votes" + (f"; advance to {after}"
+                                                                if after else "")
+            return dataclasses.replace(shown, reached=False, outcome=None, reason=why)
         result = result_of(verdict, advisory)
         notes = "; ".join(f"{d.author}'s vote (line {d.line}) does not count: {d.reason}"
                           for d in discounted if d.author in result.missing)
@@ -302,7 +303,7 @@ class _Walk(EventChecks):
         else:
             run = derive_run(self.ledger, self.steps, self._basis(
                 self.ledger, carried, reviewed, decision is not None, ballot))
-            result = self._panel(run.verdict, votes, advisory, discounted)
+            result = self._panel(run.verdict, ballot, advisory, discounted)
         result = with_people(result, ballot, self.authority.consensus)
         for d in decisions:
             if not d.note and d.line in notes:
