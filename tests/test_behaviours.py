@@ -13,7 +13,7 @@ import pytest
 
 from cascade import Discussion
 from cascade.protocol import behaviours, registry
-from cascade.protocol.runstate import Run, Turn
+from cascade.protocol.runstate import Draft, Turn
 
 TOPIC = "Ship the new importer this week?"
 LEDGER = "discussions/ship-the-new-importer-this-week.discussion.md"
@@ -168,7 +168,7 @@ def test_a_rule_s_parameters_reach_it():
                                             "relative": True}}, None, None)
     assert (ref.name, str(ref)) == ("converged", "converged")
     assert dict(ref.params) == {"field": "estimate", "within": 0.1, "relative": True}
-    run = Run(None, ["a", "b"], {})  # type: ignore[arg-type]
+    run = Draft(None, ["a", "b"], {})  # type: ignore[arg-type]
     run.turns = [Turn(alias, alias, "estimate", 1, f"r1-msg-00{n}", n, "", {"estimate": v}, [],
                       n, None) for n, (alias, v) in enumerate((("a", "10"), ("b", "10.5")), 1)]
     assert registry.EXITS.call(ref, run, 1).ends  # 5% of the median: within 10%

@@ -5,6 +5,8 @@ Every test uses ``root=tmp_path``: a folder with no .cascade/, so only the bundl
 """
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from ledgers import stamp
 
@@ -300,6 +302,17 @@ def test_consensus_in_consensus_vote(make) -> None:
     result = d.consensus_result
     assert (result.reached, result.outcome, result.missing) == (True, "READY", [])
     assert d.has_consensus()
+
+
+def test_the_phase_s_verdict_is_its_outcome_rule_s_on_a_run_readers_cannot_change(make):
+    d = make(header() + TO_REVIEW + TO_VOTE + ALL_READY)
+    run = d.state.run
+    assert run.verdict is not None and run.verdict.outcome == "READY"  # thresholds counted it
+    assert run.verdict.why == d.consensus_result.reason == "3/3 READY"
+    assert run.outcome is None  # a standing ballot: counted, never concluded
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.round = 2  # type: ignore[misc]
+    assert make(header() + ALL_READY).state.run.verdict is None  # a phase without votes
 
 
 def test_votes_before_vote_phase_do_not_carry_over(make) -> None:

@@ -23,7 +23,7 @@ from cascade.protocol import registry
 from cascade.protocol.behaviours import REQUIRED, Exit
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol, load_protocol_file
-from cascade.protocol.runstate import Answer, Run, Turn
+from cascade.protocol.runstate import Answer, Draft, Run, Turn
 from cascade.resources import bundled
 
 ABC = ("architect", "security", "pragmatist")
@@ -60,7 +60,7 @@ def run_of(steps, members=ABC, turns=(), verdicts=None, chosen=(), phase_of=None
     """A run of ``steps`` whose ledger left ``turns`` ((alias, step, round, fields), in
     order), the confirmations ``verdicts`` and the person's answers ``chosen`` ((round, step,
     choice, text))."""
-    run = Run(steps, list(members), {r.id: r.persona for r in steps.fixed_roles})
+    run = Draft(steps, list(members), {r.id: r.persona for r in steps.fixed_roles})
     run.turns = [Turn(read(alias), f"AI-{alias}", read(step), round_, f"r{round_}-msg-{n:03d}",
                       n, f"{alias} in {step}.", {k: read(v) for k, v in fields.items()}, [],
                       10 * n, None)

@@ -12,7 +12,7 @@ from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
-from cascade.protocol.runstate import Run, Turn
+from cascade.protocol.runstate import Draft, Run, Turn
 
 ABC = ("architect", "security", "pragmatist")
 A, B, C = ABC
@@ -23,7 +23,7 @@ def run_of(protocol: str, members=ABC, turns=(), verdicts=None, consensus=None,
     """A run of ``protocol`` whose ledger left ``turns`` ((alias, step, round, fields), in
     order) and, for a confirming step, ``verdicts``."""
     steps = steps_for(load_protocol(protocol, None).steps, mode, None, strategy)
-    run = Run(steps, list(members), {r.id: r.persona for r in steps.fixed_roles},
+    run = Draft(steps, list(members), {r.id: r.persona for r in steps.fixed_roles},
               consensus=consensus)
     run.turns = [Turn(alias, f"AI-{alias}", step, round_, f"r{round_}-msg-{n:03d}", n,
                       f"{alias} in {step}.", dict(fields), [], 10 * n, None)

@@ -380,9 +380,9 @@ def test_rounds_fewer_than_the_cap_are_what_the_prompt_says(repo, cli, panel):
 def test_a_reference_to_a_message_the_ledger_lacks_is_not_an_edge():
     from cascade.protocol.graph import argument_graph, mermaid
     from cascade.protocol.loader import load_protocol
-    from cascade.protocol.runstate import Run, Turn
+    from cascade.protocol.runstate import Draft, Turn
 
-    run = Run(load_protocol("pcs", None).steps, ["architect", "security"],
+    run = Draft(load_protocol("pcs", None).steps, ["architect", "security"],
               {"synthesizer": "synthesizer"})
     run.turns = [Turn("architect", "AI-Architect", "propose", 1, "r1-msg-001", 1, "A.", {},
                       [], 10, None),

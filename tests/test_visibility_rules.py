@@ -17,7 +17,7 @@ import pytest
 from cascade.protocol import visibility
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol, load_protocol_file
-from cascade.protocol.runstate import Run, Turn
+from cascade.protocol.runstate import Draft, Run, Turn
 
 A, B, C = "architect", "security", "ux"  # the speaker, B, between the others by name
 
@@ -29,7 +29,7 @@ def run_of(protocol: str | Path, turns, round_: int, members=(A, B, C), mode: st
     found = load_protocol_file(protocol) if isinstance(protocol, Path) else \
         load_protocol(protocol, None)
     steps = steps_for(found.steps, mode, None, strategy)
-    run = Run(steps, list(members), {r.id: r.persona for r in steps.fixed_roles}, round=round_)
+    run = Draft(steps, list(members), {r.id: r.persona for r in steps.fixed_roles}, round=round_)
     run.turns = [Turn(read(alias), f"AI-{alias}", read(step), r, label, n,
                       f"{alias} in {step}.", dict(rest[0]) if rest else {}, [], 10 * n, None)
                  for n, (label, alias, step, r, *rest) in enumerate(turns, 1)]

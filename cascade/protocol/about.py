@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from cascade.markdown import sentence
-from cascade.protocol.engine import question, recommendation
+from cascade.protocol.engine import question
 from cascade.protocol.fields import item_line, items_of, split_list
 from cascade.protocol.panel import persona_name
 from cascade.protocol.runstate import Run, Turn
@@ -85,7 +85,7 @@ def about(run: Run, personas=None) -> About | None:
     sides = sides_line(run)
     if sides:
         out.context.append(sides)
-    rec = recommendation(run, run.round) if run.setup_done else None
+    rec = run.recommendation(run.round) if run.setup_done else None
     out.choices = choices(step, rec or "(none given)")
     out.unclear = unclear(run)
     return out

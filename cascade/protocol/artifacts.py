@@ -18,7 +18,6 @@ import json
 from cascade.atomic import atomic_write
 from cascade.errors import display_path
 from cascade.markdown import cell, nested, sentence
-from cascade.protocol.engine import recommendation
 from cascade.protocol.fields import column_title, item_line, items_of, sections, split_list
 from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.output import adr_draft, summary
@@ -306,7 +305,7 @@ def resume_context(d, run: Run) -> str:
         out += [f"- {x}" for x in split_list(q.fields.get("disagreements", ""))] or ["- (none listed)"]
         out += ["", "## Open questions", ""]
         out += [f"- {x}" for x in split_list(q.fields.get("openQuestions", ""))] or ["- (none listed)"]
-        out += ["", "## Next", "", f"Recommendation: {recommendation(run, last) or '-'}"]
+        out += ["", "## Next", "", f"Recommendation: {run.recommendation(last) or '-'}"]
         out += ["", "## Quality trajectory", "",
                 ", ".join(f"round {t.round}: {t.fields['scores'].rsplit(':', 1)[-1]}/5"
                           + (" (flagged)" if t.fields.get("flagged") == "yes" else "")

@@ -28,7 +28,17 @@ from cascade.protocol.behaviours import Exit
 from cascade.protocol.context import first_listed
 from cascade.protocol.findings import counted
 from cascade.protocol.options import Options, specialize
-from cascade.protocol.runstate import MSG, Answer, Basis, Run, Turn, given_by, next_lines, refs_of
+from cascade.protocol.runstate import (
+    MSG,
+    Answer,
+    Basis,
+    Draft,
+    Run,
+    Turn,
+    given_by,
+    next_lines,
+    refs_of,
+)
 from cascade.protocol.setup import walk_setup
 from cascade.protocol.spec import Step, Steps
 
@@ -54,7 +64,7 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
     the basis's."""
     base = steps
     steps = specialize(base, basis.options)
-    run = Run(steps, list(basis.members), {r.id: r.persona for r in steps.fixed_roles}
+    run = Draft(steps, list(basis.members), {r.id: r.persona for r in steps.fixed_roles}
               if steps.setup else dict(basis.fixed), base=base, mode=steps.mode,
               consensus=basis.consensus, cap=basis.options.rounds)
     setup_ids = {s.id for s in steps.setup}
@@ -85,13 +95,13 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
                     weighed.vote
             (run.setup if turn.step in setup_ids else run.turns).append(turn)
     if steps.setup and not walk_setup(run, ledger):
-        return run
+        return Run.from_draft(run)
     run.names = {p.alias: p.name for p in basis.personas}
     if steps.phased:
         _planned(run, ledger, basis)
     else:
         _progress(run)
-    return run
+    return Run.from_draft(run)
 
 
 def _accepting(steps: Steps, turn: Turn) -> str:
@@ -104,7 +114,7 @@ def _accepting(steps: Steps, turn: Turn) -> str:
     return "ACCEPT" if "ACCEPT" in choices else "READY"
 
 
-def _planned(run: Run, ledger, basis: Basis) -> None:
+def _planned(run: Draft, ledger, basis: Basis) -> None:
     """A protocol of phases: its step is the phase the discussion is in; who it waits for,
     and why each is asked, is its registered planner's answer; in a phase that takes votes,
     its verdict is its outcome rule's over the ballot (cascade.protocol.ballot)."""
@@ -124,7 +134,7 @@ def last_message(ledger, personas) -> int:
                default=0)
 
 
-def _take_event(run: Run, entry: Event, carried: bool, setup_ids: set[str]) -> None:
+def _take_event(run: Draft, entry: Event, carried: bool, setup_ids: set[str]) -> None:
     """A new revision of the text (one that does not keep its review) starts again; a NEXT
     event answers a decision point; an OUTCOME records the outcome."""
     if entry.kind == SOURCE_REVISION and not carried:
@@ -142,7 +152,7 @@ def _take_event(run: Run, entry: Event, carried: bool, setup_ids: set[str]) -> N
         run.recorded = words[0].upper() if words else None
 
 
-def _take_tool_block(run: Run, entry: Comment) -> None:
+def _take_tool_block(run: Draft, entry: Comment) -> None:
     """A block cascade wrote for itself: a pause's resume context marks its round resumed."""
     if entry.provenance.get("step") == "resume":
         round_ = _number(entry.provenance.get("round", "0"))
@@ -185,7 +195,7 @@ def _number(value: str) -> int | None:
         return None
 
 
-def _progress(run: Run) -> None:
+def _progress(run: Draft) -> None:
     """The round, the first unfinished step and who it waits for; the outcome once a round's
     last step is done (or, with ``after`` steps, once they are)."""
     steps = run.steps
@@ -236,7 +246,7 @@ def _progress(run: Run) -> None:
         chosen = _round_choice(run, round_)
         if chosen is not None:
             run.directions[round_ + 1] = chosen
-            run.givers[round_ + 1] = given_by(run.chosen[(round_, decision_step(run).id)])
+            run.givers[round_ + 1] = given_by(run.chosen[(round_, run.decision_step().id)])
         if _paused(run, round_) and round_ not in run.resumed:
             if not _pause_wave(run, round_):  # its resume context written: the run stops
                 run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
@@ -244,7 +254,7 @@ def _progress(run: Run) -> None:
         round_ += 1
 
 
-def _pause_wave(run: Run, round_: int) -> bool:
+def _pause_wave(run: Draft, round_: int) -> bool:
     """Whether a pause's steps (the resume context) still wait for someone; then whom."""
     for step in run.steps.pause:
         spoken = {t.alias for t in run.of(round_, step.id)}
@@ -255,7 +265,7 @@ def _pause_wave(run: Run, round_: int) -> bool:
     return False
 
 
-def _reopened(run: Run, round_: int, step: Step) -> None:
+def _reopened(run: Draft, round_: int, step: Step) -> None:
     """A resume step done: what it reads as ``direction`` is the round's direction."""
     if step in run.steps.resume:
         said = next((run.read(t, "direction") for t in run.of(round_, step.id)
@@ -264,7 +274,7 @@ def _reopened(run: Run, round_: int, step: Step) -> None:
             run.directions[round_] = said
 
 
-def _speakers(run: Run, step: Step, round_: int) -> list[str]:
+def _speakers(run: Draft, step: Step, round_: int) -> list[str]:
     """Who speaks in ``step`` of ``round_``: its speakers, narrowed by the step's registered
     ``speakers`` rule (a facilitator's question put to some of the members)."""
     everyone = run.speakers(step)
@@ -274,14 +284,14 @@ def _speakers(run: Run, step: Step, round_: int) -> list[str]:
     return [a for a in everyone if a in chosen]
 
 
-def _verdicts(run: Run, step: Step, round_: int) -> dict[str, str]:
+def _verdicts(run: Draft, step: Step, round_: int) -> dict[str, str]:
     """Each speaker's verdict in a confirming step. A confirmation counts only from a turn
     that saw the whole document (fail closed): one that saw part is PARTIAL."""
     return {t.alias: t.fields.get("verdict", "REJECT") if t.seen in (None, "all") else "PARTIAL"
             for t in run.of(round_, step.id)}
 
 
-def _next_round(run: Run, round_: int, exit_: Exit) -> None:
+def _next_round(run: Draft, round_: int, exit_: Exit) -> None:
     """What the exit rule said of the next round: its phase, its direction, the conclusion a
     person gave, the rounds escalations stay quiet, the probing round given."""
     run.exit = exit_
@@ -297,7 +307,7 @@ def _next_round(run: Run, round_: int, exit_: Exit) -> None:
     run.probed = run.probed or exit_.probed
 
 
-def _after(run: Run, round_: int, exit_: Exit) -> None:
+def _after(run: Draft, round_: int, exit_: Exit) -> None:
     """The rounds are over: the after steps, in order, then the outcome rule; an outcome
     other than READY first runs the protocol's ``on_impasse`` step (its recommendation)."""
     run.after = bool(run.steps.after)
@@ -323,20 +333,16 @@ def _after(run: Run, round_: int, exit_: Exit) -> None:
     run.step, run.waiting = None, []
 
 
-def decision_step(run: Run) -> Step | None:
-    return run.decision_step()
-
-
-def _round_choice(run: Run, round_: int) -> str | None:
+def _round_choice(run: Draft, round_: int) -> str | None:
     """What the round's decision point chose, as the next round's direction: the choice and
     the person's text; ``follow`` spelled out as the recommendation it follows."""
-    step = decision_step(run)
+    step = run.decision_step()
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return None
     fills = dict(step.fills)
     if answer.choice == "follow":
-        rec = recommendation(run, round_)
+        rec = run.recommendation(round_)
         point = first_listed(run, round_, fills[rec]) if rec in fills else ""
         return (f"follow the recommendation: {rec}" + (f": {point}" if point else "")
                 if rec else "follow the recommendation")
@@ -345,17 +351,13 @@ def _round_choice(run: Run, round_: int) -> str | None:
     return f"{answer.choice}: {text}" if text else answer.choice
 
 
-def recommendation(run: Run, round_: int) -> str | None:
-    return run.recommendation(round_)
-
-
-def _paused(run: Run, round_: int) -> bool:
-    step = decision_step(run)
+def _paused(run: Draft, round_: int) -> bool:
+    step = run.decision_step()
     answer = run.chosen.get((round_, step.id)) if step is not None else None
     return answer is not None and answer.choice == "pause"
 
 
-def _answer(run: Run, round_: int, order, index: int) -> Answer | None:
+def _answer(run: Draft, round_: int, order, index: int) -> Answer | None:
     """The answer to the decision point ``order[index]`` of ``round_``: the NEXT event that
     names it, else the first unused person's NEXT line, with one of its choices, written
     after the point was reached (after the round's earlier steps' turns)."""

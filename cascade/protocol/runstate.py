@@ -4,6 +4,7 @@ them (derived in cascade.protocol.engine; read by the registry's rules, the runn
 record and the artifacts)."""
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -129,47 +130,9 @@ class Basis:
     # (cascade.protocol.ballot.Ballot), which its outcome rule counts
 
 
-@dataclass
-class Run:
-    steps: Steps
-    members: list[str]  # the participants' aliases, in order
-    fixed: dict[str, str]  # role id -> persona alias
-    round: int = 1
-    turns: list[Turn] = field(default_factory=list)  # of the current revision's run
-    messages: int = 0  # message ids used in the whole ledger
-    step: Step | None = None  # the first unfinished step of the round
-    waiting: list[str] = field(default_factory=list)  # who has not spoken in that step
-    verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
-    outcome: str | None = None  # READY | IMPASSE, derived from the turns
-    recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
-    new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
-    answers: list[Answer] = field(default_factory=list)
-    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
-    base: Steps | None = None  # the protocol's steps before a mode specialized them
-    mode: str | None = None
-    setup: list[Turn] = field(default_factory=list)  # setup turns: kept across revisions
-    setup_answers: list[Answer] = field(default_factory=list)
-    setup_done: bool = True
-    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
-    direction: str = ""  # the person's direction for the current step (setup) or round
-    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
-    givers: dict[int, str] = field(default_factory=dict)  # round -> who gave its direction
-    direction_by: str = ""  # who gave the setup step's direction
-    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
-    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
-    pausing: int | None = None  # a pause answered in this round: the resume context is due
-    after: bool = False  # the rounds are over: the after steps run
-    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
-    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
-    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
-    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
-    probed: bool = False  # the probing round after a too-easy consensus was given
-    because: str | None = None  # why the open decision point is asked (an escalation's cause)
-    conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
-    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
-    exit: Exit | None = None  # the exit rule's answer after the last round run
-    verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
-    asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
+class Reads:
+    """What a run gives its readers beyond its fields: the methods of ``Run`` and of the
+    ``Draft`` the engine derives it on (cascade.protocol.engine)."""
 
     @property
     def phase(self):
@@ -178,7 +141,6 @@ class Run:
         if strategy is None:
             return None
         return strategy.phases[min(self.phase_of.get(self.round, 0), len(strategy.phases) - 1)]
-    notes: list[str] = field(default_factory=list)
 
     @property
     def deciding(self) -> bool:
@@ -231,6 +193,76 @@ class Run:
 
     def next_msg(self) -> str:
         return f"r{self.round}-msg-{self.messages + 1:03d}"
+
+
+@dataclass(frozen=True)
+class Run(Reads):
+    """A protocol's run, derived from a ledger by the engine (cascade.protocol.engine): who
+    takes part, the turns of the current revision, where the rounds are, the answers and
+    choices of people, and the outcome. Immutable: a reader cannot change what the engine
+    derived (the engine builds a ``Draft`` and freezes it)."""
+
+    steps: Steps
+    members: list[str]  # the participants' aliases, in order
+    fixed: dict[str, str]  # role id -> persona alias
+    round: int = 1
+    turns: list[Turn] = field(default_factory=list)  # of the current revision's run
+    messages: int = 0  # message ids used in the whole ledger
+    step: Step | None = None  # the first unfinished step of the round
+    waiting: list[str] = field(default_factory=list)  # who has not spoken in that step
+    verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
+    outcome: str | None = None  # READY | IMPASSE, derived from the turns
+    recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
+    new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
+    answers: list[Answer] = field(default_factory=list)
+    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
+    base: Steps | None = None  # the protocol's steps before a mode specialized them
+    mode: str | None = None
+    setup: list[Turn] = field(default_factory=list)  # setup turns: kept across revisions
+    setup_answers: list[Answer] = field(default_factory=list)
+    setup_done: bool = True
+    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
+    direction: str = ""  # the person's direction for the current step (setup) or round
+    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
+    givers: dict[int, str] = field(default_factory=dict)  # round -> who gave its direction
+    direction_by: str = ""  # who gave the setup step's direction
+    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
+    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
+    pausing: int | None = None  # a pause answered in this round: the resume context is due
+    after: bool = False  # the rounds are over: the after steps run
+    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
+    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
+    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
+    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
+    probed: bool = False  # the probing round after a too-easy consensus was given
+    because: str | None = None  # why the open decision point is asked (an escalation's cause)
+    conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
+    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
+    exit: Exit | None = None  # the exit rule's answer after the last round run
+    verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
+    asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
+    notes: list[str] = field(default_factory=list)  # what the setup walk noted
+
+
+
+    @classmethod
+    def from_draft(cls, draft: Any) -> Run:
+        """The run a draft derived."""
+        return cls(**{f.name: getattr(draft, f.name) for f in dataclasses.fields(cls)})
+
+def _draft_field(f: dataclasses.Field) -> tuple[str, Any, Any]:
+    if f.default_factory is not dataclasses.MISSING:
+        return f.name, f.type, field(default_factory=f.default_factory)
+    if f.default is not dataclasses.MISSING:
+        return f.name, f.type, field(default=f.default)
+    return f.name, f.type, field()
+
+
+# A run while the engine derives it: Run's fields (declared once, above), mutable; the
+# registered rules are asked with it (they read it, never write it).
+Draft = dataclasses.make_dataclass("Draft", [_draft_field(f) for f in dataclasses.fields(Run)],
+                                   bases=(Reads,), namespace={"__module__": __name__})
+
 
 
 def refs_of(value: str) -> list[tuple[str, str]]:

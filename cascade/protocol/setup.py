@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.panel import panel_of
-from cascade.protocol.runstate import Run, given_by
+from cascade.protocol.runstate import Draft, given_by
 
 
-def walk_setup(run: Run, ledger) -> bool:
+def walk_setup(run: Draft, ledger) -> bool:
     """Walk the setup steps (a panel proposed, then confirmed); False while one is open --
     ``run.step`` then names it. A choice the confirmation ``redo``es runs the proposal again
     (``NEXT: modify <what to change>``, ``NEXT: mode <name>``: a mode the protocol has)."""
