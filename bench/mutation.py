@@ -41,6 +41,8 @@ SCOPES = {
     "outcomes": ("cascade/protocol/registry.py",
                  {"by_exit", "all_accept_outcome", "thresholds", "consent", "referee",
                   "accepted", "_names"}, "tests/test_outcome_rules.py", PROTOCOL_TESTS),
+    "ballot": ("cascade/protocol/ballot.py", None, "tests/test_outcome_rules.py",
+               "tests/test_discussion_state.py tests/test_consensus.py tests/test_trust.py"),
     "exits": ("cascade/protocol/registry.py",
               {"all_accept", "next_action", "converged", "_spread_within", "facilitated",
                "advance", "stay", "_too_easy", "scheduled", "_facilitation", "_ids",

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from cascade.ledger.consensus import VotingConfig
+from cascade.ledger.consensus import ConsensusResult, VotingConfig
 from cascade.protocol import registry
+from cascade.protocol.ballot import Ballot, counted, with_people
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
@@ -24,7 +25,7 @@ def run_of(protocol: str, members=ABC, turns=(), verdicts=None, consensus=None,
     order) and, for a confirming step, ``verdicts``."""
     steps = steps_for(load_protocol(protocol, None).steps, mode, None, strategy)
     run = Draft(steps, list(members), {r.id: r.persona for r in steps.fixed_roles},
-              consensus=consensus)
+                consensus=consensus)
     run.turns = [Turn(alias, f"AI-{alias}", step, round_, f"r{round_}-msg-{n:03d}", n,
                       f"{alias} in {step}.", dict(fields), [], 10 * n, None)
                  for n, (alias, step, round_, fields) in enumerate(turns, 1)]
@@ -316,3 +317,76 @@ def test_consent_explained(members, turns, expected):
 def test_referee_explained(turns, expected):
     run = run_of("council", ("pragmatist", "visionary", "skeptic"), turns, mode="personality")
     assert verdict_of("referee", run, 1) == expected
+
+
+# --- a protocol of phases: its standing ballot, counted by thresholds; then the rule's
+# settings about people, for any protocol (cascade.protocol.ballot) ---------------------------
+
+P, Q = "Pat", "Quinn"  # people
+NAMES3 = ("AI-Architect", "AI-Security", "AI-Pragmatist")
+
+
+@pytest.mark.parametrize("votes, consensus, expected, why, against, missing", [
+    ({}, None, "CHANGES", "0/3 READY, needs 67%", (), NAMES3),
+    (dict(zip(NAMES3, ["READY"] * 3)), None, "READY", "3/3 READY", (), ()),
+    ({NAMES3[0]: "READY", NAMES3[1]: "READY"}, None, "READY", "2/3 READY", (), (NAMES3[2],)),
+    ({NAMES3[0]: "READY", NAMES3[1]: "CHANGES"}, None, "CHANGES", "1/3 READY, needs 67%",
+     (NAMES3[1],), (NAMES3[2],)),
+    ({NAMES3[0]: "READY", NAMES3[1]: "READY", NAMES3[2]: "REJECT"}, None, "CHANGES",
+     f"REJECT from {NAMES3[2]}", (NAMES3[2],), ()),
+    ({NAMES3[0]: "REJECT", NAMES3[1]: "REJECT", NAMES3[2]: "READY"}, None, "REJECT",
+     "2/3 REJECT", (NAMES3[0], NAMES3[1]), ()),
+    ({**dict(zip(NAMES3, ["READY"] * 3)), P: "CHANGES"}, VotingConfig(threshold_ready=1.0),
+     "CHANGES", "3/4 READY, needs 100%", (P,), ()),  # a person votes alongside
+])
+def test_a_phase_s_ballot_is_counted_by_thresholds(votes, consensus, expected, why, against,
+                                                   missing):
+    for protocol in ("review", "phased"):
+        steps = load_protocol(protocol, None).steps
+        verdict = counted(steps, Ballot(votes, frozenset({P}) & set(votes), frozenset(),
+                                        NAMES3), consensus)
+        assert (verdict.outcome, verdict.why) == (expected, why), protocol
+        assert (verdict.against, verdict.missing) == (against, missing), protocol
+        assert verdict.counted == votes
+
+
+def panel(outcome: str | None, reason: str = "the panel's reason"):
+    reached = outcome in ("READY", "REJECT")
+    return ConsensusResult(reached, outcome if reached else None, {"READY": 2}, [], [], reason,
+                           {"AI-Other": "READY"})
+
+
+@pytest.mark.parametrize("config, result, votes, attributed, reached, outcome, why", [
+    (VotingConfig(), "READY", {}, (), True, "READY", "the panel's reason"),
+    (VotingConfig(), "CHANGES", {P: "READY"}, (P,), False, None, "the panel's reason"),
+    (VotingConfig(human_required=True), "READY", {}, (), False, None,
+     "a human READY vote is required"),
+    (VotingConfig(human_required=True), "READY", {P: "READY"}, (P,), True, "READY",
+     "the panel's reason"),
+    (VotingConfig(human_required=True), "READY", {P: "CHANGES"}, (P,), False, None,
+     "a human READY vote is required"),
+    (VotingConfig(human_required=True), "READY", {P: "READY", Q: "READY"}, (Q,), True,
+     "READY", "the panel's reason"),
+    (VotingConfig(human_required=True), "READY", {P: "READY"}, (), False, None,
+     "a human READY vote is required (Pat's READY was added in a commit by someone else)"),
+    (VotingConfig(human_required=True), "CHANGES", {}, (), False, None, "the panel's reason"),
+    (VotingConfig(human_required=True), "REJECT", {}, (), True, "REJECT", "the panel's reason"),
+    (VotingConfig(persona_votes="advisory"), "READY", {NAMES3[0]: "READY"}, (), False, None,
+     "waiting for a person's vote; the panel's votes are advisory"),
+    (VotingConfig(persona_votes="advisory"), "CHANGES", {P: "READY", NAMES3[0]: "CHANGES"},
+     (P,), True, "READY", "1/1 READY"),
+    (VotingConfig(persona_votes="advisory"), "READY", {P: "CHANGES"}, (P,), False, None,
+     "0/1 READY, needs 67%"),
+    (VotingConfig(persona_votes="advisory", human_required=True), "READY",
+     {P: "READY", NAMES3[0]: "READY"}, (), False, None,
+     "a human READY vote is required (Pat's READY was added in a commit by someone else)"),
+])
+def test_the_rule_s_people_settings_over_any_panel_s_verdict(config, result, votes, attributed,
+                                                             reached, outcome, why):
+    people = frozenset(n for n in votes if n in (P, Q))
+    got = with_people(panel(result), Ballot(votes, people, frozenset(attributed), NAMES3),
+                      config)
+    assert (got.reached, got.outcome, got.reason) == (reached, outcome, why)
+    assert got.advisory == ({"AI-Other": "READY", **{n: v for n, v in votes.items()
+                                                     if n not in people}}
+                            if config.advisory else {"AI-Other": "READY"})
