@@ -91,7 +91,8 @@ def annotations(path: Path) -> list[tuple[tuple[int, int], tuple[int, int]]]:
 
 def results(db: Path) -> list[tuple]:
     with sqlite3.connect(db) as c:
-        return c.execute(f"select m.definition_name, r.test_outcome, r.diff, {KEY} from "
+        return c.execute(f"select coalesce(m.definition_name, '(module)'), r.test_outcome, "
+                         f"r.diff, {KEY} from "
                          "work_results r join mutation_specs m using (job_id) "
                          "where r.worker_outcome != 'SKIPPED'").fetchall()
 
