@@ -96,12 +96,12 @@ class Discussion:
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
         self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
 
-    # ---- loading and creating -------------------------------------------------------------
-
     @property
     def root(self) -> Path:
         """The repository whose configuration the ledger is read under."""
         return self.setting.root
+
+    # ---- loading and creating -------------------------------------------------------------
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], setting: Setting | None = None, *,
