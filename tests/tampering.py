@@ -19,6 +19,7 @@ from cascade.protocol.authority import Authority
 from cascade.protocol.derived import State, block_id
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import record_revision
+from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import gate
 from cascade.revision import blob_id
 
@@ -60,7 +61,7 @@ def build(root: Path) -> Base:
     for (alias, name), vote in zip(PANEL, ("READY", "REJECT", "READY")):
         d.add_comment(name, f"{name}: round two.", vote, untrusted=True,
                       provenance={"model": "m", "revision": blob_id(TEXT_B), "seen": "all"})
-    d = Discussion(path, d.text, root=root, exists=False, authority=AUTHORITY)
+    d = Discussion(path, d.text, setting_of(root), exists=False, authority=AUTHORITY)
     lines = d.text.split("\n")
     entries, stamps, ids = [], [], []
     for entry in d.ledger.entries:
@@ -118,6 +119,6 @@ def verdict(base: Base, pieces: list[str]) -> tuple[bool, State]:
     """(the gate lets the current revision through, the derived state) with ``pieces``
     appended."""
     text = base.text + "".join("\n" + p for p in pieces)
-    d = Discussion(base.path, text, root=base.root, exists=False, authority=AUTHORITY)
+    d = Discussion(base.path, text, setting_of(base.root), exists=False, authority=AUTHORITY)
     state = d.state
     return gate(state, base.blob, DOC).ok, state

@@ -6,9 +6,11 @@ import stat
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 
 from cascade import CascadeError, Discussion
 from cascade.ledger.parse import parse
+from cascade.protocol.setting import setting_of
 
 SEED_LEDGER = """# Feature X Implementation
 
@@ -53,6 +55,48 @@ def test_seed_api_walkthrough(tmp_path, monkeypatch):
     again = Discussion.load(path)
     assert again.votes == {"Rob": "CHANGES"}
     assert again.comments[-1].body == "I agree with the security concerns."
+
+
+def _repository(top: Path, persona: bool) -> Path:
+    """A repository top; ``persona``: its own AI-Auditor and its own protocol house-review
+    (the bundled review under another name)."""
+    (top / ".cascade").mkdir(parents=True)
+    if persona:
+        (top / ".cascade/personas").mkdir()
+        (top / ".cascade/personas/auditor.yml").write_text(
+            (REPO / "personas/architect.yml").read_text()
+            .replace("AI-Architect", "AI-Auditor").replace("alias: architect", "alias: auditor"))
+        (top / ".cascade/protocols").mkdir()
+        (top / ".cascade/protocols/house-review.yml").write_text(
+            (REPO / "protocols/review.yml").read_text().replace("name: review", "name: house-review"))
+    return top
+
+
+def test_a_ledger_is_read_under_the_setting_its_caller_gives(tmp_path):
+    """Personas and protocols come from the setting the caller gives, not from where the ledger
+    lies; given none, from the repository that holds it (or the one named by ``root``)."""
+    here = _repository(tmp_path / "here", persona=False)
+    there = _repository(tmp_path / "there", persona=True)
+    path = here / "d.discussion.md"
+    path.write_text("<!--DISCUSSION\nTitle: T\nProtocol: house-review\nPhase: house-review\n"
+                    "Participants: auditor\n-->\n# T\n")
+    given = Discussion.load(path, setting_of(there))
+    assert given.root == there
+    assert given.protocol.name == "house-review"
+    assert given.personas.get("auditor").name == "AI-Auditor"
+    assert given.expected_voters() == ["AI-Auditor"]
+    assert Discussion.from_text(path.read_text(), path, setting_of(there)).protocol.name \
+        == "house-review"
+    assert Discussion.load(path, root=there).personas.get("auditor") is not None
+    own = Discussion.load(path)  # the repository that holds it: no such protocol there
+    assert own.root == here and own.setting.personas.get("auditor") is None
+    with pytest.raises(CascadeError, match="unknown protocol 'house-review'"):
+        _ = own.protocol
+    created = Discussion.create("U", path=here / "u.discussion.md", participants=["auditor"],
+                                protocol="house-review", setting=setting_of(there))
+    assert created.protocol.name == "house-review" and created.participants == ["auditor"]
+    with pytest.raises(CascadeError, match="auditor"):
+        Discussion.create("U", path=here / "u.discussion.md", participants=["auditor"])
 
 
 def test_seed_ledger_loads(tmp_path):

@@ -23,6 +23,7 @@ from cascade.loop.attribution import committed
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.findings import open_findings
+from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
@@ -83,7 +84,7 @@ def evaluate(job: Job) -> LedgerState:
     state = LedgerState(job.key, job.path)
     path = job.repo / job.path  # never read: only names the ledger in errors
     try:
-        d = Discussion(path, decode_utf8(job.raw, path), root=job.config_root, raw=job.raw,
+        d = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root), raw=job.raw,
                        details=False, authority=job.authority)
         ledger = d.ledger
         fence = getattr(ledger, "open_fence", None)
@@ -113,7 +114,7 @@ def evaluate(job: Job) -> LedgerState:
         state.header_diff = d.header_differences()
         state.carried, state.core = s.carried_now, s.core
         if job.findings:  # waivers and answers are markers: read them too
-            full = Discussion(path, decode_utf8(job.raw, path), root=job.config_root,
+            full = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root),
                               raw=job.raw, authority=job.authority)
             if full.state.claims and job.commit is not None:  # who added each waiver
                 full = full.with_authors(committed(job.repo, job.commit, job.path,

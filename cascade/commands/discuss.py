@@ -30,6 +30,7 @@ from cascade.protocol.loader import load_protocol, role_personas
 from cascade.protocol.options import Options, check_option, most_rounds, option_names, specialize
 from cascade.protocol.result import outcome_text
 from cascade.protocol.run import run
+from cascade.protocol.setting import setting_of
 from cascade.protocol.variants import by_keyword
 from cascade.resources import find_root
 from cascade.safepath import refuse_links, refuse_outside
@@ -141,7 +142,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     if chosen.picked:
         context = " ".join(x for x in (context, chosen.picked) if x)
     d = Discussion.create(topic, "topic", context, path=output, source=source,
-                          participants=participants, protocol=proto.name, root=root,
+                          participants=participants, protocol=proto.name,
+                          setting=setting_of(root),
                           extra=_header(chosen, participants) or None)
     with ledger_lock(d.path, holder="cascade discuss"):
         if d.path.exists():

@@ -37,6 +37,7 @@ from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.requests import next_wave
 from cascade.protocol.revisions import KINDS, NEW, record_revision
+from cascade.protocol.setting import setting_of
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable
@@ -88,7 +89,7 @@ def explain_data(path: str) -> dict[str, Any]:
     if is_ledger:
         if not p.is_file():
             raise CascadeError("no such discussion file", p)
-        doc = Discussion.load(p, root=root).source
+        doc = Discussion.load(p, setting_of(root)).source
         data.update(document=doc, ledger=rel, ledger_exists=True)
         rule = _ledger_rule(rules, rel, doc, data)
     else:
@@ -186,7 +187,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     }
     d = None
     if data["ledger_exists"]:
-        d = Discussion.load(root / data["ledger"], root=root, authority=auth)
+        d = Discussion.load(root / data["ledger"], setting_of(root), authority=auth)
     protocol = load_protocol(rule.protocol, root)
     data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
                         "current": d.phase if d is not None else protocol.first_phase}
@@ -295,7 +296,7 @@ def _step_calls(rule: Rule, steps) -> dict[str, Any]:
 def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) -> dict[str, Any]:
     """The turns pending in the ledger once the hook recorded the rule's settings and the
     document's revision (appended in memory, never saved), and why."""
-    d = Discussion.load(ledger, root=root, authority=auth)
+    d = Discussion.load(ledger, setting_of(root), authority=auth)
     why = ""
     try:
         if d.header_differences():
@@ -313,7 +314,7 @@ def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) 
             elif kind in KINDS:
                 why = f"{KINDS[kind]}: the review holds"
     except CascadeError:  # an unclosed code fence: nothing can be appended (the hook says so)
-        d = Discussion.load(ledger, root=root, authority=auth)
+        d = Discussion.load(ledger, setting_of(root), authority=auth)
     pending = next_wave(d)
     if not pending:
         if d.decision is not None:

@@ -57,6 +57,7 @@ from cascade.loop.prepare import create_ledger
 from cascade.loop.rules import RULES_FILE, RuleSet
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import KINDS, NEW, record_revision
+from cascade.protocol.setting import setting_of
 from cascade.resources import find_root, search_path
 from cascade.revision import blob_id
 from cascade.safepath import read_inside, refuse_links, refuse_outside, relative
@@ -580,7 +581,7 @@ class _Supersede:
         if self.rule is not None:
             self.ledger = refuse_links(root, find_ledger(root, self.rule, doc), "the ledger")
             if (root / self.ledger).is_file():
-                self.discussion = Discussion.load(root / self.ledger, root=root)
+                self.discussion = Discussion.load(root / self.ledger, setting_of(root))
 
     def link_new(self, new_doc: str, new_text: str, ident: str) -> str:
         """The new document's text with a ``Supersedes`` line (a ``## Status`` section only);

@@ -8,6 +8,7 @@ from cascade.loop.discover import discover
 from cascade.loop.hook import candidates
 from cascade.loop.rules import RuleSet
 from cascade.protocol.discussion import Discussion
+from cascade.protocol.setting import setting_of
 
 
 def trailer(message_file: str) -> int:
@@ -26,7 +27,7 @@ def trailer(message_file: str) -> int:
             if item.ledger not in blobs:
                 continue
             d = Discussion.from_text(texts[blobs[item.ledger]].decode("utf-8", "replace"),
-                                     root / item.ledger, root=root, authority=item.authority)
+                                     root / item.ledger, setting_of(root), authority=item.authority)
             r = d.consensus_result
             if d.decision is not None:
                 lines.append(f"{item.ledger} {d.decision.vote} (decided by {d.decision.by})")

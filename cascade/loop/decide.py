@@ -12,6 +12,7 @@ from cascade.gitio import index_blobs, read_blobs
 from cascade.loop import attribution
 from cascade.loop.item import Item, Verdict
 from cascade.protocol.discussion import Discussion
+from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import gate
 
 
@@ -88,7 +89,7 @@ def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, byt
 def _staged_verdict(root: Path, item: Item, staged: bytes):
     """The gate's verdict (cascade.protocol.verdict) on the staged ledger ``staged``, its
     people known by the commits that added their lines."""
-    staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), root=root,
+    staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), setting_of(root),
                           authority=item.authority)
     staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
     return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)

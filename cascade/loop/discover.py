@@ -15,6 +15,7 @@ from cascade.loop.governance import check_shared_ledgers, ledger_rule
 from cascade.loop.item import Item
 from cascade.loop.rules import RuleSet
 from cascade.protocol.discussion import Discussion
+from cascade.protocol.setting import setting_of
 from cascade.safepath import first_link
 
 
@@ -24,7 +25,7 @@ def find_ledger(root: Path, rule: Rule, doc: str) -> str:
     pattern = rule.ledger_path(doc, date="*")
     for match in sorted(_glob.glob(str(root / pattern))):
         try:
-            d = Discussion.load(match, root=root)
+            d = Discussion.load(match, setting_of(root))
             if d.source == doc:
                 return Path(match).relative_to(root).as_posix()
         except CascadeError:
@@ -48,7 +49,7 @@ def discover(root: Path, governed: dict[str, Rule], ledgers: list[str], rules: R
         if link is not None:
             linked[ledger] = link
         elif path.is_file():
-            source = Discussion.load(path, root=root).source
+            source = Discussion.load(path, setting_of(root)).source
         rule = ledger_rule(rules, ledger, source)
         items[ledger] = Item(ledger, source if rule else None, rule,
                              rule_authority(rule, root) if rule else None)
@@ -111,7 +112,7 @@ def _follow_renames(root: Path, homeless: list[Item], items: dict[str, Item],
             # its source is the old path, or already the new one (an earlier attempt of this
             # rename recorded it there)
             if not (root / ledger).is_file() or \
-                    Discussion.load(root / ledger, root=root).source not in (old, item.doc):
+                    Discussion.load(root / ledger, setting_of(root)).source not in (old, item.doc):
                 continue
         except CascadeError:
             continue

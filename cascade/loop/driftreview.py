@@ -29,6 +29,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import last_message
 from cascade.protocol.fields import Field
 from cascade.protocol.runstate import Request
+from cascade.protocol.setting import setting_of
 from cascade.protocol.spec import Step
 from cascade.protocol.turn import Wave, import_models, turns
 from cascade.resources import LEDGER_SUFFIX
@@ -114,7 +115,7 @@ def _ask(root: Path, decision: Decision, paths: list[str], stager: Stager, out: 
         return
     with ledger_lock(ledger, holder="cascade hook"):
         stager.remember(decision.ledger)
-        d = Discussion.load(ledger, root=root)
+        d = Discussion.load(ledger, setting_of(root))
         if _asked_already(root, d, decision.ledger):
             print(f"cascade: {decision.doc}: its drift review for this commit is in "
                   f"{decision.ledger} already", file=out)
@@ -135,7 +136,7 @@ def _ask(root: Path, decision: Decision, paths: list[str], stager: Stager, out: 
         print(printable(f"cascade: {decision.doc}: drift review by {persona.name} failed "
                         f"({outcome.error}); advisory, the commit goes on"), file=out)
         return
-    block = next((e for e in reversed(Discussion.load(ledger, root=root).ledger.entries)
+    block = next((e for e in reversed(Discussion.load(ledger, setting_of(root)).ledger.entries)
                   if isinstance(e, Comment)), None)
     answer = block.provenance.get("drift", "UNCLEAR") if block is not None else "UNCLEAR"
     first = next((line.strip() for line in (block.body if block else "").splitlines()

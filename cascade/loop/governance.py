@@ -24,6 +24,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.findings import policy_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, Where, check_option, most_rounds, specialize
+from cascade.protocol.setting import setting_of
 from cascade.resources import LEDGER_SUFFIX, find_root
 from cascade.safepath import refuse_outside
 
@@ -182,7 +183,7 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
             return p, None, None
 
         rel = _relative(p, root)
-        source = Discussion.load(p, root=root).source if p.is_file() and rel else None
+        source = Discussion.load(p, setting_of(root)).source if p.is_file() and rel else None
         rule = ledger_rule(RuleSet(root), rel, source) if rel else None
         return p, source, rule
     rel = _relative(p, root)
@@ -242,7 +243,7 @@ def open_at(path: str | Path, ledger: Path, doc: str | None, rule: Rule | None,
         root = None
     elif root is None:
         root = repo_root(Path(ledger).parent if Path(ledger).parent.exists() else None)
-    return Discussion.load(ledger, root=root,
+    return Discussion.load(ledger, setting_of(root, Path(ledger).parent),
                            authority=authority(rule, root) if rule is not None and root else None)
 
 
@@ -270,7 +271,8 @@ class LedgerReader:
         rule = ledger_rule(self.rules, rel, named)
         if rule is not None and id(rule) not in self.authorities:
             self.authorities[id(rule)] = authority(rule, self.root)
-        d = Discussion.load(path, root=self.root if rule is not None else None,
+        d = Discussion.load(path, setting_of(self.root if rule is not None else None,
+                                             path.parent),
                             authority=self.authorities[id(rule)] if rule is not None else None)
         if d.source != named:  # the document moved: another rule may govern it now
             return open_at(path, *resolve(path, self.root), root=self.root)

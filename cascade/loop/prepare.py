@@ -23,6 +23,7 @@ from cascade.protocol.derived import block_id
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.revisions import KINDS, NEW, record_revision
+from cascade.protocol.setting import setting_of
 
 
 def create_ledger(root: Path, item: Item) -> Discussion:
@@ -33,7 +34,8 @@ def create_ledger(root: Path, item: Item) -> Discussion:
         steps = load_protocol(rule.protocol, root, where=rule.file).steps
         d = Discussion.create(document_title(item.doc, item.doc_data), rule.template, path=path,
                               source=item.doc, participants=list(participants_of(rule, steps)),
-                              protocol=rule.protocol, consensus=rule.consensus, root=root,
+                              protocol=rule.protocol, consensus=rule.consensus,
+                              setting=setting_of(root),
                               extra={k: v for k, v in (
                                   ("Mode", rule.mode), ("Strategy", rule.strategy),
                                   ("Flow", rule.flow), ("Tier", rule.tier),
@@ -102,7 +104,7 @@ def _staged_problems(root: Path, item: Item, blob: str, new: bytes,
         problems.append(f"{item.ledger}:{line}: unclosed code fence {fence}: close it "
                         "(anything appended would land inside it)")
     head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)
-    d = Discussion(root / item.ledger, new.decode("utf-8", "replace"), root=root,
+    d = Discussion(root / item.ledger, new.decode("utf-8", "replace"), setting_of(root),
                    authority=item.authority, details=False)
     for forged in d.state.forged:
         if forged.line > head_lines:
@@ -128,7 +130,7 @@ def prepare(root: Path, item: Item, out: TextIO) -> Item:
             raise CascadeError("staged ledger is missing from the working tree", path)
         create_ledger(root, item)
     appended, carried = 0, ""
-    d = Discussion.load(path, root=root, authority=item.authority)
+    d = Discussion.load(path, setting_of(root), authority=item.authority)
     differs = d.header_differences()
     if differs and item.authority is not None:
         d.add_event(SETTINGS, "", rule=item.rule.name if item.rule else None,

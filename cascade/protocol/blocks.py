@@ -5,7 +5,6 @@ beside the ledger when a discussion concludes."""
 from __future__ import annotations
 
 from cascade.atomic import atomic_write
-from cascade.config.personas import load_personas
 from cascade.errors import display_path
 from cascade.ledger.model import VOTES
 from cascade.markdown import cell, sentence
@@ -205,7 +204,7 @@ def panel_block(d: Discussion, request: Request, reply: Reply, comment: str):
     proposal that cannot be used is replaced by the registry's personas picked by topic."""
     run = d.state.run
     count = run.steps.participants
-    registry = load_personas(d.root)
+    registry = d.setting.personas  # the registry the discussion is read under
     fixed = set(run.fixed.values())
     field_ = next(f for f in request.step.fields if f.kind == "panel")
     extra = {str(k).lower(): v for k, v in reply.extra.items()}

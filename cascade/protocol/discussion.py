@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from cascade.atomic import atomic_write
-from cascade.config import templates
-from cascade.config.personas import Personas, load_personas
+from cascade.config.personas import Personas
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
 from cascade.ledger import items
@@ -37,10 +36,11 @@ from cascade.ledger.render import neutralise, render_comment, render_event, rend
 from cascade.protocol.authority import Authority, OwnSettings, header_differences
 from cascade.protocol.derived import STATUS_OF, State
 from cascade.protocol.findings import Finding, numbered
-from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol, load_protocol
+from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol
 from cascade.protocol.panel import panel_of, personas_of
+from cascade.protocol.setting import Setting, setting_of
 from cascade.protocol.state import derivation
-from cascade.resources import LEDGER_SUFFIX, find_root
+from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import check_local, open_nofollow
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
@@ -64,15 +64,16 @@ def _continues(entries: list[Any], taken: int, last: Any) -> bool:
 
 
 class Discussion:
-    """One discussion ledger."""
+    """One discussion ledger, read under the configuration its caller gives it (``setting``:
+    cascade.protocol.setting; ``load``, ``from_text`` and ``create`` find the repository's
+    when given none)."""
 
-    def __init__(self, path: str | os.PathLike[str], text: str, *, root: Path | None = None,
+    def __init__(self, path: str | os.PathLike[str], text: str, setting: Setting, *,
                  exists: bool = True, raw: bytes | None = None, details: bool = True,
                  authority: Authority | None = None,
                  authors: dict[int, str] | None = None) -> None:
         self.path = Path(path)
-        self.root = root if root is not None else find_root(self.path.parent if exists
-                                                            else self.path.parent)
+        self.setting = setting
         self._base = text
         self._raw = raw if raw is not None else text.encode("utf-8")
         self._exists = exists
@@ -95,11 +96,18 @@ class Discussion:
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
         self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
 
+    @property
+    def root(self) -> Path:
+        """The repository whose configuration the ledger is read under."""
+        return self.setting.root
+
     # ---- loading and creating -------------------------------------------------------------
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, root: Path | None = None,
-             authority: Authority | None = None) -> Discussion:
+    def load(cls, path: str | os.PathLike[str], setting: Setting | None = None, *,
+             root: Path | None = None, authority: Authority | None = None) -> Discussion:
+        """The ledger at ``path``, read under ``setting`` (None: that of ``root``, or of the
+        repository that holds the ledger)."""
         p = Path(path)
         try:
             raw = open_nofollow(p, "the ledger")
@@ -109,12 +117,16 @@ class Discussion:
             raise CascadeError("is a directory, not a discussion file", p) from None
         except OSError as exc:
             raise CascadeError(f"cannot read: {exc.strerror}", p) from None
-        return cls(p, decode_utf8(raw, p), root=root, raw=raw, authority=authority)
+        setting = setting or setting_of(root, p.parent)
+        return cls(p, decode_utf8(raw, p), setting, raw=raw, authority=authority)
 
     @classmethod
-    def from_text(cls, text: str, path: str | os.PathLike[str] = "discussion.md", *,
-                  root: Path | None = None, authority: Authority | None = None) -> Discussion:
-        return cls(path, text, root=root, authority=authority)
+    def from_text(cls, text: str, path: str | os.PathLike[str] = "discussion.md",
+                  setting: Setting | None = None, *, root: Path | None = None,
+                  authority: Authority | None = None) -> Discussion:
+        """The ledger ``text``, as if read at ``path`` (``setting``: as ``load``'s)."""
+        return cls(path, text, setting or setting_of(root, Path(path).parent),
+                   authority=authority)
 
     @classmethod
     def create(cls, title: str, template: str = "feature", context: str = "", *,
@@ -122,29 +134,31 @@ class Discussion:
                participants: list[str] | tuple[str, ...] | None = None,
                protocol: str | None = None, consensus: dict[str, Any] | None = None,
                root: Path | None = None, created: str | None = None,
-               extra: dict[str, str] | None = None  # long: the Python API's keyword options
+               extra: dict[str, str] | None = None,
+               setting: Setting | None = None  # long: the Python API's keyword options
                ) -> Discussion:
         """A new discussion, rendered from a template; written by ``save()``. ``extra``:
-        further header fields (a step protocol's ``Rounds``)."""
+        further header fields (a step protocol's ``Rounds``). ``setting``: the configuration
+        it is created under (None: that of ``root``, or of the repository that holds
+        ``path``, else of the working directory)."""
         title = " ".join(title.split())
         if not title:
             raise CascadeError("a discussion needs a title")
         if path is None:
             path = Path("discussions") / (slugify(title) + LEDGER_SUFFIX)
         path = Path(path)
-        root = root if root is not None else find_root(path.parent if path.parent.exists()
-                                                       else Path.cwd())
+        if setting is None:
+            setting = setting_of(root, path.parent if path.parent.exists() else Path.cwd())
         # None: the default panel; [] (a protocol that generates its panel): none named here
         participants = list(DEFAULT_PARTICIPANTS if participants is None else participants)
-        registry = load_personas(root)
+        registry = setting.personas
         for alias in participants:
             registry.require(alias)
-        proto = load_protocol(protocol or DEFAULT_PROTOCOL, root)
-        template = templates.canonical("discussions", template, root)
+        proto = setting.protocol(protocol or DEFAULT_PROTOCOL)
         config = voting_config(consensus or {})
         created = created or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        body = templates.render(
-            "discussions", template, root, title=title, source=source,
+        template, body = setting.template(
+            "discussions", template, title=title, source=source,
             context=neutralise(context or ""), created=created[:10], participants=participants)
         fields: list[tuple[str, str]] = [("Title", title)]
         if source:
@@ -163,7 +177,7 @@ class Discussion:
             *(extra or {}).items(),
         ]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
-        return cls(path, text, root=root, exists=False)
+        return cls(path, text, setting, exists=False)
 
     # ---- derived state --------------------------------------------------------------------
 
@@ -235,7 +249,7 @@ class Discussion:
         return own.settings
 
     def _protocol_named(self, name: str) -> Protocol:
-        return load_protocol(name, self.root, self.path)
+        return self.setting.protocol(name, self.path)
 
     @property
     def authority(self) -> Authority:
@@ -250,7 +264,7 @@ class Discussion:
 
     def with_authors(self, authors: dict[int, str]) -> Discussion:
         """The same ledger, its state derived knowing who added its lines."""
-        d = Discussion(self.path, self.text, root=self.root, exists=self._exists,
+        d = Discussion(self.path, self.text, self.setting, exists=self._exists,
                        details=self._details, authority=self._authority, authors=authors)
         # the same text, read the same way: read once
         d._base_read, d._first_phase = self._reading().copy(), self._first_phase
@@ -322,7 +336,7 @@ class Discussion:
     def personas(self) -> Personas:
         """The registry's personas; for a protocol whose panel is generated, also the experts
         of the last panel its ledger records (cascade.protocol.panel)."""
-        registry = load_personas(self.root)
+        registry = self.setting.personas
         if not self.header.protocol or not self.protocol.steps.generated:
             return registry
         ledger = self.ledger

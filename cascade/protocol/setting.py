@@ -1,0 +1,67 @@
+"""The configuration a ledger is read and written under, given to it by whoever opens it.
+
+A Discussion (cascade.protocol.discussion) is the ledger: its text, its appends and the state
+derived from them. What it is read under -- the repository its configuration comes from, the
+personas registry, the protocols by name, the templates a new ledger is rendered from -- it
+is given, as one ``Setting``, built by ``setting_of``. Each part is looked up when first asked
+and kept by its loader (cascade.config.personas, cascade.protocol.loader: once per folder per
+process, until a persona file is written), so a ledger that is never asked about its personas
+never reads them.
+"""
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cascade.config import templates
+from cascade.config.personas import Personas, load_personas
+from cascade.protocol.loader import Protocol, load_protocol
+from cascade.resources import find_root
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Where a ledger's configuration comes from, and how each part of it is found."""
+
+    root: Path  # the repository's top: its .cascade/ is read, and its caches kept, under it
+    personas_loader: Callable[[], Personas]
+    # (name, the file that asked for it: named in the error when there is no such protocol)
+    protocol_loader: Callable[[str, Path | None], Protocol]
+    # (kind, name, **values) -> (the name the template answers to, its text)
+    template_renderer: Callable[..., tuple[str, str]]
+
+    @property
+    def personas(self) -> Personas:
+        """The personas registry."""
+        return self.personas_loader()
+
+    def protocol(self, name: str, where: Path | None = None) -> Protocol:
+        return self.protocol_loader(name, where)
+
+    def template(self, kind: str, name: str, **values: Any) -> tuple[str, str]:
+        """Template ``name`` of ``kind`` rendered with ``values``: its canonical name (an alias
+        resolved) and its text."""
+        return self.template_renderer(kind, name, **values)
+
+
+def setting_of(root: Path | None = None,
+               near: str | os.PathLike[str] | None = None) -> Setting:
+    """The setting of the repository at ``root``; None: of the one that holds ``near`` (a file
+    or folder; None: the working directory). One per repository per process."""
+    return _setting(root if root is not None else find_root(near))
+
+
+@functools.lru_cache(maxsize=64)
+def _setting(root: Path) -> Setting:
+    def protocol(name: str, where: Path | None = None) -> Protocol:
+        return load_protocol(name, root, where)
+
+    def template(kind: str, name: str, **values: Any) -> tuple[str, str]:
+        name = templates.canonical(kind, name, root)
+        return name, templates.render(kind, name, root, **values)
+
+    return Setting(root, functools.partial(load_personas, root), protocol, template)
