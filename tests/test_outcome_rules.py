@@ -9,7 +9,7 @@ import pytest
 
 from cascade.ledger.consensus import ConsensusResult, VotingConfig
 from cascade.protocol import registry
-from cascade.protocol.ballot import Ballot, counted, with_people
+from cascade.protocol.ballot import Ballot, counted, result_of, with_people
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
@@ -369,6 +369,10 @@ def panel(outcome: str | None, reason: str = "the panel's reason"):
      "READY", "the panel's reason"),
     (VotingConfig(human_required=True), "READY", {P: "READY"}, (), False, None,
      "a human READY vote is required (Pat's READY was added in a commit by someone else)"),
+    (VotingConfig(human_required=True), "READY", {P: "REJECT"}, (P,), False, None,
+     "a human READY vote is required"),
+    (VotingConfig(human_required=True), "READY", {P: "CHANGES", Q: "REJECT"}, (), False, None,
+     "a human READY vote is required"),  # nobody's READY was added by someone else
     (VotingConfig(human_required=True), "CHANGES", {}, (), False, None, "the panel's reason"),
     (VotingConfig(human_required=True), "REJECT", {}, (), True, "REJECT", "the panel's reason"),
     (VotingConfig(persona_votes="advisory"), "READY", {NAMES3[0]: "READY"}, (), False, None,
@@ -390,3 +394,16 @@ def test_the_rule_s_people_settings_over_any_panel_s_verdict(config, result, vot
     assert got.advisory == ({"AI-Other": "READY", **{n: v for n, v in votes.items()
                                                      if n not in people}}
                             if config.advisory else {"AI-Other": "READY"})
+
+
+@pytest.mark.parametrize("outcome, reached, counted_as", [
+    ("READY", True, "READY"), ("REJECT", True, "REJECT"), ("CHANGES", False, None),
+    ("IMPASSE", False, None)])
+def test_an_outcome_rule_s_verdict_as_the_consensus_the_gate_reads(outcome, reached,
+                                                                   counted_as):
+    verdict = Verdict(outcome, "why", {A: "x"}, {"READY": 1}, ("AI-Security",), ("AI-Pragmatist",))
+    got = result_of(verdict, {"AI-Other": "READY"})
+    assert (got.reached, got.outcome, got.reason) == (reached, counted_as, "why")
+    assert (got.counts, got.blocked_by, got.missing) == ({"READY": 1}, ["AI-Security"],
+                                                         ["AI-Pragmatist"])
+    assert got.advisory == {"AI-Other": "READY"}
