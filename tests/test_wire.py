@@ -144,6 +144,18 @@ def test_a_stream_is_read_as_it_arrives(provider):
             assert seen[-1] - seen[0] > 0.5, keep_alive
 
 
+def test_event_lines_may_end_in_cr_lf_lf_or_cr():
+    """Server-Sent Events allow any of the three line endings; each ends a line."""
+    chunk = '{"model": "fake", "choices": [{"index": 0, "delta": {"content": "%s"}}]}'
+    for ending in ("\r\n", "\n", "\r"):
+        body = "".join(f"data: {chunk % piece}{ending}{ending}" for piece in ("one ", "two"))
+        with FakeLLM() as fake:
+            fake.default(Fault(raw_body=body + f"data: [DONE]{ending}{ending}"))
+            pieces: list[str] = []
+            answer = asyncio.run(chat("openai", fake, on_text=pieces.append))
+        assert pieces == ["one ", "two"] and answer.text == "one two", repr(ending)
+
+
 # ------------------------------------------------------------------ timeouts, cancellation
 
 
