@@ -239,6 +239,14 @@ def test_a_redirect_is_not_followed():
     assert error.startswith("APIError (HTTP 307)") and fake.calls() == 1
 
 
+def test_an_endpoint_url_that_cannot_be_asked_is_said():
+    error, _ = ask("openai/fake", "ftp://127.0.0.1/v1")
+    assert error == ("cannot reach ftp://127.0.0.1/v1: Request URL has an unsupported "
+                     "protocol 'ftp://'.")
+    error, _ = ask("openai/fake", "http://127.0.0.1:port/v1")
+    assert error.startswith("cannot reach http://127.0.0.1:port/v1: Port ")
+
+
 # ------------------------------------------------------------------ TLS
 
 

@@ -94,7 +94,7 @@ def connection(origin: Origin, timeout: float,
     try:
         where = (proxy.hostname or "", proxy.port or DEFAULT_PORTS[proxy.scheme])
     except ValueError as exc:
-        raise ProxyError(f"the proxy URL {origin.proxy!r} is not valid: {exc}") from exc
+        raise ProxyError(f"the proxy's URL is not valid: {exc}") from exc
     if origin.scheme == "https" or proxy.scheme == "https":
         conn = http.client.HTTPSConnection(*where, timeout=timeout, context=context)
     else:
@@ -132,10 +132,10 @@ def request_for(url: str, body: bytes, headers: dict[str, str]) -> Request:
     try:
         port = parts.port or DEFAULT_PORTS[scheme]
     except ValueError as exc:
-        raise UnsupportedProtocol(f"the URL {url!r} is not valid: {exc}") from exc
+        raise UnsupportedProtocol(f"the endpoint's URL is not valid: {exc}") from exc
     host = parts.hostname or ""
     if not host:
-        raise UnsupportedProtocol(f"the URL {url!r} names no host")
+        raise UnsupportedProtocol("the endpoint's URL names no host")
     headers = dict(headers)
     if parts.username:  # as httpx: a user and password in the URL are sent as Basic auth
         pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
