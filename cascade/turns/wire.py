@@ -238,10 +238,10 @@ class _Exchange:
         if self.response is not None and not self.response.isclosed():
             reuse = False
             self.response.close()
-        if reuse and not self.aborted:
+        if reuse and not self.aborted and conn.sock is not None:
             self.client._checkin(self.request.origin, conn)
             return
-        self.client._closing(self.sock)
+        self.client._closing(self.sock)  # closed by the server's answer, or by us
         conn.close()
         if self.sock is not None:
             self.sock.close()
