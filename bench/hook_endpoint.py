@@ -119,7 +119,7 @@ def bench_hook(runs: int) -> list[tuple]:
         fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
         for model, extra in model_settings(fake).items():
             for label, http in (("litellm (CASCADE_HTTP=litellm)", "litellm"),
-                                ("plain HTTP (httpx)", "auto")):
+                                ("plain HTTP (http.client)", "auto")):
                 env = clean(child_env(), **extra, CASCADE_HTTP=http)
                 hook_once(env, fake)  # warm the file cache (bytecode, site-packages)
                 walls = [hook_once(env, fake) for _ in range(runs)]
@@ -180,7 +180,8 @@ def main() -> None:
           f"(seconds, median of {args.runs}; `python -m cascade hook` as a subprocess)",
           ("model", "path", "wall", "wall - 1.0", "target", "runs"), bench_hook(args.runs))
     table("Import time over a bare interpreter (seconds, median)", ("module", "import"),
-          [(m, f"{import_seconds(m, max(3, args.runs)):.2f}") for m in ("httpx", "litellm")])
+          [(m, f"{import_seconds(m, max(3, args.runs)):.2f}")
+           for m in ("asyncio", "asyncio, http.client", "asyncio, httpx", "litellm")])
 
 
 if __name__ == "__main__":

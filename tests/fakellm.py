@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import json
 import socket
+import ssl
 import threading
 import time
 import uuid
@@ -209,6 +210,7 @@ class RecordedRequest:
     timestamp: float           # time.time() when the request line was read
     matched: str | None = None  # the script ``match`` that answered, None = default
     wire: bytes = b""          # request line + headers + body as received
+    peer: tuple = ()           # the client's (address, port): one per connection
 
     @property
     def is_chat(self) -> bool:
@@ -310,6 +312,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     fake: "FakeLLM"
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self):  # type: ignore[no-untyped-def]
+        sock, address = super().get_request()
+        if self.tls is not None:  # the handshake happens on the first read, in its thread
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -335,10 +344,23 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.fake._handle(self)
 
 
+class _KeepAliveHandler(_Handler):
+    """HTTP/1.1: connections kept open between requests (as a real server keeps them),
+    bodies sized by Content-Length, streams sent chunked."""
+    protocol_version = "HTTP/1.1"
+
+
 class FakeLLM:
     """A fake OpenAI-compatible chat-completions server. See the module docstring."""
 
-    def __init__(self, default: Reply = DEFAULT_REPLY, *, model_ids: tuple[str, ...] = ("fake",)):
+    def __init__(self, default: Reply = DEFAULT_REPLY, *, model_ids: tuple[str, ...] = ("fake",),
+                 keep_alive: bool | float = False, tls: ssl.SSLContext | None = None):
+        """``keep_alive``: speak HTTP/1.1 and keep each connection open for the client's next
+        request (``RecordedRequest.peer`` tells the connections apart) -- a number: close one
+        idle that many seconds; else HTTP/1.0, one request per connection. ``tls``: serve
+        https with this (server) context."""
+        self._keep_alive = keep_alive
+        self._tls = tls
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._scripts: list[_Script] = []
@@ -354,8 +376,14 @@ class FakeLLM:
         if self._server is not None:
             return self
         self._stop.clear()
-        server = _Server(("127.0.0.1", 0), _Handler)
+        handler: type[_Handler] = _Handler
+        if self._keep_alive is not False:
+            handler = _KeepAliveHandler
+            if self._keep_alive is not True:
+                handler = type("_IdleHandler", (handler,), {"timeout": float(self._keep_alive)})
+        server = _Server(("127.0.0.1", 0), handler)
         server.fake = self
+        server.tls = self._tls
         self._server = server
         self._thread = threading.Thread(
             target=server.serve_forever, kwargs={"poll_interval": 0.05},
@@ -390,12 +418,12 @@ class FakeLLM:
     @property
     def url(self) -> str:
         """The ``api_base`` to give litellm/OpenAI clients: ``http://127.0.0.1:PORT/v1``."""
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.root}/v1"
 
     @property
     def root(self) -> str:
         """The base URL to give an Anthropic client: ``http://127.0.0.1:PORT``."""
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self._tls else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def running(self) -> bool:
@@ -490,7 +518,7 @@ class FakeLLM:
         rec = RecordedRequest(
             method=h.command, path=h.path, headers=Headers(h.headers.items()), raw=raw,
             body=body, text=message_text(body) if is_chat else "", timestamp=received,
-            wire=head_bytes + raw)
+            wire=head_bytes + raw, peer=tuple(h.client_address))
 
         if not is_chat:
             with self._lock:
@@ -664,19 +692,22 @@ class FakeLLM:
     @staticmethod
     def _send_bytes(h: _Handler, status: int, data: bytes, ctype: str,
                     headers: Mapping[str, str] | None = None) -> None:
+        kept = h.protocol_version == "HTTP/1.1"
         try:
             h.send_response(status)
             h.send_header("Content-Type", ctype)
             h.send_header("Content-Length", str(len(data)))
-            h.send_header("Connection", "close")
+            if not kept:
+                h.send_header("Connection", "close")
             for k, v in (headers or {}).items():
                 h.send_header(k, v)
             h.end_headers()
             h.wfile.write(data)
             h.wfile.flush()
         except OSError:  # client went away (e.g. it timed out)
-            pass
-        h.close_connection = True
+            h.close_connection = True
+        if not kept:
+            h.close_connection = True
 
     @staticmethod
     def _send_sse(h: _Handler, status: int, cid: str, created: int, model: str,
@@ -707,23 +738,28 @@ class FakeLLM:
     @staticmethod
     def _send_events(h: _Handler, status: int, events: list[bytes],
                      headers: Mapping[str, str], chunk_delay: float) -> None:
+        kept = h.protocol_version == "HTTP/1.1"  # then each event is one chunk
         try:
             h.send_response(status)
             h.send_header("Content-Type", "text/event-stream")
             h.send_header("Cache-Control", "no-cache")
-            h.send_header("Connection", "close")
+            h.send_header("Transfer-Encoding" if kept else "Connection",
+                          "chunked" if kept else "close")
             for k, v in headers.items():
                 h.send_header(k, v)
             h.end_headers()
             for ev in events:
-                h.wfile.write(ev)
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev) if kept else ev)
                 if chunk_delay:
                     h.wfile.flush()
                     time.sleep(chunk_delay)
+            if kept:
+                h.wfile.write(b"0\r\n\r\n")
             h.wfile.flush()
         except OSError:
-            pass
-        h.close_connection = True
+            h.close_connection = True
+        if not kept:
+            h.close_connection = True
 
 
 # --------------------------------------------------------------------------- fixture

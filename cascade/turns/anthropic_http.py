@@ -1,4 +1,4 @@
-"""Anthropic's Messages API over plain HTTP (httpx), without litellm.
+"""Anthropic's Messages API over plain HTTP (the standard library's), without litellm.
 
 An ``anthropic/<name>`` model is asked with one ``POST <base>/v1/messages``, the request
 litellm's Anthropic translation sends for a review: ``{"model": "<name>", "max_tokens": N,
@@ -143,7 +143,7 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
                max_tokens: int, token: str | None = None,
                on_text: Callable[[str], None] | None = None) -> Answer:
     """One message, no retry. ``endpoint.key`` goes as ``x-api-key`` (an OAuth token as a
-    bearer), ``token`` as a bearer. Raises httpx's exceptions (transport, timeout),
+    bearer), ``token`` as a bearer. Raises a TransportError (transport, timeout),
     StatusError (the server said so) or InternalServerError (a 2xx that is not a message,
     or a stream that reports an error). ``on_text``: the reply is streamed, each piece of
     text passed to it as it arrives; the answer is the whole text all the same."""

@@ -1,7 +1,7 @@
 """The one seam between CascadingDev and a model. litellm is imported here, lazily, and
 (Over 400 lines: the one seam to a model -- resolution, the direct HTTP path, litellm,
 fallbacks, retries -- kept in one place so that nothing else calls a model.)
-nowhere else; importing this module does not import it (nor httpx).
+nowhere else; importing this module does not import it (nor http.client).
 
 Resolution: persona ``model:`` > rule ``model:`` > ``CASCADE_MODEL`` > the embedded local
 model (when the ``local`` extra is installed). ``CASCADE_API_BASE`` points at an
@@ -86,7 +86,7 @@ def resolve_model(persona_model: str | None, rule_model: str | None, settings: S
 
 
 # The providers asked over plain HTTP, by model prefix (as openai_http.direct_name and
-# anthropic_http.direct_name, without importing httpx: a run served from the cache asks this).
+# anthropic_http.direct_name, without importing them: a run served from the cache asks this).
 DIRECT_PROVIDERS = ("openai", "anthropic")
 
 
@@ -244,16 +244,24 @@ def _names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
+# Where the direct path's failures are defined (named, not imported: a run served from the
+# cache imports neither).
+_DIRECT_TRANSPORT = "cascade.turns.transport"
+_DIRECT_WIRE = "cascade.turns.httperrors"
+
+
 def _http_response(exc: BaseException) -> Any:
     """The HTTP response a server really sent, if one is behind ``exc``. litellm attaches a
     made-up response with status 500 to failures that never reached a server (a refused
     connection, a missing key, a body that is not JSON); only the transport's own exceptions
-    (httpx's HTTPStatusError, the openai SDK's APIStatusError) carry a real one."""
+    (the direct path's StatusError, httpx's HTTPStatusError, the openai SDK's
+    APIStatusError) carry a real one."""
     for link in _chain(exc):
         response = getattr(link, "response", None)
         if response is None or not isinstance(getattr(response, "status_code", None), int):
             continue
-        if any(cls.__name__ == "HTTPStatusError" and cls.__module__.startswith("httpx")
+        if any((cls.__name__, cls.__module__) == ("StatusError", _DIRECT_TRANSPORT)
+               or cls.__name__ == "HTTPStatusError" and cls.__module__.startswith("httpx")
                for cls in type(link).__mro__):
             return response
         if _module(link) == "openai" and "APIStatusError" in _names(link):
@@ -278,6 +286,7 @@ def _transport(link: BaseException) -> bool:
     wraps local errors such as a missing key, does not count)."""
     names, module = _names(link), _module(link)
     return ((module == "httpx" and "TransportError" in names)
+            or (type(link).__module__ == _DIRECT_WIRE and "TransportError" in names)
             or (module == "openai" and "APIConnectionError" in names)
             or (module == "aiohttp" and "ClientConnectionError" in names)
             or isinstance(link, OSError))
@@ -594,7 +603,7 @@ def _direct_route(candidate: str, ask: _Ask) -> _Route | str:
 
 def _openai_route(candidate: str, ask: _Ask) -> _Route | str:
     """An OpenAI-compatible endpoint over plain HTTP; a refusal: why not."""
-    from cascade.turns import openai_http  # httpx: only when a model is asked
+    from cascade.turns import openai_http  # http.client, ssl: only when a model is asked
 
     settings = ask.settings
     name = openai_http.direct_name(candidate)
@@ -614,7 +623,7 @@ def _openai_route(candidate: str, ask: _Ask) -> _Route | str:
 
 def _anthropic_route(candidate: str, ask: _Ask) -> _Route | str:
     """Anthropic's Messages API over plain HTTP; a refusal: why not."""
-    from cascade.turns import anthropic_http  # httpx: only when a model is asked
+    from cascade.turns import anthropic_http  # http.client, ssl: only when a model is asked
 
     settings = ask.settings
     name = anthropic_http.direct_name(candidate)

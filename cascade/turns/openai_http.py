@@ -1,6 +1,7 @@
-"""OpenAI-compatible chat completions over plain HTTP (httpx), without litellm.
+"""OpenAI-compatible chat completions over plain HTTP (the standard library's), without
+litellm.
 
-``import litellm`` takes 2-3 s here, on every hook run that asks anyone; httpx takes ~0.1 s.
+``import litellm`` takes 2-3 s here, on every hook run that asks anyone; http.client ~0.02 s.
 So an ``openai/<name>`` model -- an OpenAI-compatible endpoint (``CASCADE_API_BASE``: a
 LiteLLM proxy, a llama.cpp or vLLM server, ...) or OpenAI itself -- is asked directly with one
 ``POST <base>/chat/completions``, the request litellm would send:
@@ -75,7 +76,8 @@ def _url(endpoint: Endpoint) -> str:
 
 async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
                max_tokens: int, on_text: Callable[[str], None] | None = None) -> Answer:
-    """One chat completion, no retry. Raises httpx's exceptions (transport, timeout),
+    """One chat completion, no retry. Raises cascade.turns.httperrors' TransportError
+    (transport, timeout),
     StatusError (the server said so) or InternalServerError (a 2xx that is not an answer).
     ``on_text``: the reply is streamed (``stream: true``), each piece of text passed to it as
     it arrives; the answer is the whole text all the same."""

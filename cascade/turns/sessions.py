@@ -26,4 +26,4 @@ async def session():
     finally:
         SESSION.reset(token)
         for client in clients.values():
-            await client.aclose()
+            client.close()

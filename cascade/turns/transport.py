@@ -1,13 +1,15 @@
-"""What the direct HTTP paths to a model share (httpx, without litellm): the client and its
-TLS context, one POST answered with JSON or with Server-Sent Events, the failures, the
-answer, and its price.
+"""What the direct HTTP paths to a model share (the standard library's HTTP, without
+litellm): the client and its TLS context, one POST answered with JSON or with Server-Sent
+Events, the failures, the answer, and its price.
 
 ``cascade.turns.openai_http`` (OpenAI's chat completions) and ``cascade.turns.anthropic_http``
 (Anthropic's Messages API) each build their request and read their reply; how a request is
 sent, how long it may take, and how a failure is raised are the same for both, so that
-``cascade.turns.model`` retries and describes them alike. Failures are raised as httpx's own
-exceptions (transport, timeout), as ``StatusError`` subclasses named as litellm names the same
-status, or as ``InternalServerError`` (a 2xx that is not an answer).
+``cascade.turns.model`` retries and describes them alike. Requests go through
+``cascade.turns.wire`` (http.client, off the event loop). Failures are raised as its
+transport errors (named as httpx names them: ConnectError, ReadTimeout, ...), as
+``StatusError`` subclasses named as litellm names the same status, or as
+``InternalServerError`` (a 2xx that is not an answer).
 
 Cost: a LiteLLM proxy's ``x-litellm-response-cost`` header; else the per-token price in the
 price list litellm ships (through an index of its prices kept in the user's cache folder:
@@ -21,29 +23,16 @@ import json
 import math
 import os
 import ssl
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# httpx's package imports its command-line entry (httpx._main) when click, rich and pygments
-# are installed -- 60-90 ms of a commit attempt for a CLI this process never runs. Marking
-# the module absent makes httpx fall back to its stub (its own ImportError branch).
-# Likewise httpcore imports its HTTP/2 connection classes, and with them h2 (20-30 ms),
-# whenever h2 is installed; no client here asks for HTTP/2, and httpcore keeps a stub that
-# says so should one ever try. h2 itself stays importable.
-if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
-if "httpcore" not in sys.modules:
-    sys.modules.setdefault("httpcore._sync.http2", None)  # type: ignore[arg-type]
-    sys.modules.setdefault("httpcore._async.http2", None)  # type: ignore[arg-type]
-import httpx
-
 from cascade import __version__
 from cascade.atomic import atomic_write
 from cascade.turns.sessions import SESSION
+from cascade.turns.wire import Client, Response, post
 
 COST_HEADER = "x-litellm-response-cost"
 USER_AGENT = f"cascadingdev/{__version__}"
@@ -55,8 +44,13 @@ _STATUS_NAMES = {400: "BadRequestError", 401: "AuthenticationError", 403: "Permi
                  503: "ServiceUnavailableError", 504: "Timeout", 529: "InternalServerError"}
 
 
-class StatusError(httpx.HTTPStatusError):
-    """A server answered with a status that is not 2xx (subclassed per status name)."""
+class StatusError(Exception):
+    """A server answered with a status that is not 2xx (subclassed per status name); its
+    ``response`` is the one the server sent."""
+
+    def __init__(self, message: str, response: Response) -> None:
+        super().__init__(message)
+        self.response = response
 
 
 class InternalServerError(Exception):
@@ -66,7 +60,7 @@ class InternalServerError(Exception):
 _status_classes: dict[str, type[StatusError]] = {}
 
 
-def status_error(response: httpx.Response) -> StatusError:
+def status_error(response: Response) -> StatusError:
     """The exception for a response whose status is not 2xx (its body already read)."""
     name = _STATUS_NAMES.get(response.status_code, "APIError")
     cls = _status_classes.get(name)
@@ -76,7 +70,7 @@ def status_error(response: httpx.Response) -> StatusError:
     # when it is not an error object.
     text = response.text.strip()
     message = f"Error code: {response.status_code}" + (f" - {text[:300]}" if text else "")
-    return cls(message, request=response.request, response=response)
+    return cls(message, response)
 
 
 @dataclass
@@ -100,7 +94,7 @@ _tls_lock = threading.Lock()
 _tls: dict[str, Any] = {}
 
 
-def _verify(url: str) -> Any:
+def _verify(url: str) -> ssl.SSLContext:
     """The TLS context. Loading the CA bundle costs ~50 ms: paid only for an https endpoint
     (or a proxy, which may be one). A plain-http endpoint gets a context that verifies
     against no CA at all -- any TLS it meets fails closed."""
@@ -109,38 +103,70 @@ def _verify(url: str) -> Any:
     kind = "full" if url.startswith("https:") or proxied else "none"
     with _tls_lock:
         if kind not in _tls:
-            if kind == "full":
-                _tls[kind] = httpx.create_ssl_context()
-            else:
-                _tls[kind] = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context = _trusted() if kind == "full" else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            context.set_alpn_protocols(["http/1.1"])
+            _tls[kind] = context
         return _tls[kind]
 
 
-@contextlib.asynccontextmanager
-async def _client(endpoint: Endpoint):
+def _trusted() -> ssl.SSLContext:
+    """The CAs httpx trusted: SSL_CERT_FILE's, else SSL_CERT_DIR's, else certifi's bundle
+    (found without importing certifi); the system's store only without certifi."""
+    if os.environ.get("SSL_CERT_FILE"):
+        return ssl.create_default_context(cafile=os.environ["SSL_CERT_FILE"])
+    if os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(capath=os.environ["SSL_CERT_DIR"])
+    bundle = _package_file("certifi", "cacert.pem")
+    return ssl.create_default_context(cafile=str(bundle) if bundle else None)
+
+
+def _package_file(package: str, name: str) -> Path | None:
+    """The file ``name`` in an installed ``package``, found without importing it."""
+    spec = importlib.util.find_spec(package)
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / name
+        if path.is_file():
+            return path
+    return None
+
+
+@contextlib.contextmanager
+def _client(endpoint: Endpoint):
     """The HTTP client to ask ``endpoint`` with: the session's, kept for every request of
     the same timeout and TLS context (cascade.turns.sessions), or one for this request."""
     verify = _verify(endpoint.base)
     clients = SESSION.get()
     if clients is None:
-        async with httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout),
-                                     verify=verify) as client:
+        client = Client(endpoint.timeout, verify)
+        try:
             yield client
+        finally:
+            client.close()
         return
     held = (endpoint.timeout, id(verify))
     client = clients.get(held)
     if client is None:
-        client = clients[held] = httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout),
-                                                   verify=verify)
+        client = clients[held] = Client(endpoint.timeout, verify)
     yield client
 
 
+def _body(body: dict[str, Any]) -> bytes:
+    """The request's JSON, as httpx's ``json=`` wrote it."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
+
+
+def _sent(headers: dict[str, str]) -> dict[str, str]:
+    """The headers sent: the caller's, with the body's type and no compression asked."""
+    return {"Content-Type": "application/json", "Accept-Encoding": "identity", **headers}
+
+
 async def post_json(endpoint: Endpoint, url: str, body: dict[str, Any],
-                    headers: dict[str, str]) -> tuple[Any, httpx.Response]:
+                    headers: dict[str, str]) -> tuple[Any, Response]:
     """POST ``body`` to ``url``: (the JSON the 2xx answer holds, the response). Raises
     StatusError for any other status, InternalServerError for a body that is not JSON."""
-    async with _client(endpoint) as client:
-        response = await client.post(url, json=body, headers=headers)
+    with _client(endpoint) as client:
+        response = await post(client, url, _body(body), _sent(headers))
     if not 200 <= response.status_code < 300:
         raise status_error(response)
     try:
@@ -150,19 +176,23 @@ async def post_json(endpoint: Endpoint, url: str, body: dict[str, Any],
 
 
 async def post_events(endpoint: Endpoint, url: str, body: dict[str, Any],
-                      headers: dict[str, str],
-                      take: Callable[[str], bool]) -> httpx.Headers:
+                      headers: dict[str, str], take: Callable[[str], bool]) -> Any:
     """POST ``body`` to ``url`` and read the Server-Sent Events answering it: each ``data:``
     line passed to ``take`` as it arrives (an event's name is in its data for both APIs),
-    until ``take`` says the stream ended (False) or it ends. Returns the response's headers. Raises StatusError for a status that is not 2xx."""
-    async with _client(endpoint) as client, \
-            client.stream("POST", url, json=body, headers=headers) as response:
+    until ``take`` says the stream ended (False) or it ends. Returns the response's headers
+    (case-insensitive ``get``). Raises StatusError for a status that is not 2xx."""
+    with _client(endpoint) as client:
+        response = await post(client, url, _body(body), _sent(headers), stream=True)
         if not 200 <= response.status_code < 300:
-            await response.aread()
             raise status_error(response)
-        async for line in response.aiter_lines():
-            if line.startswith("data:") and not take(line[5:].strip()):
-                break
+        try:
+            async for line in response.lines():
+                if line.startswith("data:") and not take(line[5:].strip()):
+                    break
+        except BaseException:
+            response.abort()  # cancelled, or a bad event: the connection is not reused
+            raise
+        response.close()
         return response.headers
 
 
@@ -197,12 +227,7 @@ INDEX_HEAD = '["cascade price index", 1]\n'
 
 
 def _price_file() -> Path | None:
-    spec = importlib.util.find_spec("litellm")  # finds the package without importing it
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / "model_prices_and_context_window_backup.json"
-        if path.is_file():
-            return path
-    return None
+    return _package_file("litellm", "model_prices_and_context_window_backup.json")
 
 
 def _price_index(path: Path) -> str:
