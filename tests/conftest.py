@@ -42,6 +42,17 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout
 
 
+def stage_adr(repo: Path, rules: str, doc: str) -> Path:
+    """``repo`` with ``rules`` committed and a new ADR at ``doc`` staged: a commit to try."""
+    (repo / ".ai-rules.yml").write_text(rules)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "start")
+    (repo / doc).parent.mkdir(parents=True, exist_ok=True)
+    (repo / doc).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
+    git(repo, "add", doc)
+    return repo
+
+
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh git repository as the working directory."""

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, git
+from conftest import REPO, stage_adr
 from fakellm import Fault, hang, http_error, rate_limited, streamed
 from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
 
@@ -212,12 +212,7 @@ def hook_repo(repo, anthropic, monkeypatch):
     monkeypatch.setenv("CASCADE_MODEL", MODEL)
     monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    (repo / ".ai-rules.yml").write_text(RULES)
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "start")
-    (repo / "docs/adr").mkdir(parents=True)
-    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
-    git(repo, "add", DOC)
+    stage_adr(repo, RULES, DOC)
     return repo
 
 

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, git
+from conftest import REPO, stage_adr
 from fakellm import Fault, http_error, rate_limited
 from test_hook import DOC, LEDGER, PANEL, RULES, match, reply  # the loop tests' repository
 
@@ -41,12 +41,7 @@ def hook_repo(repo, fake_llm, monkeypatch):
     monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
     monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
-    (repo / ".ai-rules.yml").write_text(RULES)
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "start")
-    (repo / "docs/adr").mkdir(parents=True)
-    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
-    git(repo, "add", DOC)
+    stage_adr(repo, RULES, DOC)
     return repo
 
 

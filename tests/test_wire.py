@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import REPO, git
+from conftest import REPO, stage_adr
 from fakellm import FakeLLM, Fault, hang, streamed
 from test_hook import DOC, RULES
 
@@ -203,12 +203,7 @@ def test_an_interrupted_hook_stops_at_once(repo, monkeypatch):
     """Ctrl-C during the model calls: the hook exits within seconds, not at the timeout."""
     with FakeLLM() as fake:
         fake.default(hang(60))
-        (repo / ".ai-rules.yml").write_text(RULES)
-        git(repo, "add", ".")
-        git(repo, "commit", "-qm", "start")
-        (repo / "docs/adr").mkdir(parents=True)
-        (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
-        git(repo, "add", DOC)
+        stage_adr(repo, RULES, DOC)
         env = {**os.environ, "PYTHONPATH": str(REPO), "CASCADE_MODEL": "openai/fake",
                "CASCADE_API_BASE": fake.url, "CASCADE_TIMEOUT": "120"}
         proc = subprocess.Popen([sys.executable, "-m", "cascade", "hook", DOC], cwd=repo,
