@@ -284,7 +284,7 @@ def resume_context(d, run: Run) -> str:
     theme, progress, each member's current position, disagreements, open questions, the
     direction chosen, the quality trajectory. At most RESUME_LIMIT characters."""
     names = _names(d)
-    last = run.progress.pausing or run.round
+    last = run.pauses.pausing or run.round
     out = ["## Theme", "", d.title]
     if run.setup.panel is not None:
         out.append(f"Problem: {run.setup.panel.problem}")

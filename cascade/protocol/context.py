@@ -65,7 +65,7 @@ def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple
 @SHOWS.register("resume-context")
 def resume_context(run: Any, request: Any) -> tuple[str, str] | None:
     """The resume context the tool wrote when the earlier round paused (from the ledger)."""
-    text = run.steering.resume_texts.get(request.round - 1, "")
+    text = run.pauses.resume_texts.get(request.round - 1, "")
     return (f"resume context after round {request.round - 1}", text) if text else None
 
 

@@ -140,7 +140,7 @@ def _take_event(run: Draft, entry: Event, carried: bool, setup_ids: set[str]) ->
     event answers a decision point; an OUTCOME records the outcome."""
     if entry.kind == SOURCE_REVISION and not carried:
         run.turns, run.closing.recorded, run.decisions.answers = [], None, []
-        run.steering.resumed, run.steering.resume_texts = set(), {}
+        run.pauses.resumed, run.pauses.resume_texts = set(), {}
     elif entry.kind == NEXT:
         words = entry.value.split()
         if words:
@@ -159,8 +159,8 @@ def _take_tool_block(run: Draft, entry: Comment) -> None:
     if entry.provenance.get("step") == "resume":
         round_ = _number(entry.provenance.get("round", "0"))
         if round_ is not None:
-            run.steering.resumed.add(round_)
-            run.steering.resume_texts[round_] = entry.body
+            run.pauses.resumed.add(round_)
+            run.pauses.resume_texts[round_] = entry.body
 
 
 _NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost", "cut",
@@ -250,9 +250,9 @@ def _progress(run: Draft) -> None:
             run.steering.directions[round_ + 1] = chosen
             run.steering.givers[round_ + 1] = given_by(
                 run.decisions.chosen[(round_, run.decision_step().id)])
-        if _paused(run, round_) and round_ not in run.steering.resumed:
+        if _paused(run, round_) and round_ not in run.pauses.resumed:
             if not _pause_wave(run, round_):  # its resume context written: the run stops
-                run.round, run.step, run.waiting, run.progress.pausing = round_, None, [], round_
+                run.round, run.step, run.waiting, run.pauses.pausing = round_, None, [], round_
             return
         round_ += 1
 

@@ -153,4 +153,4 @@ def due(d) -> bool:
     run = d.state.run
     if run.outcome is not None:
         return d.status == "OPEN" and run.closing.recorded != run.outcome
-    return bool(run.waiting) or run.progress.pausing is not None or run.progress.new_round
+    return bool(run.waiting) or run.pauses.pausing is not None or run.progress.new_round

@@ -112,7 +112,7 @@ class _Loop:
         if run.outcome is not None:
             self._conclude(run)
             return False
-        if run.progress.pausing is not None:
+        if run.pauses.pausing is not None:
             self._pause(run)
             return False
         if run.progress.new_round and not _round_recorded(d, run.round):
@@ -140,13 +140,13 @@ class _Loop:
     def _pause(self, run: Run) -> None:
         d, result = self.wave.d, self.result
         text = resume_context(d, run)
-        d.add_comment(TOOL, f"**Resume context, after round {run.progress.pausing}**\n\n{text}",
-                      provenance={"step": "resume", "round": str(run.progress.pausing)},
+        d.add_comment(TOOL, f"**Resume context, after round {run.pauses.pausing}**\n\n{text}",
+                      provenance={"step": "resume", "round": str(run.pauses.pausing)},
                       origin="tool")
         d.save()
         result.appended += 1
-        result.paused = run.progress.pausing
-        result.stopped = (f"paused after round {run.progress.pausing} (a person chose pause): the "
+        result.paused = run.pauses.pausing
+        result.stopped = (f"paused after round {run.pauses.pausing} (a person chose pause): the "
                           "resume context is in the ledger")
 
     def _decide(self, run: Run) -> bool:
@@ -256,7 +256,7 @@ class _Loop:
             in_after = step.id in {x.id for x in done.steps.after}
             round_over = done.round != round_ or (done.progress.after and not in_after)
             if (round_over or done.outcome is not None or done.deciding
-                    or done.progress.pausing is not None):
+                    or done.pauses.pausing is not None):
                 d.save()  # the round is complete: it reaches the ledger at once
                 self.written = result.appended
 

@@ -1,7 +1,7 @@
 """Where a step protocol's discussion stands, as records: the turns cascade wrote, the
 answers people gave at decision points, the requests to ask next, and the ``Run`` that holds
-them (derived in cascade.protocol.engine; read by the registry's rules, the runner, the
-record and the artifacts)."""
+them, with the small records it groups the rest in (derived in cascade.protocol.engine on a
+``Draft``; read by the registry's rules, the runner, the record and the artifacts)."""
 from __future__ import annotations
 
 import dataclasses
@@ -215,8 +215,17 @@ class Progress:
 
     new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
     after: bool = False  # the rounds are over: the after steps run
-    pausing: int | None = None  # a pause answered in this round: the resume context is due
     asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
+
+
+@dataclass(frozen=True)
+class Pauses:
+    """A person's pauses: the one whose resume context is due, the rounds resumed and their
+    contexts."""
+
+    pausing: int | None = None  # a pause answered in this round: the resume context is due
+    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
+    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
 
 
 @dataclass(frozen=True)
@@ -230,15 +239,13 @@ class Decisions:
 
 @dataclass(frozen=True)
 class Steering:
-    """How the rounds were steered: directions and who gave them, pauses resumed, strategy
-    phases, quiet escalations, the probing round, how the rounds were concluded."""
+    """How the rounds were steered: directions and who gave them, strategy phases, quiet
+    escalations, the probing round, how the rounds were concluded."""
 
     direction: str = ""  # the person's direction for the current step (setup) or round
     direction_by: str = ""  # who gave the setup step's direction
     directions: dict[int, str] = field(default_factory=dict)  # round -> direction
     givers: dict[int, str] = field(default_factory=dict)  # round -> who gave its direction
-    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
-    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
     phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
     quiet_until: int = 0  # escalations are not asked up to this round (continue N)
     probed: bool = False  # the probing round after a too-easy consensus was given
@@ -286,6 +293,7 @@ class Run(Reads):
     verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
     terms: Terms = field(default_factory=Terms)
     progress: Progress = field(default_factory=Progress)
+    pauses: Pauses = field(default_factory=Pauses)
     decisions: Decisions = field(default_factory=Decisions)
     steering: Steering = field(default_factory=Steering)
     setup: Setup = field(default_factory=Setup)
@@ -330,8 +338,7 @@ def _mutable(cls: Any, bases: tuple = ()) -> Any:
                                       namespace={"__module__": __name__})
 
 
-_DRAFTS = {group: _mutable(group) for group in (Terms, Progress, Decisions, Steering, Setup,
-                                                Closing)}
+_DRAFTS = {_group(f): _mutable(_group(f)) for f in dataclasses.fields(Run) if _group(f)}
 
 # A run while the engine derives it: Run's fields and its groups' (declared once, above),
 # mutable; the registered rules are asked with it (they read it, never write it).

@@ -339,9 +339,9 @@ class _Walk(EventChecks):
         if run.deciding:
             return run, ConsensusResult(False, None, counts, [], [],
                                         f"waiting for a person: {question(run)}", advisory)
-        if run.progress.pausing is not None:
+        if run.pauses.pausing is not None:
             return run, ConsensusResult(False, None, counts, [], [],
-                                        f"paused after round {run.progress.pausing}: "
+                                        f"paused after round {run.pauses.pausing}: "
                                         "cascade run resumes it",
                                         advisory)
         step = run.step.title if run.step else "-"
