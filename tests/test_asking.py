@@ -141,7 +141,7 @@ def test_an_answer_not_understood_is_said_with_the_choices(loop_repo, fake_llm):
     assert "note: not understood: 'startNEXT:'" in said.stdout
     assert "took the recommended choice start (--auto)" in said.stdout
     d = Discussion.load(repo / LEDGER, root=repo)
-    assert d.state.run.setup_done
+    assert d.state.run.setup.done
     assert [c.body.strip() for c in d.comments if c.origin is None] == [
         "NEXT: synthesizeNEXT:", "startNEXT:"]  # kept as written
 

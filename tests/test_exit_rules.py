@@ -10,6 +10,7 @@ Mutation testing (bench/mutation.py, scope ``exits``) runs this module against e
 of these rules, then the protocol tests against the survivors."""
 from __future__ import annotations
 
+import copy
 import functools
 import inspect
 import tempfile
@@ -65,20 +66,19 @@ def run_of(steps, members=ABC, turns=(), verdicts=None, chosen=(), phase_of=None
                       n, f"{alias} in {step}.", {k: read(v) for k, v in fields.items()}, [],
                       10 * n, None)
                  for n, (alias, step, round_, fields) in enumerate(turns, 1)]
-    run.verdicts = {m: read(v) for m, v in (verdicts or {}).items()}
-    run.chosen = {(r, step): Answer(read(choice), read(text), "Ana", 1000 + r)
+    run.closing.verdicts = {m: read(v) for m, v in (verdicts or {}).items()}
+    run.decisions.chosen = {(r, step): Answer(read(choice), read(text), "Ana", 1000 + r)
                   for r, step, choice, text in chosen}
     if phase_of is not None:
-        run.phase_of = dict(phase_of)
-    run.quiet_until, run.probed = quiet_until, probed
-    run.names = dict(NAMES)
+        run.steering.phase_of = dict(phase_of)
+    run.steering.quiet_until, run.steering.probed = quiet_until, probed
+    run.terms.names = dict(NAMES)
     return run
 
 
-def state(run: Run) -> tuple:
-    return (dict(run.verdicts), [(t.msg, dict(t.fields)) for t in run.turns], dict(run.chosen),
-            dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
-            run.probed, run.round)
+def state(run: Run):
+    """The whole run, every group of it, as a copy to compare with."""
+    return copy.deepcopy(run)
 
 
 def exit_of(rule, run: Run, round_: int) -> Exit:

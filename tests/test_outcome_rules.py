@@ -5,6 +5,8 @@ each must give, with the verdicts it counted (what status and the record show). 
 returns its answer and never writes into the run."""
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from cascade.ledger.consensus import ConsensusResult, VotingConfig
@@ -13,7 +15,7 @@ from cascade.protocol.ballot import Ballot, counted, result_of, with_people
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
-from cascade.protocol.runstate import Draft, Run, Turn
+from cascade.protocol.runstate import Run, Turn, draft
 
 ABC = ("architect", "security", "pragmatist")
 A, B, C = ABC
@@ -24,20 +26,20 @@ def run_of(protocol: str, members=ABC, turns=(), verdicts=None, consensus=None,
     """A run of ``protocol`` whose ledger left ``turns`` ((alias, step, round, fields), in
     order) and, for a confirming step, ``verdicts``."""
     steps = steps_for(load_protocol(protocol, None).steps, mode, None, strategy)
-    run = Draft(steps, list(members), {r.id: r.persona for r in steps.fixed_roles},
+    run = draft(steps, list(members), {r.id: r.persona for r in steps.fixed_roles},
                 consensus=consensus)
     run.turns = [Turn(alias, f"AI-{alias}", step, round_, f"r{round_}-msg-{n:03d}", n,
                       f"{alias} in {step}.", dict(fields), [], 10 * n, None)
                  for n, (alias, step, round_, fields) in enumerate(turns, 1)]
-    run.verdicts = dict(verdicts or {})
+    run.closing.verdicts = dict(verdicts or {})
     return run
 
 
 def outcome(rule: str, run: Run, round_: int, ended: bool = False):
     """The rule's verdict, checking it left the run as it found it."""
-    before = (dict(run.verdicts), len(run.turns), dict(run.phase_of))
+    before = copy.deepcopy(run)
     verdict = registry.OUTCOMES.call(rule, run, round_, Exit(ended))
-    assert (dict(run.verdicts), len(run.turns), dict(run.phase_of)) == before
+    assert run == before
     assert verdict.why
     return verdict
 
@@ -169,11 +171,9 @@ def test_facilitated_returns_the_next_round_and_leaves_the_run_alone():
     run = run_of("roundtable", turns=[("facilitator", "synthesis", 1,
                                        {"next_action": "conclude", "conflicts": ""})],
                  strategy="disney")
-    before = (dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
-              run.probed)
+    before = copy.deepcopy(run)  # every group of it: steering, decisions, closing, ...
     exit_ = registry.EXITS.call("facilitated", run, 1)
-    assert (dict(run.phase_of), dict(run.directions), run.conclusion, run.quiet_until,
-            run.probed) == before
+    assert run == before
     assert not exit_.ends and exit_.phase == 1  # a conclude before the last phase: the next
     assert exit_.direction == exit_.why == ("a conclude before the strategy's last phase: the "
                                             "next phase instead")
@@ -184,7 +184,7 @@ def test_scheduled_names_each_round_s_phase():
     steps = run.steps
     assert [registry.EXITS.call("scheduled", run, r).phase for r in range(1, steps.rounds.max)] \
         == [1] * (steps.rounds.max - 2) + [2]
-    assert run.phase_of == {1: 0}
+    assert run.steering.phase_of == {1: 0}
 
 
 # --- the explanation: each rule's whole verdict (why, what it counted, the tally, the names
@@ -201,13 +201,13 @@ def read(value: str) -> str:
 
 
 def verdict_of(rule: str, run: Run, round_: int, exit_: Exit | None = None) -> Verdict:
-    run.names = dict(NAMES)
-    run.verdicts = {m: read(v) for m, v in run.verdicts.items()}
+    run.terms.names = dict(NAMES)
+    run.closing.verdicts = {m: read(v) for m, v in run.closing.verdicts.items()}
     for t in run.turns:
         t.fields = {k: read(v) for k, v in t.fields.items()}
-    before = (dict(run.verdicts), len(run.turns))
+    before = copy.deepcopy(run)
     verdict = registry.OUTCOMES.call(rule, run, round_, exit_ or Exit(False))
-    assert (dict(run.verdicts), len(run.turns)) == before
+    assert run == before
     return verdict
 
 

@@ -230,7 +230,7 @@ def test_consensus_driven_blocked_is_not_ready(repo, cli, table):
     assert code == 1
     d = load(repo)
     assert d.state.run.outcome == "CHANGES"
-    assert d.state.run.verdicts["security"] == "BLOCK"
+    assert d.state.run.closing.verdicts["security"] == "BLOCK"
     assert not d.state.result.reached
 
 

@@ -57,7 +57,7 @@ def test_each_mode_runs_its_roles_rounds_and_panel(repo, cli, swarm, fake_llm, m
     assert code == 0, out + err
     d = load(repo)
     run = d.state.run
-    assert run.mode == mode and len(run.members) == experts
+    assert run.terms.mode == mode and len(run.members) == experts
     assert run.outcome == "READY" and run.round == rounds  # "continue" until the last round
     speakers = {c.author for c in ai_turns(d)}
     assert FIXED - absent <= speakers and not absent & speakers
@@ -245,7 +245,7 @@ def test_a_person_modifies_the_panel_then_changes_the_mode(repo, cli, swarm, fak
     assert step_run(repo).waiting
     panels = [t for n, s, r, t in swarm.seen if s == "Panel"]
     assert len(panels) == 2 and "modify add someone who runs the analytics" in panels[1]
-    assert load(repo).state.run.panel.aliases == ["db-engineer", "api-designer"]
+    assert load(repo).state.run.setup.panel.aliases == ["db-engineer", "api-designer"]
     answer(repo, "NEXT: mode huge")  # no such mode: not an answer, and a note says so
     result = step_run(repo)
     assert result.waiting and any("names no mode" in n for n in result.notes)
@@ -254,7 +254,7 @@ def test_a_person_modifies_the_panel_then_changes_the_mode(repo, cli, swarm, fak
     assert step_run(repo).waiting
     panels = [t for n, s, r, t in swarm.seen if s == "Panel"]
     assert len(panels) == 3 and "deep mode: 3 to 4 experts" in panels[2]
-    assert load(repo).state.run.mode == "deep"
+    assert load(repo).state.run.terms.mode == "deep"
     answer(repo, "NEXT: start")
     swarm.recommend = {3: "synthesize"}
     result = step_run(repo)  # runs to round 1's next-action point, and waits there

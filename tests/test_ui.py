@@ -301,7 +301,7 @@ async def test_a_decision_point_says_what_it_is_about_and_is_answered_from_a_lis
         assert fake_llm.calls() > calls  # round 1 ran
     d = Discussion.load(path)
     assert [c.body.strip() for c in d.comments if c.author == "Rob"] == ["NEXT: start"]
-    assert d.state.run.setup_done and any(c.provenance.get("step") == "declare"
+    assert d.state.run.setup.done and any(c.provenance.get("step") == "declare"
                                           for c in d.comments)
 
 

@@ -100,7 +100,7 @@ def _specialize(subject: _Subject, mode: str | None, strategy: str | None, tier:
     d = subject.discussion
     run = d.state.run if d is not None else None
     if run is not None:  # the options its ledger records
-        mode = run.mode
+        mode = run.terms.mode
         strategy = run.steps.strategy.name if run.steps.strategy else strategy
         tier = tier or run.steps.tier
     steps = specialize(base, Options(mode, strategy, tier))
@@ -188,8 +188,8 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
 def _panel(subject: _Subject, steps) -> tuple[list[str], str]:
     """The members' aliases, and, when no one knows their names yet, who they will be."""
     d, participants = subject.discussion, subject.participants
-    if d is not None and steps.generated and d.state.run.panel is not None:
-        return d.state.run.panel.aliases, ""
+    if d is not None and steps.generated and d.state.run.setup.panel is not None:
+        return d.state.run.setup.panel.aliases, ""
     if not steps.generated and not participants and steps.participants.personas:
         return list(steps.participants.personas), ""  # the protocol's own panel
     if steps.generated or not participants:

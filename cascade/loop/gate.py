@@ -130,7 +130,7 @@ def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) ->
     found = clashes(run.steps, list(run.members), dict(run.fixed), model_of)
     if found and rule is not None and rule.distinct_models:
         raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
-    if run.turns or run.setup:
+    if run.turns or run.setup.turns:
         return  # said when this revision's run began: not again on every attempt
     for clash in found:
         print(printable(f"cascade: {item.ledger}: warning: {clash.line()}"), file=out)

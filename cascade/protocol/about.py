@@ -75,9 +75,9 @@ def about(run: Run, personas=None) -> About | None:
     step = run.step
     assert step is not None
     out = About(step, question(run), recommended=step.recommended or "")
-    if not run.setup_done and run.panel is not None:
+    if not run.setup.done and run.setup.panel is not None:
         out.table = panel_table(run, personas)
-        panel = run.panel
+        panel = run.setup.panel
         out.context.append("; ".join(f"{k}: {v}" for k, v in (
             ("Problem", panel.problem), ("scope", panel.scope), ("success", panel.success)) if v))
     for turn in _shown(run, step):
@@ -85,7 +85,7 @@ def about(run: Run, personas=None) -> About | None:
     sides = sides_line(run)
     if sides:
         out.context.append(sides)
-    rec = run.recommendation(run.round) if run.setup_done else None
+    rec = run.recommendation(run.round) if run.setup.done else None
     out.choices = choices(step, rec or "(none given)")
     out.unclear = unclear(run)
     return out
@@ -130,9 +130,9 @@ def _split_does(text: str) -> tuple[str, str]:
 def _shown(run: Run, step: Step) -> list[Turn]:
     """The turns the question shows: of the steps it names (``sees``), else of the step just
     before it -- this round's (the setup's latest, for a setup decision)."""
-    if not run.setup_done:
+    if not run.setup.done:
         order = run.steps.setup
-        turns = run.setup
+        turns = run.setup.turns
         ids = step.sees or _before(order, step)
         return [t for t in turns[::-1] if t.step in ids][:1]
     ids = step.sees or _before(run.steps.round_steps, step)
@@ -147,7 +147,7 @@ def _before(order, step: Step) -> tuple[str, ...]:
 def turn_lines(run: Run, turn: Turn) -> list[str]:
     """A shown turn: its step and speaker with what it said (its first sentences), then its
     fields, one a line (scores spelled out; a panel is the table instead)."""
-    step = run.steps.step(turn.step) or (run.base.step(turn.step) if run.base else None)
+    step = run.steps.step(turn.step) or (run.terms.base.step(turn.step) if run.terms.base else None)
     title = step.title if step is not None else turn.step
     out = [f"{title} ({turn.name}, {turn.msg}): {sentence(_prose(turn.body), 300)}"]
     for f in step.fields if step is not None else ():
@@ -252,13 +252,13 @@ def _cut(text: str, width: int) -> str:
 def panel_table(run: Run, personas=None) -> list[list[str]]:
     """The proposed panel: each expert with its expertise and the tensions it is in, then the
     protocol's fixed roles."""
-    panel = run.panel
+    panel = run.setup.panel
     why = {}
     for e in panel.experts:
         tensions = [f"vs @{t.b if t.a == e.id else t.a}: {t.axis}" for t in panel.tensions_of(e.id)]
         why[e.id] = "; ".join([", ".join(e.expertise)] + tensions)
     names = {e.id: persona_name(e.id) for e in panel.experts}
-    return roster(run.steps, panel.aliases, personas, why, {**run.names, **names})
+    return roster(run.steps, panel.aliases, personas, why, {**run.terms.names, **names})
 
 
 def table_lines(rows: list[list[str]]) -> list[str]:
@@ -281,12 +281,12 @@ def unclear(run: Run) -> list[str]:
     step = run.step
     if step is None or not step.decision:
         return []
-    if not run.setup_done:
-        pool, after = run.setup_answers, max((t.line for t in run.setup), default=0)
+    if not run.setup.done:
+        pool, after = run.setup.answers, max((t.line for t in run.setup.turns), default=0)
     else:
-        pool = run.answers
+        pool = run.decisions.answers
         after = max([t.line for t in run.turns if t.round <= run.round]
-                    + [a.line for a in run.answers if a.used], default=0)
+                    + [a.line for a in run.decisions.answers if a.used], default=0)
     choices = ", ".join(step.choices)
     out = []
     for a in pool:

@@ -37,7 +37,7 @@ def _position(t: Turn) -> str:
 
 
 def _all_turns(run: Run) -> list[Turn]:
-    return sorted(run.setup + run.turns, key=lambda t: t.line)
+    return sorted(run.setup.turns + run.turns, key=lambda t: t.line)
 
 
 def _order(run: Run):
@@ -52,8 +52,9 @@ def _order(run: Run):
 
 def _takeaway(run: Run, step, turns: list[Turn]) -> str:
     """The step's key takeaway, from its structured fields where it has them."""
-    if any(f.kind == "panel" for f in step.fields) and run.panel is not None:
-        return (f"{len(run.panel.experts)} experts proposed, {len(run.panel.tensions)} designed "
+    if any(f.kind == "panel" for f in step.fields) and run.setup.panel is not None:
+        panel = run.setup.panel
+        return (f"{len(panel.experts)} experts proposed, {len(panel.tensions)} designed "
                 f"tension(s)")
     if step.confirm:
         tally: dict[str, int] = {}
@@ -88,12 +89,12 @@ def _shift_field(step) -> str | None:
 def progress_log(d, run: Run) -> str:
     names = _names(d)
     out = [f"# Progress: {d.title}", ""]
-    decisions = {(r, s): a for (r, s), a in run.chosen.items()}
+    decisions = {(r, s): a for (r, s), a in run.decisions.chosen.items()}
     for round_, step_id in _order(run):
-        step = run.steps.step(step_id) or (run.base.step(step_id) if run.base else None)
+        step = run.steps.step(step_id) or (run.terms.base.step(step_id) if run.terms.base else None)
         if step is None:
             continue
-        pool = run.setup if round_ == 0 else run.turns
+        pool = run.setup.turns if round_ == 0 else run.turns
         turns = [t for t in pool if t.step == step_id and (round_ == 0 or t.round == round_)]
         where = "Setup" if round_ == 0 else f"Round {round_}"
         out += [f"### {where}: {step.title}", "",
@@ -131,7 +132,8 @@ def position_evolution(d, run: Run) -> str:
             if t.step == first:
                 conf = f" (confidence {t.fields['confidence']})" if "confidence" in t.fields else ""
                 out.append(f"- Round {t.round}, declared ({t.msg}): {_position(t)}{conf}")
-            step = run.steps.step(t.step) or (run.base.step(t.step) if run.base else None)
+            base = run.terms.base
+            step = run.steps.step(t.step) or (base.step(t.step) if base else None)
             name = _shift_field(step) if step is not None else None
             if name is None:
                 continue
@@ -164,7 +166,7 @@ def _synthesis_turn(run: Run) -> Turn | None:
 
 
 def _step_of(run: Run, t: Turn):
-    return run.steps.step(t.step) or (run.base.step(t.step) if run.base else None)
+    return run.steps.step(t.step) or (run.terms.base.step(t.step) if run.terms.base else None)
 
 
 def _listed(run: Run, t: Turn, name: str) -> list[str]:
@@ -198,12 +200,13 @@ def synthesis_md(d, run: Run) -> str:
     names = _names(d)
     synthesis = _synthesis_turn(run)
     out = [f"# Synthesis: {d.title}", "",
-           f"Mode: {run.mode or '-'}; rounds: {run.round}; outcome: {run.outcome or 'open'}; "
+           f"Mode: {run.terms.mode or '-'}; rounds: {run.round}; outcome: {run.outcome or 'open'}; "
            f"ledger: `{d.path.name}`", ""]
-    if run.panel is not None:
-        out += ["## The panel", "", f"Problem: {run.panel.problem}", ""]
-        out += [f"- {e.name} (@{e.id}): {', '.join(e.expertise) or '-'}" for e in run.panel.experts]
-        out += [f"- Tension @{t.a} vs @{t.b}: {t.axis}" for t in run.panel.tensions] + [""]
+    if run.setup.panel is not None:
+        out += ["## The panel", "", f"Problem: {run.setup.panel.problem}", ""]
+        out += [f"- {e.name} (@{e.id}): {', '.join(e.expertise) or '-'}"
+                for e in run.setup.panel.experts]
+        out += [f"- Tension @{t.a} vs @{t.b}: {t.axis}" for t in run.setup.panel.tensions] + [""]
     out += ["## Synthesis", ""]
     if synthesis is not None:
         data = synthesis_data(d, run)
@@ -230,7 +233,7 @@ def synthesis_data(d, run: Run) -> dict:
     each of its step's fields by kind (an items field: records; a list: items; a refs field:
     the ids cited), and its comment as ``account`` (without the sections the tool added)."""
     synthesis = _synthesis_turn(run)
-    out: dict = {"title": d.title, "mode": run.mode, "rounds": run.round,
+    out: dict = {"title": d.title, "mode": run.terms.mode, "rounds": run.round,
                  "outcome": run.outcome}
     if synthesis is None:
         return out
@@ -281,10 +284,10 @@ def resume_context(d, run: Run) -> str:
     theme, progress, each member's current position, disagreements, open questions, the
     direction chosen, the quality trajectory. At most RESUME_LIMIT characters."""
     names = _names(d)
-    last = run.pausing or run.round
+    last = run.pauses.pausing or run.round
     out = ["## Theme", "", d.title]
-    if run.panel is not None:
-        out.append(f"Problem: {run.panel.problem}")
+    if run.setup.panel is not None:
+        out.append(f"Problem: {run.setup.panel.problem}")
     out += ["", "## Progress", ""]
     for r in range(1, last + 1):
         quality = [t for t in run.turns if t.round == r and "scores" in t.fields]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
-from cascade.protocol.runstate import Draft
+from cascade.protocol.runstate import draft
 from cascade.protocol.spec import Steps
 
 ADVISORY = "waiting for a person's vote; the panel's votes are advisory"
@@ -43,7 +43,7 @@ class Ballot:
 def counted(steps: Steps, ballot: Ballot, consensus: VotingConfig | None) -> Verdict:
     """The ballot counted by the protocol's outcome rule (a standing ballot: the rule is
     asked as after the last round, its exit having ended the rounds)."""
-    run = Draft(steps, list(ballot.expected), {}, consensus=consensus,
+    run = draft(steps, list(ballot.expected), {}, consensus=consensus,
                 verdicts=dict(ballot.votes))
     return registry.OUTCOMES.call(steps.outcome, run, 1, Exit(True, "the latest votes"))
 

@@ -24,7 +24,7 @@ SHOWS = Registry("shown context")
 
 @SHOWS.register("tensions")
 def tensions(run: Any, request: Any) -> tuple[str, str] | None:
-    panel = run.panel
+    panel = run.setup.panel
     if panel is None or not panel.tensions:
         return None
     return "tension map", "\n".join(
@@ -65,7 +65,7 @@ def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple
 @SHOWS.register("resume-context")
 def resume_context(run: Any, request: Any) -> tuple[str, str] | None:
     """The resume context the tool wrote when the earlier round paused (from the ledger)."""
-    text = run.resume_texts.get(request.round - 1, "")
+    text = run.pauses.resume_texts.get(request.round - 1, "")
     return (f"resume context after round {request.round - 1}", text) if text else None
 
 

@@ -35,6 +35,7 @@ from cascade.protocol.runstate import (
     Draft,
     Run,
     Turn,
+    draft,
     given_by,
     next_lines,
     refs_of,
@@ -64,9 +65,9 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
     the basis's."""
     base = steps
     steps = specialize(base, basis.options)
-    run = Draft(steps, list(basis.members), {r.id: r.persona for r in steps.fixed_roles}
-              if steps.setup else dict(basis.fixed), base=base, mode=steps.mode,
-              consensus=basis.consensus, cap=basis.options.rounds)
+    run = draft(steps, list(basis.members), {r.id: r.persona for r in steps.fixed_roles}
+                if steps.setup else dict(basis.fixed), base=base, mode=steps.mode,
+                consensus=basis.consensus, cap=basis.options.rounds)
     setup_ids = {s.id for s in steps.setup}
     for entry in ledger.entries:
         if entry.line in basis.skip:
@@ -78,9 +79,9 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
         elif entry.origin is None and basis.personas.of_author(entry.author) is None:
             for choice, text in next_lines(entry.body):  # a person answers a decision point
                 answer = Answer(choice, text, entry.author, entry.line)
-                run.answers.append(answer)
+                run.decisions.answers.append(answer)
                 if setup_ids:
-                    run.setup_answers.append(answer)
+                    run.setup.answers.append(answer)
         else:
             number, turn = _turn_of(entry, basis.personas, basis.verified)
             run.messages = max(run.messages, number)
@@ -93,10 +94,10 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
                 weighed = counted(turn.fields["verdict"], entry.provenance, basis.policy)
                 turn.fields["verdict"] = _accepting(steps, turn) if weighed.advisory else \
                     weighed.vote
-            (run.setup if turn.step in setup_ids else run.turns).append(turn)
+            (run.setup.turns if turn.step in setup_ids else run.turns).append(turn)
     if steps.setup and not walk_setup(run, ledger):
         return Run.from_draft(run)
-    run.names = {p.alias: p.name for p in basis.personas}
+    run.terms.names = {p.alias: p.name for p in basis.personas}
     if steps.phased:
         _planned(run, ledger, basis)
     else:
@@ -122,7 +123,7 @@ def _planned(run: Draft, ledger, basis: Basis) -> None:
     run.step = steps.step(basis.phase or "") or steps.steps[0]
     wave = registry.PLANNERS[steps.planner](run, ledger, basis)
     run.waiting = [p.persona.alias for p in wave]
-    run.asked_why = {p.persona.alias: p.reason for p in wave}
+    run.progress.asked_why = {p.persona.alias: p.reason for p in wave}
     if basis.ballot is not None and run.step.confirm:  # a phase that takes votes
         run.verdict = counted_ballot(steps, basis.ballot, basis.consensus)
 
@@ -138,18 +139,19 @@ def _take_event(run: Draft, entry: Event, carried: bool, setup_ids: set[str]) ->
     """A new revision of the text (one that does not keep its review) starts again; a NEXT
     event answers a decision point; an OUTCOME records the outcome."""
     if entry.kind == SOURCE_REVISION and not carried:
-        run.turns, run.recorded, run.answers = [], None, []
-        run.resumed, run.resume_texts = set(), {}
+        run.turns, run.closing.recorded, run.decisions.answers = [], None, []
+        run.pauses.resumed, run.pauses.resume_texts = set(), {}
     elif entry.kind == NEXT:
         words = entry.value.split()
         if words:
             answer = Answer(words[0].lower(), "", "cascade --auto", entry.line,
                             entry.fields.get("auto") == "true", entry.fields.get("step"),
                             _number(entry.fields.get("round", "0")) or 0)
-            (run.setup_answers if answer.step in setup_ids else run.answers).append(answer)
+            (run.setup.answers if answer.step in setup_ids
+             else run.decisions.answers).append(answer)
     elif entry.kind == OUTCOME:
         words = entry.value.split()
-        run.recorded = words[0].upper() if words else None
+        run.closing.recorded = words[0].upper() if words else None
 
 
 def _take_tool_block(run: Draft, entry: Comment) -> None:
@@ -157,8 +159,8 @@ def _take_tool_block(run: Draft, entry: Comment) -> None:
     if entry.provenance.get("step") == "resume":
         round_ = _number(entry.provenance.get("round", "0"))
         if round_ is not None:
-            run.resumed.add(round_)
-            run.resume_texts[round_] = entry.body
+            run.pauses.resumed.add(round_)
+            run.pauses.resume_texts[round_] = entry.body
 
 
 _NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost", "cut",
@@ -213,14 +215,14 @@ def _progress(run: Draft) -> None:
                 if not why:
                     index += 1
                     continue
-                run.because = why if isinstance(why, str) else None
+                run.decisions.because = why if isinstance(why, str) else None
             if step.decision:
                 answer = _answer(run, round_, order, index)
                 if answer is None:
                     run.step, run.waiting = step, ["person"]
-                    run.new_round = False
+                    run.progress.new_round = False
                     return
-                run.chosen[(round_, step.id)] = answer
+                run.decisions.chosen[(round_, step.id)] = answer
                 target = dict(step.goto).get(answer.choice)
                 index = next(i for i, s in enumerate(order) if s.id == target) if target else index + 1
                 continue
@@ -229,13 +231,13 @@ def _progress(run: Draft) -> None:
             if waiting:
                 run.step, run.waiting = step, waiting
                 # a round begins with its event; round 1 too when it has a phase to record
-                run.new_round = (round_ > 1 or run.phase is not None) and not any(
+                run.progress.new_round = (round_ > 1 or run.phase is not None) and not any(
                     t.round == round_ for t in run.turns)
                 return
             _reopened(run, round_, step)
             index += 1
         confirm = next((s for s in steps.round_steps if s.confirm), None)
-        run.verdicts = _verdicts(run, confirm, round_) if confirm else {}
+        run.closing.verdicts = _verdicts(run, confirm, round_) if confirm else {}
         exit_ = registry.EXITS.call(steps.rounds.exit, run, round_)
         _next_round(run, round_, exit_)
         enough = round_ >= steps.rounds.min or registry.EXITS.has(steps.rounds.exit,
@@ -245,11 +247,12 @@ def _progress(run: Draft) -> None:
             return
         chosen = _round_choice(run, round_)
         if chosen is not None:
-            run.directions[round_ + 1] = chosen
-            run.givers[round_ + 1] = given_by(run.chosen[(round_, run.decision_step().id)])
-        if _paused(run, round_) and round_ not in run.resumed:
+            run.steering.directions[round_ + 1] = chosen
+            run.steering.givers[round_ + 1] = given_by(
+                run.decisions.chosen[(round_, run.decision_step().id)])
+        if _paused(run, round_) and round_ not in run.pauses.resumed:
             if not _pause_wave(run, round_):  # its resume context written: the run stops
-                run.round, run.step, run.waiting, run.pausing = round_, None, [], round_
+                run.round, run.step, run.waiting, run.pauses.pausing = round_, None, [], round_
             return
         round_ += 1
 
@@ -271,7 +274,7 @@ def _reopened(run: Draft, round_: int, step: Step) -> None:
         said = next((run.read(t, "direction") for t in run.of(round_, step.id)
                      if run.read(t, "direction")), "")
         if said:
-            run.directions[round_] = said
+            run.steering.directions[round_] = said
 
 
 def _speakers(run: Draft, step: Step, round_: int) -> list[str]:
@@ -294,23 +297,23 @@ def _verdicts(run: Draft, step: Step, round_: int) -> dict[str, str]:
 def _next_round(run: Draft, round_: int, exit_: Exit) -> None:
     """What the exit rule said of the next round: its phase, its direction, the conclusion a
     person gave, the rounds escalations stay quiet, the probing round given."""
-    run.exit = exit_
+    run.closing.exit = exit_
     if exit_.phase is not None:
-        run.phase_of[round_ + 1] = exit_.phase
+        run.steering.phase_of[round_ + 1] = exit_.phase
     if exit_.direction:
-        run.directions[round_ + 1] = exit_.direction
-        run.givers[round_ + 1] = given_by(None)
+        run.steering.directions[round_ + 1] = exit_.direction
+        run.steering.givers[round_ + 1] = given_by(None)
     if exit_.conclusion:
-        run.conclusion = exit_.conclusion
+        run.steering.conclusion = exit_.conclusion
     if exit_.quiet_until is not None:
-        run.quiet_until = exit_.quiet_until
-    run.probed = run.probed or exit_.probed
+        run.steering.quiet_until = exit_.quiet_until
+    run.steering.probed = run.steering.probed or exit_.probed
 
 
 def _after(run: Draft, round_: int, exit_: Exit) -> None:
     """The rounds are over: the after steps, in order, then the outcome rule; an outcome
     other than READY first runs the protocol's ``on_impasse`` step (its recommendation)."""
-    run.after = bool(run.steps.after)
+    run.progress.after = bool(run.steps.after)
     for step in run.steps.after:
         spoken = {t.alias for t in run.of(round_, step.id)}
         waiting = [a for a in run.speakers(step) if a not in spoken]
@@ -319,7 +322,7 @@ def _after(run: Draft, round_: int, exit_: Exit) -> None:
             return
     confirm = next((s for s in run.steps.after if s.confirm), None)
     if confirm is not None:
-        run.verdicts = _verdicts(run, confirm, round_)
+        run.closing.verdicts = _verdicts(run, confirm, round_)
     verdict = registry.OUTCOMES.call(run.steps.outcome, run, round_, exit_)
     last = run.steps.step(run.steps.rounds.on_impasse) if run.steps.rounds.on_impasse else None
     if last is not None and verdict.outcome != "READY":
@@ -328,7 +331,7 @@ def _after(run: Draft, round_: int, exit_: Exit) -> None:
         if waiting:  # the recommendation comes before the impasse is the outcome
             run.step, run.waiting = last, waiting
             return
-    run.verdict, run.verdicts = verdict, dict(verdict.counted)
+    run.verdict, run.closing.verdicts = verdict, dict(verdict.counted)
     run.outcome = verdict.outcome
     run.step, run.waiting = None, []
 
@@ -337,7 +340,7 @@ def _round_choice(run: Draft, round_: int) -> str | None:
     """What the round's decision point chose, as the next round's direction: the choice and
     the person's text; ``follow`` spelled out as the recommendation it follows."""
     step = run.decision_step()
-    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    answer = run.decisions.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return None
     fills = dict(step.fills)
@@ -353,7 +356,7 @@ def _round_choice(run: Draft, round_: int) -> str | None:
 
 def _paused(run: Draft, round_: int) -> bool:
     step = run.decision_step()
-    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    answer = run.decisions.chosen.get((round_, step.id)) if step is not None else None
     return answer is not None and answer.choice == "pause"
 
 
@@ -362,15 +365,15 @@ def _answer(run: Draft, round_: int, order, index: int) -> Answer | None:
     names it, else the first unused person's NEXT line, with one of its choices, written
     after the point was reached (after the round's earlier steps' turns)."""
     step = order[index]
-    for a in run.answers:
+    for a in run.decisions.answers:
         if not a.used and a.step == step.id and a.round == round_:
             a.used = True
             return a
     earlier = {s.id for s in order[:index]}
     reached = max([t.line for t in run.turns if t.round == round_ and t.step in earlier]
-                  + [a.line for (r, _), a in run.chosen.items() if r == round_]
+                  + [a.line for (r, _), a in run.decisions.chosen.items() if r == round_]
                   + [t.line for t in run.turns if t.round < round_], default=0)
-    for a in run.answers:
+    for a in run.decisions.answers:
         if not a.used and a.step is None and a.line > reached and a.choice in step.choices:
             a.used = True
             return a
@@ -381,8 +384,8 @@ def question(run: Run) -> str:
     """A decision point's question in one line, with how to answer it."""
     step = run.step
     assert step is not None
-    when = "before round 1" if not run.setup_done else f"round {run.round}"
-    why = f" Why: {run.because}." if run.because else ""
+    when = "before round 1" if not run.setup.done else f"round {run.round}"
+    why = f" Why: {run.decisions.because}." if run.decisions.because else ""
     return (f"{step.question}{why} ({when}; answer in the ledger with a line NEXT: "
             f"{'|'.join(step.choices)}; recommended: {step.recommended})")
 

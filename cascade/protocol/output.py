@@ -71,7 +71,7 @@ def summary(d, run: Run) -> str | None:
     out += ["## Key decisions", ""] + _bullets(_items(run, "consensus", syntheses), "_(none)_")
     out += ["", "## Unresolved items", ""] + _bullets(_open(run), "_(none)_")
     rec = _recommended(run)
-    out += ["", "## Recommendation", "", nested(run.conclusion or rec or "_(none given)_")]
+    out += ["", "## Recommendation", "", nested(run.steering.conclusion or rec or "_(none given)_")]
     out += ["", "## Participants", "", "| Participant | Final position | Confidence |",
             "|---|---|---|"]
     out += [f"| {cell(n)} | {cell(p)} | {c or '-'} |" for n, p, c in _final(run)]
@@ -84,7 +84,7 @@ def adr_draft(d, run: Run) -> str | None:
     if run.outcome is None or _asked(run) != "adr":
         return None
     syntheses = [t for t in run.turns if run.read(t, "next_action")]
-    decision = run.conclusion or _recommended(run) or "_(no recommendation given)_"
+    decision = run.steering.conclusion or _recommended(run) or "_(no recommendation given)_"
     agreed = _items(run, "consensus", syntheses)
     status = "Proposed: a draft from the roundtable, for a person to review, edit and adopt."
     out = [f"# {d.title}", "", "## Status", "", status, ""] + _head(d, run)

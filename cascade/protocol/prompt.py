@@ -178,7 +178,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
         max_rounds=1 if steps.phased else steps.rounds.max, protocol=d.protocol, mode=mode,
-        setup=not run.setup_done, **opening,
+        setup=not run.setup.done, **opening,
         **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
         shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],
         blind=VISIBILITIES.has(request.step.visibility, "blind"),
@@ -221,7 +221,7 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
                 "callout": None}
     if request.summary:
         at["summary"] = blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
-    panel = run.panel
+    panel = run.setup.panel
     if panel is not None:
         problem = panel.problem + (f"\nScope: {panel.scope}" if panel.scope else "") + (
             f"\nSuccess criteria: {panel.success}" if panel.success else "")

@@ -145,7 +145,7 @@ def _closing_vote(run: Run, synth: list[Turn], names: dict[str, str]) -> list[st
         current = next((run.read(t, "position") for t in reversed(mine)
                         if run.read(t, "position")), None)
         out.append(f"| {cell(names.get(alias, alias))} | {cell(current or '-')} | "
-                   f"{run.verdicts.get(alias, '-')} |")
+                   f"{run.closing.verdicts.get(alias, '-')} |")
     return out
 
 
@@ -174,7 +174,7 @@ def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
     for alias in run.members:
         out.append(f"| {cell(names.get(alias, alias))} | "
                    f"{_position(run, _last(run, alias, first))} | "
-                   f"{run.verdicts.get(alias, '-')} |")
+                   f"{run.closing.verdicts.get(alias, '-')} |")
     return out
 
 
@@ -186,7 +186,7 @@ def _divergent(run: Run, names: dict[str, str]) -> list[str]:
     for alias in run.members:
         out.append(f"| {cell(names.get(alias, alias))} | "
                    f"{_position(run, _last(run, alias, spoken))} | "
-                   f"{run.verdicts.get(alias, '-')} |")
+                   f"{run.closing.verdicts.get(alias, '-')} |")
     recommend = run.steps.rounds.on_impasse
     rec = [t for t in run.turns if t.step == recommend] if recommend else []
     given = nested(rec[-1].body) if rec else _recommended(run)
@@ -214,8 +214,8 @@ def _decided(run: Run, synth: list[Turn], shown: bool) -> list[str]:
     rec = "" if shown else _recommended(run)
     if rec:
         out += ["", "## Recommendation", "", nested(rec)]
-    if run.conclusion:
-        out += ["", "## Conclusion", "", nested(run.conclusion)]
+    if run.steering.conclusion:
+        out += ["", "## Conclusion", "", nested(run.steering.conclusion)]
     return out
 
 

@@ -105,7 +105,7 @@ def _plain(name: str) -> str:
 
 def accepted(run) -> bool:
     """Every member confirmed with ACCEPT (a missing or other verdict is not consent)."""
-    return bool(run.members) and all(run.verdicts.get(m) == "ACCEPT" for m in run.members)
+    return bool(run.members) and all(run.closing.verdicts.get(m) == "ACCEPT" for m in run.members)
 
 
 @EXITS.register("all_accept")
@@ -114,7 +114,7 @@ def all_accept(run, round_: int) -> Exit:
     if accepted(run):
         return Exit(True, f"all {len(run.members)} participants accepted the synthesis in "
                           f"round {round_}")
-    against = [a for a in run.members if run.verdicts.get(a) != "ACCEPT"]
+    against = [a for a in run.members if run.closing.verdicts.get(a) != "ACCEPT"]
     return Exit(False, f"{', '.join(_names(run, against)) or 'nobody'} did not accept the "
                        f"synthesis of round {round_}")
 
@@ -124,7 +124,7 @@ def next_action(run, round_: int) -> Exit:
     """The round's decision point chose to synthesize -- or to follow a recommendation to
     synthesize. Any other choice (continue, deep-dive, a constraint, pause) goes on."""
     step = run.decision_step()
-    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    answer = run.decisions.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return Exit(False, f"no choice to synthesize in round {round_}")
     if answer.choice == "follow":
@@ -204,7 +204,7 @@ def escalated(run, round_: int) -> str | None:
     open ``rounds.per_conflict`` rounds running; a participant's confidence fell below 0.5;
     a participant named a critical concern (security, legal, must-have, blocking); or one
     challenged the framing itself. ``continue N`` at an escalation quiets it N rounds."""
-    if round_ <= run.quiet_until:
+    if round_ <= run.steering.quiet_until:
         return None
     synthesis = _facilitation(run, round_)
     if synthesis is not None and run.read(synthesis, "next_action") == "escalate":
@@ -265,8 +265,8 @@ def facilitated(run, round_: int, at_cap: str = AT_CAP, recommend: str = RECOMME
     probing round. What was refused is the next round's direction (and the ledger's).
     Applies rounds.min itself: a person's decision may end a roundtable early."""
     phases = run.steps.strategy.phases if run.steps.strategy else ()
-    index = run.phase_of.get(round_, 0)
-    in_phase = sum(1 for r, i in run.phase_of.items() if i == index and r <= round_)
+    index = run.steering.phase_of.get(round_, 0)
+    in_phase = sum(1 for r, i in run.steering.phase_of.items() if i == index and r <= round_)
     last = max(len(phases) - 1, 0)
     minimum = phases[index].min_rounds if phases else 1
     if round_ >= run.steps.rounds.max:
@@ -298,7 +298,7 @@ def facilitated(run, round_: int, at_cap: str = AT_CAP, recommend: str = RECOMME
         refused = _conclude_refused(run, round_, in_phase, minimum)
         if refused:
             return stay(refused)
-        if _too_easy(run, round_) and not run.probed:
+        if _too_easy(run, round_) and not run.steering.probed:
             probing = ("a probing round: the consensus came too easily (no conflict, every "
                        "confidence at 0.8 or more); look for what was missed")
             return Exit(False, probing, index, probing, quiet_until=quiet, probed=True)
@@ -342,7 +342,7 @@ def _escalation_answered(run, round_: int) -> tuple[Exit | None, int | None]:
     """A person's answer to the round's escalation: accept or decide concludes (the Exit);
     continue N goes on, quiet for N rounds (the round escalations are quiet until)."""
     step = next((s for s in run.steps.round_steps if s.decision and s.when == "escalated"), None)
-    answer = run.chosen.get((round_, step.id)) if step is not None else None
+    answer = run.decisions.chosen.get((round_, step.id)) if step is not None else None
     if answer is None:
         return None, None
     if answer.choice in ("accept", "decide"):
@@ -392,14 +392,15 @@ def by_exit(run, round_: int, exit: Exit) -> Verdict:
     """The exit rule's own verdict: READY when it ended the rounds, IMPASSE when the round
     cap came first (the default outcome of a protocol that names none)."""
     if exit.ends:
-        return Verdict("READY", exit.why, dict(run.verdicts))
-    return Verdict("IMPASSE", f"impasse after {round_} rounds ({exit.why})", dict(run.verdicts))
+        return Verdict("READY", exit.why, dict(run.closing.verdicts))
+    return Verdict("IMPASSE", f"impasse after {round_} rounds ({exit.why})",
+                   dict(run.closing.verdicts))
 
 
 @OUTCOMES.register("all_accept")
 def all_accept_outcome(run, round_: int, exit: Exit) -> Verdict:
     """READY when every member accepted the last synthesis, else IMPASSE."""
-    counted = {m: v for m, v in run.verdicts.items() if m in run.members}
+    counted = {m: v for m, v in run.closing.verdicts.items() if m in run.members}
     tally = {"ACCEPT": 0, "REJECT": 0}
     for verdict in counted.values():
         tally["ACCEPT" if verdict == "ACCEPT" else "REJECT"] += 1
@@ -421,29 +422,29 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
     READY or REJECT when reached, else CHANGES. A vote from a turn that did not see the whole
     document does not count, and its member counts as not having voted. A protocol of phases
     has no closing vote: each voter's latest vote that counts (cascade.protocol.ballot)."""
-    votes = {m: v for m, v in run.verdicts.items() if v in ("READY", "CHANGES", "REJECT")}
-    config = dataclasses.replace(run.consensus or VotingConfig(), human_required=False)
+    votes = {m: v for m, v in run.closing.verdicts.items() if v in ("READY", "CHANGES", "REJECT")}
+    config = dataclasses.replace(run.terms.consensus or VotingConfig(), human_required=False)
     # (human_required is the gate's to apply, as for any protocol's READY)
     result = calculate_consensus(votes, config, expected=run.members)
     outcome = result.outcome if result.reached and result.outcome else "CHANGES"
     if run.steps.phased:  # no closing vote: a standing ballot, each voter's latest vote
-        return Verdict(outcome, result.reason, dict(run.verdicts), dict(result.counts),
+        return Verdict(outcome, result.reason, dict(run.closing.verdicts), dict(result.counts),
                        tuple(_names(run, result.blocked_by)), tuple(_names(run, result.missing)))
     tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
-    for verdict in run.verdicts.values():
+    for verdict in run.closing.verdicts.values():
         tally[verdict if verdict in tally else "REJECT"] += 1
-    against = tuple(_names(run, (a for a, v in run.verdicts.items() if v != "READY")))
-    missing = tuple(_names(run, (a for a in run.members if a not in run.verdicts)))
+    against = tuple(_names(run, (a for a, v in run.closing.verdicts.items() if v != "READY")))
+    missing = tuple(_names(run, (a for a in run.members if a not in run.closing.verdicts)))
     if outcome == "READY":
         return Verdict(outcome, f"the closing vote after round {round_}: {tally['READY']}/"
-                                f"{len(run.members)} READY", dict(run.verdicts), tally)
+                                f"{len(run.members)} READY", dict(run.closing.verdicts), tally)
     why = (f"the closing vote after round {round_}: "
            + (", ".join(f"{n} {v}" for v, n in tally.items() if n) or "no votes"))
     if against:
         why += f" (not READY: {', '.join(against)})"
     if missing:
         why += f" (no vote: {', '.join(missing)})"
-    return Verdict(outcome, why, dict(run.verdicts), tally, against, missing)
+    return Verdict(outcome, why, dict(run.closing.verdicts), tally, against, missing)
 
 
 @OUTCOMES.register("consent", params={

@@ -41,8 +41,8 @@ def summary(run: Run, round_: int) -> str:
             if t.fields.get("flagged") == "yes":
                 lines.append(f"- Quality flagged ({t.fields.get('scores', '')}): "
                              f"{sentence(t.body)}")
-        if r + 1 in run.directions:
-            lines.append(f"- Next: {run.directions[r + 1]}")
+        if r + 1 in run.steering.directions:
+            lines.append(f"- Next: {run.steering.directions[r + 1]}")
         parts.append("\n".join(lines))
     text = "\n".join(parts)
     limit = run.steps.rounds.carry
@@ -60,11 +60,12 @@ def _consensus(body: str) -> str:
 def _direction(run: Run, fixed: bool) -> str:
     """What the wave is told to follow, each part saying who gave it: a person, --auto, the
     protocol's rule or schedule (a strategy's phase; for a fixed role, the open conflicts)."""
-    direction, by = ((run.direction, run.direction_by) if not run.setup_done else
-                     (run.directions.get(run.round, ""), run.givers.get(run.round, "")))
+    direction, by = ((run.steering.direction, run.steering.direction_by) if not run.setup.done else
+                     (run.steering.directions.get(run.round, ""),
+                      run.steering.givers.get(run.round, "")))
     direction = f"From {by}: {direction}" if direction and by else direction
-    if run.after:
-        return run.conclusion  # it names who decided
+    if run.progress.after:
+        return run.steering.conclusion  # it names who decided
     strategy = run.steps.strategy
     # a flow's phases are the members': a mode where no member speaks (dp) is told none
     if strategy is None or all(run.steps.role(s.role).fixed for s in run.steps.round_steps):
@@ -96,9 +97,9 @@ def plan(run: Run) -> list[Request]:
     # participation adds the earlier speakers to the step's declared view and keeps its
     # summary (six-hats' answers: none, as any roundtable answer; a sequential council's
     # advice: the earlier rounds, as blind advice has)
-    declared = (run.base or run.steps).step(step.id) or step
+    declared = (run.terms.base or run.steps).step(step.id) or step
     only_last = VISIBILITIES.has(declared.visibility, "no_summary") or bool(step.sees)
-    text = "" if only_last else summary(run, run.round + (1 if run.after else 0))
+    text = "" if only_last else summary(run, run.round + (1 if run.progress.after else 0))
     direction = _direction(run, role.fixed)
     out = []
     for alias in waiting:
@@ -107,9 +108,10 @@ def plan(run: Run) -> list[Request]:
         if step.target is not None:
             first = run.steps.round_steps[0].id
             target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
-        phase = run.phase if strategy is not None and not role.fixed and not run.after else None
+        phase = run.phase if strategy is not None and not role.fixed \
+            and not run.progress.after else None
         keeps = VISIBILITIES.has(step.visibility, "kept")  # a phase does not override it
-        seen = [] if not run.setup_done else shown(
+        seen = [] if not run.setup.done else shown(
             run, step, alias, phase.visibility if phase and not keeps else None)
         said = direction
         if strategy is not None and strategy.sides and not role.fixed and alias in run.members:
@@ -125,7 +127,7 @@ def plan(run: Run) -> list[Request]:
                            and VISIBILITIES.has(phase.visibility, "blind")
                            and phase.at == "first" else text, said,
                            phase.words if phase is not None else step.range,
-                           why=run.asked_why.get(alias, "")))
+                           why=run.progress.asked_why.get(alias, "")))
     return out
 
 
@@ -150,5 +152,5 @@ def due(d) -> bool:
     begin a round, write a pause's resume context or record the outcome it reached."""
     run = d.state.run
     if run.outcome is not None:
-        return d.status == "OPEN" and run.recorded != run.outcome
-    return bool(run.waiting) or run.pausing is not None or run.new_round
+        return d.status == "OPEN" and run.closing.recorded != run.outcome
+    return bool(run.waiting) or run.pauses.pausing is not None or run.progress.new_round

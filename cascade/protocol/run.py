@@ -105,20 +105,20 @@ class _Loop:
         d, result = self.wave.d, self.result
         run = d.state.run
         result.round = run.round
-        for note in run.notes:
+        for note in run.setup.notes:
             if note not in self.noted:
                 self.noted.add(note)
                 result.notes.append(note)
         if run.outcome is not None:
             self._conclude(run)
             return False
-        if run.pausing is not None:
+        if run.pauses.pausing is not None:
             self._pause(run)
             return False
-        if run.new_round and not _round_recorded(d, run.round):
+        if run.progress.new_round and not _round_recorded(d, run.round):
             phase = run.phase
             d.add_event(ROUND, str(run.round), phase=phase.id if phase else None,
-                        note=run.directions.get(run.round) or None)
+                        note=run.steering.directions.get(run.round) or None)
             d.save()
             result.appended += 1
             return True
@@ -129,10 +129,10 @@ class _Loop:
     def _conclude(self, run: Run) -> None:
         d, result = self.wave.d, self.result
         result.outcome, result.why = run.outcome, run.why
-        if run.recorded != run.outcome:
+        if run.closing.recorded != run.outcome:
             when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
             d.add_event(OUTCOME, run.outcome, round=str(run.round), at=when,
-                        note=run.conclusion or None)  # how the rounds ended, when said
+                        note=run.steering.conclusion or None)  # how the rounds ended, when said
             d.save()
             result.appended += 1
             result.record = write_record(d, d.state.run, when)
@@ -140,12 +140,13 @@ class _Loop:
     def _pause(self, run: Run) -> None:
         d, result = self.wave.d, self.result
         text = resume_context(d, run)
-        d.add_comment(TOOL, f"**Resume context, after round {run.pausing}**\n\n{text}",
-                      provenance={"step": "resume", "round": str(run.pausing)}, origin="tool")
+        d.add_comment(TOOL, f"**Resume context, after round {run.pauses.pausing}**\n\n{text}",
+                      provenance={"step": "resume", "round": str(run.pauses.pausing)},
+                      origin="tool")
         d.save()
         result.appended += 1
-        result.paused = run.pausing
-        result.stopped = (f"paused after round {run.pausing} (a person chose pause): the "
+        result.paused = run.pauses.pausing
+        result.stopped = (f"paused after round {run.pauses.pausing} (a person chose pause): the "
                           "resume context is in the ledger")
 
     def _decide(self, run: Run) -> bool:
@@ -155,7 +156,7 @@ class _Loop:
         assert step is not None
         if self.auto:
             d.add_event(NEXT, step.recommended or step.choices[0], step=step.id,
-                        round=str(run.round) if run.setup_done else "0", auto="true")
+                        round=str(run.round) if run.setup.done else "0", auto="true")
             result.notes.append(f"{step.title}: took the recommended choice "
                                 f"{step.recommended} (--auto), recorded in the ledger")
         elif self.ask is not None:
@@ -253,9 +254,9 @@ class _Loop:
         if batch:
             done = d.state.run
             in_after = step.id in {x.id for x in done.steps.after}
-            round_over = done.round != round_ or (done.after and not in_after)
+            round_over = done.round != round_ or (done.progress.after and not in_after)
             if (round_over or done.outcome is not None or done.deciding
-                    or done.pausing is not None):
+                    or done.pauses.pausing is not None):
                 d.save()  # the round is complete: it reaches the ledger at once
                 self.written = result.appended
 

@@ -1,7 +1,7 @@
 """Where a step protocol's discussion stands, as records: the turns cascade wrote, the
 answers people gave at decision points, the requests to ask next, and the ``Run`` that holds
-them (derived in cascade.protocol.engine; read by the registry's rules, the runner, the
-record and the artifacts)."""
+them, with the small records it groups the rest in (derived in cascade.protocol.engine on a
+``Draft``; read by the registry's rules, the runner, the record and the artifacts)."""
 from __future__ import annotations
 
 import dataclasses
@@ -140,7 +140,8 @@ class Reads:
         strategy = self.steps.strategy
         if strategy is None:
             return None
-        return strategy.phases[min(self.phase_of.get(self.round, 0), len(strategy.phases) - 1)]
+        return strategy.phases[min(self.steering.phase_of.get(self.round, 0),
+                                   len(strategy.phases) - 1)]
 
     @property
     def deciding(self) -> bool:
@@ -165,12 +166,13 @@ class Reads:
     def read(self, turn: Turn, what: str) -> str:
         """What ``turn`` gives for ``what`` (spec.READS): the field its step names for it
         (``reads:``); "" when the step names none or the turn left it empty."""
-        step = self.steps.step(turn.step) or (self.base.step(turn.step) if self.base else None)
+        step = self.steps.step(turn.step) or (self.terms.base.step(turn.step)
+                                              if self.terms.base else None)
         name = dict(step.reads).get(what) if step is not None else None
         return turn.fields.get(name, "") if name else ""
 
     def name_of(self, alias: str) -> str:
-        return self.names.get(alias, alias)
+        return self.terms.names.get(alias, alias)
 
     def decision_step(self) -> Step | None:
         """The round's decision point (a step a person answers), if its steps have one."""
@@ -196,73 +198,166 @@ class Reads:
 
 
 @dataclass(frozen=True)
+class Terms:
+    """Under what terms the members take part: the protocol's steps before a mode specialized
+    them, the mode, the personas' names, the vote thresholds, the discussion's round cap."""
+
+    base: Steps | None = None  # the protocol's steps before a mode specialized them
+    mode: str | None = None
+    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
+    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
+    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where the rounds are, besides the round, step and who it waits for (on ``Run``)."""
+
+    new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
+    after: bool = False  # the rounds are over: the after steps run
+    asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
+
+
+@dataclass(frozen=True)
+class Pauses:
+    """A person's pauses: the one whose resume context is due, the rounds resumed and their
+    contexts."""
+
+    pausing: int | None = None  # a pause answered in this round: the resume context is due
+    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
+    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
+
+
+@dataclass(frozen=True)
+class Decisions:
+    """What people answered at the rounds' decision points."""
+
+    answers: list[Answer] = field(default_factory=list)
+    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
+    because: str | None = None  # why the open decision point is asked (an escalation's cause)
+
+
+@dataclass(frozen=True)
+class Steering:
+    """How the rounds were steered: directions and who gave them, strategy phases, quiet
+    escalations, the probing round, how the rounds were concluded."""
+
+    direction: str = ""  # the person's direction for the current step (setup) or round
+    direction_by: str = ""  # who gave the setup step's direction
+    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
+    givers: dict[int, str] = field(default_factory=dict)  # round -> who gave its direction
+    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
+    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
+    probed: bool = False  # the probing round after a too-easy consensus was given
+    conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A generated panel's setup: its turns and answers (kept across revisions), whether it is
+    done, the accepted panel, what its walk noted (cascade.protocol.setup)."""
+
+    turns: list[Turn] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    done: bool = True
+    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Closing:
+    """What the rounds' close gave besides the outcome: the confirmations counted, the outcome
+    event recorded, the exit rule's last answer."""
+
+    verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
+    recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
+    exit: Exit | None = None  # the exit rule's answer after the last round run
+
+
+@dataclass(frozen=True)
 class Run(Reads):
     """A protocol's run, derived from a ledger by the engine (cascade.protocol.engine): who
-    takes part, the turns of the current revision, where the rounds are, the answers and
-    choices of people, and the outcome. Immutable: a reader cannot change what the engine
-    derived (the engine builds a ``Draft`` and freezes it)."""
+    takes part, the turns of the current revision, where the rounds are and the outcome --
+    read by most of its readers -- and, as small records, the rest. Immutable: a reader cannot
+    change what the engine derived (the engine builds a ``Draft`` and freezes it)."""
 
     steps: Steps
     members: list[str]  # the participants' aliases, in order
     fixed: dict[str, str]  # role id -> persona alias
     round: int = 1
-    turns: list[Turn] = field(default_factory=list)  # of the current revision's run
-    messages: int = 0  # message ids used in the whole ledger
     step: Step | None = None  # the first unfinished step of the round
     waiting: list[str] = field(default_factory=list)  # who has not spoken in that step
-    verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
+    turns: list[Turn] = field(default_factory=list)  # of the current revision's run
+    messages: int = 0  # message ids used in the whole ledger
     outcome: str | None = None  # READY | IMPASSE, derived from the turns
-    recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
-    new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
-    answers: list[Answer] = field(default_factory=list)
-    chosen: dict[tuple[int, str], Answer] = field(default_factory=dict)  # (round, step) -> answer
-    base: Steps | None = None  # the protocol's steps before a mode specialized them
-    mode: str | None = None
-    setup: list[Turn] = field(default_factory=list)  # setup turns: kept across revisions
-    setup_answers: list[Answer] = field(default_factory=list)
-    setup_done: bool = True
-    panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
-    direction: str = ""  # the person's direction for the current step (setup) or round
-    directions: dict[int, str] = field(default_factory=dict)  # round -> direction
-    givers: dict[int, str] = field(default_factory=dict)  # round -> who gave its direction
-    direction_by: str = ""  # who gave the setup step's direction
-    resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
-    resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
-    pausing: int | None = None  # a pause answered in this round: the resume context is due
-    after: bool = False  # the rounds are over: the after steps run
-    consensus: Any = None  # the thresholds an outcome rule may count by (VotingConfig)
-    cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
-    phase_of: dict[int, int] = field(default_factory=lambda: {1: 0})  # round -> strategy phase
-    quiet_until: int = 0  # escalations are not asked up to this round (continue N)
-    probed: bool = False  # the probing round after a too-easy consensus was given
-    because: str | None = None  # why the open decision point is asked (an escalation's cause)
-    conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
-    names: dict[str, str] = field(default_factory=dict)  # alias -> persona name
-    exit: Exit | None = None  # the exit rule's answer after the last round run
     verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
-    asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
-    notes: list[str] = field(default_factory=list)  # what the setup walk noted
-
-
+    terms: Terms = field(default_factory=Terms)
+    progress: Progress = field(default_factory=Progress)
+    pauses: Pauses = field(default_factory=Pauses)
+    decisions: Decisions = field(default_factory=Decisions)
+    steering: Steering = field(default_factory=Steering)
+    setup: Setup = field(default_factory=Setup)
+    closing: Closing = field(default_factory=Closing)
 
     @classmethod
     def from_draft(cls, draft: Any) -> Run:
-        """The run a draft derived."""
-        return cls(**{f.name: getattr(draft, f.name) for f in dataclasses.fields(cls)})
-
-def _draft_field(f: dataclasses.Field) -> tuple[str, Any, Any]:
-    if f.default_factory is not dataclasses.MISSING:
-        return f.name, f.type, field(default_factory=f.default_factory)
-    if f.default is not dataclasses.MISSING:
-        return f.name, f.type, field(default=f.default)
-    return f.name, f.type, field()
+        """The run a draft derived, its groups frozen."""
+        return _frozen(cls, draft)
 
 
-# A run while the engine derives it: Run's fields (declared once, above), mutable; the
-# registered rules are asked with it (they read it, never write it).
-Draft = dataclasses.make_dataclass("Draft", [_draft_field(f) for f in dataclasses.fields(Run)],
-                                   bases=(Reads,), namespace={"__module__": __name__})
+def _group(f: dataclasses.Field) -> Any:
+    """The record a field of ``Run`` holds as a group (its default), or None."""
+    factory = f.default_factory
+    return factory if isinstance(factory, type) and dataclasses.is_dataclass(factory) else None
 
+
+def _frozen(cls: Any, draft: Any) -> Any:
+    values = {}
+    for f in dataclasses.fields(cls):
+        value = getattr(draft, f.name)
+        group = _group(f)
+        values[f.name] = _frozen(group, value) if group is not None else value
+    return cls(**values)
+
+
+def _mutable(cls: Any, bases: tuple = ()) -> Any:
+    """``cls``'s fields (declared once, on the record) as a mutable dataclass; a group's
+    default is its own mutable draft."""
+    out = []
+    for f in dataclasses.fields(cls):
+        group = _group(f)
+        if group is not None:
+            out.append((f.name, f.type, field(default_factory=_DRAFTS[group])))
+        elif f.default_factory is not dataclasses.MISSING:
+            out.append((f.name, f.type, field(default_factory=f.default_factory)))
+        elif f.default is not dataclasses.MISSING:
+            out.append((f.name, f.type, field(default=f.default)))
+        else:
+            out.append((f.name, f.type, field()))
+    return dataclasses.make_dataclass(cls.__name__ + "Draft", out, bases=bases,
+                                      namespace={"__module__": __name__})
+
+
+_DRAFTS = {_group(f): _mutable(_group(f)) for f in dataclasses.fields(Run) if _group(f)}
+
+# A run while the engine derives it: Run's fields and its groups' (declared once, above),
+# mutable; the registered rules are asked with it (they read it, never write it).
+Draft = _mutable(Run, (Reads,))
+Draft.__name__ = Draft.__qualname__ = "Draft"
+
+
+def draft(steps: Steps, members: list[str], fixed: dict[str, str], **values: Any) -> Any:
+    """A draft of a run, each of ``values`` set on the record that declares it (``round`` on
+    the run, ``consensus`` on its terms, ``verdicts`` on its closing)."""
+    run = Draft(steps, members, fixed)
+    for name, value in values.items():
+        holders = [run] if name in {f.name for f in dataclasses.fields(Run)} else [
+            getattr(run, f.name) for f in dataclasses.fields(Run)
+            if _group(f) is not None and name in {g.name for g in dataclasses.fields(_group(f))}]
+        if len(holders) != 1:
+            raise TypeError(f"{name!r} names no one field of a run")
+        setattr(holders[0], name, value)
+    return run
 
 
 def refs_of(value: str) -> list[tuple[str, str]]:

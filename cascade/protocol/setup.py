@@ -13,56 +13,56 @@ def walk_setup(run: Draft, ledger) -> bool:
     """Walk the setup steps (a panel proposed, then confirmed); False while one is open --
     ``run.step`` then names it. A choice the confirmation ``redo``es runs the proposal again
     (``NEXT: modify <what to change>``, ``NEXT: mode <name>``: a mode the protocol has)."""
-    base = run.base or run.steps
+    base = run.terms.base or run.steps
     order = run.steps.setup
     position, index, direction = 0, 0, ""
-    run.panel = panel_of(ledger.entries)  # the last proposed (accepted, once setup is done)
+    run.setup.panel = panel_of(ledger.entries)  # the last proposed (accepted, once setup is done)
     while index < len(order):
         step = order[index]
         if step.decision:
             answer = None
-            for a in run.setup_answers:
+            for a in run.setup.answers:
                 if a.used or a.line <= position:
                     continue
                 if a.step == step.id or (a.step is None and a.choice in step.choices):
                     if a.choice == "mode" and base.get_mode(a.text.split()[0] if a.text
                                                             else None) is None:
                         a.used = True
-                        run.notes.append(f"NEXT: mode {a.text or '(none)'} (line {a.line}) names "
-                                         f"no mode of {', '.join(m.name for m in base.modes)}: "
-                                         "not taken")
+                        run.setup.notes.append(
+                            f"NEXT: mode {a.text or '(none)'} (line {a.line}) names "
+                            f"no mode of {', '.join(m.name for m in base.modes)}: not taken")
                         continue
                     answer = a
                     break
             if answer is None:
-                run.step, run.waiting, run.setup_done = step, ["person"], False
+                run.step, run.waiting, run.setup.done = step, ["person"], False
                 return False
             answer.used = True
             position = answer.line
-            run.chosen[(0, step.id)] = answer
+            run.decisions.chosen[(0, step.id)] = answer
             target = dict(step.redo).get(answer.choice)
             if target is not None:
                 if answer.choice == "mode":
                     run.steps = specialize(base, Options(
                         answer.text.split()[0], run.steps.strategy.name if run.steps.strategy
-                        else None, run.steps.tier, run.cap))
-                    run.mode = run.steps.mode
+                        else None, run.steps.tier, run.terms.cap))
+                    run.terms.mode = run.steps.mode
                     run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
                     order = run.steps.setup
                 direction = (f"{answer.choice} {answer.text}".strip() if answer.text
                              else answer.choice)
-                run.direction_by = given_by(answer)
+                run.steering.direction_by = given_by(answer)
                 index = next(i for i, s in enumerate(order) if s.id == target)
                 continue
             index += 1
             continue
-        turn = next((t for t in run.setup if t.step == step.id and t.line > position), None)
+        turn = next((t for t in run.setup.turns if t.step == step.id and t.line > position), None)
         if turn is None:
-            run.step, run.setup_done = step, False
+            run.step, run.setup.done = step, False
             run.waiting = [a for a in run.speakers(step)]
-            run.direction = direction
+            run.steering.direction = direction
             return False
         position = turn.line
         index += 1
-    run.members = run.panel.aliases if run.panel is not None else []
+    run.members = run.setup.panel.aliases if run.setup.panel is not None else []
     return True

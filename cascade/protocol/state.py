@@ -328,7 +328,7 @@ class _Walk(EventChecks):
         run = derive_run(ledger, self.steps, self._basis(ledger, carried, reviewed))
         verdict = run.verdict
         counts = dict(verdict.tally) if verdict is not None else {}
-        for vote in run.verdicts.values() if verdict is None else ():  # the round's so far
+        for vote in run.closing.verdicts.values() if verdict is None else ():  # the round's so far
             counts[vote] = counts.get(vote, 0) + 1
         if verdict is not None and run.outcome is not None:  # the outcome rule explains it
             return run, result_of(verdict, advisory)
@@ -339,13 +339,14 @@ class _Walk(EventChecks):
         if run.deciding:
             return run, ConsensusResult(False, None, counts, [], [],
                                         f"waiting for a person: {question(run)}", advisory)
-        if run.pausing is not None:
+        if run.pauses.pausing is not None:
             return run, ConsensusResult(False, None, counts, [], [],
-                                        f"paused after round {run.pausing}: cascade run resumes it",
+                                        f"paused after round {run.pauses.pausing}: "
+                                        "cascade run resumes it",
                                         advisory)
         step = run.step.title if run.step else "-"
         waiting = names(run.waiting)
-        where = f"round {run.round}, step {step}" if run.setup_done else f"setup, step {step}"
+        where = f"round {run.round}, step {step}" if run.setup.done else f"setup, step {step}"
         return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
 
     def _basis(self, ledger: Ledger, carried: set[int], reviewed: set[str] | None,
