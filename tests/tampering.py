@@ -61,7 +61,7 @@ def build(root: Path) -> Base:
     for (alias, name), vote in zip(PANEL, ("READY", "REJECT", "READY")):
         d.add_comment(name, f"{name}: round two.", vote, untrusted=True,
                       provenance={"model": "m", "revision": blob_id(TEXT_B), "seen": "all"})
-    d = Discussion(path, d.text, setting_of(root), exists=False, authority=AUTHORITY)
+    d = Discussion(path, d.text, setting_of(root), authority=AUTHORITY)
     lines = d.text.split("\n")
     entries, stamps, ids = [], [], []
     for entry in d.ledger.entries:
@@ -119,6 +119,6 @@ def verdict(base: Base, pieces: list[str]) -> tuple[bool, State]:
     """(the gate lets the current revision through, the derived state) with ``pieces``
     appended."""
     text = base.text + "".join("\n" + p for p in pieces)
-    d = Discussion(base.path, text, setting_of(base.root), exists=False, authority=AUTHORITY)
+    d = Discussion(base.path, text, setting_of(base.root), authority=AUTHORITY)
     state = d.state
     return gate(state, base.blob, DOC).ok, state

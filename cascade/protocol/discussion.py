@@ -69,14 +69,13 @@ class Discussion:
     when given none)."""
 
     def __init__(self, path: str | os.PathLike[str], text: str, setting: Setting, *,
-                 exists: bool = True, raw: bytes | None = None, details: bool = True,
-                 authority: Authority | None = None,
-                 authors: dict[int, str] | None = None) -> None:
+                 raw: bytes | None = None, details: bool = True,
+                 authority: Authority | None = None) -> None:
         self.path = Path(path)
         self.setting = setting
         self._base = text
         self._raw = raw if raw is not None else text.encode("utf-8")
-        self._exists = exists
+        self._exists = True  # False: a ledger created, not yet saved (create)
         self._pending: list[str] = []
         # The text read: the base's (as read or saved), and base and appends (a copy of the
         # base's, extended by each append): an append is read alone, after what was read.
@@ -89,7 +88,7 @@ class Discussion:
         self._authority = authority  # the governing rule's settings; None: the header's
         # who added the lines whose author matters (cascade.loop.attribution); None: unknown,
         # names are taken as written
-        self._authors = authors
+        self._authors: dict[int, str] | None = None  # with_authors
         self._state: State | None = None
         # The derivation of the state, kept with what it was derived under: an append feeds
         # it the new entries (cascade.protocol.state.derivation)
@@ -177,7 +176,9 @@ class Discussion:
             *(extra or {}).items(),
         ]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
-        return cls(path, text, setting, exists=False)
+        d = cls(path, text, setting)
+        d._exists = False
+        return d
 
     # ---- derived state --------------------------------------------------------------------
 
@@ -264,8 +265,9 @@ class Discussion:
 
     def with_authors(self, authors: dict[int, str]) -> Discussion:
         """The same ledger, its state derived knowing who added its lines."""
-        d = Discussion(self.path, self.text, self.setting, exists=self._exists,
-                       details=self._details, authority=self._authority, authors=authors)
+        d = Discussion(self.path, self.text, self.setting, details=self._details,
+                       authority=self._authority)
+        d._exists, d._authors = self._exists, authors
         # the same text, read the same way: read once
         d._base_read, d._first_phase = self._reading().copy(), self._first_phase
         return d
