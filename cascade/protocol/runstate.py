@@ -5,6 +5,7 @@ them, with the small records it groups the rest in (derived in cascade.protocol.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -312,12 +313,14 @@ def _group(f: dataclasses.Field) -> Any:
 
 
 def _frozen(cls: Any, draft: Any) -> Any:
-    values = {}
-    for f in dataclasses.fields(cls):
-        value = getattr(draft, f.name)
-        group = _group(f)
-        values[f.name] = _frozen(group, value) if group is not None else value
-    return cls(**values)
+    return cls(**{name: _frozen(group, getattr(draft, name)) if group is not None
+                  else getattr(draft, name) for name, group in _layout(cls)})
+
+
+@functools.lru_cache(maxsize=None)
+def _layout(cls: Any) -> tuple[tuple[str, Any], ...]:
+    """``cls``'s fields, each with the record it holds as a group (or None): read once."""
+    return tuple((f.name, _group(f)) for f in dataclasses.fields(cls))
 
 
 def _mutable(cls: Any, bases: tuple = ()) -> Any:
@@ -351,13 +354,28 @@ def draft(steps: Steps, members: list[str], fixed: dict[str, str], **values: Any
     the run, ``consensus`` on its terms, ``verdicts`` on its closing)."""
     run = Draft(steps, members, fixed)
     for name, value in values.items():
-        holders = [run] if name in {f.name for f in dataclasses.fields(Run)} else [
-            getattr(run, f.name) for f in dataclasses.fields(Run)
-            if _group(f) is not None and name in {g.name for g in dataclasses.fields(_group(f))}]
+        holders = _HOLDERS.get(name, ())
         if len(holders) != 1:
             raise TypeError(f"{name!r} names no one field of a run")
-        setattr(holders[0], name, value)
+        setattr(run if holders[0] is None else getattr(run, holders[0]), name, value)
     return run
+
+
+def _holders() -> dict[str, tuple[str | None, ...]]:
+    """Field name -> where a draft holds it: None (the run itself; its own field wins) or the
+    name of each group that declares it."""
+    out: dict[str, tuple[str | None, ...]] = {}
+    for name, group in _layout(Run):
+        if group is None:
+            out[name] = (None,)
+            continue
+        for inner, _ in _layout(group):
+            if out.get(inner) != (None,):
+                out[inner] = (*out.get(inner, ()), name)
+    return out
+
+
+_HOLDERS = _holders()
 
 
 def refs_of(value: str) -> list[tuple[str, str]]:
