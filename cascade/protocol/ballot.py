@@ -18,13 +18,31 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
+from cascade.ledger.model import Comment
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.derived import Discounted
 from cascade.protocol.runstate import draft
 from cascade.protocol.spec import Steps
 
 ADVISORY = "waiting for a person's vote; the panel's votes are advisory"
 HUMAN = "a human READY vote is required"
+
+
+class Tally:
+    """The votes of one segment (for one revision), counted up to ``counted`` comments."""
+
+    def __init__(self, segment: list[Comment], reviewed: set[str], revision: str | None) -> None:
+        self.segment, self.reviewed, self.revision = segment, reviewed, revision
+        self.counted = 0
+        self.votes: dict[str, str] = {}
+        self.advisory: dict[str, str] = {}
+        self.discounted: list[Discounted] = []
+        self.cast: dict[str, int] = {}  # voter -> the line of the vote that counts
+        self.latest: dict[str, int] = {}  # author -> the line of its latest vote
+        self.forged: set[int] = set()  # lines of the blocks without a valid stamp
+        self.weighed: dict[str, str] = {}  # voter -> why its vote counts otherwise
+        self.forged_seen = 0
 
 
 @dataclass(frozen=True)

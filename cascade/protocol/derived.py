@@ -91,13 +91,22 @@ class State:
     carried: set[int] = field(default_factory=set)
     core: str | None = None  # the core the current revision's event recorded
     carried_now: bool = False  # the current revision holds an earlier one's review
-    run: Any = None  # its run (cascade.protocol.runstate.Run): who is due, the outcome
+    # its run (cascade.protocol.runstate.Run: who is due, the outcome), or how to derive it
+    # when first read (``run``): a protocol of phases needs none for its verdict
+    derive_run: Any = field(default=None, repr=False, compare=False)
     unfounded: list[Unfounded] = field(default_factory=list)  # events not believed
     ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
     failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks
     claims: frozenset[int] = frozenset()  # lines whose author matters (decisions, people's votes)
     # voter -> why its vote counts otherwise than given, by its findings (the rule's policy)
     weighed: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run(self) -> Any:
+        """Its run (cascade.protocol.runstate.Run): who is due, the outcome."""
+        if callable(self.derive_run):
+            self.derive_run = self.derive_run()
+        return self.derive_run
 
 
 def block_id(c: Comment) -> str:

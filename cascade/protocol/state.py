@@ -18,6 +18,7 @@ What counts:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 
 from cascade.ledger.consensus import ConsensusResult
@@ -25,7 +26,7 @@ from cascade.ledger.identity import same_person
 from cascade.ledger.model import Comment, Event, Ledger
 from cascade.ledger.provenance import Replays, verify
 from cascade.protocol.authority import Authority
-from cascade.protocol.ballot import Ballot, result_of, with_people
+from cascade.protocol.ballot import Ballot, Tally, result_of, with_people
 from cascade.protocol.ballot import counted as counted_by_rule
 from cascade.protocol.behaviours import Verdict
 from cascade.protocol.decisions import decided, in_force
@@ -107,7 +108,7 @@ class _Walk(EventChecks):
         self.claims: set[int] = set()
         self.path = ledger.header.source  # the document's path, as last recorded
         self.taken = 0  # entries walked
-        self._tallied: _Tally | None = None  # the votes of the segment, as last counted
+        self._tallied: Tally | None = None  # the votes of the segment, as last counted
 
     def feed(self, ledger: Ledger) -> None:
         """Walk the entries of ``ledger`` after those taken: ``ledger`` is the one the walk
@@ -168,9 +169,7 @@ class _Walk(EventChecks):
             run, result = self._step_result(prefix, self.carried, {},
                                             self.reviewed if self.revision else None)
         else:
-            verdict = counted_by_rule(self.steps, ballot, self.authority.consensus) \
-                if self._voting() else None
-            run, result = None, self._panel(verdict, ballot, advisory, discounted)
+            run, result = None, self._panel(self._counted(ballot), ballot, advisory, discounted)
         result = with_people(result, ballot, self.authority.consensus)
         result.run = run  # type: ignore[attr-defined]
         if decision is not None:
@@ -180,13 +179,19 @@ class _Walk(EventChecks):
     def _voting(self) -> bool:
         return self.protocol.votes_count_in(self.phase)
 
-    def _tally(self) -> _Tally:
+    def _counted(self, ballot: Ballot) -> Verdict | None:
+        """A protocol of phases: the ballot counted by its outcome rule (None: the phase
+        takes no votes)."""
+        return counted_by_rule(self.steps, ballot, self.authority.consensus) \
+            if self._voting() else None
+
+    def _tally(self) -> Tally:
         """The votes of the current segment, counted on from the last count when the
         segment has only grown since, for the same revision."""
         t = self._tallied
         if t is None or t.segment is not self.segment or t.reviewed is not self.reviewed \
                 or t.revision != self.revision:
-            t = self._tallied = _Tally(self.segment, self.reviewed, self.revision)
+            t = self._tallied = Tally(self.segment, self.reviewed, self.revision)
         t.forged.update(d.line for d in self.forged[t.forged_seen:])
         t.forged_seen = len(self.forged)
         votes, advisory, discounted, forged_lines = t.votes, t.advisory, t.discounted, t.forged
@@ -300,10 +305,11 @@ class _Walk(EventChecks):
         reviewed = self.reviewed if self.revision is not None else None
         if not self.steps.phased:
             run, result = self._step_result(self.ledger, carried, advisory, reviewed)
-        else:
-            run = derive_run(self.ledger, self.steps, self._basis(
-                self.ledger, carried, reviewed, decision is not None, ballot))
-            result = self._panel(run.verdict, ballot, advisory, discounted)
+        else:  # its run (who is due) is derived when first read: its verdict needs none
+            ledger = dataclasses.replace(self.ledger, entries=list(self.ledger.entries))
+            run = functools.partial(derive_run, ledger, self.steps, self._basis(
+                ledger, carried, reviewed, decision is not None, ballot))
+            result = self._panel(self._counted(ballot), ballot, advisory, discounted)
         result = with_people(result, ballot, self.authority.consensus)
         for d in decisions:
             if not d.note and d.line in notes:
@@ -378,23 +384,3 @@ class _Walk(EventChecks):
         if seen is not None and seen != "all":
             return f"it saw only part of the document ({seen} characters)"
         return None
-
-
-class _Tally:
-    """The votes of one segment (for one revision), counted up to ``counted`` comments."""
-
-    def __init__(self, segment: list[Comment], reviewed: set[str], revision: str | None) -> None:
-        self.segment, self.reviewed, self.revision = segment, reviewed, revision
-        self.counted = 0
-        self.votes: dict[str, str] = {}
-        self.advisory: dict[str, str] = {}
-        self.discounted: list[Discounted] = []
-        self.cast: dict[str, int] = {}  # voter -> the line of the vote that counts
-        self.latest: dict[str, int] = {}  # author -> the line of its latest vote
-        self.forged: set[int] = set()  # lines of the blocks without a valid stamp
-        self.weighed: dict[str, str] = {}  # voter -> why its vote counts otherwise
-        self.forged_seen = 0
-
-
-# What each kind of event must hold to be believed (and, when it does, its effect); a kind
-# not listed (NEXT: an answer like a person's) needs only the tool's stamp.
