@@ -32,6 +32,7 @@ from cascade.ledger.meaning import first_lost
 from cascade.ledger.parse import parse
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RuleSet, is_config
+from cascade.protocol.authority import Authority
 from cascade.resources import LEDGER_SUFFIX
 
 
@@ -44,12 +45,18 @@ class _End:
         self.config_root = config_root
         self.rules = RuleSet(root, reader=tree, config_root=config_root)
         self.root = root
+        self._authorities: dict[int, tuple[Rule, Authority]] = {}  # by rule: one per rule
 
     def where(self, rule: Rule) -> str:
         return rule.where(self.root, self.config_root)
 
-    def authority(self, rule: Rule):
-        return authority(rule, self.root, self.config_root)
+    def authority(self, rule: Rule) -> Authority:
+        """The authority ``rule`` gives, worked out once for all the ledgers it governs."""
+        kept = self._authorities.get(id(rule))
+        if kept is None or kept[0] is not rule:
+            kept = self._authorities[id(rule)] = (rule, authority(rule, self.root,
+                                                                  self.config_root))
+        return kept[1]
 
 
 def _config(tree: Tree) -> dict[str, str]:

@@ -44,6 +44,8 @@ def fence_opens(line: str) -> str | None:
 
 
 def fence_closes(line: str, fence: str) -> bool:
+    if line[:1] not in FENCE_FIRST:  # most lines in a fence: no pattern to run
+        return False
     m = _FENCE_CLOSE.match(line)
     return bool(m) and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence)
 

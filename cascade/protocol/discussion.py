@@ -94,6 +94,7 @@ class Discussion:
         # it the new entries (cascade.protocol.state.derivation)
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
         self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
+        self._protocols: dict[str, Protocol] = {}  # by name: looked up once per ledger
 
     @property
     def root(self) -> Path:
@@ -250,7 +251,10 @@ class Discussion:
         return own.settings
 
     def _protocol_named(self, name: str) -> Protocol:
-        return self.setting.protocol(name, self.path)
+        protocol = self._protocols.get(name)
+        if protocol is None:  # each lookup checks the configuration folders on disk
+            protocol = self._protocols[name] = self.setting.protocol(name, self.path)
+        return protocol
 
     @property
     def authority(self) -> Authority:
