@@ -613,7 +613,7 @@ repos:
 
 # ---- the check's cheaper parse (no markers or mentions) is the same parse ----------------------
 
-STRUCTURE = ("comments", "spans", "phases", "provenance", "events", "fields", "order",
+STRUCTURE = ("comments", "spans", "phases", "bodies", "provenance", "events", "fields", "order",
              "warnings", "header", "title_line", "open_block", "line_count", "newline",
              "ends_with_newline")
 
@@ -621,8 +621,10 @@ STRUCTURE = ("comments", "spans", "phases", "provenance", "events", "fields", "o
 def structure(text: str, details: bool = True) -> dict:
     from test_parse import summarise
 
-    summary = summarise(parse(text, details=details))
-    return {key: summary[key] for key in STRUCTURE}
+    ledger = parse(text, details=details)
+    summary = summarise(ledger)
+    return {**{key: summary[key] for key in STRUCTURE},
+            "stamps": [(c.origin, c.stamps) for c in ledger.comments]}
 
 
 def test_parse_without_details_keeps_the_structure_of_the_parser_table():
@@ -644,7 +646,9 @@ LINES = ["", " ", "---", "----", "--- ", " ---", "***", "Name: AI-Architect", "N
          "<!-- Participants: architect, security -->", "Participants: security", "-->",
          "text -->", "prose", "Q: why?", "- TODO: this", "**DECISION:** that", "@security see",
          "# Title", "## Section", "* item", "1. step", "> quote", "| a | b |", "\tindented",
-         "x", "Name: AI-Security\r", "\u00a0nbsp"]
+         "x", "Name: AI-Security\r", "\u00a0nbsp", "VOTE:READY", "vOtE: reject", "VOTER: x",
+         " VOTE: READY", "<!-- cascade:decision by=Rob -->", "<!--cascade:tool -->",
+         "<!-- cascade:ai model=x sig=ab --> x", "~~~~", "  ~~~ ", "```` ", "\t```", "\u212aVOTE: x"]
 
 
 def test_parse_without_details_keeps_the_structure_of_random_ledgers():
