@@ -31,6 +31,7 @@ Two treatments, both visible (nothing silently vanishes from a review) and idemp
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit, urlunsplit
 
 _CONTROLS = "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 but \t and \n, DEL, C1 (\r included)
 _BIDI = "\u202a-\u202e\u2066-\u2069"
@@ -100,3 +101,13 @@ def json_printable(document: str) -> str:
     ``\\uXXXX`` escape. Such characters only occur inside strings, so the document still
     loads to the same value."""
     return _JSON_ACTING.sub(_json_escape, document) if _JSON_ACTING.search(document) else document
+
+
+def shown_url(url: str) -> str:
+    """A URL as cascade prints it (a failure line names the endpoint): without its user info
+    (a password in ``user:password@``) or query string (a key in ``?key=``)."""
+    parts = urlsplit(url.strip())
+    if not parts.scheme or not parts.netloc:
+        return url.rstrip("/")
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, host, parts.path, "", "")).rstrip("/")

@@ -237,6 +237,15 @@ def test_an_answer_that_is_not_a_chat_completion(fake_llm):
     assert "HTTP" not in error
 
 
+def test_a_password_in_the_base_url_is_never_printed(fake_llm):
+    fake_llm.default(Fault(raw_body='{"object": "list", "data": []}'))
+    base = fake_llm.url.replace("http://", "http://rob:s3cret@")
+    error, _, _ = ask("openai/fake", api_base=base, retries=0)
+    assert error.startswith(f"InternalServerError: the response from {fake_llm.url} is not a "
+                            "chat completion"), error
+    assert "s3cret" not in error and "rob" not in error
+
+
 def test_a_non_json_error_page_is_quoted(fake_llm):
     fake_llm.default(Fault(status=502, raw_body="<html>bad gateway</html>"))
     error, _, _ = ask("openai/fake", api_base=fake_llm.url, retries=0)

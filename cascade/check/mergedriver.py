@@ -7,10 +7,10 @@ The result is the base's bytes, then the whole text one side appended, then the 
 text verbatim. Blocks both sides appended alike (the same cached persona reply, the same
 ``SOURCE-REVISION`` event) are kept once when the later side begins with them (the first side
 has them in that order); a block in common elsewhere is kept twice rather than reordered.
-Between the two sides the merge adds only what ``Discussion._compose`` adds before an append:
-a missing final newline, the ``---`` that closes a block the first side left open, a blank
-line; and the opening ``---`` of a block whose delimiter the other side shared with a block
-it had in common with the first.
+Between the two sides the merge adds only what a ledger adds before its first append
+(``Discussion._lead``): a missing final newline, the ``---`` that closes a block the first
+side left open, a blank line; and the opening ``---`` of a block whose delimiter the other
+side shared with a block it had in common with the first.
 
 Order. A merge cannot know which side's comments came first, and the ledger's state is read
 in file order: each voter's *latest* vote counts, and a phase transition or vote reset ends the

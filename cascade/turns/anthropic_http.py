@@ -151,17 +151,17 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
     headers = _headers(endpoint.key, token)
     if on_text is not None:
         body["stream"] = True
-        stream = _Stream(endpoint.base, on_text)
+        stream = _Stream(endpoint.shown, on_text)
         got = await post_events(endpoint, _url(endpoint), body, headers, stream.take)
         if not stream.started:
-            raise InternalServerError(f"the stream from {endpoint.base} held no message_start "
+            raise InternalServerError(f"the stream from {endpoint.shown} held no message_start "
                                       "event")
         return _answer("".join(stream.parts), stream.usage, name, stream.served,
                        got.get(COST_HEADER))
     data, response = await post_json(endpoint, _url(endpoint), body, headers)
     text = _content(data)
     if text is None:
-        raise InternalServerError(f"the response from {endpoint.base} is not a message "
+        raise InternalServerError(f"the response from {endpoint.shown} is not a message "
                                   f"(no content list): {response.text[:80]!r}")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return _answer(text, usage, name, data.get("model"), response.headers.get(COST_HEADER))

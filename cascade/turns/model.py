@@ -40,6 +40,7 @@ from types import ModuleType
 from typing import Any
 
 from cascade.errors import CascadeError
+from cascade.text import shown_url
 from cascade.turns import local
 from cascade.turns.settings import Settings
 
@@ -310,7 +311,7 @@ def _endpoint(exc: BaseException, endpoint: str | None) -> str | None:
     """The configured base URL, else the base of the URL that was requested (no query string,
     no user info: a key in a URL is never printed)."""
     if endpoint:
-        return endpoint.rstrip("/")
+        return shown_url(endpoint)
     url = _url_of(exc)
     if url is None:
         return None

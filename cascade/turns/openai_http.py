@@ -86,18 +86,18 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
     if on_text is not None:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
-        stream = _Stream(endpoint.base, on_text)
+        stream = _Stream(endpoint.shown, on_text)
         headers = await post_events(endpoint, _url(endpoint), body, _headers(endpoint.key),
                                     stream.take)
         if not stream.events:
-            raise InternalServerError(f"the stream from {endpoint.base} held no chat "
+            raise InternalServerError(f"the stream from {endpoint.shown} held no chat "
                                       "completion chunk")
         return _answer("".join(stream.parts), stream.usage, name, stream.served,
                        headers.get(COST_HEADER))
     data, response = await post_json(endpoint, _url(endpoint), body, _headers(endpoint.key))
     text = _content(data)
     if text is None:
-        raise InternalServerError(f"the response from {endpoint.base} is not a chat completion "
+        raise InternalServerError(f"the response from {endpoint.shown} is not a chat completion "
                                   f"(no choices[0].message): {response.text[:80]!r}")
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     return _answer(text, usage, name, data.get("model"), response.headers.get(COST_HEADER))

@@ -31,6 +31,7 @@ from typing import Any
 
 from cascade import __version__
 from cascade.atomic import atomic_write
+from cascade.text import shown_url
 from cascade.turns.sessions import SESSION
 from cascade.turns.wire import Client, Response, post
 
@@ -88,6 +89,11 @@ class Endpoint:
     base: str
     key: str | None
     timeout: float
+
+    @property
+    def shown(self) -> str:
+        """The base URL as a message names it (no password, no query string)."""
+        return shown_url(self.base)
 
 
 _tls_lock = threading.Lock()
