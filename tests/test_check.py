@@ -661,6 +661,14 @@ def test_parse_without_details_keeps_the_structure_of_random_ledgers():
         assert structure(text, details=False) == structure(text), text
 
 
+def test_shared_evaluation_gives_every_result_in_order(monkeypatch):
+    monkeypatch.setattr(ledgers, "PARALLEL_BYTES", 0)
+    items = list(range(203))  # not a multiple of the chunk: the last take is short
+    weights = [(i * 37) % 11 for i in items]
+    results = ledgers.split_map(lambda i: i * i, items, weights)
+    assert results == [i * i for i in items]
+
+
 def test_parallel_and_serial_evaluation_agree(repo, base, clean, monkeypatch):
     review(repo, votes=("CHANGES", "READY", "READY"), note="second round")
     raw = (repo / LEDGER).read_bytes()

@@ -2,8 +2,9 @@
 -- in bulk.
 
 Parsing dominates the check's time: ledgers are parsed without markers and mentions (the
-gate needs votes, events and line numbers only), and a large batch is split between this
-process and one forked worker (Linux; elsewhere it stays serial).
+gate needs votes, events and line numbers only), and a large batch is shared by this process
+and one forked worker, each taking the next ledgers when free (Linux; elsewhere it stays
+serial).
 
 Results are plain data. A CascadeError that names the ledger (not UTF-8, a protocol or phase
 the repository does not have, bad consensus settings) is the ledger's problem; any other (a
@@ -15,6 +16,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError, display_path
@@ -131,37 +133,42 @@ def evaluate(job: Job) -> LedgerState:
     return state
 
 
-_WORK: tuple = ()  # (function, items): inherited by the forked worker, never pickled
+_WORK: tuple = ()  # (function, items, order, cursor): inherited by the forked worker
+CHUNK = 4  # items taken at a time from the shared cursor
 
 
-def _run_part(indices: list[int]) -> list:
-    func, items = _WORK
-    return [func(items[i]) for i in indices]
+def _take_turns() -> list[tuple[int, Any]]:
+    """Evaluate the batch's next items, heaviest first, until none is left: this process and
+    the worker each take the next ones when free, so neither waits on a half fixed in advance
+    (a core slowed by other work takes fewer)."""
+    func, items, order, cursor = _WORK
+    out = []
+    while True:
+        with cursor.get_lock():
+            start = cursor.value
+            cursor.value = start + CHUNK
+        if start >= len(order):
+            return out
+        out.extend((i, func(items[i])) for i in order[start:start + CHUNK])
 
 
 def split_map(func, items: list, weights: list[int]) -> list:
-    """``[func(item) for item in items]``, the heavier half by weight in one forked worker
-    when the batch is large enough to repay starting it (Linux; elsewhere serial)."""
+    """``[func(item) for item in items]``, shared with one forked worker when the batch is
+    large enough to repay starting it (Linux; elsewhere serial)."""
     global _WORK
-    order = sorted(range(len(items)), key=lambda i: -weights[i])
     if sum(weights) < PARALLEL_BYTES or len(items) < 2 or not _can_fork():
         return [func(item) for item in items]
-    halves: list[list[int]] = [[], []]
-    sizes = [0, 0]
-    for i in order:  # largest first, to the lighter half
-        k = 0 if sizes[0] <= sizes[1] else 1
-        halves[k].append(i)
-        sizes[k] += weights[i]
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    _WORK = (func, items)
+    context = multiprocessing.get_context("fork")
+    order = sorted(range(len(items)), key=lambda i: -weights[i])
+    _WORK = (func, items, order, context.Value("q", 0))
     try:
-        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
-            theirs = pool.submit(_run_part, halves[1])
-            mine = _run_part(halves[0])
-            results = dict(zip(halves[0], mine))
-            results.update(zip(halves[1], theirs.result()))
+        with ProcessPoolExecutor(1, mp_context=context) as pool:
+            theirs = pool.submit(_take_turns)
+            results = dict(_take_turns())
+            results.update(theirs.result())
     finally:
         _WORK = ()
     return [results[i] for i in range(len(items))]
