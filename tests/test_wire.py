@@ -206,8 +206,11 @@ def test_an_interrupted_hook_stops_at_once(repo, monkeypatch):
         stage_adr(repo, RULES, DOC)
         env = {**os.environ, "PYTHONPATH": str(REPO), "CASCADE_MODEL": "openai/fake",
                "CASCADE_API_BASE": fake.url, "CASCADE_TIMEOUT": "120"}
+        # As from a terminal: a suite started in the background inherits SIGINT ignored, and
+        # the hook would inherit that too (tests/test_turns.py does the same).
         proc = subprocess.Popen([sys.executable, "-m", "cascade", "hook", DOC], cwd=repo,
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             end = time.monotonic() + 60
             while fake.calls() < 3 and time.monotonic() < end:
