@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.loop.governance import recorded_revision, resolve, writing
@@ -29,8 +30,7 @@ from cascade.protocol.run import run
 from cascade.turns.settings import Settings
 
 
-@dataclass
-class TurnReply:
+class TurnReply(Struct):
     """One persona's reply to a turn."""
 
     name: str  # the persona's display name (AI-Architect)

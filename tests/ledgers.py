@@ -7,7 +7,7 @@ ledger's last SOURCE-REVISION before it), and every event the stamp the tool giv
 """
 from __future__ import annotations
 
-import dataclasses
+import msgspec.structs
 
 from cascade.config.personas import load_personas
 from cascade.ledger.model import SOURCE_REVISION, Comment, Event
@@ -45,7 +45,7 @@ def stamp(text: str, personas=PERSONAS) -> str:
             continue
         fields = {**stamp_fields(revision, bool(ledger.header.source or revision)),
                   NONCE: nonce()}
-        probe = dataclasses.replace(entry, origin="ai", provenance=fields, stamps=1)
+        probe = msgspec.structs.replace(entry, origin="ai", provenance=fields, stamps=1)
         line = f"<!-- cascade:ai {format_fields({**fields, SIG: digest(probe)})} -->"
         inserts.append((entry.line, line))  # after the Name: line (1-based = index)
     for index, line in reversed(inserts):

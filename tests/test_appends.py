@@ -11,9 +11,9 @@ discussion's ledger and state must equal those of ``Discussion.from_text`` over 
 """
 from __future__ import annotations
 
-import dataclasses
 import random
 
+import msgspec.structs
 import pytest
 
 from cascade.errors import CascadeError
@@ -61,7 +61,7 @@ def view(d: Discussion):
     """What must not depend on how the text was read: the ledger, the state, what is read
     from them."""
     state = d.state
-    return (d.ledger, vars(d.ledger).get("open_fence"), state, vars(state.result), d.phase,
+    return (d.ledger, d.ledger.open_fence, state, msgspec.structs.asdict(state.result), d.phase,
             d.status, d.votes, d.questions, d.answers, d.todos, d.decisions, d.concerns,
             d.mentions, d.events, d.source, d.title)
 
@@ -249,8 +249,8 @@ def test_a_state_once_given_does_not_change_with_later_appends(tmp_path):
                   provenance={"vote": "READY", "by": "Rob Smith <r@example.org>",
                               "revision": "ab" * 20}, origin="decision")
     before = d.state
-    kept = dataclasses.replace(before, current=list(before.current),
-                               decisions=[dataclasses.replace(x) for x in before.decisions])
+    kept = msgspec.structs.replace(before, current=list(before.current),
+                               decisions=[msgspec.structs.replace(x) for x in before.decisions])
     d.add_event(SOURCE_REVISION, "cd" * 20, path="docs/adr/0007.md")
     d.add_comment("Dana Reviewer", "Again.", "CHANGES")
     assert d.state.decision is None and d.state.current[-1].author == "Dana Reviewer"

@@ -416,21 +416,21 @@ def test_every_bundled_protocol_loads():
 
 
 def _last_advances(protocol):
-    import dataclasses
+    import msgspec.structs
 
     *first, last = protocol.steps.steps
-    return dataclasses.replace(protocol, steps=dataclasses.replace(protocol.steps, steps=(
-        *first, dataclasses.replace(last, advance="consensus"))))
+    return msgspec.structs.replace(protocol, steps=msgspec.structs.replace(protocol.steps, steps=(
+        *first, msgspec.structs.replace(last, advance="consensus"))))
 
 
 def _steps(name: str, **change):
-    import dataclasses
+    import msgspec.structs
 
     protocol = load_protocol(name, None)
     rounds = {k: v for k, v in change.items() if k in ("min", "max", "exit")}
-    steps = dataclasses.replace(protocol.steps, rounds=dataclasses.replace(
+    steps = msgspec.structs.replace(protocol.steps, rounds=msgspec.structs.replace(
         protocol.steps.rounds, **rounds), **{k: v for k, v in change.items() if k not in rounds})
-    return dataclasses.replace(protocol, steps=steps)
+    return msgspec.structs.replace(protocol, steps=steps)
 
 
 @pytest.mark.parametrize("make", [

@@ -5,7 +5,6 @@ import pytest
 
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
 
-
 # ---- seed 002, "Testing Strategy / Example", verbatim -----------------------------------------
 
 def test_consensus_reached_with_threshold():

@@ -14,10 +14,10 @@ import copy
 import functools
 import inspect
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from msgspec.structs import replace
 
 from cascade.errors import CascadeError
 from cascade.protocol import registry

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, cascade_subprocess, git
-from test_hook import DOC, LEDGER, RULES  # the loop tests' repository
 from ledgers import stamp
+from test_hook import DOC, LEDGER, RULES  # the loop tests' repository
 
 NESTED = """\
 rules:

@@ -26,7 +26,6 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before importing litellm:
 
 import litellm  # noqa: E402
 import pytest  # noqa: E402
-
 from fakellm import (  # noqa: E402
     DEFAULT_REPLY,
     FakeLLM,

@@ -16,7 +16,18 @@ import pytest
 from conftest import git
 from ledgers import stamped_event
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
-    DOC, LEDGER, PANEL, RULES, commit, hook, install_plain, loop_repo, match, reply, run, script,
+    DOC,
+    LEDGER,
+    PANEL,
+    RULES,
+    commit,
+    hook,
+    install_plain,
+    loop_repo,
+    match,
+    reply,
+    run,
+    script,
 )
 
 from cascade import Discussion

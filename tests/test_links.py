@@ -23,7 +23,6 @@ from test_boundary import SECRET, one_line, outside  # noqa: F401  (outside is a
 from test_hook import DOC, LEDGER, RULES, hook, loop_repo, run, script  # noqa: F401
 
 
-
 def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     proc = run(repo, sys.executable, "-m", "cascade", *args)
     proc.out = proc.stdout + proc.stderr

@@ -24,9 +24,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, git
-from test_hook import (  # noqa: F401  (loop_repo: the hook tests' repository, a fixture)
-    DOC, LEDGER, PANEL, commit, install_plain, loop_repo, match, reply, script,
-)
+from test_hook import DOC, LEDGER, PANEL, commit, install_plain, loop_repo, match, reply, script  # noqa: F401  (loop_repo: the hook tests' repository, a fixture)
 
 from cascade import Discussion
 

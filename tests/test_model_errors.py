@@ -12,7 +12,6 @@ import socket
 import time
 
 import pytest
-
 from fakellm import hang, http_error, malformed
 
 from cascade.turns.model import ModelError, complete, litellm_module

@@ -7,8 +7,7 @@ Every LF row is also checked in CRLF form: identical results, newline "\\r\\n".
 """
 from __future__ import annotations
 
-import dataclasses
-
+import msgspec.structs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -809,7 +808,7 @@ PIECES = ["", " ", "\t", "---", "----", "--- ", " ---", "- - -", "***", "Name: A
 
 
 def _entries(entries) -> list:
-    return [dataclasses.asdict(e) for e in entries]
+    return [msgspec.structs.asdict(e) for e in entries]
 
 
 def _structure(ledger) -> tuple:

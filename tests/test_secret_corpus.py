@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, git
-from test_hook import RULES  # the same adr rule as the loop tests
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_hook import RULES  # the same adr rule as the loop tests
 
 from cascade.turns.redact import redact
 

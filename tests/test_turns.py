@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
-import pytest
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
+import pytest
 from conftest import REPO, git
 from fakellm import delayed, empty, hang, http_error, malformed, null_content, rate_limited
 

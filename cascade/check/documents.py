@@ -7,7 +7,7 @@ id), and must be at consensus READY for it (or a person allowed to decide decide
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
@@ -22,8 +22,7 @@ from cascade.protocol.verdict import changed_core
 from cascade.resources import LEDGER_SUFFIX
 
 
-@dataclass
-class Governed:
+class Governed(Struct):
     doc: str
     rule: Rule
     ledger: str  # where the ledger is (or, if missing, where the rule says it belongs)

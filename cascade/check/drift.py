@@ -19,8 +19,9 @@ in a few ``cat-file`` batches, then one ``git log`` per decision.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from cascade.check.documents import find_ledgers, governed
 from cascade.check.gittree import Blobs, Tree
@@ -36,8 +37,7 @@ from cascade.loop.rules import RULES_FILE, RuleSet
 _WILD = "*?["
 
 
-@dataclass
-class Commit:
+class Commit(Struct):
     """A commit that changed governed paths: its id, short id, date, author, subject and the
     governed paths it changed."""
 
@@ -53,8 +53,7 @@ class Commit:
                 "subject": self.subject, "paths": self.paths}
 
 
-@dataclass
-class Decision:
+class Decision(Struct):
     """An accepted decision that governs paths: its document, rule and ledger; the globs
     (repository-relative), and where they are said (``source``:``line``); the commit that
     accepted it (None: not found in the history) and what drifted since."""

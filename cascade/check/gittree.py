@@ -5,8 +5,9 @@ Never the working tree or the index: ``cascade check`` must judge what was commi
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError
@@ -128,8 +129,7 @@ class Tree:
         return {p: b for p, b in self.files.items() if p.startswith(prefix)}
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(Struct, frozen=True):
     """One record of ``git diff-tree --raw``."""
 
     status: str  # A, C, D, M, R, T (U, X: never for committed trees)

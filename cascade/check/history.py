@@ -15,8 +15,9 @@ size. The problems are reported in the walk's order.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.check.appendonly import extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
@@ -41,8 +42,7 @@ def _is_ledger(path: str | None) -> bool:
     return path is not None and path.endswith(LEDGER_SUFFIX)
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Struct, frozen=True):
     """One ledger version a commit made (or deleted), and what it must keep."""
 
     kind: str  # APPEND, MERGED or DELETED

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from cascade.config.yamlio import decode_utf8
 from cascade.errors import CascadeError, display_path
@@ -31,8 +32,7 @@ from cascade.protocol.verdict import gate
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
 
 
-@dataclass(frozen=True)
-class Job:
+class Job(Struct, frozen=True):
     """One ledger to evaluate, under one authority (None: its own header)."""
 
     key: str  # unique within a batch (a ledger may be judged under two rules)
@@ -47,8 +47,7 @@ class Job:
     findings: bool = False  # read its open findings too (markers: a slower parse)
 
 
-@dataclass
-class LedgerState:
+class LedgerState(Struct):
     key: str
     path: str  # repository-relative
     error: tuple[int, str] | None = None  # (line, message): the ledger does not parse
@@ -89,11 +88,11 @@ def evaluate(job: Job) -> LedgerState:
         d = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root), raw=job.raw,
                        details=False, authority=job.authority)
         ledger = d.ledger
-        fence = getattr(ledger, "open_fence", None)
+        fence = ledger.open_fence
         state.warnings = [w for w in ledger.warnings
                           if not (fence and w[1].startswith("unclosed code fence"))]
         if fence:
-            state.error = (ledger.open_fence_line,  # type: ignore[attr-defined]
+            state.error = (ledger.open_fence_line,
                            f"unclosed code fence {fence}: whatever is appended after it becomes "
                            "part of the comment it opens in; close it")
         d.current_phase  # an unknown phase is the ledger's error, as in the hook

@@ -42,7 +42,8 @@ before it is returned.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from cascade.check.appendonly import is_append
 from cascade.check.merge import merge_problem
@@ -59,8 +60,7 @@ def _bare(line: str) -> str:
     return line.removesuffix("\n").removesuffix("\r")
 
 
-@dataclass
-class _Side:
+class _Side(Struct):
     name: str
     data: bytes
     text: str
@@ -173,9 +173,9 @@ def merge_versions(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes | Non
         found = changed_by_append(base_ledger, side.ledger)
         if found:
             return None, f"{name}'s append changes the earlier text's line {found[0]}: {found[1]}"
-        if getattr(side.ledger, "open_fence", None):
-            return None, f"{name} ends inside a code fence (line {side.ledger.open_fence_line})"  # type: ignore[attr-defined]
-        if getattr(side.ledger, "header_open", False):
+        if side.ledger.open_fence:
+            return None, f"{name} ends inside a code fence (line {side.ledger.open_fence_line})"
+        if side.ledger.header_open:
             return None, f"{name} ends inside the header"
         sides.append(side)
     first, second = sides

@@ -21,9 +21,11 @@ from __future__ import annotations
 import mmap
 import os
 import zlib
-from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Self
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from cascade.gitio import git
 
@@ -33,8 +35,7 @@ _ELSEWHERE = ("GIT_DIR", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY")  # set: ask g
 _HEAD = 4096  # bytes of a delta's instructions read: copies of ~32 MB, at 8 bytes a copy
 
 
-@dataclass(frozen=True)
-class Delta:
+class Delta(Struct, frozen=True):
     """How a blob is stored: as a delta of ``base`` (None: an object not located here), of
     which its first ``common`` bytes are a copy; the sizes the delta states."""
 
@@ -44,8 +45,7 @@ class Delta:
     size: int
 
 
-@dataclass(frozen=True)
-class _Pack:
+class _Pack(Struct, frozen=True):
     index: mmap.mmap
     data: mmap.mmap
     count: int

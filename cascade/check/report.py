@@ -1,11 +1,10 @@
 """What a check found: problems (the check fails), warnings (it does not), verdicts."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 
-@dataclass
-class Problem:
+class Problem(Struct):
     file: str  # repository-relative
     line: int
     reason: str
@@ -24,8 +23,7 @@ class Problem:
         return out
 
 
-@dataclass
-class Notice:
+class Notice(Struct):
     file: str
     line: int
     message: str
@@ -37,8 +35,7 @@ class Notice:
         return {"file": self.file, "line": self.line, "message": self.message}
 
 
-@dataclass
-class Verdict:
+class Verdict(Struct):
     """The gate's decision for one governed document."""
 
     document: str
@@ -52,8 +49,7 @@ class Verdict:
                 "verdict": self.verdict, "votes": self.votes}
 
 
-@dataclass
-class Located:
+class Located(Struct):
     """An open finding where a pull request shows it: the document's lines (``on_document``),
     else the ledger block that gave it."""
 
@@ -83,8 +79,7 @@ class Located:
                 "on_document": self.on_document}
 
 
-@dataclass
-class Report:
+class Report(Struct):
     from_commit: str | None
     to_commit: str
     problems: list[Problem] = field(default_factory=list)

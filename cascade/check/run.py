@@ -14,8 +14,10 @@ and no history walk.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, replace
 from pathlib import Path
+
+from msgspec import Struct
+from msgspec.structs import replace
 
 from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
@@ -117,8 +119,7 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
     return report
 
 
-@dataclass
-class _Scope:
+class _Scope(Struct):
     """What a check judges: the paths the range changed (every path, without a range), the
     merge base and its tree, and the configuration at the base when the range changes it."""
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from cascade.check.gittree import Blobs
 from cascade.gitio import BlobReader
@@ -32,8 +33,7 @@ from cascade.ledger.parse import Reader
 MEANING, MERGE, SOURCE = "meaning", "merge", "source"  # what a step asks of its anchor
 
 
-@dataclass(eq=False)
-class Anchor:
+class Anchor(Struct, eq=False):
     """A version read whole, and what the walk asks about the versions that begin it."""
 
     blob: str
@@ -139,7 +139,7 @@ def scan(data: bytes, asks: list[tuple]) -> dict[tuple[str, int], object]:
         k = len(reader.entries)
         if what == MEANING and phase == 0:
             old = reader.ledger(tail, start=k)
-            if old.entries or old.header_open:  # type: ignore[attr-defined]
+            if old.entries or old.header_open:
                 before[step] = (k, old)
                 heapq.heappush(todo, (ask[3], 1, next(order), MEANING, ask))
                 entries_until = max(entries_until, ask[3])

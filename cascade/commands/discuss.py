@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import shlex
 import sys
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.commands.wave import ask_wave
 from cascade.config.personas import load_personas
@@ -53,8 +54,7 @@ def _confirm(question: str, recommended: str, auto: bool) -> str:
     return answer or recommended
 
 
-@dataclass(frozen=True)
-class _Chosen:
+class _Chosen(Struct, frozen=True):
     """A discussion's protocol as the options given specialize it: its steps (None: a
     protocol of phases), the options, the word its strategies go by (strategy, flow), the
     debate sides given (--pro/--con) and what says the strategy was picked for them or by

@@ -5,8 +5,9 @@ next wave asks."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.commands.explain import asks_per_turn
 from cascade.config.personas import load_personas
@@ -34,8 +35,7 @@ class _NoOwnModel:
 _NO_OWN_MODEL = _NoOwnModel()
 
 
-@dataclass(frozen=True)
-class _Subject:
+class _Subject(Struct, frozen=True):
     """What is planned: a protocol, the personas that can fill it, and the ledger that runs
     it (with its rule's models) when a PATH was given."""
     proto: Any

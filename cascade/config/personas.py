@@ -5,8 +5,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.config.schema import Bad, Key, read, text, text_lines
 from cascade.config.yamlio import load_yaml
@@ -17,8 +18,7 @@ _ALIAS = re.compile(r"[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*\Z")
 TYPES = ("voting", "background")
 
 
-@dataclass(frozen=True)
-class Persona:
+class Persona(Struct, frozen=True):
     name: str
     alias: str
     role: str
@@ -28,12 +28,23 @@ class Persona:
     type: str
     model: str | None
     path: Path
-    line: int = field(default=1, compare=False)  # of its name, in its file
+    line: int = 1  # of its name, in its file: no part of what the persona is (==)
     provider_hint: str | None = None  # the tier it prefers, resolved by the rule's models:
 
     @property
     def votes(self) -> bool:
         return self.type == "voting"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Persona:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _SAME)
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, name) for name in _SAME))
+
+
+_SAME = tuple(name for name in Persona.__struct_fields__ if name != "line")  # what == compares
 
 
 def normal_name(name: str) -> str:

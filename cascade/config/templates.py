@@ -13,7 +13,6 @@ from cascade.errors import CascadeError
 from cascade.resources import search_path
 from cascade.safepath import read_config
 
-
 # Other names a bundled template answers to (seed 002's `--template architecture-decision`),
 # unless a template of that name exists: the repository's own stands.
 ALIASES = {"discussions": {"architecture-decision": "adr"}}

@@ -9,9 +9,11 @@ and their votes are shown, but the thresholds are computed over human votes only
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from cascade.errors import CascadeError
 from cascade.ledger.model import VOTES
@@ -20,8 +22,7 @@ _TOLERANCE = 0.005
 PERSONA_VOTES = ("counted", "advisory")
 
 
-@dataclass(frozen=True)
-class VotingConfig:
+class VotingConfig(Struct, frozen=True):
     threshold_ready: float = 0.67
     threshold_reject: float = 0.01
     human_required: bool = False
@@ -32,8 +33,7 @@ class VotingConfig:
         return self.persona_votes == "advisory"
 
 
-@dataclass
-class ConsensusResult:
+class ConsensusResult(Struct):
     reached: bool
     outcome: str | None  # "READY" or "REJECT" when reached
     counts: dict[str, int]
@@ -117,4 +117,4 @@ def voting_config(settings: dict[str, Any], where: Path | None = None) -> Voting
             raise CascadeError(f"consensus persona_votes must be counted or advisory, "
                                f"not {settings['persona_votes']!r}", where)
         out["persona_votes"] = value
-    return VotingConfig(**{**base.__dict__, **out})
+    return replace(base, **out)

@@ -1,7 +1,7 @@
 """Records parsed out of a ledger. Plain data, no behaviour."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 VOTES = ("READY", "CHANGES", "REJECT")
 MARKERS = ("Q", "A", "TODO", "DECISION", "ASSIGNED", "DONE", "CONCERN", "WAIVE")
@@ -25,8 +25,7 @@ EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS,
                PERSONA, TENSION, PROBLEM, FAILURE)
 
 
-@dataclass
-class Marker:
+class Marker(Struct):
     kind: str  # one of MARKERS
     text: str
     author: str
@@ -34,8 +33,7 @@ class Marker:
     ref: str | None = None  # "Q2" for ``A(Q2):``, "T3" for ``DONE(T3):``; None: unnumbered
 
 
-@dataclass
-class Comment:
+class Comment(Struct):
     author: str
     body: str  # the markdown between the Name: line and the closing delimiter, VOTE lines removed
     vote: str | None
@@ -49,8 +47,7 @@ class Comment:
     stamps: int = 0  # how many stamp lines the block has (the tool writes one)
 
 
-@dataclass
-class Event:
+class Event(Struct):
     kind: str  # one of EVENT_KINDS
     value: str  # the text after "KIND:", e.g. "initial_feedback → detailed_review"
     fields: dict[str, str]  # key=value pairs in value; "from"/"to" for a phase transition
@@ -59,8 +56,7 @@ class Event:
     stamp: str = ""  # the tool's stamp, after the value: "n=<nonce> sig=<digest>" ("": none)
 
 
-@dataclass
-class Header:
+class Header(Struct):
     title: str = ""
     source: str | None = None
     template: str | None = None
@@ -75,8 +71,7 @@ class Header:
     end_line: int = 0
 
 
-@dataclass
-class Ledger:
+class Ledger(Struct):
     """Everything parsed out of one ledger file, in file order."""
 
     header: Header
@@ -87,6 +82,9 @@ class Ledger:
     ends_with_newline: bool
     open_block: bool  # the last comment block has no closing delimiter
     warnings: list[tuple[int, str]] = field(default_factory=list)
+    open_fence: str | None = None  # the code fence left open at the end (its opening marker)
+    open_fence_line: int = 0  # where it opened
+    header_open: bool = False  # the header's comment is not closed at the end
 
     @property
     def comments(self) -> list[Comment]:

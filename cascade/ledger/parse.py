@@ -55,10 +55,22 @@ import re
 
 from cascade.ledger import grammar
 from cascade.ledger.grammar import (
-    FENCE_FIRST, fence_closes, fence_opens, is_blank, is_delimiter, name_of,
+    FENCE_FIRST,
+    fence_closes,
+    fence_opens,
+    is_blank,
+    is_delimiter,
+    name_of,
 )
 from cascade.ledger.model import (
-    EVENT_KINDS, PHASE_TRANSITION, VOTES, Comment, Event, Header, Ledger, Marker,
+    EVENT_KINDS,
+    PHASE_TRANSITION,
+    VOTES,
+    Comment,
+    Event,
+    Header,
+    Ledger,
+    Marker,
 )
 
 _HEADER_OPEN = re.compile(r"(?i)<!--[ \t]*DISCUSSION[ \t]*(-->)?[ \t]*\Z")
@@ -114,8 +126,7 @@ def sealed(text: str) -> bool:
     comment block and code fence, after its header is complete: the grammar has no other
     way for later lines to change earlier entries (a block ends at its first ---)."""
     ledger = parse(text, structure_only=True)
-    return not (ledger.open_block or ledger.open_fence  # type: ignore[attr-defined]
-                or ledger.header_open)  # type: ignore[attr-defined]
+    return not (ledger.open_block or ledger.open_fence or ledger.header_open)
 
 
 HEADER_BYTES = 16384  # where parse_header looks for the header
@@ -459,12 +470,9 @@ class Reader:
                                               self.warnings, self.details))
         if fence is not None:
             self.warnings.append((self.fence_line, f"unclosed code fence {fence}"))
-        ledger = Ledger(header, self.title_line, self.entries, n, self.newline or "\n",
-                        ends_with_newline, block is not None, self.warnings)
-        ledger.open_fence = fence  # type: ignore[attr-defined]
-        ledger.open_fence_line = self.fence_line if fence else 0  # type: ignore[attr-defined]
-        ledger.header_open = self.head.open  # type: ignore[attr-defined]
-        return ledger
+        return Ledger(header, self.title_line, self.entries, n, self.newline or "\n",
+                      ends_with_newline, block is not None, self.warnings, fence,
+                      self.fence_line if fence else 0, self.head.open)
 
 
 def _one_cr(line: str) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import os
 import shlex
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from cascade.gitio import index_blobs, read_blobs
 from cascade.loop import attribution

@@ -4,8 +4,9 @@ with the document's staged text, and what refuses them before anything is read (
 from __future__ import annotations
 
 import glob as _glob
-from dataclasses import replace
 from pathlib import Path
+
+from msgspec.structs import replace
 
 from cascade.config.rules import Rule
 from cascade.errors import CascadeError

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import datetime as _dt
 import shlex
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
+
+from msgspec.structs import replace
 
 from cascade.atomic import atomic_write
 from cascade.config import templates

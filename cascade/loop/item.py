@@ -7,7 +7,7 @@ block it before any call); what the run does to it (``Ran``), what the hook stag
 (``dataclasses.replace``) by the step that works them out."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from cascade.config.rules import Rule
 from cascade.loop.closing import Closed
@@ -15,8 +15,7 @@ from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 
 
-@dataclass(frozen=True)
-class Ran:
+class Ran(Struct, frozen=True):
     """What this run did to the ledger: prepared it, ran its turns, recorded its outcome."""
 
     discussion: Discussion | None = None  # the ledger as prepared (None: not reached)
@@ -31,8 +30,7 @@ class Ran:
     # only those the person still has to stage)
 
 
-@dataclass(frozen=True)
-class Staged:
+class Staged(Struct, frozen=True):
     """What the hook staged of what it wrote."""
 
     paths: tuple[str, ...] = ()
@@ -40,14 +38,12 @@ class Staged:
     whole: bool = False  # the ledger and whatever else this run wrote
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     text: str = ""
     passed: bool = False
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(Struct, frozen=True):
     """One involved ledger."""
 
     ledger: str  # repository-relative

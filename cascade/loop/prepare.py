@@ -4,9 +4,10 @@ revision are recorded (``prepare``)."""
 from __future__ import annotations
 
 import shlex
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
+
+from msgspec.structs import replace
 
 from cascade.check.appendonly import first_edit, is_append
 from cascade.check.merge import merge_problem
@@ -98,9 +99,9 @@ def _staged_problems(root: Path, item: Item, blob: str, new: bytes,
             restore = f"git checkout HEAD -- {shlex.quote(item.ledger)}"
             return [f"{item.ledger}:{line}: {reason} (staged): a ledger only grows; "
                     + f"restore it with {restore}, then append"]
-    fence = getattr(new_ledger, "open_fence", None)
+    fence = new_ledger.open_fence
     if fence:
-        line = new_ledger.open_fence_line  # type: ignore[attr-defined]
+        line = new_ledger.open_fence_line
         problems.append(f"{item.ledger}:{line}: unclosed code fence {fence}: close it "
                         "(anything appended would land inside it)")
     head_lines = 0 if old is None else old.count(b"\n") + (0 if old.endswith(b"\n") else 1)

@@ -39,9 +39,10 @@ import contextlib
 import os
 import re
 import shlex
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
+
+from msgspec.structs import replace
 
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import git, index_blobs, repo_root

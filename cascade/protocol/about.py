@@ -11,7 +11,8 @@ choices. Pure: no model, no file, no git.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from msgspec import Struct, field
 
 from cascade.markdown import sentence
 from cascade.protocol.engine import question
@@ -25,8 +26,7 @@ WIDTH = 160  # the longest line the hook prints of it
 WHY = 90  # the longest reason a table gives for a persona
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(Struct, frozen=True):
     word: str  # what the person writes after NEXT:
     arg: str  # what follows it, if anything ("<what to change>", "[N]"), else ""
     does: str  # what it does ("" when the protocol does not say)
@@ -37,8 +37,7 @@ class Choice:
         return f"NEXT: {self.word}" + (f" {self.arg}" if self.arg else "")
 
 
-@dataclass
-class About:
+class About(Struct):
     step: Step
     question: str  # the question in one line, with when and how to answer it
     context: list[str] = field(default_factory=list)  # what it is about, one line an item

@@ -3,7 +3,7 @@ ledger's own settings (its header, as changed by stamped ``SETTINGS`` events) th
 may record and never loosens the verdict with."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from cascade.ledger.consensus import VotingConfig, voting_config
 from cascade.ledger.model import SETTINGS, Event, Ledger
@@ -11,8 +11,7 @@ from cascade.ledger.provenance import Replays, verify_event
 from cascade.protocol.findings import Policy
 
 
-@dataclass(frozen=True)
-class Authority:
+class Authority(Struct, frozen=True):
     """What decides for one ledger."""
 
     participants: tuple[str, ...]

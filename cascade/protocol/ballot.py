@@ -13,9 +13,10 @@ Pure: no files, no git, no model.
 """
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+import msgspec.structs
+from msgspec import Struct
 
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
 from cascade.ledger.model import Comment
@@ -45,8 +46,7 @@ class Tally:
         self.forged_seen = 0
 
 
-@dataclass(frozen=True)
-class Ballot:
+class Ballot(Struct, frozen=True):
     """Each voter's latest vote that counts, for the current revision, by the voter's name:
     ``votes``; ``people``, the voters who are people; ``attributed``, the people whose vote
     was added in their own commit (or whose commit is not known); ``expected``, the
@@ -81,8 +81,8 @@ def with_people(result: ConsensusResult, ballot: Ballot, config: VotingConfig) -
     if config.advisory:
         people = {n: v for n, v in ballot.votes.items() if n in ballot.people}
         advice = {n: v for n, v in ballot.votes.items() if n not in people}
-        counted_ = calculate_consensus(people, dataclasses.replace(config, human_required=False))
-        result = dataclasses.replace(counted_, advisory={**result.advisory, **advice})
+        counted_ = calculate_consensus(people, msgspec.structs.replace(config, human_required=False))
+        result = msgspec.structs.replace(counted_, advisory={**result.advisory, **advice})
         if not people:
             result.reason = ADVISORY
     if not config.human_required or not result.reached or result.outcome != "READY":

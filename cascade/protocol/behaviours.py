@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from cascade.errors import CascadeError
 
@@ -24,8 +25,7 @@ GROUP = "cascade.behaviours"
 REQUIRED = object()  # a parameter without a default
 
 
-@dataclass(frozen=True)
-class Param:
+class Param(Struct, frozen=True):
     """One parameter of a behaviour: the types its value may have, its default (REQUIRED:
     none), what it is (said in errors) and an extra check (a problem, or None)."""
 
@@ -35,16 +35,14 @@ class Param:
     check: Callable[[Any], str | None] | None = None
 
 
-@dataclass(frozen=True)
-class Behaviour:
+class Behaviour(Struct, frozen=True):
     name: str
     fn: Callable[..., Any]
     params: tuple[tuple[str, Param], ...] = ()
     traits: frozenset[str] = frozenset()  # what the engine may ask of it (own_minimum, ...)
 
 
-@dataclass(frozen=True)
-class Ref:
+class Ref(Struct, frozen=True):
     """A protocol's reference to a behaviour: its name and the parameters it is given (with
     the defaults filled in), hashable so the protocol's records stay frozen."""
 
@@ -230,8 +228,7 @@ def reload_plugins() -> None:
     _loaded = False
 
 
-@dataclass(frozen=True)
-class Exit:
+class Exit(Struct, frozen=True):
     """An exit rule's answer after a round: whether the rounds end, and why (its
     explanation). A flow's rule also says what the next round is: its strategy phase, its
     direction; a person's decision that concluded is said after the rounds; escalations are
@@ -246,8 +243,7 @@ class Exit:
     probed: bool = False
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(Struct, frozen=True):
     """An outcome rule's answer: the outcome (READY, IMPASSE, CHANGES, REJECT) and its
     explanation -- the one place an outcome is explained: status, the record, the hook and
     ``check`` print it. ``counted``: what each member counted as (alias -> verdict);

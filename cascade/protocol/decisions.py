@@ -41,7 +41,5 @@ def decided(decision: Decision, result: ConsensusResult) -> ConsensusResult:
     """The consensus a decision in force gives: READY or REJECT reached, CHANGES not."""
     verdict = {"READY": (True, "READY"), "REJECT": (True, "REJECT")}.get(decision.vote,
                                                                        (False, None))
-    out = ConsensusResult(verdict[0], verdict[1], result.counts, [], result.missing,
-                          f"decided {decision.vote} by {decision.by}", result.advisory)
-    out.decided = True  # type: ignore[attr-defined]
-    return out
+    return ConsensusResult(verdict[0], verdict[1], result.counts, [], result.missing,
+                           f"decided {decision.vote} by {decision.by}", result.advisory)

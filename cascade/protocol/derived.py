@@ -4,8 +4,9 @@ votes that do not count, events not believed, personas that did not answer."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from cascade.ledger.consensus import ConsensusResult
 from cascade.ledger.model import Comment
@@ -13,8 +14,7 @@ from cascade.ledger.model import Comment
 STATUS_OF = {"READY": "ACCEPTED", "REJECT": "REJECTED"}  # the status an outcome sets
 
 
-@dataclass
-class Decision:
+class Decision(Struct):
     """A person's decision (``cascade decide``), and whether it is in force."""
 
     author: str
@@ -31,8 +31,7 @@ class Decision:
                 "revision": self.revision, "in_force": self.in_force, "note": self.note}
 
 
-@dataclass
-class Discounted:
+class Discounted(Struct):
     """A block under a persona's name whose vote does not count, and why."""
 
     author: str
@@ -45,8 +44,7 @@ class Discounted:
                 "forged": self.forged}
 
 
-@dataclass
-class Unfounded:
+class Unfounded(Struct):
     """An event ``derive`` does not believe (it is ignored), and why."""
 
     kind: str
@@ -57,8 +55,7 @@ class Unfounded:
         return {"kind": self.kind, "line": self.line, "reason": self.reason}
 
 
-@dataclass
-class Failure:
+class Failure(Struct):
     """A participant asked for a revision that did not answer (``FAILURE`` event)."""
 
     author: str
@@ -72,8 +69,7 @@ class Failure:
                 "revision": self.revision}
 
 
-@dataclass
-class State:
+class State(Struct):
     phase: str
     status: str  # OPEN, ACCEPTED, REJECTED
     source_revision: str | None
@@ -93,7 +89,7 @@ class State:
     carried_now: bool = False  # the current revision holds an earlier one's review
     # its run (cascade.protocol.runstate.Run: who is due, the outcome), or how to derive it
     # when first read (``run``): a protocol of phases needs none for its verdict
-    derive_run: Any = field(default=None, repr=False, compare=False)
+    derive_run: Any = None  # no part of what the state is (== and repr leave it out)
     unfounded: list[Unfounded] = field(default_factory=list)  # events not believed
     ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
     failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks
@@ -107,6 +103,17 @@ class State:
         if callable(self.derive_run):
             self.derive_run = self.derive_run()
         return self.derive_run
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not State:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in _SHOWN)
+
+    def __repr__(self) -> str:
+        return f"State({', '.join(f'{name}={getattr(self, name)!r}' for name in _SHOWN)})"
+
+
+_SHOWN = tuple(name for name in State.__struct_fields__ if name != "derive_run")
 
 
 def block_id(c: Comment) -> str:

@@ -577,11 +577,11 @@ class Discussion:
 
     def _append(self, chunk: str) -> None:
         base = self._parsed_base()
-        fence = getattr(base, "open_fence", None)
+        fence = base.open_fence
         if fence:  # whatever is appended would land inside it and change an earlier comment
             raise CascadeError(f"unclosed code fence {fence} (opened here): close it before "
                                "anything is appended", self.path,
-                               getattr(base, "open_fence_line", None) or None)
+                               base.open_fence_line or None)
         piece = ("\n" if self._pending else self._lead()) + chunk
         self._pending.append(chunk)
         if self._read is not None:  # read what is appended, after what was read

@@ -154,9 +154,8 @@ class EventChecks:
         word = words[0].upper() if words else ""
         if word not in _OUTCOMES:
             return f"{word or 'nothing'} is not an outcome"
-        decision, result = self.verdict_at(index)
+        decision, result, run = self.verdict_at(index)
         reached = result.outcome if result.reached else None
-        run = getattr(result, "run", None)
         if run is not None and run.outcome is not None:  # a step protocol's (verdict_at)
             reached = run.outcome
         if reached != word and not (decision is not None and decision.vote == word):

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.protocol import findings, packet
@@ -25,8 +26,7 @@ REF_TYPES = ("supports", "counters", "extends", "questions", "responds_to")  # t
 FIELD_KINDS = Registry("field kind")
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(Struct, frozen=True):
     name: str
     choices: tuple[str, ...] | None  # None: free text (or references)
     fallback: str  # what a missing or invalid value becomes (and a note says so)
@@ -48,8 +48,7 @@ class Field:
 Read = Callable[[Field, Any, Any], tuple[dict[str, str], "str | None"]]
 
 
-@dataclass(frozen=True)
-class Kind:
+class Kind(Struct, frozen=True):
     """A field kind's four parts. ``parse(name, spec, step id, path, line) -> Field``;
     ``shape(field) -> str`` (its JSON in the reply's shape); ``read(field, value, reply) ->
     (stamped values, note or None)`` -- None: not a value of the reply (references, a panel:

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from cascade.config.rules import SEVERITIES  # the most severe first
 from cascade.ledger.identity import is_decider, same_person
@@ -31,8 +33,7 @@ _MOST = 12  # findings kept of one reply
 _FID = re.compile(r"\bF(\d{1,5})\b", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(Struct, frozen=True):
     severity: str
     where: str
     what: str
@@ -75,8 +76,7 @@ def policy_of(given: Iterable[tuple[str, str]] | None,
                   require_location)
 
 
-@dataclass(frozen=True)
-class Policy:
+class Policy(Struct, frozen=True):
     """A rule's policy: each severity's least verdict, and whether a blocking verdict must
     locate a finding to count (``require_location``)."""
 
@@ -245,8 +245,7 @@ def section(stamped: Mapping[str, str], first: int = 0) -> str | None:
 
 # ---- the policy -------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Counted:
+class Counted(Struct, frozen=True):
     """What a vote counts as: the vote, why it is not the one given (None: it is), and
     whether it is only advisory (a blocking vote whose blocking findings are all unlocated,
     under ``require_location``)."""

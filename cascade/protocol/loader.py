@@ -9,8 +9,9 @@ phase is an appended ledger event. Any other protocol's one phase is the whole d
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.config.yamlio import check_keys, load_yaml
 from cascade.errors import CascadeError
@@ -27,8 +28,7 @@ _PROTOCOL_KEYS = {"name", "title", "description", "roles", "steps", "rounds", "p
                   "flows", "tiers", "pause", "resume"}
 
 
-@dataclass(frozen=True)
-class Protocol:
+class Protocol(Struct, frozen=True):
     name: str
     title: str
     description: str

@@ -4,9 +4,10 @@ discuss, run, plan, explain, the hook and check all come here); the names an opt
 checked with one line that lists them."""
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec.structs
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.protocol.spec import Steps
@@ -14,8 +15,7 @@ from cascade.protocol.spec import Steps
 OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}
 
 
-@dataclass(frozen=True)
-class Options:
+class Options(Struct, frozen=True):
     """A discussion's choices among its protocol's options -- its mode, strategy (or flow)
     and tier -- and its own round cap (``--rounds N``, a rule's ``rounds:``)."""
 
@@ -55,17 +55,17 @@ def specialize(steps: Steps, options: Options) -> Steps:
     steps = steps.for_strategy(options.strategy) if steps.strategies else steps
     steps = steps.for_tier(options.tier) if steps.tiers else steps
     if options.sides and steps.strategy is not None and steps.strategy.sides:
-        steps = dataclasses.replace(steps, strategy=dataclasses.replace(
+        steps = msgspec.structs.replace(steps, strategy=msgspec.structs.replace(
             steps.strategy, assigned=tuple((a, s) for a, s in options.sides
                                            if s in steps.strategy.sides)))
     cap = options.rounds
     if cap is not None and cap >= 1:
         if steps.strategy is not None and steps.strategy.rounds is not None:
             low = steps.strategy.rounds[0]
-            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+            steps = msgspec.structs.replace(steps, rounds=msgspec.structs.replace(
                 steps.rounds, max=min(max(cap, low), top), min=low))
         elif cap < steps.rounds.max:
-            steps = dataclasses.replace(steps, rounds=dataclasses.replace(
+            steps = msgspec.structs.replace(steps, rounds=msgspec.structs.replace(
                 steps.rounds, max=cap, min=min(steps.rounds.min, cap)))
     return steps
 
@@ -73,7 +73,7 @@ def specialize(steps: Steps, options: Options) -> Steps:
 def most_rounds(base: Steps, options: Options) -> int:
     """The most rounds a discussion may ask for (``--rounds N``, a rule's ``rounds:``): its
     mode's and strategy's; for a flow with its own count, the protocol's."""
-    steps = specialize(base, dataclasses.replace(options, rounds=None))
+    steps = specialize(base, msgspec.structs.replace(options, rounds=None))
     if steps.strategy is not None and steps.strategy.rounds is not None:
         return base.rounds.max
     return steps.rounds.max
@@ -94,8 +94,7 @@ def option_names(steps: Steps | None, kind: str) -> list[str]:
     return [x.name for x in steps.strategies if x.kind == kind]
 
 
-@dataclass(frozen=True)
-class Where:
+class Where(Struct, frozen=True):
     """Where a value was given, for the error about it: its file and line, and the words
     that name what gave it (``"rule 'adr': "``)."""
 

@@ -8,7 +8,7 @@ on: ``<field>=skipped``, and the turn's block says why. Pure: no model, no file.
 """
 from __future__ import annotations
 
-import dataclasses
+import msgspec.structs
 
 PASSED, SKIPPED = "passed", "skipped"
 ITEMS = 6  # items a key may hold
@@ -77,5 +77,5 @@ def view(turn, names: tuple[str, ...]):
     for name in names:
         packet = of(turn, name)
         if packet:
-            return dataclasses.replace(turn, body=render(packet), fields={})
+            return msgspec.structs.replace(turn, body=render(packet), fields={})
     return None

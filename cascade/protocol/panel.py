@@ -23,8 +23,9 @@ topic words -- every change said in a note.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from cascade.config.personas import Persona
 from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment
@@ -36,8 +37,7 @@ _LIST_SEP = "; "
 _MAX_TEXT = 300
 
 
-@dataclass(frozen=True)
-class Expert:
+class Expert(Struct, frozen=True):
     id: str
     name: str
     expertise: tuple[str, ...]
@@ -48,16 +48,14 @@ class Expert:
     blind: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
-class Tension:
+class Tension(Struct, frozen=True):
     a: str
     b: str
     axis: str
     description: str = ""
 
 
-@dataclass
-class Panel:
+class Panel(Struct):
     experts: list[Expert]
     tensions: list[Tension]
     problem: str

@@ -13,7 +13,7 @@ person's decision is in force for the current revision, nobody is asked: the per
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from cascade.config.personas import Persona, Personas
 from cascade.ledger.grammar import is_blank
@@ -32,8 +32,7 @@ _WAKE_ALL = (PHASE_TRANSITION, SOURCE_REVISION, VOTE_RESET)
 _CLOSED = ("ACCEPTED", "REJECTED")
 
 
-@dataclass(frozen=True)
-class Pending:
+class Pending(Struct, frozen=True):
     persona: Persona
     reason: str  # "new input", "mentioned by Rob", "asked"
     request: str = ""  # what a person asks of this turn (Runner.run_turn's callout)

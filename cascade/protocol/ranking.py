@@ -21,13 +21,14 @@ model, no file.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import random
 import re
 import string
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec.structs
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.protocol.behaviours import Param
@@ -72,7 +73,7 @@ def anonymous(run, step, alias: str) -> list:
     random.Random(_seed(run.round, step.id, alias, *(t.alias for t in order))).shuffle(order)
     names = [x for t in run.turns for x in (t.name, f"@{t.alias}")] + [
         x for a in run.members for x in (run.name_of(a), f"@{a}")]
-    return [dataclasses.replace(t, msg=LABEL + letter(i), name=ANONYMOUS, alias="",
+    return [msgspec.structs.replace(t, msg=LABEL + letter(i), name=ANONYMOUS, alias="",
                                 fields={}, refs=[], body=_hidden(t.body, names),
                                 origin=t.msg)
             for i, t in enumerate(order)]
@@ -142,8 +143,7 @@ def _section(f: Field, stamped: dict[str, str], value: object) -> str | None:
 
 # --- Borda -----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Place:
+class Place(Struct, frozen=True):
     """One answer in the aggregate: its message, author, points and first places."""
 
     msg: str
@@ -153,8 +153,7 @@ class Place:
     ballots: int  # the ballots it was on
 
 
-@dataclass(frozen=True)
-class Count:
+class Count(Struct, frozen=True):
     """The Borda count of a ranking step's round: the answers, best first, the number of
     ballots, and how each tie was broken (a line each)."""
 

@@ -12,10 +12,11 @@ Over 400 lines: the bundled protocols' rules, each next to the others of its reg
 """
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
+
+import msgspec.structs
 
 from cascade.ledger.consensus import VotingConfig, calculate_consensus
 from cascade.protocol.behaviours import Exit, Param, Registry, Verdict
@@ -423,7 +424,7 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
     document does not count, and its member counts as not having voted. A protocol of phases
     has no closing vote: each voter's latest vote that counts (cascade.protocol.ballot)."""
     votes = {m: v for m, v in run.closing.verdicts.items() if v in ("READY", "CHANGES", "REJECT")}
-    config = dataclasses.replace(run.terms.consensus or VotingConfig(), human_required=False)
+    config = msgspec.structs.replace(run.terms.consensus or VotingConfig(), human_required=False)
     # (human_required is the gate's to apply, as for any protocol's READY)
     result = calculate_consensus(votes, config, expected=run.members)
     outcome = result.outcome if result.reached and result.outcome else "CHANGES"

@@ -1,13 +1,12 @@
 """What a run of a protocol came to (``Result``), and that said in one line."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from msgspec import Struct, field
 
 from cascade.turns.runner import Outcome
 
 
-@dataclass
-class Result:
+class Result(Struct):
     outcome: str | None = None  # READY | IMPASSE; None: not concluded (stopped, or waiting)
     round: int = 1
     outcomes: list[Outcome] = field(default_factory=list)

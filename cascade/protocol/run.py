@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import datetime as _dt
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from cascade.errors import CascadeError
 from cascade.gitio import user_name
@@ -84,8 +85,7 @@ def _comments_in_phase(d: Discussion) -> list[Comment]:
     return out
 
 
-@dataclass
-class _Loop:
+class _Loop(Struct):
     """One run of a step protocol, a move at a time (``step``): record the outcome, write a
     pause's resume context, begin a round, answer a decision point, or ask a wave."""
 
@@ -292,8 +292,7 @@ def run(d: Discussion, settings: Settings, progress: Progress | None = None, **k
     return asyncio.run(run_protocol(d, settings, progress, **kwargs))
 
 
-@dataclass
-class Stepped:
+class Stepped(Struct):
     """A discussion to run, with what its rule says."""
 
     discussion: Discussion

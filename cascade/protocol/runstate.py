@@ -4,12 +4,12 @@ them, with the small records it groups the rest in (derived in cascade.protocol.
 ``Draft``; read by the registry's rules, the runner, the record and the artifacts)."""
 from __future__ import annotations
 
-import dataclasses
 import functools
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import NODEFAULT, Struct, defstruct, field
 
 from cascade.protocol.behaviours import Exit, Verdict
 from cascade.protocol.options import Options
@@ -19,8 +19,7 @@ MSG = re.compile(r"\Ar(\d+)-msg-(\d+)\Z")
 IMPASSE = "IMPASSE"
 
 
-@dataclass
-class Turn:
+class Turn(Struct):
     alias: str
     name: str
     step: str
@@ -36,8 +35,7 @@ class Turn:
     origin: str | None = None  # an anonymised view (``msg`` its label): the message it shows
 
 
-@dataclass
-class Answer:
+class Answer(Struct):
     """A decision point's answer: a person's ``NEXT: <choice> [text]`` line, or the NEXT event
     --auto and a rule's ``auto: true`` write for the recommended choice."""
 
@@ -86,8 +84,7 @@ def given_by(answer: Answer | None) -> str:
     return f"{answer.by} (a person)"
 
 
-@dataclass
-class Request:
+class Request(Struct):
     """One turn to ask for: who, in which step and round, and what it is shown."""
 
     alias: str
@@ -104,8 +101,7 @@ class Request:
     callout: str = ""  # what a person asks of this turn (``cascade turn``'s callout)
 
 
-@dataclass(frozen=True)
-class Basis:
+class Basis(Struct, frozen=True):
     """What a run is derived on, besides the ledger and the steps: the personas (``of_author``,
     ``get``), the deliberating members and the fixed roles' personas, the lines of revision
     events that keep the review (``carried``) and of entries not to believe (``skip``: events
@@ -134,6 +130,8 @@ class Basis:
 class Reads:
     """What a run gives its readers beyond its fields: the methods of ``Run`` and of the
     ``Draft`` the engine derives it on (cascade.protocol.engine)."""
+
+    __slots__ = ()
 
     @property
     def phase(self):
@@ -198,8 +196,7 @@ class Reads:
         return f"r{self.round}-msg-{self.messages + 1:03d}"
 
 
-@dataclass(frozen=True)
-class Terms:
+class Terms(Struct, frozen=True):
     """Under what terms the members take part: the protocol's steps before a mode specialized
     them, the mode, the personas' names, the vote thresholds, the discussion's round cap."""
 
@@ -210,8 +207,7 @@ class Terms:
     cap: int | None = None  # the discussion's own round cap (discuss --rounds N)
 
 
-@dataclass(frozen=True)
-class Progress:
+class Progress(Struct, frozen=True):
     """Where the rounds are, besides the round, step and who it waits for (on ``Run``)."""
 
     new_round: bool = False  # a round (after the first, or of a phase) has begun: no turn yet
@@ -219,8 +215,7 @@ class Progress:
     asked_why: dict[str, str] = field(default_factory=dict)  # alias -> why a planner asks it
 
 
-@dataclass(frozen=True)
-class Pauses:
+class Pauses(Struct, frozen=True):
     """A person's pauses: the one whose resume context is due, the rounds resumed and their
     contexts."""
 
@@ -229,8 +224,7 @@ class Pauses:
     resume_texts: dict[int, str] = field(default_factory=dict)  # round -> that context
 
 
-@dataclass(frozen=True)
-class Decisions:
+class Decisions(Struct, frozen=True):
     """What people answered at the rounds' decision points."""
 
     answers: list[Answer] = field(default_factory=list)
@@ -238,8 +232,7 @@ class Decisions:
     because: str | None = None  # why the open decision point is asked (an escalation's cause)
 
 
-@dataclass(frozen=True)
-class Steering:
+class Steering(Struct, frozen=True):
     """How the rounds were steered: directions and who gave them, strategy phases, quiet
     escalations, the probing round, how the rounds were concluded."""
 
@@ -253,8 +246,7 @@ class Steering:
     conclusion: str = ""  # how the rounds were concluded: a person's decision, the cap's note
 
 
-@dataclass(frozen=True)
-class Setup:
+class Setup(Struct, frozen=True):
     """A generated panel's setup: its turns and answers (kept across revisions), whether it is
     done, the accepted panel, what its walk noted (cascade.protocol.setup)."""
 
@@ -265,8 +257,7 @@ class Setup:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Closing:
+class Closing(Struct, frozen=True):
     """What the rounds' close gave besides the outcome: the confirmations counted, the outcome
     event recorded, the exit rule's last answer."""
 
@@ -275,8 +266,7 @@ class Closing:
     exit: Exit | None = None  # the exit rule's answer after the last round run
 
 
-@dataclass(frozen=True)
-class Run(Reads):
+class Run(Reads, Struct, frozen=True):
     """A protocol's run, derived from a ledger by the engine (cascade.protocol.engine): who
     takes part, the turns of the current revision, where the rounds are and the outcome --
     read by most of its readers -- and, as small records, the rest. Immutable: a reader cannot
@@ -306,10 +296,19 @@ class Run(Reads):
         return _frozen(cls, draft)
 
 
-def _group(f: dataclasses.Field) -> Any:
-    """The record a field of ``Run`` holds as a group (its default), or None."""
-    factory = f.default_factory
-    return factory if isinstance(factory, type) and dataclasses.is_dataclass(factory) else None
+def _defaults(cls: Any) -> tuple[tuple[str, Any], ...]:
+    """``cls``'s fields in order, each with its default as the record declares it:
+    ``NODEFAULT`` (none), a value, or the factory object a ``field(default_factory=...)``
+    became (its ``factory`` the callable)."""
+    names = cls.__struct_fields__
+    given = cls.__struct_defaults__
+    return tuple(zip(names, (NODEFAULT,) * (len(names) - len(given)) + given))
+
+
+def _group(default: Any) -> Any:
+    """The record a field of ``Run`` holds as a group (the factory of its default), or None."""
+    factory = getattr(default, "factory", None)
+    return factory if isinstance(factory, type) and issubclass(factory, Struct) else None
 
 
 def _frozen(cls: Any, draft: Any) -> Any:
@@ -320,28 +319,22 @@ def _frozen(cls: Any, draft: Any) -> Any:
 @functools.lru_cache(maxsize=None)
 def _layout(cls: Any) -> tuple[tuple[str, Any], ...]:
     """``cls``'s fields, each with the record it holds as a group (or None): read once."""
-    return tuple((f.name, _group(f)) for f in dataclasses.fields(cls))
+    return tuple((name, _group(default)) for name, default in _defaults(cls))
 
 
 def _mutable(cls: Any, bases: tuple = ()) -> Any:
-    """``cls``'s fields (declared once, on the record) as a mutable dataclass; a group's
+    """``cls``'s fields (declared once, on the record) as a mutable record; a group's
     default is its own mutable draft."""
     out = []
-    for f in dataclasses.fields(cls):
-        group = _group(f)
+    for name, default in _defaults(cls):
+        group = _group(default)
         if group is not None:
-            out.append((f.name, f.type, field(default_factory=_DRAFTS[group])))
-        elif f.default_factory is not dataclasses.MISSING:
-            out.append((f.name, f.type, field(default_factory=f.default_factory)))
-        elif f.default is not dataclasses.MISSING:
-            out.append((f.name, f.type, field(default=f.default)))
-        else:
-            out.append((f.name, f.type, field()))
-    return dataclasses.make_dataclass(cls.__name__ + "Draft", out, bases=bases,
-                                      namespace={"__module__": __name__})
+            default = field(default_factory=_DRAFTS[group])
+        out.append((name, Any, default))
+    return defstruct(cls.__name__ + "Draft", out, bases=(*bases, Struct), module=__name__)
 
 
-_DRAFTS = {_group(f): _mutable(_group(f)) for f in dataclasses.fields(Run) if _group(f)}
+_DRAFTS = {group: _mutable(group) for _, group in _layout(Run) if group is not None}
 
 # A run while the engine derives it: Run's fields and its groups' (declared once, above),
 # mutable; the registered rules are asked with it (they read it, never write it).

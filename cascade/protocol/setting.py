@@ -13,9 +13,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.config import templates
 from cascade.config.personas import Personas, load_personas
@@ -23,8 +24,7 @@ from cascade.protocol.loader import Protocol, load_protocol
 from cascade.resources import find_root
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(Struct, frozen=True):
     """Where a ledger's configuration comes from, and how each part of it is found."""
 
     root: Path  # the repository's top: its .cascade/ is read, and its caches kept, under it

@@ -9,8 +9,8 @@ Over 400 lines: the records and the one place a discussion's options reshape the
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass
+import msgspec.structs
+from msgspec import Struct
 
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Ref
@@ -34,8 +34,7 @@ APPENDS = ("reply", "round")  # when the ledger is written: after each reply, or
 PHASE_AT = ("first", "middle", "last")  # a scheduled phase: the rounds it covers
 
 
-@dataclass(frozen=True)
-class Role:
+class Role(Struct, frozen=True):
     id: str
     title: str
     persona: str | None  # a fixed role's persona alias; None: the discussion's participants
@@ -51,8 +50,7 @@ class Role:
         return self.persona is not None
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(Struct, frozen=True):
     id: str
     title: str
     role: str
@@ -96,8 +94,7 @@ class Step:
         return self.part or self.roles or (self.role,)
 
 
-@dataclass(frozen=True)
-class Rounds:
+class Rounds(Struct, frozen=True):
     min: int
     max: int
     exit: Ref  # the exit rule, with its parameters
@@ -108,8 +105,7 @@ class Rounds:
     append: str = "reply"  # reply: each reply written as it comes; round: a round at once
 
 
-@dataclass(frozen=True)
-class Phase:
+class Phase(Struct, frozen=True):
     """A strategy's phase: its goal, said in every prompt of its rounds, and its minimum."""
 
     id: str
@@ -120,8 +116,7 @@ class Phase:
     visibility: str | None = None  # overrides the members' step's in this phase
     words: tuple[int, int] | None = None  # the members' word range in this phase
 
-@dataclass(frozen=True)
-class Strategy:
+class Strategy(Struct, frozen=True):
     name: str
     title: str
     phases: tuple[Phase, ...]
@@ -142,16 +137,14 @@ class Strategy:
         return given or self.sides[index % len(self.sides)]
 
 
-@dataclass(frozen=True)
-class Count:
+class Count(Struct, frozen=True):
     min: int
     max: int
     default: int
     personas: tuple[str, ...] = ()  # the panel a standalone discussion starts with, if any
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(Struct, frozen=True):
     """A protocol's mode: how many members, which fixed roles speak, how many rounds."""
 
     name: str
@@ -163,8 +156,7 @@ class Mode:
     seed_why: str = ""  # why the seed's count and the engine's differ
 
 
-@dataclass(frozen=True)
-class Steps:
+class Steps(Struct, frozen=True):
     """A step protocol's own part."""
 
     roles: tuple[Role, ...]
@@ -208,7 +200,7 @@ class Steps:
 
     def for_tier(self, name: str | None) -> Steps:
         known = dict(self.tiers)
-        return dataclasses.replace(self, tier=name if name in known else self.default_tier)
+        return msgspec.structs.replace(self, tier=name if name in known else self.default_tier)
 
     def role(self, role_id: str) -> Role:
         return next(r for r in self.roles if r.id == role_id)
@@ -233,7 +225,7 @@ class Steps:
                 return step
             visibility = ("sequential" if strategy.participation == "sequential"
                           and step.visibility in ("blind", "question") else step.visibility)
-            return dataclasses.replace(step, fields=step.fields + strategy.fields,
+            return msgspec.structs.replace(step, fields=step.fields + strategy.fields,
                                        visibility=visibility)
 
         outcome = strategy.outcome or self.outcome
@@ -242,12 +234,12 @@ class Steps:
         after = tuple(s for s in self.after if not (drop and s.confirm))
         rounds = self.rounds
         if strategy.rounds is not None:  # a flow's own round count (the protocol's cap)
-            rounds = dataclasses.replace(rounds, min=strategy.rounds[0],
+            rounds = msgspec.structs.replace(rounds, min=strategy.rounds[0],
                                          max=min(strategy.rounds[1], rounds.max))
         steps = tuple(adapt(s) for s in self.steps)
         if strategy.groups == "in_turn":
             steps = self._in_turn(steps)
-        return dataclasses.replace(self, steps=steps, after=after, outcome=outcome,
+        return msgspec.structs.replace(self, steps=steps, after=after, outcome=outcome,
                                    strategy=strategy, rounds=rounds)
 
     def _in_turn(self, steps: tuple[Step, ...]) -> tuple[Step, ...]:
@@ -262,7 +254,7 @@ class Steps:
         def flush() -> None:
             order = list(dict.fromkeys(group[r] for s in block for r in s.roles))
             for g in order:
-                out.extend(dataclasses.replace(s, part=tuple(r for r in s.roles
+                out.extend(msgspec.structs.replace(s, part=tuple(r for r in s.roles
                                                              if group[r] == g))
                            for s in block if any(group[r] == g for r in s.roles))
             block.clear()
@@ -307,7 +299,7 @@ class Steps:
                 roles.append(r)
             elif r.id in stand_in:
                 other = self.role(stand_in[r.id])
-                roles.append(dataclasses.replace(r, persona=other.persona))
+                roles.append(msgspec.structs.replace(r, persona=other.persona))
             else:
                 dropped.add(r.id)
 
@@ -317,16 +309,16 @@ class Steps:
                 left = tuple(r for r in s.speaking if r not in dropped)
                 if not left:
                     continue
-                out.append(s if left == s.speaking else dataclasses.replace(
+                out.append(s if left == s.speaking else msgspec.structs.replace(
                     s, role=left[0], roles=left if s.roles else ()))
             return tuple(out)
 
         low, high = mode.rounds
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             self, roles=tuple(roles), steps=keep(self.steps), setup=keep(self.setup),
             after=keep(self.after), pause=keep(self.pause), resume=keep(self.resume),
             participants=mode.experts or self.participants,
-            rounds=dataclasses.replace(self.rounds, min=low, max=high), mode=mode.name)
+            rounds=msgspec.structs.replace(self.rounds, min=low, max=high), mode=mode.name)
 
     @property
     def round_steps(self) -> tuple[Step, ...]:

@@ -17,9 +17,10 @@ What counts:
 """
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Mapping
+
+import msgspec.structs
 
 from cascade.ledger.consensus import ConsensusResult
 from cascade.ledger.identity import same_person
@@ -37,7 +38,7 @@ from cascade.protocol.events import EventChecks
 from cascade.protocol.findings import counted
 from cascade.protocol.options import Options
 from cascade.protocol.panel import panel_of
-from cascade.protocol.runstate import Basis
+from cascade.protocol.runstate import Basis, Run
 
 
 def derive(ledger: Ledger, authority: Authority, personas, protocol,
@@ -159,22 +160,24 @@ class _Walk(EventChecks):
 
     # ---- the verdict ----------------------------------------------------------------------------
 
-    def verdict_at(self, index: int) -> tuple[Decision | None, ConsensusResult]:
-        """The decision in force and the consensus the entries before ``index`` reach."""
+    def verdict_at(self, index: int) -> tuple[Decision | None, ConsensusResult, Run | None]:
+        """The decision in force and the consensus the entries before ``index`` reach; for a
+        step protocol, the run they derive when the votes decide it (no decision in force, no
+        participant blocking), else None."""
         ballot, _, advisory, discounted, _ = self._count()
         decision, _ = in_force(self.decisions, self.revision, self.reviewed, self.authority,
                                 self.authors)
         if not self.steps.phased:
-            prefix = dataclasses.replace(self.ledger, entries=self.ledger.entries[:index])
+            prefix = msgspec.structs.replace(self.ledger, entries=self.ledger.entries[:index])
             run, result = self._step_result(prefix, self.carried, {},
                                             self.reviewed if self.revision else None)
         else:
             run, result = None, self._panel(self._counted(ballot), ballot, advisory, discounted)
         result = with_people(result, ballot, self.authority.consensus)
-        result.run = run  # type: ignore[attr-defined]
         if decision is not None:
-            result = decided(decision, result)
-        return decision, self._blocked(result, decision)
+            return decision, decided(decision, result), None
+        shown = self._blocked(result, decision)
+        return decision, shown, run if shown is result else None
 
     def _voting(self) -> bool:
         return self.protocol.votes_count_in(self.phase)
@@ -266,7 +269,7 @@ class _Walk(EventChecks):
                               advisory)
             why = f"phase {self.phase} does not take votes" + (f"; advance to {after}"
                                                                 if after else "")
-            return dataclasses.replace(shown, reached=False, outcome=None, reason=why)
+            return msgspec.structs.replace(shown, reached=False, outcome=None, reason=why)
         result = result_of(verdict, advisory)
         notes = "; ".join(f"{d.author}'s vote (line {d.line}) does not count: {d.reason}"
                           for d in discounted if d.author in result.missing)
@@ -299,14 +302,14 @@ class _Walk(EventChecks):
         claims = set(self.claims)
         carried = set(self.carried)
         ballot, votes, advisory, discounted, expected = self._count(claims)
-        decisions = [dataclasses.replace(d) for d in self.decisions]
+        decisions = [msgspec.structs.replace(d) for d in self.decisions]
         decision, notes = in_force(decisions, self.revision, self.reviewed,
                                     self.authority, self.authors)
         reviewed = self.reviewed if self.revision is not None else None
         if not self.steps.phased:
             run, result = self._step_result(self.ledger, carried, advisory, reviewed)
         else:  # its run (who is due) is derived when first read: its verdict needs none
-            ledger = dataclasses.replace(self.ledger, entries=list(self.ledger.entries))
+            ledger = msgspec.structs.replace(self.ledger, entries=list(self.ledger.entries))
             run = functools.partial(derive_run, ledger, self.steps, self._basis(
                 ledger, carried, reviewed, decision is not None, ballot))
             result = self._panel(self._counted(ballot), ballot, advisory, discounted)

@@ -5,11 +5,12 @@ references, fields) and appended in the ledger's order, gapless."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import time
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec.structs
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.protocol import findings
@@ -36,8 +37,7 @@ from cascade.turns.sources import SourceText
 from cascade.turns.tiers import models_for
 
 
-@dataclass
-class Wave:
+class Wave(Struct):
     """What the turns of a run share: the ledger, settings, budget and progress, one append
     at a time (``lock``), the reply cache, the document's revision and text, the rule's
     models, the last message id's number, and whether a round is written whole (``batch``)."""
@@ -73,8 +73,7 @@ async def turns(wave: Wave, requests: list[Request], personas) -> list[Outcome]:
     return list(await asyncio.gather(*(_turn(wave, a) for a in asked)))
 
 
-@dataclass
-class _Asked:
+class _Asked(Struct):
     """One turn, ready to ask: its request, persona, prompt, outcome so far, the settings it
     is asked with and the models to fall back on."""
 
@@ -94,14 +93,14 @@ def _prepare(wave: Wave, request: Request, persona) -> _Asked:
     model, *fallbacks = models_for(persona, request.role, request.tier, wave.rule_model,
                                    wave.rule_models, settings)
     if request.words is not None:  # a phase's word range: its reply's max tokens too
-        settings = dataclasses.replace(settings, reply_tokens=reply_budget(request.words[1]))
+        settings = msgspec.structs.replace(settings, reply_tokens=reply_budget(request.words[1]))
     prompt = build_step_prompt(d, persona, request, wave.source, settings.for_model(model))
-    out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes)
-    if ballot_of(request.step) is None:  # a phase's turn is shown by its persona alone
-        out.step = request.step.title  # type: ignore[attr-defined]
-        out.round = request.round  # type: ignore[attr-defined]
-    out.asks_vote = persona.votes and any(  # type: ignore[attr-defined]
-        f.name in ("vote", "verdict") for f in request.step.fields)
+    shown = ballot_of(request.step) is None  # a phase's turn is shown by its persona alone
+    out = Outcome(persona, d.path, model=model, redactions=prompt.redactions, notes=prompt.notes,
+                  step=request.step.title if shown else None,
+                  round=request.round if shown else None,
+                  asks_vote=persona.votes and any(f.name in ("vote", "verdict")
+                                                  for f in request.step.fields))
     return _Asked(request, persona, prompt, out, settings, fallbacks)
 
 

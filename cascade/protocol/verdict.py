@@ -2,14 +2,13 @@
 ``cascade check`` and ``cascade status`` all judge with ``gate()``, so they cannot disagree."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from cascade.docstatus import core as text_core
 from cascade.protocol.derived import State
 
 
-@dataclass
-class Verdict:
+class Verdict(Struct):
     """The gate's decision on one governed document, as the hook, ``check`` and ``status``
     give it."""
 

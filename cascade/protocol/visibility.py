@@ -16,8 +16,9 @@ does not override it (the members' other steps take the phase's).
 """
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
+
+import msgspec.structs
 
 from cascade.protocol.behaviours import Registry
 from cascade.protocol.packet import view
@@ -30,7 +31,7 @@ def shown(run, step, alias: str, visibility: str | None = None) -> list:
     visibility), narrowed to the steps it ``sees`` when it names them."""
     name = visibility or step.visibility
     if visibility:
-        step = dataclasses.replace(step, visibility=visibility)
+        step = msgspec.structs.replace(step, visibility=visibility)
     turns = VISIBILITIES.call(name, run, step, alias)
     if step.sees:  # only the turns of the steps it names
         turns = [t for t in turns if t.step in step.sees]

@@ -26,8 +26,7 @@ def _tokens(o: Outcome) -> str:
 def _who(o: Outcome) -> str:
     """The persona, and for a protocol's step its round and step: "round 2, Challenge:
     AI-Architect"."""
-    step = getattr(o, "step", None)
-    return f"round {o.round}, {step}: {o.persona.name}" if step else o.persona.name  # type: ignore[attr-defined]
+    return f"round {o.round}, {o.step}: {o.persona.name}" if o.step else o.persona.name
 
 
 def _state(o: Outcome, causes: bool = True) -> str:
@@ -36,7 +35,7 @@ def _state(o: Outcome, causes: bool = True) -> str:
     if o.status == "skipped":
         return o.error if causes else "not asked (below)"
     label = {"cached": " (cached, no call)", "no-response": " (no response)"}.get(o.status, "")
-    if o.vote is None and getattr(o, "asks_vote", True) is False:
+    if o.vote is None and not o.asks_vote:
         return f"answered{label}"  # a step that takes no vote: its result, not a missing vote
     return f"{o.vote or 'no vote'}{label}"
 

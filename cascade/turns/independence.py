@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from cascade.protocol.about import tier_of
 from cascade.protocol.visibility import VISIBILITIES
@@ -51,8 +52,7 @@ def family(model: str) -> str:
     return letters.group(0)
 
 
-@dataclass(frozen=True)
-class Clash:
+class Clash(Struct, frozen=True):
     """Roles meant to judge independently that share a model family: ``where`` says why they
     are meant to (``step Advice, answered independently``), ``who`` names them (``pragmatist (advisor)``)."""
 

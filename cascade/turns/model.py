@@ -35,9 +35,10 @@ import re
 import socket
 import sys
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.text import shown_url
@@ -59,8 +60,7 @@ class ModelError(Exception):
     """A call failed for good; ``str()`` is one line naming the cause."""
 
 
-@dataclass
-class Completion:
+class Completion(Struct):
     text: str
     model: str  # the model that answered (after fallbacks)
     prompt_tokens: int
@@ -423,8 +423,7 @@ def _connect_reason(chain: list[BaseException], timeout: float | None) -> str | 
     return None
 
 
-@dataclass
-class _Failure:
+class _Failure(Struct):
     kind: str  # credentials | auth | http | timeout | connect | dropped | bad-response | other
     message: str
     retryable: bool
@@ -542,8 +541,7 @@ def describe(exc: BaseException, *, model: str | None = None, endpoint: str | No
                      key_hint=key_hint).message
 
 
-@dataclass(frozen=True)
-class _Route:
+class _Route(Struct, frozen=True):
     """How one model of the chain is asked: ``request()`` makes the call, ``finish(response,
     attempts)`` reads it; ``endpoint`` and ``key_hint`` go into a failure's message."""
 
@@ -553,8 +551,7 @@ class _Route:
     key_hint: str | None
 
 
-@dataclass(frozen=True)
-class _Ask:
+class _Ask(Struct, frozen=True):
     """What every model of the chain is asked."""
 
     messages: list[dict[str, str]]

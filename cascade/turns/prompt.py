@@ -12,11 +12,12 @@ is built on it.
 """
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import re
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec.structs
+from msgspec import Struct, field
 
 from cascade.config.personas import Persona
 from cascade.errors import display_path
@@ -33,8 +34,7 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-@dataclass
-class Prompt:
+class Prompt(Struct):
     messages: list[dict[str, str]]
     redactions: list[str] = field(default_factory=list)  # "path:line kind"
     notes: list[str] = field(default_factory=list)  # e.g. "document withheld: ..."
@@ -138,7 +138,7 @@ def scrub_persona(persona: Persona, scrub) -> Persona:
         line = file_text.count("\n", 0, at) + 1 if at >= 0 else 1
         return scrub(text, where, line)
 
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         persona, name=field_(persona.name), role=field_(persona.role),
         personality=field_(persona.personality),
         expertise=tuple(field_(e) for e in persona.expertise),
@@ -184,8 +184,7 @@ def add_source(prompt: Prompt, blocks: Blocks, source: SourceText | None, settin
     return {"path": _label(source.path), "block": None, "note": note}, at
 
 
-@dataclass
-class Frame:
+class Frame(Struct):
     """What every turn's prompt opens with, each piece in its own block: the title (or the
     topic), the document, the background. ``rest``: the context tokens left for the rest."""
 

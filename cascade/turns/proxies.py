@@ -18,16 +18,16 @@ import base64
 import http.client
 import ssl
 import urllib.request
-from dataclasses import dataclass
 from urllib.parse import unquote, urlsplit
+
+from msgspec import Struct
 
 from cascade.turns.httperrors import ProxyError, UnsupportedProtocol
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
-@dataclass(frozen=True)
-class Origin:
+class Origin(Struct, frozen=True):
     """Where a connection goes: the URL's scheme, host and port, and the proxy (or None)."""
     scheme: str
     host: str
@@ -113,8 +113,7 @@ def proxy_auth(proxy: str | None) -> dict[str, str]:
     return {"Proxy-Authorization": "Basic " + base64.b64encode(pair.encode()).decode()}
 
 
-@dataclass
-class Request:
+class Request(Struct):
     """One request: where, what, and what to send."""
     origin: Origin
     target: str  # the path and query; the whole URL when sent to a proxy as is

@@ -176,14 +176,14 @@ import bisect
 import fnmatch
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 __all__ = ["PLACEHOLDER_WORDS", "Redaction", "is_placeholder", "is_secret_file", "redact"]
 
 
-@dataclass(frozen=True)
-class Redaction:
+class Redaction(Struct, frozen=True):
     kind: str  # e.g. "aws-access-key", "private-key", "github-token", "password-in-url"
     line: int  # 1-based line in the input text where the secret started
 

@@ -46,8 +46,9 @@ import json
 import math
 import re
 import string
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct, field
 
 from cascade.ledger.grammar import fence_state
 
@@ -58,8 +59,7 @@ VOTES = ("READY", "CHANGES", "REJECT")
 SENTINEL = "NO_RESPONSE"
 
 
-@dataclass(frozen=True)
-class Reply:
+class Reply(Struct, frozen=True):
     comment: str  # markdown ("" for a sentinel)
     vote: str | None = None  # "READY" | "CHANGES" | "REJECT" | None
     sentinel: str | None = None  # "NO_RESPONSE" or None

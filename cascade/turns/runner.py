@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from cascade.config.personas import Persona
 from cascade.errors import CascadeError
@@ -28,8 +29,7 @@ REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}
           "Reply again with only the JSON object: {shape}.")
 
 
-@dataclass
-class Outcome:
+class Outcome(Struct):
     persona: Persona
     ledger: Path
     status: str = "pending"  # ok | cached | no-response | failed | skipped
@@ -45,6 +45,9 @@ class Outcome:
     redactions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     os_error: OSError | None = None  # the ledger could not be written (disk full, ...)
+    step: str | None = None  # a protocol's step the turn was for (its title), shown with it
+    round: int | None = None  # and its round
+    asks_vote: bool = True  # False: the step takes no vote (no vote is no missing vote)
 
     @property
     def ok(self) -> bool:
@@ -124,8 +127,7 @@ class Failed(Exception):
         self.skipped = skipped
 
 
-@dataclass
-class Call:
+class Call(Struct):
     """One reply to ask for: its outcome (charged and shown as it goes), the messages, the
     key its reply is cached under, the models to try after the first, and the reply's form."""
 

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, replace
+
+from msgspec import Struct, field
+from msgspec.structs import replace
 
 from cascade.env import number
 from cascade.errors import CascadeError
 
 
-@dataclass
-class Settings:
+class Settings(Struct):
     model: str | None = None  # CASCADE_MODEL
     api_base: str | None = None  # CASCADE_API_BASE
     api_key: str | None = None  # CASCADE_API_KEY

@@ -2,8 +2,9 @@
 credential files are never read; everything read is redacted before it leaves."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.gitio import is_ignored
@@ -11,8 +12,7 @@ from cascade.safepath import read_inside, relative
 from cascade.turns.redact import is_secret_file
 
 
-@dataclass
-class SourceText:
+class SourceText(Struct):
     path: str  # repository-relative
     text: str | None  # None when withheld or missing
     data: bytes | None

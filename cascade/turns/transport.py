@@ -25,9 +25,10 @@ import os
 import ssl
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from cascade import __version__
 from cascade.atomic import atomic_write
@@ -74,16 +75,14 @@ def status_error(response: Response) -> StatusError:
     return cls(message, response)
 
 
-@dataclass
-class Answer:
+class Answer(Struct):
     text: str
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
 
 
-@dataclass(frozen=True)
-class Endpoint:
+class Endpoint(Struct, frozen=True):
     """Where a model is asked: the base URL, the key sent (None: none), and the seconds to
     wait."""
     base: str

@@ -33,8 +33,9 @@ import socket
 import ssl
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.turns.httperrors import (
     ConnectError,
@@ -50,14 +51,13 @@ from cascade.turns.httperrors import (
 from cascade.turns.proxies import Origin, Request, connection, request_for
 
 
-@dataclass
-class Response:
+class Response(Struct):
     """A response: its status, its headers (case-insensitive ``get``) and, read whole, its
     body; a streamed one's body is read with ``lines()`` instead."""
     status_code: int
     headers: http.client.HTTPMessage
     content: bytes = b""
-    _stream: _Stream | None = field(default=None, repr=False)
+    _stream: _Stream | None = None
 
     @property
     def text(self) -> str:

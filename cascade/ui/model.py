@@ -3,8 +3,9 @@ a view of one discussion. Pure (no Textual): the same reads as ``cascade list`` 
 status``, so the UI never says something the commands would not."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
 
 from cascade.commands._common import find_ledgers
 from cascade.commands.status import protocol_view, vote_label
@@ -20,8 +21,7 @@ MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:"
 FILTERS = ("all", "open", "concluded")  # the browser's status filter, in the order `f` cycles
 
 
-@dataclass
-class Row:
+class Row(Struct):
     path: Path
     title: str
     protocol: str
@@ -33,8 +33,7 @@ class Row:
     loading: bool = False  # only its title is known yet (placeholder)
 
 
-@dataclass
-class Entry:
+class Entry(Struct):
     author: str
     vote: str | None
     origin: str  # "persona", "person", "decision" or "tool"
@@ -43,8 +42,7 @@ class Entry:
     label: str = ""  # a protocol turn's step and round, or its verdict
 
 
-@dataclass
-class View:
+class View(Struct):
     path: Path
     title: str
     protocol: str
