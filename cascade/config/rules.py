@@ -60,7 +60,8 @@ _RULE_FIELDS += ("policy", "require_location")  # what its findings ask of a vot
 
 class Rule:
     """One rule, with where it came from. (A plain class: this module is on the hook's fast
-    path, where importing dataclasses alone would cost more than the rest of the work.)"""
+    path, where importing msgspec for a record alone would cost more than the rest of the
+    work.)"""
 
     __slots__ = _RULE_FIELDS
     name: str

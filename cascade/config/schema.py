@@ -20,7 +20,8 @@ from cascade.config.yamlio import LineDict, LineList, check_keys, start_line
 from cascade.errors import CascadeError
 
 # Plain classes here, and no typing: the no-op hook reads the rule files, and importing
-# dataclasses (inspect, ast, tokenize...) would cost it more than reading them.
+# msgspec for records (and the typing_extensions, inspect, ast... it loads) would cost it
+# more than reading them.
 Kind = Callable[[object], object]
 
 

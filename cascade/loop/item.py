@@ -4,7 +4,7 @@ verdict (cascade.loop.gate): immutable records, each step returning the item it 
 ``Item`` is what discovery finds (the ledger, its document and rule, the problems that
 block it before any call); what the run does to it (``Ran``), what the hook staged of that
 (``Staged``) and the gate's verdict (``Verdict``) are records of their own, replaced
-(``dataclasses.replace``) by the step that works them out."""
+(``msgspec.structs.replace``) by the step that works them out."""
 from __future__ import annotations
 
 from msgspec import Struct, field
