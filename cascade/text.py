@@ -111,3 +111,13 @@ def shown_url(url: str) -> str:
         return url.rstrip("/")
     host = parts.netloc.rpartition("@")[2]
     return urlunsplit((parts.scheme, host, parts.path, "", "")).rstrip("/")
+
+
+def endpoint_url(base: str, suffix: str) -> str:
+    """``base`` with ``suffix`` (``/chat/completions``) ending its path, unless the path
+    already ends so; a query string (``?api-version=...``) stays after the path."""
+    parts = urlsplit(base.strip())
+    path = parts.path.rstrip("/")
+    if not path.endswith(suffix):
+        path += suffix
+    return urlunsplit((parts.scheme, parts.netloc, path, parts.query, parts.fragment))

@@ -68,6 +68,15 @@ def test_anthropic_models_go_direct():
 # ------------------------------------------------------------------ the request and the reply
 
 
+def test_a_query_string_in_the_base_url_stays_after_the_path(anthropic, monkeypatch):
+    anthropic.default("hi there")
+    for base in (f"{anthropic.root}?beta=1", f"{anthropic.root}/v1/messages/?beta=1"):
+        monkeypatch.setenv("ANTHROPIC_API_BASE", base)
+        error, _, _ = ask()
+        assert error is None, error
+        assert anthropic.chat_requests[-1].path == "/v1/messages?beta=1"
+
+
 def test_the_request_is_a_messages_api_request(anthropic):
     anthropic.default("hi there")
     error, _, result = ask(reply_tokens=77)

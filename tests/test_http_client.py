@@ -246,6 +246,17 @@ def test_a_password_in_the_base_url_is_never_printed(fake_llm):
     assert "s3cret" not in error and "rob" not in error
 
 
+def test_a_query_string_in_the_base_url_stays_after_the_path(fake_llm):
+    """A base URL with a query (an ``?api-version=`` a gateway wants): the request goes to
+    the path, the query after it, and a base that already names the endpoint is used as is."""
+    fake_llm.default("fine")
+    for base in (f"{fake_llm.url}/?api-version=2024-10", f"{fake_llm.url}/chat/completions"
+                 "?api-version=2024-10"):
+        error, _, result = ask("openai/fake", api_base=base, retries=0)
+        assert error is None and result.text == "fine", error
+        assert fake_llm.requests[-1].path == "/v1/chat/completions?api-version=2024-10"
+
+
 def test_a_non_json_error_page_is_quoted(fake_llm):
     fake_llm.default(Fault(status=502, raw_body="<html>bad gateway</html>"))
     error, _, _ = ask("openai/fake", api_base=fake_llm.url, retries=0)

@@ -31,6 +31,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cascade.text import endpoint_url
 from cascade.turns.transport import (
     COST_HEADER,
     USER_AGENT,
@@ -98,8 +99,7 @@ def _headers(key: str | None, token: str | None) -> dict[str, str]:
 
 
 def _url(endpoint: Endpoint) -> str:
-    base = endpoint.base.rstrip("/")
-    return base if base.endswith(SUFFIX) else base + SUFFIX
+    return endpoint_url(endpoint.base, SUFFIX)
 
 
 def request_body(name: str, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:

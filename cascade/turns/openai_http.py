@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from cascade.text import endpoint_url
 from cascade.turns.transport import (
     COST_HEADER,
     USER_AGENT,
@@ -71,7 +72,7 @@ def _headers(key: str | None) -> dict[str, str]:
 
 
 def _url(endpoint: Endpoint) -> str:
-    return endpoint.base.rstrip("/") + "/chat/completions"
+    return endpoint_url(endpoint.base, "/chat/completions")
 
 
 async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
