@@ -313,6 +313,23 @@ def test_the_hook_asks_a_persona_about_a_change_to_governed_code(repo, fake_llm,
     assert git(repo, "status", "--porcelain") == ""
     check = cascade_subprocess("check", "--from-ref", start, cwd=repo)
     assert check.returncode == 0, check.stdout  # the decision's own verdict holds
+    status = cascade_subprocess("status", PG_LEDGER, cwd=repo)
+    assert status.returncode == 0, status.stderr
+    review_line = next(line for line in status.stdout.splitlines() if "AI-Architect:" in line)
+    assert "READY - AI-Architect: looks fine." in review_line, status.stdout  # its review
+    drift_lines = [line.strip() for line in status.stdout.splitlines() if "Drift review" in line]
+    stamp = max(n for n, line in enumerate(committed_lines(repo), 1) if "step=drift" in line)
+    assert drift_lines == [f"Drift review by AI-Architect (line {stamp - 1}, advisory): "
+                           "CONTRADICTS - The pool grows to 500 connections: the decision caps "
+                           "it at 50."], status.stdout  # its latest, apart from the review
+    [data] = json.loads(cascade_subprocess("status", "--json", PG_LEDGER, cwd=repo).stdout)[
+        "discussions"]
+    assert [(r["author"], r["answer"]) for r in data["drift_reviews"]] == [
+        ("AI-Architect", "CONTRADICTS")] * 2
+
+
+def committed_lines(repo: Path) -> list[str]:
+    return git(repo, "show", f"HEAD:{PG_LEDGER}").splitlines()
 
 
 def test_without_the_rule_key_the_hook_asks_nobody(repo, fake_llm, monkeypatch):

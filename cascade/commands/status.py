@@ -9,6 +9,7 @@ from typing import Any
 from cascade.commands._common import ledger_paths
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import index_blobs, repo_root
+from cascade.ledger.model import DRIFT_REVIEW
 from cascade.loop.attribution import knowing_authors as knowing
 from cascade.loop.governance import open_discussion
 from cascade.protocol.about import about, impasse
@@ -126,6 +127,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "decisions": d.decisions,
         "concerns": d.concerns,
         "findings": [f.as_dict() for f in d.findings],
+        "drift_reviews": drift_reviews(d),
         "todos": d.todos,
         "mentions": d.mentions,
     }
@@ -175,10 +177,7 @@ def _responses(d: Discussion, verbose: bool) -> list[str]:
     of each one's latest comment), who is awaited, who failed to answer, people's
     decisions."""
     s = d.state
-    latest: dict[str, Any] = {}
-    for c in d.current_comments():
-        if c.origin != "tool":  # a table the tool wrote is nobody's response
-            latest[c.author] = c
+    latest = {c.author: c for c in _responses_of(d)}
     out = [f"Participants ({len(latest)} responded):"]
     for name, comment in latest.items():
         summary = gist(comment.body)
@@ -196,7 +195,26 @@ def _responses(d: Discussion, verbose: bool) -> list[str]:
     for item in s.decisions:
         state = "in force" if item.in_force else f"not in force: {item.note}"
         out.append(f"  Decision by {item.by}: {item.vote} ({state}) - {gist(item.reason)}")
+    for review in {r["author"]: r for r in drift_reviews(d)}.values():  # each one's latest
+        out.append(f"  Drift review by {review['author']} (line {review['line']}, advisory): "
+                   f"{review['answer']} - {review['gist']}")
     return out
+
+
+def _responses_of(d: Discussion) -> list[Any]:
+    """The comments of the current revision that answer the discussion: not a table the
+    tool wrote, nor a drift review (a later change's, listed on its own)."""
+    return [c for c in d.current_comments() if c.origin != "tool"
+            and c.provenance.get("step") != DRIFT_REVIEW]
+
+
+def drift_reviews(d: Discussion) -> list[dict[str, Any]]:
+    """The drift reviews in the ledger (cascade.loop.driftreview), oldest first: who, where,
+    the answer and its gist. Advisory: none is a vote."""
+    return [{"author": c.author, "line": c.line,
+             "answer": c.provenance.get("drift", "UNCLEAR"), "gist": gist(c.body)}
+            for c in d.ledger.comments if c.provenance.get("step") == DRIFT_REVIEW
+            and c.origin == "ai"]
 
 
 def _verdict(d: Discussion) -> list[str]:
@@ -280,7 +298,7 @@ def first_lines(body: str, count: int = VERBOSE_LINES, width: int = VERBOSE_WIDT
 def latest_comments(d: Discussion) -> dict[str, str]:
     """Each participant's latest comment of the current revision (--verbose, and --json with
     it)."""
-    return {c.author: c.body.strip() for c in d.current_comments() if c.origin != "tool"}
+    return {c.author: c.body.strip() for c in _responses_of(d)}
 
 
 def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:

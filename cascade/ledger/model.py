@@ -21,6 +21,7 @@ PROBLEM = "PROBLEM"  # the problem definition: statement, scope, success
 # A participant asked for the current revision that did not answer (failed, timed out, an
 # unreadable reply, not asked within the budget): it blocks until it answers or a person decides.
 FAILURE = "FAILURE"
+DRIFT_REVIEW = "drift"  # the step a drift review's block records (cascade.loop.driftreview)
 EVENT_KINDS = (PHASE_TRANSITION, VOTE_RESET, SOURCE_REVISION, OUTCOME, SETTINGS, ROUND, NEXT,
                PERSONA, TENSION, PROBLEM, FAILURE)
 

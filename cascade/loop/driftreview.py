@@ -21,7 +21,7 @@ from cascade.check.drift import Decision, decisions
 from cascade.check.gittree import Blobs, Tree
 from cascade.errors import CascadeError
 from cascade.gitio import git, git_or_none, version_at
-from cascade.ledger.model import Comment
+from cascade.ledger.model import DRIFT_REVIEW, Comment
 from cascade.loop.lock import ledger_lock
 from cascade.loop.rules import RuleSet
 from cascade.loop.staging import Stager
@@ -45,7 +45,7 @@ from cascade.turns.sources import read_source
 ANSWERS = ("CONTRADICTS", "CONSISTENT", "UNCLEAR")
 DIFF_CHARS = 24_000  # of the staged diff shown to the persona; the rest is cut, and said
 STEP = Step(
-    id="drift", title="Drift review", role="drift", visibility="blind",
+    id=DRIFT_REVIEW, title="Drift review", role="drift", visibility="blind",
     instructions=("A change to code that this accepted decision governs is staged for "
                   "commit; it is shown above as the person's request. Say whether the "
                   "change contradicts the decision: \"drift\" is CONTRADICTS when it goes "
