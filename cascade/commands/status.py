@@ -177,7 +177,7 @@ def _responses(d: Discussion, verbose: bool) -> list[str]:
     of each one's latest comment), who is awaited, who failed to answer, people's
     decisions."""
     s = d.state
-    latest = {c.author: c for c in _responses_of(d)}
+    latest = {c.author: c for c in d.responses()}
     out = [f"Participants ({len(latest)} responded):"]
     for name, comment in latest.items():
         summary = gist(comment.body)
@@ -199,13 +199,6 @@ def _responses(d: Discussion, verbose: bool) -> list[str]:
         out.append(f"  Drift review by {review['author']} (line {review['line']}, advisory): "
                    f"{review['answer']} - {review['gist']}")
     return out
-
-
-def _responses_of(d: Discussion) -> list[Any]:
-    """The comments of the current revision that answer the discussion: not a table the
-    tool wrote, nor a drift review (a later change's, listed on its own)."""
-    return [c for c in d.current_comments() if c.origin != "tool"
-            and c.provenance.get("step") != DRIFT_REVIEW]
 
 
 def drift_reviews(d: Discussion) -> list[dict[str, Any]]:
@@ -298,7 +291,7 @@ def first_lines(body: str, count: int = VERBOSE_LINES, width: int = VERBOSE_WIDT
 def latest_comments(d: Discussion) -> dict[str, str]:
     """Each participant's latest comment of the current revision (--verbose, and --json with
     it)."""
-    return {c.author: c.body.strip() for c in _responses_of(d)}
+    return {c.author: c.body.strip() for c in d.responses()}
 
 
 def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:

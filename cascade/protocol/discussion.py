@@ -24,6 +24,7 @@ from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
 from cascade.ledger.growing import Growing
 from cascade.ledger.model import (
+    DRIFT_REVIEW,
     OUTCOME,
     PHASE_TRANSITION,
     SOURCE_REVISION,
@@ -428,6 +429,12 @@ class Discussion:
         """Comments since the last phase transition or vote reset (and the ones it kept),
         decisions aside."""
         return list(self.state.current)
+
+    def responses(self) -> list[Comment]:
+        """The current comments that answer the discussion: not a table the tool wrote, nor
+        a drift review (a later change's question, cascade.loop.driftreview)."""
+        return [c for c in self.state.current if c.origin != "tool"
+                and c.provenance.get("step") != DRIFT_REVIEW]
 
     @property
     def votes(self) -> dict[str, str]:

@@ -87,7 +87,7 @@ def _vote_table(d: Discussion) -> list[str]:
     if not votes and not waiting:
         return ["No votes in this phase yet."]
     advisory = d.consensus_result.advisory
-    latest = {c.author: c for c in d.current_comments()}
+    latest = {c.author: c for c in d.responses()}
     out = ["| Participant | Vote | Gist |", "|---|---|---|"]
     for name, vote in votes.items():
         label = f"{vote} (advisory)" if name in advisory else vote
