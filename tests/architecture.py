@@ -186,6 +186,11 @@ def heavy(found: list[Import], target: str) -> str | None:
     return None
 
 
+def dataclass_users(found: list[Import]) -> list[str]:
+    """The modules that import dataclasses (a record is a msgspec Struct)."""
+    return sorted({i.module for i in found if i.target == "dataclasses"})
+
+
 def inner_imports(found: list[Import]) -> list[str]:
     """Imports inside functions, but for one that keeps a heavy library off a path."""
     return sorted({f"{i.module}:{i.line} {i.target}" for i in found

@@ -1,6 +1,7 @@
 """The package's shape holds: the layers declared in tests/architecture.py, no import cycle,
 no private name taken across modules, imports inside functions only to keep a heavy library
-off a path (with the reason on the line), and a module over 400 lines says why at its top.
+off a path (with the reason on the line), a module over 400 lines says why at its top, and
+records are msgspec Structs (no dataclasses).
 
 Where the code does not hold yet, the test lists what is known (``KNOWN_*``): a new case
 fails, and so does a listed case that is gone, so the lists only shrink."""
@@ -86,6 +87,13 @@ def test_functions_stay_small():
     _ratchet(arch.oversized(), KNOWN_OVERSIZED, "functions over 60 lines or 6 parameters")
 
 
+def test_records_are_structs():
+    """A record is a msgspec Struct: a dataclass compiles its methods from source when its
+    module loads (about 1 ms a class, paid by every command and every hook that asks a
+    model), a Struct is made in C."""
+    assert arch.dataclass_users(FOUND) == [], "records are msgspec Structs, not dataclasses"
+
+
 def test_the_checks_can_fail(tmp_path, monkeypatch):
     """The analyzer finds a cycle, an upward import, a private name and a long module in a
     package made for it (so the checks above are not vacuous)."""
@@ -95,6 +103,7 @@ def test_the_checks_can_fail(tmp_path, monkeypatch):
     for folder in (pkg, pkg / "ledger", pkg / "protocol"):
         (folder / "__init__.py").write_text("")
     (pkg / "ledger" / "a.py").write_text("from cascade.protocol.b import _x\n")
+    (pkg / "ledger" / "c.py").write_text("from dataclasses import dataclass\n")
     (pkg / "protocol" / "b.py").write_text(
         "def f():\n    from cascade.ledger import a\n    import litellm\n" + "    x = 1\n" * 60)
     monkeypatch.setattr(arch, "PACKAGE", pkg)
@@ -104,3 +113,4 @@ def test_the_checks_can_fail(tmp_path, monkeypatch):
     assert arch.private_names(found) == ["cascade.ledger.a <- cascade.protocol.b._x"]
     assert arch.inner_imports(found) == ["cascade.protocol.b:2 cascade.ledger.a"]
     assert arch.oversized() == ["cascade.protocol.b:f"]
+    assert arch.dataclass_users(found) == ["cascade.ledger.c"]
