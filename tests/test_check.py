@@ -123,7 +123,9 @@ def test_tampered_comment_fails_naming_file_line_and_commit(repo, cli, base, cle
     assert out.splitlines()[0] == f"{LEDGER}:{line}: ledger text edited in {sha[:7]}"
     assert f"{LEDGER}:{line - 3}: a block under AI-Security's name that cascade did not " \
         "write (edited after cascade wrote it (its digest does not match))" in out
-    assert out.splitlines()[-1].startswith("cascade check: 2 problem(s)")
+    # its vote does not count: AI-Security has not answered this revision, which holds too
+    assert "but AI-Security has not answered this revision: the review is not complete" in out
+    assert out.splitlines()[-1].startswith("cascade check: 3 problem(s)")
 
 
 def test_tampered_vote_fails(repo, cli, base):
@@ -358,12 +360,14 @@ def test_json_format(repo, cli, base, tampered):
     data = json.loads(out)
     assert data["ok"] is False
     assert data["checked"] == {"documents": 1, "legacy": 0, "ledgers": 1, "commits": 2}
-    problem, forged = data["problems"]
+    problem, forged, awaited = data["problems"]
     assert problem["file"] == LEDGER and problem["kind"] == "edited"
     assert forged["kind"] == "forged" and "digest does not match" in forged["reason"]
     assert problem["commit"] == tampered and isinstance(problem["line"], int)
+    # the edited block no longer counts: AI-Security is awaited, which holds the document
+    assert awaited["kind"] == "awaited" and "AI-Security has not answered" in awaited["reason"]
     assert data["warnings"] == []
-    assert data["verdicts"][0]["document"] == DOC and data["verdicts"][0]["ok"] is True
+    assert data["verdicts"][0]["document"] == DOC and data["verdicts"][0]["ok"] is False
 
 
 def test_github_format_and_step_summary(repo, cli, base, tampered, tmp_path, monkeypatch):
@@ -378,10 +382,10 @@ def test_github_format_and_step_summary(repo, cli, base, tampered, tmp_path, mon
     text = summary.read_text()
     assert text.startswith("earlier step\n")  # appended, not overwritten
     assert "| ledger | document | verdict | votes |" in text
-    # the edited block no longer counts: 2 of 3 READY is still 0.67
-    assert (f"| {LEDGER} | {DOC} | ✅ consensus READY (2/3 READY (AI-Security's vote (line 26) "
-            "does not count: edited after cascade wrote it (its digest does not match))) | "
-            "READY:2 |") in text
+    # the edited block no longer counts: 2 of 3 READY with AI-Security awaited does not pass
+    assert (f"| {LEDGER} | {DOC} | ❌ 2/3 READY (AI-Security's vote (line 26) does not count: "
+            "edited after cascade wrote it (its digest does not match)), but AI-Security has "
+            "not answered this revision: the review is not complete | READY:2 |") in text
     assert f"`{LEDGER}:" in text and "ledger text edited" in text
 
 
@@ -427,8 +431,13 @@ def test_no_refs_checks_every_governed_document_at_head(repo, cli, base, clean):
 
 
 def test_no_refs_does_not_walk_history(repo, cli, base, tampered):
-    assert check(cli)[0] == 0  # the final state is at consensus; only a range sees the edit
-    assert check(cli, "--from-ref", base)[0] == 1
+    # the final state: the edited block does not count (AI-Security is awaited); only a
+    # range sees the edit itself
+    code, out, _ = check(cli)
+    assert code == 1 and "AI-Security has not answered this revision" in out
+    assert "ledger text edited" not in out
+    code, out, _ = check(cli, "--from-ref", base)
+    assert code == 1 and "ledger text edited" in out
 
 
 def test_everything_is_read_from_git_not_the_working_tree(repo, cli, base, clean):

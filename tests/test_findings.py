@@ -238,7 +238,7 @@ def test_a_waiver_counts_from_a_decider_and_is_refused_otherwise(loop_repo, fake
                    "WAIVE(F1): archived after a year, agreed", "--author",
                    "Dana Decider").returncode == 0
     found = findings_of(repo)  # the commit would be Test Person's, not Dana's: refused
-    assert found[0]["status"] == "open"
+    assert found[0]["status"] == "answered"  # a person answered it; the waiver does not count
     assert found[0]["closed_by"]["refused"] == ("recorded as Dana Decider's, but added in a "
                                                 "commit by Test Person <test@example.com>")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "Dana Decider")  # Dana commits it: it counts

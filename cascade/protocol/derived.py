@@ -96,6 +96,12 @@ class State(Struct):
     claims: frozenset[int] = frozenset()  # lines whose author matters (decisions, people's votes)
     # voter -> why its vote counts otherwise than given, by its findings (the rule's policy)
     weighed: dict[str, str] = field(default_factory=dict)
+    # every finding, F1, F2... with its status (cascade.protocol.findings): those of markers
+    # only when the ledger was read with them
+    findings: list[Any] = field(default_factory=list)
+    strays: list[Any] = field(default_factory=list)  # A(Fn)/WAIVE(Fn) naming no finding
+    awaited: list[str] = field(default_factory=list)  # participants not heard on the revision
+    policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
 
     @property
     def run(self) -> Any:

@@ -36,7 +36,7 @@ from cascade.ledger.model import (
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.protocol.authority import Authority, OwnSettings, header_differences
 from cascade.protocol.derived import STATUS_OF, State
-from cascade.protocol.findings import Finding, numbered
+from cascade.protocol.findings import Finding
 from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol
 from cascade.protocol.panel import panel_of, personas_of
 from cascade.protocol.setting import Setting, setting_of
@@ -482,10 +482,10 @@ class Discussion:
 
     @property
     def findings(self) -> list[Finding]:
-        """Every finding, numbered F1, F2... in ledger order, open, resolved or waived (a
-        waiver counts from a person the rule's ``deciders:`` allow: cascade.protocol.findings)."""
-        return numbered(self.comments, self.authority.deciders,
-                        lambda name: self.personas.of_author(name) is None, self._authors)
+        """Every finding, numbered F1, F2... in ledger order, with its status (open,
+        resolved, answered, waived, overridden: cascade.protocol.findings), as the state
+        derives it."""
+        return self.state.findings
 
     @property
     def todos(self) -> list[dict[str, Any]]:

@@ -31,6 +31,11 @@ UNEXPLAINED = "unexplained"  # stamped "yes" on a blocking vote that gave no fin
 _SEP, _PART = " | ", " -- "
 _MOST = 12  # findings kept of one reply
 _FID = re.compile(r"\bF(\d{1,5})\b", re.IGNORECASE)
+# A finding's life: open until its author's later review resolves it (naming it, or voting
+# READY), a person answers it (``A(Fn):``), a decider waives it (``WAIVE(Fn): reason``), or a
+# person's decision in force overrides it. Only an open one can hold a verdict.
+STATUSES = ("open", "resolved", "answered", "waived", "overridden")
+HOLD_DEFAULT = "critical"  # a rule's ``hold:``: open findings at or above it hold the gate
 
 
 class Finding(Struct, frozen=True):
@@ -44,7 +49,7 @@ class Finding(Struct, frozen=True):
     author: str = ""
     line: int = 0  # the ledger line of the block that gave it
     revision: str | None = None
-    status: str = "open"  # open, resolved, waived
+    status: str = "open"  # one of STATUSES
     closed_by: dict = field(default_factory=dict)  # who resolved or waived it, and why
     answers: list = field(default_factory=list)  # A(Fn): answers, in ledger order
 
@@ -69,19 +74,28 @@ class Finding(Struct, frozen=True):
 
 
 def policy_of(given: Iterable[tuple[str, str]] | None,
-              require_location: bool = False) -> Policy:
+              require_location: bool = False, hold: str | None = None) -> Policy:
     """A rule's policy: what it names over the default (a severity it does not name keeps
     the default's least verdict: ``major: READY`` loosens one, explicitly)."""
     return Policy(tuple({**dict(DEFAULT_POLICY), **dict(given or ())}.items()),
-                  require_location)
+                  require_location, hold or HOLD_DEFAULT)
 
 
 class Policy(Struct, frozen=True):
-    """A rule's policy: each severity's least verdict, and whether a blocking verdict must
-    locate a finding to count (``require_location``)."""
+    """A rule's policy: each severity's least verdict, whether a blocking verdict must
+    locate a finding to count (``require_location``), and the least severity of an open
+    finding that holds the gate whatever the votes (``hold``; "none": never)."""
 
     least: tuple[tuple[str, str], ...] = DEFAULT_POLICY
     require_location: bool = False
+    hold: str = HOLD_DEFAULT
+
+    def holds(self, f: Finding) -> bool:
+        """Whether ``f``, open, holds the gate under this policy (under
+        ``require_location``, only a located one does)."""
+        return f.status == "open" and self.hold in SEVERITIES and \
+            SEVERITIES.index(f.severity) <= SEVERITIES.index(self.hold) and \
+            (f.located or not self.require_location)
 
 
 # ---- reading a reply ------------------------------------------------------------------------
@@ -301,37 +315,77 @@ def _stamped(c: Comment) -> bool:
     return c.origin == "ai" and FIELD in c.provenance and verify(c) is None
 
 
+class Stray(Struct, frozen=True):
+    """A hand-written ``A(Fn):`` or ``WAIVE(Fn):`` naming a finding that does not exist (at
+    its place in the ledger): shown, never counted."""
+
+    kind: str  # A or WAIVE
+    ref: str
+    author: str
+    line: int
+
+    @property
+    def reason(self) -> str:
+        return (f"{self.kind}({self.ref}) by {self.author} names no finding of this "
+                "discussion: it does not count")
+
+
 def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              is_person=lambda _name: True,
-             authors: Mapping[int, str] | None = None) -> list[Finding]:
+             authors: Mapping[int, str] | None = None,
+             strays: list[Stray] | None = None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
     adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
-    major finding, not located). Each is open, resolved (a later review's ``resolved`` names
-    it) or waived (``WAIVE(Fn): reason`` by a person the rule's ``deciders:`` allow; anyone
-    else's waiver is listed in ``closed_by`` as refused and the finding stays open).
-    ``A(Fn): ...`` answers are kept with it. ``authors``: who added each waiver's line (the
-    git identity), when known: a waiver counts only when added by the person it names, as a
-    decision does; None: names are taken as written."""
+    major finding, not located). Each is open, or closed (``STATUSES``): resolved by a later
+    review of its author (its ``resolved`` names it, or it votes READY), answered (``A(Fn):
+    ...``, by a person; every answer is kept with it), or waived (``WAIVE(Fn): reason`` by a person the
+    rule's ``deciders:`` allow; anyone else's waiver is listed in ``closed_by`` as refused and
+    the finding stays open). ``authors``: who added each waiver's line (the git identity),
+    when known: a waiver counts only when added by the person it names, as a decision does;
+    None: names are taken as written. A marker naming no finding goes to ``strays``.
+    (Overridden: by a decision in force, which only the state knows: ``overridden``.)"""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
         if _stamped(c):
+            for ref in resolved_ids(c.provenance.get(RESOLVED, "").split(",")):
+                _close(out, ref, "resolved", {"by": c.author, "line": c.line})
+            if c.vote in ("READY", "ACCEPT"):  # its author finds it ready: its own are met
+                for f in [f for f in out if f.author == c.author and f.status in OPEN]:
+                    _close(out, f.id, "resolved", {"by": c.author, "line": c.line,
+                                                   "how": f"voted {c.vote}"})
             for f in decode(c.provenance[FIELD]):
                 out.append(replace(f, id=f"F{len(out) + 1}", author=c.author, line=c.line,
                                    revision=c.provenance.get("revision")))
-            for ref in resolved_ids(c.provenance.get(RESOLVED, "").split(",")):
-                _close(out, ref, "resolved", {"by": c.author, "line": c.line})
         for m in c.markers:
             if m.kind == "CONCERN":
                 out.append(Finding("major", "", m.text, author=m.author, line=m.line,
                                    id=f"F{len(out) + 1}"))
-            elif m.kind == "A" and m.ref and m.ref.startswith("F"):
+            elif m.kind in ("A", "WAIVE") and m.ref and m.ref[:1] in "Ff":
                 target = _find(out, m.ref)
-                if target is not None:
+                if target is None:
+                    if strays is not None:
+                        strays.append(Stray(m.kind, m.ref.upper(), m.author, m.line))
+                elif m.kind == "A":
                     target.answers.append({"text": m.text, "author": m.author, "line": m.line})
-            elif m.kind == "WAIVE" and m.ref:
-                _waive(out, m, _refused(m, allowed, is_person, authors))
+                    if is_person(m.author):  # a persona's answer is shown, closes nothing
+                        _close(out, target.id, "answered", {"by": m.author, "line": m.line})
+                else:
+                    _waive(out, m, _refused(m, allowed, is_person, authors))
     return out
+
+
+OPEN = ("open", "answered")  # what a later review, a waiver or a decision still closes
+
+
+def overridden(found: list[Finding], decision) -> list[Finding]:
+    """``found`` under a person's decision in force (``decision``: its ``by``, ``vote``,
+    ``line``; None: none): the findings still open or answered before it are overridden."""
+    if decision is None:
+        return found
+    by = {"by": decision.by, "line": decision.line, "how": f"decided {decision.vote}"}
+    return [replace(f, status="overridden", closed_by=by)
+            if f.status in OPEN and f.line < decision.line else f for f in found]
 
 
 def _refused(m, allowed: tuple[str, ...], is_person, authors) -> str | None:
@@ -352,7 +406,7 @@ def _waive(found: list[Finding], m, refused: str | None) -> None:
         _close(found, m.ref, "waived", waiver)
         return
     target = _find(found, m.ref)
-    if target is not None and target.status == "open":
+    if target is not None and target.status in OPEN:
         found[found.index(target)] = replace(target, closed_by={**waiver, "refused": refused})
 
 
@@ -363,7 +417,7 @@ def _find(found: list[Finding], ref: str) -> Finding | None:
 
 def _close(found: list[Finding], ref: str, status: str, by: dict) -> None:
     target = _find(found, ref)
-    if target is not None and target.status == "open":
+    if target is not None and target.status in OPEN:
         found[found.index(target)] = replace(target, status=status, closed_by=by)
 
 
@@ -373,11 +427,18 @@ def open_findings(found: Iterable[Finding]) -> list[Finding]:
                   key=lambda f: SEVERITIES.index(f.severity))
 
 
+def pending(found: Iterable[Finding]) -> list[Finding]:
+    """The open and the answered ones (what the panel's next review still looks at), the
+    most severe first."""
+    return sorted((f for f in found if f.status in OPEN),
+                  key=lambda f: SEVERITIES.index(f.severity))
+
+
 def listing(found: Iterable[Finding], name=lambda author: author) -> list[str]:
-    """The open findings, one line each, by severity: ``F3 critical (lines 12-14): what
-    (AI-Security)`` (``name``: how an author is shown)."""
+    """The open and answered findings, one line each, by severity: ``F3 critical (lines
+    12-14): what (AI-Security)`` (``name``: how an author is shown)."""
     rows = []
-    for f in open_findings(found):
+    for f in pending(found):
         at = (f" (line {f.at})" if f.located and "-" not in f.at else f" (lines {f.at})"
               if f.located else " (not located)" if f.where else "")
         refused = f" [waiver refused: {f.closed_by['refused']}]" if f.closed_by.get(

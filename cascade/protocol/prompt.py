@@ -12,7 +12,7 @@ from cascade.ledger.model import Comment
 from cascade.protocol.context import SHOWS
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
-from cascade.protocol.findings import open_findings
+from cascade.protocol.findings import pending
 from cascade.protocol.runstate import Request
 from cascade.protocol.summary import gist
 from cascade.protocol.visibility import VISIBILITIES
@@ -200,7 +200,7 @@ def open_findings_text(d: Discussion) -> str:
     """The open findings of earlier reviews, the most severe first, each with its lines and
     the answers people gave to it (``A(F3): ...``)."""
     rows = []
-    for f in open_findings(d.findings)[:_LIST_CAP * 2]:
+    for f in pending(d.findings)[:_LIST_CAP * 2]:
         at = f"lines {f.at} of revision {f.revision[:7]}" if f.located and f.revision else (
             f"lines {f.at}" if f.located else "not located")
         rows.append(f"{f.id} ({f.severity}, {at}): {f.what}"

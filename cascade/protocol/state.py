@@ -35,7 +35,7 @@ from cascade.protocol.derived import Decision, Discounted, Failure, State, Unfou
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.events import EventChecks
-from cascade.protocol.findings import counted
+from cascade.protocol.findings import Stray, counted, numbered, overridden
 from cascade.protocol.options import Options
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import Basis, Run
@@ -322,11 +322,30 @@ class _Walk(EventChecks):
             result = decided(decision, result)
         result = self._blocked(result, decision)
         failing = [f for f in self.failures.values() if f.revision == self.revision]
+        strays: list[Stray] = []
+        found = overridden(numbered(
+            [c for c in self.ledger.comments if c.line not in self.ignored],
+            self.authority.deciders, lambda name: self.personas.of_author(name) is None,
+            self.authors, strays), decision)
         return State(self.phase, self.status, self.revision, votes, advisory, expected,
                      discounted, list(self.forged), decisions, decision, result,
                      list(self.segment), carried, self.cores.get(self.revision or ""),
                      self.carried_now, run, list(self.unfounded), frozenset(self.ignored),
-                     failing, frozenset(claims), dict(self._tally().weighed))
+                     failing, frozenset(claims), dict(self._tally().weighed), found, strays,
+                     self._awaited(decision, result, votes, advisory, expected, failing),
+                     self.authority.policy)
+
+    def _awaited(self, decision, result: ConsensusResult, votes, advisory, expected,
+                 failing) -> list[str]:
+        """The participants not heard on the current revision: no counted reply for it, no
+        failure recorded, and no person's decision in force over it. A protocol of phases:
+        each voting participant without a vote; a step protocol: those its run waits for."""
+        if decision is not None:
+            return []
+        if not self.steps.phased:
+            return list(result.missing)
+        failed = {f.author for f in failing}
+        return [n for n in expected if n not in votes and n not in advisory and n not in failed]
 
     def _step_result(self, ledger: Ledger, carried: set[int], advisory: dict[str, str],
                      reviewed: set[str] | None):

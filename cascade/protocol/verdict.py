@@ -1,24 +1,77 @@
-"""The gate's verdict on one governed document, from its ledger's derived state: the hook,
-``cascade check`` and ``cascade status`` all judge with ``gate()``, so they cannot disagree."""
+"""The gate's verdict on one governed document, from its ledger's derived state alone: the
+hook, ``cascade check`` (every format), ``cascade status``, ``explain``, the record and the UI
+all read ``gate()``, so they cannot disagree.
+
+The verdict weighs every piece of evidence once: each participant's latest counted reply to
+the committed revision (its vote, weighed by its findings through the rule's ``policy:``),
+who is still awaited, the participants that failed, people's decisions and the findings'
+lives (open, resolved, answered, waived, overridden). ``Judgement.effect`` says what each
+finding does to it, for every surface to show: ``error`` (it fails the gate), ``warning`` or
+``notice`` (open on a revision that passes, or fails for another reason), None (closed).
+"""
 from __future__ import annotations
+
+import shlex
 
 from msgspec import Struct
 
 from cascade.docstatus import core as text_core
 from cascade.protocol.derived import State
+from cascade.protocol.findings import VERDICTS, Finding, Policy, least_verdict, open_findings
+
+BLOCKED_BY_VOTES = ("no-consensus", "rejected")
 
 
-class Verdict(Struct):
-    """The gate's decision on one governed document, as the hook, ``check`` and ``status``
-    give it."""
+class Judgement(Struct, frozen=True):
+    """The gate's decision on one governed document, with the evidence that makes it."""
 
     ok: bool
     reason: str  # one line
-    kind: str  # ok | stale-revision | no-revision | no-consensus | rejected
+    # ok | stale-revision | no-revision | no-consensus | rejected | changed-core | awaited |
+    # findings (an open finding at or above the rule's ``hold:``)
+    kind: str
+    awaited: tuple[str, ...] = ()  # participants not heard on this revision
+    holding: tuple[str, ...] = ()  # ids of the open findings that hold it (``hold:``)
+    blocking: tuple[str, ...] = ()  # voters whose votes keep it from READY
+    findings: tuple[Finding, ...] = ()  # every finding of the discussion, with its status
+    policy: Policy = Policy()
+    decided: bool = False  # a person's decision in force gives it
 
     @property
     def blocked_by_votes(self) -> bool:
-        return self.kind in ("no-consensus", "rejected")
+        return self.kind in BLOCKED_BY_VOTES
+
+    @property
+    def open(self) -> list[Finding]:
+        """The open findings, the most severe first (what the author still has to read)."""
+        return open_findings(self.findings)
+
+    def effect(self, f: Finding) -> str | None:
+        """What ``f`` does to this verdict, as every surface shows it: ``error`` when it fails
+        the gate (it holds it under ``hold:``, or it is what makes a blocking voter's vote
+        block), ``warning`` (an open critical or major one otherwise), ``notice`` (an open
+        minor or info one), None (closed: resolved, answered, waived, overridden)."""
+        if f.status != "open":
+            return None
+        if not self.ok and (f.id in self.holding or (
+                self.blocked_by_votes and f.author in self.blocking
+                and VERDICTS.index(least_verdict([f], self.policy)[0]) > 0)):
+            return "error"
+        return "warning" if f.severity in ("critical", "major") else "notice"
+
+    def ways_out(self, doc: str | None) -> str:
+        """What ends a block, as commands and markers that work; "" when it passes."""
+        if self.ok:
+            return ""
+        decide = f"cascade decide {shlex.quote(doc)} READY --reason '...'" if doc else \
+            "cascade decide READY --reason '...'"
+        if self.kind == "findings":
+            first = self.holding[0] if self.holding else "F1"
+            return (f"answer it in the ledger ({first}: 'A({first}): ...'), waive it "
+                    f"(cascade comment --waive {first} 'reason', by a decider), or {decide}")
+        if self.kind in BLOCKED_BY_VOTES:
+            return f"answer in the ledger, ask one persona with @alias, or {decide}"
+        return ""
 
 
 def core_problem(state: State, doc: str | None, data: bytes) -> str | None:
@@ -37,40 +90,69 @@ def changed_core(doc: str | None) -> str:
 
 
 def gate(state: State, revision: str | None, doc: str | None,
-         data: bytes | None = None) -> Verdict:
+         data: bytes | None = None) -> Judgement:
     """The verdict for a ledger whose document is at ``revision`` (its blob id; None: the
     ledger has no document; ``data``: its text, to verify a review carried over). The ledger
-    must have recorded that revision, and be at consensus READY (or a person in force decided
-    READY) for it."""
+    must have recorded that revision, every participant must have answered it (or a person
+    in force decided), the votes must reach READY (or the decision be READY), and no open
+    finding may stand at or above the rule's ``hold:``."""
+    policy = state.policy if isinstance(state.policy, Policy) else Policy()
+    base = {"findings": tuple(state.findings), "policy": policy,
+            "decided": state.decision is not None}
     problem = core_problem(state, doc, data) if data is not None else None
     if problem:
-        return Verdict(False, problem, "changed-core")
+        return Judgement(False, problem, "changed-core", **base)
     if revision is not None and state.source_revision != revision:
         if state.source_revision:
-            return Verdict(False, f"the ledger reviewed another revision of {doc} "
-                                  f"({state.source_revision[:7]}; this one is {revision[:7]})",
-                           "stale-revision")
-        return Verdict(False, f"the ledger records no revision of {doc} (this one is "
-                              f"{revision[:7]})", "no-revision")
+            return Judgement(False, f"the ledger reviewed another revision of {doc} "
+                                    f"({state.source_revision[:7]}; this one is {revision[:7]})",
+                             "stale-revision", **base)
+        return Judgement(False, f"the ledger records no revision of {doc} (this one is "
+                                f"{revision[:7]})", "no-revision", **base)
     result = state.result
     ignored = [d for d in state.decisions if not d.in_force and d.note
                and d.note != "superseded by a later decision"
                and d.note != "for another revision of the document"]
     tail = "".join(f"; {d.by}'s decision (line {d.line}) does not count: {d.note}"
                    for d in ignored)
+    blocking = tuple(result.blocked_by)
     if result.reached and result.outcome == "READY":
-        return Verdict(True, f"consensus READY ({result.reason})" if state.decision is None
-                       else f"{result.reason}: {_gist(state.decision.reason)}", "ok")
+        if state.decision is not None:
+            return Judgement(True, f"{result.reason}: {_gist(state.decision.reason)}", "ok",
+                             **base)
+        if state.awaited:
+            names = ", ".join(state.awaited)
+            return Judgement(False, f"{result.reason}, but {names} "
+                                    f"{'has' if len(state.awaited) == 1 else 'have'} not "
+                                    "answered this revision: the review is not complete",
+                             "awaited", tuple(state.awaited), **base)
+        holding = tuple(f.id for f in state.findings if policy.holds(f))
+        if holding:
+            first = next(f for f in state.findings if f.id == holding[0])
+            more = f" and {len(holding) - 1} more" if len(holding) > 1 else ""
+            return Judgement(False, f"{result.reason}, but {first.id} ({first.severity}, "
+                                    f"{_where(first)}, {first.author}) is open{more} and the "
+                                    f"rule holds on {policy.hold} findings",
+                             "findings", holding=holding, **base)
+        return Judgement(True, f"consensus READY ({result.reason})", "ok", **base)
     if result.reached:
         what = "the panel rejects" if state.decision is None else "decided against"
-        return Verdict(False, f"consensus {result.outcome}: {what} {doc or 'this'} "
-                              f"({result.reason}){tail}", "rejected")
+        return Judgement(False, f"consensus {result.outcome}: {what} {doc or 'this'} "
+                                f"({result.reason}){tail}", "rejected", blocking=blocking,
+                         **base)
     reason = result.reason
     if state.decision is not None:
         reason = f"{result.reason}: {_gist(state.decision.reason)}"
     elif result.missing:
         reason += f"; waiting for {', '.join(result.missing)}"
-    return Verdict(False, reason + tail, "no-consensus")
+    return Judgement(False, reason + tail, "no-consensus", tuple(state.awaited),
+                     blocking=blocking, **base)
+
+
+def _where(f: Finding) -> str:
+    if f.located:
+        return f"line {f.at}" if "-" not in f.at else f"lines {f.at}"
+    return f"ledger line {f.line}"
 
 
 def _gist(text: str, width: int = 60) -> str:
