@@ -381,11 +381,14 @@ def test_github_format_and_step_summary(repo, cli, base, tampered, tmp_path, mon
     assert first.endswith(f"::ledger text edited in {tampered[:7]}")
     text = summary.read_text()
     assert text.startswith("earlier step\n")  # appended, not overwritten
-    assert "| ledger | document | verdict | votes |" in text
+    assert "| ledger | document | verdict | votes | open findings |" in text
     # the edited block no longer counts: 2 of 3 READY with AI-Security awaited does not pass
-    assert (f"| {LEDGER} | {DOC} | ❌ 2/3 READY (AI-Security's vote (line 26) does not count: "
-            "edited after cascade wrote it (its digest does not match)), but AI-Security has "
-            "not answered this revision: the review is not complete | READY:2 |") in text
+    row = next(line for line in text.splitlines() if line.startswith(f"| {LEDGER} |"))
+    assert row.startswith(f"| {LEDGER} | {DOC} | ❌ 2/3 READY (AI-Security's vote (line 26) "
+                          "does not count: edited after cascade wrote it (its digest does not "
+                          "match)), but AI-Security has not answered this revision: the review "
+                          "is not complete")
+    assert row.endswith(" | READY:2 | - |")
     assert f"`{LEDGER}:" in text and "ledger text edited" in text
 
 

@@ -118,5 +118,12 @@ def judge(item: Governed, state: LedgerState | None, where: str,
     reason = state.verdict
     if state.kind == "no-consensus":
         reason = f"no consensus on {doc}: {state.verdict}"
+    elif state.kind == "awaited":
+        reason = f"{state.verdict}: {_how_to_review(doc, tree)}"
+    elif state.kind == "findings":
+        holding = next((f for f in state.findings if f["effect"] == "error"), None)
+        line = holding["line"] if holding else line
+    if state.ways_out:
+        reason += f"; ways out: {state.ways_out}"
     problems.append(Problem(ledger, line, reason, state.kind or "no-consensus"))
     return Verdict(doc, ledger, False, reason, state.votes), problems

@@ -1,5 +1,6 @@
 """The open findings of the governed documents' ledgers, placed on the documents' lines for a
-pull request: each finding's ``where`` located again in the committed document (no model);
+pull request, each at the level the gate's verdict gives it (error: it fails the check;
+warning, notice: open on a revision that passes, or fails for another reason): each finding's ``where`` located again in the committed document (no model);
 where it is not found there, the lines the finding recorded when the document is still the
 revision it was found in; else the block in the ledger that gave it."""
 from __future__ import annotations
@@ -16,7 +17,9 @@ def place(report: Report, items: list, states: dict, tree) -> None:
             continue
         blob = tree.files[item.doc]
         text = tree.data(item.doc).decode("utf-8", errors="replace")
-        for f in state.findings:
+        for f in state.findings:  # open ones (a closed one is not annotated)
+            if not f["effect"]:
+                continue
             lines = locate(f["where"], text) if f["where"] else None
             if lines is None and f["lines"] and f.get("revision") == blob:
                 lines = tuple(f["lines"])
@@ -24,4 +27,4 @@ def place(report: Report, items: list, states: dict, tree) -> None:
                                  else (item.ledger, f["line"], f["line"]))
             report.findings.append(Located(
                 file, first, last, f["id"], f["severity"], f["what"], f["why"],
-                f["suggestion"], f["author"], item.ledger, lines is not None))
+                f["suggestion"], f["author"], item.ledger, lines is not None, f["effect"]))

@@ -13,6 +13,7 @@ broken persona or protocol file) is a configuration error.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,11 +26,13 @@ from cascade.ledger.model import SOURCE_REVISION
 from cascade.loop.attribution import committed
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.findings import open_findings
 from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
+# Markers that bear on the verdict (a CONCERN is a finding; A(Fn) and WAIVE(Fn) close one):
+# a ledger holding none is read without markers (faster), with the same verdict.
+_MARKED = re.compile(rb"CONCERN|WAIVE|A\([ \t]*[Ff]")
 
 
 class Job(Struct, frozen=True):
@@ -44,7 +47,7 @@ class Job(Struct, frozen=True):
     doc: str | None = None  # the governed document, when there is one
     blob: str | None = None  # its committed revision
     commit: str | None = None  # the commit the ledger is read at (who added its lines)
-    findings: bool = False  # read its open findings too (markers: a slower parse)
+    findings: bool = False  # read its markers whatever it holds (a slower parse)
 
 
 class LedgerState(Struct):
@@ -70,7 +73,10 @@ class LedgerState(Struct):
     core: str | None = None  # the core the ledger recorded for the current revision
     forged: list[tuple[int, str, str]] = field(default_factory=list)  # (line, author, reason)
     unfounded: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, reason)
-    findings: list[dict] = field(default_factory=list)  # open ones, when the job asks
+    findings: list[dict] = field(default_factory=list)  # open ones, each with its effect
+    strays: list[tuple[int, str]] = field(default_factory=list)  # A(Fn)/WAIVE(Fn) of no finding
+    awaited: list[str] = field(default_factory=list)  # participants not heard on the revision
+    ways_out: str = ""  # what ends the block (cascade.protocol.verdict.Judgement.ways_out)
 
     @property
     def votes(self) -> str:
@@ -86,7 +92,8 @@ def evaluate(job: Job) -> LedgerState:
     path = job.repo / job.path  # never read: only names the ledger in errors
     try:
         d = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root), raw=job.raw,
-                       details=False, authority=job.authority)
+                       details=job.findings or _MARKED.search(job.raw) is not None,
+                       authority=job.authority)
         ledger = d.ledger
         fence = ledger.open_fence
         state.warnings = [w for w in ledger.warnings
@@ -114,16 +121,14 @@ def evaluate(job: Job) -> LedgerState:
         state.unfounded = [(u.line, u.kind, u.reason) for u in s.unfounded]
         state.header_diff = d.header_differences()
         state.carried, state.core = s.carried_now, s.core
-        if job.findings:  # waivers and answers are markers: read them too
-            full = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root),
-                              raw=job.raw, authority=job.authority)
-            if full.state.claims and job.commit is not None:  # who added each waiver
-                full = full.with_authors(committed(job.repo, job.commit, job.path,
-                                                   full.state.claims))
-            state.findings = [f.as_dict() for f in open_findings(full.findings)]
+        state.strays = [(x.line, x.reason) for x in s.strays]
         if job.doc is not None:
             verdict = gate(s, job.blob, job.doc)
             state.ok, state.verdict, state.kind = verdict.ok, verdict.reason, verdict.kind
+            state.awaited = list(verdict.awaited)
+            state.ways_out = verdict.ways_out(job.doc)
+            state.findings = [{**f.as_dict(), "effect": verdict.effect(f)}
+                              for f in verdict.findings if f.status == "open"]
     except CascadeError as exc:
         if exc.path in (None, display_path(path)):
             state.error = (exc.line or 1, exc.message)

@@ -51,8 +51,8 @@ def github(report: Report, out: TextIO) -> None:
     for w in report.warnings:
         print(f"::warning file={_property(w.file)},line={w.line},"
               f"title={_property('cascade check')}::{_data(w.message)}", file=out)
-    for f in report.findings:  # open findings, on the document's lines
-        level = GITHUB_LEVEL[f.severity]
+    for f in report.findings:  # open findings, on the document's lines, at the verdict's level
+        level = GITHUB_LEVEL[f.level]
         print(f"::{level} file={_property(f.file)},line={f.line},endLine={f.end_line},"
               f"title={_property(f'cascade {f.id} ({f.severity})')}::{_data(f.message)}",
               file=out)
@@ -67,15 +67,24 @@ def _cell(value: object) -> str:
     return printable(value).replace("|", "\\|").replace("\n", " ")
 
 
+def _open(report: Report, ledger: str) -> str:
+    """A document's open findings, for its row: ``F1 major at docs/adr/1.md:7 (fails the
+    check): what``, by AI-Security."""
+    return "<br>".join(f"{_cell(f.id)} {_cell(f.severity)} at `{_cell(f.file)}:{f.line}` "
+                       f"({_EFFECT[f.level]}): {_cell(f.what)} ({_cell(f.author)})"
+                       for f in report.findings if f.ledger == ledger) or "-"
+
+
 def step_summary(report: Report) -> str:
     """A markdown job summary: one row per governed document, then the problems."""
     mark = "✅" if report.ok else "❌"
     lines = [f"## {mark} cascade check", "", report.summary(), ""]
     if report.verdicts:
-        lines += ["| ledger | document | verdict | votes |", "|---|---|---|---|"]
+        lines += ["| ledger | document | verdict | votes | open findings |",
+                  "|---|---|---|---|---|"]
         lines += [f"| {_cell(v.ledger)} | {_cell(v.document)} | "
-                  f"{'✅' if v.ok else '❌'} {_cell(v.verdict)} | {_cell(v.votes)} |"
-                  for v in report.verdicts]
+                  f"{'✅' if v.ok else '❌'} {_cell(v.verdict)} | {_cell(v.votes)} | "
+                  f"{_open(report, v.ledger)} |" for v in report.verdicts]
         lines.append("")
     if report.problems:
         lines += ["### Problems", ""]
@@ -88,23 +97,28 @@ def step_summary(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-GITHUB_LEVEL = {"critical": "error", "major": "error", "minor": "warning", "info": "notice"}
-SARIF_LEVEL = {"critical": "error", "major": "error", "minor": "warning", "info": "note"}
+# a finding's level is the verdict's effect (cascade.protocol.verdict.Judgement.effect)
+GITHUB_LEVEL = {"error": "error", "warning": "warning", "notice": "notice"}
+SARIF_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
+_EFFECT = {"error": "fails the check", "warning": "open (does not fail it)",
+           "notice": "open (does not fail it)"}
+SEVERITY_LEVEL = {"critical": "error", "major": "warning", "minor": "note", "info": "note"}
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 _URI = "https://github.com/cascadingdev/cascadingdev"
 
 
 def sarif(report: Report, out: TextIO) -> None:
     """SARIF 2.1.0: one result per open finding (its document's lines, or the ledger block
-    that gave it, and its severity) and one per problem (the check fails on those)."""
+    that gave it; its level the verdict's effect: error only when it fails the check) and
+    one per problem (the check fails on those)."""
     rules = [{"id": f"finding/{s}", "name": f"{s.capitalize()}Finding",
               "shortDescription": {"text": f"A {s} finding of the review panel"},
-              "defaultConfiguration": {"level": SARIF_LEVEL[s]}} for s in SARIF_LEVEL]
+              "defaultConfiguration": {"level": level}} for s, level in SEVERITY_LEVEL.items()]
     kinds = sorted({p.kind for p in report.problems})
     rules += [{"id": f"check/{k}", "name": "".join(w.capitalize() for w in k.split("-")),
                "shortDescription": {"text": f"cascade check: {k}"},
                "defaultConfiguration": {"level": "error"}} for k in kinds]
-    results = [_result(f"finding/{f.severity}", SARIF_LEVEL[f.severity], f.message, f.file,
+    results = [_result(f"finding/{f.severity}", SARIF_LEVEL[f.level], f.message, f.file,
                        f.line, f.end_line) | {"partialFingerprints": {
                            "cascadeFinding/v1": f"{f.ledger}#{f.id}"}}
                for f in report.findings]

@@ -64,6 +64,7 @@ class Located(Struct):
     author: str
     ledger: str
     on_document: bool
+    level: str = "warning"  # error (it fails the check), warning, notice: the verdict's effect
 
     @property
     def message(self) -> str:
@@ -76,7 +77,7 @@ class Located(Struct):
         return {"file": self.file, "line": self.line, "end_line": self.end_line, "id": self.id,
                 "severity": self.severity, "what": self.what, "why": self.why,
                 "suggestion": self.suggestion, "author": self.author, "ledger": self.ledger,
-                "on_document": self.on_document}
+                "on_document": self.on_document, "level": self.level}
 
 
 class Report(Struct):

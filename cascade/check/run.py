@@ -196,6 +196,7 @@ def _ledger_problems(report: Report, path: str, state, jobs: list[Job],
             report.problems.append(Problem(path, line, message, kind))
         else:
             report.warnings.append(Notice(path, line, message))
+    report.warnings += [Notice(path, line, message) for line, message in state.strays]
     if state.header_diff:
         job = next(j for j in jobs if j.key == path)
         report.problems.append(Problem(

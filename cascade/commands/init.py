@@ -57,6 +57,7 @@ repos:
         entry: cascade hook
         language: system
         require_serial: true
+        verbose: true     # a passing review's open findings and questions reach the author
         stages: [pre-commit]
       - id: cascade-check
         name: cascade check (no model calls)

@@ -15,7 +15,7 @@ from cascade.loop.governance import open_discussion
 from cascade.protocol.about import about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
-from cascade.protocol.findings import listing
+from cascade.protocol.findings import closed_listing, listing
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.summary import gist
 from cascade.protocol.verdict import gate
@@ -40,7 +40,10 @@ def gate_view(d: Discussion) -> dict[str, Any] | None:
             revision = None
     verdict = gate(d.state, revision, d.source)
     return {"ok": verdict.ok, "reason": verdict.reason, "document": d.source,
-            "revision": revision, "rule": d.authority.rule}
+            "revision": revision, "rule": d.authority.rule, "kind": verdict.kind,
+            "awaited": list(verdict.awaited), "holding": list(verdict.holding),
+            "ways_out": verdict.ways_out(d.source),
+            "effects": {f.id: verdict.effect(f) for f in verdict.findings}}
 
 
 def knowing_authors(d: Discussion) -> Discussion:
@@ -222,6 +225,8 @@ def _verdict(d: Discussion) -> list[str]:
     if view is not None:
         out.append(f"Gate for {view['document']}: {'ok' if view['ok'] else 'blocked'}: "
                    f"{view['reason']}")
+        if view["ways_out"]:
+            out.append(f"  ways out: {view['ways_out']}")
     if s.forged:
         out.append("")
         out.append(f"Not written by cascade ({len(s.forged)}; they never count):")
@@ -260,6 +265,8 @@ def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
                        for x in d.decisions]),
         ("Concerns", [f"CONCERN: {c['text']} ({alias_of(c['author'])})" for c in d.concerns]),
         ("Open Findings", listing(d.findings, alias_of)),
+        ("Closed Findings", closed_listing(d.findings, alias_of)),
+        ("Markers naming no finding", [f"line {x.line}: {x.reason}" for x in d.state.strays]),
         ("Action Items", [_todo_line(t, alias_of) for t in todos
                           if t["kind"] != "DONE" or t["item"] is None]),
     ]

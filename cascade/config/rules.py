@@ -55,7 +55,7 @@ _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participa
                 "file", "line", "key_lines")
 
 _RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
-_RULE_FIELDS += ("policy", "require_location")  # what its findings ask of a vote
+_RULE_FIELDS += ("policy", "require_location", "hold")  # what its findings ask of a vote
 
 
 class Rule:
@@ -92,6 +92,7 @@ class Rule:
     drift_review: str | None  # the persona the hook asks about a change to governed paths
     policy: tuple | None  # ((severity, least verdict), ...): what a finding asks of a vote
     require_location: bool  # a blocking vote whose blocking findings are unlocated: advisory
+    hold: str | None  # the least severity of an open finding that holds the gate ("none": never)
     base: str  # repository-relative folder the patterns are relative to ("" at the top)
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
@@ -204,6 +205,7 @@ RULE = {
                         label="rule 'drift_review'"),
     "policy": Key(raw),  # _policy
     "require_location": Key(flag, False),
+    "hold": Key(one_of("critical", "major", "minor", "info", "none"), label="rule 'hold'"),
 }
 RULE_FILE = {
     "extends": Key(some_texts, (), label="rule 'extends'"),

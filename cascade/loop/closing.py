@@ -20,6 +20,7 @@ from cascade.gitio import git, index_blobs, read_blobs, repo_root
 from cascade.loop.governance import resolve
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import record_revision
+from cascade.protocol.verdict import gate
 from cascade.revision import blob_id
 from cascade.safepath import first_link
 
@@ -47,8 +48,8 @@ class Closed:
 
 def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) -> Closed | None:
     """Record the outcome in ``d`` (not saved) when its current revision -- ``data``, the
-    text being committed -- is at consensus in the last phase and no outcome is recorded
-    since; move the document's status where ``rule.status`` says so. None: nothing to do."""
+    text being committed -- is at consensus in the last phase, the gate passes it (READY) and
+    no outcome is recorded since; move the document's status where ``rule.status`` says so. None: nothing to do."""
     state = d.state
     result = state.result
     if not result.reached or result.outcome not in ("READY", "REJECT"):
@@ -58,6 +59,8 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
     if data is not None:
         if state.source_revision != blob_id(data):
             return None  # consensus on another revision than the one being committed
+    if result.outcome == "READY" and not gate(state, state.source_revision, doc).ok:
+        return None  # the gate holds it (a participant awaited, a finding the rule holds on)
     words = getattr(rule, "status", None) or {}
     # A step protocol's run records its own outcome; the document's status still moves.
     recorded = state.status == "OPEN"

@@ -14,7 +14,7 @@ from cascade.loop import attribution
 from cascade.loop.item import Item, Verdict
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of
-from cascade.protocol.verdict import gate
+from cascade.protocol.verdict import Judgement, gate
 
 
 def next_step(item: Item, index_file: str | None = None) -> str:
@@ -79,21 +79,52 @@ def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, byt
     staged = texts.get(blobs[item.ledger], b"")
     if staged != (root / item.ledger).read_bytes():
         return Verdict(f"the ledger has unstaged changes: {add}")
-    verdict = _staged_verdict(root, item, staged)
+    verdict, d = _staged_verdict(root, item, staged)
     text = verdict.reason
-    if verdict.blocked_by_votes and item.doc:
-        text += (f"; ways out: answer in the ledger, ask one persona with @alias, or cascade "
-                 f"decide {shlex.quote(item.doc)} READY --reason '...'")
-    return Verdict(text, verdict.ok)
+    if verdict.ways_out(item.doc) and item.doc:
+        text += f"; ways out: {verdict.ways_out(item.doc)}"
+    return Verdict(text, verdict.ok, open_items(item, verdict, d) if verdict.ok else ())
 
 
-def _staged_verdict(root: Path, item: Item, staged: bytes):
+def _staged_verdict(root: Path, item: Item, staged: bytes) -> tuple[Judgement, Discussion]:
     """The gate's verdict (cascade.protocol.verdict) on the staged ledger ``staged``, its
-    people known by the commits that added their lines."""
+    people known by the commits that added their lines; and that ledger."""
     staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), setting_of(root),
                           authority=item.authority)
     staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
-    return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
+    return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data), staged_d
+
+
+SHOWN_ITEMS = 4  # open items listed on a passing commit (a heading and a pointer besides)
+
+
+def open_items(item: Item, verdict: Judgement, d: Discussion) -> tuple[str, ...]:
+    """What a passing review leaves open, for the commit's author: the open findings (a
+    CONCERN is one) and questions, at most ``SHOWN_ITEMS`` of them, who raised each and
+    where, and the command that shows the rest. Empty when nothing is open."""
+    rows = [f"{f.id} {f.severity} ({_where(f)}) from {f.author}: {f.what}"
+            for f in verdict.open]
+    rows += [f"{q['id']} question from {q['author']} (ledger line {q['line']}): {q['text']}"
+             for q in d.questions if q["status"] == "open"]
+    if not rows:
+        return ()
+    name = item.doc or item.ledger
+    shown = rows if len(rows) <= SHOWN_ITEMS else rows[:SHOWN_ITEMS - 1]
+    more = f"{len(rows) - len(shown)} more, and " if len(shown) < len(rows) else ""
+    return (f"{name} passes with {len(rows)} open item(s) in its review:",
+            *(f"  {_short(r)}" for r in shown),
+            f"  {more}the whole review: cascade status {shlex.quote(name)}")
+
+
+def _where(f) -> str:
+    if f.located:
+        return f"line {f.at}" if "-" not in f.at else f"lines {f.at}"
+    return "not located" if f.where else "ledger line " + str(f.line)
+
+
+def _short(text: str, width: int = 110) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 
 def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
@@ -114,19 +145,16 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
         where = f"({ledger}{'' if dropped else ', staged'})"
         return Verdict(f"waiting for a person: {item.ran.waiting}; answer it in the ledger "
                        f"{where}, {again}")
-    verdict = _staged_verdict(root, item, staged)
+    verdict, d = _staged_verdict(root, item, staged)
     text = verdict.reason
     if verdict.ok:
-        return Verdict(text, True)
+        return Verdict(text, True, open_items(item, verdict, d))
     if item.ran.appended:
         text += f": {read}, answer in the ledger, {again}"
     elif dropped:
         text += f": {again.removeprefix('then ')}"
-    if verdict.blocked_by_votes and item.doc:
-        text += (f"; or ask one persona with @alias, or cascade decide "
-                 f"{shlex.quote(item.doc)} READY --reason '...'" if item.ran.appended else
-                 f"; ways out: answer in the ledger, ask one persona with @alias, or "
-                 f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
+    if verdict.ways_out(item.doc) and item.doc:
+        text += f"; ways out: {verdict.ways_out(item.doc)}"
     return Verdict(text, False)
 
 

@@ -39,7 +39,7 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     return Authority(participants_of(rule, steps), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})",
-                     policy_of(rule.policy, bool(rule.require_location)))
+                     policy_of(rule.policy, bool(rule.require_location), rule.hold))
 
 
 def participants_of(rule: Rule, steps) -> tuple[str, ...]:

@@ -189,6 +189,9 @@ def run_hook(files: list[str], out=None) -> int:
               " pre-commit rolls these appends back: stage or stash your edits and commit again"
               " (the replies are cached: no new model calls).", file=out)
     print(printable(status_table(items)), file=out)
+    for item in items:  # a passing review's open items reach its author
+        for line in item.verdict.notes:
+            print(printable(f"cascade: {line}"), file=out)
     return 1 if blocked else 0
 
 

@@ -41,6 +41,7 @@ class Staged(Struct, frozen=True):
 class Verdict(Struct, frozen=True):
     text: str = ""
     passed: bool = False
+    notes: tuple[str, ...] = ()  # a passing review's open items, for its author to read
 
 
 class Item(Struct, frozen=True):

@@ -446,3 +446,21 @@ def listing(found: Iterable[Finding], name=lambda author: author) -> list[str]:
         answered = f" [answered by {name(f.answers[-1]['author'])}]" if f.answers else ""
         rows.append(f"{f.id} {f.severity}{at}: {f.what} ({name(f.author)}){answered}{refused}")
     return rows
+
+
+def closed_listing(found: Iterable[Finding], name=lambda author: author) -> list[str]:
+    """The closed findings, one line each, in ledger order, with how each was closed: ``F1
+    major: what (AI-Security) -- waived by Carol (line 40): reason``."""
+    rows = []
+    for f in found:
+        if f.status in OPEN:
+            continue
+        by = f.closed_by
+        how = {"resolved": "resolved", "waived": "waived",
+               "overridden": "overridden"}.get(f.status, f.status)
+        if by.get("how"):
+            how += f" ({by['how']})"
+        reason = f": {by['reason']}" if by.get("reason") else ""
+        rows.append(f"{f.id} {f.severity}: {f.what} ({name(f.author)}) -- {how} by "
+                    f"{name(by.get('by', '?'))} (line {by.get('line', '?')}){reason}")
+    return rows

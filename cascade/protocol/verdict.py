@@ -66,11 +66,15 @@ class Judgement(Struct, frozen=True):
         decide = f"cascade decide {shlex.quote(doc)} READY --reason '...'" if doc else \
             "cascade decide READY --reason '...'"
         if self.kind == "findings":
-            first = self.holding[0] if self.holding else "F1"
-            return (f"answer it in the ledger ({first}: 'A({first}): ...'), waive it "
-                    f"(cascade comment --waive {first} 'reason', by a decider), or {decide}")
+            first = self.holding[0]
+            return (f"answer it in the ledger ('A({first}): ...'), have a decider waive it "
+                    f"(cascade comment {shlex.quote(doc or '')} --waive {first} 'reason'), "
+                    f"or {decide}").replace("comment  --", "comment --")
         if self.kind in BLOCKED_BY_VOTES:
-            return f"answer in the ledger, ask one persona with @alias, or {decide}"
+            behind = [f.id for f in self.findings if self.effect(f) == "error"]
+            answer = (f"answer {', '.join(behind[:3])} in the ledger ('A({behind[0]}): ...')"
+                      if behind else "answer in the ledger")
+            return f"{answer}, ask one persona with @alias, or {decide}"
         return ""
 
 
@@ -126,14 +130,16 @@ def gate(state: State, revision: str | None, doc: str | None,
                                     f"{'has' if len(state.awaited) == 1 else 'have'} not "
                                     "answered this revision: the review is not complete",
                              "awaited", tuple(state.awaited), **base)
-        holding = tuple(f.id for f in state.findings if policy.holds(f))
+        holding = [f for f in state.findings if policy.holds(f)]
         if holding:
-            first = next(f for f in state.findings if f.id == holding[0])
-            more = f" and {len(holding) - 1} more" if len(holding) > 1 else ""
-            return Judgement(False, f"{result.reason}, but {first.id} ({first.severity}, "
-                                    f"{_where(first)}, {first.author}) is open{more} and the "
-                                    f"rule holds on {policy.hold} findings",
-                             "findings", holding=holding, **base)
+            named = ", ".join(f"{f.id} ({f.severity}, {_where(f)}, {f.author})"
+                              for f in holding[:3])
+            more = f" and {len(holding) - 3} more" if len(holding) > 3 else ""
+            word = "is" if len(holding) == 1 else "are"
+            at_least = "" if policy.hold == "info" else " or worse"
+            return Judgement(False, f"{result.reason}, but {named}{more} {word} open, and the "
+                                    f"rule holds the commit on a {policy.hold}{at_least} finding",
+                             "findings", holding=tuple(f.id for f in holding), **base)
         return Judgement(True, f"consensus READY ({result.reason})", "ok", **base)
     if result.reached:
         what = "the panel rejects" if state.decision is None else "decided against"

@@ -1,0 +1,197 @@
+"""The review reaches the author, and the gate holds what it says it holds: through real
+`git commit` (a plain hook and the pre-commit framework), with replies scripted over HTTP.
+
+- a passing commit whose review leaves findings or questions open shows them (at most six
+  lines: who, what, where, and the command that shows the rest);
+- a rule's `hold:` holds a commit on an open finding at or above a severity, and the blocked
+  message names the finding, its severity and line, and the markers and commands that close it;
+- `check` holds a revision whose participant was never heard, as the hook does: deleting the
+  REJECT and committing with --no-verify fails `check` (range and snapshot).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import git
+from test_findings import TEXT, answer, cascade, panel
+from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, match, run  # noqa: F401
+
+from cascade.ledger.parse import parse
+
+SECURITY_CHANGES = answer("Retention needs a bound.\n\nQ: Who owns the archive?", "CHANGES", [
+    {"severity": "major", "where": "Keep everything", "what": "unbounded retention",
+     "suggestion": "keep a year"}])
+
+
+def _start(repo: Path, rules: str = RULES) -> None:
+    (repo / ".ai-rules.yml").write_text(rules)
+    git(repo, "add", ".ai-rules.yml")
+    git(repo, "commit", "-qm", "rules", "--no-verify", "--allow-empty")
+    (repo / DOC).write_text(TEXT)
+    git(repo, "add", DOC)
+
+
+def _cascade_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("cascade: ")]
+
+
+def test_a_passing_commit_shows_the_open_items_under_a_plain_hook(loop_repo, fake_llm):
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)  # 2 of 3 READY: it passes
+    _start(repo)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    shown = _cascade_lines(landed.out)
+    at = shown.index(f"cascade: {DOC} passes with 2 open item(s) in its review:")
+    assert shown[at + 1:] == [
+        "cascade:   F1 major (line 7) from AI-Security: unbounded retention",
+        "cascade:   Q1 question from AI-Security (ledger line "
+        f"{_line_of(repo, 'Q: Who owns the archive?')}): Who owns the archive?",
+        f"cascade:   the whole review: cascade status {DOC}"]
+    assert len(shown) - at <= 6
+
+
+def test_a_long_review_is_cut_to_six_lines_with_the_command_that_shows_the_rest(loop_repo,
+                                                                                fake_llm):
+    repo = loop_repo
+    install_plain(repo)
+    many = [{"severity": s, "where": "Keep everything", "what": f"issue {n}"}
+            for n, s in enumerate(["major", "minor", "minor", "info", "info"], 1)]
+    panel(fake_llm, answer("Fine.", "READY", []), answer("Hm.", "CHANGES", many))
+    _start(repo)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    shown = _cascade_lines(landed.out)
+    at = shown.index(f"cascade: {DOC} passes with 5 open item(s) in its review:")
+    tail = shown[at:]
+    assert len(tail) == 5  # the heading, three items, the pointer
+    assert tail[1].startswith("cascade:   F1 major")  # the most severe first
+    assert tail[-1] == f"cascade:   2 more, and the whole review: cascade status {DOC}"
+
+
+def test_pre_commit_shows_a_passing_review_s_open_items(loop_repo, fake_llm):
+    """The configuration `cascade init` writes (its local hook, verbose: true), run by the real
+    pre-commit: a passing hook's output is shown only with verbose, so the author reads it."""
+    repo = loop_repo
+    assert run(repo, sys.executable, "-m", "cascade", "init").returncode == 0
+    config = repo / ".pre-commit-config.yaml"
+    text = config.read_text()
+    assert "verbose: true" in text
+    config.write_text(text.replace("entry: cascade hook",
+                                   f"entry: {sys.executable} -m cascade hook"))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "init", "--no-verify")
+    run(repo, sys.executable, "-m", "pre_commit", "install", check=True)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo, RULES)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert "Passed" in landed.out
+    assert f"cascade: {DOC} passes with 2 open item(s) in its review:" in landed.out
+    assert "F1 major (line 7) from AI-Security: unbounded retention" in landed.out
+
+
+def test_the_shipped_hook_manifest_is_verbose():
+    import yaml
+    manifest = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml")
+                              .read_text())
+    assert next(h for h in manifest if h["id"] == "cascade")["verbose"] is True
+
+
+HOLD_MAJOR = RULES + "    hold: major\n"
+
+
+def test_hold_major_blocks_naming_the_finding_and_the_way_out(loop_repo, fake_llm):
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo, HOLD_MAJOR)
+    blocked = commit(repo)
+    assert blocked.returncode == 1, blocked.out
+    assert ("2/3 READY, but F1 (major, line 7, AI-Security) is open, and the rule holds the "
+            "commit on a major or worse finding") in blocked.out
+    assert "'A(F1): ...'" in blocked.out
+    assert f"cascade comment {DOC} --waive F1 'reason'" in blocked.out
+    assert f"cascade decide {DOC} READY --reason '...'" in blocked.out
+    # the author answers it, as the message says; the panel reads the answer, and Security
+    # finds the document ready: its finding is resolved, the commit passes
+    assert cascade(repo, "comment", LEDGER, "A(F1): we keep a year; see the retention ADR"
+                   ).returncode == 0
+    fake_llm.script(match("AI-Security"), answer("Agreed.", "READY", []))
+    git(repo, "add", LEDGER)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    status = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)
+    f1 = status["discussions"][0]["findings"][0]
+    assert f1["status"] == "resolved" and f1["answers"][0]["text"].startswith("we keep a year")
+    assert cascade(repo, "check", "--from-ref", "HEAD~1").returncode == 0
+
+
+def test_an_answer_closes_a_held_finding_when_the_panel_is_not_asked_again(loop_repo,
+                                                                           fake_llm):
+    """The answer is the author's word on it: a held finding answered in the ledger no longer
+    holds, whether or not the panel speaks again (here its reply is the same CHANGES, whose
+    new finding holds in turn: the gate names it)."""
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo, HOLD_MAJOR)
+    assert commit(repo).returncode == 1
+    assert cascade(repo, "comment", LEDGER, "A(F1): we keep a year").returncode == 0
+    git(repo, "add", LEDGER)
+    again = commit(repo)
+    assert again.returncode == 1
+    assert "but F2 (major, line 7, AI-Security) is open" in again.out  # F1 answered: not named
+    status = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)
+    assert [f["status"] for f in status["discussions"][0]["findings"]] == ["answered", "open"]
+
+
+def test_the_default_hold_lets_a_major_finding_through_and_check_agrees(loop_repo, fake_llm):
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert commit(repo).returncode == 0
+    out = cascade(repo, "check", "--from-ref", base, "--format", "github")
+    assert out.returncode == 0, out.out
+    annotations = [x for x in out.stdout.splitlines() if x.startswith("::")]
+    assert annotations == [x for x in annotations if not x.startswith("::error")]
+    assert any(x.startswith(f"::warning file={DOC},line=7,") and "F1" in x
+               for x in annotations)  # open, and it fails nothing
+
+
+def test_deleting_the_reject_then_no_verify_fails_check(loop_repo, fake_llm):
+    """The hook blocked on Security's REJECT; its block deleted from the working tree, the rest
+    committed with --no-verify: 2 of 3 READY with Security never heard does not pass check."""
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), answer("No.", "REJECT", [
+        {"severity": "critical", "where": "store events in SQLite", "what": "no backups"}]))
+    _start(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    assert commit(repo).returncode == 1
+    text = (repo / LEDGER).read_text()
+    block = next(c for c in parse(text).comments if c.author == "AI-Security")
+    lines = text.splitlines(keepends=True)
+    start = next(i for i in range(block.line - 1, -1, -1) if lines[i].startswith("---"))
+    end = next((i for i in range(block.line, len(lines)) if lines[i].startswith("---")),
+               len(lines))
+    (repo / LEDGER).write_text("".join(lines[:start] + lines[end:]))
+    git(repo, "add", LEDGER, DOC)
+    git(repo, "commit", "-qm", "sneak", "--no-verify")
+    for args in (("--from-ref", base), ()):
+        out = cascade(repo, "check", *args)
+        assert out.returncode == 1, out.out
+        assert "AI-Security has not answered this revision: the review is not complete" in \
+            out.stdout, out.out
+
+
+def _line_of(repo: Path, needle: str) -> int:
+    return next(n for n, line in enumerate((repo / LEDGER).read_text().splitlines(), 1)
+                if needle in line)
+
