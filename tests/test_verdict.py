@@ -1,0 +1,244 @@
+"""The gate's one verdict (cascade.protocol.verdict.gate), from the ledger alone: a table over
+votes x findings x policy (hold:) x awaited x decisions x waivers and answers, and a property:
+no surface -- the check's annotations (GitHub, SARIF), its job summary, the hook's open items
+-- shows an error or an open finding the verdict does not hold, and nothing passes while a
+participant is awaited.
+
+The ledgers are built as the tool writes them (stamped blocks, stamped events), read with the
+real parser and derived under a rule's authority; the expected verdict is written out by hand
+from the rule's words, not computed by the code under test.
+"""
+from __future__ import annotations
+
+import io
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ledgers import stamped_event
+
+from cascade.check.documents import Governed, judge
+from cascade.check.findings import place
+from cascade.check.ledgers import Job, evaluate
+from cascade.check.output import github, sarif, step_summary
+from cascade.check.report import Report
+from cascade.config.rules import Rule
+from cascade.ledger.consensus import VotingConfig
+from cascade.ledger.model import SOURCE_REVISION
+from cascade.ledger.render import render_comment
+from cascade.protocol import findings as F
+from cascade.protocol.authority import Authority
+from cascade.protocol.discussion import Discussion
+from cascade.protocol.setting import setting_of
+from cascade.protocol.verdict import gate
+
+DOC = "docs/adr/0001-x.md"
+LEDGER = "docs/adr/discussions/0001-x.discussion.md"
+TEXT = "# X\n\nWe will store events in SQLite.\n\n## Retention\n\nKeep everything.\n"
+REV = "a" * 40
+DECIDER = "Dana Decider"
+HEADER = ("<!-- DISCUSSION -->\n<!-- Title: X -->\n<!-- Protocol: review -->\n"
+          "<!-- Phase: review -->\n<!-- Status: OPEN -->\n"
+          "<!-- Participants: architect, security, pragmatist -->\n"
+          f"<!-- Source: {DOC} -->\n\n# Review: X\n\n")
+SEVERITY_RANK = {"critical": 0, "major": 1, "minor": 2, "info": 3}
+
+
+def persona_block(name: str, vote: str, severity: str | None, revision: str = REV) -> str:
+    found = [] if severity is None else [F.Finding(severity, "Keep everything", f"a {severity} "
+                                                   "issue", lines=(7, 7))]
+    return render_comment(name, f"{name} reviews.", vote, provenance={
+        "model": "test", "revision": revision, "seen": "all", "findings": F.encode(found),
+        **({"unexplained": "yes"} if vote != "READY" and not found else {})})
+
+
+def ledger(security: str | None, severity: str | None, closing: str | None,
+           decision: str | None) -> str:
+    """The panel's review of revision REV: Architect and Pragmatist READY, Security as given
+    (None: never answered) with a finding of ``severity``; then a person's ``closing`` of F1
+    (``answer``, ``waive``, ``waive-by-other``) and a decision in force (``READY``,
+    ``REJECT``) by the rule's decider."""
+    out = HEADER + stamped_event(SOURCE_REVISION, f"{REV} path={DOC}") + "\n\n"
+    out += persona_block("AI-Architect", "READY", None)
+    if security is not None:
+        out += persona_block("AI-Security", security, severity)
+    out += persona_block("AI-Pragmatist", "READY", None)
+    if closing == "answer":
+        out += render_comment("Ann Author", "A(F1): we keep a year.")
+    elif closing == "waive":
+        out += render_comment(DECIDER, "WAIVE(F1): accepted for now.")
+    elif closing == "waive-by-other":
+        out += render_comment("Bob Builder", "WAIVE(F1): fine by me.")
+    if decision is not None:
+        out += render_comment(DECIDER, f"**Decision: {decision}** -- {DECIDER} decides.\n\n"
+                              "We decide.", None, origin="decision",
+                              provenance={"vote": decision, "revision": REV, "by": DECIDER})
+    return out
+
+
+def authority(hold: str) -> Authority:
+    return Authority(("architect", "security", "pragmatist"), "review",
+                     VotingConfig(0.67, 0.01), (DECIDER,), True, "rule 'adr' (.ai-rules.yml:1)",
+                     F.policy_of(None, False, hold))
+
+
+def judged(text: str, hold: str, tmp_path: Path):
+    d = Discussion(tmp_path / LEDGER, text, setting_of(tmp_path), authority=authority(hold))
+    return gate(d.state, REV, DOC), d
+
+
+# ---- the table --------------------------------------------------------------------------------
+
+VOTES = (None, "READY", "CHANGES", "REJECT")
+SEVERITIES = (None, "critical", "major", "minor")
+HOLDS = ("critical", "major", "none")
+CLOSINGS = (None, "answer", "waive", "waive-by-other")
+DECISIONS = (None, "READY", "REJECT")
+
+
+def expected(security, severity, hold, closing, decision):
+    """The verdict as the rule's words give it: (ok, kind, F1's status, F1's effect)."""
+    status = None
+    if severity is not None and security is not None:
+        status = {None: "open", "answer": "answered", "waive": "waived",
+                  "waive-by-other": "open"}[closing]
+        if decision is not None and status in ("open", "answered"):
+            status = "overridden"  # a person's decision in force over it
+    if decision == "READY":
+        return True, "ok", status, None
+    if decision == "REJECT":
+        return False, "rejected", status, None
+    if security is None:
+        return False, "awaited", status, None  # 2/3 READY meets 0.67: only the wait holds it
+    least = {"critical": "REJECT", "major": "CHANGES"}.get(severity, "READY")
+    order = ("READY", "CHANGES", "REJECT")
+    counted = max(security, least, key=order.index)
+    if counted == "REJECT":  # any REJECT (threshold_reject 0.01) blocks
+        blocks = severity in ("critical", "major") and status == "open"
+        return False, "no-consensus", status, ("error" if blocks else _level(severity, status))
+    if (status == "open" and hold != "none"
+            and SEVERITY_RANK[severity] <= SEVERITY_RANK[hold]):
+        return False, "findings", status, "error"
+    return True, "ok", status, _level(severity, status)
+
+
+def _level(severity, status):
+    if status != "open":
+        return None
+    return "warning" if severity in ("critical", "major") else "notice"
+
+
+CASES = [c for c in itertools.product(VOTES, SEVERITIES, HOLDS, CLOSINGS, DECISIONS)
+         if not (c[1] is None and c[3] is not None)  # no finding: nothing to close
+         and not (c[0] is None and (c[1] is not None or c[3] is not None))]
+
+
+@pytest.mark.parametrize("security,severity,hold,closing,decision", CASES)
+def test_the_verdict_weighs_every_piece_of_evidence(security, severity, hold, closing,
+                                                    decision, tmp_path):
+    verdict, d = judged(ledger(security, severity, closing, decision), hold, tmp_path)
+    ok, kind, status, effect = expected(security, severity, hold, closing, decision)
+    assert (verdict.ok, verdict.kind) == (ok, kind), verdict.reason
+    if status is None:
+        assert verdict.findings == ()
+        return
+    (f1,) = verdict.findings
+    assert f1.status == status
+    assert verdict.effect(f1) == effect
+    assert verdict.awaited == (("AI-Security",) if kind == "awaited" else ())
+    if kind == "findings":
+        assert verdict.holding == ("F1",) and "F1 (" in verdict.reason
+        assert "'A(F1): ...'" in verdict.ways_out(DOC) and "--waive F1" in verdict.ways_out(DOC)
+
+
+def test_the_table_covers_each_kind_and_each_effect():
+    seen = {expected(*c)[1] for c in CASES} | {expected(*c)[3] for c in CASES}
+    assert seen >= {"ok", "awaited", "findings", "no-consensus", "rejected",
+                    "error", "warning", "notice", None}
+
+
+def test_a_marker_naming_no_finding_is_kept_apart_and_counts_for_nothing(tmp_path):
+    text = ledger("CHANGES", "major", None, None) + render_comment(
+        DECIDER, "WAIVE(F9): nothing.\n\nA(F7): an answer to nothing.")
+    verdict, d = judged(text, "major", tmp_path)
+    assert verdict.kind == "findings" and verdict.findings[0].status == "open"
+    assert [(x.kind, x.ref) for x in d.state.strays] == [("WAIVE", "F9"), ("A", "F7")]
+    assert d.state.strays[0].reason == ("WAIVE(F9) by Dana Decider names no finding of this "
+                                        "discussion: it does not count")
+
+
+def test_a_later_ready_of_the_finding_s_author_resolves_it(tmp_path):
+    text = ledger("CHANGES", "major", None, None) + persona_block("AI-Security", "READY", None)
+    verdict, _ = judged(text, "major", tmp_path)
+    assert verdict.ok and verdict.findings[0].status == "resolved"
+    assert verdict.findings[0].closed_by["how"] == "voted READY"
+
+
+def test_a_block_for_another_revision_leaves_its_author_awaited(tmp_path):
+    text = ledger(None, None, None, None) + persona_block("AI-Security", "READY", None,
+                                                          revision="b" * 40)
+    verdict, _ = judged(text, "critical", tmp_path)
+    assert (verdict.ok, verdict.kind, verdict.awaited) == (False, "awaited", ("AI-Security",))
+
+
+# ---- the property: what every surface shows agrees with the verdict ---------------------------
+
+class _Tree:
+    """The committed tree, as check reads it (the document's text only)."""
+
+    def __init__(self) -> None:
+        self.files, self.links = {DOC: REV}, set()
+
+    def data(self, rel: str) -> bytes:
+        return TEXT.encode()
+
+
+@settings(max_examples=120, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(security=st.sampled_from(VOTES), severity=st.sampled_from(SEVERITIES),
+       hold=st.sampled_from(HOLDS), closing=st.sampled_from(CLOSINGS),
+       decision=st.sampled_from(DECISIONS))
+def test_no_surface_contradicts_the_verdict(security, severity, hold, closing, decision,
+                                            tmp_path):
+    text = ledger(security, severity if security else None,
+                  closing if security and severity else None, decision)
+    verdict, d = judged(text, hold, tmp_path)
+    if verdict.awaited or d.state.awaited:
+        assert not verdict.ok  # nothing passes with a participant awaited
+    state = evaluate(Job(LEDGER, LEDGER, text.encode(), tmp_path, tmp_path,
+                         authority(hold), DOC, REV, None, True))
+    assert (state.ok, state.kind) == (verdict.ok, verdict.kind)  # check's verdict is the gate's
+    rule = Rule(name="adr", match=("docs/adr/*.md",), discussion="x")
+    item = Governed(DOC, rule, LEDGER)
+    report = Report(None, "HEAD")
+    shown, problems = judge(item, state, ".ai-rules.yml:1", _Tree())
+    report.verdicts.append(shown)
+    report.problems += problems
+    place(report, [item], {LEDGER: state}, _Tree())
+    out = io.StringIO()
+    github(report, out)
+    annotations = [x for x in out.getvalue().splitlines() if x.startswith("::")]
+    sarif_out = io.StringIO()
+    sarif(report, sarif_out)
+    results = json.loads(sarif_out.getvalue())["runs"][0]["results"]
+    open_ids = {f.id for f in verdict.findings if f.status == "open"}
+    annotated = {x.split("title=cascade ")[1].split(" ")[0] for x in annotations
+                 if "title=cascade F" in x}
+    assert annotated == {f.id for f in verdict.findings if verdict.effect(f)} <= open_ids
+    if verdict.ok:
+        assert report.ok and not any(x.startswith("::error") for x in annotations)
+        assert not any(r["level"] == "error" for r in results)
+        assert "❌" not in step_summary(report)
+    else:
+        assert not report.ok  # a failing verdict fails the check
+    for f in verdict.findings:  # a closed finding is shown closed: annotated nowhere
+        if f.status != "open":
+            assert f"cascade {f.id} " not in out.getvalue()
+    assert [x for x in annotations if x.startswith("::error") and "title=cascade F" in x] == [
+        x for x in annotations if "title=cascade F" in x
+        and verdict.effect(next(f for f in verdict.findings
+                                if f"cascade {f.id} " in x)) == "error"]
+
