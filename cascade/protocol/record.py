@@ -13,7 +13,7 @@ from pathlib import Path
 
 from cascade.markdown import cell, nested, sentence
 from cascade.protocol.fields import shortlist_table
-from cascade.protocol.findings import listing
+from cascade.protocol.findings import closed_listing, listing
 from cascade.protocol.graph import mermaid
 from cascade.protocol.runstate import IMPASSE, Run, Turn
 from cascade.resources import LEDGER_SUFFIX
@@ -84,6 +84,9 @@ def render_record(d, run: Run, when: str) -> str:
     found = listing(d.findings)
     if found:
         out += ["", "## Open findings", "", *(f"- {line}" for line in found)]
+    closed = closed_listing(d.findings)
+    if closed:
+        out += ["", "## Closed findings", "", *(f"- {line}" for line in closed)]
     if "argument-graph" in run.steps.artifacts:
         name = record_path(d.path).name.replace(RECORD_SUFFIX, ".argument-graph.json")
         out += ["", "## Argument graph", "", f"Who answered whom (`{name}`):", "", mermaid(run)]
