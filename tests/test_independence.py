@@ -16,7 +16,7 @@ from fakellm import http_error
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, run
 
 from cascade.config.personas import forget_loaded
-from cascade.turns.independence import family
+from cascade.turns.independence import FIX, family
 
 loop_repo = test_hook.loop_repo  # the fixture: a repository with a rule and a document
 COUNCIL_RULES = RULES.replace("participants: [architect, security, pragmatist]",
@@ -61,10 +61,10 @@ def test_plan_warns_a_line_each_naming_the_roles_and_the_family(repo, cli, model
     assert warnings == [
         ("warning: step Advice, answered independently: pragmatist, visionary and skeptic "
          "(advisor) share the model family 'gpt' (openai/gpt-4o-mini): their judgements are "
-         "not independent"),
+         f"not independent; {FIX}"),
         ("warning: referee weighs advisor: referee (referee) and pragmatist, visionary and "
          "skeptic (advisor) share the model family 'gpt' (openai/gpt-4o, openai/gpt-4o-mini): "
-         "their judgements are not independent")]
+         f"their judgements are not independent; {FIX}")]
     # D/P mode: each arbiter and the freethinker it weighs, the meta-arbiter and the arbiters
     out = cli("plan", "--protocol", "council", "--mode", "dp")[1]
     assert [line.split(":")[1].strip() for line in out.splitlines() if "warning:" in line] == [
@@ -83,7 +83,7 @@ def test_models_of_different_families_quiet_the_warning(repo, cli, models, monke
     warnings = [line.strip() for line in out.splitlines() if "warning:" in line]
     assert warnings == [("warning: step Advice, answered independently: pragmatist and "
                          "skeptic (advisor) share the model family 'gpt' (openai/gpt-4o-mini, "
-                         "openai/gpt-4o): their judgements are not independent")]
+                         f"openai/gpt-4o): their judgements are not independent; {FIX}")]
 
 
 def cascade(repo, *args: str):
@@ -182,6 +182,6 @@ def test_a_bad_distinct_models_is_one_line_at_its_line(loop_repo, fake_llm, valu
 def test_members_not_named_yet_are_said_as_how_many(repo, cli, models):
     """Before a panel is generated, plan names no placeholder: how many, in which role."""
     out = cli("plan", "--protocol", "swarm")[1]
-    assert ("warning: step Position declarations, answered independently: 3 experts not named "
-            "yet (expert) share the model family 'gpt' (openai/gpt-4o-mini)") in out, out
+    assert ("warning: steps Position declarations and Closing vote, answered independently: "
+            "3 experts not named yet (expert) share the model family 'gpt' (openai/gpt-4o-mini)") in out, out
     assert "<expert" not in out
