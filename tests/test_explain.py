@@ -12,6 +12,8 @@ from conftest import REPO, cascade_subprocess, git
 from ledgers import stamp
 from test_hook import DOC, LEDGER, RULES  # the loop tests' repository
 
+from cascade.turns.independence import FIX
+
 NESTED = """\
 rules:
   - name: other
@@ -65,6 +67,12 @@ def test_governed_document_without_ledger(adr, cli):
         "Next review: 3 calls (up to 12 with re-asks)",
         "  @architect, @security, @pragmatist: no ledger yet, so the first review asks",
         "    every voting participant",
+        # the panel answers the revision at once, none seeing another's reply: three
+        # personas on one model are one model answering three times -- said once
+        "Independence warning: step Review, answered independently: architect, security",
+        "  and pragmatist (participant) share the model family 'env' (openai/env-model):",
+        "  their judgements are not independent; give them models of different families:",
+        "  a persona's model:, or the rule's models: for a role or a tier",
     ]
     assert all(len(line) <= 80 for line in out.splitlines())
     assert not (adr / LEDGER).exists()  # explaining writes nothing
@@ -79,8 +87,12 @@ def test_json_keys(adr, cli):
                          "decisions", "independence", "findings"}
     assert data["decisions"] == []
     assert data["decisions"] == []  # review asks no person a question of its steps
-    # review's panel sees one another's comments: no role is meant to judge apart
-    assert data["independence"] == {"clashes": [], "distinct_models": False, "refused": None}
+    # review's panel answers a revision at once, none seeing another's reply: on one model
+    assert data["independence"] == {
+        "clashes": ["step Review, answered independently: architect, security and pragmatist "
+                    "(participant) share the model family 'env' (openai/env-model): their "
+                    "judgements are not independent"],
+        "fix": FIX, "distinct_models": False, "refused": None}
     assert data["findings"] == []  # no ledger yet: no open finding
     assert data["rule"]["policy"] == {"critical": "REJECT", "major": "CHANGES"}
     assert (data["kind"], data["governed"], data["ledger"], data["ledger_exists"]) == (

@@ -1,6 +1,7 @@
-"""Independence you can see: roles meant to judge independently -- the speakers of a blind
-step, a judge and the roles it weighs -- that resolve to one model family are named by
-``plan``, ``explain`` and the hook, a line each; a rule with ``distinct_models: true``
+"""Independence you can see: roles meant to judge independently -- the speakers of a step
+who answer apart (a blind step, the review's panel on a revision, a closing vote), a judge
+and the roles it weighs -- that resolve to one model family are named by ``plan``,
+``explain`` and the hook, a line each, saying what to do; a rule with ``distinct_models: true``
 refuses them (the hook before any model call, exit 2 as any configuration error)."""
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from fakellm import http_error
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, run
 
 from cascade.config.personas import forget_loaded
-from cascade.turns.independence import family
+from cascade.turns.independence import FIX, family
 
 loop_repo = test_hook.loop_repo  # the fixture: a repository with a rule and a document
 COUNCIL_RULES = RULES.replace("participants: [architect, security, pragmatist]",
@@ -61,10 +62,10 @@ def test_plan_warns_a_line_each_naming_the_roles_and_the_family(repo, cli, model
     assert warnings == [
         ("warning: step Advice, answered independently: pragmatist, visionary and skeptic "
          "(advisor) share the model family 'gpt' (openai/gpt-4o-mini): their judgements are "
-         "not independent"),
+         f"not independent; {FIX}"),
         ("warning: referee weighs advisor: referee (referee) and pragmatist, visionary and "
          "skeptic (advisor) share the model family 'gpt' (openai/gpt-4o, openai/gpt-4o-mini): "
-         "their judgements are not independent")]
+         f"their judgements are not independent; {FIX}")]
     # D/P mode: each arbiter and the freethinker it weighs, the meta-arbiter and the arbiters
     out = cli("plan", "--protocol", "council", "--mode", "dp")[1]
     assert [line.split(":")[1].strip() for line in out.splitlines() if "warning:" in line] == [
@@ -83,7 +84,7 @@ def test_models_of_different_families_quiet_the_warning(repo, cli, models, monke
     warnings = [line.strip() for line in out.splitlines() if "warning:" in line]
     assert warnings == [("warning: step Advice, answered independently: pragmatist and "
                          "skeptic (advisor) share the model family 'gpt' (openai/gpt-4o-mini, "
-                         "openai/gpt-4o): their judgements are not independent")]
+                         f"openai/gpt-4o): their judgements are not independent; {FIX}")]
 
 
 def cascade(repo, *args: str):
@@ -182,6 +183,111 @@ def test_a_bad_distinct_models_is_one_line_at_its_line(loop_repo, fake_llm, valu
 def test_members_not_named_yet_are_said_as_how_many(repo, cli, models):
     """Before a panel is generated, plan names no placeholder: how many, in which role."""
     out = cli("plan", "--protocol", "swarm")[1]
-    assert ("warning: step Position declarations, answered independently: 3 experts not named "
-            "yet (expert) share the model family 'gpt' (openai/gpt-4o-mini)") in out, out
+    assert ("warning: steps Position declarations and Closing vote, answered independently: "
+            "3 experts not named yet (expert) share the model family 'gpt' (openai/gpt-4o-mini)") in out, out
     assert "<expert" not in out
+
+
+# The common panel: the review protocol asks every persona about one revision at once, none
+# seeing another's reply -- three personas on one model are one model voting three times.
+REVIEW_WARNING = ("warning: step Review, answered independently: architect, security and "
+                  "pragmatist (participant) share the model family 'gpt' (openai/gpt-4o-mini): "
+                  f"their judgements are not independent; {FIX}")
+PANEL_ARGS = ("--participants", "architect,security,pragmatist")
+
+
+def _warnings(out: str) -> list[str]:
+    return [line.strip() for line in out.splitlines() if "warning" in line.lower()]
+
+
+def test_plan_of_the_review_panel_on_one_model_warns_once(repo, cli, models):
+    code, out, err = cli("plan", "--protocol", "review", *PANEL_ARGS)
+    assert code == 0, err
+    assert _warnings(out) == [REVIEW_WARNING], out
+    # phased: three phases, each answered at once by the panel -- still one line
+    out = cli("plan", "--protocol", "phased", *PANEL_ARGS)[1]
+    assert _warnings(out) == [REVIEW_WARNING.replace(
+        "step Review", "steps Initial Feedback, Detailed Review and Consensus Vote")], out
+
+
+def test_plan_of_the_review_panel_on_different_models_is_quiet(repo, cli, models):
+    _persona(repo, "security", "anthropic/claude-3-5-sonnet")
+    _persona(repo, "pragmatist", "ollama/llama3")
+    out = cli("plan", "--protocol", "review", *PANEL_ARGS)[1]
+    assert _warnings(out) == [], out
+    # one persona alone on a model is no clash: the two still on gpt are named, not the third
+    _persona(repo, "pragmatist", "openai/gpt-4o")
+    out = cli("plan", "--protocol", "review", *PANEL_ARGS)[1]
+    assert _warnings(out) == [(
+        "warning: step Review, answered independently: architect and pragmatist "
+        "(participant) share the model family 'gpt' (openai/gpt-4o-mini, openai/gpt-4o): "
+        f"their judgements are not independent; {FIX}")], out
+
+
+def test_sequential_steps_are_not_answered_apart(repo, cli, models):
+    """Each speaker sees the earlier ones': no step clash (a judge and whom it weighs still)."""
+    out = cli("plan", "--protocol", "council", "--flow", "sequential")[1]
+    assert [w.split(":")[1].strip() for w in _warnings(out)] == ["referee weighs advisor"], out
+    # six-hats: the answers are sequential; the closing vote on the synthesis is still apart
+    out = cli("plan", "--protocol", "roundtable", "--strategy", "six-hats")[1]
+    assert [w.split(":")[1].strip() for w in _warnings(out)] == [
+        "step Closing vote, answered independently"], out
+
+
+def _review_repo(repo: Path) -> Path:
+    (repo / ".ai-rules.yml").write_text(RULES)
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite.\n")
+    return repo
+
+
+def test_explain_of_the_review_panel_warns_once_and_not_on_different_models(repo, cli, models):
+    _review_repo(repo)
+    code, out, err = cli("explain", DOC)
+    assert (code, err) == (0, "")
+    said = " ".join(line.strip() for line in out.splitlines())
+    assert said.count("Independence warning:") == 1, out
+    assert ("Independence warning: " + REVIEW_WARNING.removeprefix("warning: ")) in said, out
+    _persona(repo, "security", "anthropic/claude-3-5-sonnet")
+    _persona(repo, "pragmatist", "ollama/llama3")
+    code, out, err = cli("explain", DOC)
+    assert code == 0 and "Independence" not in out, out
+
+
+def test_the_hook_warns_once_of_a_review_panel_on_one_model(loop_repo, fake_llm):
+    repo = loop_repo
+    install_plain(repo)
+    test_hook.script(fake_llm, ("CHANGES", "CHANGES", "READY"))
+    git(repo, "add", DOC)
+    first = commit(repo)  # 1 of 3 READY: blocked
+    assert first.returncode == 1 and fake_llm.calls() == 3, first.out
+    assert [x for x in first.out.splitlines() if "warning" in x] == [
+        f"cascade: {LEDGER}: warning: step Review, answered independently: architect, "
+        "security and pragmatist (participant) share the model family 'fake' (openai/fake): "
+        f"their judgements are not independent; {FIX}"], first.out
+    plan = cascade(repo, "plan", LEDGER)  # the ledger's plan says it too, once
+    assert plan.returncode == 0, plan.stderr
+    assert [x.strip() for x in plan.stdout.splitlines() if "warning" in x] == [
+        first.out.split(f"cascade: {LEDGER}: ", 1)[1].splitlines()[0]], plan.stdout
+    # a person asks security alone, on the same revision: said when the revision's run
+    # began, not again
+    assert cascade(repo, "comment", LEDGER, "Backups added. @security better?").returncode == 0
+    test_hook.script(fake_llm, ("READY", "READY", "READY"), "better")
+    git(repo, "add", LEDGER)
+    second = commit(repo)
+    assert second.returncode == 0 and fake_llm.calls() == 4, second.out
+    assert "warning" not in second.out, second.out
+
+
+def test_the_hook_is_quiet_when_the_panel_is_on_different_models(loop_repo, fake_llm):
+    repo = loop_repo
+    _persona(repo, "security", "openai/claude-fake")  # served by the same fake endpoint
+    _persona(repo, "pragmatist", "openai/llama-fake")
+    git(repo, "add", ".cascade")
+    git(repo, "commit", "-qm", "each persona on a model of its own", "--no-verify")
+    install_plain(repo)
+    test_hook.script(fake_llm, ("READY", "READY", "READY"))
+    git(repo, "add", DOC)
+    landed = commit(repo)
+    assert landed.returncode == 0 and fake_llm.calls() == 3, landed.out
+    assert "warning" not in landed.out, landed.out

@@ -41,7 +41,7 @@ from cascade.protocol.setting import setting_of
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable
-from cascade.turns.independence import clashes, refusal
+from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.model import resolve_model
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for
@@ -221,8 +221,8 @@ def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any]
     if found and rule.distinct_models:
         refused = {"message": refusal(rule, found), "file": display_path(rule.file),
                    "line": rule.line_of("distinct_models")}
-    return {"clashes": [c.line() for c in found], "distinct_models": rule.distinct_models,
-            "refused": refused}
+    return {"clashes": [c.line() for c in found], "fix": FIX if found else None,
+            "distinct_models": rule.distinct_models, "refused": refused}
 
 
 def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:

@@ -62,8 +62,9 @@ def explain_text(data: dict[str, Any]) -> str:
     out += _wrap(f"{asked}: {calls['why']}" if asked else calls["why"], "  ")
     independence = data.get("independence") or {}
     word = "error" if independence.get("distinct_models") else "warning"
-    for line in independence.get("clashes", []):
-        out += _wrap(f"Independence {word}: {line}", "", "  ")
+    fix = "" if independence.get("distinct_models") else independence.get("fix", "")
+    for line in independence.get("clashes", []):  # an error: the refusal says the fix
+        out += _wrap(f"Independence {word}: {line}" + (f"; {fix}" if fix else ""), "", "  ")
     if data.get("findings"):
         out.append(f"Open findings ({len(data['findings'])}), the most severe first:")
         out += [line for f in data["findings"] for line in _wrap(f, "  ")]

@@ -61,6 +61,9 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
                    "per run (cascade turn)")
         out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
+        forbidden = subject.rule is not None and subject.rule.distinct_models
+        out += _clash_lines(clashes(steps, *_members(subject, steps),
+                                    _first_model(subject, settings)), forbidden)
     else:
         out += _stepped(subject, steps, settings)
     print(printable("\n".join(out)))
@@ -161,7 +164,7 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
     out += _roles(steps, members, fixed, unnamed, _namer(subject, settings))
     found = clashes(steps, members, fixed, _first_model(subject, settings))
     forbidden = subject.rule is not None and subject.rule.distinct_models
-    out += [f"  {'error' if forbidden else 'warning'}: {c.line()}" for c in found]
+    out += _clash_lines(found, forbidden)
     if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
             s.role == steps.member_role.id for s in steps.round_steps):
         out.append("Word budgets (and max tokens) by phase: " + "; ".join(
@@ -199,6 +202,13 @@ def _panel(subject: _Subject, steps) -> tuple[list[str], str]:
                        + ("generated from the topic" if steps.generated else
                           "invited by topic (or --participants)"))
     return participants, ""
+
+
+def _clash_lines(found, forbidden: bool) -> list[str]:
+    """A line for each clash of roles meant to judge independently
+    (cascade.turns.independence): a warning says what to do; an error is followed by the
+    refusal, which says it."""
+    return [f"  error: {c.line()}" if forbidden else f"  warning: {c.warning()}" for c in found]
 
 
 def _members(subject: _Subject, steps) -> tuple[list[str], dict[str, str]]:

@@ -134,7 +134,7 @@ def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) ->
     if run.turns or run.setup.turns:
         return  # said when this revision's run began: not again on every attempt
     for clash in found:
-        print(printable(f"cascade: {item.ledger}: warning: {clash.line()}"), file=out)
+        print(printable(f"cascade: {item.ledger}: warning: {clash.warning()}"), file=out)
 
 
 def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:

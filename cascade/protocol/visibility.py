@@ -8,8 +8,8 @@ summary of earlier rounds; ``responds`` -- the turn answers the one it is shown 
 ``responds_to`` reference); ``blind`` -- it sees nothing of the others (the prompt says so);
 ``comments`` -- it is shown the discussion itself (every comment, people's too, the older
 ones summarised past the budget, and the open questions), as a phase's turn is;
-``independent`` -- its speakers judge independently of one another (``cascade plan``,
-``explain`` and the hook say when they share a model family: cascade.turns.independence);
+``independent`` -- it shows a speaker none of the others' answers to the question at hand
+(``answered_apart``: the one place that says which steps' speakers judge apart);
 ``anonymous`` -- it is shown the others' answers without names, labelled (a peer ranking:
 cascade.protocol.ranking registers ``anonymous``); ``kept`` -- a strategy phase's visibility
 does not override it (the members' other steps take the phase's).
@@ -38,6 +38,23 @@ def shown(run, step, alias: str, visibility: str | None = None) -> list:
     return turns
 
 
+def answered_apart(steps, step) -> bool:
+    """Whether the speakers of ``step`` (of ``steps``, specialized for the discussion's
+    options) answer the same question -- a revision of the document, a round's question --
+    without seeing each other's replies: they are asked in one wave (the visibility in effect
+    is not ``one_at_a_time``) and it shows none of the others' answers to it (``independent``:
+    blind, a peer ranking, a phase of the discussion, a roundtable's question, a closing
+    vote on the synthesis). A members' step a strategy reshapes counts when one of its phases
+    does. Several speakers on one model family there are one model answering several times:
+    ``cascade plan``, ``explain`` and the hook say so (cascade.turns.independence)."""
+    names = [step.visibility]
+    if (steps.strategy is not None and step.role == steps.member_role.id
+            and not VISIBILITIES.has(step.visibility, "kept")):  # else the phases' count
+        names += [p.visibility for p in steps.strategy.phases if p.visibility]
+    return any(VISIBILITIES.has(n, "independent") and not VISIBILITIES.has(n, "one_at_a_time")
+               for n in names)
+
+
 def _fixed(run, turn) -> bool:
     step = run.steps.step(turn.step) or run.steps.steps[0]
     return run.steps.role(step.role).fixed
@@ -55,10 +72,11 @@ def blind(run, step, alias: str) -> list:
     return []
 
 
-@VISIBILITIES.register("discussion", traits=("comments", "no_summary"))
+@VISIBILITIES.register("discussion", traits=("comments", "no_summary", "independent"))
 def discussion(run, step, alias: str) -> list:
     """No turn of a round: the discussion's comments themselves (the prompt shows them) -- a
-    phase's view, whoever wrote them."""
+    phase's view, whoever wrote them. Its wave is asked at once, so none of its speakers sees
+    another's answer to this revision: independent."""
     return []
 
 
@@ -75,10 +93,10 @@ def history(run, step, alias: str) -> list:
     return [t for t in run.turns if t.step != step.id or t.alias != alias]
 
 
-@VISIBILITIES.register("question", traits=("no_summary",))
+@VISIBILITIES.register("question", traits=("no_summary", "independent"))
 def question(run, step, alias: str) -> list:
     """This round's question (its fixed-role turns) and the last round's synthesis -- a
-    roundtable participant's view."""
+    roundtable participant's view: none of the other participants' answers."""
     return _asked(run)
 
 
@@ -88,9 +106,10 @@ def sequential(run, step, alias: str) -> list:
     return _asked(run) + [t for t in run.turns if t.round == run.round and t.step == step.id]
 
 
-@VISIBILITIES.register("synthesis", traits=("responds",))
+@VISIBILITIES.register("synthesis", traits=("responds", "independent"))
 def synthesis(run, step, alias: str) -> list:
-    """The last synthesis: the run's last fixed-role turn."""
+    """The last synthesis: the run's last fixed-role turn (a closing vote's view: none of
+    the other voters' answers)."""
     return [t for t in run.turns if _fixed(run, t)][-1:]
 
 

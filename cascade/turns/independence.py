@@ -1,9 +1,11 @@
 """Independence you can see: which roles meant to judge independently resolve to the same
-model family. Two kinds of roles are meant to: the speakers of one step whose visibility is
-``independent`` (a blind step, a peer ranking: each answers without the others' answers),
-and a judge and the roles it ``weighs`` (a referee and its advisors, an arbiter and its
-group's freethinker, a synthesizer and the participants). ``cascade plan``, ``explain`` and
-the hook say each clash in one line; a rule with ``distinct_models: true`` refuses them.
+model family. Two kinds of roles are meant to: the speakers of one step who answer the same
+question without seeing each other's replies (cascade.protocol.visibility.answered_apart: a
+review's panel on a revision, a blind step, a peer ranking, a closing vote), and a judge and
+the roles it ``weighs`` (a referee and its advisors, an arbiter and its group's freethinker,
+a synthesizer and the participants). ``cascade plan``, ``explain`` and the hook say each
+clash in one line, with what to do (``Clash.warning``); a rule with ``distinct_models: true``
+refuses them.
 
 A model's family is the lineage its name starts with (``family``): the provider and any
 router before the last ``/`` are dropped (whoever serves it, it is the same model), so are a
@@ -25,7 +27,7 @@ from collections.abc import Callable
 from msgspec import Struct
 
 from cascade.protocol.about import tier_of
-from cascade.protocol.visibility import VISIBILITIES
+from cascade.protocol.visibility import answered_apart
 
 # a maker's name some model names start with (meta-llama's Meta-Llama-3, Bedrock's
 # anthropic.claude-3): not the model's family
@@ -68,6 +70,10 @@ class Clash(Struct, frozen=True):
         who = _and([f"{_and(_named(aliases))} ({role})" for role, aliases in by_role.items()])
         return (f"{self.where}: {who} share the model family {self.family!r} "
                 f"({', '.join(self.models)}): their judgements are not independent")
+
+    def warning(self) -> str:
+        """The line, and what to do about it: what ``plan``, ``explain`` and the hook say."""
+        return f"{self.line()}; {FIX}"
 
 
 def _named(aliases: list[str]) -> list[str]:
@@ -115,7 +121,7 @@ def clashes(steps, members: list[str], fixed: dict[str, str], model_of: ModelOf)
 
     found: dict[tuple, list[str]] = {}
     for step in steps.all_steps:
-        if step.decision or not _independent(steps, step):
+        if step.decision or not answered_apart(steps, step):
             continue
         for fam, speakers in families(step.speaking).items():
             if len(speakers) > 1:
@@ -136,16 +142,6 @@ def clashes(steps, members: list[str], fixed: dict[str, str], model_of: ModelOf)
                                  tuple(n for n, _ in both), fam,
                                  tuple(dict.fromkeys(m for _, m in both))))
     return out
-
-
-def _independent(steps, step) -> bool:
-    """Whether the step's speakers answer without each other's answers: its visibility (or,
-    for the members' step, a strategy phase's) is ``independent``."""
-    names = [step.visibility]
-    if (steps.strategy is not None and step.role == steps.member_role.id
-            and not VISIBILITIES.has(step.visibility, "kept")):  # else the phases' count
-        names += [p.visibility for p in steps.strategy.phases if p.visibility]
-    return any(VISIBILITIES.has(n, "independent") for n in names)
 
 
 def refusal(rule, found: list[Clash]) -> str:
