@@ -10,10 +10,13 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from cascade.gitio import index_blobs, read_blobs
+from cascade.ledger.identity import is_decider
 from cascade.loop import attribution
 from cascade.loop.item import Item, Verdict
+from cascade.protocol.derived import State
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of
+from cascade.protocol.verdict import Verdict as GateVerdict
 from cascade.protocol.verdict import gate
 
 
@@ -79,21 +82,44 @@ def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, byt
     staged = texts.get(blobs[item.ledger], b"")
     if staged != (root / item.ledger).read_bytes():
         return Verdict(f"the ledger has unstaged changes: {add}")
-    verdict = _staged_verdict(root, item, staged)
+    verdict, state = _staged_verdict(root, item, staged)
     text = verdict.reason
     if verdict.blocked_by_votes and item.doc:
-        text += (f"; ways out: answer in the ledger, ask one persona with @alias, or cascade "
-                 f"decide {shlex.quote(item.doc)} READY --reason '...'")
+        text += (f"; ways out: answer in the ledger, ask one persona with @alias, or "
+                 f"{_deciding(root, item, state)}")
     return Verdict(text, verdict.ok)
 
 
-def _staged_verdict(root: Path, item: Item, staged: bytes):
+def _staged_verdict(root: Path, item: Item, staged: bytes) -> tuple[GateVerdict, State]:
     """The gate's verdict (cascade.protocol.verdict) on the staged ledger ``staged``, its
-    people known by the commits that added their lines."""
+    people known by the commits that added their lines; and the state it judged."""
     staged_d = Discussion(root / item.ledger, staged.decode("utf-8", "replace"), setting_of(root),
                           authority=item.authority)
     staged_d = attribution.knowing_authors(root, item.ledger, staged_d)
-    return gate(staged_d.state, item.doc_blob, item.doc, item.doc_data)
+    state = staged_d.state
+    return gate(state, item.doc_blob, item.doc, item.doc_data), state
+
+
+def _deciding(root: Path, item: Item, state: State) -> str:
+    """The way out through a person's decision, as one that can work: ``cascade decide`` when
+    the person this commit is made as may decide (the rule names no ``deciders:``, or names
+    them); else a decision counts only from a decider's own commit, so it says who, never a
+    command that would record a decision that does not count."""
+    doc = shlex.quote(item.doc or "")
+    deciders = item.authority.deciders if item.authority is not None else ()
+    me = attribution.identity(root)
+    if me is not None and (not deciders or is_decider(me, deciders)):
+        return f"cascade decide {doc} READY --reason '...'"
+    theirs = [d.by for d in state.decisions
+              if not d.in_force and d.note.startswith("recorded as ")
+              and (not deciders or is_decider(d.by, deciders))]
+    if theirs:
+        return (f"{theirs[-1]} commits their decision from their own identity (a decision "
+                "counts only in a commit by the person it names)")
+    who = f"a decider ({', '.join(deciders)})" if deciders else "a person"
+    return (f"{who} runs cascade decide {doc} READY --reason '...' and commits it from their "
+            f"own identity (a decision counts only in a commit by the person it names; "
+            f"this commit is {me or 'by someone git does not know'})")
 
 
 def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
@@ -114,7 +140,7 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
         where = f"({ledger}{'' if dropped else ', staged'})"
         return Verdict(f"waiting for a person: {item.ran.waiting}; answer it in the ledger "
                        f"{where}, {again}")
-    verdict = _staged_verdict(root, item, staged)
+    verdict, state = _staged_verdict(root, item, staged)
     text = verdict.reason
     if verdict.ok:
         return Verdict(text, True)
@@ -123,10 +149,9 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
     elif dropped:
         text += f": {again.removeprefix('then ')}"
     if verdict.blocked_by_votes and item.doc:
-        text += (f"; or ask one persona with @alias, or cascade decide "
-                 f"{shlex.quote(item.doc)} READY --reason '...'" if item.ran.appended else
-                 f"; ways out: answer in the ledger, ask one persona with @alias, or "
-                 f"cascade decide {shlex.quote(item.doc)} READY --reason '...'")
+        way = _deciding(root, item, state)
+        text += (f"; or ask one persona with @alias, or {way}" if item.ran.appended else
+                 f"; ways out: answer in the ledger, ask one persona with @alias, or {way}")
     return Verdict(text, False)
 
 
