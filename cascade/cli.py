@@ -250,6 +250,15 @@ def _turn(a) -> int:
     return turn(a.path, a.aliases)
 
 
+@command("review", "review a governed document's revision in the index now, committed or not "
+                   "(after git commit --no-verify), as the hook would: its ledger's replies "
+                   "are staged for git commit",
+         arg("paths", nargs="+", metavar="PATH", help="a governed document, or its ledger"))
+def _review(a) -> int:
+    from cascade.commands.review import review
+    return review(a.paths)
+
+
 @command("hook", "the pre-commit gate: review staged governed documents",
          arg("files", nargs="*", metavar="FILE"))
 def _hook(a) -> int:
