@@ -149,6 +149,12 @@ def _status(a) -> int:
     return status(a.paths, a.json, a.verbose)
 
 
+_AUTHOR = arg("--author", metavar="'NAME <EMAIL>'",
+              help="as git commit --author takes it; default: who git authors the next commit "
+                   "as (GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL, else user.name/user.email). It counts "
+                   "only in a commit that person makes")
+
+
 @command("comment", "append a person's comment; the vote comes only from --vote",
          arg("path"),
          arg("text", nargs="?", default="", anywhere=True,
@@ -156,7 +162,7 @@ def _status(a) -> int:
                   "count; none with --vote: a vote that asks nobody)"),
          arg("--vote", type=str.upper, choices=VOTES,
              help="your vote (the only way to vote here)"),
-         arg("--author", help="default: git config user.name"))
+         _AUTHOR)
 def _comment(a) -> int:
     from cascade.commands.comment import comment
     return comment(a.path, a.text, a.vote, a.author)
@@ -166,10 +172,11 @@ def _comment(a) -> int:
                    "revision",
          arg("path", metavar="PATH", help="the ledger or its governed document"),
          arg("vote", metavar="READY|CHANGES|REJECT", type=str.upper, choices=VOTES),
-         arg("--reason", required=True, help="why: recorded in the ledger"))
+         arg("--reason", required=True, help="why: recorded in the ledger"),
+         _AUTHOR)
 def _decide(a) -> int:
     from cascade.commands.decide import decide
-    return decide(a.path, a.vote, a.reason)
+    return decide(a.path, a.vote, a.reason, a.author)
 
 
 @command("explain", "which rule governs a path, its ledger, protocol, participants and models, "
@@ -241,6 +248,15 @@ def _plan(a) -> int:
 def _turn(a) -> int:
     from cascade.commands.turn import turn
     return turn(a.path, a.aliases)
+
+
+@command("review", "review a governed document's revision in the index now, committed or not "
+                   "(after git commit --no-verify), as the hook would: its ledger's replies "
+                   "are staged for git commit",
+         arg("paths", nargs="+", metavar="PATH", help="a governed document, or its ledger"))
+def _review(a) -> int:
+    from cascade.commands.review import review
+    return review(a.paths)
 
 
 @command("hook", "the pre-commit gate: review staged governed documents",

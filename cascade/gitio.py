@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Self
 
+from msgspec import Struct
+
 from cascade.errors import CascadeError
 
 
@@ -49,13 +51,47 @@ def config_value(key: str, root: Path | None = None) -> str:
     return out.decode("utf-8", "replace").strip() if out is not None else ""
 
 
-def user_name() -> str:
-    """The author of a person's comment or decision: git's user.name (else GIT_AUTHOR_NAME)."""
-    name = config_value("user.name") or os.environ.get("GIT_AUTHOR_NAME", "").strip()
-    if not name:
-        raise CascadeError("no author: set git's user.name (git config user.name 'Your Name') "
-                           "or pass --author")
-    return name
+class Author(Struct, frozen=True):
+    """A person as git writes a commit's author: a name and an e-mail address ('' if none)."""
+
+    name: str
+    email: str = ""
+
+    @property
+    def ident(self) -> str:
+        """``Name <email>`` (the name alone when there is no address)."""
+        return f"{self.name} <{self.email}>" if self.email else self.name
+
+    @classmethod
+    def parse(cls, text: str) -> Author:
+        """``"Name <email>"`` as ``git commit --author`` takes it; a bare name has no address."""
+        name, sep, rest = text.partition("<")
+        email = rest.split(">", 1)[0].strip() if sep else ""
+        return cls(" ".join(name.split()), email)
+
+
+def next_author(root: Path | None = None, given: str | None = None) -> Author:
+    """Who authors the next commit made in ``root`` (default: here), as git will write it: a
+    person's comment, decision or waiver records this identity, so the commit that adds it is
+    theirs. ``given`` (an ``--author "Name <email>"`` option, or a bare name) wins; else
+    ``git var GIT_AUTHOR_IDENT`` -- ``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL`` when set, else
+    git's configuration (``author.name``, ``user.name``, ...), and inside a hook of
+    ``git commit --author``, that author. Unknown: an error (exit 2) saying how to set it."""
+    if given is not None and " ".join(given.split()):
+        author = Author.parse(given)
+        if not author.name:
+            raise CascadeError(f"--author {given!r}: give a name, as in --author "
+                               "'Your Name <you@example.com>'")
+        return author
+    out = git_or_none(root, "var", "GIT_AUTHOR_IDENT")
+    text = out.decode("utf-8", "replace").strip() if out is not None else ""
+    if "<" in text and ">" in text:
+        author = Author.parse(text[:text.rindex(">") + 1])
+        if author.name:
+            return author
+    raise CascadeError("no author: git does not know who you are: set git's user.name and "
+                       "user.email (git config user.name 'Your Name'), or GIT_AUTHOR_NAME and "
+                       "GIT_AUTHOR_EMAIL, or pass --author 'Your Name <you@example.com>'")
 
 
 def is_ignored(root: Path, rel: str) -> bool:

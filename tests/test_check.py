@@ -159,8 +159,8 @@ def test_document_committed_with_no_verify_fails(repo, cli, base):
     assert code == 1
     assert out.splitlines()[0] == (
         f"{DOC}:1: governed by rule 'adr' (.ai-rules.yml:2) but its ledger {LEDGER} "
-        f"is not committed: commit it with the hook installed (git add {DOC} && git commit) "
-        "to get its review")
+        f"is not committed: review its committed revision and commit the ledger: cascade review "
+        f"{DOC} && git commit -m 'Review of {DOC}'")
 
 
 def test_revised_document_with_stale_ledger_fails(repo, cli, base, clean):

@@ -237,3 +237,25 @@ def test_check_names_paths_with_spaces(spaced, fake_llm):
                      rf"{re.escape(DOC)} ", failed.stdout, re.M), failed.out
     github = sh(repo, "cascade check --from-ref HEAD~1 --to-ref HEAD --format github")
     assert f"::error file={LEDGER},line=" in github.stdout, github.out
+
+
+@pytest.mark.parametrize("installer", [install_pre_commit, install_plain], ids=["pre-commit", "plain"])
+def test_check_review_hint_runs(spaced, fake_llm, installer, monkeypatch):
+    """A document committed with --no-verify: check's hint, run as printed, reviews it and
+    lands the ledger through the hook (staging on, as by default)."""
+    repo = spaced
+    monkeypatch.delenv("CASCADE_STAGE")
+    installer(repo)
+    git(repo, "add", DOC)
+    git(repo, "commit", "-qm", "skip the hook", "--no-verify")
+    failed = sh(repo, "cascade check")
+    assert failed.returncode == 1, failed.out
+    review = hint(r": (cascade review .*)$", failed.out)
+    assert review == (f"cascade review {shlex.quote(DOC)} && git commit -m "
+                      f"{shlex.quote('Review of ' + DOC)}")
+    panel(fake_llm, "READY", "READY", "READY")
+    done = sh(repo, review)
+    assert done.returncode == 0, done.out
+    assert changed(repo) == [LEDGER]
+    passed = sh(repo, "cascade check")
+    assert passed.returncode == 0, passed.out

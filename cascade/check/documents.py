@@ -7,6 +7,8 @@ id), and must be at consensus READY for it (or a person allowed to decide decide
 """
 from __future__ import annotations
 
+import shlex
+
 from msgspec import Struct
 
 from cascade.check.gittree import Tree
@@ -68,14 +70,19 @@ LEGACY = "legacy, unchanged since adoption (.cascade/baseline): ok"
 
 
 def _how_to_review(doc: str, tree: Tree | None) -> str:
-    """How the document gets its review: through the hook, unless the pre-commit config keeps
-    the hook from seeing it."""
+    """How the committed document gets its review: ``cascade review`` runs the hook's review
+    of the revision a commit holds (the committed one: ``git add`` of it stages nothing, so
+    no commit of it would run the hook) and stages the ledger, and ``git commit`` lands the
+    ledger through the hook -- unless the pre-commit config keeps the hook from seeing it."""
     if tree is not None and CONFIG in tree.files and CONFIG not in tree.links:
         view = hook_filter(tree.data(CONFIG).decode("utf-8", "replace"))
         if view is not None and view.hides(doc):
             return (f"{CONFIG} runs the cascade hook only for {view.describe()}, which hides "
                     "it: remove that filter, then commit the document again")
-    return f"commit it with the hook installed (git add {doc} && git commit) to get its review"
+    quoted = shlex.quote(doc)
+    message = shlex.quote(f"Review of {doc}")
+    return (f"review its committed revision and commit the ledger: cascade review {quoted} "
+            f"&& git commit -m {message}")
 
 
 def judge(item: Governed, state: LedgerState | None, where: str,
@@ -118,7 +125,7 @@ def judge(item: Governed, state: LedgerState | None, where: str,
     reason = state.verdict
     if state.kind == "no-consensus":
         reason = f"no consensus on {doc}: {state.verdict}"
-    elif state.kind == "awaited":
+    elif state.kind in ("stale-revision", "no-revision", "awaited"):
         reason = f"{state.verdict}: {_how_to_review(doc, tree)}"
     elif state.kind == "findings":
         holding = next((f for f in state.findings if f["effect"] == "error"), None)

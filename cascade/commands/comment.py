@@ -4,9 +4,12 @@ import re
 import sys
 
 from cascade.errors import CascadeError, display_path
-from cascade.gitio import user_name
+from cascade.gitio import next_author
 from cascade.ledger import grammar
+from cascade.ledger.identity import recorded_name
 from cascade.ledger.model import VOTES
+from cascade.ledger.parse import parse
+from cascade.ledger.render import render_comment
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
 from cascade.protocol.about import about
@@ -18,9 +21,17 @@ _WORD = re.compile(r"[A-Za-z]+")
 def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
     """Append a person's comment. The text is kept as written: a ``VOTE:`` line in it is
     neutralised like any structural line (indented by one space, so it reads as text and never
-    counts); the vote comes only from ``--vote``. A note on stderr says so."""
-    author = author or user_name()
+    counts); the vote comes only from ``--vote``. A note on stderr says so.
+
+    The author is the person who authors the next commit (``author``: as ``git commit
+    --author`` takes it, or a bare name; cascade.gitio.next_author), so the commit that adds
+    the comment is theirs; a comment that waives a finding under a rule whose ``deciders:``
+    are e-mail addresses records ``Name <email>``, which is what those entries match."""
     with writing_staged(path, "cascade comment") as (d, written):
+        person = next_author(d.path.parent, author)
+        author = person.name
+        if d.authority.deciders and _waives(text):
+            author = recorded_name(person.name, person.email, d.authority.deciders)
         if d.personas.is_persona_name(author):
             raise CascadeError(f"{author!r} is a persona's name; people comment under their "
                                "own name", d.path)
@@ -51,6 +62,15 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
             print(printable(f'cascade: the text\'s "{line}" line is kept as text; the vote is '
                             f"--vote {vote}"), file=sys.stderr)
     return 0
+
+
+def _waives(text: str) -> bool:
+    """Whether ``text``, as a person's comment, carries a ``WAIVE(Fn):`` marker."""
+    try:
+        block = parse(render_comment("-", text))
+    except ValueError:
+        return False  # add_comment refuses it, saying why
+    return any(m.kind == "WAIVE" for c in block.comments for m in c.markers)
 
 
 def _vote_lines(text: str) -> list[tuple[str, str]]:

@@ -6,19 +6,15 @@ from __future__ import annotations
 
 import shlex
 import sys
+from pathlib import Path
 
 from cascade.errors import CascadeError, display_path
-from cascade.gitio import config_value, git, index_blobs, repo_root, user_name
+from cascade.gitio import Author, git, index_blobs, next_author, repo_root
+from cascade.ledger.identity import same_person
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
 from cascade.text import printable
-
-
-def _identity() -> str:
-    name = user_name()
-    email = config_value("user.email")
-    return f"{name} <{email}>" if email else name
 
 
 def _under_review(d, doc: str) -> tuple[str, bool]:
@@ -43,22 +39,39 @@ def _under_review(d, doc: str) -> tuple[str, bool]:
                        "recorded, then decide", d.path)
 
 
-def decide(path: str, vote: str, reason: str) -> int:
+def _counts_only_from(person: Author, where: Path) -> None:
+    """``--author`` named someone other than the author of the next commit here: say that the
+    decision counts only in a commit that person makes."""
+    try:
+        committer = next_author(where)
+    except CascadeError:
+        committer = None
+    if committer is None or not same_person(person.ident, committer.ident):
+        print(printable(f"cascade: it counts only when {person.ident} commits it, from their "
+                        "own identity (git's author here is "
+                        f"{committer.ident if committer else 'unknown'})"), file=sys.stderr)
+
+
+def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
+    """Record the decision of the person who authors the next commit (``author``: as
+    ``git commit --author`` takes it; cascade.gitio.next_author): it counts only when added in
+    a commit by that person."""
     vote = vote.strip().upper()
     if vote not in VOTES:
         raise CascadeError(f"the decision must be READY, CHANGES or REJECT, not {vote!r}")
     if not " ".join(reason.split()):
         raise CascadeError("a decision needs a reason: --reason TEXT")
     with writing_staged(path, "cascade decide") as (d, written):
-        if d.personas.is_persona_name(user_name()):
-            raise CascadeError(f"{user_name()!r} is a persona's name; people decide under "
+        person = next_author(d.path.parent, author)
+        if d.personas.is_persona_name(person.name):
+            raise CascadeError(f"{person.name!r} is a persona's name; people decide under "
                                "their own name", d.path)
         doc = d.source
         revision, unstaged = _under_review(d, doc) if doc else (None, False)
-        by = _identity()
+        by = person.ident
         where = f" of {doc} (revision {revision[:7]})" if revision else ""
         body = f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}"
-        d.add_comment(user_name(), body, None,
+        d.add_comment(person.name, body, None,
                       provenance={"vote": vote, "revision": revision, "by": by},
                       origin="decision")
         d.save()
@@ -74,6 +87,8 @@ def decide(path: str, vote: str, reason: str) -> int:
                 print(printable("cascade: recorded, but it does not override the panel: "
                                 f"{note}"), file=sys.stderr)
         print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
+        if author is not None:
+            _counts_only_from(person, d.path.parent)
         if (doc and revision and decision is not None and decision.by == by
                 and decision.vote == vote):
             closed, _moved = close_now(d, path, working=unstaged)

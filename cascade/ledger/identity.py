@@ -46,3 +46,12 @@ def same_person(claimed: str, author: str) -> bool:
     if email and author_email:
         return same_address(email, author_email)
     return bool(name) and name == author_name
+
+
+def recorded_name(name: str, email: str, deciders: tuple[str, ...]) -> str:
+    """What a person's block records as its ``Name:`` when what it says counts only from a
+    decider (a ``WAIVE(Fn):``): ``Name <email>`` when one of ``deciders`` is an e-mail address
+    (an address matches an address only) and the person has one; else the name."""
+    if email and any("@" in entry for entry in deciders):
+        return f"{name} <{email}>"
+    return name

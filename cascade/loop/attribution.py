@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from cascade.gitio import git, merge_head, version_at
+from cascade.errors import CascadeError
+from cascade.gitio import git, merge_head, next_author, version_at
 from cascade.ledger.model import Comment
 from cascade.protocol.discussion import Discussion
 
@@ -45,11 +46,12 @@ def committed(root: Path, ref: str, path: str, lines: Iterable[int]) -> dict[int
 
 
 def identity(root: Path) -> str | None:
-    """The identity a commit made now is authored as (``Name <email>``), or None."""
-    out = git(root, "var", "GIT_AUTHOR_IDENT", check=False).decode("utf-8", "replace").strip()
-    if "<" not in out or ">" not in out:
+    """The identity a commit made now is authored as (``Name <email>``), or None: the one
+    cascade.gitio.next_author gives the commands that record a person's text."""
+    try:
+        return next_author(root).ident
+    except CascadeError:
         return None
-    return out[:out.rindex(">") + 1]
 
 
 def _block_lines(text_lines: list[str], c: Comment) -> list[str]:

@@ -10,8 +10,10 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from cascade.gitio import index_blobs, read_blobs
+from cascade.ledger.identity import is_decider
 from cascade.loop import attribution
 from cascade.loop.item import Item, Verdict
+from cascade.protocol.derived import State
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import Judgement, gate
@@ -82,7 +84,7 @@ def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, byt
     verdict, d = _staged_verdict(root, item, staged)
     text = verdict.reason
     if verdict.ways_out(item.doc) and item.doc:
-        text += f"; ways out: {verdict.ways_out(item.doc)}"
+        text += f"; ways out: {verdict.ways_out(item.doc, _deciding(root, item, d.state))}"
     return Verdict(text, verdict.ok, open_items(item, verdict, d) if verdict.ok else ())
 
 
@@ -127,6 +129,28 @@ def _short(text: str, width: int = 110) -> str:
     return line if len(line) <= width else line[: width - 1].rstrip() + "…"
 
 
+def _deciding(root: Path, item: Item, state: State) -> str:
+    """The way out through a person's decision, as one that can work: ``cascade decide`` when
+    the person this commit is made as may decide (the rule names no ``deciders:``, or names
+    them); else a decision counts only from a decider's own commit, so it says who, never a
+    command that would record a decision that does not count."""
+    doc = shlex.quote(item.doc or "")
+    deciders = item.authority.deciders if item.authority is not None else ()
+    me = attribution.identity(root)
+    if me is not None and (not deciders or is_decider(me, deciders)):
+        return f"cascade decide {doc} READY --reason '...'"
+    theirs = [d.by for d in state.decisions
+              if not d.in_force and d.note.startswith("recorded as ")
+              and (not deciders or is_decider(d.by, deciders))]
+    if theirs:
+        return (f"{theirs[-1]} commits their decision from their own identity (a decision "
+                "counts only in a commit by the person it names)")
+    who = f"a decider ({', '.join(deciders)})" if deciders else "a person"
+    return (f"{who} runs cascade decide {doc} READY --reason '...' and commits it from their "
+            f"own identity (a decision counts only in a commit by the person it names; "
+            f"this commit is {me or 'by someone git does not know'})")
+
+
 def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
     """The hook staged what it wrote: the staged ledger decides, in this very commit. Blocked,
     the verdict says in one line why and what to do; after `git commit -a` or `git commit
@@ -154,7 +178,7 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
     elif dropped:
         text += f": {again.removeprefix('then ')}"
     if verdict.ways_out(item.doc) and item.doc:
-        text += f"; ways out: {verdict.ways_out(item.doc)}"
+        text += f"; ways out: {verdict.ways_out(item.doc, _deciding(root, item, d.state))}"
     return Verdict(text, False)
 
 

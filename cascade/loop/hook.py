@@ -147,21 +147,31 @@ def run_hook(files: list[str], out=None) -> int:
     _drift_review(root, rules, staged, out)
     if not governed and not ledgers:
         return 0
+    return 1 if _blocked(gate_items(root, rules, governed, ledgers, out)) else 0
+
+
+def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: list[str], out,
+               command: str | None = None):
+    """Review ``governed`` (document -> rule) and ``ledgers`` as the gate does, and say how
+    each stands (the status table): the items, with their verdicts. ``command``: None for the
+    hook (it stages inside a commit only); a command a person runs (``cascade review``,
+    cascade.commands.review) stages in the real index, as such commands do."""
     from cascade.gitio import repo_root
     from cascade.loop.decide import decide, status_table  # the ledger layers: not for a no-op
     from cascade.loop.discover import discover
     from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.loop.lock import ledger_lock
     from cascade.loop.prepare import check_staged, prepare
-    from cascade.loop.staging import Stager, artifacts, stage_items
+    from cascade.loop.staging import Stager, allowed, artifacts, stage_items
     from cascade.text import printable
 
     root = repo_root(root)
     items = discover(root, governed, ledgers, rules)
-    stager = Stager(root)
+    stager = Stager(root, on=None if command is None else allowed())
     # Each ledger is read (prepare) only once its lock is held: what another writer appended
     # meanwhile decides who is still due. (A ledger behind a link is never read or written.)
-    with ledger_lock(*(root / i.ledger for i in items if not i.problems), holder="cascade hook"):
+    with ledger_lock(*(root / i.ledger for i in items if not i.problems),
+                     holder=command or "cascade hook"):
         items = check_staged(root, items)  # before any model call
         problems = [p for item in items for p in item.problems]
         for line in problems:
@@ -179,9 +189,10 @@ def run_hook(files: list[str], out=None) -> int:
         for item in items:
             if item.verdict.passed:
                 on_consensus(root, item, out)
-    blocked = [i for i in items if not i.verdict.passed]
+    blocked = _blocked(items)
     if blocked:
-        print(f"\ncascade: {len(blocked)} of {len(items)} discussion(s) block this commit",
+        print(f"\ncascade: {len(blocked)} of {len(items)} discussion(s) "
+              + ("block this commit" if command is None else "are not at consensus"),
               file=out)
     if any(i.ran.appended and not i.staged.whole for i in items) and os.environ.get("PRE_COMMIT") == "1":
         # pre-commit stashes unstaged edits and restores them after the hook: its own caveat
@@ -192,6 +203,10 @@ def run_hook(files: list[str], out=None) -> int:
     for item in items:  # a passing review's open items reach its author
         for line in item.verdict.notes:
             print(printable(f"cascade: {line}"), file=out)
-    return 1 if blocked else 0
+    return items
+
+
+def _blocked(items) -> list:
+    return [i for i in items if not i.verdict.passed]
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from cascade.errors import CascadeError
-from cascade.gitio import user_name
+from cascade.gitio import next_author
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.protocol.artifacts import resume_context, write_artifacts
 from cascade.protocol.blocks import TOOL, table, write_record
@@ -164,7 +164,7 @@ class _Loop(Struct):
             if answer.split(" ")[0].lower() not in step.choices:
                 result.waiting = question(run)
                 return False
-            d.add_comment(user_name(), f"NEXT: {answer}")
+            d.add_comment(next_author(d.path.parent).name, f"NEXT: {answer}")
         else:
             result.waiting = question(run)
             return False

@@ -59,12 +59,13 @@ class Judgement(Struct, frozen=True):
             return "error"
         return "warning" if f.severity in ("critical", "major") else "notice"
 
-    def ways_out(self, doc: str | None) -> str:
-        """What ends a block, as commands and markers that work; "" when it passes."""
+    def ways_out(self, doc: str | None, decide: str | None = None) -> str:
+        """What ends a block, as commands and markers that work; "" when it passes.
+        ``decide``: the way out through a person's decision, as it can work for whoever
+        commits (default: the command)."""
         if self.ok:
             return ""
-        decide = f"cascade decide {shlex.quote(doc)} READY --reason '...'" if doc else \
-            "cascade decide READY --reason '...'"
+        decide = decide or f"cascade decide {shlex.quote(doc or '')} READY --reason '...'"
         if self.kind == "findings":
             first = self.holding[0]
             return (f"answer it in the ledger ('A({first}): ...'), have a decider waive it "
