@@ -109,6 +109,10 @@ class _Loop(Struct):
             if note not in self.noted:
                 self.noted.add(note)
                 result.notes.append(note)
+        said = d.state.conclusion
+        if said.decision is not None:  # a person decided: no more rounds, nothing to record
+            result.outcome, result.why, result.decided = said.outcome, said.why, True
+            return False
         if run.outcome is not None:
             self._conclude(run)
             return False
