@@ -43,6 +43,9 @@ def decided_line(repo, ledger: str) -> int:
 def agree(record: str, text: str, view: dict, ran: str, outcome: str, history: str,
           status: str) -> None:
     """The record, status (text and --json) and run say the same outcome and history."""
+    assert f"**Outcome**: {outcome}: {history}" in record
+    assert "## Divergent positions" in record  # the impasse stays in the history
+    assert f"## Decision\n\n**{outcome}** by {BY}" in record
     assert f"Status: {status}" in text
     assert f"Consensus: reached, {outcome} ({history})" in text
     assert f": concluded, {outcome}: {history}" in text
@@ -66,6 +69,10 @@ def test_a_topic_at_impasse_then_decided(repo, cli, panel, fake_llm):
     history = (f"impasse at round 3, then decided READY by {BY} "
                f"(line {decided_line(repo, TOPIC_LEDGER)})")
     record = (repo / TOPIC_RECORD).read_text()
+    assert "| 3 (max reached) | Decided READY |" in record
+    assert f"**The rounds**: IMPASSE: {why}" in record
+    assert "Recommend SQLite with a migration trigger." in record  # what was recommended
+    assert "we take SQLite" in record  # the decision's reason
     text = cli("status", TOPIC_LEDGER)[1]
     view = json.loads(cli("status", TOPIC_LEDGER, "--json")[1])["discussions"][0]
     calls, before = fake_llm.calls(), (repo / TOPIC_LEDGER).read_bytes()
@@ -90,6 +97,7 @@ def test_a_document_at_impasse_in_the_gate_then_decided(pcs_repo, fake_llm):
     calls = fake_llm.calls()
     decided = cascade(repo, "decide", DOC, "READY", "--reason", "we take SQLite")
     assert decided.returncode == 0, decided.stderr
+    assert f"Staged {LEDGER} {GATE_RECORD}" in decided.stdout  # the record changed too
     history = f"impasse at round 3, then decided READY by {BY} (line {decided_line(repo, LEDGER)})"
     text = cascade(repo, "status", LEDGER).stdout
     view = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]
