@@ -1,7 +1,8 @@
 """``cascade decide PATH VOTE --reason TEXT``: a person decides, overriding the panel for the
 revision of the document a commit would hold (its staged blob). Recorded in the ledger with
 the person's git identity and the tool's stamp; a rule's ``deciders:`` says who may decide (a
-decision by anyone else is recorded and shown, and does not override)."""
+decision by anyone else is recorded and shown, and does not override). A step protocol's
+record is written again: the decision in force is its outcome, after what the rounds reached."""
 from __future__ import annotations
 
 import shlex
@@ -14,6 +15,7 @@ from cascade.ledger.identity import same_person
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
+from cascade.protocol.blocks import record_time, write_record
 from cascade.text import printable
 
 
@@ -89,6 +91,10 @@ def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
         print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
         if author is not None:
             _counts_only_from(person, d.path.parent)
+        if (decision is not None and decision.by == by and decision.vote == vote
+                and not d.protocol.steps.phased):  # the record says the outcome in force
+            record = write_record(d, d.state.run, record_time())
+            print(printable(f"Wrote {record}: its outcome is this decision ({vote})"))
         if (doc and revision and decision is not None and decision.by == by
                 and decision.vote == vote):
             closed, _moved = close_now(d, path, working=unstaged)

@@ -29,7 +29,7 @@ from cascade.protocol.invite import invite
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import load_protocol, role_personas
 from cascade.protocol.options import Options, check_option, most_rounds, option_names, specialize
-from cascade.protocol.result import outcome_text
+from cascade.protocol.result import nothing_to_run, outcome_text
 from cascade.protocol.run import run
 from cascade.protocol.setting import setting_of
 from cascade.protocol.variants import by_keyword
@@ -292,10 +292,10 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     settings = Settings.from_env()
     shown = display_path(d.path)
     state = d.state
-    if state.run.outcome is not None and state.status != "OPEN":
-        print(printable(f"{shown}: concluded ({state.run.outcome} in round {state.run.round}): "
-                        "nothing to run"))
-        return 0 if state.run.outcome == "READY" else 1
+    done = nothing_to_run(state)
+    if done is not None:
+        print(printable(f"{shown}: {done}: nothing to run"))
+        return 0 if state.conclusion.outcome == "READY" else 1
 
     def on_table(step, round_, text) -> None:
         asked = "".join(f"{line}\n" for line in answering(d.state.run, step, round_))

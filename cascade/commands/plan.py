@@ -317,11 +317,11 @@ def _calls(proto, steps, members: int) -> list[str]:
 
 def _now(d) -> list[str]:
     """Where a ledger stands, and who the next wave asks."""
-    run = d.state.run
+    run, said = d.state.run, d.state.conclusion
     out = [f"Now: {display_path(d.path)}, round {run.round}: " + (
-        f"concluded, {run.outcome}" if run.outcome else
+        f"concluded, {said.said}" if said.outcome else
         f"step {run.step.title}, waiting for {', '.join(run.waiting)}")]
-    wave = next_wave(run)
+    wave = next_wave(run) if said.decision is None else []  # decided: no more rounds
     if wave:
         out.append(f"  the next wave asks {len(wave)}: "
                    + ", ".join(f"{q.alias} ({q.step.title})" for q in wave))

@@ -81,23 +81,25 @@ def vote_label(d: Discussion, name: str) -> str:
 def protocol_view(d: Discussion) -> dict[str, Any]:
     """Where the discussion's protocol stands: ``protocol``, ``round``, ``outcome`` (READY,
     CHANGES, REJECT, IMPASSE, WAITING, or null while it runs), ``waiting_for`` (the open
-    decision point's question, or null) and ``artifacts`` (files beside the ledger)."""
+    decision point's question, or null) and ``artifacts`` (files beside the ledger);
+    ``conclusion``: the outcome in force, and how it came (what the rounds reached, the
+    decision that supersedes it: cascade.protocol.derived.Conclusion)."""
     s = d.state
     run = s.run
-    decided = s.decision.vote if s.decision is not None else None
+    said = s.conclusion
     waiting = None
     # a protocol of phases has no rounds; its outcome is its votes' (the consensus)
     round_ = None if run.steps.phased else run.round
-    outcome = decided or run.outcome or (s.result.outcome if s.result.reached else None)
-    if run.deciding and decided is None:
+    outcome = said.outcome
+    if run.deciding and said.decision is None:
         outcome, waiting = "WAITING", question(run)
-    if run.outcome == "IMPASSE" and decided is None:
+    if outcome == "IMPASSE":
         target = shlex.quote(d.source or display_path(d.path))
         waiting = (f"impasse after {run.round} rounds: which way? cascade decide {target} "
                    "READY|REJECT --reason '...'")
     files = artifact_paths(d.path, d.protocol.steps)
     return {"protocol": d.protocol.name, "round": round_, "outcome": outcome,
-            "waiting_for": waiting,
+            "waiting_for": waiting, "conclusion": said.as_dict(),
             "artifacts": [display_path(p) for p in files if p.is_file()]}
 
 
@@ -160,8 +162,9 @@ def _heading(d: Discussion) -> list[str]:
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
     view = protocol_view(d)
     run = d.state.run
+    said = d.state.conclusion
     if not run.steps.phased:  # a protocol of phases: its phase and votes, below
-        where = (f"concluded, {run.outcome}" if run.outcome else
+        where = (f"concluded, {said.said}" if said.outcome else
                  f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
                  else "-")
         out.append(f"Protocol: {d.protocol.name}, round {run.round}: {where}")

@@ -4,6 +4,8 @@ proposed panel as a table -- the tables a step asks for, and the record and grap
 beside the ledger when a discussion concludes."""
 from __future__ import annotations
 
+import datetime as _dt
+
 from cascade.atomic import atomic_write
 from cascade.errors import display_path
 from cascade.ledger.model import VOTES
@@ -171,6 +173,11 @@ def agreement(run: Run, step_id: str, names: dict[str, str], round_: int) -> lis
     return ["", "**Agreed** (named in every position): " + (", ".join(shared) if shared
                                                            else "nothing yet"),
             f"**Divergent** (answered in {later.title}): " + "; ".join(pairs)]
+
+
+def record_time() -> str:
+    """Now, as the record's header gives a conclusion's date and time (UTC)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def write_record(d: Discussion, run: Run, when: str) -> str:

@@ -37,9 +37,11 @@ def in_force(decisions: list[Decision], revision: str | None, reviewed: set[str]
     return decision, notes
 
 
-def decided(decision: Decision, result: ConsensusResult) -> ConsensusResult:
-    """The consensus a decision in force gives: READY or REJECT reached, CHANGES not."""
+def decided(decision: Decision, result: ConsensusResult, why: str = "") -> ConsensusResult:
+    """The consensus a decision in force gives: READY or REJECT reached, CHANGES not.
+    ``why``: how the outcome came (``Conclusion.why``: what the rounds reached, then the
+    decision); by default, who decided."""
     verdict = {"READY": (True, "READY"), "REJECT": (True, "REJECT")}.get(decision.vote,
                                                                        (False, None))
     return ConsensusResult(verdict[0], verdict[1], result.counts, [], result.missing,
-                           f"decided {decision.vote} by {decision.by}", result.advisory)
+                           why or f"decided {decision.vote} by {decision.by}", result.advisory)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+import msgspec.structs
 from msgspec import Struct, field
 
 from cascade.ledger.consensus import ConsensusResult
@@ -29,6 +30,62 @@ class Decision(Struct):
     def as_dict(self) -> dict[str, object]:
         return {"by": self.by, "vote": self.vote, "reason": self.reason, "line": self.line,
                 "revision": self.revision, "in_force": self.in_force, "note": self.note}
+
+
+class Conclusion(Struct, frozen=True):
+    """What the discussion came to: the one answer status (text and --json), the record,
+    ``cascade run``, the hook and the UI show. A person's decision in force is the outcome;
+    what the protocol's rounds reached by its own rule (an impasse) stays in the history:
+    ``impasse at round 3, then decided READY by Carol <carol@example.com> (line 120)``."""
+
+    outcome: str | None  # READY, REJECT, CHANGES, IMPASSE; None: not concluded yet
+    why: str  # the outcome explained: its rule's words, or how a person decided
+    reached: str | None = None  # what the rounds reached by the protocol's rule, if they did
+    round: int | None = None  # the round they reached it in
+    reached_why: str = ""  # the protocol's rule's explanation of it
+    decision: Decision | None = None  # the decision in force, when a person decided
+
+    @property
+    def history(self) -> str:
+        """How the outcome came, in one line: what the rounds reached, then the decision."""
+        said = []
+        if self.reached is not None:
+            word = "impasse" if self.reached == "IMPASSE" else self.reached
+            said.append(f"{word} at round {self.round}")
+        if self.decision is not None:
+            d = self.decision
+            said.append(f"decided {d.vote} by {d.by} (line {d.line})")
+        return ", then ".join(said)
+
+    @property
+    def said(self) -> str:
+        """The outcome in a few words: ``IMPASSE``; ``READY: impasse at round 3, then decided
+        READY by ... (line 120)`` when a person decided."""
+        if self.decision is not None:
+            return f"{self.outcome}: {self.history}"
+        return self.outcome or ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"outcome": self.outcome, "why": self.why, "reached": self.reached,
+                "round": self.round, "reached_why": self.reached_why,
+                "history": self.history,
+                "decision": self.decision.as_dict() if self.decision else None}
+
+
+def conclusion(decision: Decision | None, result: ConsensusResult, run=None) -> Conclusion:
+    """The discussion's conclusion from the decision in force, the consensus and (a step
+    protocol) its run: the decision supersedes what the rounds reached."""
+    reached = run.outcome if run is not None else None
+    round_ = run.round if reached is not None else None
+    reached_why = run.why if reached is not None else ""
+    if decision is not None:
+        found = Conclusion(decision.vote, "", reached, round_, reached_why, decision)
+        return msgspec.structs.replace(found, why=found.history)
+    if reached is not None:
+        return Conclusion(reached, reached_why, reached, round_, reached_why)
+    if result.reached and result.outcome:
+        return Conclusion(result.outcome, result.reason)
+    return Conclusion(None, result.reason)
 
 
 class Discounted(Struct):
@@ -71,7 +128,9 @@ class Failure(Struct):
 
 class State(Struct):
     phase: str
-    status: str  # OPEN, ACCEPTED, REJECTED
+    # OPEN, ACCEPTED, REJECTED, IMPASSE, CHANGES: the recorded outcome's, unless a person's
+    # decision in force supersedes it
+    status: str
     source_revision: str | None
     votes: dict[str, str]  # counted: each voter's latest valid vote in the current segment
     advisory: dict[str, str]  # shown, not counted (advisory panel, non-participants)
@@ -102,6 +161,8 @@ class State(Struct):
     strays: list[Any] = field(default_factory=list)  # A(Fn)/WAIVE(Fn) naming no finding
     awaited: list[str] = field(default_factory=list)  # participants not heard on the revision
     policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
+    # what it came to: the outcome in force and how (every surface shows this one answer)
+    conclusion: Conclusion = field(default_factory=lambda: Conclusion(None, ""))
 
     @property
     def run(self) -> Any:

@@ -2,7 +2,8 @@
 
 Derived from the ledger alone (a header table -- topic, date and time, participants, rounds,
 status -- then the consensus or the impasse), so it can be written again at any time and
-reads the same. Consensus: the final synthesis and each participant's last position and
+reads the same. A person's decision in force is the outcome (``State.conclusion``): the
+record says it, and how the rounds ended before it. Consensus: the final synthesis and each participant's last position and
 vote. Impasse: the divergent positions and the recommendation. When the synthesizer said
 the outcome departs from the author's proposal, its intent interpretation follows.
 """
@@ -78,6 +79,11 @@ def render_record(d, run: Run, when: str) -> str:
     else:
         out += _divergent(run, names)
     out += _decided(run, synth, "## Recommendation" in out)
+    decision = d.state.conclusion.decision
+    if decision is not None:  # a person's decision in force: the outcome
+        out += ["", "## Decision", "", f"**{decision.vote}** by {decision.by} (line "
+                f"{decision.line}), in force: it supersedes the panel's outcome.", "",
+                nested(decision.reason.strip())]
     intent = _intent(run, synth if d.source else [])  # a topic has no author's proposal
     if intent:
         out += ["", "## Intent interpretation", "", nested(intent)]
@@ -101,15 +107,21 @@ def _header(d, run: Run, when: str, names: dict[str, str]) -> list[str]:
     if not members:  # the fixed roles speak (council's D/P groups)
         members = [names.get(r.persona, r.persona) for r in run.steps.fixed_roles
                    if any(r.id in s.speaking for s in run.steps.all_steps)]
-    status = {"READY": "Consensus", IMPASSE: "Impasse", "CHANGES": "Changes requested",
-              "REJECT": "Rejected"}.get(run.outcome or "", "Open")
+    said = d.state.conclusion  # the outcome in force (a person's decision supersedes)
+    status = (f"Decided {said.outcome}" if said.decision is not None else
+              {"READY": "Consensus", IMPASSE: "Impasse", "CHANGES": "Changes requested",
+               "REJECT": "Rejected"}.get(said.outcome or "", "Open"))
     rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
     out = [f"# Discussion record: {d.title}", "",
            "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
            f"| {cell(d.title)} | {when} | {cell(', '.join(members))} | {rounds} | {status} |",
            "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
            ""]
-    if run.why:
+    if said.decision is not None:  # what the rounds reached stays in the history
+        out += [f"**Outcome**: {said.outcome}: {said.history}", ""]
+        if said.reached is not None:
+            out += [f"**The rounds**: {said.reached}: {said.reached_why}", ""]
+    elif run.why:
         out += [f"**Outcome**: {run.outcome}: {run.why}", ""]
     return out
 

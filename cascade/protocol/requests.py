@@ -149,7 +149,10 @@ def next_wave(d) -> list[Request]:
 
 def due(d) -> bool:
     """Whether running ``d`` now would do anything: ask someone, answer a decision point,
-    begin a round, write a pause's resume context or record the outcome it reached."""
+    begin a round, write a pause's resume context or record the outcome it reached. Nothing
+    is due once a person's decision is in force (``State.conclusion``)."""
+    if d.state.conclusion.decision is not None:
+        return False  # a person decided: no more rounds
     run = d.state.run
     if run.outcome is not None:
         return d.status == "OPEN" and run.closing.recorded != run.outcome

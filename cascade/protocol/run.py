@@ -10,7 +10,6 @@ ends, asking no one twice (cascade.protocol.engine).
 from __future__ import annotations
 
 import asyncio
-import datetime as _dt
 from typing import Any
 
 from msgspec import Struct, field
@@ -19,7 +18,7 @@ from cascade.errors import CascadeError
 from cascade.gitio import next_author
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.protocol.artifacts import resume_context, write_artifacts
-from cascade.protocol.blocks import TOOL, table, write_record
+from cascade.protocol.blocks import TOOL, record_time, table, write_record
 from cascade.protocol.discussion import Discussion, is_transition
 from cascade.protocol.engine import question
 from cascade.protocol.registry import TRIGGERS
@@ -109,6 +108,10 @@ class _Loop(Struct):
             if note not in self.noted:
                 self.noted.add(note)
                 result.notes.append(note)
+        said = d.state.conclusion
+        if said.decision is not None:  # a person decided: no more rounds, nothing to record
+            result.outcome, result.why, result.decided = said.outcome, said.why, True
+            return False
         if run.outcome is not None:
             self._conclude(run)
             return False
@@ -130,7 +133,7 @@ class _Loop(Struct):
         d, result = self.wave.d, self.result
         result.outcome, result.why = run.outcome, run.why
         if run.closing.recorded != run.outcome:
-            when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+            when = record_time()
             d.add_event(OUTCOME, run.outcome, round=str(run.round), at=when,
                         note=run.steering.conclusion or None)  # how the rounds ended, when said
             d.save()

@@ -31,7 +31,8 @@ from cascade.protocol.ballot import Ballot, Tally, result_of, with_people
 from cascade.protocol.ballot import counted as counted_by_rule
 from cascade.protocol.behaviours import Verdict
 from cascade.protocol.decisions import decided, in_force
-from cascade.protocol.derived import Decision, Discounted, Failure, State, Unfounded
+from cascade.protocol.derived import (STATUS_OF, Decision, Discounted, Failure, State,
+                                      Unfounded, conclusion)
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.events import EventChecks
@@ -318,22 +319,32 @@ class _Walk(EventChecks):
             if not d.note and d.line in notes:
                 d.note = notes[d.line]
             d.in_force = d is decision
+        # what it came to: a decision in force supersedes what the rounds reached (an impasse)
+        reached = None if self.steps.phased else run
         if decision is not None:
-            result = decided(decision, result)
+            concluded = conclusion(decision, result, reached)
+            result = decided(decision, result, concluded.why)
         result = self._blocked(result, decision)
+        if decision is None:
+            concluded = conclusion(None, result, reached)
         failing = [f for f in self.failures.values() if f.revision == self.revision]
+        status = self.status
+        # It is the status too, over the outcome recorded. (A protocol of phases moves on
+        # from a decision in an earlier phase: its outcome is recorded when it closes.)
+        if decision is not None and (status != "OPEN" or not self.steps.phased):
+            status = STATUS_OF.get(decision.vote, decision.vote)
         strays: list[Stray] = []
         found = overridden(numbered(
             [c for c in self.ledger.comments if c.line not in self.ignored],
             self.authority.deciders, lambda name: self.personas.of_author(name) is None,
             self.authors, strays), decision)
-        return State(self.phase, self.status, self.revision, votes, advisory, expected,
+        return State(self.phase, status, self.revision, votes, advisory, expected,
                      discounted, list(self.forged), decisions, decision, result,
                      list(self.segment), carried, self.cores.get(self.revision or ""),
                      self.carried_now, run, list(self.unfounded), frozenset(self.ignored),
                      failing, frozenset(claims), dict(self._tally().weighed), found, strays,
                      self._awaited(decision, result, votes, advisory, expected, failing),
-                     self.authority.policy)
+                     self.authority.policy, concluded)
 
     def _awaited(self, decision, result: ConsensusResult, votes, advisory, expected,
                  failing) -> list[str]:

@@ -20,7 +20,7 @@ from cascade.commands.comment import comment as comment_command
 from cascade.commands.decide import decide as decide_command
 from cascade.errors import CascadeError
 from cascade.loop.staging import writing_staged
-from cascade.protocol.result import outcome_text
+from cascade.protocol.result import nothing_to_run, outcome_text
 
 _QUIET = threading.Lock()  # one redirect of stdout at a time: they must not interleave
 
@@ -69,8 +69,9 @@ def _run_next(d, progress, runner) -> str:
         said = (f"consensus reached, {result.outcome}" if result.reached else
                 f"consensus not reached ({result.reason})")
         return "; ".join([f"{len(replies)} replied", said, *failed])
-    if d.state.run.outcome is not None and d.status != "OPEN":
-        return f"concluded ({d.state.run.outcome}): nothing to run"
+    done = nothing_to_run(d.state)
+    if done is not None:
+        return f"{done}: nothing to run"
     result = runner.run(d, auto=False, progress=progress)
     failed = [f"{o.persona.name}: {o.error}" for o in result.failures]
     return "; ".join([f"{d.protocol.title}: {outcome_text(result, topic=not d.source)}", *failed])
