@@ -32,7 +32,7 @@ from cascade.protocol.about import about, offers
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of
-from cascade.protocol.findings import listing
+from cascade.protocol.finding_life import listing
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.requests import next_wave

@@ -15,7 +15,7 @@ from cascade.loop.governance import open_discussion
 from cascade.protocol.about import about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
-from cascade.protocol.findings import closed_listing, listing
+from cascade.protocol.finding_life import closed_listing, listing
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.summary import gist
 from cascade.protocol.verdict import gate

@@ -12,7 +12,7 @@ from cascade.ledger.model import Comment
 from cascade.protocol.context import SHOWS
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
-from cascade.protocol.findings import pending
+from cascade.protocol.finding_life import pending
 from cascade.protocol.runstate import Request
 from cascade.protocol.summary import gist
 from cascade.protocol.visibility import VISIBILITIES

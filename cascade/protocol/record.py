@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cascade.markdown import cell, nested, sentence
 from cascade.protocol.fields import shortlist_table
-from cascade.protocol.findings import closed_listing, listing
+from cascade.protocol.finding_life import closed_listing, listing
 from cascade.protocol.graph import mermaid
 from cascade.protocol.runstate import IMPASSE, Run, Turn
 from cascade.resources import LEDGER_SUFFIX

@@ -14,6 +14,10 @@ What counts:
   docs/trust.md);
 - a person's *decision* (``cascade decide``) for the current revision overrides the panel,
   when the authority lets that person decide.
+
+Over 400 lines: the walk is one pass over the ledger whose steps (entries, tally, verdict,
+finish) share its running state; its event checks and ballots already live apart
+(cascade.protocol.events, cascade.protocol.ballot).
 """
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ from cascade.protocol.derived import (STATUS_OF, Decision, Discounted, Failure, 
 from cascade.protocol.engine import derive as derive_run
 from cascade.protocol.engine import members_of, question
 from cascade.protocol.events import EventChecks
-from cascade.protocol.findings import Stray, counted, numbered, overridden
+from cascade.protocol.finding_life import Stray, numbered, overridden
+from cascade.protocol.findings import counted
 from cascade.protocol.options import Options
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import Basis, Run

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from cascade.protocol.findings import listing
+from cascade.protocol.finding_life import listing
 
 if TYPE_CHECKING:
     from cascade.protocol.discussion import Discussion

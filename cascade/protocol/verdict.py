@@ -17,7 +17,8 @@ from msgspec import Struct
 
 from cascade.docstatus import core as text_core
 from cascade.protocol.derived import State
-from cascade.protocol.findings import VERDICTS, Finding, Policy, least_verdict, open_findings
+from cascade.protocol.finding_life import open_findings
+from cascade.protocol.findings import VERDICTS, Finding, Policy, least_verdict
 
 BLOCKED_BY_VOTES = ("no-consensus", "rejected")
 
@@ -62,8 +63,9 @@ class Judgement(Struct, frozen=True):
     def ways_out(self, doc: str | None, decide: str | None = None) -> str:
         """What ends a block, as commands and markers that work; "" when it passes.
         ``decide``: the way out through a person's decision, as it can work for whoever
-        commits (default: the command)."""
-        if self.ok:
+        commits (default: the command). A person's decision in force is the last word on the
+        revision: a new revision of the document is the way on."""
+        if self.ok or self.decided:
             return ""
         decide = decide or f"cascade decide {shlex.quote(doc or '')} READY --reason '...'"
         if self.kind == "findings":

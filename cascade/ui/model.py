@@ -14,7 +14,7 @@ from cascade.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.loop.governance import LedgerReader, open_discussion
 from cascade.protocol.about import About, about
-from cascade.protocol.findings import listing
+from cascade.protocol.finding_life import listing
 from cascade.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
