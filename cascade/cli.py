@@ -162,10 +162,14 @@ _AUTHOR = arg("--author", metavar="'NAME <EMAIL>'",
                   "count; none with --vote: a vote that asks nobody)"),
          arg("--vote", type=str.upper, choices=VOTES,
              help="your vote (the only way to vote here)"),
+         arg("--waive", metavar="FN",
+             help="waive finding FN (F3), the text its reason: written as WAIVE(F3): reason "
+                  "under the identity the rule's deciders: match; it counts from your own "
+                  "commit"),
          _AUTHOR)
 def _comment(a) -> int:
     from cascade.commands.comment import comment
-    return comment(a.path, a.text, a.vote, a.author)
+    return comment(a.path, a.text, a.vote, a.author, a.waive)
 
 
 @command("decide", "decide as a person, overriding the panel for the document's current "

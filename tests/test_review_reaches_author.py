@@ -195,3 +195,35 @@ def _line_of(repo: Path, needle: str) -> int:
     return next(n for n, line in enumerate((repo / LEDGER).read_text().splitlines(), 1)
                 if needle in line)
 
+
+
+def test_a_decider_by_e_mail_waives_with_comment_waive_from_their_own_commit(loop_repo,
+                                                                            fake_llm,
+                                                                            monkeypatch):
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo, HOLD_MAJOR + "    deciders: [carol@example.com]\n")
+    assert commit(repo).returncode == 1  # F1 major holds it
+    refused = cascade(repo, "comment", DOC, "--waive", "F99", "no such finding")
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "WAIVE(F99) names no finding of this discussion (its findings: F1-F1" in \
+        refused.stderr
+    assert cascade(repo, "comment", DOC, "A(F7): an answer to nothing").returncode == 2
+    monkeypatch.setenv("GIT_AUTHOR_NAME", "Carol")
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "carol@example.com")
+    waived = cascade(repo, "comment", DOC, "--waive", "f1", "a year is fine for now")
+    assert waived.returncode == 0, waived.out
+    block = [c for c in parse((repo / LEDGER).read_text()).comments][-1]
+    assert block.author == "Carol <carol@example.com>"  # what the e-mail entry matches
+    assert block.body.strip() == "WAIVE(F1): a year is fine for now"
+    # the panel reads the waiver (a person's comment asks it again); Security keeps its CHANGES
+    # with a minor point, which the rule does not hold on
+    fake_llm.script(match("AI-Security"), answer("Noted the waiver.", "CHANGES", [
+        {"severity": "minor", "where": "Keep everything", "what": "say where it is archived"}]))
+    git(repo, "add", LEDGER)
+    landed = commit(repo)  # Carol's own commit: the waiver counts, nothing holds
+    assert landed.returncode == 0, landed.out
+    f1 = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0][
+        "findings"][0]
+    assert (f1["status"], f1["closed_by"]["by"]) == ("waived", "Carol <carol@example.com>")

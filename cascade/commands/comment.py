@@ -18,7 +18,8 @@ from cascade.text import printable
 _WORD = re.compile(r"[A-Za-z]+")
 
 
-def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
+def comment(path: str, text: str, vote: str | None, author: str | None,
+            waive: str | None = None) -> int:
     """Append a person's comment. The text is kept as written: a ``VOTE:`` line in it is
     neutralised like any structural line (indented by one space, so it reads as text and never
     counts); the vote comes only from ``--vote``. A note on stderr says so.
@@ -27,9 +28,21 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
     --author`` takes it, or a bare name; cascade.gitio.next_author), so the commit that adds
     the comment is theirs; a comment that waives a finding under a rule whose ``deciders:``
     are e-mail addresses records ``Name <email>``, which is what those entries match."""
+    if waive is not None:  # --waive F3 "reason": the marker, written as the ledger reads it
+        ref = waive.strip().upper()
+        if not re.fullmatch(r"F\d{1,6}", ref):
+            raise CascadeError(f"--waive takes a finding's id (F3), not {waive!r}")
+        if not " ".join(text.split()):
+            raise CascadeError(f'a waiver needs a reason: --waive {ref} "reason"')
+        text = f"WAIVE({ref}): {' '.join(text.split())}"
     with writing_staged(path, "cascade comment") as (d, written):
         person = next_author(d.path.parent, author)
         author = person.name
+        unknown = _naming_no_finding(text, len(d.findings))
+        if unknown:
+            known = f"F1-F{len(d.findings)}" if d.findings else "none yet"
+            raise CascadeError(f"{unknown} names no finding of this discussion (its findings: "
+                               f"{known}; cascade status lists them): nothing written", d.path)
         if d.authority.deciders and _waives(text):
             author = recorded_name(person.name, person.email, d.authority.deciders)
         if d.personas.is_persona_name(author):
@@ -62,6 +75,21 @@ def comment(path: str, text: str, vote: str | None, author: str | None) -> int:
             print(printable(f'cascade: the text\'s "{line}" line is kept as text; the vote is '
                             f"--vote {vote}"), file=sys.stderr)
     return 0
+
+
+def _naming_no_finding(text: str, count: int) -> str | None:
+    """The first ``A(Fn):`` or ``WAIVE(Fn):`` marker of ``text`` (a person's comment) whose
+    finding does not exist in a discussion of ``count`` findings; None: none."""
+    try:
+        block = parse(render_comment("-", text))
+    except ValueError:
+        return None  # add_comment refuses it, saying why
+    for c in block.comments:
+        for m in c.markers:
+            if m.kind in ("A", "WAIVE") and m.ref and m.ref[:1] in "Ff" \
+                    and not 1 <= int(m.ref[1:]) <= count:
+                return f"{m.kind}({m.ref.upper()})"
+    return None
 
 
 def _waives(text: str) -> bool:
