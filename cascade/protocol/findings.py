@@ -297,13 +297,14 @@ def _short(text: str, width: int = 60) -> str:
 
 # ---- across the discussion -------------------------------------------------------------------
 
-def _stamped(c: Comment) -> bool:
-    return c.origin == "ai" and FIELD in c.provenance and verify(c) is None
+def _stamped(c: Comment, ledger: str | None) -> bool:
+    return c.origin == "ai" and FIELD in c.provenance and verify(c, ledger) is None
 
 
 def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              is_person=lambda _name: True,
-             authors: Mapping[int, str] | None = None) -> list[Finding]:
+             authors: Mapping[int, str] | None = None, *,
+             ledger: str | None = None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
     adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
     major finding, not located). Each is open, resolved (a later review's ``resolved`` names
@@ -311,11 +312,13 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
     else's waiver is listed in ``closed_by`` as refused and the finding stays open).
     ``A(Fn): ...`` answers are kept with it. ``authors``: who added each waiver's line (the
     git identity), when known: a waiver counts only when added by the person it names, as a
-    decision does; None: names are taken as written."""
+    decision does; None: names are taken as written. ``ledger``: the identity of the ledger
+    (cascade.ledger.provenance.ledger_id): a block copied from another one has no findings
+    here."""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
-        if _stamped(c):
+        if _stamped(c, ledger):
             for f in decode(c.provenance[FIELD]):
                 out.append(replace(f, id=f"F{len(out) + 1}", author=c.author, line=c.line,
                                    revision=c.provenance.get("revision")))
