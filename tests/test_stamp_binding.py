@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import git
-from test_gate_holds import check, head, land
+from test_gate_holds import cascade, check, head, land
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     DOC,
     LEDGER,
@@ -90,6 +90,8 @@ def test_a_ready_copied_from_another_ledger_is_shown_and_not_counted(copied):
     assert d.votes == {"AI-Pragmatist": "READY"}  # never counted
     assert not d.consensus_result.reached
     assert [(f.line, f.reason) for f in d.state.forged] == [(n, FOREIGN) for n in lines]
+    shown = cascade(repo, "status", OTHER_LEDGER).stdout
+    assert f"line {lines[1]}: AI-Security: {FOREIGN}" in shown, shown
 
 
 def test_check_names_the_copy_in_range_and_snapshot_mode(copied):

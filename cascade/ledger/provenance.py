@@ -50,8 +50,7 @@ def nonce() -> str:
 def ledger_id(header: Header) -> str:
     """The identity of the ledger whose header is ``header``, as its stamps name it
     (``ledger=``): a digest of its document (``Source:``), title and creation time."""
-    payload = (f"cascade-ledger/{VERSION}\n{header.source or ''}\n{header.title}\n"
-               f"{header.created or ''}")
+    payload = f"cascade-ledger/1\n{header.source or ''}\n{header.title}\n{header.created or ''}"
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
