@@ -30,7 +30,8 @@ from test_trust import block_text
 from cascade import Discussion
 from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
 from cascade.ledger.parse import parse
-from cascade.ledger.provenance import FOREIGN, LEDGER as BOUND, ledger_id
+from cascade.ledger.provenance import FOREIGN, bound_to, ledger_id
+from cascade.ledger.provenance import LEDGER as BOUND
 from cascade.ledger.render import render_comment
 from cascade.protocol.revisions import record_revision
 
@@ -216,5 +217,27 @@ def test_the_identity_is_the_headers(tmp_path):
     moved = Discussion.from_text(a.text, tmp_path / "elsewhere.discussion.md", root=tmp_path)
     assert moved.identity == a.identity == ledger_id(parse(a.text).header)
     assert moved.state.forged == [] and moved.votes == {"AI-Security": "READY"}
+    (event,) = a.events  # its SOURCE-REVISION: the ledger named in the stamp, not the value
+    assert bound_to(event) == a.identity and event.stamp.startswith(f"{BOUND}={a.identity} n=")
+    assert BOUND not in event.value and BOUND not in event.fields
     b = reviewed(tmp_path, "b", "docs/b.md")
     assert b.identity != a.identity
+
+
+def test_a_decision_copied_from_another_ledger_is_not_in_force(tmp_path):
+    """A person's decision (cascade decide's block) decides in the ledger it was written for
+    only: copied into another document's ledger at the same text, it is shown and named."""
+    a = reviewed(tmp_path, "a", "docs/a.md")
+    a.add_comment("Carol", "**Decision: READY** -- Carol decides.\n\nShip it.", None,
+                  provenance={"vote": "READY", "revision": a.state.source_revision,
+                              "by": "Carol <carol@example.com>"}, origin="decision")
+    assert a.state.decision is not None and a.consensus_result.outcome == "READY"
+    b = reviewed(tmp_path, "b", "docs/b.md")
+    assert b.state.source_revision == a.state.source_revision  # the same text
+    block = a.text[a.text.rindex("\n---\nName: Carol") + 1:]
+    copied = Discussion.from_text(b.text + "\n" + block, b.path, root=tmp_path)
+    s = copied.state
+    assert s.decision is None and not copied.consensus_result.reached
+    (decision,) = s.decisions
+    assert decision.note == FOREIGN
+    assert [(f.author, f.reason) for f in s.forged] == [("Carol", FOREIGN)]

@@ -7,8 +7,8 @@ the reviewed revision, ...). A block that is edited after it was written, a stam
 another block, or a block written by hand under a persona's name does not verify, and does
 not count.
 
-Every event the tool writes (``<!-- VOTE-RESET: ... n=... sig=... -->``) carries the same
-kind of digest, over its kind and everything before ``sig=``. Blocks and events alike carry a
+Every event the tool writes (``<!-- VOTE-RESET: ... ledger=... n=... sig=... -->``) carries
+the same kind of digest, over its kind and everything before ``sig=``. Blocks and events alike carry a
 nonce (``n=``), so no two things the tool writes are the same: a stamped block or event that
 appears a second time is a copy (a replay of the tool's earlier words), and does not count.
 
@@ -39,7 +39,7 @@ NONCE = "n"
 LEDGER = "ledger"  # the identity of the ledger a stamp was written for (ledger_id)
 VERSION = "1"
 FOREIGN = "copied from another ledger: its stamp names the ledger it was written for"
-_EVENT_STAMP = re.compile(r"n=([0-9a-f]+)[ \t]+sig=([0-9a-f]{64})")
+_EVENT_STAMP = re.compile(r"(?:ledger=([0-9a-f]+)[ \t]+)?n=([0-9a-f]+)[ \t]+sig=([0-9a-f]{64})")
 
 
 def nonce() -> str:
@@ -57,7 +57,8 @@ def ledger_id(header: Header) -> str:
 def bound_to(entry: Comment | Event) -> str | None:
     """The ledger an entry's stamp names (``ledger=``); None: none (or no stamp)."""
     if isinstance(entry, Event):
-        return entry.fields.get(LEDGER) if entry.stamp else None
+        m = _EVENT_STAMP.fullmatch(entry.stamp)
+        return m.group(1) if m else None
     return entry.provenance.get(LEDGER) if entry.origin else None
 
 
@@ -97,7 +98,7 @@ def event_digest(kind: str, unsigned: str) -> str:
 def event_sig(event: Event) -> str | None:
     """The digest an event carries (its stamp's ``sig=``), or None."""
     m = _EVENT_STAMP.fullmatch(event.stamp)
-    return m.group(2) if m else None
+    return m.group(3) if m else None
 
 
 def verify_event(event: Event, ledger: str | None = None) -> str | None:
@@ -106,8 +107,10 @@ def verify_event(event: Event, ledger: str | None = None) -> str | None:
     m = _EVENT_STAMP.fullmatch(event.stamp)
     if m is None:
         return "no stamp: written by hand, not by cascade"
-    unsigned = f"{event.value} {NONCE}={m.group(1)}" if event.value else f"{NONCE}={m.group(1)}"
-    if m.group(2) != event_digest(event.kind, unsigned):
+    stamp = [f"{LEDGER}={m.group(1)}"] if m.group(1) else []
+    stamp.append(f"{NONCE}={m.group(2)}")  # the digest covers the stamp's fields before sig=
+    unsigned = " ".join([event.value, *stamp] if event.value else stamp)
+    if m.group(3) != event_digest(event.kind, unsigned):
         return "edited after cascade wrote it (its digest does not match)"
     return _foreign(event, ledger)
 

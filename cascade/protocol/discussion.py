@@ -534,7 +534,7 @@ class Discussion:
         """Append a state event, with the tool's stamp (derive trusts no other), naming this
         ledger (``ledger=``)."""
         try:
-            line = render_event(kind, value, {**fields, LEDGER: self.identity}, stamp=True)
+            line = render_event(kind, value, fields, stamp=True, ledger=self.identity)
         except ValueError as exc:
             raise CascadeError(str(exc), self.path, exit_code=1) from None
         self._append(line)
