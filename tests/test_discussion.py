@@ -293,6 +293,7 @@ def test_provenance_is_recorded_and_not_in_body(tmp_path):
     d.save()
     last = Discussion.load(path, root=tmp_path).comments[-1]
     assert len(last.provenance.pop("sig")) == 64 and len(last.provenance.pop("n")) == 12
+    assert last.provenance.pop("ledger") == d.identity  # the ledger it was written for
     assert last.provenance == {"model": "openai/gpt-4o", "prompt_tokens": "812", "cost": "0.0012"}
     assert last.body == "Looks fine."
 

@@ -54,7 +54,9 @@ class Event(Struct):
     fields: dict[str, str]  # key=value pairs in value; "from"/"to" for a phase transition
     line: int
     phase: str  # the phase in force when the event was read (before it, for a transition)
-    stamp: str = ""  # the tool's stamp, after the value: "n=<nonce> sig=<digest>" ("": none)
+    # the tool's stamp, after the value: "ledger=<id> n=<nonce> sig=<digest>" ("": none;
+    # no ledger= in a stamp from before stamps named their ledger)
+    stamp: str = ""
 
 
 class Header(Struct):

@@ -91,7 +91,8 @@ _HEADING = re.compile(r"#[ \t]+(.*?)[ \t#]*\Z")
 _WORD = re.compile(r"[A-Za-z]+")
 _MARKER_START = frozenset(" \t-*+_QTDACW0123456789")
 _ARROW = re.compile(r"(\S+)[ \t]*(?:→|->)[ \t]*(\S+)")
-_STAMP = re.compile(r"(?:\A|[ \t]+)(n=[0-9a-f]+[ \t]+sig=[0-9a-f]{64})\Z")  # an event's stamp
+# an event's stamp: the ledger it was written for (none before stamps named it), nonce, digest
+_STAMP = re.compile(r"(?:\A|[ \t]+)((?:ledger=[0-9a-f]+[ \t]+)?n=[0-9a-f]+[ \t]+sig=[0-9a-f]{64})\Z")
 # What Reader.skip looks at: delimiters, fence lines and event lines (found from the newline
 # before them: a pattern that begins with a literal is searched for quickly).
 _SKIPPED = (r"(?P<line>(?P<delimiter>-{3,}[ \t]*\r?(?=\n))|(?P<fence>[ \t]{0,3}(?:```|~~~)[^\n]*)"

@@ -7,10 +7,19 @@ the reviewed revision, ...). A block that is edited after it was written, a stam
 another block, or a block written by hand under a persona's name does not verify, and does
 not count.
 
-Every event the tool writes (``<!-- VOTE-RESET: ... n=... sig=... -->``) carries the same
-kind of digest, over its kind and everything before ``sig=``. Blocks and events alike carry a
+Every event the tool writes (``<!-- VOTE-RESET: ... ledger=... n=... sig=... -->``) carries
+the same kind of digest, over its kind and everything before ``sig=``. Blocks and events alike carry a
 nonce (``n=``), so no two things the tool writes are the same: a stamped block or event that
 appears a second time is a copy (a replay of the tool's earlier words), and does not count.
+
+A stamp also names the ledger it was written for (``ledger=``, among the fields its digest
+covers): the identity of that ledger (``ledger_id``: a digest of what its header says the
+ledger is for -- its document, its title, when it was created). The header is written once
+and never changes (the file only grows; a renamed document's ledger records the new path in an
+event), so the identity holds for the ledger's life, a move included; a stamped block or event
+copied into another ledger names the one it came from, and counts only there. Stamps written
+before stamps named their ledger name none: they still count, up to the first stamp in the
+ledger that names it -- from then on cascade writes none without (``Binding``).
 
 This is integrity, not authentication: the digest has no secret, so a committer who means to
 forge can compute it. What it catches is every edit and hand-written block made without
@@ -23,17 +32,34 @@ import hashlib
 import re
 import secrets
 
-from cascade.ledger.model import Comment, Event
+from cascade.ledger.model import Comment, Event, Header
 
 SIG = "sig"
 NONCE = "n"
+LEDGER = "ledger"  # the identity of the ledger a stamp was written for (ledger_id)
 VERSION = "1"
-_EVENT_STAMP = re.compile(r"n=([0-9a-f]+)[ \t]+sig=([0-9a-f]{64})")
+FOREIGN = "copied from another ledger: its stamp names the ledger it was written for"
+_EVENT_STAMP = re.compile(r"(?:ledger=([0-9a-f]+)[ \t]+)?n=([0-9a-f]+)[ \t]+sig=([0-9a-f]{64})")
 
 
 def nonce() -> str:
     """A fresh value for ``n=``: what makes each stamped block and event unique."""
     return secrets.token_hex(6)
+
+
+def ledger_id(header: Header) -> str:
+    """The identity of the ledger whose header is ``header``, as its stamps name it
+    (``ledger=``): a digest of its document (``Source:``), title and creation time."""
+    payload = f"cascade-ledger/1\n{header.source or ''}\n{header.title}\n{header.created or ''}"
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def bound_to(entry: Comment | Event) -> str | None:
+    """The ledger an entry's stamp names (``ledger=``); None: none (or no stamp)."""
+    if isinstance(entry, Event):
+        m = _EVENT_STAMP.fullmatch(entry.stamp)
+        return m.group(1) if m else None
+    return entry.provenance.get(LEDGER) if entry.origin else None
 
 
 def digest(comment: Comment) -> str:
@@ -43,8 +69,10 @@ def digest(comment: Comment) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def verify(comment: Comment) -> str | None:
-    """None when the block carries the tool's valid stamp; otherwise why it does not."""
+def verify(comment: Comment, ledger: str | None = None) -> str | None:
+    """None when the block carries the tool's valid stamp; otherwise why it does not.
+    ``ledger``: the identity of the ledger the block is read in (``ledger_id``): a stamp that
+    names another does not count here. None: any ledger's (the digest alone)."""
     if comment.stamps == 0 or comment.origin is None:
         return "no stamp: written by hand, not by cascade"
     if comment.stamps > 1:
@@ -54,7 +82,12 @@ def verify(comment: Comment) -> str | None:
         return "stamp without a digest (written by an older cascade, or by hand)"
     if sig != digest(comment):
         return "edited after cascade wrote it (its digest does not match)"
-    return None
+    return _foreign(comment, ledger)
+
+
+def _foreign(entry: Comment | Event, ledger: str | None) -> str | None:
+    named = bound_to(entry)
+    return FOREIGN if ledger is not None and named is not None and named != ledger else None
 
 
 def event_digest(kind: str, unsigned: str) -> str:
@@ -65,18 +98,21 @@ def event_digest(kind: str, unsigned: str) -> str:
 def event_sig(event: Event) -> str | None:
     """The digest an event carries (its stamp's ``sig=``), or None."""
     m = _EVENT_STAMP.fullmatch(event.stamp)
-    return m.group(2) if m else None
+    return m.group(3) if m else None
 
 
-def verify_event(event: Event) -> str | None:
-    """None when the event carries the tool's valid stamp; otherwise why it does not."""
+def verify_event(event: Event, ledger: str | None = None) -> str | None:
+    """None when the event carries the tool's valid stamp; otherwise why it does not.
+    ``ledger``: as ``verify``'s."""
     m = _EVENT_STAMP.fullmatch(event.stamp)
     if m is None:
         return "no stamp: written by hand, not by cascade"
-    unsigned = f"{event.value} {NONCE}={m.group(1)}" if event.value else f"{NONCE}={m.group(1)}"
-    if m.group(2) != event_digest(event.kind, unsigned):
+    stamp = [f"{LEDGER}={m.group(1)}"] if m.group(1) else []
+    stamp.append(f"{NONCE}={m.group(2)}")  # the digest covers the stamp's fields before sig=
+    unsigned = " ".join([event.value, *stamp] if event.value else stamp)
+    if m.group(3) != event_digest(event.kind, unsigned):
         return "edited after cascade wrote it (its digest does not match)"
-    return None
+    return _foreign(event, ledger)
 
 
 def sig_of(entry: Comment | Event) -> str | None:
@@ -100,3 +136,39 @@ class Replays:
             return None
         first = self._first.setdefault(sig, entry.line)
         return first if first != entry.line else None
+
+
+class Binding:
+    """The stamps of one ledger, in ledger order: whether each is this ledger's. A stamp that
+    names another ledger is a copy from it; one that names none was written before stamps
+    named their ledger, and counts only before the first stamp that names this one (from
+    there on, cascade writes none here without it: an unnamed stamp after it is a copy)."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+        self.since = 0  # the line of the first stamp that names this ledger (0: none yet)
+        self.refused: dict[int, str] = {}  # line -> why a stamp that verifies is not its
+
+    def check(self, entry: Comment | Event) -> str | None:
+        """Why ``entry``'s stamp does not count in this ledger (None: it does): it does not
+        verify, or it is another ledger's (a copy: ``refused`` keeps those)."""
+        problem = verify_event(entry) if isinstance(entry, Event) else verify(entry)
+        if problem is None:
+            problem = self.problem(entry)
+            if problem:
+                self.refused[entry.line] = problem
+        return problem
+
+    def problem(self, entry: Comment | Event) -> str | None:
+        """Why ``entry``, whose stamp verifies, is not this ledger's (None: it is)."""
+        named = bound_to(entry)
+        if named is None:
+            if self.since and entry.line > self.since:
+                return (f"its stamp names no ledger, but this ledger's stamps name it from "
+                        f"line {self.since} on: a copy of a stamp from before stamps named "
+                        "their ledger")
+            return None
+        if named != self.identity:
+            return FOREIGN
+        self.since = self.since or entry.line
+        return None

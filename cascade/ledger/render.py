@@ -17,7 +17,17 @@ from collections.abc import Iterable, Mapping
 from cascade.ledger import grammar
 from cascade.ledger.model import VOTES
 from cascade.ledger.parse import parse
-from cascade.ledger.provenance import NONCE, SIG, digest, event_digest, nonce, verify, verify_event
+from cascade.ledger.provenance import (
+    LEDGER,
+    NONCE,
+    SIG,
+    bound_to,
+    digest,
+    event_digest,
+    nonce,
+    verify,
+    verify_event,
+)
 from cascade.text import ledger_text
 
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
@@ -158,22 +168,24 @@ def _verify(rendered: str, author: str, text: str, vote: str | None, origin: str
 
 
 def render_event(kind: str, value: str = "", fields: Mapping[str, object] | None = None, *,
-                 stamp: bool = False) -> str:
-    """One event line. ``stamp``: the tool's stamp (``n=`` a nonce, then ``sig=`` a digest of
-    everything before it), as every event the tool writes carries; the line is parsed back
-    and must verify, else nothing is returned (ValueError)."""
-    fields = dict(fields or {})
+                 stamp: bool = False, ledger: str | None = None) -> str:
+    """One event line. ``stamp``: the tool's stamp (``ledger=`` the ledger it is written for,
+    when given, ``n=`` a nonce, then ``sig=`` a digest of everything before it), as every
+    event the tool writes carries; the line is parsed back and must verify, else nothing is
+    returned (ValueError)."""
+    fields = {k: v for k, v in (fields or {}).items() if not (stamp and k == LEDGER)}
     if stamp:
+        fields[LEDGER] = ledger
         fields[NONCE] = nonce()
     parts = [p for p in (" ".join(ledger_text(value).split()), format_fields(fields)) if p]
     payload = _comment_safe(" ".join(parts))
     if not stamp:
         return f"<!-- {kind}: {payload} -->\n" if payload else f"<!-- {kind} -->\n"
     line = f"<!-- {kind}: {payload} {SIG}={event_digest(kind, payload)} -->\n"
-    ledger = parse(line, details=False)
-    events = ledger.events
-    if len(ledger.entries) != 1 or not events or events[0].kind != kind \
-            or verify_event(events[0]) is not None:
+    read = parse(line, details=False)
+    events = read.events
+    if len(read.entries) != 1 or not events or events[0].kind != kind \
+            or verify_event(events[0]) is not None or bound_to(events[0]) != ledger:
         raise ValueError(f"refusing to write a {kind} event that would not read back as written")
     return line
 

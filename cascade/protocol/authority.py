@@ -7,7 +7,7 @@ from msgspec import Struct, field
 
 from cascade.ledger.consensus import VotingConfig, voting_config
 from cascade.ledger.model import SETTINGS, Event, Ledger
-from cascade.ledger.provenance import Replays, verify_event
+from cascade.ledger.provenance import Replays, ledger_id, verify_event
 from cascade.protocol.findings import Policy
 
 
@@ -43,6 +43,7 @@ class OwnSettings:
                                         "protocol": header.protocol,
                                         "consensus": dict(header.consensus)}
         self._replays = Replays()
+        self._ledger = ledger_id(header)  # what its own stamps name
 
     @property
     def settings(self) -> dict[str, object]:
@@ -55,7 +56,7 @@ class OwnSettings:
             if not isinstance(event, Event):
                 continue
             if event.kind == SETTINGS and replays.copy_of(event) is None \
-                    and verify_event(event) is None:
+                    and verify_event(event, self._ledger) is None:
                 f = event.fields
                 if "participants" in f:
                     out["participants"] = tuple(f["participants"].replace(",", " ").split())
@@ -96,10 +97,10 @@ def settings_fields(authority: Authority) -> dict[str, str]:
 
 def header_settings_before(ledger: Ledger, event: Event) -> str | None:
     """The protocol the ledger records before ``event`` (its header, as changed by SETTINGS)."""
-    protocol = ledger.header.protocol
+    protocol, own = ledger.header.protocol, ledger_id(ledger.header)
     for e in ledger.events:
         if e is event:
             break
-        if e.kind == SETTINGS and e.fields.get("protocol") and verify_event(e) is None:
+        if e.kind == SETTINGS and e.fields.get("protocol") and verify_event(e, own) is None:
             protocol = e.fields["protocol"]
     return protocol

@@ -33,6 +33,7 @@ from cascade.ledger.model import (
     Event,
     Ledger,
 )
+from cascade.ledger.provenance import LEDGER, ledger_id
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.protocol.authority import Authority, OwnSettings, header_differences
 from cascade.protocol.derived import STATUS_OF, State
@@ -349,13 +350,19 @@ class Discussion:
         ledger = self.ledger
         cached = getattr(self, "_panel_personas", None)
         if cached is None or cached[0] is not ledger or cached[1] is not registry:
-            panel = panel_of(ledger.entries)
+            panel = panel_of(ledger.entries, self.identity)
             if cached is not None and cached[1] is registry and cached[2] == panel:
                 extended = cached[3]  # the same panel: the same personas (and derivation)
             else:
                 extended = registry.extended(personas_of(panel, self.path)) if panel else registry
             self._panel_personas = cached = (ledger, registry, panel, extended)
         return cached[3]
+
+    @property
+    def identity(self) -> str:
+        """What the stamps written for this ledger name (``ledger=``): its header's identity
+        (cascade.ledger.provenance.ledger_id), the same for its whole life."""
+        return ledger_id(self.header)
 
     @property
     def protocol(self) -> Protocol:
@@ -504,7 +511,7 @@ class Discussion:
                     origin: str = "ai") -> None:
         """Append a comment block. ``untrusted``: the text came from a model. ``provenance``:
         the tool's stamp (``origin`` "ai" for a persona's turn, "decision" for a person's
-        decision)."""
+        decision). A stamp names this ledger (``ledger=``): it counts here only."""
         author = " ".join((author or "").split())
         if not author:
             raise CascadeError("a comment needs an author", self.path)
@@ -513,6 +520,8 @@ class Discussion:
             if vote not in VOTES:
                 raise CascadeError(f"vote must be READY, CHANGES or REJECT, not {vote!r}",
                                    self.path)
+        if provenance is not None:
+            provenance = {**provenance, LEDGER: self.identity}
         try:
             block = render_comment(author, text, vote, provenance=provenance, untrusted=untrusted,
                                    origin=origin)
@@ -521,9 +530,10 @@ class Discussion:
         self._append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
-        """Append a state event, with the tool's stamp (derive trusts no other)."""
+        """Append a state event, with the tool's stamp (derive trusts no other), naming this
+        ledger (``ledger=``)."""
         try:
-            line = render_event(kind, value, fields, stamp=True)
+            line = render_event(kind, value, fields, stamp=True, ledger=self.identity)
         except ValueError as exc:
             raise CascadeError(str(exc), self.path, exit_code=1) from None
         self._append(line)

@@ -164,7 +164,8 @@ def _take_tool_block(run: Draft, entry: Comment) -> None:
 
 
 _NOT_FIELDS = frozenset({"msg", "round", "step", "refs", "sig", "model", "cost", "cut",
-                         "prompt_tokens", "completion_tokens", "revision", "seen", "n"})
+                         "prompt_tokens", "completion_tokens", "revision", "seen", "n",
+                         "ledger"})
 
 
 def _turn_of(entry: Comment, personas,

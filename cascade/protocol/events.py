@@ -1,11 +1,12 @@
 """The checks of a ledger's events, as its walk meets them (cascade.protocol.state): no
-event is taken on trust. Each is believed only when it carries the tool's stamp, is no copy
-of an earlier one, and what it claims holds at its place in the ledger -- a new revision of
-the document (and whether it keeps its review), a vote reset right after one, a phase
-transition only forward (by a person, or by the phase's registered trigger), an outcome
-where the votes reach it, settings, a round, a persona's failure, a generated panel's parts
-right after the turn that proposed them. An event that does not hold is listed as unfounded
-and ignored; one that holds is applied to the walk."""
+event is taken on trust. Each is believed only when it carries the tool's stamp, written for
+this ledger (cascade.ledger.provenance.Binding), is no copy of an earlier one, and what it
+claims holds at its place in the ledger -- a new revision of the document (and whether it
+keeps its review), a vote reset right after one, a phase transition only forward (by a
+person, or by the phase's registered trigger), an outcome where the votes reach it, settings,
+a round, a persona's failure, a generated panel's parts right after the turn that proposed
+them. An event that does not hold is listed as unfounded and ignored; one that holds is
+applied to the walk."""
 from __future__ import annotations
 
 import re
@@ -46,7 +47,7 @@ class EventChecks:
         copy = self.replays.copy_of(entry)
         fresh, switched = self.fresh, self.switched
         problem = (f"a copy of the event at line {copy}" if copy is not None
-                   else verify_event(entry))
+                   else self.binding.check(entry))
         if problem is None:
             handler = _CHECKS.get(entry.kind)
             problem = getattr(self, handler)(index, entry, fresh, switched) if handler else None

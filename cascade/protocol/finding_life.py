@@ -16,8 +16,8 @@ from cascade.ledger.provenance import verify
 from cascade.protocol.findings import FIELD, RESOLVED, Finding, decode, resolved_ids
 
 
-def _stamped(c: Comment) -> bool:
-    return c.origin == "ai" and FIELD in c.provenance and verify(c) is None
+def _stamped(c: Comment, ledger: str | None) -> bool:
+    return c.origin == "ai" and FIELD in c.provenance and verify(c, ledger) is None
 
 
 class Stray(Struct, frozen=True):
@@ -38,7 +38,8 @@ class Stray(Struct, frozen=True):
 def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              is_person=lambda _name: True,
              authors: Mapping[int, str] | None = None,
-             strays: list[Stray] | None = None) -> list[Finding]:
+             strays: list[Stray] | None = None, *,
+             ledger: str | None = None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
     adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
     major finding, not located). Each is open, or closed (``STATUSES``): resolved by a later
@@ -48,11 +49,13 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
     the finding stays open). ``authors``: who added each waiver's line (the git identity),
     when known: a waiver counts only when added by the person it names, as a decision does;
     None: names are taken as written. A marker naming no finding goes to ``strays``.
-    (Overridden: by a decision in force, which only the state knows: ``overridden``.)"""
+    (Overridden: by a decision in force, which only the state knows: ``overridden``.)
+    ``ledger``: the identity of the ledger (cascade.ledger.provenance.ledger_id): a block
+    copied from another one gives no finding here."""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
-        if _stamped(c):
+        if _stamped(c, ledger):
             for ref in resolved_ids(c.provenance.get(RESOLVED, "").split(",")):
                 _close(out, ref, "resolved", {"by": c.author, "line": c.line})
             if c.vote in ("READY", "ACCEPT"):  # its author finds it ready: its own are met

@@ -254,9 +254,11 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(v.strip() for v in value.split(";") if v.strip())
 
 
-def panel_of(entries) -> Panel | None:
+def panel_of(entries, ledger: str | None) -> Panel | None:
     """The panel the ledger's entries record last: the events after the last turn that
-    proposed a panel (a turn stamped ``panel=``). None: no panel recorded."""
+    proposed a panel (a turn stamped ``panel=``). None: no panel recorded. ``ledger``: the
+    ledger's identity (cascade.ledger.provenance.ledger_id): a stamp that names another
+    ledger is not this one's."""
     current: Panel | None = None
     last: Panel | None = None
     open_ = False  # the entries so far follow a proposal, together
@@ -266,7 +268,7 @@ def panel_of(entries) -> Panel | None:
         if isinstance(entry, Comment):
             open_ = False
             if entry.origin == "ai" and "panel" in entry.provenance and copy is None \
-                    and verify(entry) is None:
+                    and verify(entry, ledger) is None:
                 if current is not None and current.experts:
                     last = current
                 current = Panel([], [], "", line=entry.line,
@@ -276,7 +278,8 @@ def panel_of(entries) -> Panel | None:
         if entry.kind not in (PROBLEM, PERSONA, TENSION):
             open_ = False
             continue
-        if current is None or not open_ or copy is not None or verify_event(entry) is not None:
+        if current is None or not open_ or copy is not None \
+                or verify_event(entry, ledger) is not None:
             continue
         if entry.kind == PROBLEM:
             current.problem = entry.fields.get("statement", "")

@@ -4,6 +4,7 @@ what to change, ``mode <name>``), which runs the proposal again. Once per discus
 revision of the document keeps the panel."""
 from __future__ import annotations
 
+from cascade.ledger.provenance import ledger_id
 from cascade.protocol.options import Options, specialize
 from cascade.protocol.panel import panel_of
 from cascade.protocol.runstate import Draft, given_by
@@ -16,7 +17,8 @@ def walk_setup(run: Draft, ledger) -> bool:
     base = run.terms.base or run.steps
     order = run.steps.setup
     position, index, direction = 0, 0, ""
-    run.setup.panel = panel_of(ledger.entries)  # the last proposed (accepted, once setup is done)
+    # the last proposed (accepted, once setup is done)
+    run.setup.panel = panel_of(ledger.entries, ledger_id(ledger.header))
     while index < len(order):
         step = order[index]
         if step.decision:

@@ -7,9 +7,9 @@ consensus settings and deciders); only a ledger no rule governs falls back to it
 A header that differs from its rule is reported and never loosens the verdict.
 
 What counts:
-- a persona's vote counts only from a block the tool wrote for it (a stamp whose digest
-  verifies), for the revision of the document the ledger last recorded, having seen the
-  whole document, and only if the persona is a participant;
+- a persona's vote counts only from a block the tool wrote for it in this ledger (a stamp
+  whose digest verifies, naming this ledger), for the revision of the document the ledger
+  last recorded, having seen the whole document, and only if the persona is a participant;
 - a person's vote counts (people's names are not verified: see the threat model in
   docs/trust.md);
 - a person's *decision* (``cascade decide``) for the current revision overrides the panel,
@@ -29,7 +29,7 @@ import msgspec.structs
 from cascade.ledger.consensus import ConsensusResult
 from cascade.ledger.identity import same_person
 from cascade.ledger.model import Comment, Event, Ledger
-from cascade.ledger.provenance import Replays, verify
+from cascade.ledger.provenance import Binding, Replays, ledger_id, verify
 from cascade.protocol.authority import Authority
 from cascade.protocol.ballot import Ballot, Tally, result_of, with_people
 from cascade.protocol.ballot import counted as counted_by_rule
@@ -88,8 +88,9 @@ class _Walk(EventChecks):
         self.authors = authors
         self.steps = protocol.steps
         self.participants = {a.lower() for a in authority.participants}
+        self.binding = Binding(ledger_id(ledger.header))  # its stamps name it
         if self.steps.generated:  # the panel's experts vote
-            panel = panel_of(ledger.entries)
+            panel = panel_of(ledger.entries, self.binding.identity)
             self.participants |= set(panel.aliases) if panel is not None else set()
         self.phase = ledger.header.phase or protocol.first_phase
         self.status = (ledger.header.status or "OPEN").upper()
@@ -143,7 +144,7 @@ class _Walk(EventChecks):
             return
         self.fresh = self.switched = False
         if persona is not None:
-            problem = verify(entry)
+            problem = self.binding.check(entry)
             if problem or entry.origin != "ai" or entry.author != persona.name:
                 self.forged.append(Discounted(entry.author, entry.line,
                                               problem or "not written as a persona's turn", True))
@@ -152,7 +153,9 @@ class _Walk(EventChecks):
                 if entry.provenance.get("revision") in (self.revision, None):
                     self.failures.pop(persona.alias, None)  # it answered
         if entry.origin == "decision" and persona is None:
-            problem = verify(entry)
+            problem = self.binding.check(entry)
+            if entry.line in self.binding.refused:  # a copy from another ledger: named
+                self.forged.append(Discounted(entry.author, entry.line, problem, True))
             p = entry.provenance
             reason = entry.body.split("\n\n", 1)[1] if "\n\n" in entry.body else entry.body
             self.decisions.append(Decision(entry.author, p.get("by", entry.author),
@@ -342,7 +345,7 @@ class _Walk(EventChecks):
         found = overridden(numbered(
             [c for c in self.ledger.comments if c.line not in self.ignored],
             self.authority.deciders, lambda name: self.personas.of_author(name) is None,
-            self.authors, strays), decision)
+            self.authors, strays, ledger=self.binding.identity), decision)
         return State(self.phase, status, self.revision, votes, advisory, expected,
                      discounted, list(self.forged), decisions, decision, result,
                      list(self.segment), carried, self.cores.get(self.revision or ""),
@@ -408,7 +411,8 @@ class _Walk(EventChecks):
         another revision, or having seen only part of the document."""
         revision, reviewed, ledger = self.revision, self.reviewed, self.ledger
         if forged:
-            return verify(c) or "not written as a persona's turn"
+            why = self.binding.refused.get(c.line) or verify(c)
+            return why or "not written as a persona's turn"
         stamp = c.provenance
         if persona.alias not in self.participants:
             return "not a participant"
