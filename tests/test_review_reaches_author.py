@@ -227,3 +227,29 @@ def test_a_decider_by_e_mail_waives_with_comment_waive_from_their_own_commit(loo
     f1 = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0][
         "findings"][0]
     assert (f1["status"], f1["closed_by"]["by"]) == ("waived", "Carol <carol@example.com>")
+
+
+def test_a_decision_over_open_findings_lists_them_and_they_are_overridden(loop_repo,
+                                                                          fake_llm):
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo, HOLD_MAJOR)
+    assert commit(repo).returncode == 1  # F1 holds it
+    decided = cascade(repo, "decide", DOC, "READY", "--reason", "a year is our policy")
+    assert decided.returncode == 0, decided.out
+    block = [c for c in parse((repo / LEDGER).read_text()).comments][-1]
+    assert "Overrides the open findings: F1 (major, AI-Security: unbounded retention)." in \
+        block.body
+    git(repo, "add", LEDGER, DOC)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    shown = _cascade_lines(landed.out)
+    at = shown.index(f"cascade: {DOC} passes with 1 open item(s) in its review:")
+    assert not any("F1" in line for line in shown[at:])  # overridden: not shown as open
+    data = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]
+    f1 = data["findings"][0]
+    assert (f1["status"], f1["closed_by"]["how"]) == ("overridden", "decided READY")
+    assert data["gate"]["ok"] is True and data["gate"]["effects"] == {"F1": None}
+    status = cascade(repo, "status", LEDGER).out
+    assert "F1 major: unbounded retention (@security) -- overridden (decided READY) by" in status

@@ -16,6 +16,7 @@ from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
 from cascade.protocol.blocks import record_time, write_record
+from cascade.protocol.finding_life import pending
 from cascade.text import printable
 
 
@@ -73,6 +74,10 @@ def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
         by = person.ident
         where = f" of {doc} (revision {revision[:7]})" if revision else ""
         body = f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}"
+        over = pending(d.findings)  # what the decision overrides, said in its block
+        if over:
+            body += "\n\nOverrides the open findings: " + ", ".join(
+                f"{f.id} ({f.severity}, {f.author}: {f.what})" for f in over) + "."
         d.add_comment(person.name, body, None,
                       provenance={"vote": vote, "revision": revision, "by": by},
                       origin="decision")
