@@ -24,8 +24,8 @@ def panel_ready(path: str, vote: str = "READY") -> None:
 
 
 def outcomes(path: str) -> list[str]:
-    """The OUTCOME events, without the stamp each carries (n=... sig=...)."""
-    return [re.sub(r" n=[0-9a-f]+ sig=[0-9a-f]+", "", line)
+    """The OUTCOME events, without the stamp each carries (ledger=... n=... sig=...)."""
+    return [re.sub(r" ledger=[0-9a-f]+ n=[0-9a-f]+ sig=[0-9a-f]+", "", line)
             for line in Path(path).read_text().splitlines() if line.startswith("<!-- OUTCOME")]
 
 

@@ -58,7 +58,7 @@ def test_seed_example_session(repo, cli):
     assert (code, out.strip()) == (0, "Advanced to phase: detailed_review")
     last = Path(LEDGER).read_text().rstrip().splitlines()[-1]
     assert re.fullmatch(r"<!-- PHASE-TRANSITION: initial_feedback → detailed_review "
-                        r"n=[0-9a-f]{12} sig=[0-9a-f]{64} -->", last), last
+                        r"ledger=[0-9a-f]{16} n=[0-9a-f]{12} sig=[0-9a-f]{64} -->", last), last
 
 
 def test_status_json_shape(repo, cli):
