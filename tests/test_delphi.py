@@ -174,7 +174,9 @@ def test_estimates_that_never_converge_reach_impasse(delphi_repo, fake_llm):
     assert why in again.out
     git(repo, "commit", "-qm", "the impasse, recorded", "--no-verify")
     code, verdict = check_verdict(repo)  # CI reads the same explanation, with no model
-    assert code == 1 and verdict == f"no consensus on {DOC}: {why}"
+    # ... and the one way out of a concluded discussion: a person decides
+    assert code == 1 and verdict == (f"no consensus on {DOC}: {why}; ways out: cascade decide "
+                                     f"{DOC} READY --reason '...'")
     assert cascade(repo, "decide", DOC, "READY", "--reason", "we take 30 days").returncode == 0
     git(repo, "add", LEDGER)
     assert commit(repo).returncode == 0

@@ -239,8 +239,8 @@ def test_a_decision_over_open_findings_lists_them_and_they_are_overridden(loop_r
     decided = cascade(repo, "decide", DOC, "READY", "--reason", "a year is our policy")
     assert decided.returncode == 0, decided.out
     block = [c for c in parse((repo / LEDGER).read_text()).comments][-1]
-    assert "Overrides the open findings: F1 (major, AI-Security: unbounded retention)." in \
-        block.body
+    assert "overriding the panel and its open findings F1 (major, AI-Security: unbounded " \
+        "retention).\n\na year is our policy" in block.body
     git(repo, "add", LEDGER, DOC)
     landed = commit(repo)
     assert landed.returncode == 0, landed.out

@@ -73,11 +73,11 @@ def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
         revision, unstaged = _under_review(d, doc) if doc else (None, False)
         by = person.ident
         where = f" of {doc} (revision {revision[:7]})" if revision else ""
-        body = f"**Decision: {vote}** -- {by} decides{where}, overriding the panel.\n\n{reason}"
         over = pending(d.findings)  # what the decision overrides, said in its block
-        if over:
-            body += "\n\nOverrides the open findings: " + ", ".join(
-                f"{f.id} ({f.severity}, {f.author}: {f.what})" for f in over) + "."
+        findings = (" and its open findings " + ", ".join(
+            f"{f.id} ({f.severity}, {f.author}: {f.what})" for f in over)) if over else ""
+        body = (f"**Decision: {vote}** -- {by} decides{where}, overriding the panel"
+                f"{findings}.\n\n{reason}")
         d.add_comment(person.name, body, None,
                       provenance={"vote": vote, "revision": revision, "by": by},
                       origin="decision")

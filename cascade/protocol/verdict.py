@@ -37,6 +37,7 @@ class Judgement(Struct, frozen=True):
     findings: tuple[Finding, ...] = ()  # every finding of the discussion, with its status
     policy: Policy = Policy()
     decided: bool = False  # a person's decision in force gives it
+    concluded: bool = False  # the protocol's rounds concluded (an impasse): nobody is asked
 
     @property
     def blocked_by_votes(self) -> bool:
@@ -73,6 +74,8 @@ class Judgement(Struct, frozen=True):
             return (f"answer it in the ledger ('A({first}): ...'), have a decider waive it "
                     f"(cascade comment {shlex.quote(doc or '')} --waive {first} 'reason'), "
                     f"or {decide}").replace("comment  --", "comment --")
+        if self.concluded:  # nobody is asked again: a person decides
+            return decide
         if self.kind in BLOCKED_BY_VOTES:
             behind = [f.id for f in self.findings if self.effect(f) == "error"]
             answer = (f"answer {', '.join(behind[:3])} in the ledger ('A({behind[0]}): ...')"
@@ -105,7 +108,8 @@ def gate(state: State, revision: str | None, doc: str | None,
     finding may stand at or above the rule's ``hold:``."""
     policy = state.policy if isinstance(state.policy, Policy) else Policy()
     base = {"findings": tuple(state.findings), "policy": policy,
-            "decided": state.decision is not None}
+            "decided": state.decision is not None,
+            "concluded": state.conclusion.outcome is not None}
     problem = core_problem(state, doc, data) if data is not None else None
     if problem:
         return Judgement(False, problem, "changed-core", **base)
@@ -124,26 +128,7 @@ def gate(state: State, revision: str | None, doc: str | None,
                    for d in ignored)
     blocking = tuple(result.blocked_by)
     if result.reached and result.outcome == "READY":
-        if state.decision is not None:
-            return Judgement(True, f"{result.reason}: {_gist(state.decision.reason)}", "ok",
-                             **base)
-        if state.awaited:
-            names = ", ".join(state.awaited)
-            return Judgement(False, f"{result.reason}, but {names} "
-                                    f"{'has' if len(state.awaited) == 1 else 'have'} not "
-                                    "answered this revision: the review is not complete",
-                             "awaited", tuple(state.awaited), **base)
-        holding = [f for f in state.findings if policy.holds(f)]
-        if holding:
-            named = ", ".join(f"{f.id} ({f.severity}, {_where(f)}, {f.author})"
-                              for f in holding[:3])
-            more = f" and {len(holding) - 3} more" if len(holding) > 3 else ""
-            word = "is" if len(holding) == 1 else "are"
-            at_least = "" if policy.hold == "info" else " or worse"
-            return Judgement(False, f"{result.reason}, but {named}{more} {word} open, and the "
-                                    f"rule holds the commit on a {policy.hold}{at_least} finding",
-                             "findings", holding=tuple(f.id for f in holding), **base)
-        return Judgement(True, f"consensus READY ({result.reason})", "ok", **base)
+        return _ready(state, base, policy)
     if result.reached:
         what = "the panel rejects" if state.decision is None else "decided against"
         return Judgement(False, f"consensus {result.outcome}: {what} {doc or 'this'} "
@@ -156,6 +141,35 @@ def gate(state: State, revision: str | None, doc: str | None,
         reason += f"; waiting for {', '.join(result.missing)}"
     return Judgement(False, reason + tail, "no-consensus", tuple(state.awaited),
                      blocking=blocking, **base)
+
+
+def _ready(state: State, base: dict, policy: Policy) -> Judgement:
+    """The votes (or a person's decision) reach READY: it passes unless a participant is
+    still awaited or an open finding stands at or above the rule's ``hold:``."""
+    result = state.result
+    if state.decision is not None:
+        return Judgement(True, f"{result.reason}: {_gist(state.decision.reason)}", "ok",
+                         **base)
+    if state.awaited:
+        names = ", ".join(state.awaited)
+        return Judgement(False, f"{result.reason}, but {names} "
+                                f"{'has' if len(state.awaited) == 1 else 'have'} not "
+                                "answered this revision: the review is not complete",
+                         "awaited", tuple(state.awaited), **base)
+    # an advisory voice's findings (an advisory panel, a non-participant) are shown and
+    # never hold: people decide there
+    holding = [f for f in state.findings if policy.holds(f) and f.author not in
+               state.advisory]
+    if holding:
+        named = ", ".join(f"{f.id} ({f.severity}, {_where(f)}, {f.author})"
+                          for f in holding[:3])
+        more = f" and {len(holding) - 3} more" if len(holding) > 3 else ""
+        word = "is" if len(holding) == 1 else "are"
+        at_least = "" if policy.hold == "info" else " or worse"
+        return Judgement(False, f"{result.reason}, but {named}{more} {word} open, and the "
+                                f"rule holds the commit on a {policy.hold}{at_least} finding",
+                         "findings", holding=tuple(f.id for f in holding), **base)
+    return Judgement(True, f"consensus READY ({result.reason})", "ok", **base)
 
 
 def _where(f: Finding) -> str:
