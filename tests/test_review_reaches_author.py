@@ -227,6 +227,10 @@ def test_a_decider_by_e_mail_waives_with_comment_waive_from_their_own_commit(loo
     f1 = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0][
         "findings"][0]
     assert (f1["status"], f1["closed_by"]["by"]) == ("waived", "Carol <carol@example.com>")
+    asked = [r.text for r in fake_llm.chat_requests if match("AI-Security") in r.text][-1]
+    assert ("> Settled by people (raise one again only if the document has changed what it "
+            "is about):\n> F1 (major): unbounded retention -- waived by Carol "
+            "<carol@example.com>: a year is fine for now") in asked  # the panel reads it
 
 
 def test_a_decision_over_open_findings_lists_them_and_they_are_overridden(loop_repo,

@@ -198,7 +198,8 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
 
 def open_findings_text(d: Discussion) -> str:
     """The open findings of earlier reviews, the most severe first, each with its lines and
-    the answers people gave to it (``A(F3): ...``)."""
+    the answers people gave to it (``A(F3): ...``); then those people settled (waived, or
+    overridden by a decision), so the panel does not raise them anew."""
     rows = []
     for f in pending(d.findings)[:_LIST_CAP * 2]:
         at = f"lines {f.at} of revision {f.revision[:7]}" if f.located and f.revision else (
@@ -206,6 +207,14 @@ def open_findings_text(d: Discussion) -> str:
         rows.append(f"{f.id} ({f.severity}, {at}): {f.what}"
                     + (f" -- where: {f.where!r}" if f.where else "")
                     + "".join(f"\n  answer by {a['author']}: {a['text']}" for a in f.answers))
+    settled = [f for f in d.findings if f.status in ("waived", "overridden")][-_LIST_CAP:]
+    if settled:  # a person's word on them: the panel reads it, and does not raise them anew
+        rows = rows or ["(none)"]
+        rows += ["", "Settled by people (raise one again only if the document has changed "
+                 "what it is about):"]
+        rows += [f"{f.id} ({f.severity}): {f.what} -- {f.status} by {f.closed_by.get('by')}"
+                 + (f": {f.closed_by['reason']}" if f.closed_by.get("reason") else "")
+                 for f in settled]
     return "\n".join(rows)
 
 
