@@ -53,7 +53,8 @@ from _table import child_env, table
 from cascade.config.rules import SEVERITIES
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import verify
-from cascade.protocol.findings import Finding, locate, numbered
+from cascade.protocol.finding_life import numbered
+from cascade.protocol.findings import Finding, locate
 
 DATA = HERE / "data" / "quality"
 MANIFEST = DATA / "manifest.yml"
