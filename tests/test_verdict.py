@@ -242,3 +242,88 @@ def test_no_surface_contradicts_the_verdict(security, severity, hold, closing, d
         and verdict.effect(next(f for f in verdict.findings
                                 if f"cascade {f.id} " in x)) == "error"]
 
+
+
+# ---- the words: each verdict explains itself in one line --------------------------------------
+
+def test_each_kind_says_why_in_its_own_words(tmp_path):
+    cases = {
+        ("READY", None, None, None, "critical"): (True, "consensus READY (3/3 READY)"),
+        (None, None, None, None, "critical"): (
+            False, "2/3 READY, but AI-Security has not answered this revision: the review is "
+                   "not complete"),
+        ("CHANGES", "major", None, None, "major"): (
+            False, "2/3 READY, but F1 (major, line 7, AI-Security) is open, and the rule holds "
+                   "the commit on a major or worse finding"),
+        ("CHANGES", "minor", None, None, "info"): (
+            False, "2/3 READY, but F1 (minor, line 7, AI-Security) is open, and the rule holds "
+                   "the commit on a info finding"),
+        ("REJECT", None, None, None, "critical"): (False, "REJECT from AI-Security"),
+        (None, None, None, "READY", "critical"): (
+            True, "decided READY by Dana Decider (line 30): We decide."),
+        (None, None, None, "REJECT", "critical"): (
+            False, f"consensus REJECT: decided against {DOC} (decided REJECT by Dana Decider "
+                   "(line 30))"),
+    }
+    for (security, severity, closing, decision, hold), (ok, reason) in cases.items():
+        verdict, _ = judged(ledger(security, severity, closing, decision), hold, tmp_path)
+        assert (verdict.ok, verdict.reason) == (ok, reason)
+        assert verdict.decided is (decision is not None)
+        assert (verdict.ways_out(DOC) == "") is (ok or decision is not None)
+
+
+def test_two_awaited_participants_are_both_named(tmp_path):
+    text = (HEADER + stamped_event(SOURCE_REVISION, f"{REV} path={DOC}") + "\n\n"
+            + persona_block("AI-Architect", "READY", None))
+    verdict, _ = judged(text, "critical", tmp_path)
+    assert verdict.kind == "no-consensus" and verdict.awaited == ("AI-Security", "AI-Pragmatist")
+
+
+def test_more_than_three_holding_findings_are_counted_not_listed(tmp_path):
+    found = [F.Finding("minor", "Keep everything", f"issue {n}", lines=(7, 7)) for n in range(5)]
+    block = render_comment("AI-Security", "Hm.", "READY", provenance={
+        "model": "test", "revision": REV, "seen": "all", "findings": F.encode(found)})
+    text = (HEADER + stamped_event(SOURCE_REVISION, f"{REV} path={DOC}") + "\n\n"
+            + persona_block("AI-Architect", "READY", None) + block
+            + persona_block("AI-Pragmatist", "READY", None))
+    verdict, _ = judged(text, "minor", tmp_path)
+    assert verdict.holding == ("F1", "F2", "F3", "F4", "F5")
+    assert ", F3 (minor, line 7, AI-Security) and 2 more are open" in verdict.reason
+    assert verdict.ways_out(DOC).startswith("answer it in the ledger ('A(F1): ...')")
+
+
+def test_an_open_critical_finding_on_a_passing_revision_warns(tmp_path):
+    """A rule that lets a critical finding through (policy critical: READY, hold: none) still
+    shows it, as a warning, never as an error."""
+    text = ledger("READY", "critical", None, None)
+    d = Discussion(tmp_path / LEDGER, text, setting_of(tmp_path), authority=Authority(
+        ("architect", "security", "pragmatist"), "review", VotingConfig(0.67, 0.01),
+        (DECIDER,), True, "rule", F.policy_of((("critical", "READY"),), False, "none")))
+    verdict = gate(d.state, REV, DOC)
+    assert verdict.ok and verdict.effect(verdict.findings[0]) == "warning"
+
+
+def test_another_revision_or_none_recorded_is_stale(tmp_path):
+    text = ledger("READY", None, None, None)
+    d = Discussion(tmp_path / LEDGER, text, setting_of(tmp_path), authority=authority("none"))
+    stale = gate(d.state, "b" * 40, DOC)
+    assert (stale.ok, stale.kind, stale.reason) == (
+        False, "stale-revision", f"the ledger reviewed another revision of {DOC} (aaaaaaa; "
+                                 "this one is bbbbbbb)")
+    bare = HEADER + persona_block("AI-Architect", "READY", None)
+    d = Discussion(tmp_path / LEDGER, bare, setting_of(tmp_path), authority=authority("none"))
+    none = gate(d.state, "b" * 40, DOC)
+    assert (none.ok, none.kind, none.reason) == (
+        False, "no-revision", f"the ledger records no revision of {DOC} (this one is bbbbbbb)")
+    assert gate(d.state, None, None).kind != "no-revision"  # no document: no revision asked
+
+
+def test_a_decision_that_does_not_count_is_named_in_the_reason(tmp_path):
+    text = ledger("REJECT", None, None, None) + render_comment(
+        "Bob Builder", "**Decision: READY** -- Bob decides.\n\nShip it.", None,
+        origin="decision", provenance={"vote": "READY", "revision": REV, "by": "Bob Builder"})
+    verdict, _ = judged(text, "critical", tmp_path)
+    assert not verdict.ok and verdict.reason.startswith("REJECT from AI-Security; Bob Builder's "
+                                                        "decision (line ")
+    assert verdict.reason.endswith("does not count: Bob Builder is not a decider of rule 'adr' "
+                                   "(.ai-rules.yml:1) (deciders: Dana Decider)")
