@@ -211,6 +211,9 @@ def test_no_surface_contradicts_the_verdict(security, severity, hold, closing, d
     state = evaluate(Job(LEDGER, LEDGER, text.encode(), tmp_path, tmp_path,
                          authority(hold), DOC, REV, None, True))
     assert (state.ok, state.kind) == (verdict.ok, verdict.kind)  # check's verdict is the gate's
+    quick = evaluate(Job(LEDGER, LEDGER, text.encode(), tmp_path, tmp_path, authority(hold),
+                         DOC, REV, None, False))  # the text format's read: markers if they bear
+    assert (quick.ok, quick.kind) == (verdict.ok, verdict.kind)
     rule = Rule(name="adr", match=("docs/adr/*.md",), discussion="x")
     item = Governed(DOC, rule, LEDGER)
     report = Report(None, "HEAD")
@@ -327,3 +330,17 @@ def test_a_decision_that_does_not_count_is_named_in_the_reason(tmp_path):
                                                         "decision (line ")
     assert verdict.reason.endswith("does not count: Bob Builder is not a decider of rule 'adr' "
                                    "(.ai-rules.yml:1) (deciders: Dana Decider)")
+
+
+@pytest.mark.parametrize("hold,ok", [("critical", True), ("major", False), ("none", True)])
+def test_check_reads_a_concern_where_it_can_hold(hold, ok, tmp_path):
+    """A person's CONCERN is a major finding: it holds under hold: major, and check (which
+    reads markers only where they bear on the verdict) says what the gate says."""
+    text = ledger("READY", None, None, None) + render_comment("Ann Author", "CONCERN: no "
+                                                              "backups")
+    verdict, _ = judged(text, hold, tmp_path)
+    assert verdict.ok is ok and [f.what for f in verdict.findings] == ["no backups"]
+    for asked in (False, True):
+        state = evaluate(Job(LEDGER, LEDGER, text.encode(), tmp_path, tmp_path,
+                             authority(hold), DOC, REV, None, asked))
+        assert (state.ok, state.kind) == (verdict.ok, verdict.kind)

@@ -30,9 +30,11 @@ from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import gate
 
 PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it saves
-# Markers that bear on the verdict (a CONCERN is a finding; A(Fn) and WAIVE(Fn) close one):
-# a ledger holding none is read without markers (faster), with the same verdict.
-_MARKED = re.compile(rb"CONCERN|WAIVE|A\([ \t]*[Ff]")
+# Markers that bear on the verdict: A(Fn) and WAIVE(Fn) close a finding; a CONCERN is a major
+# finding, which holds only under a rule's hold: major or below. A ledger holding none that
+# bears is read without markers (faster), with the same verdict.
+_CLOSING = re.compile(rb"WAIVE|A\([ \t]*[Ff]")
+_CONCERN_HOLDS = ("major", "minor", "info")
 
 
 class Job(Struct, frozen=True):
@@ -49,6 +51,13 @@ class Job(Struct, frozen=True):
     commit: str | None = None  # the commit the ledger is read at (who added its lines)
     findings: bool = False  # read its markers whatever it holds (a slower parse)
 
+
+def _markers_bear(job: Job) -> bool:
+    """Whether ``job``'s ledger must be read with its markers for its verdict (or asks)."""
+    if job.findings or _CLOSING.search(job.raw) is not None:
+        return True
+    policy = job.authority.policy if job.authority is not None else None
+    return policy is not None and policy.hold in _CONCERN_HOLDS and b"CONCERN" in job.raw
 
 class LedgerState(Struct):
     key: str
@@ -92,7 +101,7 @@ def evaluate(job: Job) -> LedgerState:
     path = job.repo / job.path  # never read: only names the ledger in errors
     try:
         d = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root), raw=job.raw,
-                       details=job.findings or _MARKED.search(job.raw) is not None,
+                       details=_markers_bear(job),
                        authority=job.authority)
         ledger = d.ledger
         fence = ledger.open_fence

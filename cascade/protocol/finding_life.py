@@ -16,8 +16,13 @@ from cascade.ledger.provenance import verify
 from cascade.protocol.findings import FIELD, RESOLVED, Finding, decode, resolved_ids
 
 
-def _stamped(c: Comment, ledger: str | None) -> bool:
-    return c.origin == "ai" and FIELD in c.provenance and verify(c, ledger) is None
+def _stamped(c: Comment, ledger: str | None, trusted) -> bool:
+    """Whether ``c`` is a tool's block with findings: its stamp verifies (for ``ledger``), or
+    -- ``trusted`` given -- it is one of the blocks the state's walk verified (no digest
+    computed twice)."""
+    if c.origin != "ai" or FIELD not in c.provenance:
+        return False
+    return c.line in trusted if trusted is not None else verify(c, ledger) is None
 
 
 class Stray(Struct, frozen=True):
@@ -39,7 +44,7 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              is_person=lambda _name: True,
              authors: Mapping[int, str] | None = None,
              strays: list[Stray] | None = None, *,
-             ledger: str | None = None) -> list[Finding]:
+             ledger: str | None = None, trusted=None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
     adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
     major finding, not located). Each is open, or closed (``STATUSES``): resolved by a later
@@ -55,7 +60,7 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
-        if _stamped(c, ledger):
+        if _stamped(c, ledger, trusted):
             for ref in resolved_ids(c.provenance.get(RESOLVED, "").split(",")):
                 _close(out, ref, "resolved", {"by": c.author, "line": c.line})
             if c.vote in ("READY", "ACCEPT"):  # its author finds it ready: its own are met
