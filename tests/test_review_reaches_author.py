@@ -11,10 +11,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import git
 from test_findings import TEXT, answer, cascade, panel
 from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, match, run  # noqa: F401
@@ -257,3 +257,30 @@ def test_a_decision_over_open_findings_lists_them_and_they_are_overridden(loop_r
     assert data["gate"]["ok"] is True and data["gate"]["effects"] == {"F1": None}
     status = cascade(repo, "status", LEDGER).out
     assert "F1 major: unbounded retention (@security) -- overridden (decided READY) by" in status
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_the_ui_shows_the_gate_s_verdict_and_the_open_finding(loop_repo, fake_llm,
+                                                                   monkeypatch):
+    """The terminal UI (driven by Textual's Pilot) says what the hook said: the commit passed,
+    and F1 is open."""
+    from cascade.ui.app import CascadeApp
+
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo)
+    assert commit(repo).returncode == 0
+    monkeypatch.chdir(repo)
+    app = CascadeApp(repo / LEDGER)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause()
+        summary = str(app.screen.query_one("#summary").render())
+        side = str(app.screen.query_one("#side-text").render())
+    assert f"Gate for {DOC}: ok: consensus READY (2/3 READY)" in summary
+    assert "F1 major (line 7): unbounded retention (AI-Security)" in side

@@ -101,6 +101,8 @@ class DiscussionScreen(Screen):
         self.app.sub_title = f"{model.shown(v.path)}"
         head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
                              (v.consensus, "green" if "reached," in v.consensus else "yellow"))
+        if v.gate:
+            head.append(f"\n{v.gate}", "green" if v.gate_ok else "red")
         if v.waiting:
             head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
         self.query_one("#summary", Static).update(head)

@@ -8,7 +8,7 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from cascade.commands._common import find_ledgers
-from cascade.commands.status import protocol_view, vote_label
+from cascade.commands.status import gate_view, protocol_view, vote_label
 from cascade.errors import CascadeError, display_path
 from cascade.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
@@ -59,6 +59,8 @@ class View(Struct):
     step_protocol: bool = False
     concluded: bool = False
     about: About | None = None  # the open decision point: what it is about, its choices
+    gate: str | None = None  # the gate's verdict on its document (a governed ledger), one line
+    gate_ok: bool = False
 
 
 def rows(start: Path) -> list[Row]:
@@ -168,6 +170,11 @@ def view(path: Path) -> View:
     out.questions = [printable(f"{q.get('id', 'Q')}: {q['text']} ({q['author']})")
                      for q in d.questions if q.get("status") == "open"]
     out.findings = [printable(line) for line in listing(d.findings)]
+    judged = gate_view(d)  # the verdict the hook and check give, as status shows it
+    if judged is not None:
+        out.gate = printable(f"Gate for {judged['document']}: "
+                             f"{'ok' if judged['ok'] else 'blocked'}: {judged['reason']}")
+        out.gate_ok = judged["ok"]
     out.decisions = [printable(f"{x['text']} ({x['author']})") for x in d.decisions]
     out.participants = [printable(f"{name}: {vote_label(d, name)}")
                         for name in _speakers(d)]
