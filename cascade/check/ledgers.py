@@ -33,7 +33,7 @@ PARALLEL_BYTES = 4_000_000  # below this, starting workers costs more than it sa
 # Markers that bear on the verdict: A(Fn) and WAIVE(Fn) close a finding; a CONCERN is a major
 # finding, which holds only under a rule's hold: major or below. A ledger holding none that
 # bears is read without markers (faster), with the same verdict.
-_CLOSING = re.compile(rb"WAIVE|A\([ \t]*[Ff]")
+_ANSWER = re.compile(rb"A\([ \t]*[Ff]")
 _CONCERN_HOLDS = ("major", "minor", "info")
 
 
@@ -54,10 +54,11 @@ class Job(Struct, frozen=True):
 
 def _markers_bear(job: Job) -> bool:
     """Whether ``job``'s ledger must be read with its markers for its verdict (or asks)."""
-    if job.findings or _CLOSING.search(job.raw) is not None:
+    raw = job.raw  # plain substring tests first: a regex scan of every ledger costs more
+    if job.findings or b"WAIVE" in raw or (b"A(" in raw and _ANSWER.search(raw) is not None):
         return True
     policy = job.authority.policy if job.authority is not None else None
-    return policy is not None and policy.hold in _CONCERN_HOLDS and b"CONCERN" in job.raw
+    return policy is not None and policy.hold in _CONCERN_HOLDS and b"CONCERN" in raw
 
 class LedgerState(Struct):
     key: str
