@@ -344,3 +344,82 @@ def test_check_reads_a_concern_where_it_can_hold(hold, ok, tmp_path):
         state = evaluate(Job(LEDGER, LEDGER, text.encode(), tmp_path, tmp_path,
                              authority(hold), DOC, REV, None, asked))
         assert (state.ok, state.kind) == (verdict.ok, verdict.kind)
+
+
+# ---- what the table's kinds leave out ---------------------------------------------------------
+
+def test_a_carried_review_holds_only_for_a_text_of_the_same_core(tmp_path):
+    """A revision recorded as keeping an earlier one's review (status or spacing changed) is
+    verified on the committed text: another core is changed-core, whatever the votes."""
+    from cascade.docstatus import core
+    from cascade.ledger.render import render_event
+
+    later, kept = "b" * 40, core(TEXT.encode())
+    text = (HEADER + render_event(SOURCE_REVISION, REV, {"path": DOC, "core": kept},
+                                  stamp=True) + "\n\n"
+            + "".join(persona_block(p, "READY", None) for p in ("AI-Architect", "AI-Security",
+                                                                  "AI-Pragmatist"))
+            + render_event(SOURCE_REVISION, later, {"path": DOC, "core": kept, "same-as": REV},
+                           stamp=True) + "\n\n")
+    d = Discussion(tmp_path / LEDGER, text, setting_of(tmp_path), authority=authority("none"))
+    assert d.state.carried_now
+    same = gate(d.state, later, DOC, TEXT.encode())
+    assert (same.ok, same.kind) == (True, "ok")
+    other = gate(d.state, later, DOC, b"# X\n\nSomething else entirely.\n")
+    assert (other.ok, other.kind) == (False, "changed-core")
+    assert other.reason.startswith(f"the ledger says {DOC} differs from the reviewed text only")
+    assert gate(d.state, later, DOC).ok  # no text given: not verified here (check does it)
+
+
+def test_who_blocks_is_named(tmp_path):
+    verdict, _ = judged(ledger("REJECT", "critical", None, None), "critical", tmp_path)
+    assert verdict.blocking == ("AI-Security",) and verdict.kind == "no-consensus"
+    assert verdict.ways_out(DOC) == ("answer F1 in the ledger ('A(F1): ...'), ask one persona "
+                                     f"with @alias, or cascade decide {DOC} READY --reason '...'")
+    verdict, _ = judged(ledger("REJECT", "minor", None, None), "critical", tmp_path)
+    assert verdict.ways_out(DOC) == ("answer in the ledger, ask one persona with @alias, or "
+                                     f"cascade decide {DOC} READY --reason '...'")
+    assert verdict.effect(verdict.findings[0]) == "notice"  # a minor point blocks nothing
+    verdict, _ = judged(ledger("CHANGES", "major", None, None), "major", tmp_path)
+    assert verdict.ways_out(DOC, "Carol decides") == (
+        f"answer it in the ledger ('A(F1): ...'), have a decider waive it (cascade comment "
+        f"{DOC} --waive F1 'reason'), or Carol decides")
+
+
+def test_how_each_finding_was_closed_is_kept(tmp_path):
+    decision = ledger("CHANGES", "major", None, "READY")
+    verdict, _ = judged(decision, "major", tmp_path)
+    (f1,) = verdict.findings
+    at = next(n for n, x in enumerate(decision.splitlines(), 1) if x == f"Name: {DECIDER}")
+    assert f1.closed_by == {"by": DECIDER, "line": at, "how": "decided READY"}
+    waived, _ = judged(ledger("CHANGES", "major", "waive", None), "major", tmp_path)
+    line = next(n for n, x in enumerate(ledger("CHANGES", "major", "waive", None)
+                                        .splitlines(), 1) if x.startswith("WAIVE(F1)"))
+    assert waived.findings[0].closed_by == {"by": DECIDER, "line": line,
+                                            "reason": "accepted for now."}
+    refused, _ = judged(ledger("CHANGES", "major", "waive-by-other", None), "major", tmp_path)
+    assert refused.findings[0].closed_by["refused"] == ("Bob Builder is not one of the rule's "
+                                                        "deciders")
+    assert refused.findings[0].closed_by["by"] == "Bob Builder"
+
+
+def test_a_finding_raised_after_the_decision_stays_open(tmp_path):
+    text = ledger("CHANGES", "major", None, "READY") + persona_block("AI-Architect", "READY",
+                                                                      "major")
+    verdict, _ = judged(text, "none", tmp_path)
+    assert [f.status for f in verdict.findings] == ["overridden", "open"]
+
+
+def test_a_waiver_counts_only_from_its_author_s_own_commit(tmp_path):
+    text = ledger("CHANGES", "major", "waive", None)
+    line = next(n for n, x in enumerate(text.splitlines(), 1) if x.startswith("WAIVE(F1)"))
+    d = Discussion(tmp_path / LEDGER, text, setting_of(tmp_path), authority=authority("major"))
+    mallory = gate(d.with_authors({line: "Mallory <m@example.com>"}).state, REV, DOC)
+    assert (mallory.ok, mallory.findings[0].status) == (False, "open")
+    assert mallory.findings[0].closed_by["refused"] == ("recorded as Dana Decider's, but added "
+                                                        "in a commit by Mallory "
+                                                        "<m@example.com>")
+    unknown = gate(d.with_authors({}).state, REV, DOC)
+    assert unknown.findings[0].closed_by["refused"].endswith("by someone unknown")
+    dana = gate(d.with_authors({line: "Dana Decider <dana@example.com>"}).state, REV, DOC)
+    assert (dana.ok, dana.findings[0].status) == (True, "waived")
