@@ -376,8 +376,8 @@ def test_a_files_filter_kept_from_before_is_named_by_init_and_check(repo):
     (repo / ".pre-commit-config.yaml").unlink()
     git(repo, "commit", "-qam", "no config", "--no-verify")
     proc = cascade_subprocess("check", cwd=repo)
-    assert f"is not committed: commit it with the hook installed (git add {doc} && git " \
-           "commit)" in proc.stdout
+    assert (f"is not committed: review its committed revision and commit the ledger: cascade "
+            f"review {doc} && git commit -m 'Review of {doc}'") in proc.stdout
 
 
 def test_the_config_checks_against_the_default_branch_of_origin(repo):

@@ -37,7 +37,7 @@ class Judgement(Struct, frozen=True):
     findings: tuple[Finding, ...] = ()  # every finding of the discussion, with its status
     policy: Policy = Policy()
     decided: bool = False  # a person's decision in force gives it
-    concluded: bool = False  # the protocol's rounds concluded (an impasse): nobody is asked
+    concluded: bool = False  # the protocol's rounds ended in an impasse: nobody is asked again
 
     @property
     def blocked_by_votes(self) -> bool:
@@ -109,7 +109,8 @@ def gate(state: State, revision: str | None, doc: str | None,
     policy = state.policy if isinstance(state.policy, Policy) else Policy()
     base = {"findings": tuple(state.findings), "policy": policy,
             "decided": state.decision is not None,
-            "concluded": state.conclusion.outcome is not None}
+            "concluded": state.decision is None and "IMPASSE" in (
+                state.conclusion.outcome, state.conclusion.reached)}
     problem = core_problem(state, doc, data) if data is not None else None
     if problem:
         return Judgement(False, problem, "changed-core", **base)
