@@ -1,4 +1,4 @@
-"""A stamp belongs to its ledger (issue 37, point 6): a block or event cascade stamped counts
+"""A stamp belongs to its ledger: a block or event cascade stamped counts
 only in the ledger it was written for. A READY copied from the reviewed ledger of one ADR
 into the ledger of another at the same text is shown and never counted; `cascade check`
 names it, in range and snapshot mode alike. A legitimate move keeps every stamp.
