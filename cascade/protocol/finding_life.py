@@ -16,13 +16,13 @@ from cascade.ledger.provenance import verify
 from cascade.protocol.findings import FIELD, RESOLVED, Finding, decode, resolved_ids
 
 
-def _stamped(c: Comment, ledger: str | None, trusted) -> bool:
-    """Whether ``c`` is a tool's block with findings: its stamp verifies (for ``ledger``), or
-    -- ``trusted`` given -- it is one of the blocks the state's walk verified (no digest
-    computed twice)."""
+def _stamped(c: Comment, trusted) -> bool:
+    """Whether ``c`` is a tool's block with findings: one of the ``trusted`` lines (the blocks
+    the state's walk verified as this ledger's), or -- None given -- one whose digest
+    verifies."""
     if c.origin != "ai" or FIELD not in c.provenance:
         return False
-    return c.line in trusted if trusted is not None else verify(c, ledger) is None
+    return c.line in trusted if trusted is not None else verify(c) is None
 
 
 class Stray(Struct, frozen=True):
@@ -43,24 +43,24 @@ class Stray(Struct, frozen=True):
 def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              is_person=lambda _name: True,
              authors: Mapping[int, str] | None = None,
-             strays: list[Stray] | None = None, *,
-             ledger: str | None = None, trusted=None) -> list[Finding]:
+             strays: list[Stray] | None = None, *, trusted=None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
     adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
     major finding, not located). Each is open, or closed (``STATUSES``): resolved by a later
     review of its author (its ``resolved`` names it, or it votes READY), answered (``A(Fn):
-    ...``, by a person; every answer is kept with it), or waived (``WAIVE(Fn): reason`` by a person the
-    rule's ``deciders:`` allow; anyone else's waiver is listed in ``closed_by`` as refused and
+    ...``, by a person; every answer is kept with it), or waived (``WAIVE(Fn): reason`` by a
+    person the rule's ``deciders:`` allow; anyone else's waiver is listed in ``closed_by`` as refused and
     the finding stays open). ``authors``: who added each waiver's line (the git identity),
     when known: a waiver counts only when added by the person it names, as a decision does;
     None: names are taken as written. A marker naming no finding goes to ``strays``.
     (Overridden: by a decision in force, which only the state knows: ``overridden``.)
-    ``ledger``: the identity of the ledger (cascade.ledger.provenance.ledger_id): a block
-    copied from another one gives no finding here."""
+    ``trusted``: the lines of the blocks the state's walk verified as this ledger's (a block
+    copied from another ledger gives no finding here); None: any block whose digest
+    verifies."""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
-        if _stamped(c, ledger, trusted):
+        if _stamped(c, trusted):
             for ref in resolved_ids(c.provenance.get(RESOLVED, "").split(",")):
                 _close(out, ref, "resolved", {"by": c.author, "line": c.line})
             if c.vote in ("READY", "ACCEPT"):  # its author finds it ready: its own are met

@@ -345,7 +345,7 @@ class _Walk(EventChecks):
         found = overridden(numbered(
             [c for c in self.ledger.comments if c.line not in self.ignored],
             self.authority.deciders, lambda name: self.personas.of_author(name) is None,
-            self.authors, strays, ledger=self.binding.identity, trusted=self.verified),
+            self.authors, strays, trusted=self.verified),
             decision)
         return State(self.phase, status, self.revision, votes, advisory, expected,
                      discounted, list(self.forged), decisions, decision, result,
