@@ -29,6 +29,8 @@ from cascade.config.rules import Rule
 from cascade.ledger.consensus import VotingConfig
 from cascade.ledger.model import SOURCE_REVISION
 from cascade.ledger.render import render_comment
+from cascade.loop.decide import open_items
+from cascade.loop.item import Item
 from cascade.protocol import findings as F
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
@@ -237,9 +239,13 @@ def test_no_surface_contradicts_the_verdict(security, severity, hold, closing, d
         assert "❌" not in step_summary(report)
     else:
         assert not report.ok  # a failing verdict fails the check
-    for f in verdict.findings:  # a closed finding is shown closed: annotated nowhere
-        if f.status != "open":
+    shown = " ".join(open_items(Item(LEDGER, DOC, None), verdict, d)) if verdict.ok else ""
+    for f in verdict.findings:  # a closed finding is shown closed: annotated nowhere, and
+        if f.status != "open":  # not among a passing commit's open items
             assert f"cascade {f.id} " not in out.getvalue()
+            assert f"{f.id} " not in shown
+        elif verdict.ok:
+            assert f"  {f.id} {f.severity} " in shown
     assert [x for x in annotations if x.startswith("::error") and "title=cascade F" in x] == [
         x for x in annotations if "title=cascade F" in x
         and verdict.effect(next(f for f in verdict.findings
