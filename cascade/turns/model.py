@@ -42,7 +42,7 @@ from msgspec import Struct
 
 from cascade.errors import CascadeError
 from cascade.text import shown_url
-from cascade.turns import local
+from cascade.turns import credentials, local
 from cascade.turns.settings import Settings
 
 LOCAL_PREFIX = "cascade-local/"
@@ -689,6 +689,7 @@ async def _attempts(candidate: str, route: _Route, settings: Settings, on_retry:
     backoff; (the reply or None, the attempts counted so far). A failure goes into
     ``errors``."""
     delay = settings.backoff
+    secrets = credentials.configured(settings.api_key, settings.api_base)  # never shown
     for attempt in range(settings.retries + 1):
         attempts += 1
         limit = settings.timeout
@@ -702,13 +703,15 @@ async def _attempts(candidate: str, route: _Route, settings: Settings, on_retry:
                 limit = settings.timeout + 5  # our own guard fired, not the client's timeout
             failure = _classify(exc, model=candidate, endpoint=route.endpoint, timeout=limit,
                                 key_hint=route.key_hint)
+            # a server may echo the key it refused: its text never carries a credential on
+            message = credentials.scrub(failure.message, secrets)
             if not failure.retryable or attempt == settings.retries:
-                errors.append((candidate, failure.message))
+                errors.append((candidate, message))
                 return None, attempts
             wait = _retry_after(exc)
             wait = wait if wait is not None else delay * (1 + random.random() * 0.25)
             if on_retry is not None:
-                on_retry(candidate, failure.message, wait)
+                on_retry(candidate, message, wait)
             await asyncio.sleep(wait)
             delay *= 2
     return None, attempts

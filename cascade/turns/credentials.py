@@ -1,0 +1,49 @@
+"""The credentials this run is configured with, and their removal from any text the tool
+prints or writes: a server that echoes the rejected key in its error (a 401's "Incorrect API
+key provided: sk-...") must not get it into the terminal, a ledger's FAILURE line, a log or
+the cache, where the next commit would put it into git for good.
+
+What counts as configured: ``CASCADE_API_KEY``; the password of a ``user:password@`` in
+``CASCADE_API_BASE`` or in any ``*_API_BASE`` / ``*_BASE_URL`` variable; the value of every
+environment variable whose name says it holds a secret (``*_API_KEY``, ``*_API_TOKEN``,
+``*_AUTH_TOKEN``, ``*_KEY``, ``*_SECRET``, ``*_PASSWORD``, ``*_TOKEN``). Values shorter than
+8 characters are left alone (too short to tell from words). Pure but for reading the
+environment; no model, no files.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from urllib.parse import quote, unquote, urlsplit
+
+SHOWN = "[REDACTED:configured-credential]"
+_NAMES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_KEY", "_SECRET", "_PASSWORD", "_TOKEN")
+_BASES = ("_API_BASE", "_BASE_URL")
+_SHORTEST = 8
+
+
+def configured(api_key: str | None = None, api_base: str | None = None,
+               env: Mapping[str, str] | None = None) -> list[str]:
+    """The credential values configured here (``api_key``, ``api_base``: the settings'; and
+    the environment's), the longest first, each with its URL-encoded and decoded forms."""
+    env = os.environ if env is None else env
+    values = [api_key or ""]
+    values += [v for k, v in env.items() if k.upper().endswith(_NAMES)]
+    for base in [api_base or "", *(v for k, v in env.items() if k.upper().endswith(_BASES))]:
+        try:
+            password = urlsplit(base.strip()).password
+        except ValueError:
+            password = None
+        values.append(password or "")
+    forms = {form for v in values for form in (v.strip(), unquote(v.strip()), quote(v.strip(),
+                                                                                    safe=""))}
+    return sorted((f for f in forms if len(f) >= _SHORTEST), key=len, reverse=True)
+
+
+def scrub(text: str, values: Iterable[str]) -> str:
+    """``text`` with every occurrence of each of ``values`` replaced by ``SHOWN``."""
+    values = [v for v in values if v]
+    if not values or not text:
+        return text
+    return re.compile("|".join(re.escape(v) for v in values)).sub(SHOWN, text)

@@ -1,0 +1,57 @@
+"""No configured credential is ever printed or written: a server that echoes the key it
+refused (401, 403) or fails with it in its text (429, 500) gets it into neither the terminal,
+the ledger's FAILURE lines, nor anything under .git -- through a real `git commit` with the
+hook installed and the scripted endpoint over HTTP."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import git
+from fakellm import http_error
+from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, match  # noqa: F401
+
+from cascade.turns.credentials import SHOWN, configured, scrub
+
+KEY = "sk-proj-Zx81Lq0Vb3NmC4Tg7Hr2Jp5Ks9Wd6Fy1"  # the configured key
+PASSWORD = "pr0xy-Passw0rd-77"  # a user:password@ in the endpoint's URL
+
+
+@pytest.mark.parametrize("status", [401, 403, 429, 500])
+def test_an_echoed_key_reaches_no_output_ledger_or_cache(status, loop_repo, fake_llm,
+                                                         monkeypatch):
+    repo = loop_repo
+    monkeypatch.setenv("CASCADE_API_KEY", KEY)
+    monkeypatch.setenv("CASCADE_RETRIES", "1")
+    monkeypatch.setenv("PROXY_GATEWAY_PASSWORD", PASSWORD)
+    install_plain(repo)
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        fake_llm.script(match(name), http_error(
+            status, f"Incorrect API key provided: {KEY} (gateway {PASSWORD}); "
+                    f"Authorization: Bearer {KEY}"))
+    git(repo, "add", DOC)
+    blocked = commit(repo)
+    assert blocked.returncode == 1
+    assert fake_llm.calls() >= 3  # the endpoint was asked, and refused
+    assert SHOWN in blocked.out  # the message is kept, the key is not
+    written = [blocked.out, (repo / LEDGER).read_text()]
+    written += [p.read_text(errors="replace") for p in Path(repo / ".git").rglob("*")
+                if p.is_file() and "cascade" in p.parts]
+    for text in written:
+        assert KEY not in text and PASSWORD not in text
+    assert "FAILURE" in (repo / LEDGER).read_text()  # the failure is recorded, redacted
+
+
+def test_what_counts_as_configured():
+    env = {"OPENAI_API_KEY": "sk-abcdefgh12345678", "ANTHROPIC_AUTH_TOKEN": "tok/with+slash==",
+           "MY_GATEWAY_API_BASE": "https://user:s3cr%2Bet99@gw.example.com/v1",
+           "HOME": "/root", "SHORT_KEY": "abc", "PATH": "/usr/bin"}
+    found = configured("sk-cascade-123456789", "http://u:hunter2hunter2@proxy:8080", env)
+    assert "sk-abcdefgh12345678" in found and "sk-cascade-123456789" in found
+    assert "hunter2hunter2" in found
+    assert "s3cr+et99" in found and "s3cr%2Bet99" in found  # as written and as decoded
+    assert "tok%2Fwith%2Bslash%3D%3D" in found  # and URL-encoded
+    assert "abc" not in found and "/root" not in found and "/usr/bin" not in found
+    assert scrub("key sk-abcdefgh12345678 and s3cr%2Bet99.", found) == (
+        f"key {SHOWN} and {SHOWN}.")
+    assert scrub("nothing here", []) == "nothing here"
