@@ -55,3 +55,38 @@ def test_what_counts_as_configured():
     assert scrub("key sk-abcdefgh12345678 and s3cr%2Bet99.", found) == (
         f"key {SHOWN} and {SHOWN}.")
     assert scrub("nothing here", []) == "nothing here"
+
+
+def test_a_reply_that_echoes_the_key_is_written_without_it(loop_repo, fake_llm, monkeypatch):
+    """A model (or a proxy before it) that puts the key into its reply: the ledger gets the
+    reply, not the key -- streamed or not."""
+    import json
+
+    repo = loop_repo
+    monkeypatch.setenv("CASCADE_API_KEY", KEY)
+    install_plain(repo)
+    for name in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        fake_llm.script(match(name), json.dumps({"comment": f"Your key is {KEY}.",
+                                                 "vote": "READY"}))
+    git(repo, "add", DOC)
+    landed = commit(repo)
+    ledger = (repo / LEDGER).read_text()
+    assert landed.returncode == 0, landed.out
+    assert KEY not in ledger and KEY not in landed.out and f"Your key is {SHOWN}." in ledger
+
+
+def test_a_streamed_reply_is_scrubbed_across_its_pieces():
+    from cascade.turns.credentials import Stream
+
+    shown: list[str] = []
+    stream = Stream(shown.append, [KEY])
+    text = f"before {KEY} after and more text to come"
+    for i in range(0, len(text), 5):  # the key arrives split over several pieces
+        stream(text[i:i + 5])
+    assert all(KEY[:10] not in piece for piece in shown)  # no part of it shown on the way
+    stream.flush()
+    assert "".join(shown) == f"before {SHOWN} after and more text to come"
+    shown.clear()
+    stream("a retry cuts it: " + KEY[:12])
+    stream.restart()  # the failed reply's text is passed on, but not the key's beginning
+    assert "".join(shown) == "a retry cuts it: "

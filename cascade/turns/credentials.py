@@ -47,3 +47,36 @@ def scrub(text: str, values: Iterable[str]) -> str:
     if not values or not text:
         return text
     return re.compile("|".join(re.escape(v) for v in values)).sub(SHOWN, text)
+
+
+class Stream:
+    """A streamed reply's pieces passed on to ``on_text`` with every credential in ``values``
+    replaced: the last characters that could begin one are held back until the next piece
+    shows they do not (a reply's final text is scrubbed whole besides)."""
+
+    def __init__(self, on_text, values: list[str]) -> None:
+        self.on_text, self.values = on_text, values
+        self.hold = max((len(v) for v in values), default=1) - 1
+        self.pending = ""
+
+    def __call__(self, piece: str) -> None:
+        text = scrub(self.pending + piece, self.values)
+        cut = max(len(text) - self.hold, 0)
+        self.pending = text[cut:]
+        if cut:
+            self.on_text(text[:cut])
+
+    def flush(self) -> None:
+        """The reply is whole: what was held is passed on (scrubbed, as the reply is)."""
+        if self.pending:
+            self.on_text(self.pending)
+        self.pending = ""
+
+    def restart(self) -> None:
+        """A retry starts the reply again: what was held is passed on, but for a tail that
+        could begin a credential (dropped: that reply never ends)."""
+        text, self.pending = self.pending, ""
+        cut = next((i for i in range(len(text))
+                    if any(v.startswith(text[i:]) for v in self.values)), len(text))
+        if cut:
+            self.on_text(text[:cut])

@@ -568,7 +568,12 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
     ``on_text``: the reply streams, each piece of text passed to it as it arrives (a retry
     starts the text again: ``on_retry`` is called first)."""
     chain = list(dict.fromkeys([model, *(fallbacks or ()), *settings.fallbacks]))
-    ask = _Ask(messages, settings, max_tokens or settings.reply_tokens, on_text)
+    # a reply never carries a configured credential on (a model or a proxy echoing the key)
+    secrets = credentials.configured(settings.api_key, settings.api_base)
+    stream = credentials.Stream(on_text, secrets) if on_text is not None and secrets else None
+    if stream is not None:
+        on_retry = _restarting(stream, on_retry)
+    ask = _Ask(messages, settings, max_tokens or settings.reply_tokens, stream or on_text)
     errors: list[tuple[str, str]] = []
     attempts = 0
     for candidate in chain:
@@ -580,8 +585,21 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
         answer, attempts = await _attempts(candidate, route, settings, on_retry, attempts,
                                            errors)
         if answer is not None:
+            if isinstance(answer.text, str):
+                answer.text = credentials.scrub(answer.text, secrets)
+            if stream is not None:
+                stream.flush()
             return answer
     raise ModelError(_summary(model, errors))
+
+
+def _restarting(stream: credentials.Stream, on_retry: Any) -> Any:
+    """``on_retry``, dropping what the credential filter of a streamed reply held back."""
+    def retry(*args: Any) -> None:
+        stream.restart()
+        if on_retry is not None:
+            on_retry(*args)
+    return retry
 
 
 def _key_hint(settings: Settings, key: str | None) -> str | None:
