@@ -73,6 +73,9 @@ def test_a_reply_that_echoes_the_key_is_written_without_it(loop_repo, fake_llm, 
     ledger = (repo / LEDGER).read_text()
     assert landed.returncode == 0, landed.out
     assert KEY not in ledger and KEY not in landed.out and f"Your key is {SHOWN}." in ledger
+    cached = [p.read_text(errors="replace") for p in Path(repo / ".git").rglob("*")
+              if p.is_file() and "cascade" in p.parts]
+    assert cached and not any(KEY in text for text in cached)  # the reply cache included
 
 
 def test_a_streamed_reply_is_scrubbed_across_its_pieces():
