@@ -1,8 +1,9 @@
 """The open findings of the governed documents' ledgers, placed on the documents' lines for a
 pull request, each at the level the gate's verdict gives it (error: it fails the check;
-warning, notice: open on a revision that passes, or fails for another reason): each finding's ``where`` located again in the committed document (no model);
-where it is not found there, the lines the finding recorded when the document is still the
-revision it was found in; else the block in the ledger that gave it."""
+warning, notice: open on a revision that passes, or fails for another reason): each
+finding's ``where`` located again in the committed document (no model); where it is not
+found there, the lines the finding recorded when the document is still the revision it was
+found in; else the block in the ledger that gave it."""
 from __future__ import annotations
 
 from cascade.check.report import Located, Report
@@ -17,9 +18,7 @@ def place(report: Report, items: list, states: dict, tree) -> None:
             continue
         blob = tree.files[item.doc]
         text = tree.data(item.doc).decode("utf-8", errors="replace")
-        for f in state.findings:  # open ones (a closed one is not annotated)
-            if not f["effect"]:
-                continue
+        for f in state.findings:  # the open ones (a closed one is not annotated)
             lines = locate(f["where"], text) if f["where"] else None
             if lines is None and f["lines"] and f.get("revision") == blob:
                 lines = tuple(f["lines"])

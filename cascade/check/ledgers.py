@@ -60,6 +60,7 @@ def _markers_bear(job: Job) -> bool:
     policy = job.authority.policy if job.authority is not None else None
     return policy is not None and policy.hold in _CONCERN_HOLDS and b"CONCERN" in raw
 
+
 class LedgerState(Struct):
     key: str
     path: str  # repository-relative

@@ -38,12 +38,13 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
     with writing_staged(path, "cascade comment") as (d, written):
         person = next_author(d.path.parent, author)
         author = person.name
-        unknown = _naming_no_finding(text, len(d.findings))
+        markers = _markers(text)
+        unknown = _naming_no_finding(markers, len(d.findings))
         if unknown:
             known = f"F1-F{len(d.findings)}" if d.findings else "none yet"
             raise CascadeError(f"{unknown} names no finding of this discussion (its findings: "
                                f"{known}; cascade status lists them): nothing written", d.path)
-        if d.authority.deciders and _waives(text):
+        if d.authority.deciders and any(m.kind == "WAIVE" for m in markers):
             author = recorded_name(person.name, person.email, d.authority.deciders)
         if d.personas.is_persona_name(author):
             raise CascadeError(f"{author!r} is a persona's name; people comment under their "
@@ -77,28 +78,24 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
     return 0
 
 
-def _naming_no_finding(text: str, count: int) -> str | None:
-    """The first ``A(Fn):`` or ``WAIVE(Fn):`` marker of ``text`` (a person's comment) whose
-    finding does not exist in a discussion of ``count`` findings; None: none."""
+def _markers(text: str) -> list:
+    """The markers of ``text`` as a person's comment block reads them (none when it cannot be
+    one: add_comment refuses it, saying why)."""
     try:
         block = parse(render_comment("-", text))
     except ValueError:
-        return None  # add_comment refuses it, saying why
-    for c in block.comments:
-        for m in c.markers:
-            if m.kind in ("A", "WAIVE") and m.ref and m.ref[:1] in "Ff" \
-                    and not 1 <= int(m.ref[1:]) <= count:
-                return f"{m.kind}({m.ref.upper()})"
+        return []
+    return [m for c in block.comments for m in c.markers]
+
+
+def _naming_no_finding(markers: list, count: int) -> str | None:
+    """The first ``A(Fn):`` or ``WAIVE(Fn):`` of ``markers`` whose finding does not exist in a
+    discussion of ``count`` findings; None: none."""
+    for m in markers:
+        if m.kind in ("A", "WAIVE") and m.ref and m.ref[:1] in "Ff" \
+                and not 1 <= int(m.ref[1:]) <= count:
+            return f"{m.kind}({m.ref.upper()})"
     return None
-
-
-def _waives(text: str) -> bool:
-    """Whether ``text``, as a person's comment, carries a ``WAIVE(Fn):`` marker."""
-    try:
-        block = parse(render_comment("-", text))
-    except ValueError:
-        return False  # add_comment refuses it, saying why
-    return any(m.kind == "WAIVE" for c in block.comments for m in c.markers)
 
 
 def _vote_lines(text: str) -> list[tuple[str, str]]:

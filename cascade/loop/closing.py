@@ -49,7 +49,8 @@ class Closed:
 def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) -> Closed | None:
     """Record the outcome in ``d`` (not saved) when its current revision -- ``data``, the
     text being committed -- is at consensus in the last phase, the gate passes it (READY) and
-    no outcome is recorded since; move the document's status where ``rule.status`` says so. None: nothing to do."""
+    no outcome is recorded since; move the document's status where ``rule.status`` says so.
+    None: nothing to do."""
     state = d.state
     result = state.result
     if not result.reached or result.outcome not in ("READY", "REJECT"):

@@ -169,8 +169,7 @@ def closed_listing(found: Iterable[Finding], name=lambda author: author) -> list
         if f.status in OPEN:
             continue
         by = f.closed_by
-        how = {"resolved": "resolved", "waived": "waived",
-               "overridden": "overridden"}.get(f.status, f.status)
+        how = f.status
         if by.get("how"):
             how += f" ({by['how']})"
         reason = f": {by['reason']}" if by.get("reason") else ""

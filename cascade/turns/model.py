@@ -558,6 +558,7 @@ class _Ask(Struct, frozen=True):
     settings: Settings
     max_tokens: int
     on_text: Any = None
+    secrets: tuple[str, ...] = ()  # the configured credentials: never in what is shown
 
 
 async def complete(model: str, messages: list[dict[str, str]], settings: Settings, *,
@@ -573,7 +574,8 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
     stream = credentials.Stream(on_text, secrets) if on_text is not None and secrets else None
     if stream is not None:
         on_retry = _restarting(stream, on_retry)
-    ask = _Ask(messages, settings, max_tokens or settings.reply_tokens, stream or on_text)
+    ask = _Ask(messages, settings, max_tokens or settings.reply_tokens, stream or on_text,
+               tuple(secrets))
     errors: list[tuple[str, str]] = []
     attempts = 0
     for candidate in chain:
@@ -582,7 +584,7 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
         if isinstance(route, str):  # no call, no retry: waiting would not make a key appear
             errors.append((candidate, route))
             continue
-        answer, attempts = await _attempts(candidate, route, settings, on_retry, attempts,
+        answer, attempts = await _attempts(candidate, route, ask, on_retry, attempts,
                                            errors)
         if answer is not None:
             if isinstance(answer.text, str):
@@ -701,13 +703,13 @@ async def _litellm_route(candidate: str, ask: _Ask) -> _Route | str:
     return _Route(request, finish, settings.api_base, key_hint)
 
 
-async def _attempts(candidate: str, route: _Route, settings: Settings, on_retry: Any,
+async def _attempts(candidate: str, route: _Route, ask: _Ask, on_retry: Any,
                     attempts: int, errors: list[tuple[str, str]]) -> tuple[Completion | None, int]:
     """Ask one model, retrying what may pass (a timeout, a rate limit, a server error) with
     backoff; (the reply or None, the attempts counted so far). A failure goes into
     ``errors``."""
+    settings = ask.settings
     delay = settings.backoff
-    secrets = credentials.configured(settings.api_key, settings.api_base)  # never shown
     for attempt in range(settings.retries + 1):
         attempts += 1
         limit = settings.timeout
@@ -722,7 +724,7 @@ async def _attempts(candidate: str, route: _Route, settings: Settings, on_retry:
             failure = _classify(exc, model=candidate, endpoint=route.endpoint, timeout=limit,
                                 key_hint=route.key_hint)
             # a server may echo the key it refused: its text never carries a credential on
-            message = credentials.scrub(failure.message, secrets)
+            message = credentials.scrub(failure.message, ask.secrets)
             if not failure.retryable or attempt == settings.retries:
                 errors.append((candidate, message))
                 return None, attempts
