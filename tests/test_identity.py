@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, git
 from test_gate_holds import cascade, check, commit_rules, head
+from test_trust import rejected_where_carol_decides as rejected
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     DOC,
     LEDGER,
@@ -44,19 +45,6 @@ def shell(repo: Path, line: str, env: dict[str, str] | None = None
     proc.out = proc.stdout + proc.stderr
     return proc
 
-
-def rejected(fake, repo: Path, deciders: str | None = "carol@example.com") -> str:
-    """The panel rejects the ADR under a rule whose deciders are ``deciders`` (None: no
-    ``deciders:``); its first commit is blocked, the ledger staged. Returns the commit before."""
-    if deciders:
-        commit_rules(repo, RULES + f"    deciders: [{deciders}]\n")
-    base = head(repo)
-    install_plain(repo)
-    for name in PANEL:
-        fake.script(match(name), reply(f"{name}: no.", "REJECT"))
-    git(repo, "add", DOC)
-    assert commit(repo).returncode == 1
-    return base
 
 
 # ---- who authors the next commit ---------------------------------------------------------------

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import git
@@ -86,17 +87,25 @@ def test_a_topic_at_impasse_then_decided(repo, cli, panel, fake_llm):
     assert f"round 3: concluded, READY: {history}" in planned and "next wave" not in planned
 
 
+def decided_after_impasse(repo: Path, fake, record: str, vote: str, reason: str):
+    """The hook ends the rounds in an impasse (the commit is blocked), the impasse is
+    committed, then a person decides: (decide's output, the model calls made before it)."""
+    assert commit(repo).returncode == 1
+    git(repo, "add", LEDGER, record)
+    git(repo, "commit", "-qm", "the impasse, recorded", "--no-verify")
+    calls = fake.calls()
+    decided = cascade(repo, "decide", DOC, vote, "--reason", reason)
+    assert decided.returncode == 0, decided.stderr
+    return decided, calls
+
+
 def test_a_document_at_impasse_in_the_gate_then_decided(pcs_repo, fake_llm):
     repo = pcs_repo
     panel = Panel(fake_llm)
     for r in (1, 2, 3):
         panel.verdicts[("AI-Architect", r)] = "REJECT"
-    assert commit(repo).returncode == 1
-    git(repo, "add", LEDGER, GATE_RECORD)
-    git(repo, "commit", "-qm", "the impasse, recorded", "--no-verify")
-    calls = fake_llm.calls()
-    decided = cascade(repo, "decide", DOC, "READY", "--reason", "we take SQLite")
-    assert decided.returncode == 0, decided.stderr
+    decided, calls = decided_after_impasse(repo, fake_llm, GATE_RECORD, "READY",
+                                           "we take SQLite")
     assert f"Staged {LEDGER} {GATE_RECORD}" in decided.stdout  # the record changed too
     history = f"impasse at round 3, then decided READY by {BY} (line {decided_line(repo, LEDGER)})"
     text = cascade(repo, "status", LEDGER).stdout
@@ -118,12 +127,8 @@ def test_an_other_protocol_at_impasse_then_rejected(delphi_repo, fake_llm):
     repo = delphi_repo
     Estimates(fake_llm, {(n, r): d for r in (1, 2, 3)
                          for n, d in zip(DELPHI_PANEL, (10, 60 - 10 * r))})
-    assert commit(repo).returncode == 1
-    git(repo, "add", LEDGER, DELPHI_RECORD)
-    git(repo, "commit", "-qm", "the impasse, recorded", "--no-verify")
-    calls = fake_llm.calls()
-    decided = cascade(repo, "decide", DOC, "REJECT", "--reason", "too uncertain to commit to")
-    assert decided.returncode == 0, decided.stderr
+    decided, calls = decided_after_impasse(repo, fake_llm, DELPHI_RECORD, "REJECT",
+                                           "too uncertain to commit to")
     history = (f"impasse at round 3, then decided REJECT by {BY} "
                f"(line {decided_line(repo, LEDGER)})")
     text = cascade(repo, "status", LEDGER).stdout

@@ -25,7 +25,7 @@ from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     script,
 )
 from test_revisions import NEW_DOC, NEW_LEDGER, hint
-from test_trust import block_text
+from test_trust import accepted, block_text
 
 from cascade import Discussion
 from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
@@ -42,16 +42,6 @@ OTHER_DOC = "docs/adr/0002-use-sqlite-again.md"
 OTHER_LEDGER = "docs/adr/discussions/0002-use-sqlite-again.discussion.md"
 COPIED = ("AI-Architect", "AI-Security")
 
-
-def accepted(fake, repo: Path) -> None:
-    """ADR A (``DOC``) accepted through the hook: three READY, landed with its ledger."""
-    install_plain(repo)
-    script(fake, ("READY", "READY", "READY"))
-    git(repo, "add", DOC)
-    assert commit(repo).returncode == 1
-    git(repo, "add", LEDGER)
-    landed = commit(repo)
-    assert landed.returncode == 0, landed.out
 
 
 @pytest.fixture

@@ -185,10 +185,13 @@ def test_dropping_the_commit_of_a_persons_reject_is_caught(loop_repo, fake_llm):
 
 # ---- 3. a decider is who they are -------------------------------------------------------------
 
-def rejected_where_carol_decides(fake, repo: Path) -> str:
-    """A rule whose only decider is carol@example.com; the panel rejects the ADR (its first
-    commit attempt is blocked). Returns the commit before."""
-    commit_rules(repo, RULES + "    deciders: [carol@example.com]\n", "carol decides")
+def rejected_where_carol_decides(fake, repo: Path,
+                                 deciders: str | None = "carol@example.com") -> str:
+    """A rule whose only decider is ``deciders`` (carol@example.com; None: the rule names no
+    ``deciders:``); the panel rejects the ADR (its first commit attempt is blocked). Returns
+    the commit before."""
+    if deciders:
+        commit_rules(repo, RULES + f"    deciders: [{deciders}]\n", f"{deciders} decides")
     base = head(repo)
     install_plain(repo)
     for name in PANEL:
