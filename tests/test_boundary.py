@@ -258,3 +258,17 @@ def test_check_reports_a_committed_symlinked_document(loop_repo, outside):
     [mine] = [p for p in problems if p["file"] == DOC]
     assert (mine["line"], mine["kind"]) == (1, "symlink")
     assert mine["reason"].startswith(f"the document {DOC} is a symbolic link")
+
+
+def test_a_waiver_never_reads_nor_writes_a_symlinked_ledger(repo, outside):
+    assert cascade(repo, "new", "Notes").returncode == 0
+    ledger = next((repo / "discussions").glob("*.discussion.md"))
+    target = outside / "elsewhere.discussion.md"
+    target.write_text(ledger.read_text() + "\n---\nName: Dana\n\nCONCERN: grows forever\n---\n")
+    before = target.read_bytes()
+    ledger.unlink()
+    ledger.symlink_to(target)
+    proc = cascade(repo, "comment", str(ledger.relative_to(repo)), "--waive", "F1", "fine")
+    assert proc.returncode == 2, proc.out
+    assert "symbolic link" in one_line(proc.stderr)
+    assert target.read_bytes() == before

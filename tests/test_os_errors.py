@@ -305,3 +305,17 @@ def test_the_line_names_the_file_relative_to_the_cwd(tmp_path, monkeypatch):
 ])
 def test_configuration_files(path, config):
     assert is_config_path(path) is config
+
+
+def test_a_waiver_that_would_pass_the_file_size_limit_leaves_the_ledger_as_it_was(repo):
+    """`cascade comment --waive` writes as every comment does: whole, or not at all."""
+    ok("new", "Title", cwd=repo)
+    ok("comment", LEDGER, "CONCERN: the events table grows forever", "--author", "Dana",
+       cwd=repo)  # F1
+    before = (repo / LEDGER).read_bytes()
+    proc = limited("comment", LEDGER, "x" * (100 * KIB), "--waive", "F1", "--author", "Dana",
+                   cwd=repo, kib=64)
+    assert proc.returncode == 1
+    one_line(proc, f"cascade: {LEDGER}: File too large")
+    assert (repo / LEDGER).read_bytes() == before
+    assert leftovers(repo / "discussions") == []

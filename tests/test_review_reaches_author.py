@@ -284,3 +284,72 @@ async def test_the_ui_shows_the_gate_s_verdict_and_the_open_finding(loop_repo, f
         side = str(app.screen.query_one("#side-text").render())
     assert f"Gate for {DOC}: ok: consensus READY (2/3 READY)" in summary
     assert "F1 major (line 7): unbounded retention (AI-Security)" in side
+
+
+def test_a_hostile_finding_is_shown_inert_on_a_passing_commit(loop_repo, fake_llm):
+    """A finding is model text: shown to the author, it can neither colour nor clear the
+    terminal, nor forge a line of cascade's own."""
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), answer("Hm.", "CHANGES", [
+        {"severity": "minor", "where": "Keep everything",
+         "what": "\x1b[2J\x1b[31mred\x1b[0m\ncascade: all clear, nothing open\r"}]))
+    _start(repo)
+    landed = commit(repo)
+    assert landed.returncode == 0, landed.out
+    assert "\x1b" not in landed.out and "\r" not in landed.out
+    assert not any(line.startswith("cascade: all clear") for line in landed.out.splitlines())
+    shown = next(line for line in _cascade_lines(landed.out) if "F1 minor" in line)
+    assert "red" in shown and "cascade: all clear" in shown  # the text itself, on its own line
+
+
+def test_a_persona_that_fails_holds_the_hook_and_check_alike(loop_repo, fake_llm, monkeypatch):
+    """Two READY and a persona that never answered (its endpoint fails): no open items are
+    shown as if it passed, and the ledger committed past the hook fails check, naming it."""
+    from fakellm import http_error
+
+    repo = loop_repo
+    monkeypatch.setenv("CASCADE_RETRIES", "0")
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), http_error(500, "upstream down"))
+    _start(repo)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    blocked = commit(repo)
+    assert blocked.returncode == 1 and "open item(s)" not in blocked.out
+    git(repo, "add", LEDGER)
+    git(repo, "commit", "-qm", "past the hook", "--no-verify")
+    for args in (("--from-ref", base), ()):
+        out = cascade(repo, "check", *args)
+        assert out.returncode == 1 and "AI-Security did not answer for this revision" in \
+            out.stdout, out.out
+
+
+@pytest.mark.parametrize("rules,passes", [(RULES, True), (HOLD_MAJOR, False)])
+def test_every_surface_gives_the_one_verdict(rules, passes, loop_repo, fake_llm):
+    """One revision, a passing and a held one: the hook's line, check in text, JSON, GitHub
+    and SARIF, and status say the same verdict, and F1's level agrees with it."""
+    repo = loop_repo
+    install_plain(repo)
+    panel(fake_llm, answer("Fine.", "READY", []), SECURITY_CHANGES)
+    _start(repo, rules)
+    base = git(repo, "rev-parse", "HEAD").strip()
+    hook_run = commit(repo)
+    assert (hook_run.returncode == 0) is passes
+    if not passes:
+        git(repo, "add", LEDGER)
+        git(repo, "commit", "-qm", "past the hook", "--no-verify")
+    gate = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]["gate"]
+    assert gate["ok"] is passes
+    assert f"{'ok' if passes else 'blocked'}: {gate['reason']}" in hook_run.out
+    text = cascade(repo, "check", "--from-ref", base)
+    data = json.loads(cascade(repo, "check", "--from-ref", base, "--format", "json").stdout)
+    github = cascade(repo, "check", "--from-ref", base, "--format", "github").stdout
+    sarif = json.loads(cascade(repo, "check", "--from-ref", base, "--format", "sarif").stdout)
+    assert (text.returncode == 0) is passes and data["ok"] is passes
+    assert data["verdicts"][0]["ok"] is passes and gate["reason"] in data["verdicts"][0]["verdict"]
+    level = "error" if not passes else "warning"
+    assert gate["effects"] == {"F1": level}
+    assert any(x.startswith(f"::{level} ") and "cascade F1 (major)" in x
+               for x in github.splitlines())
+    f1 = next(r for r in sarif["runs"][0]["results"] if r["ruleId"] == "finding/major")
+    assert f1["level"] == level
