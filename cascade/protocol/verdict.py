@@ -109,8 +109,7 @@ def gate(state: State, revision: str | None, doc: str | None,
     policy = state.policy if isinstance(state.policy, Policy) else Policy()
     base = {"findings": tuple(state.findings), "policy": policy,
             "decided": state.decision is not None,
-            "concluded": state.decision is None and "IMPASSE" in (
-                state.conclusion.outcome, state.conclusion.reached)}
+            "concluded": state.conclusion.outcome == "IMPASSE"}  # (a decision would be it)
     problem = core_problem(state, doc, data) if data is not None else None
     if problem:
         return Judgement(False, problem, "changed-core", **base)
