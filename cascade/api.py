@@ -48,10 +48,20 @@ class TurnReply(Struct):
 
 class Runner:
     """Runs persona turns on a discussion (a Discussion, or a ledger's or document's path).
-    ``settings``: cascade.turns.settings.Settings; None reads the environment (CASCADE_*)."""
+    ``settings``: cascade.turns.settings.Settings; None reads the environment (CASCADE_*)
+    and the providers declared in the discussion's repository, for each discussion run."""
 
     def __init__(self, settings=None) -> None:
-        self.settings = settings if settings is not None else Settings.from_env()
+        self.given = settings
+
+    def settings_for(self, d) -> Settings:
+        """The settings a run on ``d`` uses."""
+        return self.given if self.given is not None else Settings.from_env(d.root)
+
+    @property
+    def settings(self) -> Settings:
+        """The settings given, else the environment's (with the user's providers only)."""
+        return self.given if self.given is not None else Settings.from_env()
 
     def run_turn(self, discussion, participants: list[str] | None = None,
                  callout: str | None = None, progress=None) -> list[TurnReply]:
@@ -74,7 +84,7 @@ class Runner:
             if not pending:
                 return []
             rule = _rule(d)
-            done = run(d, self.settings, progress, pending=pending,
+            done = run(d, self.settings_for(d), progress, pending=pending,
                        source_data=recorded_revision(d), rule_model=rule.model if rule else None)
             return [_reply(d, o) for o in done.outcomes]
 
@@ -88,7 +98,7 @@ class Runner:
             if d.protocol.steps.phased:  # its one wave: the replies
                 return self.run_turn(d, progress=progress)
             rule = _rule(d)
-            return run(d, self.settings, progress, source_data=recorded_revision(d),
+            return run(d, self.settings_for(d), progress, source_data=recorded_revision(d),
                        rule_model=rule.model if rule else None,
                        rule_models=rule.models if rule else None,
                        auto=auto or bool(rule and rule.auto), ask=None)

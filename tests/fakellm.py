@@ -117,6 +117,11 @@ class Fault:
                    client can be seen showing the text as it arrives.
     stream_error   a streamed Messages API reply: after the text, an ``error`` event of this
                    type (e.g. ``"overloaded_error"``) instead of the message's end.
+    flood          a body that does not stop: a number of bytes (sent with that
+                   Content-Length, in 64 KiB writes, as the start of a completion whose
+                   content never closes), or ``"chunked"``/``"events"``: chunked transfer
+                   that never ends (bytes without a line end, or completion chunk events) until
+                   the client goes away or ``stop()``. Served bytes: ``flooded``.
     """
 
     content: str | None = ""
@@ -130,6 +135,7 @@ class Fault:
     finish_reason: str = "stop"
     chunk_delay: float = 0.0  # a streamed reply: seconds between its chunks
     stream_error: str | None = None  # a streamed Messages API reply: an error event at the end
+    flood: int | str | None = None  # a body that does not stop (see above)
 
 
 Reply = Union[str, None, Fault, Callable[["RecordedRequest"], Any]]
@@ -369,6 +375,7 @@ class FakeLLM:
         self._model_ids = tuple(model_ids)
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
+        self.flooded = 0  # bytes of Fault.flood bodies served
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -561,6 +568,9 @@ class FakeLLM:
         if fault.retry_after is not None:
             extra["Retry-After"] = str(fault.retry_after)
 
+        if fault.flood is not None:
+            self._flood(h, fault.flood)
+            return
         if fault.raw_body is not None:
             raw_out = fault.raw_body.encode() if isinstance(fault.raw_body, str) else fault.raw_body
             self._send_bytes(h, fault.status, raw_out, "application/json", extra)
@@ -688,6 +698,38 @@ class FakeLLM:
     def _send_json(self, h: _Handler, status: int, obj: Any,
                    headers: Mapping[str, str] | None = None) -> None:
         self._send_bytes(h, status, json.dumps(obj).encode("utf-8"), "application/json", headers)
+
+    def _flood(self, h: _Handler, flood: int | str) -> None:
+        """A body that does not stop (Fault.flood); the bytes served are counted."""
+        block = b"x" * 65536
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "text/event-stream" if flood == "events"
+                          else "application/json")
+            if isinstance(flood, int):
+                h.send_header("Content-Length", str(flood))
+            else:
+                h.send_header("Transfer-Encoding", "chunked")
+            h.end_headers()
+            if isinstance(flood, int):
+                head = b'{"choices": [{"message": {"role": "assistant", "content": "'
+                h.wfile.write(head)
+                left = flood - len(head)
+                while left > 0 and not self._stop.is_set():
+                    piece = block[:left]
+                    h.wfile.write(piece)
+                    left -= len(piece)
+                    self.flooded += len(piece)
+            else:
+                line = (b'data: {"choices": [{"index": 0, "delta": {"content": "' + b"y" * 960
+                        + b'"}}]}\n\n') if flood == "events" else block
+                piece = b"%x\r\n" % len(line) + line + b"\r\n"
+                while not self._stop.is_set():
+                    h.wfile.write(piece)
+                    self.flooded += len(line)
+        except OSError:  # the client went away: what a bounded reader does
+            pass
+        h.close_connection = True
 
     @staticmethod
     def _send_bytes(h: _Handler, status: int, data: bytes, ctype: str,

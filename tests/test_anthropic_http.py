@@ -1,5 +1,5 @@
 """anthropic/ models are asked over plain HTTP with Anthropic's Messages API
-(cascade.turns.anthropic_http), without importing litellm: the request litellm's translation
+(cascade.turns.providers.anthropic_messages), without importing litellm: the request litellm's translation
 sends, its replies, failures, timeouts and streams. Real HTTP against the fake endpoint's
 /v1/messages; hook runs in subprocesses (where sys.modules tells what was imported)."""
 from __future__ import annotations
@@ -16,7 +16,8 @@ from fakellm import Fault, hang, http_error, rate_limited, streamed
 from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
 
 from cascade import Discussion
-from cascade.turns.model import ModelError, complete, uses_litellm
+from cascade.turns.model import ModelError, complete
+from cascade.turns.providers import uses_litellm
 from cascade.turns.settings import Settings
 
 MODEL = "anthropic/claude-haiku-4-5"  # a model litellm's price list names

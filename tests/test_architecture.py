@@ -22,8 +22,8 @@ KNOWN_PRIVATE = [
 ]
 
 KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
-    "cascade.check.ledgers": 2, "cascade.cli": 1, "cascade.protocol.behaviours": 1,
-    "cascade.protocol.turn": 1, "cascade.turns.replies": 1, "cascade.turns.runner": 1,
+    "cascade.check.ledgers": 2, "cascade.cli": 1, "cascade.plugins": 1,
+    "cascade.turns.replies": 1, "cascade.turns.runner": 1,
 }
 KNOWN_OVERSIZED: list[str] = [  # functions over 60 lines or 6 parameters: to be taken apart
 ]

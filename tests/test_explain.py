@@ -280,7 +280,7 @@ def test_explain_imports_neither_litellm_nor_jinja2(adr):
 
 
 def test_no_model_configured(adr, cli, monkeypatch):
-    import cascade.turns.model as model
+    import cascade.turns.tiers as model
 
     monkeypatch.delenv("CASCADE_MODEL")
     monkeypatch.setattr(model, "local_model_available", lambda: False)

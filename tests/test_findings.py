@@ -408,7 +408,7 @@ def test_who_is_not_asked_again_for_findings():
     from cascade.protocol.loader import load_protocol
     from cascade.protocol.runstate import Request
     from cascade.protocol.turn import unexplained
-    from cascade.turns.model import LOCAL_MODEL
+    from cascade.turns.call import LOCAL_MODEL
     from cascade.turns.replies import Reply
 
     step = load_protocol("review", None).steps.steps[0]

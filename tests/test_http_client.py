@@ -1,4 +1,4 @@
-"""openai/ models are asked over plain HTTP (cascade.turns.openai_http), without importing
+"""openai/ models are asked over HTTP (cascade.turns.providers.openai_chat), without importing
 litellm (anthropic/ ones too: tests/test_anthropic_http.py); every other model still goes
 through litellm. Real HTTP against the fake endpoint,
 real hook runs in subprocesses (where sys.modules tells what was imported)."""
@@ -18,7 +18,8 @@ from test_hook import DOC, LEDGER, PANEL, RULES, match, reply  # the loop tests'
 
 from cascade import Discussion
 from cascade.errors import CascadeError
-from cascade.turns.model import ModelError, complete, uses_litellm
+from cascade.turns.model import ModelError, complete
+from cascade.turns.providers import uses_litellm
 from cascade.turns.settings import Settings
 
 MESSAGES = [{"role": "user", "content": "Reply as AI-Test please"}]
@@ -115,26 +116,29 @@ def test_hook_run_never_imports_litellm(hook_repo, fake_llm):
         assert "cost" not in c.provenance  # an unknown model on a plain server: no price
 
 
-def test_a_request_imports_no_http_library(fake_llm):
-    """The direct path speaks HTTP with the standard library (http.client): a request, plain
-    and streamed, loads none of httpx, httpcore, anyio, h11, h2 or certifi (0.2-0.3 s of a
-    commit attempt)."""
+def test_a_request_goes_through_httpx_and_never_loads_litellm(fake_llm):
+    """The direct path speaks HTTP through httpx: a request, plain and streamed, loads it
+    (and nothing of litellm or the openai SDK, 2-3 s of a commit attempt); importing the
+    seam alone loads no HTTP client at all (a run served from the cache asks nobody)."""
     fake_llm.default(reply("fine", "READY"))
     code = (
         "import asyncio, sys\n"
-        "from cascade.turns import openai_http as o\n"
+        "from cascade.turns import model\n"
+        "print('SEAM', sorted(n for n in ('httpx', 'httpcore', 'litellm') if n in sys.modules))\n"
+        "from cascade.turns.providers import openai_chat as o\n"
+        "from cascade.turns.providers.httpclient import Endpoint\n"
         "m = [{'role': 'user', 'content': 'hi'}]\n"
-        f"e = o.Endpoint({fake_llm.url!r}, None, 5)\n"
+        f"e = Endpoint({fake_llm.url!r}, None, 5, 1 << 20)\n"
         "a = asyncio.run(o.chat('fake', m, e, max_tokens=16))\n"
         "s = asyncio.run(o.chat('fake', m, e, max_tokens=16, on_text=lambda t: None))\n"
         "print('ANSWER', a.text == s.text, a.text)\n"
-        "print('LOADED', sorted(n for n in ('httpx', 'httpcore', 'anyio', 'h11', 'h2',"
-        " 'certifi', 'litellm') if n in sys.modules))\n")
+        "print('LOADED', sorted(n for n in ('httpx', 'litellm', 'openai') if n in sys.modules))\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
     assert proc.returncode == 0, proc.stderr
+    assert "SEAM []" in proc.stdout
     assert 'ANSWER True {"comment": "fine"' in proc.stdout
-    assert "LOADED []" in proc.stdout
+    assert "LOADED ['httpx']" in proc.stdout
 
 
 def test_hook_run_with_cascade_http_litellm_uses_litellm(hook_repo, fake_llm):
@@ -281,7 +285,7 @@ def test_the_price_list_is_read_through_a_small_index(tmp_path):
     """A model's price comes from an index of litellm's price list (one model a line), kept
     in the user's cache folder (keyed by the list's size and time): the 3 MB list is read
     only to build that index."""
-    code = ("from cascade.turns.transport import listed_cost\n"
+    code = ("from cascade.turns.pricing import listed_cost\n"
             "print('COST', listed_cost(('gpt-4o-mini',), 1000, 0), listed_cost(('fake',), 1000, 0),"
             " listed_cost(('fake', 'gpt-4o-mini'), 1000, 0))")
     env = {**os.environ, "PYTHONPATH": str(REPO), "XDG_CACHE_HOME": str(tmp_path)}

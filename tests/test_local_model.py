@@ -9,7 +9,7 @@ import pytest
 from conftest import REPO
 
 from cascade import Discussion
-from cascade.turns.model import local_model_available
+from cascade.turns.tiers import local_model_available
 
 pytestmark = [
     pytest.mark.slow,

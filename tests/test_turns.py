@@ -319,7 +319,7 @@ def test_bad_setting_names_the_variable(env, cli, monkeypatch):
 
 def test_no_model_configured_says_how(repo, cli, monkeypatch):
     monkeypatch.delenv("CASCADE_MODEL", raising=False)
-    from cascade.turns import model
+    from cascade.turns import tiers as model
 
     monkeypatch.setattr(model, "local_model_available", lambda: False)  # as without the extra
     (repo / "docs/adr").mkdir(parents=True)

@@ -15,7 +15,7 @@ import textwrap
 from pathlib import Path
 
 from cascade.errors import CascadeError
-from cascade.turns.model import local_model_available, resolve_model
+from cascade.turns.tiers import local_model_available, resolve_model
 from cascade.turns.settings import Settings
 
 ADR = "docs/adr/0001-record-events-in-sqlite.md"

@@ -126,7 +126,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
     root = find_root()
     if output is not None:  # the ledger, and its record and graph beside it
         refuse_outside(root, output, "the ledger")
-    Settings.from_env()  # a bad CASCADE_* setting is an error before anything is written
+    Settings.from_env(root)  # a bad CASCADE_* setting or providers file is an error before anything is written
     chosen = _options(load_protocol(protocol, root), options, rounds, topic)
     proto, steps = chosen.proto, chosen.steps
     if chosen.sides and participants is None and not auto_invite:
@@ -251,7 +251,7 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
             registry.require(alias)
         how = "the protocol's own panel, which --participants replaces"
     elif not steps.phased:  # a step protocol invites by its roles' lenses
-        recommended, how, notes = invite(topic, registry, steps, Settings.from_env(), root)
+        recommended, how, notes = invite(topic, registry, steps, Settings.from_env(root), root)
         for note in notes:
             print(printable(f"note: {note}"))
     else:
@@ -289,7 +289,7 @@ def run_(path: str, auto: bool) -> int:
 def _run_discussion(d, auto: bool, rule=None) -> int:
     if d.protocol.steps.phased:  # one wave of whoever is due
         return ask_wave(d, str(d.path), rule=rule)
-    settings = Settings.from_env()
+    settings = Settings.from_env(d.root)
     shown = display_path(d.path)
     state = d.state
     done = nothing_to_run(state)

@@ -42,7 +42,7 @@ from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable
 from cascade.turns.independence import FIX, clashes, refusal
-from cascade.turns.model import resolve_model
+from cascade.turns.tiers import resolve_model
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for
 
@@ -192,7 +192,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
                         "current": d.phase if d is not None else protocol.first_phase}
     personas = load_personas(root)
-    settings = _settings()
+    settings = _settings(root)
     data["participants"] = [_participant(personas.get(alias), rule, settings)
                             for alias in rule.participants]
     data["api_base"] = settings.api_base
@@ -241,8 +241,8 @@ def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:
     return out
 
 
-def _settings():
-    return Settings.from_env()
+def _settings(root: Path):
+    return Settings.from_env(root)
 
 
 def _participant(persona, rule: Rule, settings) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from cascade.config import persona_files
-from cascade.config.personas import load_personas
+from cascade.config.personas import HINTS, load_personas
 from cascade.errors import CascadeError, display_path
 from cascade.resources import find_root
 
@@ -25,8 +25,11 @@ def personas_show(name: str) -> int:
     print(f"{p.name} (@{p.alias}) - {p.role}")
     print(f"Type: {p.type}" + ("" if p.votes else " (does not vote)"))
     print(f"Model: {p.model or '(default)'}")
-    if p.provider_hint:
+    if p.provider_hint in HINTS:
         print(f"Tier: {p.provider_hint} (provider_hint: the rule's models: give its model)")
+    elif p.provider_hint:
+        print(f"Provider: {p.provider_hint} (provider_hint: the rule's models: or a provider "
+              "declared in providers.yml gives its model)")
     print(f"File: {display_path(p.path)}")
     if p.expertise:
         print("Expertise:\n" + "\n".join(f"  - {e}" for e in p.expertise))

@@ -52,7 +52,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     if (path is None) == (protocol is None):
         raise CascadeError("give a ledger PATH or --protocol P (not both)")
     subject = _subject(path, protocol, participants)
-    settings = Settings.from_env()
+    settings = Settings.from_env(find_root())
     proto = subject.proto
     out = [f"Protocol {proto.name} ({proto.title})"]
     steps = _specialize(subject, mode, strategy, tier, out)

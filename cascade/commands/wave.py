@@ -24,7 +24,7 @@ def ask_wave(d, path: str, pending=None, rule=None) -> int:
         print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
               f"spoke); name personas to ask anyway: cascade turn {shlex.quote(path)} @alias")
         return 0
-    settings = Settings.from_env()
+    settings = Settings.from_env(d.root)
     names = ", ".join(d.personas.get(a).name for a in aliases)
     print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
     done = run(d, settings, progress_for(causes=False), pending=pending,  # causes: once, below

@@ -29,7 +29,7 @@ class Persona(Struct, frozen=True):
     model: str | None
     path: Path
     line: int = 1  # of its name, in its file: no part of what the persona is (==)
-    provider_hint: str | None = None  # the tier it prefers, resolved by the rule's models:
+    provider_hint: str | None = None  # the tier or provider it prefers (cascade.turns.tiers)
 
     @property
     def votes(self) -> bool:
@@ -123,18 +123,21 @@ def _type(value: object) -> str:
 
 
 HINTS = ("fast", "strong")
+_HINT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")
 
 
 def _hint(value: object) -> str | None:
-    """``provider_hint`` (seed 002's persona key): the tier the persona prefers, whose model
-    the rule's ``models:`` (or CASCADE_MODEL_STRONG) gives. A provider's own name is not
-    known here: a model goes in ``model:``."""
+    """``provider_hint``: the provider the persona prefers -- a tier (``fast``, ``strong``)
+    whose model the rule's ``models:`` (or CASCADE_MODEL_STRONG) gives, or a provider's name
+    (``claude-sonnet``) that the rule's ``models:`` or a declared provider
+    (.cascade/providers.yml) resolves. A hint nothing resolves is a preference only: the
+    persona asks the model it would ask without it."""
     if value is None:
         return None
-    value = text(value)
-    if value not in HINTS:
-        raise Bad(f"{' or '.join(HINTS)} (a tier the rule's models: resolves; a model goes in "
-                  f"model:), not {value!r}", subject="persona provider_hint")
+    value = text(value).strip()
+    if not _HINT.match(value):
+        raise Bad(f"a tier ({' or '.join(HINTS)}) or a provider's name, not {value!r}",
+                  subject="persona provider_hint")
     return value
 
 

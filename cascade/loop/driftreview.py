@@ -153,7 +153,7 @@ def _ask(root: Path, decision: Decision, paths: list[str], stager: Stager, out: 
 
 async def _turn(d: Discussion, request: Request, rule, accepted: bytes | None, out: TextIO):
     """The one turn, on the decision as committed (``accepted``: its bytes at HEAD)."""
-    settings = Settings.from_env()
+    settings = Settings.from_env(d.root)
     source = read_source(d.root, decision_path(d), accepted, where=d.path, line=d.source_line)
     revision = blob_id(source.data) if source.data is not None else None
     async with session():

@@ -150,7 +150,7 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
                                    bool(item.rule and item.rule.auto))))
     if not due_now:
         return items
-    settings = Settings.from_env()
+    settings = Settings.from_env(root)
     for k, s in due_now:  # before any model call: a rule that forbids a clash refuses
         _independence(items[k], s.discussion, settings, out)
     # a protocol of phases asks one wave (named); any other runs its steps to an outcome or

@@ -222,6 +222,8 @@ def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
         if persona is not None and persona.model:
             return persona.model
         hint = persona.provider_hint if persona is not None else None
+        if hint and hint not in ("fast", "strong"):
+            return hint  # a provider's name
         return f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
 
     def reason(alias: str) -> str:

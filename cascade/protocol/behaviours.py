@@ -12,7 +12,6 @@ repository under review ever runs.
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 from msgspec import Struct, field
 
 from cascade.errors import CascadeError
+from cascade.plugins import load_entry_points
 
 GROUP = "cascade.behaviours"
 REQUIRED = object()  # a parameter without a default
@@ -184,22 +184,6 @@ class Registry:
 _loaded = False
 
 
-def _trusted_paths() -> list[str]:
-    """The import path less the working directory's entries (but an installed environment's
-    site-packages in it): what entry points are read from."""
-    cwd = Path.cwd().resolve()
-    out = []
-    for entry in sys.path:
-        if not entry:
-            continue
-        where = Path(entry).resolve()
-        inside = where == cwd or cwd in where.parents
-        if inside and where.name != "site-packages":
-            continue
-        out.append(entry)
-    return out
-
-
 def load_plugins() -> None:
     """Import every ``cascade.behaviours`` entry point of the installed distributions (once;
     ``reload_plugins`` reads them again). One that fails to load is an error naming it."""
@@ -207,19 +191,7 @@ def load_plugins() -> None:
     if _loaded:
         return
     _loaded = True
-    from importlib import metadata
-
-    seen: set[str] = set()
-    for dist in metadata.distributions(path=_trusted_paths()):
-        for ep in dist.entry_points:
-            if ep.group != GROUP or ep.value in seen:
-                continue
-            seen.add(ep.value)
-            try:
-                ep.load()
-            except Exception as exc:  # a package's own bug: said, not a traceback
-                raise CascadeError(f"the behaviours of {dist.metadata['Name']!r} "
-                                   f"({ep.value}) do not load: {exc}") from exc
+    load_entry_points(GROUP, "behaviours")
 
 
 def reload_plugins() -> None:

@@ -29,7 +29,9 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.prompt import advisory_vote, build_step_prompt, reply_shape
 from cascade.protocol.runstate import Request
 from cascade.turns.cache import ReplyCache, prompt_key
-from cascade.turns.model import holds_fields
+from cascade.turns.call import holds_fields
+from cascade.turns.litellm_loader import litellm_module
+from cascade.turns.providers import uses_litellm
 from cascade.turns.replies import Reply, ReplyError, parse_reply
 from cascade.turns.runner import Call, Failed, Outcome, Shared, ask
 from cascade.turns.settings import Settings
@@ -58,8 +60,6 @@ class Wave(Struct):
 async def import_models(requests, registry, rule_model, rule_models, settings) -> None:
     """Import litellm before the first wave when a model it asks first needs it; a fallback
     that needs it is imported by ``complete`` if it is ever reached (all ``openai/``: never)."""
-    from cascade.turns.model import litellm_module, uses_litellm
-
     if any(uses_litellm(models_for(registry.get(r.alias), r.role, r.tier, rule_model,
                                    rule_models, settings)[0], settings) for r in requests):
         await asyncio.to_thread(litellm_module)

@@ -1,4 +1,4 @@
 """Persona turns: who speaks, what they are told, the one seam to the model, and the append.
 
-Only ``cascade.turns.model`` (and the embedded provider it loads) imports litellm, lazily.
+Only the providers that need it (cascade.turns.providers) import litellm, lazily.
 """

@@ -1,8 +1,8 @@
 """Shared HTTP clients for a run of many waves.
 
 A step protocol's run asks in waves, one after another; inside ``session()`` the calls of
-every wave share their clients (cascade.turns.transport keeps one per timeout and TLS
-setting), so a wave reuses the connections the last one opened instead of setting up its own.
+every wave share their clients (cascade.turns.providers.httpclient keeps one per
+timeout), so a wave reuses the connections the last one opened instead of setting up its own.
 Outside a session each call has its own client, closed when it returns. This module imports
 no HTTP library: a run served from the reply cache never loads one.
 """
@@ -26,4 +26,4 @@ async def session():
     finally:
         SESSION.reset(token)
         for client in clients.values():
-            client.close()
+            await client.aclose()

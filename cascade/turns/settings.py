@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from cascade.config.providers import ProviderTable, load_providers
 from cascade.env import number
 from cascade.errors import CascadeError
+
+MAX_REPLY_BYTES = 4 * 1024 * 1024
 
 
 class Settings(Struct):
@@ -28,6 +32,10 @@ class Settings(Struct):
     # CASCADE_HTTP: "auto" asks openai/ models over plain HTTP, others through litellm;
     # "litellm" sends every model through litellm.
     http: str = "auto"
+    # CASCADE_MAX_REPLY_BYTES: the most of one answer read (an HTTP body, a command's output)
+    max_reply_bytes: int = MAX_REPLY_BYTES
+    # the providers declared by name (.cascade/providers.yml, the user's providers.yml)
+    providers: ProviderTable = field(default_factory=ProviderTable)
 
     def for_model(self, model: str) -> Settings:
         """The embedded model reads slowly on a laptop CPU: give it a small prompt unless the
@@ -42,7 +50,9 @@ class Settings(Struct):
             concurrency=1)
 
     @classmethod
-    def from_env(cls) -> Settings:
+    def from_env(cls, root: Path | None = None) -> Settings:
+        """The settings the environment gives, with the providers declared in the
+        repository at ``root`` (None: the user's own only)."""
         env = os.environ
         return cls(
             model=env.get("CASCADE_MODEL", "").strip() or None,
@@ -61,6 +71,8 @@ class Settings(Struct):
             max_tokens=_int_or_none(number("CASCADE_MAX_TOKENS", None, int, 0)),
             max_cost=number("CASCADE_MAX_COST", None, float, 0),
             http=_choice("CASCADE_HTTP", ("auto", "litellm")),
+            max_reply_bytes=int(number("CASCADE_MAX_REPLY_BYTES", MAX_REPLY_BYTES, int, 1024)),
+            providers=load_providers(root),
         )
 
 

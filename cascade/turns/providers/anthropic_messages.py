@@ -1,4 +1,4 @@
-"""Anthropic's Messages API over plain HTTP (the standard library's), without litellm.
+"""The ``anthropic`` provider: Anthropic's Messages API through httpx, without litellm.
 
 An ``anthropic/<name>`` model is asked with one ``POST <base>/v1/messages``, the request
 litellm's Anthropic translation sends for a review: ``{"model": "<name>", "max_tokens": N,
@@ -21,7 +21,7 @@ answer comes as named events: ``message_start`` (the model, the input tokens),
 running total), ``message_stop``; ``ping`` and unknown events are skipped, and an ``error``
 event (e.g. ``overloaded_error``) fails the call as a server error does. An error status
 carries ``{"type": "error", "error": {"type", "message"}}``. The client, timeouts, failure
-classes and price are ``cascade.turns.transport``'s, as for the OpenAI path.
+classes are cascade.turns.providers.httpclient's, the price cascade.turns.pricing's.
 """
 from __future__ import annotations
 
@@ -32,16 +32,18 @@ from collections.abc import Callable
 from typing import Any
 
 from cascade.text import endpoint_url
-from cascade.turns.transport import (
+from cascade.turns.call import Ask, Route, Target
+from cascade.turns.keys import key_hint, missing_credentials
+from cascade.turns.pricing import Answer, answer
+from cascade.turns.providers import Provider, register
+from cascade.turns.providers.httpclient import (
     COST_HEADER,
-    USER_AGENT,
-    Answer,
     Endpoint,
     InternalServerError,
-    answer,
     post_events,
     post_json,
 )
+from cascade.turns.providers.openai_chat import finish
 
 PREFIX = "anthropic/"
 DEFAULT_BASE = "https://api.anthropic.com"
@@ -85,8 +87,7 @@ def credentials(api_key: str | None) -> tuple[str | None, str | None]:
 
 
 def _headers(key: str | None, token: str | None) -> dict[str, str]:
-    headers = {"accept": "application/json", "anthropic-version": VERSION,
-               "user-agent": USER_AGENT}
+    headers = {"accept": "application/json", "anthropic-version": VERSION}
     if key and key.startswith(OAUTH_PREFIX):
         headers["authorization"] = f"Bearer {key}"
         headers["anthropic-beta"] = OAUTH_BETA
@@ -143,8 +144,8 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
                max_tokens: int, token: str | None = None,
                on_text: Callable[[str], None] | None = None) -> Answer:
     """One message, no retry. ``endpoint.key`` goes as ``x-api-key`` (an OAuth token as a
-    bearer), ``token`` as a bearer. Raises a TransportError (transport, timeout),
-    StatusError (the server said so) or InternalServerError (a 2xx that is not a message,
+    bearer), ``token`` as a bearer. Raises httpx's TransportError (transport, timeout),
+    HTTPStatusError (the server said so) or InternalServerError (a 2xx that is not a message,
     or a stream that reports an error). ``on_text``: the reply is streamed, each piece of
     text passed to it as it arrives; the answer is the whole text all the same."""
     body = request_body(name, messages, max_tokens)
@@ -229,3 +230,24 @@ class _Stream:
         what message_start reported."""
         if isinstance(usage, dict):
             self.usage.update({k: v for k, v in usage.items() if v is not None})
+
+
+def route(target: Target, ask: Ask) -> Route | str:
+    """How ``target`` is asked; a refusal: why not (no key)."""
+    settings = ask.settings
+    name = direct_name(target.model) or target.model
+    endpoint = base_url(target.option("api_base") or settings.api_base)
+    key, token = credentials(settings.api_key)
+    refused = missing_credentials(target.model, key or token, settings.api_base)
+    if refused:
+        return refused
+
+    def request() -> Any:
+        return chat(name, ask.messages,
+                    Endpoint(endpoint, key, settings.timeout, settings.max_reply_bytes),
+                    max_tokens=ask.max_tokens, token=token, on_text=ask.on_text)
+
+    return Route(request, finish(target.name), endpoint, key_hint(settings, key))
+
+
+register(Provider("anthropic", route))

@@ -1,8 +1,8 @@
-"""The direct path's HTTP (cascade.turns.wire: the standard library's http.client, off the
-event loop), for openai/ and anthropic/ models alike: connections reused within a session,
-streams read as they arrive, timeouts (connect and read), cancellation that never hangs,
-TLS verified as httpx verified it, proxies from the environment as httpx read them, and
-redirects not followed. Real HTTP against the fake endpoint (HTTP/1.1 with keep-alive, or
+"""The direct path's HTTP (cascade.turns.providers.httpclient, through httpx), for openai/
+and anthropic/ models alike: connections reused within a session, streams read as they
+arrive, timeouts (connect, and a total deadline), cancellation that never hangs, TLS verified
+against certifi's bundle or SSL_CERT_FILE, proxies and NO_PROXY from the environment,
+redirects not followed, and an answer read only up to its bound. Real HTTP against the fake endpoint (HTTP/1.1 with keep-alive, or
 https with a certificate made here), a real proxy on 127.0.0.1, a real hook interrupted."""
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ from conftest import REPO, stage_adr
 from fakellm import FakeLLM, Fault, hang, streamed
 from test_hook import DOC, RULES
 
-from cascade.turns import anthropic_http, openai_http
 from cascade.turns.model import ModelError, complete
+from cascade.turns.providers import anthropic_messages, openai_chat
+from cascade.turns.providers.httpclient import Endpoint
 from cascade.turns.sessions import session
 from cascade.turns.settings import Settings
 
@@ -48,10 +49,10 @@ def clean_env(monkeypatch):
         monkeypatch.delenv(var, raising=False)
 
 
-def endpoint(provider: str, fake: FakeLLM, timeout: float = 5.0):
-    module = openai_http if provider == "openai" else anthropic_http
+def endpoint(provider: str, fake: FakeLLM, timeout: float = 5.0, limit: int = 1 << 20):
+    module = openai_chat if provider == "openai" else anthropic_messages
     base = fake.url if provider == "openai" else fake.root
-    return module, module.Endpoint(base, "sk-test", timeout)
+    return module, Endpoint(base, "sk-test", timeout, limit)
 
 
 async def chat(provider: str, fake: FakeLLM, on_text=None, timeout: float = 5.0):
@@ -59,24 +60,13 @@ async def chat(provider: str, fake: FakeLLM, on_text=None, timeout: float = 5.0)
     return await module.chat("fake", MESSAGES, where, max_tokens=64, on_text=on_text)
 
 
-def ask(model: str, base: str, **settings):
+def ask(model: str, base: str, on_text=None, **settings):
     options = {"backoff": 0.01, "retries": 0, "timeout": 5.0, **settings}
     try:
         return None, asyncio.run(complete(model, MESSAGES, Settings(
-            model=model, api_base=base, api_key="sk-test", **options)))
+            model=model, api_base=base, api_key="sk-test", **options), on_text=on_text))
     except ModelError as exc:
         return str(exc), None
-
-
-def http_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("cascade-http")]
-
-
-def no_http_thread_left(within: float = 2.0) -> bool:
-    end = time.monotonic() + within
-    while http_threads() and time.monotonic() < end:
-        time.sleep(0.02)
-    return not http_threads()
 
 
 # ------------------------------------------------------------------ connections
@@ -107,7 +97,6 @@ def test_a_session_reuses_its_connections(provider):
 
         asyncio.run(alone())
         assert len({r.peer for r in fake.requests[-2:]} - set(peers)) == 2
-    assert no_http_thread_left()
 
 
 def test_a_connection_the_server_closed_while_idle_is_not_used():
@@ -176,10 +165,9 @@ def test_connect_timeout_is_said_as_a_connect_timeout(provider):
 
 @pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("shared", [False, True], ids=["alone", "in-a-session"])
-def test_a_cancelled_call_returns_at_once_and_leaves_no_thread(provider, shared):
+def test_a_cancelled_call_returns_at_once(provider, shared):
     """wait_for gives up on a server that never answers (and on a stream that stalls): the
-    call returns then, and its connection is shut from the waiting side, so its thread
-    ends too -- in a session too, whose connections stay open for the next call."""
+    call returns then -- in a session too, whose connections stay open for the next call."""
     with FakeLLM() as fake:
         for reply, on_text in ((hang(30), None),
                                (streamed("y" * 64, 30.0), lambda text: None)):
@@ -191,10 +179,6 @@ def test_a_cancelled_call_returns_at_once_and_leaves_no_thread(provider, shared)
                     with pytest.raises(asyncio.TimeoutError):
                         await asyncio.wait_for(chat(provider, fake, on_text, timeout=60), 0.5)
                     assert time.monotonic() - start < 2
-                    end = time.monotonic() + 2
-                    while http_threads() and time.monotonic() < end:
-                        await asyncio.sleep(0.02)
-                    assert not http_threads()
 
             asyncio.run(give_up())
 
@@ -227,6 +211,48 @@ def test_an_interrupted_hook_stops_at_once(repo, monkeypatch):
                 proc.wait()
 
 
+# ------------------------------------------------------------------ bounded answers
+
+GIB = 1 << 30
+
+
+def _peak_rss_mib() -> float:
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("flood", [GIB, "chunked", "events"], ids=["1GB", "endless-chunked",
+                                                                  "endless-events"])
+def test_an_answer_past_the_bound_fails_in_one_line_and_memory_stays_flat(provider, flood):
+    """A 1 GB body, and chunked bodies that never end (bytes without a line end, or event
+    lines): read up to the bound (1 MiB here) and no further, the call failing with one line
+    that names the limit; the process's peak memory does not grow by the body."""
+    before = _peak_rss_mib()
+    with FakeLLM(keep_alive=True) as fake:
+        fake.default(Fault(flood=flood))
+        on_text = (lambda text: None) if flood == "events" else None
+        start = time.monotonic()
+        error, _ = ask(f"{provider}/fake", fake.url if provider == "openai" else fake.root,
+                       max_reply_bytes=1 << 20, timeout=60.0,
+                       **({"on_text": on_text} if on_text else {}))
+        took = time.monotonic() - start
+    assert error is not None and "larger than 1 MiB: not read (CASCADE_MAX_REPLY_BYTES" in error
+    assert "\n" not in error and took < 10
+    assert fake.flooded < 64 << 20  # the server was cut off, not read to the end
+    assert _peak_rss_mib() - before < 64
+
+
+def test_the_deadline_is_total(fake_llm):
+    """A server that keeps sending a little, each piece well within the timeout, is cut at
+    the timeout all the same."""
+    fake_llm.default(streamed("z" * 16 * 40, 0.1))  # 4 s of pieces, one every 0.1 s
+    start = time.monotonic()
+    error, _ = ask("openai/fake", fake_llm.url, timeout=1.0, on_text=lambda text: None)
+    assert time.monotonic() - start < 2.5
+    assert error == f"Timeout: timed out after 1s waiting for {fake_llm.url}"
+
+
 # ------------------------------------------------------------------ redirects
 
 
@@ -242,7 +268,7 @@ def test_an_endpoint_url_that_cannot_be_asked_is_said():
     assert error == ("cannot reach ftp://127.0.0.1/v1: Request URL has an unsupported "
                      "protocol 'ftp://'.")
     error, _ = ask("openai/fake", "http://127.0.0.1:port/v1")
-    assert error.startswith("cannot reach http://127.0.0.1:port/v1: Port ")
+    assert error == "cannot reach http://127.0.0.1:port/v1: Invalid port: 'port'"
 
 
 # ------------------------------------------------------------------ TLS
@@ -280,17 +306,9 @@ def test_tls_is_verified_against_the_bundle_httpx_trusted(https_fake, certificat
     error, _ = ask(f"{provider}/fake", base)
     assert error.startswith(f"cannot connect to {base}: TLS error (CERTIFICATE_VERIFY_FAILED")
     assert https_fake.calls() == 0
-    _fresh_tls(monkeypatch)
     monkeypatch.setenv("SSL_CERT_FILE", certificate[0])
     error, answer = ask(f"{provider}/fake", base)
     assert error is None and answer.text == "over TLS"
-
-
-def _fresh_tls(monkeypatch) -> None:
-    """Forget the TLS contexts built so far (they are kept for the process)."""
-    from cascade.turns import transport
-
-    monkeypatch.setattr(transport, "_tls", {})
 
 
 # ------------------------------------------------------------------ proxies
@@ -383,7 +401,6 @@ def test_an_https_endpoint_through_a_connect_tunnel(https_fake, certificate, pro
                                                    monkeypatch, provider):
     """HTTPS_PROXY: a CONNECT tunnel to the endpoint, TLS verified against the endpoint's
     name (the proxy sees no request), the proxy's credentials on the CONNECT."""
-    _fresh_tls(monkeypatch)
     monkeypatch.setenv("SSL_CERT_FILE", certificate[0])
     monkeypatch.setenv("https_proxy", f"http://tunnel:secret@127.0.0.1:{proxy.server_address[1]}")
     base = https_fake.url if provider == "openai" else https_fake.root
@@ -397,8 +414,9 @@ def test_an_https_endpoint_through_a_connect_tunnel(https_fake, certificate, pro
 def test_a_proxy_that_cannot_be_used_is_said(fake_llm, proxy, monkeypatch):
     monkeypatch.setenv("ALL_PROXY", "socks5://127.0.0.1:1080")
     error, _ = ask("openai/fake", fake_llm.url)
-    assert error == (f"cannot connect to {fake_llm.url}: proxy error (SOCKS proxies are not "
-                     "supported: give the proxy as http://host:port)")
+    assert error == (f"cannot connect to {fake_llm.url}: proxy error (a SOCKS proxy needs the "
+                     "socksio package: pip install 'httpx[socks]'; or give the proxy as "
+                     "http://host:port)")
     monkeypatch.setenv("ALL_PROXY", f"http://127.0.0.1:{proxy.server_address[1]}")
     monkeypatch.setenv("HTTPS_PROXY", "")  # as httpx: an empty variable names no proxy
     error, _ = ask("openai/fake", fake_llm.url.replace("http:", "https:"))

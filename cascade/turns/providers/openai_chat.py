@@ -1,7 +1,7 @@
-"""OpenAI-compatible chat completions over plain HTTP (the standard library's), without
+"""The ``openai`` provider: OpenAI-compatible chat completions through httpx, without
 litellm.
 
-``import litellm`` takes 2-3 s here, on every hook run that asks anyone; http.client ~0.02 s.
+``import litellm`` takes 2-3 s here, on every hook run that asks anyone; httpx ~0.15 s.
 So an ``openai/<name>`` model -- an OpenAI-compatible endpoint (``CASCADE_API_BASE``: a
 LiteLLM proxy, a llama.cpp or vLLM server, ...) or OpenAI itself -- is asked directly with one
 ``POST <base>/chat/completions``, the request litellm would send:
@@ -13,9 +13,9 @@ litellm`` sends every model through litellm (an escape hatch, and the "before" o
 bench/hook_endpoint.py).
 
 The base URL is what litellm would use: ``CASCADE_API_BASE``, else ``OPENAI_BASE_URL``, else
-``OPENAI_API_BASE``, else https://api.openai.com/v1. Usage comes from the reply's ``usage``.
-The client, its timeouts, the failures raised and the price are ``cascade.turns.transport``'s,
-shared with the direct path to Anthropic's Messages API (``cascade.turns.anthropic_http``).
+``OPENAI_API_BASE``, else https://api.openai.com/v1 (a declared provider's ``api_base``
+first). Usage comes from the reply's ``usage``. The client, its bounds and the failures raised
+are cascade.turns.providers.httpclient's; the price is cascade.turns.pricing's.
 """
 from __future__ import annotations
 
@@ -26,18 +26,17 @@ from collections.abc import Callable
 from typing import Any
 
 from cascade.text import endpoint_url
-from cascade.turns.transport import (
+from cascade.turns.call import Ask, Completion, Route, Target
+from cascade.turns.keys import key_hint, missing_credentials, openai_key
+from cascade.turns.pricing import Answer, answer
+from cascade.turns.providers import Provider, register
+from cascade.turns.providers.httpclient import (
     COST_HEADER,
-    USER_AGENT,
-    Answer,
     Endpoint,
     InternalServerError,
-    answer,
     post_events,
     post_json,
 )
-
-__all__ = ["PREFIX", "Answer", "Endpoint", "base_url", "chat", "direct_name"]
 
 PREFIX = "openai/"
 DEFAULT_BASE = "https://api.openai.com/v1"
@@ -59,7 +58,7 @@ def base_url(api_base: str | None) -> str:
 
 
 def _headers(key: str | None) -> dict[str, str]:
-    headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+    headers = {"Accept": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
     organization = os.environ.get("OPENAI_ORGANIZATION", "").strip()
@@ -77,9 +76,9 @@ def _url(endpoint: Endpoint) -> str:
 
 async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
                max_tokens: int, on_text: Callable[[str], None] | None = None) -> Answer:
-    """One chat completion, no retry. Raises cascade.turns.httperrors' TransportError
-    (transport, timeout),
-    StatusError (the server said so) or InternalServerError (a 2xx that is not an answer).
+    """One chat completion, no retry. Raises httpx's TransportError (transport, timeout),
+    its HTTPStatusError (the server said so), InternalServerError (a 2xx that is not an
+    answer) or ProviderFailure (an answer past the size limit).
     ``on_text``: the reply is streamed (``stream: true``), each piece of text passed to it as
     it arrives; the answer is the whole text all the same."""
     limit = "max_completion_tokens" if _REASONING.match(name.split("/")[-1]) else "max_tokens"
@@ -162,3 +161,33 @@ def _content(data: Any) -> str | None:
         return "".join(p.get("text", "") for p in content
                        if isinstance(p, dict) and isinstance(p.get("text"), str))
     return content if isinstance(content, str) else ""
+
+
+def route(target: Target, ask: Ask) -> Route | str:
+    """How ``target`` is asked; a refusal: why not (no key where one is needed)."""
+    settings = ask.settings
+    name = direct_name(target.model) or target.model
+    endpoint = base_url(target.option("api_base") or settings.api_base)
+    key = openai_key(settings)
+    refused = missing_credentials(target.model, key, settings.api_base)
+    if refused:
+        return refused
+
+    def request() -> Any:
+        return chat(name, ask.messages,
+                    Endpoint(endpoint, key, settings.timeout, settings.max_reply_bytes),
+                    max_tokens=ask.max_tokens, on_text=ask.on_text)
+
+    return Route(request, finish(target.name), endpoint, key_hint(settings, key))
+
+
+def finish(name: str) -> Callable[[Answer, int], Completion]:
+    """How an answer becomes the Completion of the chain's ``name``."""
+    def done(got: Answer, attempts: int) -> Completion:
+        return Completion(got.text, name, got.prompt_tokens, got.completion_tokens, got.cost,
+                          attempts)
+
+    return done
+
+
+register(Provider("openai", route))

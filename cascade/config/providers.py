@@ -1,0 +1,168 @@
+"""Providers declared by name: the models and commands a persona's ``provider_hint``, a
+rule's ``model:`` or ``CASCADE_MODEL`` may name, with the default and the fallback chain.
+
+Two files, read in this order, the second overriding the first name by name:
+``.cascade/providers.yml`` in the repository (the team's), then the user's own
+(``$XDG_CONFIG_HOME/cascade/providers.yml``, by default ``~/.config/cascade/providers.yml``:
+a login, a path or a model only this machine has). A file holds a ``providers:`` list, each
+entry a ``name`` and either a ``command`` (a program that reads the prompt on stdin and writes
+the reply on stdout: ``claude -p --model sonnet``, ``llm -m gpt-4o-mini``) or a ``model`` (a
+model string: ``openai/gpt-4o-mini``, ``ollama/llama3.2``, ``cascade-local/smollm2``), and,
+at the top, ``default:`` (the provider asked when nothing else names one) and ``fallback:``
+(the providers asked, in order, when it fails). The form of a design that keeps the list in
+one file and the choice in another loads too: ``providers: {default: ..., fallback: [...]}``.
+
+An entry may also say ``system:`` (how its command takes the system prompt: a flag such as
+``--system-prompt``, or ``stdin`` to put it before the prompt; by default the flag of the
+tools cascade knows, else ``stdin``), ``api_base:`` (the endpoint of its model) and
+``description:``. Anything else is an error naming the file and the line.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from msgspec import Struct
+
+from cascade.config.schema import Bad, Key, read, texts
+from cascade.config.yamlio import LineDict, LineList, items_with_lines, load_yaml, start_line
+from cascade.errors import CascadeError
+from cascade.resources import CONFIG_DIR
+
+FILE_NAME = "providers.yml"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")
+
+
+class ProviderEntry(Struct, frozen=True):
+    """One declared provider: its ``name``, its ``command`` (as written) or its ``model``,
+    and the rest it declares (``system``, ``api_base``, ``description``), with where."""
+
+    name: str
+    command: str | None
+    model: str | None
+    options: tuple[tuple[str, Any], ...] = ()
+    source: str = ""  # "file:line", for messages
+
+
+class ProviderTable(Struct, frozen=True):
+    """The declared providers, the default and the fallback chain (names)."""
+
+    entries: tuple[ProviderEntry, ...] = ()
+    default: str | None = None
+    fallback: tuple[str, ...] = ()
+
+    def entry(self, name: str) -> ProviderEntry | None:
+        for entry in self.entries:
+            if entry.name == name:
+                return entry
+        return None
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(entry.name for entry in self.entries)
+
+
+def _name(value: object) -> str:
+    if not isinstance(value, str) or not _NAME.match(value.strip()):
+        raise Bad("a name of letters, digits, '-', '_', '.' or ':'")
+    return value.strip()
+
+
+def _command(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Bad("a command line (the program and its arguments)")
+    return value.strip()
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise Bad("a non-empty string")
+    return value.strip()
+
+
+def _system(value: object) -> str:
+    if not isinstance(value, str) or not (value.strip() == "stdin"
+                                          or value.strip().startswith("-")):
+        raise Bad("a flag such as --system-prompt, or stdin")
+    return value.strip()
+
+
+ENTRY = {
+    "name": Key(_name, required=True, label="provider 'name'"),
+    "command": Key(_command, label="provider {name!r}: 'command'"),
+    "model": Key(_text, label="provider {name!r}: 'model'"),
+    "system": Key(_system, label="provider {name!r}: 'system'"),
+    "api_base": Key(_text, label="provider {name!r}: 'api_base'"),
+    "description": Key(_text, label="provider {name!r}: 'description'"),
+}
+TOP = {
+    "providers": Key(lambda v: v),
+    "default": Key(_name, label="'default'"),
+    "fallback": Key(lambda v: texts(v), (), label="'fallback'"),
+}
+CHOICE = {
+    "default": Key(_name, label="providers 'default'"),
+    "fallback": Key(lambda v: texts(v), (), label="providers 'fallback'"),
+}
+
+
+def user_file() -> Path:
+    """The user's providers file (``$XDG_CONFIG_HOME/cascade/providers.yml``)."""
+    base = os.environ.get("XDG_CONFIG_HOME", "").strip() or str(Path.home() / ".config")
+    return Path(base) / "cascade" / FILE_NAME
+
+
+def load_providers(root: Path | None) -> ProviderTable:
+    """The repository's declared providers, then the user's over them (name by name; the
+    user's ``default`` and ``fallback`` when it gives them)."""
+    table = ProviderTable()
+    for path in ((root / CONFIG_DIR / FILE_NAME) if root is not None else None, user_file()):
+        if path is not None and path.is_file():
+            table = _over(table, load_file(path))
+    return table
+
+
+def _over(base: ProviderTable, top: ProviderTable) -> ProviderTable:
+    names = top.names()
+    return ProviderTable(tuple(e for e in base.entries if e.name not in names) + top.entries,
+                         top.default or base.default, top.fallback or base.fallback)
+
+
+def load_file(path: Path) -> ProviderTable:
+    """One providers file, checked (one line naming the file and the line at fault)."""
+    data = load_yaml(path)
+    if data is None:
+        return ProviderTable()
+    top = read(data, TOP, path, "providers file")
+    listed = top["providers"]
+    default, fallback = top["default"], top["fallback"]
+    entries: tuple[ProviderEntry, ...] = ()
+    if isinstance(listed, LineDict):  # providers: {default:, fallback:}
+        choice = read(listed, CHOICE, path, "providers")
+        default, fallback = default or choice["default"], fallback or choice["fallback"]
+    elif isinstance(listed, LineList):
+        entries = _entries(listed, path, start_line(data))
+    elif listed is not None:
+        raise CascadeError("'providers' must be a list of providers (name and command or "
+                           "model) or a mapping of default and fallback", path,
+                           data.line_of("providers") if isinstance(data, LineDict) else None)
+    table = ProviderTable(entries, default, tuple(fallback))
+    return table
+
+
+def _entries(listed: list, path: Path, line: int | None) -> tuple[ProviderEntry, ...]:
+    out: list[ProviderEntry] = []
+    for item, at in items_with_lines(listed, line):
+        v = read(item, ENTRY, path, "provider", at)
+        where = start_line(item, at)
+        if (v["command"] is None) == (v["model"] is None):
+            raise CascadeError(f"provider {v['name']!r} must give either 'command' or "
+                               "'model'", path, where)
+        if any(e.name == v["name"] for e in out):
+            raise CascadeError(f"provider {v['name']!r} is declared twice", path, where)
+        options = tuple((k, v[k]) for k in ("system", "api_base", "description")
+                        if v[k] is not None)
+        out.append(ProviderEntry(v["name"], v["command"], v["model"], options,
+                                 f"{path}:{where}"))
+    return tuple(out)

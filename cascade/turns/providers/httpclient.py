@@ -1,0 +1,230 @@
+"""What the HTTP providers share: one POST through httpx, answered with JSON or with
+Server-Sent Events, its failures, and a bound on what is read.
+
+httpx does the HTTP: connections kept per client (one per session of waves,
+cascade.turns.sessions, else one per call), TLS verified against certifi's bundle (or
+``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), proxies and ``NO_PROXY`` from the environment,
+redirects not followed (a 3xx is a status like any other). What is added here:
+
+- **A bounded answer.** At most ``CASCADE_MAX_REPLY_BYTES`` (default 4 MiB) of a body is read,
+  streamed or not; past it the call fails with one line and the connection is dropped, so
+  memory stays flat whatever a server sends (an error page is read up to 64 KiB).
+- **A total deadline.** ``CASCADE_TIMEOUT`` bounds the whole call, not each read: a server
+  that trickles bytes cannot hold a run past it.
+- **Failures named as litellm names them**: a status that is not 2xx raises an
+  ``httpx.HTTPStatusError`` subclass named for it (RateLimitError for 429, ...), worded as
+  the openai SDK words it; a 2xx that is not an answer raises ``InternalServerError``.
+"""
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import json
+import re
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import httpx
+
+from cascade import __version__
+from cascade.text import shown_url
+from cascade.turns.call import ProviderFailure
+from cascade.turns.sessions import SESSION
+
+USER_AGENT = f"cascadingdev/{__version__}"
+COST_HEADER = "x-litellm-response-cost"
+ERROR_BODY_LIMIT = 64 * 1024
+DEADLINE_MARGIN = 0.1
+
+# What litellm calls an HTTP status (observed with 1.106.2; 529 is Anthropic's "overloaded").
+_STATUS_NAMES = {400: "BadRequestError", 401: "AuthenticationError", 403: "PermissionDeniedError",
+                 404: "NotFoundError", 408: "Timeout", 422: "UnprocessableEntityError",
+                 429: "RateLimitError", 500: "InternalServerError", 502: "BadGatewayError",
+                 503: "ServiceUnavailableError", 504: "Timeout", 529: "InternalServerError"}
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_status_classes: dict[str, type[httpx.HTTPStatusError]] = {}
+
+
+class InternalServerError(Exception):
+    """A 2xx answer that is not a reply (litellm's name for the same failure)."""
+
+
+class Endpoint:
+    """Where a model is asked: the base URL, the key sent (None: none), the seconds the
+    whole call may take, and the most bytes of an answer read."""
+
+    __slots__ = ("base", "key", "limit", "timeout")
+
+    def __init__(self, base: str, key: str | None, timeout: float, limit: int) -> None:
+        self.base, self.key, self.timeout, self.limit = base, key, timeout, limit
+
+    @property
+    def shown(self) -> str:
+        """The base URL as a message names it (no password, no query string)."""
+        return shown_url(self.base)
+
+
+def status_error(response: httpx.Response, text: str) -> httpx.HTTPStatusError:
+    """The exception for ``response`` (not 2xx), whose body begins ``text``."""
+    name = _STATUS_NAMES.get(response.status_code, "APIError")
+    cls = _status_classes.get(name)
+    if cls is None:
+        cls = _status_classes[name] = type(name, (httpx.HTTPStatusError,),
+                                           {"__module__": __name__})
+    text = text.strip()
+    message = f"Error code: {response.status_code}" + (f" - {text[:300]}" if text else "")
+    return cls(message, request=response.request, response=response)
+
+
+@contextlib.asynccontextmanager
+async def _client(endpoint: Endpoint) -> AsyncIterator[httpx.AsyncClient]:
+    """The client to ask ``endpoint`` with: the session's, kept for every request of the
+    same timeout, or one for this request."""
+    clients = SESSION.get()
+    if clients is None:
+        async with _new_client(endpoint) as client:
+            yield client
+        return
+    client = clients.get(endpoint.timeout)
+    if client is None:
+        client = clients[endpoint.timeout] = _new_client(endpoint)
+    yield client
+
+
+def _new_client(endpoint: Endpoint) -> httpx.AsyncClient:
+    try:
+        return httpx.AsyncClient(timeout=httpx.Timeout(endpoint.timeout), follow_redirects=False,
+                                 trust_env=True, headers={"User-Agent": USER_AGENT})
+    except ImportError as exc:  # a SOCKS proxy in the environment, without socksio
+        if "socks" not in str(exc).lower():
+            raise
+        raise ProviderFailure(f"cannot connect to {endpoint.shown}: proxy error (a SOCKS proxy "
+                              "needs the socksio package: pip install 'httpx[socks]'; or give "
+                              "the proxy as http://host:port)") from None
+
+
+def _sent(headers: dict[str, str]) -> dict[str, str]:
+    """The headers sent: the caller's, with the body's type and no compression asked (a
+    compressed body could inflate past the bound between two reads)."""
+    return {"Content-Type": "application/json", "Accept-Encoding": "identity", **headers}
+
+
+async def _bounded(response: httpx.Response, limit: int, where: str) -> bytes:
+    """The body of ``response``, read up to ``limit`` bytes; past it, ProviderFailure."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(where, limit)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+def _too_large(where: str, limit: int) -> ProviderFailure:
+    return ProviderFailure(f"the response from {where} is larger than {_size(limit)}: not "
+                           "read (CASCADE_MAX_REPLY_BYTES sets the limit)")
+
+
+def _size(limit: int) -> str:
+    mib = limit / (1024 * 1024)
+    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
+
+
+def _read(response: httpx.Response, content: bytes) -> httpx.Response:
+    """``response`` with its body ``content`` read (what ``.text`` and ``.json()`` give)."""
+    return httpx.Response(response.status_code, headers=response.headers, content=content,
+                          request=response.request)
+
+
+async def _refused(response: httpx.Response) -> httpx.HTTPStatusError:
+    """The exception for a status that is not 2xx, its body read up to 64 KiB."""
+    body = b""
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= ERROR_BODY_LIMIT:
+            break
+    read = _read(response, body[:ERROR_BODY_LIMIT])
+    return status_error(read, read.text)
+
+
+async def _lines(response: httpx.Response, limit: int, where: str) -> AsyncIterator[str]:
+    """The lines of a streamed body (ended by LF, CR LF or CR), its bytes counted against
+    ``limit`` as they arrive (a body without a line end is bounded too)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    pending, size = "", 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(where, limit)
+        *done, pending = _LINE_END.split(pending + decoder.decode(chunk))
+        for line in done:
+            yield line
+    for line in _LINE_END.split(pending + decoder.decode(b"", final=True)):
+        if line:
+            yield line
+
+
+async def _deadline(endpoint: Endpoint, call: Any) -> Any:
+    """``call`` (a coroutine) within the endpoint's total time (and a tenth of a second, so
+    that a connect timeout, which starts with it, is said as one)."""
+    try:
+        return await asyncio.wait_for(call, endpoint.timeout + DEADLINE_MARGIN)
+    except asyncio.TimeoutError:
+        raise httpx.ReadTimeout(f"no whole answer within {endpoint.timeout:g}s") from None
+
+
+async def post_json(endpoint: Endpoint, url: str, body: dict[str, Any],
+                    headers: dict[str, str]) -> tuple[Any, httpx.Response]:
+    """POST ``body`` to ``url``: (the JSON the 2xx answer holds, the response). Raises a
+    status error for any other status, InternalServerError for a body that is not JSON,
+    ProviderFailure for one past the limit."""
+    async def call() -> tuple[Any, httpx.Response]:
+        async with _client(endpoint) as client, client.stream(
+                "POST", url, json=body, headers=_sent(headers)) as response:
+            if not 200 <= response.status_code < 300:
+                raise await _refused(response)
+            content = await _bounded(response, endpoint.limit, endpoint.shown)
+        try:
+            return json.loads(content), _read(response, content)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise InternalServerError(str(exc)) from exc
+
+    return await _deadline(endpoint, call())
+
+
+async def post_events(endpoint: Endpoint, url: str, body: dict[str, Any],
+                      headers: dict[str, str], take: Callable[[str], bool]) -> httpx.Headers:
+    """POST ``body`` to ``url`` and read the Server-Sent Events answering it: each ``data:``
+    line passed to ``take`` as it arrives, until ``take`` says the stream ended (False) or
+    it ends. Returns the response's headers. Raises a status error for a status that is not
+    2xx, ProviderFailure once the stream passes the limit."""
+    async def call() -> httpx.Headers:
+        async with _client(endpoint) as client, client.stream(
+                "POST", url, json=body, headers=_sent(headers)) as response:
+            if not 200 <= response.status_code < 300:
+                raise await _refused(response)
+            async for line in _lines(response, endpoint.limit, endpoint.shown):
+                if line.startswith("data:") and not take(line[5:].strip()):
+                    break
+            return response.headers
+
+    return await _deadline(endpoint, call())
+
+
+async def post_lines(endpoint: Endpoint, url: str, body: dict[str, Any],
+                     headers: dict[str, str], take: Callable[[str], bool]) -> httpx.Headers:
+    """As ``post_events``, for a stream of one JSON object per line (NDJSON): each
+    non-empty line passed to ``take``."""
+    async def call() -> httpx.Headers:
+        async with _client(endpoint) as client, client.stream(
+                "POST", url, json=body, headers=_sent(headers)) as response:
+            if not 200 <= response.status_code < 300:
+                raise await _refused(response)
+            async for line in _lines(response, endpoint.limit, endpoint.shown):
+                if line.strip() and not take(line.strip()):
+                    break
+            return response.headers
+
+    return await _deadline(endpoint, call())
