@@ -10,7 +10,7 @@ OpenAI-compatible chat completions for an `openai/` model, its Anthropic Message
 ledger, the three concurrent calls, writing. Target: wall - 1.0 s <= 0.5 s for both.
 
 Per model: "litellm" is CASCADE_HTTP=litellm (every call through litellm, as before these
-providers were asked over plain HTTP); "plain HTTP" is the default. With ``--reference DIR``
+providers were asked directly); "direct (httpx)" is the default. With ``--reference DIR``
 (a checkout of another commit), this checkout's hook and the reference's, each with its
 default path, are timed in turns for both models (A B A B ...): medians with min-max, and
 the load; beside the wall time, the CPU time of the hook and the git it ran, which a loaded
@@ -119,7 +119,7 @@ def bench_hook(runs: int) -> list[tuple]:
         fake.default(delayed(json.dumps({"comment": "Fine.", "vote": "READY"}), DELAY))
         for model, extra in model_settings(fake).items():
             for label, http in (("litellm (CASCADE_HTTP=litellm)", "litellm"),
-                                ("plain HTTP (http.client)", "auto")):
+                                ("direct (httpx)", "auto")):
                 env = clean(child_env(), **extra, CASCADE_HTTP=http)
                 hook_once(env, fake)  # warm the file cache (bytecode, site-packages)
                 walls = [hook_once(env, fake) for _ in range(runs)]
