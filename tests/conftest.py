@@ -25,7 +25,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     for var in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_AUTHOR_NAME",
-                "CASCADE_MODEL", "CASCADE_API_BASE"):
+                "CASCADE_MODEL", "CASCADE_API_BASE", "XDG_CONFIG_HOME"):  # config under HOME
         monkeypatch.delenv(var, raising=False)
     return home
 

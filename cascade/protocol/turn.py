@@ -110,7 +110,8 @@ async def _turn(wave: Wave, asked: _Asked) -> Outcome:
     started = time.monotonic()
     wave.shared.progress.start(out)
     reply = await _reply(wave, request, persona, prompt, out, asked.settings, asked.fallbacks)
-    if reply is not None and unexplained(request, reply, persona.votes, out.model):
+    if reply is not None and unexplained(request, reply, persona.votes,
+                                         asked.settings.model_string(out.model)):
         reply = await _explain(wave, asked, reply)
     if reply is not None:
         await _append(wave, request, persona, prompt, out, reply)
@@ -123,7 +124,7 @@ async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
                  settings: Settings, fallbacks) -> Reply | None:  # long: one turn's parts
     """The reply: cached, or asked (with the step's fallback for an unreadable or empty
     one); None when the turn failed (``out`` says why)."""
-    key = prompt_key(persona.alias, out.model, prompt.messages)
+    key = prompt_key(persona.alias, settings.model_string(out.model), prompt.messages)
     hit = wave.cache.get(key)
     reply: Reply | None = None
     fallback = request.step.fallback.replace("{topic}", wave.d.title)
@@ -190,7 +191,7 @@ async def _explain(wave: Wave, asked: _Asked, reply: Reply) -> Reply:
                     "again with the same JSON object, adding in \"findings\" what is wrong: "
                     "each with its severity, where (a short exact quote of the document or a "
                     "section heading), what, why and a suggestion.")}]
-    key = prompt_key(persona.alias, out.model, messages)
+    key = prompt_key(persona.alias, asked.settings.model_string(out.model), messages)
     try:
         hit = wave.cache.get(key)
         again = parse_reply(hit["text"], reply_tokens=asked.settings.reply_tokens) if hit else \

@@ -222,7 +222,7 @@ def _connect_reason(chain: list[BaseException], timeout: float | None) -> str | 
 
 
 class Failure(Struct):
-    kind: str  # credentials | auth | http | timeout | connect | dropped | bad-response | other
+    kind: str  # credentials|auth|http|timeout|connect|dropped|bad-response|provider|other
     message: str
     retryable: bool
 
@@ -310,10 +310,6 @@ def _unreached(chain: list[BaseException], names: set[str], texts: str, where: s
         return Failure("connect", f"cannot reach {where or 'the endpoint'}: "
                        f"{_clean(str(chain[-1])) or 'connection error'}", True)
     return None
-
-
-def _retryable(exc: BaseException) -> bool:
-    return classify(exc).retryable
 
 
 def retry_after(exc: BaseException) -> float | None:

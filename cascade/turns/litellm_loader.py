@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 from types import ModuleType
 
 _litellm: ModuleType | None = None
 
 
 def loaded() -> ModuleType | None:
-    """litellm if this process imported it already (cascade's loader or a program that uses
-    cascade as a library), else None: never imports it."""
-    return _litellm or sys.modules.get("litellm")
+    """litellm if ``litellm_module`` imported and set it up already, else None (never
+    imports it: asked on the event loop, where an import would hold up every call)."""
+    return _litellm
 
 
 def litellm_module() -> ModuleType:

@@ -37,10 +37,18 @@ class Settings(Struct):
     # the providers declared by name (.cascade/providers.yml, the user's providers.yml)
     providers: ProviderTable = field(default_factory=ProviderTable)
 
+    def model_string(self, name: str) -> str:
+        """What ``name`` asks: a declared provider's model string or command line (what its
+        replies are cached by and what decides their form), else ``name`` itself."""
+        entry = self.providers.entry(name)
+        if entry is None:
+            return name
+        return entry.command if entry.command is not None else entry.model or name
+
     def for_model(self, model: str) -> Settings:
         """The embedded model reads slowly on a laptop CPU: give it a small prompt unless the
         budgets were set explicitly."""
-        if not model.startswith("cascade-local/"):
+        if not self.model_string(model).startswith("cascade-local/"):
             return self
         env = os.environ
         return replace(
