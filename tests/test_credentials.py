@@ -93,3 +93,39 @@ def test_a_streamed_reply_is_scrubbed_across_its_pieces():
     stream("a retry cuts it: " + KEY[:12])
     stream.restart()  # the failed reply's text is passed on, but not the key's beginning
     assert "".join(shown) == "a retry cuts it: "
+
+
+def test_explain_names_the_endpoint_without_its_password(loop_repo, monkeypatch):
+    """``cascade explain`` says which endpoint a rule's personas are asked through: its
+    URL without the user info, in text and JSON alike."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    repo = loop_repo
+    monkeypatch.setenv("CASCADE_API_BASE", f"http://gateway:{PASSWORD}@127.0.0.1:9/v1")
+    for args in (["explain", DOC], ["explain", DOC, "--json"]):
+        proc = subprocess.run([sys.executable, "-m", "cascade", *args], cwd=repo, text=True,
+                              capture_output=True, env={**__import__("os").environ,
+                                                        "PYTHONPATH": str(REPO)})
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "127.0.0.1:9/v1" in proc.stdout and PASSWORD not in proc.stdout + proc.stderr
+
+
+def test_a_declared_provider_s_password_is_a_credential(fake_llm, tmp_path):
+    """A password in a declared provider's api_base, echoed by the server: scrubbed from
+    the failure like the environment's."""
+    import asyncio
+
+    from cascade.config.providers import ProviderEntry, ProviderTable
+    from cascade.turns.model import ModelError, complete
+    from cascade.turns.settings import Settings
+
+    base = fake_llm.url.replace("http://", f"http://team:{PASSWORD}@")
+    fake_llm.default(http_error(401, f"bad credentials team:{PASSWORD}"))
+    table = ProviderTable((ProviderEntry("team", None, "openai/fake", (("api_base", base),)),))
+    with pytest.raises(ModelError) as caught:
+        asyncio.run(complete("team", [{"role": "user", "content": "hi"}],
+                             Settings(retries=0, providers=table)))
+    assert PASSWORD not in str(caught.value) and SHOWN in str(caught.value)

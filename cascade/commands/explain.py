@@ -40,7 +40,7 @@ from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.setting import setting_of
 from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
-from cascade.text import json_printable, printable
+from cascade.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.tiers import resolve_model
 from cascade.turns.settings import Settings
@@ -195,7 +195,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     settings = _settings(root)
     data["participants"] = [_participant(personas.get(alias), rule, settings)
                             for alias in rule.participants]
-    data["api_base"] = settings.api_base
+    data["api_base"] = shown_url(settings.api_base) if settings.api_base else None
     data["calls"] = _calls(root, rule, auth, data, doc, personas)
     data["decisions"] = _decisions(protocol.steps, rule, d)
     data["findings"] = listing(d.findings) if d is not None else []  # open, by severity

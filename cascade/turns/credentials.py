@@ -4,7 +4,8 @@ key provided: sk-...") must not get it into the terminal, a ledger's FAILURE lin
 the cache, where the next commit would put it into git for good.
 
 What counts as configured: ``CASCADE_API_KEY``; the password of a ``user:password@`` in
-``CASCADE_API_BASE`` or in any ``*_API_BASE`` / ``*_BASE_URL`` variable; the value of every
+``CASCADE_API_BASE``, in a declared provider's ``api_base``, or in any ``*_API_BASE`` /
+``*_BASE_URL`` variable; the value of every
 environment variable whose name says it holds a secret (``*_API_KEY``, ``*_API_TOKEN``,
 ``*_AUTH_TOKEN``, ``*_KEY``, ``*_SECRET``, ``*_PASSWORD``, ``*_TOKEN``). Values shorter than
 8 characters are left alone (too short to tell from words). Pure but for reading the
@@ -24,13 +25,15 @@ _SHORTEST = 8
 
 
 def configured(api_key: str | None = None, api_base: str | None = None,
-               env: Mapping[str, str] | None = None) -> list[str]:
-    """The credential values configured here (``api_key``, ``api_base``: the settings'; and
-    the environment's), the longest first, each with its URL-encoded and decoded forms."""
+               env: Mapping[str, str] | None = None, bases: Iterable[str] = ()) -> list[str]:
+    """The credential values configured here (``api_key``, ``api_base``: the settings';
+    ``bases``: the declared providers' base URLs; and the environment's), the longest first,
+    each with its URL-encoded and decoded forms."""
     env = os.environ if env is None else env
     values = [api_key or ""]
     values += [v for k, v in env.items() if k.upper().endswith(_NAMES)]
-    for base in [api_base or "", *(v for k, v in env.items() if k.upper().endswith(_BASES))]:
+    for base in [api_base or "", *bases,
+                 *(v for k, v in env.items() if k.upper().endswith(_BASES))]:
         try:
             password = urlsplit(base.strip()).password
         except ValueError:

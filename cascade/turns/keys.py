@@ -113,14 +113,14 @@ def key_hint(settings: Settings, key: str | None) -> str | None:
 
 
 
-def openai_key(settings: Settings) -> str | None:
+def openai_key(settings: Settings, api_base: str | None = None) -> str | None:
     """The key litellm would send an openai/ model: CASCADE_API_KEY; "no-key" for a
-    configured endpoint when OPENAI_API_KEY is not set; a key set in code on litellm;
-    OPENAI_API_KEY."""
+    configured endpoint (``api_base``, else CASCADE_API_BASE) when OPENAI_API_KEY is not set;
+    a key set in code on litellm; OPENAI_API_KEY."""
     if settings.api_key:
         return settings.api_key
     env_key = os.environ.get("OPENAI_API_KEY", "").strip() or None
-    if settings.api_base and not env_key:
+    if (api_base or settings.api_base) and not env_key:
         return "no-key"
     library = sys.modules.get("litellm")
     in_code = (getattr(library, "api_key", None) or getattr(library, "openai_key", None)

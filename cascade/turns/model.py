@@ -38,7 +38,8 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
     chain = list(dict.fromkeys([model, *(fallbacks or ()), *settings.fallbacks,
                                 *settings.providers.fallback]))
     # a reply never carries a configured credential on (a model or a proxy echoing the key)
-    secrets = credentials.configured(settings.api_key, settings.api_base)
+    secrets = credentials.configured(settings.api_key, settings.api_base,
+                                     bases=settings.declared_bases())
     stream = credentials.Stream(on_text, secrets) if on_text is not None and secrets else None
     if stream is not None:
         on_retry = _restarting(stream, on_retry)

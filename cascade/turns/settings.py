@@ -37,6 +37,11 @@ class Settings(Struct):
     # the providers declared by name (.cascade/providers.yml, the user's providers.yml)
     providers: ProviderTable = field(default_factory=ProviderTable)
 
+    def declared_bases(self) -> tuple[str, ...]:
+        """The base URLs the declared providers give (a password in one is a credential)."""
+        return tuple(str(dict(e.options)["api_base"]) for e in self.providers.entries
+                     if "api_base" in dict(e.options))
+
     def model_string(self, name: str) -> str:
         """What ``name`` asks: a declared provider's model string or command line (what its
         replies are cached by and what decides their form), else ``name`` itself."""

@@ -167,9 +167,10 @@ def route(target: Target, ask: Ask) -> Route | str:
     """How ``target`` is asked; a refusal: why not (no key where one is needed)."""
     settings = ask.settings
     name = direct_name(target.model) or target.model
-    endpoint = base_url(target.option("api_base") or settings.api_base)
-    key = openai_key(settings)
-    refused = missing_credentials(target.model, key, settings.api_base)
+    given = target.option("api_base") or settings.api_base
+    endpoint = base_url(given)
+    key = openai_key(settings, given)
+    refused = missing_credentials(target.model, key, given)
     if refused:
         return refused
 
