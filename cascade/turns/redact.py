@@ -1,6 +1,7 @@
 """The secret boundary: credential-looking text is redacted before any prompt leaves the machine.
-(Over 400 lines: one table of credential kinds -- each pattern beside its look-alikes and
-its checksum -- is easier to audit whole than split.)
+(Over 400 lines: the detectors share their value rules, placeholders and the overlap
+resolution, and each is easier to audit beside the others than split; the token patterns are
+data, in secret_patterns.yml beside this module.)
 
 There is no switch to turn this off. ``redact(text)`` replaces each secret with
 ``[REDACTED:<kind>]`` and reports the kind and line of each; ``is_secret_file(path)`` names the
@@ -8,7 +9,8 @@ files that are never read into a prompt at all. Cost is linear, every scan bound
 for 1 MB of design documents here (twice that when it holds secrets: the result is scanned
 again), about a second for the worst adversarial megabyte we know.
 
-Found on their own (the whole token is replaced), whatever surrounds them -- but not a
+Found on their own (the whole token is replaced), whatever surrounds them -- the patterns of
+secret_patterns.yml, whose format is documented at its top -- but not a
 documentation placeholder in a token's shape: one holding example (or dummy, placeholder,
 changeme, redacted), as AWS's ``AKIAIOSFODNN7EXAMPLE`` and
 ``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``, or a mask character 8 times in a row (0 x X * # ?
@@ -173,12 +175,19 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import collections
 import fnmatch
 import functools
+import math
 import re
+import warnings
+from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
+
+from cascade.config.yamlio import check_keys, decode_utf8, items_with_lines, load_yaml
+from cascade.errors import CascadeError
 
 __all__ = ["PLACEHOLDER_WORDS", "Redaction", "is_placeholder", "is_secret_file", "redact"]
 
@@ -210,54 +219,217 @@ class _Lazy:
         return value
 
 
-# ---- tokens recognisable on their own ----------------------------------------------------------
-# One alternation grouped by first character, every branch starting with a literal, so the regex
-# engine skips ahead to the characters that can start a token and tries one group there. The
-# kind is read off the matched text.
-_TOKENS = _Lazy(
-    r"A(?:KIA[0-9A-Z]{16}(?![0-9A-Za-z])|SIA[0-9A-Z]{16}(?![0-9A-Za-z])"
-    r"|Iza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])|ccountKey=[A-Za-z0-9+/]{20,}={0,2}"
-    r"|GE-SECRET-KEY-1[0-9A-Z]{58}(?![0-9A-Za-z]))"
-    r"|g(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,}|lpat-[A-Za-z0-9_\-]{20,}"
-    r"|lsa_[A-Za-z0-9]{32}_[0-9a-fA-F]{8}(?![0-9A-Za-z]))"
-    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|h(?:ttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{8,}"
-    r"|v[sbr]\.[A-Za-z0-9_\-]{24,}|f_[A-Za-z0-9]{30,}(?![A-Za-z0-9_]))"
-    r"|s(?:k-ant-[A-Za-z0-9_\-]{20,}|k-[A-Za-z0-9_\-]{20,}|k_(?:live|test)_[0-9A-Za-z]{16,}"
-    r"|hp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}(?![0-9A-Za-z])"
-    r"|ig=(?:[A-Za-z0-9+/_\-]|%2[BbFf]){16,}(?:=|%3[Dd]){0,2})"
-    r"|rk_(?:live|test)_[0-9A-Za-z]{16,}"
-    r"|S(?:K[0-9a-fA-F]{32}(?![0-9A-Za-z])|G\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"
-    r"|haredAccessKey=[A-Za-z0-9+/]{20,}={0,2})"
-    r"|npm_[A-Za-z0-9]{36,}|pypi-AgE[A-Za-z0-9_\-]{40,}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
-    r"|GOCSPX-[A-Za-z0-9_\-]{24,}|PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![0-9A-Za-z])"
-    r"|\$(?:2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}(?![./A-Za-z0-9])"
-    r"|(?:1|5|6|apr1)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
-    r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}\$[A-Za-z0-9+/]{16,})"
-)
-# Two more whose first letter (d) is too common to stop at: a second pass, run only when the
-# text holds one of their prefixes at all.
-_RARE_PREFIXES = ("dop_v1_", "dapi")
-_RARE_TOKENS = _Lazy(r"dop_v1_[0-9a-f]{64}(?![0-9A-Za-z])|dapi[0-9a-f]{32}(?![0-9A-Za-z])")
-_TOKEN_KINDS = (  # (prefix, kind, characters kept before the secret)
-    ("AKIA", "aws-access-key", 0), ("ASIA", "aws-access-key", 0),
-    ("github_pat_", "github-token", 0), ("gh", "github-token", 0),
-    ("glpat-", "gitlab-token", 0), ("glsa_", "grafana-token", 0), ("xox", "slack-token", 0),
-    ("https://hooks.slack.com/", "slack-webhook", 0),
-    ("sk-ant-", "anthropic-key", 0), ("sk-", "openai-key", 0),
-    ("AIza", "google-api-key", 0), ("sk_", "stripe-key", 0), ("rk_", "stripe-key", 0),
-    ("SK", "twilio-key", 0), ("SG.", "sendgrid-key", 0), ("npm_", "npm-token", 0),
-    ("pypi-", "pypi-token", 0), ("eyJ", "jwt", 0),
-    ("AccountKey=", "azure-storage-key", len("AccountKey=")),
-    ("SharedAccessKey=", "azure-storage-key", len("SharedAccessKey=")),
-    ("sig=", "azure-sas-signature", len("sig=")),
-    ("hv", "vault-token", 0), ("AGE-", "age-secret-key", 0), ("hf_", "huggingface-token", 0),
-    ("GOCSPX-", "google-oauth-secret", 0), ("dop_", "digitalocean-token", 0),
-    ("shp", "shopify-token", 0), ("PMAK-", "postman-key", 0), ("dapi", "databricks-token", 0),
-    ("$", "password-hash", 0),
-)
-_DIGIT_OR_CAPITAL = _Lazy(r"[0-9A-Z]")
+# ---- tokens recognisable on their own: the pattern table, data ---------------------------------
+# cascade/turns/secret_patterns.yml (its format is documented at its top), read the first time a
+# text is redacted -- never on a path that sends no prompt. Its patterns that start with a literal
+# and name no keywords become one alternation grouped by that first character, so the regex
+# engine skips ahead to the characters that can start a token and tries one group there; each
+# pattern ends with an empty group, whose number (the match's lastindex) says which matched.
+# The others, and a repository's own (.cascade/secrets.yml), are tried one by one, each only
+# when the text holds one of its keywords.
+_PATTERN_FILE = Path(__file__).with_name("secret_patterns.yml")
+_PATTERN_KEYS = frozenset({"kind", "regex", "secret", "keywords", "holding", "entropy", "allow",
+                           "glued"})
+_HOLDING = {"digit": "[0-9]", "letter": "[A-Za-z]", "lower": "[a-z]", "capital": "[A-Z]",
+            "digit-or-capital": "[0-9A-Z]"}
+_KIND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+
+
+class _Allow(Struct, frozen=True):
+    """When a match is a look-alike: one of ``regexes`` finds something in its ``target``
+    (the secret, the whole match or its line), or it holds one of ``stopwords``; with ``every``
+    (gitleaks' condition = "AND"), both of those that are given."""
+
+    regexes: tuple = ()
+    target: str = "secret"
+    stopwords: tuple[str, ...] = ()
+    every: bool = False
+
+
+class _Pattern(Struct, frozen=True):
+    kind: str
+    regex: Any  # compiled; None for a member of the alternation
+    secret: int = 0  # the group that is the secret (0: the whole match; -1: the first non-empty)
+    keywords: tuple[str, ...] = ()  # lower-case
+    holding: Any = None  # a compiled character class the secret must hold
+    entropy: float | None = None  # the secret's Shannon entropy must be more than this
+    allows: tuple[_Allow, ...] = ()
+    glued: bool = False  # may follow a letter or a digit
+    bundled: bool = True
+
+
+class _Table(Struct, frozen=True):
+    alternation: Any  # the compiled alternation
+    members: dict  # {number of a pattern's end group: (pattern, its groups' offset)}
+    passes: tuple[_Pattern, ...]  # tried one by one
+
+
+@functools.cache
+def _bundled() -> _Table:
+    """The bundled pattern table, read and compiled once."""
+    text = _PATTERN_FILE.read_text("utf-8")
+    entries = _entries(load_yaml(_PATTERN_FILE, text), _PATTERN_FILE, frozenset({"patterns"}))
+    joined: dict[str, list[tuple[_Pattern, str, int]]] = {}
+    passes = []
+    for entry, line in entries:
+        pattern, source = _pattern_of(entry, _PATTERN_FILE, line, bundled=True)
+        if pattern.regex is None:
+            shape = _shape(source)
+            joined.setdefault(shape.first, []).append((pattern, source[len(shape.first):],
+                                                       shape.groups))
+        else:
+            passes.append(pattern)
+    parts, members, number = [], {}, 0
+    for first, alternatives in joined.items():
+        rests = []
+        for pattern, rest, groups in alternatives:
+            members[number + groups + 1] = (pattern, number)
+            number += groups + 1
+            rests.append(f"{rest}()")
+        parts.append(f"{first}(?:{'|'.join(rests)})")
+    return _Table(re.compile("|".join(parts)), members, tuple(passes))
+
+
+def _entries(data: object, path: Path, allowed: frozenset[str]) -> list[tuple[dict, int]]:
+    """The pattern mappings of a pattern file, each with its line."""
+    data = check_keys(data if data is not None else {}, path, set(allowed), set(),
+                      "secret pattern file")
+    patterns = data.get("patterns") or []
+    if not isinstance(patterns, list):
+        raise CascadeError("patterns must be a list", path, data.line_of("patterns"))
+    return list(items_with_lines(patterns, data.line_of("patterns")))
+
+
+def _pattern_of(entry: object, path: Path, line: int | None, *,
+                bundled: bool) -> tuple[_Pattern, str]:  # long: one check a field
+    """A pattern of the documented format, checked, and its regex's text (bounded when it
+    is a repository's: _bounded)."""
+    entry = check_keys(entry, path, set(_PATTERN_KEYS), {"kind", "regex"}, "secret pattern",
+                       line)
+    where = entry.line_of
+    kind, source = entry["kind"], entry["regex"]
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        raise CascadeError(f"kind must be lower-case letters, digits and -: {kind!r}", path,
+                           where("kind"))
+    if not isinstance(source, str):
+        raise CascadeError("regex must be a string", path, where("regex"))
+    keywords = _strings(entry.get("keywords"), "keywords", path, where("keywords"))
+    shape = _shape(source)
+    joins = bundled and not keywords and shape.first  # the alternation compiles it
+    regex = None if joins else _compiled(
+        source if bundled else _bounded_or_error(source, path, where("regex")), path,
+        where("regex"))
+    groups = shape.groups if regex is None else regex.groups
+    secret = entry.get("secret", 0)
+    if not isinstance(secret, int) or isinstance(secret, bool) or not 0 <= secret <= groups:
+        raise CascadeError(f"secret must be the number of a group of the regex (0 to "
+                           f"{groups})", path, where("secret"))
+    holding = entry.get("holding")
+    if holding is not None and holding not in _HOLDING:
+        raise CascadeError(f"unknown holding {holding!r} (known: {', '.join(_HOLDING)})", path,
+                           where("holding"))
+    entropy = entry.get("entropy")
+    if entropy is not None and (isinstance(entropy, bool) or not isinstance(entropy, (int, float))):
+        raise CascadeError("entropy must be a number (bits a character)", path, where("entropy"))
+    allow = _strings(entry.get("allow"), "allow", path, where("allow"))
+    glued = entry.get("glued", False)
+    if not isinstance(glued, bool):
+        raise CascadeError("glued must be true or false", path, where("glued"))
+    allows = (_Allow(tuple(_compiled(a, path, where("allow")) for a in allow)),) if allow else ()
+    pattern = _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
+                       re.compile(_HOLDING[holding]) if holding else None,
+                       None if entropy is None else float(entropy), allows, glued, bundled)
+    return pattern, source
+
+
+def _strings(value: object, what: str, path: Path, line: int | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise CascadeError(f"{what} must be a list of strings", path, line)
+    return value
+
+
+def _compiled(source: str, path: Path, line: int | None) -> Any:
+    """``source`` compiled, or a one-line error naming the file and line."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a FutureWarning about nested sets: Go's syntax
+            return re.compile(source)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise CascadeError(f"regex does not compile: {exc}", path, line) from None
+
+
+def _bounded_or_error(source: str, path: Path, line: int | None) -> str:
+    try:
+        return _bounded(source)
+    except ValueError as exc:
+        raise CascadeError(f"regex refused: {exc}", path, line) from None
+
+
+def _tokens(text: str, low: str, extra: tuple[_Pattern, ...], found: list) -> None:
+    table = _bundled()
+    for m in table.alternation.finditer(text):
+        pattern, offset = table.members[m.lastindex]
+        _take(pattern, m, offset, text, found)
+    for pattern in table.passes + extra:
+        if pattern.keywords and not any(k in low for k in pattern.keywords):
+            continue
+        for m in pattern.regex.finditer(text):
+            _take(pattern, m, 0, text, found)
+
+
+def _take(pattern: _Pattern, m: re.Match, offset: int, text: str, found: list) -> None:
+    """The secret of ``pattern``'s match ``m`` (its groups numbered from ``offset``), unless a
+    condition of the pattern, or of every pattern, says it is none."""
+    if not pattern.glued and m.start() > 0 and text[m.start() - 1].isalnum():
+        return  # the middle of a longer word
+    group = offset + pattern.secret if pattern.secret > 0 else 0
+    if pattern.secret < 0:  # gitleaks: the first group that matched something, or the match
+        group = next((g for g in range(1, (m.re.groups or 0) + 1) if m.group(g)), 0)
+    start, end = m.span(group)
+    secret = text[start:end]
+    if not secret or _documentation_token(secret):
+        return  # AKIAIOSFODNN7EXAMPLE, ghp_xxxxxxxx...
+    if pattern.holding is not None and not pattern.holding.search(secret):
+        return  # words: sk-learn-compatible-pipeline, xoxo-hugs-and-kisses, sig=SomeWord
+    if pattern.entropy is not None and _entropy(secret) <= pattern.entropy:
+        return
+    if pattern.allows and any(_allowed(a, secret, m.group(), text, start)
+                              for a in pattern.allows):
+        return
+    if not pattern.bundled and _in_marker(text, start, end):
+        return  # a repository's pattern that finds something in [REDACTED:...]
+    found.append((start, end, 1 if pattern.bundled else 2, pattern.kind))
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in collections.Counter(s).values())
+
+
+def _allowed(allow: _Allow, secret: str, match: str, text: str, at: int) -> bool:
+    if allow.target == "line":
+        start, end = _line_bounds(text, at)
+        target = text[start:end] if start >= 0 else match
+    else:
+        target = match if allow.target == "match" else secret
+    checks = []
+    if allow.regexes:
+        checks.append(any(r.search(target) for r in allow.regexes))
+    if allow.stopwords:
+        low = secret.lower()
+        checks.append(any(w in low for w in allow.stopwords))
+    return bool(checks) and (all(checks) if allow.every else any(checks))
+
+
+def _in_marker(text: str, start: int, end: int) -> bool:
+    """The span overlaps a [REDACTED:...] marker (one is at most 64 characters long)."""
+    at = text.rfind("[REDACTED:", max(0, start - 64), end)
+    return at >= 0 and text.find("]", at, at + 64) >= start
+
 
 # ---- key blocks -------------------------------------------------------------------------------
 _PEM_BEGIN = _Lazy(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
@@ -855,31 +1027,6 @@ def _htpasswd(text: str, at: int, need: int, found: list) -> None:
             at += 1
 
 
-def _tokens(text: str, found: list) -> None:
-    _tokens_of(_TOKENS, text, found)
-    if any(prefix in text for prefix in _RARE_PREFIXES):
-        _tokens_of(_RARE_TOKENS, text, found)
-
-
-def _tokens_of(pattern: _Lazy, text: str, found: list) -> None:
-    for m in pattern.finditer(text):
-        s = m.group()
-        if m.start() > 0 and text[m.start() - 1].isalnum() and not s.startswith("https://"):
-            continue  # the middle of a longer word
-        for prefix, kind, keep in _TOKEN_KINDS:
-            if s.startswith(prefix):
-                break
-        if kind in ("openai-key", "huggingface-token") and not _DIGIT_OR_CAPITAL.search(s, 3):
-            continue  # hyphenated words: sk-learn-compatible-pipeline
-        if kind == "slack-token" and not _DIGIT.search(s, 5):
-            continue  # words again: xoxo-hugs-and-kisses
-        if kind == "azure-sas-signature" and not _DIGIT.search(s, 4):
-            continue  # sig=SomeLongerWordOrOther
-        if _documentation_token(s):
-            continue  # AKIAIOSFODNN7EXAMPLE, ghp_xxxxxxxx...
-        found.append((m.start() + keep, m.end(), 1, kind))
-
-
 def _private_keys(text: str, found: list) -> None:
     pos = 0
     while True:
@@ -939,16 +1086,17 @@ def _basic_auth_fields(text: str, found: list) -> None:
             found.append((m.start(1), m.end(1), 2, "basic-auth"))
 
 
-def _scan(text: str) -> list[tuple[int, int, str]]:
-    """Every secret in ``text``: (start, end, kind), in order, none overlapping."""
+def _scan(text: str, extra: tuple[_Pattern, ...]) -> list[tuple[int, int, str]]:
+    """Every secret in ``text`` (``extra``: the repository's patterns): (start, end, kind), in
+    order, none overlapping."""
     found: list[tuple[int, int, int, str]] = []  # (start, end, priority, kind)
-    _private_keys(text, found)
-    _tokens(text, found)
-    _url_passwords(text, found)
-    _basic_auth_fields(text, found)
     low = text.lower()
     if len(low) != len(text):  # lower() moved offsets (rare Unicode): lower ASCII only
         low = text.translate(_ASCII_LOWER)
+    _private_keys(text, found)
+    _tokens(text, low, extra, found)
+    _url_passwords(text, found)
+    _basic_auth_fields(text, found)
     _assignments(text, low, found)
     _bearers(text, low, found)
     _commands(text, low, found)
@@ -1072,12 +1220,13 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
     """
     if not text:
         return text, []
-    spans = _scan(text)
+    extra: tuple[_Pattern, ...] = ()
+    spans = _scan(text, extra)
     if not spans:
         return text, []
     out, starts = _replace(text, spans)
     for _ in range(3):
-        more = _scan(out)
+        more = _scan(out, extra)
         if not more:
             break
         wider = [(_in_text(s, spans, starts, False), _in_text(e, spans, starts, True), k)
@@ -1091,6 +1240,179 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
         redactions.append(Redaction(kind, line))
         pos = start
     return out, redactions
+
+
+# ---- regular expressions: their shape, and a repository's bounded ------------------------------
+_CAP = 1024  # an unbounded repeat (* + {n,}) of a repository's pattern: at most this many times
+_NESTED = 16  # a group that repeats or alternates inside may itself repeat at most this often
+_QUANTIFIER = re.compile(r"\*|\+|\?|\{(\d*)(,?)(\d*)\}")
+_FLAGS_ONLY = re.compile(r"\(\?([A-Za-z\-]+)\)")
+_POSIX = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": " \\t",
+          "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
+          "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": " \\t\\n\\r\\f\\v", "upper": "A-Z",
+          "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
+_POSIX_NAME = re.compile(r"\^?[a-z]+")
+_METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+
+
+class _Shape(Struct, frozen=True):
+    first: str  # the literal character it starts with ("\\$" escaped), or ""
+    groups: int  # its capturing groups
+
+
+def _shape(source: str) -> _Shape:
+    first = ""
+    if source[:1] == "\\" and len(source) > 1 and not source[1].isalnum():
+        first = source[:2]
+    elif source[:1] and source[0] not in _METACHARACTERS:
+        first = source[0]
+    if first and source[len(first):len(first) + 1] in ("*", "+", "?", "{"):
+        first = ""  # it may repeat, or be absent: no literal to start on
+    walk = _Walk(source, None)
+    walk.run()
+    return _Shape(first, walk.groups)
+
+
+def _bounded(source: str) -> str:
+    """A repository's regular expression as Python's re is to read it: Go's syntax translated,
+    every unbounded repeat at most _CAP times (so a match is bounded), and ValueError for a
+    group that repeats or alternates inside and is itself repeated more than _NESTED times
+    ((a+)+, (a|ab)*: exponential backtracking)."""
+    return _Walk(source, _CAP).run()
+
+
+class _Frame(Struct):
+    """An open group: whether it repeats or alternates inside, and the flags set inside it
+    (Go's mid-pattern (?i), which lasts to the end of the group), each opened as (?i:."""
+
+    risky: bool = False
+    flags: list = []
+
+
+class _Walk:
+    """One pass over a regular expression's text, writing it out as Python's re reads it."""
+
+    def __init__(self, source: str, cap: int | None) -> None:
+        self.source, self.cap = source, cap
+        self.out: list[str] = []
+        self.frames = [_Frame(flags=[])]
+        self.atom: bool | None = None  # what a repeat would repeat: a group (risky or not)
+        self.groups = 0
+
+    def run(self) -> str:
+        s, i = self.source, 0
+        while i < len(s):
+            c = s[i]
+            q = _QUANTIFIER.match(s, i) if c in "*+?{" else None
+            if c == "\\":
+                self.out.append("\\Z" if s.startswith("\\z", i) else s[i:i + 2])
+                self.atom, i = False, i + 2
+            elif c == "[":
+                i = self._class(i)
+            elif c == "(":
+                i = self._open(i)
+            elif c == ")":
+                i = self._close(i)
+            elif c == "|":
+                frame = self.frames[-1]
+                self.out.append(")" * len(frame.flags) + "|"
+                                + "".join(f"(?{f}:" for f in frame.flags))
+                frame.risky, self.atom, i = True, None, i + 1
+            elif q is not None and (q.group(1) or q.group(3) or c != "{"):
+                i = self._repeat(q)
+            else:
+                self.out.append(c)
+                self.atom, i = False, i + 1
+        self.out.append(")" * len(self.frames[0].flags))
+        return "".join(self.out)
+
+    def _class(self, i: int) -> int:
+        s, j, out = self.source, i + 1, ["["]
+        if s.startswith("^", j):
+            out.append("^")
+            j += 1
+        if s.startswith("]", j):
+            out.append("\\]")
+            j += 1
+        while j < len(s) and s[j] != "]":
+            end = s.find(":]", j + 2) if s.startswith("[:", j) else -1
+            if s[j] == "\\":
+                out.append(s[j:j + 2])
+                j += 2
+            elif end > 0 and _POSIX_NAME.fullmatch(s[j + 2:end]):
+                if s[j + 2:end] not in _POSIX:
+                    raise ValueError(f"the class [:{s[j + 2:end]}:] is not supported")
+                out.append(_POSIX[s[j + 2:end]])
+                j = end + 2
+            else:  # Go reads [ & ~ | in a class as themselves; Python may not, one day
+                out.append("\\" + s[j] if s[j] in "[&~|" else s[j])
+                j += 1
+        if j >= len(s):  # unterminated: as written, for re to say so
+            self.out.append(s[i:])
+            return j
+        self.out.append("".join(out) + "]")
+        self.atom = False
+        return j + 1
+
+    def _open(self, i: int) -> int:
+        s = self.source
+        m = _FLAGS_ONLY.match(s, i)
+        if m is not None:
+            flags = m.group(1)
+            if "U" in flags or "x" in flags:
+                raise ValueError(f"the flag (?{flags}) is not supported")
+            if i == 0:
+                self.out.append(m.group())  # flags for the whole expression, as in Python
+            else:  # Go's: to the end of the group it stands in
+                self.out.append(f"(?{flags}:")
+                self.frames[-1].flags.append(flags)
+            self.atom = None
+            return m.end()
+        if s.startswith("(?P<", i):
+            taken, opener = 4, "(?P<"
+        elif s.startswith("(?<", i) and not s.startswith(("(?<=", "(?<!"), i):
+            taken, opener = 3, "(?P<"  # Go's (?<name>...)
+        elif s.startswith("(?", i):
+            taken, opener = 2, "(?"  # (?: (?= (?! (?<= (?<! (?i: (?P=name)
+        else:
+            taken, opener = 1, "("
+        if opener != "(?":
+            self.groups += 1
+        self.out.append(opener)
+        self.frames.append(_Frame(flags=[]))
+        self.atom = None
+        return i + taken
+
+    def _close(self, i: int) -> int:
+        if len(self.frames) == 1:  # unbalanced: as written, for re to say so
+            self.out.append(")")
+            return i + 1
+        frame = self.frames.pop()
+        self.out.append(")" * len(frame.flags) + ")")
+        self.frames[-1].risky = self.frames[-1].risky or frame.risky
+        self.atom = frame.risky
+        return i + 1
+
+    def _repeat(self, q: re.Match) -> int:
+        text = q.group()
+        low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}.get(text, (None, None))
+        if low is None:
+            low = int(q.group(1) or 0)
+            high = low if not q.group(2) else (int(q.group(3)) if q.group(3) else None)
+        bound = high if high is not None or self.cap is None else max(low, self.cap)
+        if self.cap is not None and self.atom and (bound is None or bound > _NESTED):
+            raise ValueError("a group that repeats or alternates inside is itself repeated more "
+                             f"than {_NESTED} times, as (a+)+ or (a|ab)*: that can take "
+                             "exponential time")
+        self.out.append(text if bound == high else f"{{{low},{bound}}}")
+        if low != bound:
+            self.frames[-1].risky = True
+        end = q.end()
+        if self.source[end:end + 1] in ("?", "+"):  # lazy, possessive
+            self.out.append(self.source[end])
+            end += 1
+        self.atom = None
+        return end
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
