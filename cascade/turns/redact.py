@@ -47,6 +47,13 @@ _ . -), as ``ghp_xxxxxxxx...``, ``AKIAXXXXXXXXXXXXXXXX`` and Slack's
 A token glued to a preceding letter or digit (``xAKIA...``, ``risk-...``) is not a token, nor
 is one of fixed length glued to a following one.
 
+A repository adds its own, never taking one away: .cascade/secrets.yml, in the same format
+(``patterns:``), and ``include:`` of gitleaks rule files (TOML; the subset that maps is
+described above _gitleaks). Its regular expressions are bounded: a repeat without an upper
+bound (* + {n,}) matches at most 1,024 times, and a group repeated more than 16 times may hold
+neither an alternation nor a repeat that can match its first character ((a+)+, (a|ab)*): the
+file is refused, one line naming it and the line (exit 2), before any prompt is built.
+
 Found by their context (only the secret is replaced; key, flag, scheme, user, host are kept):
   azure-storage-key  AccountKey=<base64> / SharedAccessKey=<base64>
   azure-sas-signature  sig=<16 or more base64 characters, percent-encoded (%2B %2F %3D) or not,
@@ -179,6 +186,7 @@ import collections
 import fnmatch
 import functools
 import math
+import os
 import re
 import warnings
 from pathlib import Path
@@ -186,8 +194,17 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.config.yamlio import check_keys, decode_utf8, items_with_lines, load_yaml
+from cascade.config.yamlio import LineDict, check_keys, decode_utf8, items_with_lines, load_yaml
 from cascade.errors import CascadeError
+from cascade.safepath import read_inside
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: gitleaks rule files need the tomli package there
+    try:
+        import tomli as tomllib  # type: ignore[no-redef]
+    except ModuleNotFoundError:
+        tomllib = None  # type: ignore[assignment]
 
 __all__ = ["PLACEHOLDER_WORDS", "Redaction", "is_placeholder", "is_secret_file", "redact"]
 
@@ -228,6 +245,7 @@ class _Lazy:
 # The others, and a repository's own (.cascade/secrets.yml), are tried one by one, each only
 # when the text holds one of its keywords.
 _PATTERN_FILE = Path(__file__).with_name("secret_patterns.yml")
+TEAM_FILE = ".cascade/secrets.yml"
 _PATTERN_KEYS = frozenset({"kind", "regex", "secret", "keywords", "holding", "entropy", "allow",
                            "glued"})
 _HOLDING = {"digit": "[0-9]", "letter": "[A-Za-z]", "lower": "[a-z]", "capital": "[A-Z]",
@@ -427,7 +445,7 @@ def _allowed(allow: _Allow, secret: str, match: str, text: str, at: int) -> bool
 
 def _in_marker(text: str, start: int, end: int) -> bool:
     """The span overlaps a [REDACTED:...] marker (one is at most 64 characters long)."""
-    at = text.rfind("[REDACTED:", max(0, start - 64), end)
+    at = text.rfind("[REDACTED:", max(0, start - 64), end + len("[REDACTED:") - 1)
     return at >= 0 and text.find("]", at, at + 64) >= start
 
 
@@ -1220,7 +1238,7 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
     """
     if not text:
         return text, []
-    extra: tuple[_Pattern, ...] = ()
+    extra = _team_patterns()
     spans = _scan(text, extra)
     if not spans:
         return text, []
@@ -1242,6 +1260,198 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
     return out, redactions
 
 
+# ---- a repository's patterns: .cascade/secrets.yml and the gitleaks rule files it includes -----
+# Found in the repository around the current folder (the hook runs at its top), read the first
+# time a prompt is redacted there, and again only when one of its files changed. A bad one is a
+# one-line error naming its file and line (exit 2), before any prompt leaves.
+_TEAM: dict[str, tuple[tuple, tuple[_Pattern, ...], list[str]]] = {}
+
+
+def _repository_top() -> Path | None:
+    """The nearest folder, from the current one up, that holds a .git (folder or file)."""
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def _signature(top: Path, files: list[str]) -> tuple:
+    out = []
+    for rel in files:
+        try:
+            st = os.lstat(top / rel)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
+
+
+def _team_patterns() -> tuple[_Pattern, ...]:
+    """The patterns of the repository around the current folder (none outside one)."""
+    top = _repository_top()
+    if top is None:
+        return ()
+    cached = _TEAM.get(str(top))
+    if cached is not None and cached[0] == _signature(top, cached[2]):
+        return cached[1]
+    files = [TEAM_FILE]
+    patterns: tuple[_Pattern, ...] = ()
+    if os.path.lexists(top / TEAM_FILE):
+        patterns, files = _load_team(top)
+    _TEAM[str(top)] = (_signature(top, files), patterns, files)
+    return patterns
+
+
+def _load_team(top: Path) -> tuple[tuple[_Pattern, ...], list[str]]:
+    """The patterns of ``top``'s .cascade/secrets.yml and of the rule files it includes, and
+    the files read (relative to ``top``)."""
+    path = top / TEAM_FILE
+    try:
+        raw = read_inside(top, TEAM_FILE, "the secret pattern file")
+    except OSError as exc:
+        raise CascadeError(f"cannot read: {exc.strerror}", path) from None
+    data = load_yaml(path, decode_utf8(raw, path))
+    entries = _entries(data, path, frozenset({"patterns", "include"}))
+    patterns = [_pattern_of(entry, path, line, bundled=False)[0] for entry, line in entries]
+    files = [TEAM_FILE]
+    include = data.get("include") if isinstance(data, dict) else None
+    line = data.line_of("include") if isinstance(data, LineDict) else None
+    for rel in _strings(include, "include", path, line):
+        try:
+            raw = read_inside(top, rel, "the included rule file", where=path, line=line)
+        except OSError as exc:
+            raise CascadeError(f"include {rel!r}: {exc.strerror}", path, line) from None
+        patterns += _gitleaks(decode_utf8(raw, top / rel), top / rel, (path, line))
+        files.append(rel)
+    return tuple(patterns), files
+
+
+# ---- gitleaks rule files -------------------------------------------------------------------------
+# What maps: [[rules]] id (the kind), regex, secretGroup (0: the first group that matched, as
+# gitleaks takes it), entropy, keywords, and a rule's [rules.allowlist] / [[rules.allowlists]]
+# and the file's [allowlist] / [[allowlists]] (targetRules too): regexes (regexTarget secret,
+# match or line), stopwords, condition. What does not: path (a file name: nothing here is a
+# file), paths and commits in an allowlist (an "AND" allowlist naming one never applies; an
+# "OR" one applies by its regexes and stopwords), [extend] (gitleaks' own default rules are not
+# loaded: cascade's bundled patterns are the default), [[rules.required]] (the rule applies
+# alone: redacting more, never less), tags, description. A rule without a regex is skipped.
+# Go's syntax that Python's re reads otherwise is translated: (?i) in mid-pattern (to the end
+# of its group), \z, [[:alpha:]] classes, (?<name>...).
+_RULE_HEADER = re.compile(r"\[\[[ \t]*rules[ \t]*\]\]")
+_RULE_REGEX = re.compile(r"regex[ \t]*=")
+
+
+def _gitleaks(text: str, path: Path, included: tuple[Path, int | None]) -> list[_Pattern]:
+    if tomllib is None:
+        raise CascadeError("reading a gitleaks rule file needs Python 3.11 or the tomli "
+                           "package", *included)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r"line (\d+)", str(exc))
+        raise CascadeError(f"invalid TOML: {exc}", path, int(at.group(1)) if at else None) \
+            from None
+    rules = data.get("rules", [])
+    if not isinstance(rules, list):
+        raise CascadeError("rules must be an array of tables ([[rules]])", path)
+    lines: list[list[int]] = []  # [header line, regex line] of each [[rules]]
+    for number, line in enumerate(text.splitlines(), 1):
+        if _RULE_HEADER.match(line.strip()):
+            lines.append([number, number])
+        elif lines and lines[-1][0] == lines[-1][1] and _RULE_REGEX.match(line.strip()):
+            lines[-1][1] = number
+    shared = _shared_allowlists(data, path)
+    out = []
+    for index, rule in enumerate(rules):
+        header, regex_line = lines[index] if index < len(lines) else (None, None)
+        pattern = _gitleaks_rule(rule, path, (header, regex_line), shared)
+        if pattern is not None:
+            out.append(pattern)
+    return out
+
+
+def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pattern | None:
+    header, regex_line = lines
+    if not isinstance(rule, dict):
+        raise CascadeError("a rule must be a table", path, header)
+    rule_id = rule.get("id")
+    if not isinstance(rule_id, str) or not rule_id.strip():
+        raise CascadeError("a rule needs an id", path, header)
+    source = rule.get("regex")
+    if source is None:
+        return None  # a file-name rule, or one that amends a gitleaks default: nothing to match
+    if not isinstance(source, str) or not source:
+        raise CascadeError(f"rule {rule_id!r}: regex must be a string", path, regex_line)
+    regex = _compiled(_bounded_or_error(source, path, regex_line), path, regex_line)
+    group = rule.get("secretGroup", 0)
+    if not isinstance(group, int) or isinstance(group, bool) or not 0 <= group <= regex.groups:
+        raise CascadeError(f"rule {rule_id!r}: secretGroup must be the number of a group of "
+                           f"its regex (0 to {regex.groups})", path, header)
+    entropy = rule.get("entropy") or None
+    if entropy is not None and (isinstance(entropy, bool) or not isinstance(entropy, (int, float))):
+        raise CascadeError(f"rule {rule_id!r}: entropy must be a number", path, header)
+    keywords = _strings(rule.get("keywords"), "keywords", path, header)
+    own = _allow_tables(rule, "allowlist", path, header)
+    allows = [a for a in (_allow_of(t, path, header) for t in own) if a is not None]
+    allows += [a for a, targets in shared if targets is None or rule_id in targets]
+    kind = re.sub(r"[^a-z0-9]+", "-", rule_id.lower()).strip("-") or "gitleaks-rule"
+    return _Pattern(kind, regex, group or (-1 if regex.groups else 0),
+                    tuple(k.lower() for k in keywords), None,
+                    None if entropy is None else float(entropy), tuple(allows), True, False)
+
+
+def _allow_tables(data: dict, name: str, path: Path, line: int | None) -> list[dict]:
+    """The allowlist tables of a rule or of the file: ``name`` (one table, gitleaks' older
+    form) and ``name`` + s (an array of tables)."""
+    tables = []
+    one, many = data.get(name), data.get(name + "s")
+    if one is not None:
+        tables.append(one)
+    if many is not None:
+        if not isinstance(many, list):
+            raise CascadeError(f"{name}s must be an array of tables", path, line)
+        tables += many
+    for table in tables:
+        if not isinstance(table, dict):
+            raise CascadeError(f"an {name} must be a table", path, line)
+    return tables
+
+
+def _allow_of(table: dict, path: Path, line: int | None) -> _Allow | None:
+    """An allowlist as far as it can apply to text (None when it cannot: paths or commits
+    only, or "AND" with one of them)."""
+    regexes = [_compiled(_bounded_or_error(r, path, line), path, line)
+               for r in _strings(table.get("regexes"), "regexes", path, line)]
+    stopwords = tuple(w.lower() for w in _strings(table.get("stopwords"), "stopwords", path,
+                                                  line))
+    target = table.get("regexTarget", "secret")
+    if target not in ("secret", "match", "line"):
+        raise CascadeError(f"regexTarget must be secret, match or line: {target!r}", path, line)
+    condition = str(table.get("condition", "OR")).upper()
+    if condition not in ("OR", "AND"):
+        raise CascadeError(f"condition must be OR or AND: {condition!r}", path, line)
+    every = condition == "AND"
+    if (every and (table.get("paths") or table.get("commits"))) or not (regexes or stopwords):
+        return None
+    return _Allow(tuple(regexes), target, stopwords, every)
+
+
+def _shared_allowlists(data: dict, path: Path) -> list[tuple[_Allow, frozenset[str] | None]]:
+    """The file's allowlists, each with the rules it is for (None: all)."""
+    out = []
+    for table in _allow_tables(data, "allowlist", path, None):
+        allow = _allow_of(table, path, None)
+        targets = _strings(table.get("targetRules"), "targetRules", path, None)
+        if allow is not None:
+            out.append((allow, frozenset(targets) if targets else None))
+    return out
+
+
 # ---- regular expressions: their shape, and a repository's bounded ------------------------------
 _CAP = 1024  # an unbounded repeat (* + {n,}) of a repository's pattern: at most this many times
 _NESTED = 16  # a group that repeats or alternates inside may itself repeat at most this often
@@ -1251,6 +1461,8 @@ _POSIX = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blan
           "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
           "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": " \\t\\n\\r\\f\\v", "upper": "A-Z",
           "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
+_OPENER = re.compile(r"\(\?(?::|=|!|<=|<!|>|P?<[A-Za-z_]\w*>|P=[A-Za-z_]\w*\)"
+                     r"|[A-Za-z]*-?[A-Za-z]*:)")
 _POSIX_NAME = re.compile(r"\^?[a-z]+")
 _METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
 
@@ -1282,10 +1494,16 @@ def _bounded(source: str) -> str:
 
 
 class _Frame(Struct):
-    """An open group: whether it repeats or alternates inside, and the flags set inside it
-    (Go's mid-pattern (?i), which lasts to the end of the group), each opened as (?i:."""
+    """An open group: where it starts in the output, its first character when that is a
+    literal ("" before any, None when it is not), the atoms repeated a varying number of times
+    inside it (at any depth), whether it alternates, and the flags set inside it (Go's
+    mid-pattern (?i), which lasts to the end of its group), each opened as (?i:."""
 
-    risky: bool = False
+    start: int = 0
+    first: str | None = ""
+    atoms: int = 0
+    repeats: list = []
+    alternates: bool = False
     flags: list = []
 
 
@@ -1295,9 +1513,11 @@ class _Walk:
     def __init__(self, source: str, cap: int | None) -> None:
         self.source, self.cap = source, cap
         self.out: list[str] = []
-        self.frames = [_Frame(flags=[])]
-        self.atom: bool | None = None  # what a repeat would repeat: a group (risky or not)
+        self.frames = [_Frame(repeats=[], flags=[])]
+        self.atom_at: int | None = None  # where in ``out`` the atom a repeat would repeat starts
+        self.group: _Frame | None = None  # that atom, when it is a group
         self.groups = 0
+        self.folded = "(?i" in source
 
     def run(self) -> str:
         s, i = self.source, 0
@@ -1305,8 +1525,8 @@ class _Walk:
             c = s[i]
             q = _QUANTIFIER.match(s, i) if c in "*+?{" else None
             if c == "\\":
-                self.out.append("\\Z" if s.startswith("\\z", i) else s[i:i + 2])
-                self.atom, i = False, i + 2
+                self._atom("\\Z" if s.startswith("\\z", i) else s[i:i + 2])
+                i += 2
             elif c == "[":
                 i = self._class(i)
             elif c == "(":
@@ -1317,14 +1537,24 @@ class _Walk:
                 frame = self.frames[-1]
                 self.out.append(")" * len(frame.flags) + "|"
                                 + "".join(f"(?{f}:" for f in frame.flags))
-                frame.risky, self.atom, i = True, None, i + 1
+                frame.alternates, self.atom_at, i = True, None, i + 1
             elif q is not None and (q.group(1) or q.group(3) or c != "{"):
                 i = self._repeat(q)
             else:
-                self.out.append(c)
-                self.atom, i = False, i + 1
+                self._atom(c)
+                i += 1
         self.out.append(")" * len(self.frames[0].flags))
         return "".join(self.out)
+
+    def _atom(self, text: str) -> None:
+        frame = self.frames[-1]
+        if frame.first == "":
+            literal = (text[0] == "\\" and len(text) == 2 and not text[1].isalnum()) \
+                or (len(text) == 1 and text not in _METACHARACTERS)
+            frame.first = text if literal else None
+        frame.atoms += 1
+        self.atom_at, self.group = len(self.out), None
+        self.out.append(text)
 
     def _class(self, i: int) -> int:
         s, j, out = self.source, i + 1, ["["]
@@ -1350,8 +1580,7 @@ class _Walk:
         if j >= len(s):  # unterminated: as written, for re to say so
             self.out.append(s[i:])
             return j
-        self.out.append("".join(out) + "]")
-        self.atom = False
+        self._atom("".join(out) + "]")
         return j + 1
 
     def _open(self, i: int) -> int:
@@ -1366,21 +1595,25 @@ class _Walk:
             else:  # Go's: to the end of the group it stands in
                 self.out.append(f"(?{flags}:")
                 self.frames[-1].flags.append(flags)
-            self.atom = None
+            self.atom_at = None
             return m.end()
-        if s.startswith("(?P<", i):
-            taken, opener = 4, "(?P<"
-        elif s.startswith("(?<", i) and not s.startswith(("(?<=", "(?<!"), i):
-            taken, opener = 3, "(?P<"  # Go's (?<name>...)
-        elif s.startswith("(?", i):
-            taken, opener = 2, "(?"  # (?: (?= (?! (?<= (?<! (?i: (?P=name)
-        else:
-            taken, opener = 1, "("
-        if opener != "(?":
+        m = _OPENER.match(s, i)
+        if m is not None and m.group().startswith("(?P="):  # a back-reference: an atom
+            self._atom(m.group())
+            return m.end()
+        opener = m.group() if m is not None else s[i:i + 2] if s.startswith("(?", i) else "("
+        taken = len(opener)
+        if opener.startswith("(?<") and opener[3] not in "=!":
+            opener = "(?P" + opener[2:]  # Go's (?<name>...)
+        if opener == "(" or opener.startswith("(?P<"):
             self.groups += 1
+        parent = self.frames[-1]
+        if parent.first == "":
+            parent.first = None  # a group first: no literal to start on
+        parent.atoms += 1
+        self.frames.append(_Frame(start=len(self.out), repeats=[], flags=[]))
         self.out.append(opener)
-        self.frames.append(_Frame(flags=[]))
-        self.atom = None
+        self.atom_at = None
         return i + taken
 
     def _close(self, i: int) -> int:
@@ -1389,8 +1622,10 @@ class _Walk:
             return i + 1
         frame = self.frames.pop()
         self.out.append(")" * len(frame.flags) + ")")
-        self.frames[-1].risky = self.frames[-1].risky or frame.risky
-        self.atom = frame.risky
+        parent = self.frames[-1]
+        parent.repeats += frame.repeats
+        parent.alternates = parent.alternates or frame.alternates
+        self.atom_at, self.group = frame.start, frame
         return i + 1
 
     def _repeat(self, q: re.Match) -> int:
@@ -1400,19 +1635,43 @@ class _Walk:
             low = int(q.group(1) or 0)
             high = low if not q.group(2) else (int(q.group(3)) if q.group(3) else None)
         bound = high if high is not None or self.cap is None else max(low, self.cap)
-        if self.cap is not None and self.atom and (bound is None or bound > _NESTED):
-            raise ValueError("a group that repeats or alternates inside is itself repeated more "
-                             f"than {_NESTED} times, as (a+)+ or (a|ab)*: that can take "
-                             "exponential time")
+        if self.cap is not None and self.group is not None and (bound is None or bound > _NESTED):
+            self._refuse_nested(self.group)
+        frame = self.frames[-1]
+        if low != bound and self.atom_at is not None:
+            frame.repeats.append("".join(self.out[self.atom_at:]))
+        if frame.atoms == 1 and self.group is None:
+            frame.first = None  # the first character may repeat or be absent
         self.out.append(text if bound == high else f"{{{low},{bound}}}")
-        if low != bound:
-            self.frames[-1].risky = True
         end = q.end()
         if self.source[end:end + 1] in ("?", "+"):  # lazy, possessive
             self.out.append(self.source[end])
             end += 1
-        self.atom = None
+        self.atom_at = self.group = None
         return end
+
+    def _refuse_nested(self, group: _Frame) -> None:
+        """A group repeated more than _NESTED times may hold no alternation, and what repeats
+        inside it must not match its first character (a literal), which then marks where each
+        repetition starts: (?:\\.[a-z]\\w+)+ is taken, (a+)+ and (a|ab)+ are not."""
+        first = group.first
+        if not group.alternates and not group.repeats:
+            return
+        if not group.alternates and first:
+            char = first[-1]
+            flags = re.DOTALL | (re.IGNORECASE if self.folded else 0)
+            if not any(_may_match(atom, char, flags) for atom in group.repeats):
+                return
+        raise ValueError(f"a group repeated more than {_NESTED} times holds an alternation or "
+                         "a repeat that can match where it starts, as (a+)+ or (a|ab)*: that "
+                         "can take exponential time")
+
+
+def _may_match(atom: str, char: str, flags: int) -> bool:
+    try:
+        return re.fullmatch(atom, char, flags) is not None
+    except re.error:
+        return True
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
