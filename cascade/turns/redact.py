@@ -21,7 +21,9 @@ _ . -), as ``ghp_xxxxxxxx...``, ``AKIAXXXXXXXXXXXXXXXX`` and Slack's
   gitlab-token     glpat- + 20 or more
   grafana-token    glsa_ + 32 + _ + 8 hex
   slack-token      xoxa- xoxb- xoxp- xoxo- xoxs- xoxr- + 10 or more, holding a digit
-  slack-webhook    the whole https://hooks.slack.com/services|workflows|triggers/... URL
+  slack-webhook    the whole [https://]hooks.slack.com/services|workflows|triggers/T.../... URL
+  discord-webhook  the whole [https://][canary.|ptb.]discord[app].com/api[/v10]/webhooks/<id>/
+                   <token> URL (a query such as ?wait=true stays)
   anthropic-key    sk-ant- + 20 or more
   openai-key       sk- / sk-proj- + 20 or more of [A-Za-z0-9_-] holding a digit or a capital
                    (so sk-learn and sk-learn-compatible-pipeline-wrapper are left alone)
