@@ -563,6 +563,10 @@ def test_adversarial_inputs_finish(name: str, text: str) -> None:
     "API_KEY=" + ("Ab3" * 30 + "\n") * 11_000,
     ("> the password is " + "Xy7!pq9z" * 8 + "\n") * 12_000,
     "&si" + "g=" * 200_000,
+    # prose that sets a secret-named key: every key a candidate, the verb looked for before it
+    "set the token to x1 " * 50_000,
+    "set " + "and DB_PASSWORD to Xy7!pq9z, " * 35_000,
+    ("set a b c d e f g " * 12 + "token to Ab12cd!x\n") * 4_000,
     "si" + "g=" + "a1%2F" * 200_000,
 ])
 @pytest.mark.timeout(30)

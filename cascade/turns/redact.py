@@ -88,7 +88,15 @@ Found by their context (only the secret is replaced; key, flag, scheme, user, ho
                      now/still/currently/set to/changed to/reset to, then the value: "the admin
                      password is Tr0ub4dor&3", "log in with password hunter2024", "Authorization:
                      Token 9944b09...", "password N3trc!Pass" (.netrc); or "... password for/of/on
-                     <40 characters at most> is/was <value>"
+                     <40 characters at most> is/was <value>"; or a secret-named key (any form:
+                     TWILIO_AUTH_TOKEN, `DB_PASSWORD`, "API key") then "to" or "as" and the
+                     value, after a verb that gives it one -- set, change, update, reset,
+                     rotate, export, assign, configure (and their -s/-ed/-ing forms), then at
+                     most an article, "value of" and two words -- or after "and" or a comma
+                     that follows one on the line: "set the DB_PASSWORD to hunter2x", "export
+                     STRIPE_WEBHOOK_SECRET as whsec_...", "set DB_USER to app and DB_PASSWORD
+                     to ..."; "set the token to expire after 30 days" and "set API_KEY to the
+                     value from the vault" are left alone (the value rule below)
   password-in-command  a secret-named flag and a blank (--password X, -storepass X, as prose);
                      curl / wget -u / --user user:PASSWORD (elsewhere held to the context rule:
                      -u 1000:1000 is a uid); mysql / mariadb -pPASSWORD (not -P, the port);
@@ -498,7 +506,18 @@ _ASSIGN = _Lazy(r"(?:pass|pwd|secret|token|k(?<=[a-z0-9_.\- ]k)ey|cred)"
                 r"(?:(?:now|still|currently|set[ \t]+to|changed[ \t]+to|reset[ \t]+to)[ \t]+)?"
                 + _PROSE_VALUE +
                 r"|[ \t]+(?:for|of|on)[ \t]+[^\n|]{1,40}?[ \t](?:is|was)[ \t]+"
-                + _PROSE_VALUE + ")")
+                + _PROSE_VALUE +
+                r"|[`'\"*]{0,2}[ \t]+(to|as)[ \t]+" + _PROSE_VALUE + ")")
+# Before a key that "to" or "as" follows: a verb that gives it a value, then at most an
+# article, "value of" and two words (set the staging DB_PASSWORD to ...); or "and" or a comma
+# after such a verb earlier on the line (set DB_USER to app and DB_PASSWORD to ...).
+_SET_VERB = (r"(?:^|[^a-z0-9_])(?:set|sets|setting|change|changed|changing|update|updated|"
+             r"reset|rotate|rotated|export|exported|assign|assigned|configure|configured)[ \t]+")
+_SET_BEFORE = _Lazy(_SET_VERB + r"(?:(?:the|your|our|its|this|that|a|an)[ \t]+)?"
+                    r"(?:(?:value|contents?)[ \t]+of[ \t]+)?(?:[a-z0-9_.\-]+[ \t]+){0,2}"
+                    r"[`'\"*]{0,2}$")
+_AND_BEFORE = _Lazy(r"(?:,|[ \t]and)[ \t]+[`'\"*]{0,2}$")
+_SET_ANYWHERE = _Lazy(_SET_VERB)
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORDS = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey",
@@ -835,8 +854,15 @@ def _xml_element(text: str, pos: int, found: list) -> None:
 
 
 def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
-    """``password is Tr0ub4dor&3``, ``log in with password hunter2024``, ``--password X``."""
+    """``password is Tr0ub4dor&3``, ``log in with password hunter2024``, ``--password X``,
+    ``set TWILIO_AUTH_TOKEN to 5f2c...``."""
     key = text[key_start:m.end(1)]
+    if m.group(4) is not None:  # <key> to|as <value>: after a verb that sets it
+        vstart, vend = _loose_value(text, m.end())
+        if (vend > vstart and _looks_secret(text[vstart:vend])
+                and _set_to(text, key, key_start)):
+            found.append((vstart, vend, 5, "secret-in-prose"))
+        return
     if key.startswith("-"):
         kind = "password-in-command"  # --password X, -storepass X
         if not _key_kind(key)[0]:
@@ -852,6 +878,26 @@ def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
     vstart, vend = _loose_value(text, m.end())
     if vend > vstart and _looks_secret(text[vstart:vend]):
         found.append((vstart, vend, 5, kind))
+
+
+def _set_to(text: str, key: str, key_start: int) -> bool:
+    """``key`` (starting at ``key_start``), which "to" or "as" follows, is secret-named and
+    given a value by a verb before it on its line: "set the DB_PASSWORD to", "export
+    STRIPE_WEBHOOK_SECRET as", "change the API key to", "set DB_USER to app and DB_PASSWORD
+    to". Not an option (--token to), nor "the token to expire": the value rule sees to that."""
+    if key.startswith("-"):
+        return False
+    if key.lower() == "key":
+        qualifier = _word_before(text, key_start)
+        if qualifier.lower() not in _KEY_QUALIFIERS:
+            return False
+        key_start -= len(qualifier) + 1
+    elif not _key_kind(key)[0]:
+        return False
+    line_start = text.rfind("\n", max(0, key_start - 200), key_start) + 1
+    before = text[max(line_start, key_start - 200):key_start].lower()
+    return (_SET_BEFORE.search(before) is not None
+            or (_AND_BEFORE.search(before) is not None and _SET_ANYWHERE.search(before) is not None))
 
 
 # ---- markdown tables ----------------------------------------------------------------------------
