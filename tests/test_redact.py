@@ -567,6 +567,10 @@ def test_adversarial_inputs_finish(name: str, text: str) -> None:
     "set the token to x1 " * 50_000,
     "set " + "and DB_PASSWORD to Xy7!pq9z, " * 35_000,
     ("set a b c d e f g " * 12 + "token to Ab12cd!x\n") * 4_000,
+    # tokens cut short at a line's end, in a quote: every start a candidate, every line a piece
+    ("x" * 60 + " sk-proj-Ab12\n> Cd34Ef56\n") * 12_000,
+    "> " + "x" * 58 + "sk-proj-Ab3d\n" + ("> " + "Ab3dE5Zz9" * 8 + "\n") * 12_000,
+    ("- > " + "x" * 56 + " gh" + "p_Ab3dE5\n  >> Zz9Yy8Xx7\n") * 14_000,
     "si" + "g=" + "a1%2F" * 200_000,
 ])
 @pytest.mark.timeout(30)

@@ -155,14 +155,19 @@ placeholder only because of a token inside it is replaced too, so the result is 
 
 A secret that ends a line of 60 characters or more (not a key block) may have been hard-wrapped
 at a column, its rest at the start of the next line: after that line's blanks and the quote or
-comment mark of the secret's line (> # // ; --), a run of letters, digits and + / _ - . % ~
-(= at its end) that ends the line or is followed by a blank or punctuation is the rest when it
-looks random (a digit, + % =, or a lower-case letter before a capital), holds no letter case
-or digit the secret lacks (the rest of a lower-case hex value holds no capital), does not
-start with . or ~, nor with / or - unless it holds a lower-case letter, a capital and a digit
-(not a path, not a flag), is not a number of fewer than 8 digits, and is no secret of its own.
-Each rest is a redaction of the secret's kind on its own line; one that fills its line too goes
-on to the next.
+comment mark of the secret's line (# // ; --, or > at any depth: > > on the next line continues
+>>, and a quote may follow a list item's marker on the first line, - > or 1. >), a run of
+letters, digits and + / _ - . % ~ (= at its end) that ends the line or is followed by a blank
+or punctuation is the rest when it looks random (a digit, + % =, or a lower-case letter before
+a capital), holds no letter case or digit the secret lacks (the rest of a lower-case hex value
+holds no capital), does not start with . or ~, nor with / or - unless it holds a lower-case
+letter, a capital and a digit (not a path, not a flag), is not a number of fewer than 8 digits,
+and is no secret of its own. Each rest is a redaction of the secret's kind on its own line; one
+that fills its line too goes on to the next. A token cut before the length its pattern needs
+is found the same way: the start of a bundled token (the literal part of its pattern, ghp_,
+sk-proj-, eyJ, AKIA ...) and token characters ending such a line, followed by rests (as above,
+up to 8 pieces) that, joined to it, make a token its pattern finds reaching past the first
+piece: each piece is a redaction of that kind.
 
 Why our own scanner: on the corpus in tests/data/secret_corpus.yml as it stood at 100 secrets
 in 86 passages written as people write them and 52 look-alikes, detect-secrets 1.5.0 with its
@@ -177,10 +182,10 @@ milliseconds per MB, replacing only the value, with no network and no dependency
 
 Not handled: a terraform variable's default under a secret-named variable; a label and its
 value on the next line without YAML's indentation; a quoted value whose closing quote is on
-another line; a wrapped secret whose first part no detector finds on its own (an AWS key cut
-inside its 16 characters, a token cut before the length its prefix needs), or whose line is
-shorter than 60 characters, or whose rest is letters only with no lower-case letter before a
-capital; passwords holding whitespace, letters-only or digits-only values outside an
+another line; a wrapped secret whose first part no detector finds on its own and that is no
+bundled token with a literal start (a context value, a repository's pattern, a Slack or Discord
+webhook URL), or whose line is shorter than 60 characters, or whose rest is letters only with no
+lower-case letter before a capital; passwords holding whitespace, letters-only or digits-only values outside an
 assignment (a table cell, prose: nothing tells "| password | bcrypt |" from a password), tables
 without a leading |, name/value pairs (.NET <add key="Password" value="..."/>, a Kubernetes
 env entry's "- name: DB_PASSWORD" then "value: ..."), a command name more than 8 continued
@@ -261,6 +266,10 @@ _PATTERN_KEYS = frozenset({"kind", "regex", "secret", "keywords", "holding", "en
 _HOLDING = {"digit": "[0-9]", "letter": "[A-Za-z]", "lower": "[a-z]", "capital": "[A-Z]",
             "digit-or-capital": "[0-9A-Z]"}
 _KIND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# A regex atom that is a literal or a class: the start of a token (_head) is made of them.
+_HEAD_ATOM = re.compile(r"\\[^A-Za-z0-9]|\[(?:\\.|[^\]\\])*\]|[^\\\[\](){}|.*+?^$]")
+# After a token's start, token characters up to where a token may have been cut: a line's end.
+_CUT_RUN = r"[A-Za-z0-9+/_\-.=%$~]{0,1024}(?=\r?\n)"
 
 
 class _Allow(Struct, frozen=True):
@@ -294,7 +303,10 @@ class _Table(Struct, frozen=True):
 
 @functools.cache
 def _bundled() -> _Table:
-    """The bundled pattern table, read and compiled once."""
+    """The bundled pattern table, read and compiled once. Each group of the alternation ends
+    with the starts of its tokens followed by token characters up to where a token may have
+    been cut (a line's end): where a token cut short may start (_cut_short), found in the same
+    pass."""
     text = _PATTERN_FILE.read_text("utf-8")
     entries = _entries(load_yaml(_PATTERN_FILE, text), _PATTERN_FILE, frozenset({"patterns"}))
     joined: dict[str, list[tuple[_Pattern, str, int]]] = {}
@@ -314,6 +326,10 @@ def _bundled() -> _Table:
             members[number + groups + 1] = (pattern, number)
             number += groups + 1
             rests.append(f"{rest}()")
+        heads = [h for h in dict.fromkeys(_head(rest) for _, rest, _ in alternatives) if h]
+        if heads:  # a token cut short: no member
+            rests.append(f"(?:{'|'.join(heads)}){_CUT_RUN}()")
+            number += 1
         parts.append(f"{first}(?:{'|'.join(rests)})")
     return _Table(re.compile("|".join(parts)), members, tuple(passes))
 
@@ -397,11 +413,16 @@ def _bounded_or_error(source: str, path: Path, line: int | None) -> str:
         raise CascadeError(f"regex refused: {exc}", path, line) from None
 
 
-def _tokens(text: str, low: str, extra: tuple[_Pattern, ...], found: list) -> None:
+def _tokens(text: str, low: str, extra: tuple[_Pattern, ...], found: list,
+            cut: list[tuple[int, int]]) -> None:
+    """The tokens of ``text`` in ``found``; in ``cut``, where one may start that was cut short."""
     table = _bundled()
     for m in table.alternation.finditer(text):
-        pattern, offset = table.members[m.lastindex]
-        _take(pattern, m, offset, text, found)
+        member = table.members.get(m.lastindex)
+        if member is None:
+            cut.append(m.span())
+        else:
+            _take(member[0], m, member[1], text, found)
     for pattern in table.passes + extra:
         if pattern.keywords and not any(k in low for k in pattern.keywords):
             continue
@@ -1156,11 +1177,12 @@ def _scan(text: str, extra: tuple[_Pattern, ...]) -> list[tuple[int, int, str]]:
     """Every secret in ``text`` (``extra``: the repository's patterns): (start, end, kind), in
     order, none overlapping."""
     found: list[tuple[int, int, int, str]] = []  # (start, end, priority, kind)
+    cut: list[tuple[int, int]] = []  # where a token cut short may start: _cut_short
     low = text.lower()
     if len(low) != len(text):  # lower() moved offsets (rare Unicode): lower ASCII only
         low = text.translate(_ASCII_LOWER)
     _private_keys(text, found)
-    _tokens(text, low, extra, found)
+    _tokens(text, low, extra, found, cut)
     _url_passwords(text, found)
     _basic_auth_fields(text, found)
     _assignments(text, low, found)
@@ -1173,18 +1195,23 @@ def _scan(text: str, extra: tuple[_Pattern, ...]) -> list[tuple[int, int, str]]:
         if start >= pos and end > start:  # else it overlaps a secret already taken
             spans.append((start, end, kind))
             pos = end
-    return _wrapped(text, spans) if spans else spans
+    spans = _wrapped(text, spans) if spans else spans
+    return _cut_short(text, spans, cut) if cut else spans
 
 
-# ---- secrets hard-wrapped at a column ---------------------------------------------------------
+# ---- secrets hard-wrapped at a column, in a quote too -----------------------------------------
 _WRAP_WIDTH = 60  # a line shorter than this that ends in a secret was not wrapped
-_LINE_MARK = _Lazy(r"[ \t]*(>[ \t>]*|#+|//+|;+|--)?")  # repeated on each line of a quote
+# Repeated on each line of a quote or a comment, after a list item's marker on the first line
+# (- > ..., 1. > ...): > (any depth) # // ; --
+_LINE_MARK = _Lazy(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(>[ \t>]*|#+|//+|;+|--)?")
+_QUOTES = _Lazy(r"[> \t]*")
 _LINE_ENDS = ("\n", "\r\n")
 _REST = _Lazy(r"[A-Za-z0-9+/_\-.%~]{1,1024}={0,2}")
 _REST_END = frozenset(" \t\r\n`'\")]}>,;.!?&|<")
 _REST_RANDOM = _Lazy(r"[0-9+%=]|[a-z][A-Z]")  # not / or ~ alone: and/or, ~user
 _LOWER = _Lazy(r"[a-z]")
 _UPPER = _Lazy(r"[A-Z]")
+_PIECES = 8  # a token is looked for over this many pieces at most
 
 
 def _classes(s: str) -> tuple[bool, bool, bool]:
@@ -1195,10 +1222,11 @@ def _classes(s: str) -> tuple[bool, bool, bool]:
 def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, the
     rest of it at the start of the next line (and the next, while the rest fills its line too):
-    a token an editor hard-wrapped at 80 columns. The rest is its own redaction, on its line."""
+    a token an editor hard-wrapped at 80 columns, in a quote too. The rest is its own
+    redaction, on its line."""
     rests: list[tuple[int, int, str]] = []
     for i, (start, end, kind) in enumerate(spans):
-        if kind == "private-key" or not text.startswith(_LINE_ENDS, end):
+        if kind == "private-key":
             continue  # a key block is already every line of its block
         limit = spans[i + 1][0] if i + 1 < len(spans) else len(text)
         secret = text[start:end]
@@ -1208,22 +1236,33 @@ def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
     return sorted(spans + rests) if rests else spans
 
 
+def _next_piece(text: str, end: int) -> int | None:
+    """Where the next piece of a token that ``end`` cuts starts: ``end`` ends a line of
+    _WRAP_WIDTH or more, and the piece starts after the next line's blanks and the quote or
+    comment mark of this one -- a quote's at any depth."""
+    if text.startswith(_LINE_ENDS, end):
+        line_start = text.rfind("\n", max(0, end - _LINE_LIMIT), end) + 1
+        if end - line_start < _WRAP_WIDTH:
+            return None
+        mark = (_LINE_MARK.match(text, line_start).group(1) or "").rstrip(" \t")
+        eol = end + 1 if text.startswith("\r", end) else end
+        pos = _INDENT.match(text, eol + 1).end()
+        if mark.startswith(">"):
+            pos = _QUOTES.match(text, pos).end()
+        elif mark and text.startswith(mark, pos):
+            pos = _INDENT.match(text, pos + len(mark)).end()
+        return pos
+    return None
+
+
 def _rest_of(text: str, end: int, limit: int, secret: str) -> tuple[int, int] | None:
-    """Where the rest of a secret ending at ``end`` stands on the next line, if it does: after
-    the blanks and the quote or comment mark (> # // ; --) of the secret's line, a run of token
-    characters ending the line or followed by a blank or punctuation, that looks random (a
-    digit, + % =, a lower-case letter before a capital), holds no letter case or digits the
-    secret does not, and is no secret of its own (``limit``: where the next one starts)."""
-    if not text.startswith(_LINE_ENDS, end):
+    """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: a run of
+    token characters ending its line or followed by a blank or punctuation, that looks random (a digit, + % =, a lower-case letter before a
+    capital), holds no letter case or digits the secret does not, and is no secret of its own
+    (``limit``: where the next one starts)."""
+    pos = _next_piece(text, end)
+    if pos is None:
         return None
-    eol = end + 1 if text.startswith("\r", end) else end
-    line_start = text.rfind("\n", max(0, end - _LINE_LIMIT), end) + 1
-    if end - line_start < _WRAP_WIDTH:
-        return None
-    mark = (_LINE_MARK.match(text, line_start).group(1) or "").rstrip(" \t")
-    pos = _INDENT.match(text, eol + 1).end()
-    if mark and text.startswith(mark, pos):
-        pos = _INDENT.match(text, pos + len(mark)).end()
     m = _REST.match(text, pos)
     if not m or (m.end() < len(text) and text[m.end()] not in _REST_END):
         return None  # no run, or one going on into something else: "user1: bob", "DB_HOST=db"
@@ -1240,6 +1279,69 @@ def _rest_of(text: str, end: int, limit: int, secret: str) -> tuple[int, int] | 
             or (rest[0] in "/-" and not (lower and upper and digit))):
         return None  # a word, a number, a path, a flag: not the rest of this secret
     return pos, rest_end
+
+
+def _head(source: str) -> str:
+    """The start of a token's regex: its atoms up to the first that repeats or groups."""
+    pos = 0
+    while (atom := _HEAD_ATOM.match(source, pos)) is not None \
+            and source[atom.end():atom.end() + 1] not in ("*", "+", "?", "{"):
+        pos = atom.end()
+    return source[:pos]
+
+
+def _cut_short(text: str, spans: list[tuple[int, int, str]],
+               cut: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """The tokens no pattern finds because they were cut before the length their pattern needs:
+    a token's start (``cut``: ghp_, sk-proj-, eyJ ... up to the end of a wrapped line) and the
+    pieces after it (_rest_of, up to _PIECES) that, joined to it, make a token a bundled
+    pattern finds past the first piece. Each piece is a
+    redaction of that token's kind."""
+    table = _bundled()
+    out: list[tuple[int, int, str]] = []
+    starts = [s for s, _, _ in spans]
+    examined = 0  # the end of the last piece looked at: each piece is looked at once
+    for start, end in cut:
+        i = bisect.bisect_right(starts, start)
+        if (start > 0 and text[start - 1].isalnum()) or (i and spans[i - 1][1] > start) \
+                or start < examined:
+            continue  # part of a word, of a secret already found, or of the last one tried
+        limit = spans[i][0] if i < len(spans) else len(text)
+        pieces = [(start, end)]
+        while len(pieces) < _PIECES:
+            rest = _rest_of(text, pieces[-1][1], limit, text[start:end])
+            if rest is None:
+                break
+            pieces.append(rest)
+        examined = pieces[-1][1]
+        if len(pieces) > 1:
+            out += _joined(text, pieces, table)
+    return sorted(spans + out) if out else spans
+
+
+def _joined(text: str, pieces: list[tuple[int, int]], table: _Table) -> list:
+    """The pieces of the token that ``pieces`` joined make (the part of each before where it
+    ends), when a bundled pattern finds one reaching past the first piece; else none."""
+    joined = "".join(text[s:e] for s, e in pieces)
+    found: list[tuple[int, int, int, str]] = []
+    m = table.alternation.match(joined)
+    if m is not None:
+        pattern, offset = table.members[m.lastindex]
+        _take(pattern, m, offset, joined, found)
+    for pattern in table.passes if not found else ():
+        if pattern.keywords and (m := pattern.regex.match(joined)) is not None:
+            _take(pattern, m, 0, joined, found)
+    first = pieces[0][1] - pieces[0][0]
+    if not found or found[0][1] <= first:
+        return []  # no token, or one within the first piece: not cut
+    start, end, _, kind = found[0]
+    out, at = [], 0
+    for s, e in pieces:
+        lo, hi = max(start, at), min(end, at + e - s)
+        if lo < hi:
+            out.append((s + lo - at, s + hi - at, kind))
+        at += e - s
+    return out
 
 
 def _replace(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, list[int]]:
