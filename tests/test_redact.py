@@ -571,6 +571,12 @@ def test_adversarial_inputs_finish(name: str, text: str) -> None:
     ("x" * 60 + " sk-proj-Ab12\n> Cd34Ef56\n") * 12_000,
     "> " + "x" * 58 + "sk-proj-Ab3d\n" + ("> " + "Ab3dE5Zz9" * 8 + "\n") * 12_000,
     ("- > " + "x" * 56 + " gh" + "p_Ab3dE5\n  >> Zz9Yy8Xx7\n") * 14_000,
+    # ... across table cells and <br>
+    "| sk-proj-Ab12 | Cd34Ef56 " * 40_000,
+    "| sk-proj-Ab12 | Cd34Ef56gh |\n" * 35_000,
+    "| gh" + "p_Ab3dE5 " + "| `Ab3dE5Zz9` " * 80_000 + "|",
+    ("gh" + "p_Ab3dE5<br>") * 80_000,
+    "gh" + "p_Ab3dE5" + "<br />Ab3dE5Zz9" * 60_000,
     "si" + "g=" + "a1%2F" * 200_000,
 ])
 @pytest.mark.timeout(30)

@@ -163,11 +163,18 @@ a capital), holds no letter case or digit the secret lacks (the rest of a lower-
 holds no capital), does not start with . or ~, nor with / or - unless it holds a lower-case
 letter, a capital and a digit (not a path, not a flag), is not a number of fewer than 8 digits,
 and is no secret of its own. Each rest is a redaction of the secret's kind on its own line; one
-that fills its line too goes on to the next. A token cut before the length its pattern needs
-is found the same way: the start of a bundled token (the literal part of its pattern, ghp_,
-sk-proj-, eyJ, AKIA ...) and token characters ending such a line, followed by rests (as above,
-up to 8 pieces) that, joined to it, make a token its pattern finds reaching past the first
-piece: each piece is a redaction of that kind.
+that fills its line too goes on to the next. A <br> (<br/>, <br />) cuts a secret the same way,
+whatever the line's length: the rest follows it, in the same cell. A token cut before the
+length its pattern needs is found the same way: the start of a bundled token (the literal part
+of its pattern, ghp_, sk-proj-, eyJ, AKIA ...) and token characters ending such a line, ending
+a piece before a <br>, or ending a table cell, followed by rests (as above, up to 8 pieces)
+that, joined to it, make a token its pattern finds reaching past the first piece: each piece
+is a redaction of that kind. Two adjacent cells of one table row are one token only so: the
+first ends with the start of a token that no pattern finds on its own (a context detector may
+have taken it whole: | Token |), and the next holds nothing but one run of token characters
+(quotes around it aside) of 8 or more, holding a letter and looking random as a rest must --
+so | ghp_Vq3L | 2024-11-02 | (an identifier, a date) is left alone, and a cell holding a whole
+token is never joined to the next.
 
 Why our own scanner: on the corpus in tests/data/secret_corpus.yml as it stood at 100 secrets
 in 86 passages written as people write them and 52 look-alikes, detect-secrets 1.5.0 with its
@@ -268,8 +275,8 @@ _HOLDING = {"digit": "[0-9]", "letter": "[A-Za-z]", "lower": "[a-z]", "capital":
 _KIND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # A regex atom that is a literal or a class: the start of a token (_head) is made of them.
 _HEAD_ATOM = re.compile(r"\\[^A-Za-z0-9]|\[(?:\\.|[^\]\\])*\]|[^\\\[\](){}|.*+?^$]")
-# After a token's start, token characters up to where a token may have been cut: a line's end.
-_CUT_RUN = r"[A-Za-z0-9+/_\-.=%$~]{0,1024}(?=\r?\n)"
+# After a token's start, token characters up to where a token may have been cut.
+_CUT_RUN = r"[A-Za-z0-9+/_\-.=%$~]{0,1024}(?=[`'\"]?[ \t]*\||(?i:<br)|\r?\n)"
 
 
 class _Allow(Struct, frozen=True):
@@ -305,8 +312,8 @@ class _Table(Struct, frozen=True):
 def _bundled() -> _Table:
     """The bundled pattern table, read and compiled once. Each group of the alternation ends
     with the starts of its tokens followed by token characters up to where a token may have
-    been cut (a line's end): where a token cut short may start (_cut_short), found in the same
-    pass."""
+    been cut (a line's end, a <br>, a table cell's border): where a token cut short may start
+    (_cut_short), found in the same pass."""
     text = _PATTERN_FILE.read_text("utf-8")
     entries = _entries(load_yaml(_PATTERN_FILE, text), _PATTERN_FILE, frozenset({"patterns"}))
     joined: dict[str, list[tuple[_Pattern, str, int]]] = {}
@@ -1199,13 +1206,16 @@ def _scan(text: str, extra: tuple[_Pattern, ...]) -> list[tuple[int, int, str]]:
     return _cut_short(text, spans, cut) if cut else spans
 
 
-# ---- secrets hard-wrapped at a column, in a quote too -----------------------------------------
+# ---- secrets hard-wrapped at a column, or split across the cells of a table row ---------------
 _WRAP_WIDTH = 60  # a line shorter than this that ends in a secret was not wrapped
 # Repeated on each line of a quote or a comment, after a list item's marker on the first line
 # (- > ..., 1. > ...): > (any depth) # // ; --
 _LINE_MARK = _Lazy(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(>[ \t>]*|#+|//+|;+|--)?")
 _QUOTES = _Lazy(r"[> \t]*")
 _LINE_ENDS = ("\n", "\r\n")
+_BREAK = _Lazy(r"<br[ \t]*/?>[ \t]*", re.IGNORECASE)  # a line break inside a table cell
+_CELL_BORDER = _Lazy(r"[`'\"]?[ \t]*\|[ \t]*[`'\"]?")  # a quote around each cell's value too
+_CELL_END = _Lazy(r"[`'\"]?[ \t]*(?:\||\r?\n|$)")
 _REST = _Lazy(r"[A-Za-z0-9+/_\-.%~]{1,1024}={0,2}")
 _REST_END = frozenset(" \t\r\n`'\")]}>,;.!?&|<")
 _REST_RANDOM = _Lazy(r"[0-9+%=]|[a-z][A-Z]")  # not / or ~ alone: and/or, ~user
@@ -1220,10 +1230,10 @@ def _classes(s: str) -> tuple[bool, bool, bool]:
 
 
 def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, the
-    rest of it at the start of the next line (and the next, while the rest fills its line too):
-    a token an editor hard-wrapped at 80 columns, in a quote too. The rest is its own
-    redaction, on its line."""
+    """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, or
+    a piece of a table cell before a <br>, the rest of it at the start of the next line or
+    piece (and the next, while the rest fills its line too): a token an editor hard-wrapped at
+    80 columns, in a quote too. The rest is its own redaction, on its line."""
     rests: list[tuple[int, int, str]] = []
     for i, (start, end, kind) in enumerate(spans):
         if kind == "private-key":
@@ -1236,10 +1246,11 @@ def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
     return sorted(spans + rests) if rests else spans
 
 
-def _next_piece(text: str, end: int) -> int | None:
-    """Where the next piece of a token that ``end`` cuts starts: ``end`` ends a line of
-    _WRAP_WIDTH or more, and the piece starts after the next line's blanks and the quote or
-    comment mark of this one -- a quote's at any depth."""
+def _next_piece(text: str, end: int, cells: bool) -> tuple[int, str] | None:
+    """Where the next piece of a token that ``end`` cuts starts, and how it was cut: "line"
+    (``end`` ends a line of _WRAP_WIDTH or more; the piece starts after the next line's blanks
+    and the quote or comment mark of this one -- a quote's at any depth), "break" (a <br>, <br/>
+    or <br />), "cell" (with ``cells``: the border of two cells of a table row)."""
     if text.startswith(_LINE_ENDS, end):
         line_start = text.rfind("\n", max(0, end - _LINE_LIMIT), end) + 1
         if end - line_start < _WRAP_WIDTH:
@@ -1251,27 +1262,40 @@ def _next_piece(text: str, end: int) -> int | None:
             pos = _QUOTES.match(text, pos).end()
         elif mark and text.startswith(mark, pos):
             pos = _INDENT.match(text, pos + len(mark)).end()
-        return pos
+        return pos, "line"
+    if text.startswith("<", end) and (br := _BREAK.match(text, end)) is not None:
+        return br.end(), "break"
+    if cells and text[end:end + 1] in " \t|`'\"" and (cell := _CELL_BORDER.match(text, end)):
+        line_start, line_end = _line_bounds(text, end)
+        if _is_row(text, line_start, line_end) and text.find("|", cell.end(), line_end) >= 0:
+            return cell.end(), "cell"
     return None
 
 
-def _rest_of(text: str, end: int, limit: int, secret: str) -> tuple[int, int] | None:
+def _rest_of(text: str, end: int, limit: int, secret: str,
+             cells: bool = False) -> tuple[int, int] | None:
     """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: a run of
-    token characters ending its line or followed by a blank or punctuation, that looks random (a digit, + % =, a lower-case letter before a
+    token characters ending its line or followed by a blank or punctuation -- with ``cells``,
+    filling its cell -- that looks random (a digit, + % =, a lower-case letter before a
     capital), holds no letter case or digits the secret does not, and is no secret of its own
     (``limit``: where the next one starts)."""
-    pos = _next_piece(text, end)
-    if pos is None:
+    piece = _next_piece(text, end, cells)
+    if piece is None:
         return None
+    pos, cut = piece
     m = _REST.match(text, pos)
     if not m or (m.end() < len(text) and text[m.end()] not in _REST_END):
         return None  # no run, or one going on into something else: "user1: bob", "DB_HOST=db"
     rest_end = m.end()
-    while rest_end > pos and text[rest_end - 1] == ".":
-        rest_end -= 1  # the end of a sentence
+    while rest_end > pos and text[rest_end - 1] == "." and not _BREAK.match(text, m.end()):
+        rest_end -= 1  # the end of a sentence (not a piece before a <br>: eyJ...In0.<br>)
     rest = text[pos:rest_end]
     if not rest or rest_end > limit or rest[0] in ".~":
         return None
+    if cut == "cell" and ((not _CELL_END.match(text, rest_end)
+                           and not _BREAK.match(text, rest_end))
+                          or len(rest) < 8 or not _LETTER.search(rest)):
+        return None  # more in the cell, or a date, a number, a word: not the rest of one
     lower, upper, digit = _classes(rest)
     classes = _classes(secret)
     if ((lower and not classes[0]) or (upper and not classes[1]) or (digit and not classes[2])
@@ -1293,9 +1317,9 @@ def _head(source: str) -> str:
 def _cut_short(text: str, spans: list[tuple[int, int, str]],
                cut: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
     """The tokens no pattern finds because they were cut before the length their pattern needs:
-    a token's start (``cut``: ghp_, sk-proj-, eyJ ... up to the end of a wrapped line) and the
-    pieces after it (_rest_of, up to _PIECES) that, joined to it, make a token a bundled
-    pattern finds past the first piece. Each piece is a
+    a token's start (``cut``: ghp_, sk-proj-, eyJ ... up to a line's end, a <br> or a cell's
+    border) and the pieces after it (_rest_of, up to _PIECES, across cells too) that, joined
+    to it, make a token a bundled pattern finds past the first piece. Each piece is a
     redaction of that token's kind."""
     table = _bundled()
     out: list[tuple[int, int, str]] = []
@@ -1303,19 +1327,20 @@ def _cut_short(text: str, spans: list[tuple[int, int, str]],
     examined = 0  # the end of the last piece looked at: each piece is looked at once
     for start, end in cut:
         i = bisect.bisect_right(starts, start)
-        if (start > 0 and text[start - 1].isalnum()) or (i and spans[i - 1][1] > start) \
-                or start < examined:
+        taken = i and spans[i - 1][:2] == (start, end)  # found whole by its context: | Token |
+        if (start > 0 and text[start - 1].isalnum()) or (i and spans[i - 1][1] > start
+                                                        and not taken) or start < examined:
             continue  # part of a word, of a secret already found, or of the last one tried
         limit = spans[i][0] if i < len(spans) else len(text)
         pieces = [(start, end)]
         while len(pieces) < _PIECES:
-            rest = _rest_of(text, pieces[-1][1], limit, text[start:end])
+            rest = _rest_of(text, pieces[-1][1], limit, text[start:end], cells=True)
             if rest is None:
                 break
             pieces.append(rest)
         examined = pieces[-1][1]
         if len(pieces) > 1:
-            out += _joined(text, pieces, table)
+            out += _joined(text, pieces, table)[1 if taken else 0:]
     return sorted(spans + out) if out else spans
 
 
