@@ -275,8 +275,11 @@ _HOLDING = {"digit": "[0-9]", "letter": "[A-Za-z]", "lower": "[a-z]", "capital":
 _KIND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 # A regex atom that is a literal or a class: the start of a token (_head) is made of them.
 _HEAD_ATOM = re.compile(r"\\[^A-Za-z0-9]|\[(?:\\.|[^\]\\])*\]|[^\\\[\](){}|.*+?^$]")
-# After a token's start, token characters up to where a token may have been cut.
-_CUT_RUN = r"[A-Za-z0-9+/_\-.=%$~]{0,1024}(?=[`'\"]?[ \t]*\||(?i:<br)|\r?\n)"
+# After a token's start, token characters up to where a token may have been cut -- taken whole
+# (a lookahead and a back-reference: an atomic group), so a run that does not end there is
+# not tried again shorter, once a character.
+_CUT_RUN = (r"(?=(?P<run{n}>[A-Za-z0-9+/_\-.=%$~]{{0,1024}}))(?P=run{n})"
+            r"(?=[`'\"]?[ \t]*\||(?i:<br)|\r?\n)")
 
 
 class _Allow(Struct, frozen=True):
@@ -335,8 +338,8 @@ def _bundled() -> _Table:
             rests.append(f"{rest}()")
         heads = [h for h in dict.fromkeys(_head(rest) for _, rest, _ in alternatives) if h]
         if heads:  # a token cut short: no member
-            rests.append(f"(?:{'|'.join(heads)}){_CUT_RUN}()")
-            number += 1
+            rests.append(f"(?:{'|'.join(heads)}){_CUT_RUN.format(n=number)}()")
+            number += 2
         parts.append(f"{first}(?:{'|'.join(rests)})")
     return _Table(re.compile("|".join(parts)), members, tuple(passes))
 
