@@ -1,13 +1,16 @@
 """The secret boundary: credential-looking text is redacted before any prompt leaves the machine.
 (Over 400 lines: the detectors share their value rules, placeholders and the overlap
 resolution, and each is easier to audit beside the others than split; the token patterns are
-data, in secret_patterns.yml beside this module.)
+data, in secret_patterns.yml beside this module, and the reading of a repository's own
+patterns -- the format, gitleaks' subset, the bounds on a regex -- sits with the code that
+applies them.)
 
 There is no switch to turn this off. ``redact(text)`` replaces each secret with
 ``[REDACTED:<kind>]`` and reports the kind and line of each; ``is_secret_file(path)`` names the
-files that are never read into a prompt at all. Cost is linear, every scan bounded: 35-60 ms
+files that are never read into a prompt at all. Cost is linear, every scan bounded: 35-70 ms
 for 1 MB of design documents here (twice that when it holds secrets: the result is scanned
-again), about a second for the worst adversarial megabyte we know.
+again), about a second for the worst adversarial megabyte we know -- with the bundled
+patterns; a repository's own cost what their regexes cost (see _bounded).
 
 Found on their own (the whole token is replaced), whatever surrounds them -- the patterns of
 secret_patterns.yml, whose format is documented at its top -- but not a
@@ -182,10 +185,12 @@ default plugins flags the line of 26 of the 100 secrets (its entropy plugins rea
 strings only; its keyword plugin misses tables, prose, shell commands, HTTP headers and most
 configuration formats; a key block is flagged at its BEGIN line only), flags 4 of the 52
 look-alikes, needs 5-6 s per MB of markdown and reports a line, not the span to replace. This
-scanner found 49 of those 100 before the corpus; it now finds all 124 secrets of its 102
-passages (SAS signatures, tokens wrapped at a column and YAML values on the next line added;
-a wrapped token counts once a line) and redacts none of its 61 look-alikes, in tens of
-milliseconds per MB, replacing only the value, with no network and no dependency.
+scanner found 49 of those 100 before the corpus; it now finds all 164 secrets of its 125
+passages (SAS signatures, tokens wrapped at a column and YAML values on the next line added,
+then tokens wrapped in quotes or cut short, split across table cells or by <br>, prose that
+sets a variable, Discord and Slack webhook URLs; a wrapped token counts once a piece) and
+redacts none of its 72 look-alikes, in tens of milliseconds per MB, replacing only the value,
+with no network and no dependency.
 
 Not handled: a terraform variable's default under a secret-named variable; a label and its
 value on the next line without YAML's indentation; a quoted value whose closing quote is on
