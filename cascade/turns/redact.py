@@ -197,12 +197,12 @@ value on the next line without YAML's indentation; a quoted value whose closing 
 another line; a wrapped secret whose first part no detector finds on its own and that is no
 bundled token with a literal start (a context value, a repository's pattern, a Slack or Discord
 webhook URL), or whose line is shorter than 60 characters, or whose rest is letters only with no
-lower-case letter before a capital; passwords holding whitespace, letters-only or digits-only values outside an
-assignment (a table cell, prose: nothing tells "| password | bcrypt |" from a password), tables
-without a leading |, name/value pairs (.NET <add key="Password" value="..."/>, a Kubernetes
-env entry's "- name: DB_PASSWORD" then "value: ..."), a command name more than 8 continued
-lines before its flag, a value of a recognised command longer than 1024 characters (the rest
-stays).
+lower-case letter before a capital; passwords holding whitespace, letters-only or digits-only
+values outside an assignment (a table cell, prose: nothing tells "| password | bcrypt |" from a
+password), tables without a leading |, name/value pairs (.NET <add key="Password"
+value="..."/>, a Kubernetes env entry's "- name: DB_PASSWORD" then "value: ..."), a command
+name more than 8 continued lines before its flag, a value of a recognised command longer than
+1024 characters (the rest stays).
 """
 from __future__ import annotations
 
@@ -373,12 +373,13 @@ def _pattern_of(entry: object, path: Path, line: int | None, *,
     if not isinstance(source, str):
         raise CascadeError("regex must be a string", path, where("regex"))
     keywords = _strings(entry.get("keywords"), "keywords", path, where("keywords"))
-    shape = _shape(source)
-    joins = bundled and not keywords and shape.first  # the alternation compiles it
-    regex = None if joins else _compiled(
-        source if bundled else _bounded_or_error(source, path, where("regex")), path,
-        where("regex"))
-    groups = shape.groups if regex is None else regex.groups
+    shape = _shape(source) if bundled and not keywords else None
+    if shape is not None and shape.first:  # the alternation compiles it
+        regex, groups = None, shape.groups
+    else:
+        regex = _compiled(source if bundled else _bounded_or_error(source, path, where("regex")),
+                          path, where("regex"))
+        groups = regex.groups
     secret = entry.get("secret", 0)
     if not isinstance(secret, int) or isinstance(secret, bool) or not 0 <= secret <= groups:
         raise CascadeError(f"secret must be the number of a group of the regex (0 to "
@@ -388,13 +389,15 @@ def _pattern_of(entry: object, path: Path, line: int | None, *,
         raise CascadeError(f"unknown holding {holding!r} (known: {', '.join(_HOLDING)})", path,
                            where("holding"))
     entropy = entry.get("entropy")
-    if entropy is not None and (isinstance(entropy, bool) or not isinstance(entropy, (int, float))):
+    if entropy is not None and (isinstance(entropy, bool)
+                                or not isinstance(entropy, (int, float))):
         raise CascadeError("entropy must be a number (bits a character)", path, where("entropy"))
     allow = _strings(entry.get("allow"), "allow", path, where("allow"))
     glued = entry.get("glued", False)
     if not isinstance(glued, bool):
         raise CascadeError("glued must be true or false", path, where("glued"))
-    allows = (_Allow(tuple(_compiled(a, path, where("allow")) for a in allow)),) if allow else ()
+    allows = (_Allow(tuple(_compiled(a if bundled else _bounded_or_error(a, path, where("allow")),
+                                     path, where("allow")) for a in allow)),) if allow else ()
     pattern = _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
                        re.compile(_HOLDING[holding]) if holding else None,
                        None if entropy is None else float(entropy), allows, glued, bundled)
@@ -932,8 +935,9 @@ def _set_to(text: str, key: str, key_start: int) -> bool:
         return False
     line_start = text.rfind("\n", max(0, key_start - 200), key_start) + 1
     before = text[max(line_start, key_start - 200):key_start].lower()
-    return (_SET_BEFORE.search(before) is not None
-            or (_AND_BEFORE.search(before) is not None and _SET_ANYWHERE.search(before) is not None))
+    if _SET_BEFORE.search(before) is not None:
+        return True
+    return _AND_BEFORE.search(before) is not None and _SET_ANYWHERE.search(before) is not None
 
 
 # ---- markdown tables ----------------------------------------------------------------------------
@@ -1576,7 +1580,8 @@ def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pat
         raise CascadeError(f"rule {rule_id!r}: secretGroup must be the number of a group of "
                            f"its regex (0 to {regex.groups})", path, header)
     entropy = rule.get("entropy") or None
-    if entropy is not None and (isinstance(entropy, bool) or not isinstance(entropy, (int, float))):
+    if entropy is not None and (isinstance(entropy, bool)
+                                or not isinstance(entropy, (int, float))):
         raise CascadeError(f"rule {rule_id!r}: entropy must be a number", path, header)
     keywords = _strings(rule.get("keywords"), "keywords", path, header)
     own = _allow_tables(rule, "allowlist", path, header)
