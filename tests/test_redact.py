@@ -5,13 +5,19 @@ does not look like a leak to secret scanners; the text ``redact`` sees is the jo
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
+from cascade.turns import redact as redact_module
 from cascade.turns.redact import Redaction, is_placeholder, is_secret_file, redact
+
+_bundled = redact_module._bundled
+_PATTERN_FILE = redact_module._PATTERN_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -201,6 +207,17 @@ CASES = [
     ("several-one-line", f"AWS={AWS_ID} GH={GH}", ["aws-access-key", "github-token"],
      "AWS=[REDACTED:aws-access-key] GH=[REDACTED:github-token]"),
     ("specific-beats-generic", f"token: {GH}", ["github-token"], "token: [REDACTED:github-token]"),
+    # the kinds no other case or corpus passage shows: each pattern of the table finds its token
+    ("grafana-token", "GRAFANA_SA=" + "gl" + "sa_" + "Xk9Lm2Qp7Rt4Vw8Zy1Ab3Cd5Ef6Gh7Ij_1a2b3c4d",
+     ["grafana-token"], "GRAFANA_SA=[REDACTED:grafana-token]"),
+    ("shopify-token", "admin API: " + "shp" + "at_" + "0123456789abcdef0123456789abcdef",
+     ["shopify-token"], "admin API: [REDACTED:shopify-token]"),
+    ("postman-key", "export " + "PM" + "AK-" + "0123456789abcdef01234567-"
+     + "0123456789abcdef0123456789abcdef01", ["postman-key"], "export [REDACTED:postman-key]"),
+    ("digitalocean-token", "doctl auth init -t " + "dop" + "_v1_" + "0a1b2c3d" * 8,
+     ["digitalocean-token"], "doctl auth init -t [REDACTED:digitalocean-token]"),
+    ("databricks-token", "host and " + "da" + "pi" + "0123456789abcdef0123456789abcdef",
+     ["databricks-token"], "host and [REDACTED:databricks-token]"),
 ]
 
 
@@ -546,12 +563,57 @@ def test_adversarial_inputs_finish(name: str, text: str) -> None:
     "API_KEY=" + ("Ab3" * 30 + "\n") * 11_000,
     ("> the password is " + "Xy7!pq9z" * 8 + "\n") * 12_000,
     "&si" + "g=" * 200_000,
+    # prose that sets a secret-named key: every key a candidate, the verb looked for before it
+    "set the token to x1 " * 50_000,
+    "set " + "and DB_PASSWORD to Xy7!pq9z, " * 35_000,
+    ("set a b c d e f g " * 12 + "token to Ab12cd!x\n") * 4_000,
+    # tokens cut short at a line's end, in a quote: every start a candidate, every line a piece
+    ("x" * 60 + " sk-proj-Ab12\n> Cd34Ef56\n") * 12_000,
+    "> " + "x" * 58 + "sk-proj-Ab3d\n" + ("> " + "Ab3dE5Zz9" * 8 + "\n") * 12_000,
+    ("- > " + "x" * 56 + " gh" + "p_Ab3dE5\n  >> Zz9Yy8Xx7\n") * 14_000,
+    # ... across table cells and <br>
+    "| sk-proj-Ab12 | Cd34Ef56 " * 40_000,
+    "| sk-proj-Ab12 | Cd34Ef56gh |\n" * 35_000,
+    "| gh" + "p_Ab3dE5 " + "| `Ab3dE5Zz9` " * 80_000 + "|",
+    ("gh" + "p_Ab3dE5<br>") * 80_000,
+    "gh" + "p_Ab3dE5" + "<br />Ab3dE5Zz9" * 60_000,
     "si" + "g=" + "a1%2F" * 200_000,
 ])
 @pytest.mark.timeout(30)
 def test_adversarial_megabytes_finish(text: str) -> None:
     clean, _ = redact(text)
     assert isinstance(clean, str)
+
+
+# ---- the pattern table is data ------------------------------------------------------------------
+
+def test_every_pattern_of_the_table_is_tried() -> None:
+    """Each pattern of secret_patterns.yml is in the one alternation or tried on its own, and
+    the kinds it names are the ones the module documents."""
+    data = yaml.safe_load(_PATTERN_FILE.read_text("utf-8"))
+    table = _bundled()
+    assert len(table.members) + len(table.passes) == len(data["patterns"])
+    assert [p.kind for p, _ in table.members.values()] + [p.kind for p in table.passes] \
+        == [p["kind"] for p in data["patterns"] if "keywords" not in p] \
+        + [p["kind"] for p in data["patterns"] if "keywords" in p]
+    documented = redact_module.__doc__
+    assert [p["kind"] for p in data["patterns"] if f"  {p['kind']} " not in documented] == []
+
+
+def test_the_no_op_hook_never_reads_the_pattern_table(tmp_path: Path) -> None:
+    """A commit that touches no governed document loads no redaction, nor its patterns."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".ai-rules.yml").write_text("extends: [adr]\n")
+    (repo / "notes.txt").write_text("hello\n")
+    subprocess.run(["git", "add", "."], cwd=repo, check=True)
+    probe = ("import sys; from cascade.main import main; rc = main(['hook', 'notes.txt']); "
+             "r = sys.modules.get('cascade.turns.redact'); "
+             "print(rc, r is not None and r._bundled.cache_info().currsize > 0)")
+    proc = subprocess.run([sys.executable, "-c", probe], cwd=repo, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert proc.stdout.split() == ["0", "False"], proc.stderr
 
 
 def test_imports_nothing_heavy() -> None:

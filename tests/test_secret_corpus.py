@@ -137,6 +137,7 @@ _PIECES = [s[1] for s in SECRETS] + [c[1] for c in CLEAN] + [
     "Version: 1", "<password>", "</password>", '"auth": "', "_auth=", ":thin:", "a/b@",
     "hunter2024", "Tr0ub4dor&3", "Xy7!pq9z", "AK" + "IAIOSFODNN7EXAMPLE", "$apr1$", ";", "&&",
     "**", "si" + "g=", ": |", ": >-", "\n    ", "!vault |", ">", "EXAMPLE", "x" * 60,
+    "set the", "change", "export", " to ", " as ", "and", "<br>", "> ", ">> ", "- > ",
     "Ab3dE5gH7jK9mN1pQ3sT5vX7Ab3dE5gH7jK9mN1pQ3sT5vX7Ab3dE5gH7jK9mN1pQ3sT5vX7"]
 
 

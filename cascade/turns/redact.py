@@ -1,14 +1,19 @@
 """The secret boundary: credential-looking text is redacted before any prompt leaves the machine.
-(Over 400 lines: one table of credential kinds -- each pattern beside its look-alikes and
-its checksum -- is easier to audit whole than split.)
+(Over 400 lines: the detectors share their value rules, placeholders and the overlap
+resolution, and each is easier to audit beside the others than split; the token patterns are
+data, in secret_patterns.yml beside this module, and the reading of a repository's own
+patterns -- the format, gitleaks' subset, the bounds on a regex -- sits with the code that
+applies them.)
 
 There is no switch to turn this off. ``redact(text)`` replaces each secret with
 ``[REDACTED:<kind>]`` and reports the kind and line of each; ``is_secret_file(path)`` names the
-files that are never read into a prompt at all. Cost is linear, every scan bounded: 35-60 ms
+files that are never read into a prompt at all. Cost is linear, every scan bounded: 35-70 ms
 for 1 MB of design documents here (twice that when it holds secrets: the result is scanned
-again), about a second for the worst adversarial megabyte we know.
+again), about a second for the worst adversarial megabyte we know -- with the bundled
+patterns; a repository's own cost what their regexes cost (see _bounded).
 
-Found on their own (the whole token is replaced), whatever surrounds them -- but not a
+Found on their own (the whole token is replaced), whatever surrounds them -- the patterns of
+secret_patterns.yml, whose format is documented at its top -- but not a
 documentation placeholder in a token's shape: one holding example (or dummy, placeholder,
 changeme, redacted), as AWS's ``AKIAIOSFODNN7EXAMPLE`` and
 ``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``, or a mask character 8 times in a row (0 x X * # ?
@@ -19,7 +24,9 @@ _ . -), as ``ghp_xxxxxxxx...``, ``AKIAXXXXXXXXXXXXXXXX`` and Slack's
   gitlab-token     glpat- + 20 or more
   grafana-token    glsa_ + 32 + _ + 8 hex
   slack-token      xoxa- xoxb- xoxp- xoxo- xoxs- xoxr- + 10 or more, holding a digit
-  slack-webhook    the whole https://hooks.slack.com/services|workflows|triggers/... URL
+  slack-webhook    the whole [https://]hooks.slack.com/services|workflows|triggers/T.../... URL
+  discord-webhook  the whole [https://][canary.|ptb.]discord[app].com/api[/v10]/webhooks/<id>/
+                   <token> URL (a query such as ?wait=true stays)
   anthropic-key    sk-ant- + 20 or more
   openai-key       sk- / sk-proj- + 20 or more of [A-Za-z0-9_-] holding a digit or a capital
                    (so sk-learn and sk-learn-compatible-pipeline-wrapper are left alone)
@@ -44,6 +51,13 @@ _ . -), as ``ghp_xxxxxxxx...``, ``AKIAXXXXXXXXXXXXXXXX`` and Slack's
                    Comment: -- is prose: left alone.
 A token glued to a preceding letter or digit (``xAKIA...``, ``risk-...``) is not a token, nor
 is one of fixed length glued to a following one.
+
+A repository adds its own, never taking one away: .cascade/secrets.yml, in the same format
+(``patterns:``), and ``include:`` of gitleaks rule files (TOML; the subset that maps is
+described above _gitleaks). Its regular expressions are bounded: a repeat without an upper
+bound (* + {n,}) matches at most 1,024 times, and a group repeated more than 16 times may hold
+neither an alternation nor a repeat that can match its first character ((a+)+, (a|ab)*): the
+file is refused, one line naming it and the line (exit 2), before any prompt is built.
 
 Found by their context (only the secret is replaced; key, flag, scheme, user, host are kept):
   azure-storage-key  AccountKey=<base64> / SharedAccessKey=<base64>
@@ -77,7 +91,15 @@ Found by their context (only the secret is replaced; key, flag, scheme, user, ho
                      now/still/currently/set to/changed to/reset to, then the value: "the admin
                      password is Tr0ub4dor&3", "log in with password hunter2024", "Authorization:
                      Token 9944b09...", "password N3trc!Pass" (.netrc); or "... password for/of/on
-                     <40 characters at most> is/was <value>"
+                     <40 characters at most> is/was <value>"; or a secret-named key (any form:
+                     TWILIO_AUTH_TOKEN, `DB_PASSWORD`, "API key") then "to" or "as" and the
+                     value, after a verb that gives it one -- set, change, update, reset,
+                     rotate, export, assign, configure (and their -s/-ed/-ing forms), then at
+                     most an article, "value of" and two words -- or after "and" or a comma
+                     that follows one on the line: "set the DB_PASSWORD to hunter2x", "export
+                     STRIPE_WEBHOOK_SECRET as whsec_...", "set DB_USER to app and DB_PASSWORD
+                     to ..."; "set the token to expire after 30 days" and "set API_KEY to the
+                     value from the vault" are left alone (the value rule below)
   password-in-command  a secret-named flag and a blank (--password X, -storepass X, as prose);
                      curl / wget -u / --user user:PASSWORD (elsewhere held to the context rule:
                      -u 1000:1000 is a uid); mysql / mariadb -pPASSWORD (not -P, the port);
@@ -136,14 +158,26 @@ placeholder only because of a token inside it is replaced too, so the result is 
 
 A secret that ends a line of 60 characters or more (not a key block) may have been hard-wrapped
 at a column, its rest at the start of the next line: after that line's blanks and the quote or
-comment mark of the secret's line (> # // ; --), a run of letters, digits and + / _ - . % ~
-(= at its end) that ends the line or is followed by a blank or punctuation is the rest when it
-looks random (a digit, + % =, or a lower-case letter before a capital), holds no letter case
-or digit the secret lacks (the rest of a lower-case hex value holds no capital), does not
-start with . or ~, nor with / or - unless it holds a lower-case letter, a capital and a digit
-(not a path, not a flag), is not a number of fewer than 8 digits, and is no secret of its own.
-Each rest is a redaction of the secret's kind on its own line; one that fills its line too goes
-on to the next.
+comment mark of the secret's line (# // ; --, or > at any depth: > > on the next line continues
+>>, and a quote may follow a list item's marker on the first line, - > or 1. >), a run of
+letters, digits and + / _ - . % ~ (= at its end) that ends the line or is followed by a blank
+or punctuation is the rest when it looks random (a digit, + % =, or a lower-case letter before
+a capital), holds no letter case or digit the secret lacks (the rest of a lower-case hex value
+holds no capital), does not start with . or ~, nor with / or - unless it holds a lower-case
+letter, a capital and a digit (not a path, not a flag), is not a number of fewer than 8 digits,
+and is no secret of its own. Each rest is a redaction of the secret's kind on its own line; one
+that fills its line too goes on to the next. A <br> (<br/>, <br />) cuts a secret the same way,
+whatever the line's length: the rest follows it, in the same cell. A token cut before the
+length its pattern needs is found the same way: the start of a bundled token (the literal part
+of its pattern, ghp_, sk-proj-, eyJ, AKIA ...) and token characters ending such a line, ending
+a piece before a <br>, or ending a table cell, followed by rests (as above, up to 8 pieces)
+that, joined to it, make a token its pattern finds reaching past the first piece: each piece
+is a redaction of that kind. Two adjacent cells of one table row are one token only so: the
+first ends with the start of a token that no pattern finds on its own (a context detector may
+have taken it whole: | Token |), and the next holds nothing but one run of token characters
+(quotes around it aside) of 8 or more, holding a letter and looking random as a rest must --
+so | ghp_Vq3L | 2024-11-02 | (an identifier, a date) is left alone, and a cell holding a whole
+token is never joined to the next.
 
 Why our own scanner: on the corpus in tests/data/secret_corpus.yml as it stood at 100 secrets
 in 86 passages written as people write them and 52 look-alikes, detect-secrets 1.5.0 with its
@@ -151,34 +185,53 @@ default plugins flags the line of 26 of the 100 secrets (its entropy plugins rea
 strings only; its keyword plugin misses tables, prose, shell commands, HTTP headers and most
 configuration formats; a key block is flagged at its BEGIN line only), flags 4 of the 52
 look-alikes, needs 5-6 s per MB of markdown and reports a line, not the span to replace. This
-scanner found 49 of those 100 before the corpus; it now finds all 124 secrets of its 102
-passages (SAS signatures, tokens wrapped at a column and YAML values on the next line added;
-a wrapped token counts once a line) and redacts none of its 61 look-alikes, in tens of
-milliseconds per MB, replacing only the value, with no network and no dependency.
+scanner found 49 of those 100 before the corpus; it now finds all 164 secrets of its 125
+passages (SAS signatures, tokens wrapped at a column and YAML values on the next line added,
+then tokens wrapped in quotes or cut short, split across table cells or by <br>, prose that
+sets a variable, Discord and Slack webhook URLs; a wrapped token counts once a piece) and
+redacts none of its 72 look-alikes, in tens of milliseconds per MB, replacing only the value,
+with no network and no dependency.
 
 Not handled: a terraform variable's default under a secret-named variable; a label and its
 value on the next line without YAML's indentation; a quoted value whose closing quote is on
-another line; a wrapped secret whose first part no detector finds on its own (an AWS key cut
-inside its 16 characters, a token cut before the length its prefix needs), or whose line is
-shorter than 60 characters, or whose rest is letters only with no lower-case letter before a
-capital; passwords holding whitespace, letters-only or digits-only values outside an
-assignment (a table cell, prose: nothing tells "| password | bcrypt |" from a password), tables
-without a leading |, name/value pairs (.NET <add key="Password" value="..."/>, a Kubernetes
-env entry's "- name: DB_PASSWORD" then "value: ..."), a command name more than 8 continued
-lines before its flag, a value of a recognised command longer than 1024 characters (the rest
-stays).
+another line; a wrapped secret whose first part no detector finds on its own and that is no
+bundled token with a literal start (a context value, a repository's pattern, a Slack or Discord
+webhook URL), or whose line is shorter than 60 characters, or whose rest is letters only with no
+lower-case letter before a capital; passwords holding whitespace, letters-only or digits-only
+values outside an assignment (a table cell, prose: nothing tells "| password | bcrypt |" from a
+password), tables without a leading |, name/value pairs (.NET <add key="Password"
+value="..."/>, a Kubernetes env entry's "- name: DB_PASSWORD" then "value: ..."), a command
+name more than 8 continued lines before its flag, a value of a recognised command longer than
+1024 characters (the rest stays).
 """
 from __future__ import annotations
 
 import base64
 import binascii
 import bisect
+import collections
 import fnmatch
 import functools
+import math
+import os
 import re
+import warnings
+from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
+
+from cascade.config.yamlio import LineDict, check_keys, decode_utf8, items_with_lines, load_yaml
+from cascade.errors import CascadeError
+from cascade.safepath import read_inside
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: gitleaks rule files need the tomli package there
+    try:
+        import tomli as tomllib  # type: ignore[no-redef]
+    except ModuleNotFoundError:
+        tomllib = None  # type: ignore[assignment]
 
 __all__ = ["PLACEHOLDER_WORDS", "Redaction", "is_placeholder", "is_secret_file", "redact"]
 
@@ -210,54 +263,240 @@ class _Lazy:
         return value
 
 
-# ---- tokens recognisable on their own ----------------------------------------------------------
-# One alternation grouped by first character, every branch starting with a literal, so the regex
-# engine skips ahead to the characters that can start a token and tries one group there. The
-# kind is read off the matched text.
-_TOKENS = _Lazy(
-    r"A(?:KIA[0-9A-Z]{16}(?![0-9A-Za-z])|SIA[0-9A-Z]{16}(?![0-9A-Za-z])"
-    r"|Iza[0-9A-Za-z_\-]{35}(?![0-9A-Za-z_\-])|ccountKey=[A-Za-z0-9+/]{20,}={0,2}"
-    r"|GE-SECRET-KEY-1[0-9A-Z]{58}(?![0-9A-Za-z]))"
-    r"|g(?:h[pousr]_[A-Za-z0-9]{36,}|ithub_pat_[A-Za-z0-9_]{22,}|lpat-[A-Za-z0-9_\-]{20,}"
-    r"|lsa_[A-Za-z0-9]{32}_[0-9a-fA-F]{8}(?![0-9A-Za-z]))"
-    r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
-    r"|h(?:ttps://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+\-]{8,}"
-    r"|v[sbr]\.[A-Za-z0-9_\-]{24,}|f_[A-Za-z0-9]{30,}(?![A-Za-z0-9_]))"
-    r"|s(?:k-ant-[A-Za-z0-9_\-]{20,}|k-[A-Za-z0-9_\-]{20,}|k_(?:live|test)_[0-9A-Za-z]{16,}"
-    r"|hp(?:at|ca|pa|ss)_[0-9a-fA-F]{32}(?![0-9A-Za-z])"
-    r"|ig=(?:[A-Za-z0-9+/_\-]|%2[BbFf]){16,}(?:=|%3[Dd]){0,2})"
-    r"|rk_(?:live|test)_[0-9A-Za-z]{16,}"
-    r"|S(?:K[0-9a-fA-F]{32}(?![0-9A-Za-z])|G\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}"
-    r"|haredAccessKey=[A-Za-z0-9+/]{20,}={0,2})"
-    r"|npm_[A-Za-z0-9]{36,}|pypi-AgE[A-Za-z0-9_\-]{40,}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*"
-    r"|GOCSPX-[A-Za-z0-9_\-]{24,}|PMAK-[0-9a-f]{24}-[0-9a-f]{34}(?![0-9A-Za-z])"
-    r"|\$(?:2[abxy]?\$\d\d\$[./A-Za-z0-9]{53}(?![./A-Za-z0-9])"
-    r"|(?:1|5|6|apr1)\$[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{22,86}"
-    r"|argon2(?:id|i|d)\$v=\d+\$m=\d+,t=\d+,p=\d+\$[A-Za-z0-9+/]{8,}\$[A-Za-z0-9+/]{16,})"
-)
-# Two more whose first letter (d) is too common to stop at: a second pass, run only when the
-# text holds one of their prefixes at all.
-_RARE_PREFIXES = ("dop_v1_", "dapi")
-_RARE_TOKENS = _Lazy(r"dop_v1_[0-9a-f]{64}(?![0-9A-Za-z])|dapi[0-9a-f]{32}(?![0-9A-Za-z])")
-_TOKEN_KINDS = (  # (prefix, kind, characters kept before the secret)
-    ("AKIA", "aws-access-key", 0), ("ASIA", "aws-access-key", 0),
-    ("github_pat_", "github-token", 0), ("gh", "github-token", 0),
-    ("glpat-", "gitlab-token", 0), ("glsa_", "grafana-token", 0), ("xox", "slack-token", 0),
-    ("https://hooks.slack.com/", "slack-webhook", 0),
-    ("sk-ant-", "anthropic-key", 0), ("sk-", "openai-key", 0),
-    ("AIza", "google-api-key", 0), ("sk_", "stripe-key", 0), ("rk_", "stripe-key", 0),
-    ("SK", "twilio-key", 0), ("SG.", "sendgrid-key", 0), ("npm_", "npm-token", 0),
-    ("pypi-", "pypi-token", 0), ("eyJ", "jwt", 0),
-    ("AccountKey=", "azure-storage-key", len("AccountKey=")),
-    ("SharedAccessKey=", "azure-storage-key", len("SharedAccessKey=")),
-    ("sig=", "azure-sas-signature", len("sig=")),
-    ("hv", "vault-token", 0), ("AGE-", "age-secret-key", 0), ("hf_", "huggingface-token", 0),
-    ("GOCSPX-", "google-oauth-secret", 0), ("dop_", "digitalocean-token", 0),
-    ("shp", "shopify-token", 0), ("PMAK-", "postman-key", 0), ("dapi", "databricks-token", 0),
-    ("$", "password-hash", 0),
-)
-_DIGIT_OR_CAPITAL = _Lazy(r"[0-9A-Z]")
+# ---- tokens recognisable on their own: the pattern table, data ---------------------------------
+# cascade/turns/secret_patterns.yml (its format is documented at its top), read the first time a
+# text is redacted -- never on a path that sends no prompt. Its patterns that start with a literal
+# and name no keywords become one alternation grouped by that first character, so the regex
+# engine skips ahead to the characters that can start a token and tries one group there; each
+# pattern ends with an empty group, whose number (the match's lastindex) says which matched.
+# The others, and a repository's own (.cascade/secrets.yml), are tried one by one, each only
+# when the text holds one of its keywords.
+_PATTERN_FILE = Path(__file__).with_name("secret_patterns.yml")
+TEAM_FILE = ".cascade/secrets.yml"
+_PATTERN_KEYS = frozenset({"kind", "regex", "secret", "keywords", "holding", "entropy", "allow",
+                           "glued"})
+_HOLDING = {"digit": "[0-9]", "letter": "[A-Za-z]", "lower": "[a-z]", "capital": "[A-Z]",
+            "digit-or-capital": "[0-9A-Z]"}
+_KIND = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+# A regex atom that is a literal or a class: the start of a token (_head) is made of them.
+_HEAD_ATOM = re.compile(r"\\[^A-Za-z0-9]|\[(?:\\.|[^\]\\])*\]|[^\\\[\](){}|.*+?^$]")
+# After a token's start, token characters up to where a token may have been cut -- taken whole
+# (a lookahead and a back-reference: an atomic group), so a run that does not end there is
+# not tried again shorter, once a character.
+_CUT_RUN = (r"(?=(?P<run{n}>[A-Za-z0-9+/_\-.=%$~]{{0,1024}}))(?P=run{n})"
+            r"(?=[`'\"]?[ \t]*\||(?i:<br)|\r?\n)")
+
+
+class _Allow(Struct, frozen=True):
+    """When a match is a look-alike: one of ``regexes`` finds something in its ``target``
+    (the secret, the whole match or its line), or it holds one of ``stopwords``; with ``every``
+    (gitleaks' condition = "AND"), both of those that are given."""
+
+    regexes: tuple = ()
+    target: str = "secret"
+    stopwords: tuple[str, ...] = ()
+    every: bool = False
+
+
+class _Pattern(Struct, frozen=True):
+    kind: str
+    regex: Any  # compiled; None for a member of the alternation
+    secret: int = 0  # the group that is the secret (0: the whole match; -1: the first non-empty)
+    keywords: tuple[str, ...] = ()  # lower-case
+    holding: Any = None  # a compiled character class the secret must hold
+    entropy: float | None = None  # the secret's Shannon entropy must be more than this
+    allows: tuple[_Allow, ...] = ()
+    glued: bool = False  # may follow a letter or a digit
+    bundled: bool = True
+
+
+class _Table(Struct, frozen=True):
+    alternation: Any  # the compiled alternation
+    members: dict  # {number of a pattern's end group: (pattern, its groups' offset)}
+    passes: tuple[_Pattern, ...]  # tried one by one
+
+
+@functools.cache
+def _bundled() -> _Table:
+    """The bundled pattern table, read and compiled once. Each group of the alternation ends
+    with the starts of its tokens followed by token characters up to where a token may have
+    been cut (a line's end, a <br>, a table cell's border): where a token cut short may start
+    (_cut_short), found in the same pass."""
+    text = _PATTERN_FILE.read_text("utf-8")
+    entries = _entries(load_yaml(_PATTERN_FILE, text), _PATTERN_FILE, frozenset({"patterns"}))
+    joined: dict[str, list[tuple[_Pattern, str, int]]] = {}
+    passes = []
+    for entry, line in entries:
+        pattern, source = _pattern_of(entry, _PATTERN_FILE, line, bundled=True)
+        if pattern.regex is None:
+            shape = _shape(source)
+            joined.setdefault(shape.first, []).append((pattern, source[len(shape.first):],
+                                                       shape.groups))
+        else:
+            passes.append(pattern)
+    parts, members, number = [], {}, 0
+    for first, alternatives in joined.items():
+        rests = []
+        for pattern, rest, groups in alternatives:
+            members[number + groups + 1] = (pattern, number)
+            number += groups + 1
+            rests.append(f"{rest}()")
+        heads = [h for h in dict.fromkeys(_head(rest) for _, rest, _ in alternatives) if h]
+        if heads:  # a token cut short: no member
+            rests.append(f"(?:{'|'.join(heads)}){_CUT_RUN.format(n=number)}()")
+            number += 2
+        parts.append(f"{first}(?:{'|'.join(rests)})")
+    return _Table(re.compile("|".join(parts)), members, tuple(passes))
+
+
+def _entries(data: object, path: Path, allowed: frozenset[str]) -> list[tuple[dict, int]]:
+    """The pattern mappings of a pattern file, each with its line."""
+    data = check_keys(data if data is not None else {}, path, set(allowed), set(),
+                      "secret pattern file")
+    patterns = data.get("patterns") or []
+    if not isinstance(patterns, list):
+        raise CascadeError("patterns must be a list", path, data.line_of("patterns"))
+    return list(items_with_lines(patterns, data.line_of("patterns")))
+
+
+def _pattern_of(entry: object, path: Path, line: int | None, *,
+                bundled: bool) -> tuple[_Pattern, str]:  # long: one check a field
+    """A pattern of the documented format, checked, and its regex's text (bounded when it
+    is a repository's: _bounded)."""
+    entry = check_keys(entry, path, set(_PATTERN_KEYS), {"kind", "regex"}, "secret pattern",
+                       line)
+    where = entry.line_of
+    kind, source = entry["kind"], entry["regex"]
+    if not isinstance(kind, str) or not _KIND.fullmatch(kind):
+        raise CascadeError(f"kind must be lower-case letters, digits and -: {kind!r}", path,
+                           where("kind"))
+    if not isinstance(source, str):
+        raise CascadeError("regex must be a string", path, where("regex"))
+    keywords = _strings(entry.get("keywords"), "keywords", path, where("keywords"))
+    shape = _shape(source) if bundled and not keywords else None
+    if shape is not None and shape.first:  # the alternation compiles it
+        regex, groups = None, shape.groups
+    else:
+        regex = _compiled(source if bundled else _bounded_or_error(source, path, where("regex")),
+                          path, where("regex"))
+        groups = regex.groups
+    secret = entry.get("secret", 0)
+    if not isinstance(secret, int) or isinstance(secret, bool) or not 0 <= secret <= groups:
+        raise CascadeError(f"secret must be the number of a group of the regex (0 to "
+                           f"{groups})", path, where("secret"))
+    holding = entry.get("holding")
+    if holding is not None and holding not in _HOLDING:
+        raise CascadeError(f"unknown holding {holding!r} (known: {', '.join(_HOLDING)})", path,
+                           where("holding"))
+    entropy = entry.get("entropy")
+    if entropy is not None and (isinstance(entropy, bool)
+                                or not isinstance(entropy, (int, float))):
+        raise CascadeError("entropy must be a number (bits a character)", path, where("entropy"))
+    allow = _strings(entry.get("allow"), "allow", path, where("allow"))
+    glued = entry.get("glued", False)
+    if not isinstance(glued, bool):
+        raise CascadeError("glued must be true or false", path, where("glued"))
+    allows = (_Allow(tuple(_compiled(a if bundled else _bounded_or_error(a, path, where("allow")),
+                                     path, where("allow")) for a in allow)),) if allow else ()
+    pattern = _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
+                       re.compile(_HOLDING[holding]) if holding else None,
+                       None if entropy is None else float(entropy), allows, glued, bundled)
+    return pattern, source
+
+
+def _strings(value: object, what: str, path: Path, line: int | None) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise CascadeError(f"{what} must be a list of strings", path, line)
+    return value
+
+
+def _compiled(source: str, path: Path, line: int | None) -> Any:
+    """``source`` compiled, or a one-line error naming the file and line."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a FutureWarning about nested sets: Go's syntax
+            return re.compile(source)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise CascadeError(f"regex does not compile: {exc}", path, line) from None
+
+
+def _bounded_or_error(source: str, path: Path, line: int | None) -> str:
+    try:
+        return _bounded(source)
+    except ValueError as exc:
+        raise CascadeError(f"regex refused: {exc}", path, line) from None
+
+
+def _tokens(text: str, low: str, extra: tuple[_Pattern, ...], found: list,
+            cut: list[tuple[int, int]]) -> None:
+    """The tokens of ``text`` in ``found``; in ``cut``, where one may start that was cut short."""
+    table = _bundled()
+    for m in table.alternation.finditer(text):
+        member = table.members.get(m.lastindex)
+        if member is None:
+            cut.append(m.span())
+        else:
+            _take(member[0], m, member[1], text, found)
+    for pattern in table.passes + extra:
+        if pattern.keywords and not any(k in low for k in pattern.keywords):
+            continue
+        for m in pattern.regex.finditer(text):
+            _take(pattern, m, 0, text, found)
+
+
+def _take(pattern: _Pattern, m: re.Match, offset: int, text: str, found: list) -> None:
+    """The secret of ``pattern``'s match ``m`` (its groups numbered from ``offset``), unless a
+    condition of the pattern, or of every pattern, says it is none."""
+    if not pattern.glued and m.start() > 0 and text[m.start() - 1].isalnum():
+        return  # the middle of a longer word
+    group = offset + pattern.secret if pattern.secret > 0 else 0
+    if pattern.secret < 0:  # gitleaks: the first group that matched something, or the match
+        group = next((g for g in range(1, (m.re.groups or 0) + 1) if m.group(g)), 0)
+    start, end = m.span(group)
+    secret = text[start:end]
+    if not secret or _documentation_token(secret):
+        return  # AKIAIOSFODNN7EXAMPLE, ghp_xxxxxxxx...
+    if pattern.holding is not None and not pattern.holding.search(secret):
+        return  # words: sk-learn-compatible-pipeline, xoxo-hugs-and-kisses, sig=SomeWord
+    if pattern.entropy is not None and _entropy(secret) <= pattern.entropy:
+        return
+    if pattern.allows and any(_allowed(a, secret, m.group(), text, start)
+                              for a in pattern.allows):
+        return
+    if not pattern.bundled and _in_marker(text, start, end):
+        return  # a repository's pattern that finds something in [REDACTED:...]
+    found.append((start, end, 1 if pattern.bundled else 2, pattern.kind))
+
+
+def _entropy(s: str) -> float:
+    n = len(s)
+    return -sum(c / n * math.log2(c / n) for c in collections.Counter(s).values())
+
+
+def _allowed(allow: _Allow, secret: str, match: str, text: str, at: int) -> bool:
+    if allow.target == "line":
+        start, end = _line_bounds(text, at)
+        target = text[start:end] if start >= 0 else match
+    else:
+        target = match if allow.target == "match" else secret
+    checks = []
+    if allow.regexes:
+        checks.append(any(r.search(target) for r in allow.regexes))
+    if allow.stopwords:
+        low = secret.lower()
+        checks.append(any(w in low for w in allow.stopwords))
+    return bool(checks) and (all(checks) if allow.every else any(checks))
+
+
+def _in_marker(text: str, start: int, end: int) -> bool:
+    """The span overlaps a [REDACTED:...] marker (one is at most 64 characters long)."""
+    at = text.rfind("[REDACTED:", max(0, start - 64), end + len("[REDACTED:") - 1)
+    return at >= 0 and text.find("]", at, at + 64) >= start
+
 
 # ---- key blocks -------------------------------------------------------------------------------
 _PEM_BEGIN = _Lazy(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
@@ -306,7 +545,18 @@ _ASSIGN = _Lazy(r"(?:pass|pwd|secret|token|k(?<=[a-z0-9_.\- ]k)ey|cred)"
                 r"(?:(?:now|still|currently|set[ \t]+to|changed[ \t]+to|reset[ \t]+to)[ \t]+)?"
                 + _PROSE_VALUE +
                 r"|[ \t]+(?:for|of|on)[ \t]+[^\n|]{1,40}?[ \t](?:is|was)[ \t]+"
-                + _PROSE_VALUE + ")")
+                + _PROSE_VALUE +
+                r"|[`'\"*]{0,2}[ \t]+(to|as)[ \t]+" + _PROSE_VALUE + ")")
+# Before a key that "to" or "as" follows: a verb that gives it a value, then at most an
+# article, "value of" and two words (set the staging DB_PASSWORD to ...); or "and" or a comma
+# after such a verb earlier on the line (set DB_USER to app and DB_PASSWORD to ...).
+_SET_VERB = (r"(?:^|[^a-z0-9_])(?:set|sets|setting|change|changed|changing|update|updated|"
+             r"reset|rotate|rotated|export|exported|assign|assigned|configure|configured)[ \t]+")
+_SET_BEFORE = _Lazy(_SET_VERB + r"(?:(?:the|your|our|its|this|that|a|an)[ \t]+)?"
+                    r"(?:(?:value|contents?)[ \t]+of[ \t]+)?(?:[a-z0-9_.\-]+[ \t]+){0,2}"
+                    r"[`'\"*]{0,2}$")
+_AND_BEFORE = _Lazy(r"(?:,|[ \t]and)[ \t]+[`'\"*]{0,2}$")
+_SET_ANYWHERE = _Lazy(_SET_VERB)
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORDS = _Lazy(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _SECRET_SUFFIXES = ("password", "passwd", "passphrase", "passcode", "secret", "token", "apikey",
@@ -643,8 +893,15 @@ def _xml_element(text: str, pos: int, found: list) -> None:
 
 
 def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
-    """``password is Tr0ub4dor&3``, ``log in with password hunter2024``, ``--password X``."""
+    """``password is Tr0ub4dor&3``, ``log in with password hunter2024``, ``--password X``,
+    ``set TWILIO_AUTH_TOKEN to 5f2c...``."""
     key = text[key_start:m.end(1)]
+    if m.group(4) is not None:  # <key> to|as <value>: after a verb that sets it
+        vstart, vend = _loose_value(text, m.end())
+        if (vend > vstart and _looks_secret(text[vstart:vend])
+                and _set_to(text, key, key_start)):
+            found.append((vstart, vend, 5, "secret-in-prose"))
+        return
     if key.startswith("-"):
         kind = "password-in-command"  # --password X, -storepass X
         if not _key_kind(key)[0]:
@@ -660,6 +917,27 @@ def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
     vstart, vend = _loose_value(text, m.end())
     if vend > vstart and _looks_secret(text[vstart:vend]):
         found.append((vstart, vend, 5, kind))
+
+
+def _set_to(text: str, key: str, key_start: int) -> bool:
+    """``key`` (starting at ``key_start``), which "to" or "as" follows, is secret-named and
+    given a value by a verb before it on its line: "set the DB_PASSWORD to", "export
+    STRIPE_WEBHOOK_SECRET as", "change the API key to", "set DB_USER to app and DB_PASSWORD
+    to". Not an option (--token to), nor "the token to expire": the value rule sees to that."""
+    if key.startswith("-"):
+        return False
+    if key.lower() == "key":
+        qualifier = _word_before(text, key_start)
+        if qualifier.lower() not in _KEY_QUALIFIERS:
+            return False
+        key_start -= len(qualifier) + 1
+    elif not _key_kind(key)[0]:
+        return False
+    line_start = text.rfind("\n", max(0, key_start - 200), key_start) + 1
+    before = text[max(line_start, key_start - 200):key_start].lower()
+    if _SET_BEFORE.search(before) is not None:
+        return True
+    return _AND_BEFORE.search(before) is not None and _SET_ANYWHERE.search(before) is not None
 
 
 # ---- markdown tables ----------------------------------------------------------------------------
@@ -855,31 +1133,6 @@ def _htpasswd(text: str, at: int, need: int, found: list) -> None:
             at += 1
 
 
-def _tokens(text: str, found: list) -> None:
-    _tokens_of(_TOKENS, text, found)
-    if any(prefix in text for prefix in _RARE_PREFIXES):
-        _tokens_of(_RARE_TOKENS, text, found)
-
-
-def _tokens_of(pattern: _Lazy, text: str, found: list) -> None:
-    for m in pattern.finditer(text):
-        s = m.group()
-        if m.start() > 0 and text[m.start() - 1].isalnum() and not s.startswith("https://"):
-            continue  # the middle of a longer word
-        for prefix, kind, keep in _TOKEN_KINDS:
-            if s.startswith(prefix):
-                break
-        if kind in ("openai-key", "huggingface-token") and not _DIGIT_OR_CAPITAL.search(s, 3):
-            continue  # hyphenated words: sk-learn-compatible-pipeline
-        if kind == "slack-token" and not _DIGIT.search(s, 5):
-            continue  # words again: xoxo-hugs-and-kisses
-        if kind == "azure-sas-signature" and not _DIGIT.search(s, 4):
-            continue  # sig=SomeLongerWordOrOther
-        if _documentation_token(s):
-            continue  # AKIAIOSFODNN7EXAMPLE, ghp_xxxxxxxx...
-        found.append((m.start() + keep, m.end(), 1, kind))
-
-
 def _private_keys(text: str, found: list) -> None:
     pos = 0
     while True:
@@ -939,16 +1192,18 @@ def _basic_auth_fields(text: str, found: list) -> None:
             found.append((m.start(1), m.end(1), 2, "basic-auth"))
 
 
-def _scan(text: str) -> list[tuple[int, int, str]]:
-    """Every secret in ``text``: (start, end, kind), in order, none overlapping."""
+def _scan(text: str, extra: tuple[_Pattern, ...]) -> list[tuple[int, int, str]]:
+    """Every secret in ``text`` (``extra``: the repository's patterns): (start, end, kind), in
+    order, none overlapping."""
     found: list[tuple[int, int, int, str]] = []  # (start, end, priority, kind)
-    _private_keys(text, found)
-    _tokens(text, found)
-    _url_passwords(text, found)
-    _basic_auth_fields(text, found)
+    cut: list[tuple[int, int]] = []  # where a token cut short may start: _cut_short
     low = text.lower()
     if len(low) != len(text):  # lower() moved offsets (rare Unicode): lower ASCII only
         low = text.translate(_ASCII_LOWER)
+    _private_keys(text, found)
+    _tokens(text, low, extra, found, cut)
+    _url_passwords(text, found)
+    _basic_auth_fields(text, found)
     _assignments(text, low, found)
     _bearers(text, low, found)
     _commands(text, low, found)
@@ -959,18 +1214,26 @@ def _scan(text: str) -> list[tuple[int, int, str]]:
         if start >= pos and end > start:  # else it overlaps a secret already taken
             spans.append((start, end, kind))
             pos = end
-    return _wrapped(text, spans) if spans else spans
+    spans = _wrapped(text, spans) if spans else spans
+    return _cut_short(text, spans, cut) if cut else spans
 
 
-# ---- secrets hard-wrapped at a column ---------------------------------------------------------
+# ---- secrets hard-wrapped at a column, or split across the cells of a table row ---------------
 _WRAP_WIDTH = 60  # a line shorter than this that ends in a secret was not wrapped
-_LINE_MARK = _Lazy(r"[ \t]*(>[ \t>]*|#+|//+|;+|--)?")  # repeated on each line of a quote
+# Repeated on each line of a quote or a comment, after a list item's marker on the first line
+# (- > ..., 1. > ...): > (any depth) # // ; --
+_LINE_MARK = _Lazy(r"[ \t]*(?:(?:[-*+]|\d{1,9}[.)])[ \t]+)?(>[ \t>]*|#+|//+|;+|--)?")
+_QUOTES = _Lazy(r"[> \t]*")
 _LINE_ENDS = ("\n", "\r\n")
+_BREAK = _Lazy(r"<br[ \t]*/?>[ \t]*", re.IGNORECASE)  # a line break inside a table cell
+_CELL_BORDER = _Lazy(r"[`'\"]?[ \t]*\|[ \t]*[`'\"]?")  # a quote around each cell's value too
+_CELL_END = _Lazy(r"[`'\"]?[ \t]*(?:\||\r?\n|$)")
 _REST = _Lazy(r"[A-Za-z0-9+/_\-.%~]{1,1024}={0,2}")
 _REST_END = frozenset(" \t\r\n`'\")]}>,;.!?&|<")
 _REST_RANDOM = _Lazy(r"[0-9+%=]|[a-z][A-Z]")  # not / or ~ alone: and/or, ~user
 _LOWER = _Lazy(r"[a-z]")
 _UPPER = _Lazy(r"[A-Z]")
+_PIECES = 8  # a token is looked for over this many pieces at most
 
 
 def _classes(s: str) -> tuple[bool, bool, bool]:
@@ -979,12 +1242,13 @@ def _classes(s: str) -> tuple[bool, bool, bool]:
 
 
 def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, the
-    rest of it at the start of the next line (and the next, while the rest fills its line too):
-    a token an editor hard-wrapped at 80 columns. The rest is its own redaction, on its line."""
+    """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, or
+    a piece of a table cell before a <br>, the rest of it at the start of the next line or
+    piece (and the next, while the rest fills its line too): a token an editor hard-wrapped at
+    80 columns, in a quote too. The rest is its own redaction, on its line."""
     rests: list[tuple[int, int, str]] = []
     for i, (start, end, kind) in enumerate(spans):
-        if kind == "private-key" or not text.startswith(_LINE_ENDS, end):
+        if kind == "private-key":
             continue  # a key block is already every line of its block
         limit = spans[i + 1][0] if i + 1 < len(spans) else len(text)
         secret = text[start:end]
@@ -994,31 +1258,56 @@ def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, in
     return sorted(spans + rests) if rests else spans
 
 
-def _rest_of(text: str, end: int, limit: int, secret: str) -> tuple[int, int] | None:
-    """Where the rest of a secret ending at ``end`` stands on the next line, if it does: after
-    the blanks and the quote or comment mark (> # // ; --) of the secret's line, a run of token
-    characters ending the line or followed by a blank or punctuation, that looks random (a
-    digit, + % =, a lower-case letter before a capital), holds no letter case or digits the
-    secret does not, and is no secret of its own (``limit``: where the next one starts)."""
-    if not text.startswith(_LINE_ENDS, end):
+def _next_piece(text: str, end: int, cells: bool) -> tuple[int, str] | None:
+    """Where the next piece of a token that ``end`` cuts starts, and how it was cut: "line"
+    (``end`` ends a line of _WRAP_WIDTH or more; the piece starts after the next line's blanks
+    and the quote or comment mark of this one -- a quote's at any depth), "break" (a <br>, <br/>
+    or <br />), "cell" (with ``cells``: the border of two cells of a table row)."""
+    if text.startswith(_LINE_ENDS, end):
+        line_start = text.rfind("\n", max(0, end - _LINE_LIMIT), end) + 1
+        if end - line_start < _WRAP_WIDTH:
+            return None
+        mark = (_LINE_MARK.match(text, line_start).group(1) or "").rstrip(" \t")
+        eol = end + 1 if text.startswith("\r", end) else end
+        pos = _INDENT.match(text, eol + 1).end()
+        if mark.startswith(">"):
+            pos = _QUOTES.match(text, pos).end()
+        elif mark and text.startswith(mark, pos):
+            pos = _INDENT.match(text, pos + len(mark)).end()
+        return pos, "line"
+    if text.startswith("<", end) and (br := _BREAK.match(text, end)) is not None:
+        return br.end(), "break"
+    if cells and text[end:end + 1] in " \t|`'\"" and (cell := _CELL_BORDER.match(text, end)):
+        line_start, line_end = _line_bounds(text, end)
+        if _is_row(text, line_start, line_end) and text.find("|", cell.end(), line_end) >= 0:
+            return cell.end(), "cell"
+    return None
+
+
+def _rest_of(text: str, end: int, limit: int, secret: str,
+             cells: bool = False) -> tuple[int, int] | None:
+    """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: a run of
+    token characters ending its line or followed by a blank or punctuation -- with ``cells``,
+    filling its cell -- that looks random (a digit, + % =, a lower-case letter before a
+    capital), holds no letter case or digits the secret does not, and is no secret of its own
+    (``limit``: where the next one starts)."""
+    piece = _next_piece(text, end, cells)
+    if piece is None:
         return None
-    eol = end + 1 if text.startswith("\r", end) else end
-    line_start = text.rfind("\n", max(0, end - _LINE_LIMIT), end) + 1
-    if end - line_start < _WRAP_WIDTH:
-        return None
-    mark = (_LINE_MARK.match(text, line_start).group(1) or "").rstrip(" \t")
-    pos = _INDENT.match(text, eol + 1).end()
-    if mark and text.startswith(mark, pos):
-        pos = _INDENT.match(text, pos + len(mark)).end()
+    pos, cut = piece
     m = _REST.match(text, pos)
     if not m or (m.end() < len(text) and text[m.end()] not in _REST_END):
         return None  # no run, or one going on into something else: "user1: bob", "DB_HOST=db"
     rest_end = m.end()
-    while rest_end > pos and text[rest_end - 1] == ".":
-        rest_end -= 1  # the end of a sentence
+    while rest_end > pos and text[rest_end - 1] == "." and not _BREAK.match(text, m.end()):
+        rest_end -= 1  # the end of a sentence (not a piece before a <br>: eyJ...In0.<br>)
     rest = text[pos:rest_end]
     if not rest or rest_end > limit or rest[0] in ".~":
         return None
+    if cut == "cell" and ((not _CELL_END.match(text, rest_end)
+                           and not _BREAK.match(text, rest_end))
+                          or len(rest) < 8 or not _LETTER.search(rest)):
+        return None  # more in the cell, or a date, a number, a word: not the rest of one
     lower, upper, digit = _classes(rest)
     classes = _classes(secret)
     if ((lower and not classes[0]) or (upper and not classes[1]) or (digit and not classes[2])
@@ -1026,6 +1315,70 @@ def _rest_of(text: str, end: int, limit: int, secret: str) -> tuple[int, int] | 
             or (rest[0] in "/-" and not (lower and upper and digit))):
         return None  # a word, a number, a path, a flag: not the rest of this secret
     return pos, rest_end
+
+
+def _head(source: str) -> str:
+    """The start of a token's regex: its atoms up to the first that repeats or groups."""
+    pos = 0
+    while (atom := _HEAD_ATOM.match(source, pos)) is not None \
+            and source[atom.end():atom.end() + 1] not in ("*", "+", "?", "{"):
+        pos = atom.end()
+    return source[:pos]
+
+
+def _cut_short(text: str, spans: list[tuple[int, int, str]],
+               cut: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """The tokens no pattern finds because they were cut before the length their pattern needs:
+    a token's start (``cut``: ghp_, sk-proj-, eyJ ... up to a line's end, a <br> or a cell's
+    border) and the pieces after it (_rest_of, up to _PIECES, across cells too) that, joined
+    to it, make a token a bundled pattern finds past the first piece. Each piece is a
+    redaction of that token's kind."""
+    table = _bundled()
+    out: list[tuple[int, int, str]] = []
+    starts = [s for s, _, _ in spans]
+    examined = 0  # the end of the last piece looked at: each piece is looked at once
+    for start, end in cut:
+        i = bisect.bisect_right(starts, start)
+        taken = i and spans[i - 1][:2] == (start, end)  # found whole by its context: | Token |
+        if (start > 0 and text[start - 1].isalnum()) or (i and spans[i - 1][1] > start
+                                                        and not taken) or start < examined:
+            continue  # part of a word, of a secret already found, or of the last one tried
+        limit = spans[i][0] if i < len(spans) else len(text)
+        pieces = [(start, end)]
+        while len(pieces) < _PIECES:
+            rest = _rest_of(text, pieces[-1][1], limit, text[start:end], cells=True)
+            if rest is None:
+                break
+            pieces.append(rest)
+        examined = pieces[-1][1]
+        if len(pieces) > 1:
+            out += _joined(text, pieces, table)[1 if taken else 0:]
+    return sorted(spans + out) if out else spans
+
+
+def _joined(text: str, pieces: list[tuple[int, int]], table: _Table) -> list:
+    """The pieces of the token that ``pieces`` joined make (the part of each before where it
+    ends), when a bundled pattern finds one reaching past the first piece; else none."""
+    joined = "".join(text[s:e] for s, e in pieces)
+    found: list[tuple[int, int, int, str]] = []
+    m = table.alternation.match(joined)
+    if m is not None:
+        pattern, offset = table.members[m.lastindex]
+        _take(pattern, m, offset, joined, found)
+    for pattern in table.passes if not found else ():
+        if pattern.keywords and (m := pattern.regex.match(joined)) is not None:
+            _take(pattern, m, 0, joined, found)
+    first = pieces[0][1] - pieces[0][0]
+    if not found or found[0][1] <= first:
+        return []  # no token, or one within the first piece: not cut
+    start, end, _, kind = found[0]
+    out, at = [], 0
+    for s, e in pieces:
+        lo, hi = max(start, at), min(end, at + e - s)
+        if lo < hi:
+            out.append((s + lo - at, s + hi - at, kind))
+        at += e - s
+    return out
 
 
 def _replace(text: str, spans: list[tuple[int, int, str]]) -> tuple[str, list[int]]:
@@ -1072,12 +1425,13 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
     """
     if not text:
         return text, []
-    spans = _scan(text)
+    extra = _team_patterns()
+    spans = _scan(text, extra)
     if not spans:
         return text, []
     out, starts = _replace(text, spans)
     for _ in range(3):
-        more = _scan(out)
+        more = _scan(out, extra)
         if not more:
             break
         wider = [(_in_text(s, spans, starts, False), _in_text(e, spans, starts, True), k)
@@ -1091,6 +1445,421 @@ def redact(text: str) -> tuple[str, list[Redaction]]:
         redactions.append(Redaction(kind, line))
         pos = start
     return out, redactions
+
+
+# ---- a repository's patterns: .cascade/secrets.yml and the gitleaks rule files it includes -----
+# Found in the repository around the current folder (the hook runs at its top), read the first
+# time a prompt is redacted there, and again only when one of its files changed. A bad one is a
+# one-line error naming its file and line (exit 2), before any prompt leaves.
+_TEAM: dict[str, tuple[tuple, tuple[_Pattern, ...], list[str]]] = {}
+
+
+def _repository_top() -> Path | None:
+    """The nearest folder, from the current one up, that holds a .git (folder or file)."""
+    try:
+        here = Path(os.getcwd())
+    except OSError:
+        return None
+    for folder in (here, *here.parents):
+        if os.path.lexists(folder / ".git"):
+            return folder
+    return None
+
+
+def _signature(top: Path, files: list[str]) -> tuple:
+    out = []
+    for rel in files:
+        try:
+            st = os.lstat(top / rel)
+        except OSError:
+            out.append(None)
+            continue
+        out.append((st.st_mtime_ns, st.st_size, st.st_ino))
+    return tuple(out)
+
+
+def _team_patterns() -> tuple[_Pattern, ...]:
+    """The patterns of the repository around the current folder (none outside one)."""
+    top = _repository_top()
+    if top is None:
+        return ()
+    cached = _TEAM.get(str(top))
+    if cached is not None and cached[0] == _signature(top, cached[2]):
+        return cached[1]
+    files = [TEAM_FILE]
+    patterns: tuple[_Pattern, ...] = ()
+    if os.path.lexists(top / TEAM_FILE):
+        patterns, files = _load_team(top)
+    _TEAM[str(top)] = (_signature(top, files), patterns, files)
+    return patterns
+
+
+def _load_team(top: Path) -> tuple[tuple[_Pattern, ...], list[str]]:
+    """The patterns of ``top``'s .cascade/secrets.yml and of the rule files it includes, and
+    the files read (relative to ``top``)."""
+    path = top / TEAM_FILE
+    try:
+        raw = read_inside(top, TEAM_FILE, "the secret pattern file")
+    except OSError as exc:
+        raise CascadeError(f"cannot read: {exc.strerror}", path) from None
+    data = load_yaml(path, decode_utf8(raw, path))
+    entries = _entries(data, path, frozenset({"patterns", "include"}))
+    patterns = [_pattern_of(entry, path, line, bundled=False)[0] for entry, line in entries]
+    files = [TEAM_FILE]
+    include = data.get("include") if isinstance(data, dict) else None
+    line = data.line_of("include") if isinstance(data, LineDict) else None
+    for rel in _strings(include, "include", path, line):
+        try:
+            raw = read_inside(top, rel, "the included rule file", where=path, line=line)
+        except OSError as exc:
+            raise CascadeError(f"include {rel!r}: {exc.strerror}", path, line) from None
+        patterns += _gitleaks(decode_utf8(raw, top / rel), top / rel, (path, line))
+        files.append(rel)
+    return tuple(patterns), files
+
+
+# ---- gitleaks rule files -------------------------------------------------------------------------
+# What maps: [[rules]] id (the kind), regex, secretGroup (0: the first group that matched, as
+# gitleaks takes it), entropy, keywords, and a rule's [rules.allowlist] / [[rules.allowlists]]
+# and the file's [allowlist] / [[allowlists]] (targetRules too): regexes (regexTarget secret,
+# match or line), stopwords, condition. What does not: path (a file name: nothing here is a
+# file), paths and commits in an allowlist (an "AND" allowlist naming one never applies; an
+# "OR" one applies by its regexes and stopwords), [extend] (gitleaks' own default rules are not
+# loaded: cascade's bundled patterns are the default), [[rules.required]] (the rule applies
+# alone: redacting more, never less), tags, description. A rule without a regex is skipped.
+# Go's syntax that Python's re reads otherwise is translated: (?i) in mid-pattern (to the end
+# of its group), \z, [[:alpha:]] classes, (?<name>...).
+_RULE_HEADER = re.compile(r"\[\[[ \t]*rules[ \t]*\]\]")
+_RULE_REGEX = re.compile(r"regex[ \t]*=")
+
+
+def _gitleaks(text: str, path: Path, included: tuple[Path, int | None]) -> list[_Pattern]:
+    if tomllib is None:
+        raise CascadeError("reading a gitleaks rule file needs Python 3.11 or the tomli "
+                           "package", *included)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        at = re.search(r"line (\d+)", str(exc))
+        raise CascadeError(f"invalid TOML: {exc}", path, int(at.group(1)) if at else None) \
+            from None
+    rules = data.get("rules", [])
+    if not isinstance(rules, list):
+        raise CascadeError("rules must be an array of tables ([[rules]])", path)
+    lines: list[list[int]] = []  # [header line, regex line] of each [[rules]]
+    for number, line in enumerate(text.splitlines(), 1):
+        if _RULE_HEADER.match(line.strip()):
+            lines.append([number, number])
+        elif lines and lines[-1][0] == lines[-1][1] and _RULE_REGEX.match(line.strip()):
+            lines[-1][1] = number
+    shared = _shared_allowlists(data, path)
+    out = []
+    for index, rule in enumerate(rules):
+        header, regex_line = lines[index] if index < len(lines) else (None, None)
+        pattern = _gitleaks_rule(rule, path, (header, regex_line), shared)
+        if pattern is not None:
+            out.append(pattern)
+    return out
+
+
+def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pattern | None:
+    header, regex_line = lines
+    if not isinstance(rule, dict):
+        raise CascadeError("a rule must be a table", path, header)
+    rule_id = rule.get("id")
+    if not isinstance(rule_id, str) or not rule_id.strip():
+        raise CascadeError("a rule needs an id", path, header)
+    source = rule.get("regex")
+    if source is None:
+        return None  # a file-name rule, or one that amends a gitleaks default: nothing to match
+    if not isinstance(source, str) or not source:
+        raise CascadeError(f"rule {rule_id!r}: regex must be a string", path, regex_line)
+    regex = _compiled(_bounded_or_error(source, path, regex_line), path, regex_line)
+    group = rule.get("secretGroup", 0)
+    if not isinstance(group, int) or isinstance(group, bool) or not 0 <= group <= regex.groups:
+        raise CascadeError(f"rule {rule_id!r}: secretGroup must be the number of a group of "
+                           f"its regex (0 to {regex.groups})", path, header)
+    entropy = rule.get("entropy") or None
+    if entropy is not None and (isinstance(entropy, bool)
+                                or not isinstance(entropy, (int, float))):
+        raise CascadeError(f"rule {rule_id!r}: entropy must be a number", path, header)
+    keywords = _strings(rule.get("keywords"), "keywords", path, header)
+    own = _allow_tables(rule, "allowlist", path, header)
+    allows = [a for a in (_allow_of(t, path, header) for t in own) if a is not None]
+    allows += [a for a, targets in shared if targets is None or rule_id in targets]
+    kind = re.sub(r"[^a-z0-9]+", "-", rule_id.lower()).strip("-") or "gitleaks-rule"
+    return _Pattern(kind, regex, group or (-1 if regex.groups else 0),
+                    tuple(k.lower() for k in keywords), None,
+                    None if entropy is None else float(entropy), tuple(allows), True, False)
+
+
+def _allow_tables(data: dict, name: str, path: Path, line: int | None) -> list[dict]:
+    """The allowlist tables of a rule or of the file: ``name`` (one table, gitleaks' older
+    form) and ``name`` + s (an array of tables)."""
+    tables = []
+    one, many = data.get(name), data.get(name + "s")
+    if one is not None:
+        tables.append(one)
+    if many is not None:
+        if not isinstance(many, list):
+            raise CascadeError(f"{name}s must be an array of tables", path, line)
+        tables += many
+    for table in tables:
+        if not isinstance(table, dict):
+            raise CascadeError(f"an {name} must be a table", path, line)
+    return tables
+
+
+def _allow_of(table: dict, path: Path, line: int | None) -> _Allow | None:
+    """An allowlist as far as it can apply to text (None when it cannot: paths or commits
+    only, or "AND" with one of them)."""
+    regexes = [_compiled(_bounded_or_error(r, path, line), path, line)
+               for r in _strings(table.get("regexes"), "regexes", path, line)]
+    stopwords = tuple(w.lower() for w in _strings(table.get("stopwords"), "stopwords", path,
+                                                  line))
+    target = table.get("regexTarget", "secret")
+    if target not in ("secret", "match", "line"):
+        raise CascadeError(f"regexTarget must be secret, match or line: {target!r}", path, line)
+    condition = str(table.get("condition", "OR")).upper()
+    if condition not in ("OR", "AND"):
+        raise CascadeError(f"condition must be OR or AND: {condition!r}", path, line)
+    every = condition == "AND"
+    if (every and (table.get("paths") or table.get("commits"))) or not (regexes or stopwords):
+        return None
+    return _Allow(tuple(regexes), target, stopwords, every)
+
+
+def _shared_allowlists(data: dict, path: Path) -> list[tuple[_Allow, frozenset[str] | None]]:
+    """The file's allowlists, each with the rules it is for (None: all)."""
+    out = []
+    for table in _allow_tables(data, "allowlist", path, None):
+        allow = _allow_of(table, path, None)
+        targets = _strings(table.get("targetRules"), "targetRules", path, None)
+        if allow is not None:
+            out.append((allow, frozenset(targets) if targets else None))
+    return out
+
+
+# ---- regular expressions: their shape, and a repository's bounded ------------------------------
+_CAP = 1024  # an unbounded repeat (* + {n,}) of a repository's pattern: at most this many times
+_NESTED = 16  # a group that repeats or alternates inside may itself repeat at most this often
+_QUANTIFIER = re.compile(r"\*|\+|\?|\{(\d*)(,?)(\d*)\}")
+_FLAGS_ONLY = re.compile(r"\(\?([A-Za-z\-]+)\)")
+_POSIX = {"alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": " \\t",
+          "cntrl": "\\x00-\\x1f\\x7f", "digit": "0-9", "graph": "!-~", "lower": "a-z",
+          "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": " \\t\\n\\r\\f\\v", "upper": "A-Z",
+          "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f"}
+_OPENER = re.compile(r"\(\?(?::|=|!|<=|<!|>|P?<[A-Za-z_]\w*>|P=[A-Za-z_]\w*\)"
+                     r"|[A-Za-z]*-?[A-Za-z]*:)")
+_POSIX_NAME = re.compile(r"\^?[a-z]+")
+_METACHARACTERS = frozenset(".^$*+?{}[]\\|()")
+
+
+class _Shape(Struct, frozen=True):
+    first: str  # the literal character it starts with ("\\$" escaped), or ""
+    groups: int  # its capturing groups
+
+
+def _shape(source: str) -> _Shape:
+    first = ""
+    if source[:1] == "\\" and len(source) > 1 and not source[1].isalnum():
+        first = source[:2]
+    elif source[:1] and source[0] not in _METACHARACTERS:
+        first = source[0]
+    if first and source[len(first):len(first) + 1] in ("*", "+", "?", "{"):
+        first = ""  # it may repeat, or be absent: no literal to start on
+    walk = _Walk(source, None)
+    walk.run()
+    return _Shape(first, walk.groups)
+
+
+def _bounded(source: str) -> str:
+    """A repository's regular expression as Python's re is to read it: Go's syntax translated,
+    every unbounded repeat at most _CAP times (so a match is bounded), and ValueError for a
+    group that repeats or alternates inside and is itself repeated more than _NESTED times
+    ((a+)+, (a|ab)*: exponential backtracking)."""
+    return _Walk(source, _CAP).run()
+
+
+class _Frame(Struct):
+    """An open group: where it starts in the output, its first character when that is a
+    literal ("" before any, None when it is not), the atoms repeated a varying number of times
+    inside it (at any depth), whether it alternates, and the flags set inside it (Go's
+    mid-pattern (?i), which lasts to the end of its group), each opened as (?i:."""
+
+    start: int = 0
+    first: str | None = ""
+    atoms: int = 0
+    repeats: list = []
+    alternates: bool = False
+    flags: list = []
+
+
+class _Walk:
+    """One pass over a regular expression's text, writing it out as Python's re reads it."""
+
+    def __init__(self, source: str, cap: int | None) -> None:
+        self.source, self.cap = source, cap
+        self.out: list[str] = []
+        self.frames = [_Frame(repeats=[], flags=[])]
+        self.atom_at: int | None = None  # where in ``out`` the atom a repeat would repeat starts
+        self.group: _Frame | None = None  # that atom, when it is a group
+        self.groups = 0
+        self.folded = "(?i" in source
+
+    def run(self) -> str:
+        s, i = self.source, 0
+        while i < len(s):
+            c = s[i]
+            q = _QUANTIFIER.match(s, i) if c in "*+?{" else None
+            if c == "\\":
+                self._atom("\\Z" if s.startswith("\\z", i) else s[i:i + 2])
+                i += 2
+            elif c == "[":
+                i = self._class(i)
+            elif c == "(":
+                i = self._open(i)
+            elif c == ")":
+                i = self._close(i)
+            elif c == "|":
+                frame = self.frames[-1]
+                self.out.append(")" * len(frame.flags) + "|"
+                                + "".join(f"(?{f}:" for f in frame.flags))
+                frame.alternates, self.atom_at, i = True, None, i + 1
+            elif q is not None and (q.group(1) or q.group(3) or c != "{"):
+                i = self._repeat(q)
+            else:
+                self._atom(c)
+                i += 1
+        self.out.append(")" * len(self.frames[0].flags))
+        return "".join(self.out)
+
+    def _atom(self, text: str) -> None:
+        frame = self.frames[-1]
+        if frame.first == "":
+            literal = (text[0] == "\\" and len(text) == 2 and not text[1].isalnum()) \
+                or (len(text) == 1 and text not in _METACHARACTERS)
+            frame.first = text if literal else None
+        frame.atoms += 1
+        self.atom_at, self.group = len(self.out), None
+        self.out.append(text)
+
+    def _class(self, i: int) -> int:
+        s, j, out = self.source, i + 1, ["["]
+        if s.startswith("^", j):
+            out.append("^")
+            j += 1
+        if s.startswith("]", j):
+            out.append("\\]")
+            j += 1
+        while j < len(s) and s[j] != "]":
+            end = s.find(":]", j + 2) if s.startswith("[:", j) else -1
+            if s[j] == "\\":
+                out.append(s[j:j + 2])
+                j += 2
+            elif end > 0 and _POSIX_NAME.fullmatch(s[j + 2:end]):
+                if s[j + 2:end] not in _POSIX:
+                    raise ValueError(f"the class [:{s[j + 2:end]}:] is not supported")
+                out.append(_POSIX[s[j + 2:end]])
+                j = end + 2
+            else:  # Go reads [ & ~ | in a class as themselves; Python may not, one day
+                out.append("\\" + s[j] if s[j] in "[&~|" else s[j])
+                j += 1
+        if j >= len(s):  # unterminated: as written, for re to say so
+            self.out.append(s[i:])
+            return j
+        self._atom("".join(out) + "]")
+        return j + 1
+
+    def _open(self, i: int) -> int:
+        s = self.source
+        m = _FLAGS_ONLY.match(s, i)
+        if m is not None:
+            flags = m.group(1)
+            if "U" in flags or "x" in flags:
+                raise ValueError(f"the flag (?{flags}) is not supported")
+            if i == 0:
+                self.out.append(m.group())  # flags for the whole expression, as in Python
+            else:  # Go's: to the end of the group it stands in
+                self.out.append(f"(?{flags}:")
+                self.frames[-1].flags.append(flags)
+            self.atom_at = None
+            return m.end()
+        m = _OPENER.match(s, i)
+        if m is not None and m.group().startswith("(?P="):  # a back-reference: an atom
+            self._atom(m.group())
+            return m.end()
+        opener = m.group() if m is not None else s[i:i + 2] if s.startswith("(?", i) else "("
+        taken = len(opener)
+        if opener.startswith("(?<") and opener[3] not in "=!":
+            opener = "(?P" + opener[2:]  # Go's (?<name>...)
+        if opener == "(" or opener.startswith("(?P<"):
+            self.groups += 1
+        parent = self.frames[-1]
+        if parent.first == "":
+            parent.first = None  # a group first: no literal to start on
+        parent.atoms += 1
+        self.frames.append(_Frame(start=len(self.out), repeats=[], flags=[]))
+        self.out.append(opener)
+        self.atom_at = None
+        return i + taken
+
+    def _close(self, i: int) -> int:
+        if len(self.frames) == 1:  # unbalanced: as written, for re to say so
+            self.out.append(")")
+            return i + 1
+        frame = self.frames.pop()
+        self.out.append(")" * len(frame.flags) + ")")
+        parent = self.frames[-1]
+        parent.repeats += frame.repeats
+        parent.alternates = parent.alternates or frame.alternates
+        self.atom_at, self.group = frame.start, frame
+        return i + 1
+
+    def _repeat(self, q: re.Match) -> int:
+        text = q.group()
+        low, high = {"*": (0, None), "+": (1, None), "?": (0, 1)}.get(text, (None, None))
+        if low is None:
+            low = int(q.group(1) or 0)
+            high = low if not q.group(2) else (int(q.group(3)) if q.group(3) else None)
+        bound = high if high is not None or self.cap is None else max(low, self.cap)
+        if self.cap is not None and self.group is not None and (bound is None or bound > _NESTED):
+            self._refuse_nested(self.group)
+        frame = self.frames[-1]
+        if low != bound and self.atom_at is not None:
+            frame.repeats.append("".join(self.out[self.atom_at:]))
+        if frame.atoms == 1 and self.group is None:
+            frame.first = None  # the first character may repeat or be absent
+        self.out.append(text if bound == high else f"{{{low},{bound}}}")
+        end = q.end()
+        if self.source[end:end + 1] in ("?", "+"):  # lazy, possessive
+            self.out.append(self.source[end])
+            end += 1
+        self.atom_at = self.group = None
+        return end
+
+    def _refuse_nested(self, group: _Frame) -> None:
+        """A group repeated more than _NESTED times may hold no alternation, and what repeats
+        inside it must not match its first character (a literal), which then marks where each
+        repetition starts: (?:\\.[a-z]\\w+)+ is taken, (a+)+ and (a|ab)+ are not."""
+        first = group.first
+        if not group.alternates and not group.repeats:
+            return
+        if not group.alternates and first:
+            char = first[-1]
+            flags = re.DOTALL | (re.IGNORECASE if self.folded else 0)
+            if not any(_may_match(atom, char, flags) for atom in group.repeats):
+                return
+        raise ValueError(f"a group repeated more than {_NESTED} times holds an alternation or "
+                         "a repeat that can match where it starts, as (a+)+ or (a|ab)*: that "
+                         "can take exponential time")
+
+
+def _may_match(atom: str, char: str, flags: int) -> bool:
+    try:
+        return re.fullmatch(atom, char, flags) is not None
+    except re.error:
+        return True
 
 
 _ASCII_LOWER = {c: c + 32 for c in range(ord("A"), ord("Z") + 1)}
