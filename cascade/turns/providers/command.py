@@ -54,6 +54,7 @@ STDERR_KEPT = 8 * 1024  # the end of standard error kept for a failure's message
 SHOWN = 160  # characters of that message shown
 COMMAND_SHOWN = 60  # characters of the command line shown
 NOT_RETRIED = (126, 127)
+REAP_SECONDS = 5.0
 EARLIER_REPLY = "----- your previous reply -----"
 EARLIER_END = "----- end of your previous reply -----"
 _ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
@@ -205,6 +206,7 @@ async def _exchange(process: asyncio.subprocess.Process, inv: Invocation, limit:
     finally:
         for task in (feeding, errors):
             task.cancel()
+        await asyncio.gather(feeding, errors, return_exceptions=True)
     if code != 0:
         raise exit_failure(inv, code, stderr)
     return text
@@ -247,8 +249,20 @@ async def run(inv: Invocation, settings: Any, on_text: Callable[[str], None] | N
     finally:
         if not ended:  # a timeout, a reply past the limit, a cancel: nothing of it stays
             _kill(process)
-            with contextlib.suppress(asyncio.CancelledError, ProcessLookupError):
-                await asyncio.shield(process.wait())
+            await _reap(process)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """After a kill: what is left in its pipes read and dropped (they end with the processes
+    that held them; reading had stopped at the limit) and its exit status taken, for at most
+    ``REAP_SECONDS`` (a process that left the group may hold a pipe open)."""
+    async def drain(stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and await stream.read(CHUNK):
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, OSError):
+        await asyncio.wait_for(asyncio.gather(drain(process.stdout), drain(process.stderr),
+                                              process.wait()), REAP_SECONDS)
 
 
 def route(target: Target, ask: Ask) -> Route:
