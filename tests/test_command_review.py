@@ -39,10 +39,16 @@ def llm_models(tmp_path, fake_llm, monkeypatch) -> Path:
     (home / "extra-openai-models.yaml").write_text(
         f"- model_id: fake-review\n  model_name: fake\n  api_base: \"{fake_llm.url}\"\n")
     monkeypatch.setenv("LLM_USER_PATH", str(home))
-    # llm has been used here before: its log database exists (a fresh one is created and
-    # migrated by the first run, and three first runs at once collide doing it)
+    # llm has been used here before: its database exists. Every run opens it (--no-log too),
+    # and the first runs create its tables: three first runs at once collide ("no such
+    # table: log") -- llm's failure, not what these tests are about.
     subprocess.run([str(LLM), "-m", "echo", "hello"], check=True, capture_output=True)
     return home
+
+
+# --no-log: llm would log every prompt to that database, and several llm processes at once
+# writing to it can find it locked under load.
+REVIEWER = f"providers:\n  - name: reviewer\n    command: {LLM} -m fake-review --no-log\n"
 
 
 @pytest.fixture
@@ -85,8 +91,7 @@ def test_the_hook_reviews_through_llm_until_the_panel_is_ready(command_repo, fak
                                                                monkeypatch):
     repo = command_repo
     monkeypatch.setenv("CASCADE_MAX_TOKENS", "100000")
-    declare(repo, f"providers:\n  - name: reviewer\n    command: {LLM} -m fake-review\n"
-                  "default: reviewer\n")
+    declare(repo, REVIEWER + "default: reviewer\n")
     install_plain(repo)
     script(fake_llm, ("CHANGES", "CHANGES", "READY"))
     git(repo, "add", DOC)
@@ -103,7 +108,7 @@ def test_the_hook_reviews_through_llm_until_the_panel_is_ready(command_repo, fak
         assert "Reply as AI-" in user["content"] and request.body["stream"] is True
     assert {name: (s["model"], "prompt_tokens" in s, "completion_tokens" in s, "cost" in s)
             for name, s in stamps(repo).items()} == {
-        name: ("reviewer", False, False, False) for name in PANEL}  # no count, not 0
+        name: ("reviewer", False, False, False) for name in PANEL}, first.out  # no count, not 0
     assert first.out.count("note: tokens unknown for reviewer (a command: no token counts, "
                            "no cost)") == 1
     assert first.out.count("CASCADE_MAX_TOKENS=100000 cannot count the calls to reviewer") == 1
@@ -131,8 +136,7 @@ def test_a_persona_s_provider_hint_picks_the_command_provider(command_repo, fake
     personas.mkdir(parents=True)
     text = (REPO / "personas/architect.yml").read_text()
     (personas / "architect.yml").write_text(text + "provider_hint: reviewer\n")
-    declare(repo, f"providers:\n  - name: reviewer\n    command: {LLM} -m fake-review\n"
-                  "  - name: http\n    model: openai/fake\ndefault: http\n")
+    declare(repo, REVIEWER + "  - name: http\n    model: openai/fake\ndefault: http\n")
     install_plain(repo)
     script(fake_llm, ("READY", "READY", "READY"))
     git(repo, "add", DOC)
@@ -162,7 +166,7 @@ sys.stderr.write("Error: not logged in (run: claude login)\\n")
 sys.exit(1)
 """)
     declare(repo, f"providers:\n  - name: broken\n    command: {broken}\n"
-                  f"  - name: reviewer\n    command: {LLM} -m fake-review\n")
+                  f"  - name: reviewer\n    command: {LLM} -m fake-review --no-log\n")
     user = tmp_path / "xdg"
     (user / "cascade").mkdir(parents=True)
     (user / "cascade/providers.yml").write_text(
@@ -183,8 +187,7 @@ sys.exit(1)
 @pytest.mark.usefixtures("llm_models")
 def test_discuss_runs_a_council_through_llm(command_repo, fake_llm, cli):
     repo = command_repo
-    declare(repo, f"providers:\n  - name: reviewer\n    command: {LLM} -m fake-review\n"
-                  "default: reviewer\n")
+    declare(repo, REVIEWER + "default: reviewer\n")
     council = Council(fake_llm)
     code, out, err = cli("discuss", "Should we rewrite the billing service?", "--protocol",
                          "council", "--participants", "architect,security", "--rounds", "1",

@@ -235,8 +235,9 @@ async def run(inv: Invocation, settings: Any, on_text: Callable[[str], None] | N
     except PermissionError:
         raise ProviderFailure(f"command not executable: {program} (provider {inv.name})") \
             from None
-    except OSError as exc:
-        raise ProviderFailure(f"{inv.shown} could not start: {exc.strerror or exc}") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
+        raise ProviderFailure(f"{inv.shown} could not start: "
+                              f"{getattr(exc, 'strerror', None) or exc}") from None
     ended = False
     try:
         text = await asyncio.wait_for(
