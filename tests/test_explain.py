@@ -107,7 +107,8 @@ def test_json_keys(adr, cli):
     assert data["protocol"] == {"name": "review", "phases": ["review"], "current": "review"}
     assert data["participants"][0] == {"alias": "architect", "name": "AI-Architect",
                                        "votes": True, "model": "openai/env-model",
-                                       "model_from": "CASCADE_MODEL"}
+                                       "model_from": "CASCADE_MODEL", "provider": None,
+                                       "fallbacks": []}
     assert data["calls"]["count"] == 3 and data["calls"]["max"] == 12
     assert data["rule_files"] == [".ai-rules.yml"]
 

@@ -28,7 +28,7 @@ from cascade.loop.discover import find_ledger
 from cascade.loop.globs import glob_match
 from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
 from cascade.loop.rules import RULES_FILE, RuleSet
-from cascade.protocol.about import about, offers
+from cascade.protocol.about import about, offers, tier_of
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import calls_per_round, members_of
@@ -42,7 +42,7 @@ from cascade.resources import LEDGER_SUFFIX
 from cascade.safepath import read_inside
 from cascade.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
-from cascade.turns.tiers import resolve_model
+from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for
 
@@ -193,7 +193,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
                         "current": d.phase if d is not None else protocol.first_phase}
     personas = load_personas(root)
     settings = _settings(root)
-    data["participants"] = [_participant(personas.get(alias), rule, settings)
+    data["participants"] = [_participant(personas.get(alias), rule, protocol.steps, settings)
                             for alias in rule.participants]
     data["api_base"] = shown_url(settings.api_base) if settings.api_base else None
     data["calls"] = _calls(root, rule, auth, data, doc, personas)
@@ -245,15 +245,36 @@ def _settings(root: Path):
     return Settings.from_env(root)
 
 
-def _participant(persona, rule: Rule, settings) -> dict[str, Any]:
+def _participant(persona, rule: Rule, steps, settings) -> dict[str, Any]:
+    """The model a participant would ask first (as the hook resolves it: persona, the rule's
+    models:, the persona's provider_hint, ...), where it comes from, the declared provider it
+    names (a command or a model) and the models asked after it."""
+    member = specialize(steps, Options.of_rule(rule)).member_role
     try:
-        model = resolve_model(persona.model, rule.model, settings)
+        model, *rest = models_for(persona, member.id, tier_of(steps, member), rule.model,
+                                  rule.models, settings)
     except CascadeError:
-        model = None
-    source = ("persona" if persona.model else "rule" if rule.model
-              else "CASCADE_MODEL" if settings.model else "embedded default" if model else None)
+        model, rest = None, []
+    entry = settings.providers.entry(model) if model else None
+    after = [m for m in dict.fromkeys([*rest, *settings.fallbacks, *settings.providers.fallback])
+             if m != model]
     return {"alias": persona.alias, "name": persona.name, "votes": persona.votes,
-            "model": model, "model_from": source}
+            "model": model, "model_from": _model_from(persona, rule, model, settings),
+            "provider": entry.describe() if entry is not None else None,
+            "fallbacks": after if model else []}
+
+
+def _model_from(persona, rule: Rule, model: str | None, settings) -> str | None:
+    """Which setting gave ``model`` (None: no model)."""
+    if model is None:
+        return None
+    for source, given in (("persona", persona.model), ("provider_hint", persona.provider_hint),
+                          ("rule", rule.model), ("CASCADE_MODEL", settings.model),
+                          ("providers default", settings.providers.default),
+                          ("embedded default", LOCAL_MODEL)):
+        if given == model:
+            return source
+    return "rule models"
 
 
 def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,

@@ -7,7 +7,10 @@ from typing import Any
 
 WIDTH = 80
 _FROM = {"persona": "the persona's model:", "rule": "the rule's model:",
-         "CASCADE_MODEL": "CASCADE_MODEL", "embedded default": "embedded default"}
+         "CASCADE_MODEL": "CASCADE_MODEL", "embedded default": "embedded default",
+         "provider_hint": "the persona's provider_hint",
+         "providers default": "the providers' default:",
+         "rule models": "the rule's models: or CASCADE_MODEL_STRONG"}
 
 
 def _wrap(text: str, indent: str = "", more: str = "  ") -> list[str]:
@@ -109,4 +112,17 @@ def _participant_lines(participants: list[dict[str, Any]]) -> list[str]:
         else:
             model = "no model: set CASCADE_MODEL"
         out.append(f"  @{p['alias']:<{width - 1}}{p['name']:<{name_width}}{model}")
+    return out + _provider_lines(participants)
+
+
+def _provider_lines(participants: list[dict[str, Any]]) -> list[str]:
+    """The declared providers the participants ask (each once, what it runs), and the
+    models asked after a failure."""
+    voting = [p for p in participants if p["votes"] and p["model"]]
+    declared = {p["model"]: p["provider"] for p in voting if p.get("provider")}
+    out = [line for name, what in declared.items()
+           for line in _wrap(f"{name} is {what}", "  ", "    ")]
+    chains = {", ".join(p["fallbacks"]) for p in voting if p.get("fallbacks")}
+    if len(chains) == 1:
+        out += _wrap(f"after a failure: {chains.pop()}", "  ", "    ")
     return out

@@ -6,6 +6,7 @@ from typing import Any
 
 from cascade.config import persona_files
 from cascade.config.personas import HINTS, load_personas
+from cascade.config.providers import load_providers
 from cascade.errors import CascadeError, display_path
 from cascade.resources import find_root
 
@@ -28,8 +29,11 @@ def personas_show(name: str) -> int:
     if p.provider_hint in HINTS:
         print(f"Tier: {p.provider_hint} (provider_hint: the rule's models: give its model)")
     elif p.provider_hint:
-        print(f"Provider: {p.provider_hint} (provider_hint: the rule's models: or a provider "
-              "declared in providers.yml gives its model)")
+        entry = load_providers(find_root()).entry(p.provider_hint)
+        print(f"Provider: {p.provider_hint} (provider_hint): " + (
+            f"{entry.describe()} ({display_path(entry.source)})" if entry is not None else
+            "declared in no providers.yml here, so a preference only (the persona asks the "
+            "model the rule and the environment give)"))
     print(f"File: {display_path(p.path)}")
     if p.expertise:
         print("Expertise:\n" + "\n".join(f"  - {e}" for e in p.expertise))

@@ -61,9 +61,13 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
                    "per run (cascade turn)")
         out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
+        named: list[str] = []
+        if members:
+            out += _roles(steps, *_members(subject, steps), "", _namer(subject, settings, named))
         forbidden = subject.rule is not None and subject.rule.distinct_models
         out += _clash_lines(clashes(steps, *_members(subject, steps),
                                     _first_model(subject, settings)), forbidden)
+        out += _declared(named, settings)
     else:
         out += _stepped(subject, steps, settings)
     print(printable("\n".join(out)))
@@ -161,7 +165,9 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
            f"  outcome: by rule {describe(steps.outcome)}"
            + (f"; not READY: step {r.on_impasse!r} first" if r.on_impasse else ""),
            "Roles:"]
-    out += _roles(steps, members, fixed, unnamed, _namer(subject, settings))
+    named: list[str] = []
+    out += _roles(steps, members, fixed, unnamed, _namer(subject, settings, named))
+    out += _declared(named, settings)
     found = clashes(steps, members, fixed, _first_model(subject, settings))
     forbidden = subject.rule is not None and subject.rule.distinct_models
     out += _clash_lines(found, forbidden)
@@ -230,9 +236,11 @@ def _first_model(subject: _Subject, settings: Settings) -> Callable[[str, str, s
     return model_of
 
 
-def _namer(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str]:
+def _namer(subject: _Subject, settings: Settings,
+           named: list[str] | None = None) -> Callable[[str, str, str], str]:
     """How a persona's models are shown: the model, then the fallbacks tried after it (the
-    role's, then the global ones); ``-`` for an alias no persona has."""
+    role's, then the global ones, then the declared providers' ``fallback:``); ``-`` for an
+    alias no persona has. Each name shown is added to ``named``."""
     def model_of(alias: str, role: str, tier: str) -> str:
         persona = subject.registry.get(alias) if alias else _NO_OWN_MODEL
         if persona is None:
@@ -242,9 +250,23 @@ def _namer(subject: _Subject, settings: Settings) -> Callable[[str, str, str], s
                                       subject.rule_models, settings)
         except CascadeError:
             return "(no model configured)"
-        rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks]) if m != model]
+        rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks,
+                                          *settings.providers.fallback]) if m != model]
+        if named is not None:
+            named.extend([model, *rest])
         return model + (f" (then {', '.join(rest)})" if rest else "")
     return model_of
+
+
+def _declared(named: list[str], settings: Settings) -> list[str]:
+    """A line for each declared provider among ``named``: what it asks, and where it is
+    declared."""
+    out = []
+    for name in dict.fromkeys(named):
+        entry = settings.providers.entry(name)
+        if entry is not None:
+            out.append(f"  {name} is {entry.describe()} ({display_path(entry.source)})")
+    return (["Providers:"] + out) if out else []
 
 
 def _roles(steps, members: list[str], fixed: dict, unnamed: str,

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,10 @@ class ProviderEntry(Struct, frozen=True):
     model: str | None
     options: tuple[tuple[str, Any], ...] = ()
     source: str = ""  # "file:line", for messages
+
+    def describe(self) -> str:
+        """What it asks, in a few words: ``a command: claude -p --model sonnet``."""
+        return f"a command: {self.command}" if self.command else f"model {self.model}"
 
 
 class ProviderTable(Struct, frozen=True):
@@ -72,6 +77,10 @@ def _name(value: object) -> str:
 def _command(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise Bad("a command line (the program and its arguments)")
+    try:
+        shlex.split(value)  # split as it is run (cascade.turns.providers.command)
+    except ValueError as exc:
+        raise Bad(f"a command line whose quotes close ({exc})") from None
     return value.strip()
 
 

@@ -161,11 +161,12 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
     from cascade.loop.discover import discover
     from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.loop.lock import ledger_lock
-    from cascade.loop.prepare import check_staged, prepare
+    from cascade.loop.prepare import check_settings, check_staged, prepare
     from cascade.loop.staging import Stager, allowed, artifacts, stage_items
     from cascade.text import printable
 
     root = repo_root(root)
+    check_settings(root)  # a bad providers file: exit 2 before anything is written
     items = discover(root, governed, ledgers, rules)
     stager = Stager(root, on=None if command is None else allowed())
     # Each ledger is read (prepare) only once its lock is held: what another writer appended

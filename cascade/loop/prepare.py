@@ -25,6 +25,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.setting import setting_of
+from cascade.turns.settings import Settings
 
 
 def create_ledger(root: Path, item: Item) -> Discussion:
@@ -54,6 +55,13 @@ def create_ledger(root: Path, item: Item) -> Discussion:
                            rule.line_of(key)) from None
     d.save()
     return d
+
+
+def check_settings(root: Path) -> None:
+    """The model settings (the environment's, the providers files'), read before anything is
+    written: a bad providers file or variable stops the gate with its file and line (exit 2),
+    not after a ledger was created."""
+    Settings.from_env(root)
 
 
 def check_staged(root: Path, items: list[Item]) -> list[Item]:

@@ -248,8 +248,10 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
             listed = findings.section(fields, len(d.findings) + 1)
             body = "\n\n".join(x for x in (body.rstrip(), listed) if x)
         body = f"{body.rstrip()}\n\n{said}" if said else body
-        provenance = {"model": out.model, "prompt_tokens": out.prompt_tokens or None,
-                      "completion_tokens": out.completion_tokens or None,
+        counted = out.tokens_known  # a command's tokens are unknown: no count, not 0
+        provenance = {"model": out.model,
+                      "prompt_tokens": out.prompt_tokens or None if counted else None,
+                      "completion_tokens": out.completion_tokens or None if counted else None,
                       "cost": f"{out.cost:.6f}" if out.cost else None,
                       "revision": wave.revision, "seen": prompt.seen,
                       "msg": f"r{request.round}-msg-{number:03d}",

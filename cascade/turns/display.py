@@ -20,7 +20,11 @@ from cascade.turns.runner import Outcome, Progress
 
 
 def _tokens(o: Outcome) -> str:
-    return f"{o.prompt_tokens}+{o.completion_tokens}" if o.calls else "-"
+    """Prompt+completion tokens; ``?`` when a call's provider could not count them (a
+    command), ``-`` when no call was made."""
+    if not o.calls:
+        return "-"
+    return f"{o.prompt_tokens}+{o.completion_tokens}" if o.tokens_known else "?"
 
 
 def _who(o: Outcome) -> str:
@@ -164,11 +168,17 @@ def closing_table(outcomes: list[Outcome]) -> str:
     for o in outcomes:
         note = {"ok": "", "cached": "cached", "no-response": "no response"}.get(o.status, o.status)
         rows.append((printable(_who(o)), printable(o.vote or "-"), f"{o.seconds:.1f}",
-                     _tokens(o), f"${o.cost:.4f}" if o.cost else "-", note))
+                     _tokens(o), _cost(o), note))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def _cost(o: Outcome) -> str:
+    if o.cost:
+        return f"${o.cost:.4f}"
+    return "?" if o.calls and not o.tokens_known else "-"
 
 
 def retried(o: Outcome) -> str:

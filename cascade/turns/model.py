@@ -117,7 +117,9 @@ def _summary(model: str, errors: list[tuple[str, str]]) -> str:
         return "no model answered"
     parts = []
     for candidate, message in errors:
-        named = candidate == model and len(errors) == 1 or f"for {candidate}:" in message
+        named = candidate == model and len(errors) == 1 or any(
+            form in message for form in (f"for {candidate}:", f"command {candidate} (",
+                                         f"(provider {candidate})"))  # a command names it
         parts.append(message if named else f"{candidate}: {message}")
     return "; then ".join(parts)
 

@@ -39,6 +39,7 @@ class Outcome(Struct):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
+    tokens_known: bool = True  # False: a call's provider reported no token counts (a command)
     model: str = ""
     error: str = ""
     retries: list[str] = field(default_factory=list)  # why each retry was made
@@ -67,6 +68,7 @@ class Budget:
         self.calls = 0
         self.tokens = 0
         self.cost = 0.0
+        self.uncounted: set[str] = set()  # the models whose tokens could not be counted
 
     def exhausted(self) -> str | None:
         s = self.settings
@@ -81,6 +83,23 @@ class Budget:
     def charge(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
         self.tokens += prompt_tokens + completion_tokens
         self.cost += cost or 0.0
+
+    def unknown(self, model: str) -> list[str]:
+        """What to say, once a run, of ``model`` answering with no token counts (a
+        command): that they are unknown, and that a token or cost budget cannot count them."""
+        if model in self.uncounted:
+            return []
+        self.uncounted.add(model)
+        s = self.settings
+        entry = s.providers.entry(model)
+        what = "a command" if entry is not None and entry.command else "its provider"
+        notes = [f"tokens unknown for {model} ({what}: no token counts, no cost)"]
+        for name, limit in (("CASCADE_MAX_TOKENS", s.max_tokens), ("CASCADE_MAX_COST", s.max_cost)):
+            if limit is not None:
+                notes.append(f"{name}={limit:g} cannot count the calls to {model} (tokens "
+                             "unknown): they are not charged to it; CASCADE_MAX_CALLS bounds "
+                             "them")
+        return notes
 
 
 class Progress:
@@ -127,6 +146,20 @@ class Failed(Exception):
         self.skipped = skipped
 
 
+def _charge(budget: Budget, out: Outcome, done) -> None:
+    """A reply had: its tokens and cost charged to the run and to the turn (a provider that
+    cannot count them, such as a command, is said to once a run)."""
+    budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
+    if not done.tokens_known:
+        out.tokens_known = False
+        out.notes = [*out.notes, *budget.unknown(done.model)]
+    out.model = done.model
+    out.prompt_tokens += done.prompt_tokens
+    out.completion_tokens += done.completion_tokens
+    if done.cost is not None:
+        out.cost = (out.cost or 0.0) + done.cost
+
+
 class Call(Struct):
     """One reply to ask for: its outcome (charged and shown as it goes), the messages, the
     key its reply is cached under, the models to try after the first, and the reply's form."""
@@ -163,12 +196,7 @@ async def ask(call: Call, model: str, settings: Settings, shared: Shared,
                        if getattr(progress, "wants_stream", False) else {}))
             except seam.ModelError as exc:
                 raise Failed(str(exc)) from None
-        budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
-        out.model = done.model
-        out.prompt_tokens += done.prompt_tokens
-        out.completion_tokens += done.completion_tokens
-        if done.cost is not None:
-            out.cost = (out.cost or 0.0) + done.cost
+        _charge(budget, out, done)
         return done
 
     def remember(text: str, model_used: str) -> None:

@@ -1,0 +1,280 @@
+"""The ``command`` provider: a program the developer is already logged in to (``claude -p``,
+``codex exec -``, ``llm -m <model>``, ``opencode run``) asked as a declared provider's
+``command:`` (cascade.config.providers) -- the prompt on its standard input, the reply on its
+standard output.
+
+How it is run:
+- The command line is split as a shell splits words (shlex: quotes group, nothing else of a
+  shell applies -- no pipes, no globbing), then ``$VAR`` / ``${VAR}`` and a leading ``~`` are
+  expanded in each word (``$HOME/.opencode/bin/opencode run ...``). No shell is started.
+- The environment is the user's, as it is (a subscription login, a config path, a proxy keep
+  working); the working directory is the current one (the repository's top, for the hook).
+- The system prompt goes where the tool takes it: the entry's ``system:`` (a flag such as
+  ``--system-prompt``, its value the system text; or ``stdin``), else the flag of a tool known
+  by its program's name (``claude``: ``--system-prompt``, ``llm``: ``--system``), else first
+  on standard input. A repair re-ask (a reply, then a request about it) is written out on
+  standard input with the earlier reply marked as such.
+- The reply is what the program writes on standard output, streamed on as it arrives. At
+  most ``CASCADE_MAX_REPLY_BYTES`` are read: past that the program is killed and the call
+  fails in one line (memory stays flat).
+- ``CASCADE_TIMEOUT`` bounds the whole call; the program runs in a session of its own, so a
+  timeout (or Ctrl-C) kills it with every process it started.
+- A failure is one line naming the provider and the cause: the exit status and the last
+  line the program wrote on standard error (at most 160 characters). A non-zero exit is
+  retried, but for 126 and 127 (the shell's "not executable" / "not found") and an error
+  that says "not found"; a program that is not installed is never retried. The chain
+  (cascade.turns.model) scrubs configured credentials from the message and the reply.
+- A command reports no token counts: its Completion says ``tokens_known=False`` (no count,
+  no cost), and the run says so.
+"""
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import re
+import shlex
+import signal
+from collections.abc import Callable
+from typing import Any
+
+from msgspec import Struct
+
+from cascade.turns.call import Ask, Completion, ProviderFailure, Route, Target
+from cascade.turns.providers import COMMAND, Provider, register
+
+STDIN = "stdin"
+# The flag a known tool takes its system prompt with, by the program's name.
+SYSTEM_FLAGS = {"claude": "--system-prompt", "llm": "--system"}
+# A single argument past this goes on standard input instead (Linux refuses one over 128 KiB).
+LONGEST_ARGUMENT = 100_000
+CHUNK = 64 * 1024
+STDERR_KEPT = 8 * 1024  # the end of standard error kept for a failure's message
+SHOWN = 160  # characters of that message shown
+COMMAND_SHOWN = 60  # characters of the command line shown
+NOT_RETRIED = (126, 127)
+REAP_SECONDS = 5.0
+EARLIER_REPLY = "----- your previous reply -----"
+EARLIER_END = "----- end of your previous reply -----"
+_ESCAPES = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[@-_]")
+
+
+class Invocation(Struct, frozen=True):
+    """One run of a command: its arguments (expanded), what it reads, how it is named."""
+
+    name: str  # the provider's
+    argv: tuple[str, ...]
+    stdin: bytes
+    shown: str  # "command claude-sonnet (claude -p --model sonnet)"
+
+
+def split(command: str) -> list[str]:
+    """The command line's words, each with ``$VAR`` and a leading ``~`` expanded."""
+    return [os.path.expanduser(os.path.expandvars(word)) for word in shlex.split(command)]
+
+
+def system_mode(target: Target, program: str) -> str:
+    """How the command takes the system prompt: a flag, or ``stdin``."""
+    given = target.option("system")
+    if given:
+        return given
+    return SYSTEM_FLAGS.get(os.path.basename(program), STDIN)
+
+
+def render(messages: list[dict[str, Any]], on_stdin: bool) -> tuple[str, str]:
+    """(the system prompt, what goes on standard input): the turns after the system prompt
+    in order, an earlier reply of the model's marked as such; with ``on_stdin``, the system
+    prompt first."""
+    system = "\n\n".join(str(m.get("content") or "") for m in messages
+                         if m.get("role") == "system")
+    parts: list[str] = []
+    for message in messages:
+        content = str(message.get("content") or "")
+        if message.get("role") == "assistant":
+            parts.append(f"{EARLIER_REPLY}\n{content}\n{EARLIER_END}")
+        elif message.get("role") != "system":
+            parts.append(content)
+    prompt = "\n\n".join(parts)
+    if on_stdin and system:
+        prompt = f"{system}\n\n{prompt}"
+    return system, prompt + "\n"
+
+
+def invocation(target: Target, messages: list[dict[str, Any]]) -> Invocation:
+    """How ``target``'s command is run for ``messages``."""
+    written = " ".join(target.model.split())
+    written = written if len(written) <= COMMAND_SHOWN else written[:COMMAND_SHOWN - 3] + "..."
+    shown = f"command {target.name} ({written})"
+    try:
+        argv = split(target.model)
+    except ValueError as exc:  # checked when the providers file is read; said again here
+        raise ProviderFailure(f"{shown}: cannot split the command line ({exc})") from None
+    if not argv:
+        raise ProviderFailure(f"{shown}: an empty command line")
+    mode = system_mode(target, argv[0])
+    system, _ = render(messages, False)
+    flag = mode != STDIN and system and len(system.encode()) <= LONGEST_ARGUMENT
+    _, text = render(messages, not flag)
+    args = [*argv, mode, system] if flag else argv
+    return Invocation(target.name, tuple(args), text.encode("utf-8", "replace"), shown)
+
+
+def _last_line(data: bytes) -> str:
+    """The last line a program wrote on standard error, one line, terminal codes removed."""
+    text = _ESCAPES.sub("", data.decode("utf-8", "replace"))
+    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+    line = lines[-1] if lines else ""
+    return line if len(line) <= SHOWN else line[:SHOWN - 3] + "..."
+
+
+def _size(limit: int) -> str:
+    mib = limit / (1024 * 1024)
+    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
+
+
+def exit_failure(inv: Invocation, code: int, stderr: bytes) -> ProviderFailure:
+    """A command that ended with ``code`` (not 0): said in one line, retried unless it
+    cannot pass."""
+    said = _last_line(stderr)
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return ProviderFailure(f"{inv.shown} was killed by {name}" + (f": {said}" if said
+                                                                        else ""), retryable=True)
+    if not said:
+        said = {126: "not executable", 127: "not found"}.get(code, "nothing on stderr")
+    retry = code not in NOT_RETRIED and "not found" not in said.lower()
+    return ProviderFailure(f"{inv.shown} exited {code}: {said}", retryable=retry)
+
+
+async def _feed(stream: asyncio.StreamWriter, data: bytes) -> None:
+    """Write the prompt and close standard input (a program that reads none: left alone)."""
+    try:
+        stream.write(data)
+        await stream.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        stream.close()
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            await stream.wait_closed()
+
+
+async def _tail(stream: asyncio.StreamReader) -> bytes:
+    """Standard error, read to its end; its last ``STDERR_KEPT`` bytes kept."""
+    kept = b""
+    while chunk := await stream.read(CHUNK):
+        kept = (kept + chunk)[-STDERR_KEPT:]
+    return kept
+
+
+async def _reply(stream: asyncio.StreamReader, inv: Invocation, limit: int,
+                 on_text: Callable[[str], None] | None) -> str:
+    """Standard output, decoded as it arrives (each piece passed to ``on_text``), up to
+    ``limit`` bytes; past it, ProviderFailure."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    parts: list[str] = []
+    size = 0
+    while chunk := await stream.read(CHUNK):
+        size += len(chunk)
+        if size > limit:
+            raise ProviderFailure(f"{inv.shown} wrote more than {_size(limit)}: not read "
+                                  "(CASCADE_MAX_REPLY_BYTES sets the limit)")
+        piece = decoder.decode(chunk)
+        if piece:
+            parts.append(piece)
+            if on_text is not None:
+                on_text(piece)
+    parts.append(decoder.decode(b"", final=True))
+    return "".join(parts)
+
+
+async def _exchange(process: asyncio.subprocess.Process, inv: Invocation, limit: int,
+                    on_text: Callable[[str], None] | None) -> str:
+    """The prompt in, the reply out, the exit status read."""
+    assert process.stdin and process.stdout and process.stderr
+    feeding = asyncio.ensure_future(_feed(process.stdin, inv.stdin))
+    errors = asyncio.ensure_future(_tail(process.stderr))
+    try:
+        text = await _reply(process.stdout, inv, limit, on_text)
+        code = await process.wait()
+        stderr = await errors
+        await feeding
+    finally:
+        for task in (feeding, errors):
+            task.cancel()
+        await asyncio.gather(feeding, errors, return_exceptions=True)
+    if code != 0:
+        raise exit_failure(inv, code, stderr)
+    return text
+
+
+def _kill(process: asyncio.subprocess.Process) -> None:
+    """Kill the program and every process it started (its session's group)."""
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(process.pid, signal.SIGKILL)
+        else:  # pragma: no cover - no process groups
+            process.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def run(inv: Invocation, settings: Any, on_text: Callable[[str], None] | None) -> str:
+    """Run the command once: its reply, or ProviderFailure (one line)."""
+    program = inv.argv[0]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *inv.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+    except FileNotFoundError:
+        raise ProviderFailure(f"command not found: {program} (provider {inv.name})") from None
+    except PermissionError:
+        raise ProviderFailure(f"command not executable: {program} (provider {inv.name})") \
+            from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in an argument
+        raise ProviderFailure(f"{inv.shown} could not start: "
+                              f"{getattr(exc, 'strerror', None) or exc}") from None
+    ended = False
+    try:
+        text = await asyncio.wait_for(
+            _exchange(process, inv, settings.max_reply_bytes, on_text), settings.timeout)
+        ended = True
+        return text
+    except asyncio.TimeoutError:
+        raise ProviderFailure(f"{inv.shown} timed out after {settings.timeout:g}s",
+                              retryable=True) from None
+    finally:
+        if not ended:  # a timeout, a reply past the limit, a cancel: nothing of it stays
+            _kill(process)
+            await _reap(process)
+
+
+async def _reap(process: asyncio.subprocess.Process) -> None:
+    """After a kill: what is left in its pipes read and dropped (they end with the processes
+    that held them; reading had stopped at the limit) and its exit status taken, for at most
+    ``REAP_SECONDS`` (a process that left the group may hold a pipe open)."""
+    async def drain(stream: asyncio.StreamReader | None) -> None:
+        while stream is not None and await stream.read(CHUNK):
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError, OSError):
+        await asyncio.wait_for(asyncio.gather(drain(process.stdout), drain(process.stderr),
+                                              process.wait()), REAP_SECONDS)
+
+
+def route(target: Target, ask: Ask) -> Route:
+    """A command needs no key: always a route (a bad command line fails when asked)."""
+    async def request() -> str:
+        return await run(invocation(target, ask.messages), ask.settings, ask.on_text)
+
+    def finish(text: str, attempts: int) -> Completion:
+        return Completion(text, target.name, 0, 0, None, attempts, tokens_known=False)
+
+    return Route(request, finish, None, None)
+
+
+register(Provider(COMMAND, route, serves_prefix=False))
