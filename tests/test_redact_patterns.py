@@ -134,6 +134,7 @@ def test_a_bad_pattern_file_names_file_and_line(loop_repo, fake_llm, team, toml,
     assert proc.stderr.startswith(f"cascade: {where}: "), proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert fake_llm.calls() == 0  # nothing left the machine
+    assert not list(repo.rglob("*.discussion.md"))  # and nothing was written before the stop
 
 
 def test_a_linked_pattern_file_is_refused(loop_repo, fake_llm, tmp_path):

@@ -25,6 +25,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.setting import setting_of
+from cascade.turns.redact import repository_patterns
 from cascade.turns.settings import Settings
 
 
@@ -58,10 +59,12 @@ def create_ledger(root: Path, item: Item) -> Discussion:
 
 
 def check_settings(root: Path) -> None:
-    """The model settings (the environment's, the providers files'), read before anything is
-    written: a bad providers file or variable stops the gate with its file and line (exit 2),
-    not after a ledger was created."""
+    """The model settings (the environment's, the providers files') and the repository's
+    secret patterns, read before anything is written: a bad providers or pattern file, or a
+    bad variable, stops the gate with its file and line (exit 2), not after a ledger was
+    created."""
     Settings.from_env(root)
+    repository_patterns(root)
 
 
 def check_staged(root: Path, items: list[Item]) -> list[Item]:

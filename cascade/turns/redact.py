@@ -1481,8 +1481,13 @@ def _signature(top: Path, files: list[str]) -> tuple:
 def _team_patterns() -> tuple[_Pattern, ...]:
     """The patterns of the repository around the current folder (none outside one)."""
     top = _repository_top()
-    if top is None:
-        return ()
+    return () if top is None else repository_patterns(top)
+
+
+def repository_patterns(top: Path) -> tuple[_Pattern, ...]:
+    """The patterns of the repository at ``top`` (read once, again when a file changed); a
+    bad file raises CascadeError naming its file and line. The hook reads them before it
+    writes anything."""
     cached = _TEAM.get(str(top))
     if cached is not None and cached[0] == _signature(top, cached[2]):
         return cached[1]
