@@ -35,7 +35,7 @@ from _table import child_env, interleaved, reference_env, spread, table, timed  
 
 from cascade.check.run import run_check  # noqa: E402
 from cascade.ledger.render import render_event  # noqa: E402
-from cascade.revision import blob_id  # noqa: E402
+from cascade.base.revision import blob_id  # noqa: E402
 
 PANEL = ["AI-Architect", "AI-Security", "AI-Pragmatist"]
 

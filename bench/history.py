@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _table import child_env, reference_env, spread, table, usage_in_turns  # noqa: E402
 
 from cascade.ledger.render import render_comment, render_event  # noqa: E402
-from cascade.revision import blob_id  # noqa: E402
+from cascade.base.revision import blob_id  # noqa: E402
 
 PANEL = ["AI-Architect", "AI-Security", "AI-Pragmatist"]
 PEOPLE = ["Dana Reviewer", "Lee Owner"]

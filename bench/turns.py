@@ -77,7 +77,7 @@ def bench_prompt() -> list[tuple]:
     from cascade import Discussion
     from cascade.config.personas import load_personas
     from cascade.protocol.pending import Pending
-    from cascade.protocol.prompt import build_step_prompt
+    from cascade.run.step_prompt import build_step_prompt
     from cascade.protocol.requests import asked
     from cascade.turns.settings import Settings
 

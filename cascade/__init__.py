@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from cascade.base.version import __version__
 __all__ = ["CascadeError", "ConsensusResult", "Discussion", "Runner", "TurnReply",
            "VotingConfig", "calculate_consensus", "__version__"]
 
 _LAZY = {
-    "CascadeError": "cascade.errors",
+    "CascadeError": "cascade.base.errors",
     "ConsensusResult": "cascade.ledger.consensus",
     "VotingConfig": "cascade.ledger.consensus",
     "calculate_consensus": "cascade.ledger.consensus",

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-from cascade.errors import CascadeError, is_config_path, os_error_line
+from cascade.base.errors import CascadeError, is_config_path, os_error_line
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,7 +33,7 @@ def _run(command) -> int:
             sys.stdout.flush()      # fails here, as one line, not at exit with two
         return code
     except CascadeError as exc:  # its text may quote a ledger: printed inert
-        from cascade.text import printable
+        from cascade.base.text import printable
 
         print(printable(f"cascade: {exc}"), file=sys.stderr)
         return exc.exit_code
@@ -46,12 +46,12 @@ def _run(command) -> int:
     except OSError as exc:
         # The one place an operating-system failure (disk full, file too large, permission
         # denied, read-only file system, ...) becomes one line. Ledgers and summaries are
-        # written atomically (cascade.atomic): each is as it was, or whole. An OSError without
+        # written atomically (cascade.base.atomic): each is as it was, or whole. An OSError without
         # an errno is not the system's: a bug, and its traceback stays.
         if exc.errno is None:
             raise
         _settle_stdout()
-        from cascade.text import printable
+        from cascade.base.text import printable
 
         print(printable(f"cascade: {os_error_line(exc)}"), file=sys.stderr)
         return 2 if exc.filename is not None and is_config_path(exc.filename) else 1

@@ -1,9 +1,11 @@
 """The package's import graph, read from its source (ast; nothing is imported).
 
-``LAYERS`` is the declaration the tests hold the code to, bottom up: primitives, config, the
-ledger (the format), the protocol (state and verdict: no model, no git), turns (the model
-seam), run, then loop/check/commands, then ui/api. A module may import its own layer and the
-ones below it.
+``LAYERS`` is the declaration the tests hold the code to: one layer per folder, bottom up --
+base (the primitives), config (the files a repository configures), ledger (the format),
+protocol (state and verdict: no model, no git), turns (the model seam), run (a protocol run
+on a ledger), check (what the CI gate and the hook share about a repository's ledgers),
+loop (the hook), commands, api (the Python API), ui, and the package's top (its entry
+points: the command line). A module may import its own folder and the folders below it.
 """
 from __future__ import annotations
 
@@ -14,23 +16,11 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "cascade"
 
-# (module prefix, layer); the longest matching prefix wins.
-LAYERS: dict[str, int] = {
-    "cascade": 0, "cascade.errors": 0, "cascade.text": 0, "cascade.atomic": 0,
-    "cascade.env": 0, "cascade.safepath": 0, "cascade.resources": 0, "cascade.revision": 0,
-    "cascade.docstatus": 0, "cascade.gitio": 0, "cascade.markdown": 0,
-    "cascade.config": 1, "cascade.loop.rules": 1, "cascade.loop.globs": 1,
-    "cascade.loop.layout": 1,
-    "cascade.ledger": 2,
-    "cascade.protocol": 3,
-    "cascade.turns": 4, "cascade.protocol.prompt": 4, "cascade.protocol.invite": 4,
-    "cascade.protocol.run": 5, "cascade.protocol.blocks": 5,
-    "cascade.protocol.turn": 5, "cascade.protocol.result": 5,
-    "cascade.loop": 6, "cascade.check": 6, "cascade.commands": 6,
-    "cascade.loop.item": 6, "cascade.loop.discover": 6, "cascade.loop.prepare": 6,
-    "cascade.loop.decide": 6, "cascade.loop.gate": 6,
-    "cascade.api": 7, "cascade.ui": 7, "cascade.cli": 8, "cascade.main": 8, "cascade.__main__": 8,
-}
+FOLDERS = ("base", "config", "ledger", "protocol", "turns", "run", "check", "loop", "commands",
+           "api", "ui")
+# (module prefix, layer): each folder, and the package's top above them all.
+LAYERS: dict[str, int] = {"cascade": len(FOLDERS),
+                          **{f"cascade.{name}": n for n, name in enumerate(FOLDERS)}}
 
 # Libraries an import inside a function may keep off a path, the line saying so: each costs
 # more to import than the no-op hook's whole run, or loads a native library (ssl: OpenSSL).

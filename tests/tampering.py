@@ -21,7 +21,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import record_revision
 from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import gate
-from cascade.revision import blob_id
+from cascade.base.revision import blob_id
 
 DOC = "docs/adr/0001-use-sqlite.md"
 PANEL = (("architect", "AI-Architect"), ("security", "AI-Security"),

@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, cascade_subprocess, git
 
 from cascade.check.baseline import BASELINE, parse
-from cascade.loop.layout import find_layout
+from cascade.config.layout import find_layout
 
 ADR = "# {title}\n\n## Status\n\nAccepted\n\n## Decision\n\nWe do {title}.\n"
 
@@ -256,7 +256,7 @@ def test_baseline_leaves_out_documents_already_under_review(repo):
 
 def test_ledger_title_skips_front_matter():
     """MADR's template opens its front matter with a `# ...` YAML comment: not the title."""
-    from cascade.docstatus import document_title as _title
+    from cascade.base.docstatus import document_title as _title
 
     madr = b"---\n# These are optional elements.\nstatus: proposed\n---\n# Use Postgres\n"
     assert _title("docs/decisions/0003-use-postgres.md", madr) == "Use Postgres"
@@ -476,6 +476,6 @@ def test_init_writes_the_status_words_the_adrs_use_and_consensus_writes_approved
     (["Proposed", "Superseded by [2. X](0002-x.md)"], None),
 ])
 def test_status_words_are_the_most_common_of_each_kind(statuses, words):
-    from cascade.loop.layout import status_words
+    from cascade.config.layout import status_words
 
     assert status_words([_odh_adr("x", s) for s in statuses]) == words

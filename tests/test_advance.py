@@ -10,7 +10,7 @@ import pytest
 from conftest import cascade_subprocess
 
 from cascade import Discussion
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 
 LEDGER = "discussions/x.discussion.md"
 TURN = {"provenance": {"model": "test"}}  # as a persona's turn writes it

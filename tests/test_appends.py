@@ -16,7 +16,7 @@ import random
 import msgspec.structs
 import pytest
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.ledger.consensus import VotingConfig
 from cascade.ledger.model import (
     FAILURE,

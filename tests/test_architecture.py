@@ -22,7 +22,7 @@ KNOWN_PRIVATE = [
 ]
 
 KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
-    "cascade.check.ledgers": 2, "cascade.cli": 1, "cascade.plugins": 1,
+    "cascade.check.ledgers": 2, "cascade.cli": 1, "cascade.base.plugins": 1,
     "cascade.turns.replies": 1, "cascade.turns.runner": 1,
 }
 KNOWN_OVERSIZED: list[str] = [  # functions over 60 lines or 6 parameters: to be taken apart
@@ -114,3 +114,24 @@ def test_the_checks_can_fail(tmp_path, monkeypatch):
     assert arch.inner_imports(found) == ["cascade.protocol.b:2 cascade.ledger.a"]
     assert arch.oversized() == ["cascade.protocol.b:f"]
     assert arch.dataclass_users(found) == ["cascade.ledger.c"]
+
+
+def test_each_folder_is_one_declared_layer():
+    """Every folder of the package is a layer of its own (a sub-folder is its folder's):
+    the declaration names them all, and nothing but folders."""
+    folders = {p.parent.relative_to(arch.PACKAGE).parts[0] for p in arch.PACKAGE.rglob("*.py")
+               if p.parent != arch.PACKAGE}
+    assert folders == set(arch.FOLDERS)
+    assert all(prefix == "cascade" or prefix.count(".") == 1 for prefix in arch.LAYERS)
+
+
+def test_docs_layers_md_is_current():
+    """docs/layers.md is generated from the imports (python docs/layers.py)."""
+    import importlib.util
+
+    path = arch.PACKAGE.parent / "docs" / "layers.py"
+    spec = importlib.util.spec_from_file_location("docs_layers", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert (arch.PACKAGE.parent / "docs" / "layers.md").read_text() == module.layers_md(), \
+        "docs/layers.md is stale: python docs/layers.py"

@@ -269,7 +269,7 @@ fallback: [echo]
 
 
 def test_an_empty_command_line_in_the_providers_file_is_refused_at_its_line(tmp_path):
-    from cascade.errors import CascadeError
+    from cascade.base.errors import CascadeError
 
     path = tmp_path / "providers.yml"
     path.write_text("providers:\n  - name: a\n    command: \"claude -p 'sonnet\"\n")

@@ -9,7 +9,7 @@ from cascade import CascadeError
 from cascade.config import templates
 from cascade.config.personas import load_persona, load_personas
 from cascade.protocol.loader import load_protocol, load_protocol_file
-from cascade.resources import bundled
+from cascade.base.resources import bundled
 
 
 def test_bundled_personas_are_the_seeds_eight_and_the_fixed_roles():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from ledgers import stamp
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol.discussion import Discussion
 
 
@@ -398,7 +398,7 @@ def test_advisory_panel_votes_are_shown_not_counted(make) -> None:
 
 
 def test_persona_votes_setting_is_validated(make) -> None:
-    from cascade.errors import CascadeError
+    from cascade.base.errors import CascadeError
     d = make(header(consensus="persona_votes=sometimes"))
     with pytest.raises(CascadeError, match="persona_votes must be counted or advisory"):
         d.consensus_result

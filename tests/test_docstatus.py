@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cascade.docstatus import core, find, governs, set_status
+from cascade.base.docstatus import core, find, governs, set_status
 
 FORMS = {
     "section": ("# X\n\n## Status\n\nProposed\n\n## Decision\n\nWe do X.\n", "Proposed",

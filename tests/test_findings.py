@@ -407,7 +407,7 @@ def test_who_is_not_asked_again_for_findings():
     an advisory phase's vote, which cannot block, is not asked again."""
     from cascade.protocol.loader import load_protocol
     from cascade.protocol.runstate import Request
-    from cascade.protocol.turn import unexplained
+    from cascade.run.step_turn import unexplained
     from cascade.turns.call import LOCAL_MODEL
     from cascade.turns.replies import Reply
 

@@ -24,7 +24,7 @@ from cascade.check.merge import merge_problem
 from cascade.check.packs import Packs
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.parse import parse
-from cascade.resources import LEDGER_SUFFIX
+from cascade.base.resources import LEDGER_SUFFIX
 
 DOC = "docs/a.md"
 PIECES = [b"", b" ", b"---", b"--- ", b"Name: AI-Security", b"Name: Rob", b"VOTE: READY",

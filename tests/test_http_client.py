@@ -17,7 +17,7 @@ from fakellm import Fault, http_error, rate_limited
 from test_hook import DOC, LEDGER, PANEL, RULES, match, reply  # the loop tests' repository
 
 from cascade import Discussion
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.turns.model import ModelError, complete
 from cascade.turns.providers import uses_litellm
 from cascade.turns.settings import Settings

@@ -29,8 +29,8 @@ from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     reply,
 )
 
-from cascade.errors import CascadeError
-from cascade.gitio import Author, next_author
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import Author, next_author
 
 CAROL = {"GIT_AUTHOR_NAME": "Carol", "GIT_AUTHOR_EMAIL": "carol@example.com"}
 MALLORY = {"GIT_AUTHOR_NAME": "Mallory", "GIT_AUTHOR_EMAIL": "mallory@example.com"}

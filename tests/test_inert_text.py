@@ -25,7 +25,7 @@ from cascade.config.personas import Persona
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import verify
 from cascade.ledger.render import neutralise, render_comment
-from cascade.text import json_printable, ledger_text, printable
+from cascade.base.text import json_printable, ledger_text, printable
 from cascade.turns.display import LineProgress, LiveProgress, closing_table, failure_lines
 from cascade.turns.replies import comment_limit
 from cascade.turns.runner import Outcome

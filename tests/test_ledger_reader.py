@@ -1,4 +1,4 @@
-"""cascade.loop.governance.LedgerReader reads many ledgers as ``open_at(path, *resolve(path))``
+"""cascade.check.governance.LedgerReader reads many ledgers as ``open_at(path, *resolve(path))``
 reads each one -- the same rule, authority and state -- with the rules read once and each
 ledger parsed once: for a governed ledger, for one whose document was renamed (its rule
 found from where the document is now), for one no rule governs, and for one that cannot be
@@ -12,7 +12,7 @@ from conftest import git
 from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, script  # noqa: F401
 from test_revisions import NEW_DOC, NEW_LEDGER, accepted, hint  # noqa: F401
 
-from cascade.loop.governance import LedgerReader, open_discussion
+from cascade.check.governance import LedgerReader, open_discussion
 from cascade.ui import model
 
 # the `accepted` fixture follows the hook's hints git add by git add (tests/test_revisions.py)

@@ -1,4 +1,4 @@
-"""The ledger lock (cascade.loop.lock) between real processes: a second writer waits for the
+"""The ledger lock (cascade.ledger.lock) between real processes: a second writer waits for the
 first, saying for whom, gives up after its timeout with one line naming the holder, and gets
 the lock as soon as the holder exits -- however it exits. Then every command that appends to
 a ledger, seen taking that lock, and the race it closes: a hook and a run at once.
@@ -62,8 +62,8 @@ if branch == "windows":
     sys.modules["fcntl"] = None  # `import fcntl` raises ImportError, as on Windows
     sys.modules["msvcrt"] = FakeMsvcrt()
 
-from cascade.errors import CascadeError
-from cascade.loop import lock
+from cascade.base.errors import CascadeError
+from cascade.ledger import lock
 
 assert (lock.fcntl is None) == (branch == "windows")
 if action == "hold":
@@ -135,7 +135,7 @@ BRANCHES = pytest.mark.parametrize("branch", ["posix", "windows"])
 
 @BRANCHES
 def test_uncontended_lock_is_taken_and_released(repo, branch):
-    from cascade.loop.lock import lock_file
+    from cascade.ledger.lock import lock_file
 
     got = result(child(branch, "5", repo / IDEA))
     assert got["ok"]
@@ -196,7 +196,7 @@ def test_two_ledgers_are_written_at_once(repo, holder, branch):
 def test_a_writer_of_several_ledgers_takes_them_in_one_order(repo, holder, branch):
     """It waits for the first lock (in lock-file order, whatever order it was given them in)
     holding none of the others: two such writers never wait for each other crosswise."""
-    from cascade.loop.lock import lock_file
+    from cascade.ledger.lock import lock_file
 
     first, second = sorted([repo / IDEA, repo / OTHER], key=lock_file)
     held = holder(branch, first)
@@ -209,8 +209,8 @@ def test_a_writer_of_several_ledgers_takes_them_in_one_order(repo, holder, branc
 
 
 def test_within_a_thread_the_lock_is_re_entrant_and_another_thread_waits(repo):
-    from cascade.errors import CascadeError
-    from cascade.loop.lock import ledger_lock
+    from cascade.base.errors import CascadeError
+    from cascade.ledger.lock import ledger_lock
 
     outcome: list[str] = []
 
@@ -234,7 +234,7 @@ def test_within_a_thread_the_lock_is_re_entrant_and_another_thread_waits(repo):
 
 
 def test_outside_a_repository_the_lock_file_is_beside_the_ledger(tmp_path):
-    from cascade.loop.lock import ledger_lock, lock_file
+    from cascade.ledger.lock import ledger_lock, lock_file
 
     ledger = tmp_path / "notes" / "idea.discussion.md"
     with ledger_lock(ledger, holder="a test", timeout=0):
@@ -249,7 +249,7 @@ def test_the_lock_module_imports_without_fcntl(tmp_path):
     proc = subprocess.run([sys.executable, "-c", "import subprocess, sys; "
                            "sys.modules['fcntl'] = None; "
                            "sys.modules['msvcrt'] = type(sys)('msvcrt'); "
-                           "from cascade.loop import lock; "
+                           "from cascade.ledger import lock; "
                            "assert lock.fcntl is None and lock.msvcrt is sys.modules['msvcrt']"],
                           env={**os.environ, "PYTHONPATH": str(REPO)}, capture_output=True,
                           text=True, timeout=60)

@@ -567,7 +567,7 @@ def test_madr_new_adr_states_its_status(repo, cli, template, status_line):
     text = (repo / doc).read_text()
     assert status_line in text.split("---")[1].split("\n")  # in the front matter
     assert "# Use PostgreSQL\n" in text
-    from cascade import docstatus
+    from cascade.base import docstatus
     assert docstatus.find(text).value == "proposed"
     commit_all(repo, "draft")
     code, _, err = cli("new", "Use CockroachDB", "--rule", "adr", "--supersedes", "2")

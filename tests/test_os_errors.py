@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, cascade_subprocess
 
-from cascade.errors import is_config_path, os_error_line
+from cascade.base.errors import is_config_path, os_error_line
 from cascade.ledger.parse import parse
 
 LEDGER = "discussions/title.discussion.md"

@@ -39,7 +39,7 @@ def test_unpacked_wheel_runs_without_the_source_tree(wheel, tmp_path):
     work.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site)}
     run = subprocess.run([sys.executable, "-c",
-                          "import cascade.resources as r; print(r.bundled('templates'))"],
+                          "import cascade.base.resources as r; print(r.bundled('templates'))"],
                          cwd=work, env=env, capture_output=True, text=True, check=True)
     assert run.stdout.strip() == str(site / "cascade" / "_bundled" / "templates")
     run = subprocess.run([sys.executable, "-m", "cascade", "new", "Packaged", "--template", "adr"],

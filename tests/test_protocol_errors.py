@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol.loader import load_protocol_file
 
 BUNDLED = Path(__file__).resolve().parent.parent / "protocols"

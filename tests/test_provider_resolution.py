@@ -75,7 +75,7 @@ def test_the_seed_s_choice_form_loads(tmp_path, user_config):
 ])
 def test_a_bad_providers_file_is_one_line_at_its_line(tmp_path, user_config, text, where,
                                                        words):
-    from cascade.errors import CascadeError
+    from cascade.base.errors import CascadeError
 
     (tmp_path / ".cascade").mkdir()
     (tmp_path / ".cascade/providers.yml").write_text(text)

@@ -16,7 +16,7 @@ import pytest
 from conftest import git
 from test_hook import DOC, LEDGER, hook, loop_repo, match, reply  # noqa: F401 (a fixture)
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.turns import redact as redact_module
 from cascade.turns.redact import redact
 

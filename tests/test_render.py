@@ -13,13 +13,13 @@ import re
 
 import pytest
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.ledger.grammar import structural_in_block
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import verify
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.protocol.discussion import Discussion
-from cascade.text import ledger_text
+from cascade.base.text import ledger_text
 
 # ---- existing ledgers a rendered block is appended to ---------------------------------------
 

@@ -45,7 +45,7 @@ def create(repo, strategy: str = "standard") -> None:
 
 def step_run(repo, **kwargs):
     """One run as the gate makes it: no terminal, a decision point waits for a person."""
-    from cascade.protocol.run import run
+    from cascade.run.protocol_run import run
     from cascade.turns.settings import Settings
 
     return run(load(repo), Settings.from_env(), **kwargs)

@@ -175,7 +175,7 @@ def test_the_facilitator_may_put_a_question_to_some_participants(repo, cli, tabl
 
 
 def test_an_unknown_speakers_rule_is_one_line_naming_file_and_line(repo, cli, table, fake_llm):
-    from cascade.resources import bundled
+    from cascade.base.resources import bundled
 
     text = (bundled("protocols") / "roundtable.yml").read_text()
     folder = repo / ".cascade/protocols"

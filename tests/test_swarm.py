@@ -220,7 +220,7 @@ def create(repo, mode: str = "standard") -> Discussion:
 
 def step_run(repo, **kwargs):
     """One run as the gate makes it: no terminal, decision points wait for a person."""
-    from cascade.protocol.run import run
+    from cascade.run.protocol_run import run
     from cascade.turns.settings import Settings
 
     return run(Discussion.load(repo / LEDGER, root=repo), Settings.from_env(), **kwargs)

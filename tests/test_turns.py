@@ -342,7 +342,7 @@ def test_phased_auto_advances_after_everyone_responded(env, cli):
 def test_prompt_stays_bounded_as_the_ledger_grows(env, repo):
     from cascade.config.personas import load_personas
     from cascade.protocol.pending import Pending
-    from cascade.protocol.prompt import build_step_prompt
+    from cascade.run.step_prompt import build_step_prompt
     from cascade.protocol.requests import asked
     from cascade.turns.settings import Settings
 

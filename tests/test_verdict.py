@@ -359,7 +359,7 @@ def test_check_reads_a_concern_where_it_can_hold(hold, ok, tmp_path):
 def test_a_carried_review_holds_only_for_a_text_of_the_same_core(tmp_path):
     """A revision recorded as keeping an earlier one's review (status or spacing changed) is
     verified on the committed text: another core is changed-core, whatever the votes."""
-    from cascade.docstatus import core
+    from cascade.base.docstatus import core
     from cascade.ledger.render import render_event
 
     later, kept = "b" * 40, core(TEXT.encode())

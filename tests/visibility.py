@@ -4,7 +4,7 @@ cascade/protocol/spec.py) applied to the turns the ledger holds. Shared by
 tests/test_visibility.py and the protocol tests.
 
 A prompt shows a turn as a block titled ``<<<material ID: r1-msg-003 by AI-Architect
-(challenge, ...)>>>`` (cascade/protocol/prompt.py ``_label``); the position a step answers
+(challenge, ...)>>>`` (cascade/run/step_prompt.py ``_label``); the position a step answers
 (``target:``) as ``<<<material ID: r1-msg-002 by AI-Security>>>``; the earlier rounds in
 short as the block ``earlier rounds`` (``Round N:`` per round). ``visible(text)`` reads those.
 

@@ -14,7 +14,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from cascade.gitio import git
+from cascade.base.gitio import git
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
 

@@ -7,7 +7,7 @@ rules: it is configuration, reviewable like them.
 
 An entry *vouches* for a document -- "legacy, unchanged since adoption" -- only when the
 document's text is the entry's blob, or differs from it only in its status or spacing
-(cascade.docstatus.core: adr-tools' "Superseded by" is not a change to review):
+(cascade.base.docstatus.core: adr-tools' "Superseded by" is not a change to review):
 
 - at the checked commit (a later change to the document is judged normally: it needs its
   ledger at consensus), and
@@ -26,9 +26,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cascade.check.gittree import Tree
-from cascade.docstatus import core
-from cascade.errors import CascadeError
-from cascade.gitio import git
+from cascade.base.docstatus import core
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git
 
 BASELINE = ".cascade/baseline"
 
@@ -99,7 +99,7 @@ class Baseline:
 
     def same(self, blob: str, entry: str) -> bool:
         """The entry's text, or one that differs from it only in its status or spacing
-        (cascade.docstatus.core): superseding a legacy ADR is not a change to review."""
+        (cascade.base.docstatus.core): superseding a legacy ADR is not a change to review."""
         if blob == entry:
             return True
 

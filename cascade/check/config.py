@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from cascade.check.gittree import Tree
-from cascade.errors import CascadeError, display_path
-from cascade.resources import CONFIG_DIR
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.resources import CONFIG_DIR
 
 KINDS = ("personas", "protocols", "rules")
 

@@ -16,12 +16,12 @@ from cascade.check.ledgers import LedgerState
 from cascade.check.report import Problem, Verdict
 from cascade.config.precommit import CONFIG, hook_filter
 from cascade.config.rules import NEVER_GOVERNED, Rule
-from cascade.docstatus import core
+from cascade.base.docstatus import core
 from cascade.ledger.parse import HEADER_BYTES, parse_header
-from cascade.loop.globs import glob_match
-from cascade.loop.rules import RuleSet
+from cascade.config.globs import glob_match
+from cascade.config.ruleset import RuleSet
 from cascade.protocol.verdict import changed_core
-from cascade.resources import LEDGER_SUFFIX
+from cascade.base.resources import LEDGER_SUFFIX
 
 
 class Governed(Struct):

@@ -2,9 +2,9 @@
 governs. No model; read from git objects only (what is committed at ``ref``).
 
 A decision is a governed document whose own status says it is accepted (superseded,
-proposed, rejected or deprecated ones are not: cascade.docstatus) -- or, stating no status,
+proposed, rejected or deprecated ones are not: cascade.base.docstatus) -- or, stating no status,
 whose ledger's last outcome is READY -- and that names the paths it governs: its own
-``governs:`` (cascade.docstatus.governs; repository-relative) or else its rule's
+``governs:`` (cascade.base.docstatus.governs; repository-relative) or else its rule's
 (``governs:``, relative to the rule file's folder).
 
 It was accepted by the commit whose version first said so, of the latest run of versions
@@ -26,13 +26,13 @@ from msgspec import Struct, field
 from cascade.check.documents import find_ledgers, governed
 from cascade.check.gittree import Blobs, Tree
 from cascade.config.rules import Rule
-from cascade.docstatus import find, governs, superseded_by
-from cascade.errors import CascadeError
-from cascade.gitio import BlobReader, git
+from cascade.base.docstatus import find, governs, superseded_by
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import BlobReader, git
 from cascade.ledger.model import OUTCOME
 from cascade.ledger.parse import parse
-from cascade.loop.globs import glob_match
-from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.config.globs import glob_match
+from cascade.config.ruleset import RULES_FILE, RuleSet
 
 _WILD = "*?["
 

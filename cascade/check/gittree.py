@@ -10,8 +10,8 @@ from pathlib import Path
 from msgspec import Struct
 
 from cascade.config.yamlio import decode_utf8
-from cascade.errors import CascadeError
-from cascade.gitio import git, read_blobs, records
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git, read_blobs, records
 
 _ZERO = re.compile(r"0+\Z")
 

@@ -25,10 +25,10 @@ from cascade.check.merge import merge_problem
 from cascade.check.packs import Packs
 from cascade.check.report import Problem
 from cascade.check.versions import MEANING, MERGE, SOURCE, Anchor, Versions, scan
-from cascade.gitio import BlobReader, git
+from cascade.base.gitio import BlobReader, git
 from cascade.ledger.meaning import merge_lost
 from cascade.ledger.parse import parse
-from cascade.resources import LEDGER_SUFFIX
+from cascade.base.resources import LEDGER_SUFFIX
 
 _EDIT_REASONS = {
     "edited": "ledger text edited in {sha}",

@@ -21,9 +21,9 @@ from typing import Any
 from msgspec import Struct, field
 
 from cascade.config.yamlio import decode_utf8
-from cascade.errors import CascadeError, display_path
+from cascade.base.errors import CascadeError, display_path
 from cascade.ledger.model import SOURCE_REVISION
-from cascade.loop.attribution import committed
+from cascade.check.attribution import committed
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of

@@ -1,7 +1,7 @@
 """Print a Report as text, JSON, or GitHub Actions workflow commands (plus a job summary).
 
 Reasons and messages can quote ledgers and documents: every format passes what it prints
-through cascade.text (printable, json_printable), so no control character reaches a terminal
+through cascade.base.text (printable, json_printable), so no control character reaches a terminal
 or a CI log (GitHub's log viewer renders ANSI escapes too)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import os
 from typing import TextIO
 
 from cascade.check.report import Report
-from cascade.text import json_printable, printable
+from cascade.base.text import json_printable, printable
 
 
 def text(report: Report, out: TextIO) -> None:

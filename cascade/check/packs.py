@@ -27,7 +27,7 @@ from typing import Self
 from msgspec import Struct
 from msgspec.structs import replace
 
-from cascade.gitio import git
+from cascade.base.gitio import git
 
 _OFS_DELTA, _REF_DELTA = 6, 7
 _IDX_MAGIC = b"\xfftOc"

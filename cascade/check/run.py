@@ -29,13 +29,13 @@ from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all
 from cascade.check.report import Notice, Problem, Report
 from cascade.config.rules import Rule
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.ledger.meaning import first_lost
 from cascade.ledger.parse import parse
-from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
-from cascade.loop.rules import RuleSet, is_config
+from cascade.check.governance import authority, check_shared_ledgers, ledger_rule
+from cascade.config.ruleset import RuleSet, is_config
 from cascade.protocol.authority import Authority
-from cascade.resources import LEDGER_SUFFIX
+from cascade.base.resources import LEDGER_SUFFIX
 
 
 class _End:

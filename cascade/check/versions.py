@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from msgspec import Struct, field
 
 from cascade.check.gittree import Blobs
-from cascade.gitio import BlobReader
+from cascade.base.gitio import BlobReader
 from cascade.ledger.meaning import changed_by_append
 from cascade.ledger.parse import Reader
 

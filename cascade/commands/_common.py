@@ -5,7 +5,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from cascade.loop.governance import inside, open_at
+from cascade.check.governance import inside, open_at
 from cascade.protocol.discussion import LEDGER_SUFFIX, Discussion
 
 _SKIP_DIRS = {"node_modules", "venv", "__pycache__", "site-packages"}
@@ -29,6 +29,6 @@ def ledger_paths(paths: list[str]) -> list[Path]:
 def open_ledger(path: str) -> Discussion:
     """The Discussion at a path a person typed to a command that writes beside it (a ledger,
     or the governed document that stands for its ledger), refused when it lies outside the
-    repository (cascade.loop.governance.inside). Commands that append take ``writing``."""
+    repository (cascade.check.governance.inside). Commands that append take ``writing``."""
     ledger, doc, rule = inside(path)
     return open_at(path, ledger, doc, rule)

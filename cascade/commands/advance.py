@@ -1,9 +1,9 @@
 from __future__ import annotations
 
-from cascade.errors import CascadeError, display_path
+from cascade.base.errors import CascadeError, display_path
 from cascade.ledger.model import OUTCOME
 from cascade.loop.staging import writing_staged
-from cascade.text import printable
+from cascade.base.text import printable
 
 
 def advance(path: str, to: str | None) -> int:

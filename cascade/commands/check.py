@@ -13,7 +13,7 @@ from typing import TextIO
 from cascade.check.gittree import is_null_ref
 from cascade.check.output import FORMATS, WITH_FINDINGS
 from cascade.check.run import run_check
-from cascade.gitio import repo_root
+from cascade.base.gitio import repo_root
 
 
 def check(from_ref: str | None, to_ref: str | None, fmt: str = "text",

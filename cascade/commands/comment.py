@@ -3,8 +3,8 @@ from __future__ import annotations
 import re
 import sys
 
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import next_author
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import next_author
 from cascade.ledger import grammar
 from cascade.ledger.identity import recorded_name
 from cascade.ledger.model import VOTES
@@ -13,7 +13,7 @@ from cascade.ledger.render import render_comment
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
 from cascade.protocol.about import about
-from cascade.text import printable
+from cascade.base.text import printable
 
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -25,7 +25,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
     counts); the vote comes only from ``--vote``. A note on stderr says so.
 
     The author is the person who authors the next commit (``author``: as ``git commit
-    --author`` takes it, or a bare name; cascade.gitio.next_author), so the commit that adds
+    --author`` takes it, or a bare name; cascade.base.gitio.next_author), so the commit that adds
     the comment is theirs; a comment that waives a finding under a rule whose ``deciders:``
     are e-mail addresses records ``Name <email>``, which is what those entries match."""
     if waive is not None:  # --waive F3 "reason": the marker, written as the ledger reads it

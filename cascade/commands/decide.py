@@ -9,15 +9,15 @@ import shlex
 import sys
 from pathlib import Path
 
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import Author, git, index_blobs, next_author, repo_root
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import Author, git, index_blobs, next_author, repo_root
 from cascade.ledger.identity import same_person
 from cascade.ledger.model import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
-from cascade.protocol.blocks import record_time, write_record
+from cascade.run.reply_blocks import record_time, write_record
 from cascade.protocol.finding_life import pending
-from cascade.text import printable
+from cascade.base.text import printable
 
 
 def _under_review(d, doc: str) -> tuple[str, bool]:
@@ -57,7 +57,7 @@ def _counts_only_from(person: Author, where: Path) -> None:
 
 def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
     """Record the decision of the person who authors the next commit (``author``: as
-    ``git commit --author`` takes it; cascade.gitio.next_author): it counts only when added in
+    ``git commit --author`` takes it; cascade.base.gitio.next_author): it counts only when added in
     a commit by that person."""
     vote = vote.strip().upper()
     if vote not in VOTES:

@@ -14,7 +14,7 @@ import tempfile
 import textwrap
 from pathlib import Path
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.turns.tiers import local_model_available, resolve_model
 from cascade.turns.settings import Settings
 

@@ -19,23 +19,23 @@ from msgspec import Struct
 
 from cascade.commands.wave import ask_wave
 from cascade.config.personas import load_personas
-from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import recorded_revision, resolve
-from cascade.loop.lock import ledger_lock
+from cascade.base.errors import CascadeError, display_path
+from cascade.check.governance import recorded_revision, resolve
+from cascade.ledger.lock import ledger_lock
 from cascade.loop.staging import writing_staged
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.invite import invite
+from cascade.run.auto_invite import invite
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import load_protocol, role_personas
 from cascade.protocol.options import Options, check_option, most_rounds, option_names, specialize
-from cascade.protocol.result import nothing_to_run, outcome_text
-from cascade.protocol.run import run
+from cascade.run.run_result import nothing_to_run, outcome_text
+from cascade.run.protocol_run import run
 from cascade.protocol.setting import setting_of
 from cascade.protocol.variants import by_keyword
-from cascade.resources import find_root
-from cascade.safepath import refuse_links, refuse_outside
-from cascade.text import printable
+from cascade.base.resources import find_root
+from cascade.base.safepath import refuse_links, refuse_outside
+from cascade.base.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
 from cascade.turns.settings import Settings
 

@@ -17,10 +17,10 @@ from typing import TextIO
 from cascade.check.config import committed_config
 from cascade.check.drift import Decision, drifted
 from cascade.check.gittree import Blobs, Tree, resolve
-from cascade.errors import CascadeError
-from cascade.gitio import repo_root
-from cascade.loop.rules import RuleSet
-from cascade.text import printable
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import repo_root
+from cascade.config.ruleset import RuleSet
+from cascade.base.text import printable
 
 
 def _relative(root: Path, paths: list[str]) -> list[str] | None:

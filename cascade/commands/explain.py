@@ -20,14 +20,14 @@ from typing import Any
 from cascade.commands.explain_text import explain_text
 from cascade.config.personas import load_personas
 from cascade.config.rules import NEVER_GOVERNED, Rule
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import repo_root, tracked
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
 from cascade.loop.discover import find_ledger
-from cascade.loop.globs import glob_match
-from cascade.loop.governance import authority, check_shared_ledgers, ledger_rule
-from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.config.globs import glob_match
+from cascade.check.governance import authority, check_shared_ledgers, ledger_rule
+from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.protocol.about import about, offers, tier_of
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
@@ -38,9 +38,9 @@ from cascade.protocol.options import Options, specialize
 from cascade.protocol.requests import next_wave
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.setting import setting_of
-from cascade.resources import LEDGER_SUFFIX
-from cascade.safepath import read_inside
-from cascade.text import json_printable, printable, shown_url
+from cascade.base.resources import LEDGER_SUFFIX
+from cascade.base.safepath import read_inside
+from cascade.base.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
@@ -52,7 +52,7 @@ REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.t
 def asks_per_turn(steps) -> int:
     """The most asks one turn can take: a reply that cannot be read is asked once more
     (cascade.turns.runner); where a step asks findings, a blocking vote given without any is
-    asked once more as well, and that ask may need its own repair (cascade.protocol.turn)."""
+    asked once more as well, and that ask may need its own repair (cascade.run.step_turn)."""
     findings = any(f.kind == "findings" for s in steps.all_steps for f in s.fields)
     return REPAIR_FACTOR * (2 if findings else 1)
 

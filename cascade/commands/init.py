@@ -6,15 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 from cascade.check.baseline import BASELINE, render
 from cascade.config.precommit import CONFIG, hook_filter
-from cascade.errors import CascadeError
-from cascade.gitio import git, records, repo_root, tracked
-from cascade.loop.globs import glob_match
-from cascade.loop.layout import ADR_DIR_FILE, LOOKED_FOR, find_layout, rules_text, status_words
-from cascade.loop.rules import RULES_FILE, RuleSet
-from cascade.resources import LEDGER_SUFFIX, bundled
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git, records, repo_root, tracked
+from cascade.config.globs import glob_match
+from cascade.config.layout import ADR_DIR_FILE, LOOKED_FOR, find_layout, rules_text, status_words
+from cascade.config.ruleset import RULES_FILE, RuleSet
+from cascade.base.resources import LEDGER_SUFFIX, bundled
 
 RULES = """\
 # CascadingDev: which documents get a review panel, and how the panel decides.

@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 from cascade.commands._common import find_ledgers
-from cascade.docstatus import document_title, find, superseded_by
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import git, repo_root
-from cascade.loop.governance import open_discussion
-from cascade.loop.rules import RuleSet
-from cascade.text import printable
+from cascade.base.docstatus import document_title, find, superseded_by
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import git, repo_root
+from cascade.check.governance import open_discussion
+from cascade.config.ruleset import RuleSet
+from cascade.base.text import printable
 
 # What --status takes beyond the values the listed documents hold: the usual statuses of a
 # decision record, and the states of a review.

@@ -16,10 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 from cascade.check.mergedriver import merge_versions
-from cascade.errors import CascadeError
-from cascade.text import printable
+from cascade.base.errors import CascadeError
+from cascade.base.text import printable
 
 
 def _read(path: Path) -> bytes:

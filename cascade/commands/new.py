@@ -29,7 +29,7 @@ With ``--rule NAME``:
   ``discussion:`` path, with the rule's template, participants, protocol and consensus.
 
 ``--supersedes N`` (a number in that folder, or a path) changes only the old document's status
-(cascade.docstatus): adr-tools' ``Superseded by [4. Title](0004-title.md)`` in a ``## Status``
+(cascade.base.docstatus): adr-tools' ``Superseded by [4. Title](0004-title.md)`` in a ``## Status``
 section (and ``Supersedes [...]`` in the new one's), MADR's ``superseded by [ADR-0004](...)``
 in front matter or a ``Status:`` bullet; the old ledger, if there is one, records the new
 text as carrying its review (cascade.protocol.revisions).
@@ -44,24 +44,24 @@ import shlex
 from pathlib import Path
 from typing import NamedTuple
 
-from cascade import docstatus
-from cascade.atomic import atomic_write
+from cascade.base import docstatus
+from cascade.base.atomic import atomic_write
 from cascade.config.rules import slug
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import git, index_blobs, repo_root
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import git, index_blobs, repo_root
 from cascade.loop.discover import find_ledger
-from cascade.loop.governance import authority
+from cascade.check.governance import authority
 from cascade.loop.item import Item
-from cascade.loop.lock import ledger_lock
+from cascade.ledger.lock import ledger_lock
 from cascade.loop.prepare import create_ledger
-from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import KINDS, NEW, record_revision
 from cascade.protocol.setting import setting_of
-from cascade.resources import find_root, search_path
-from cascade.revision import blob_id
-from cascade.safepath import read_inside, refuse_links, refuse_outside, relative
-from cascade.text import printable
+from cascade.base.resources import find_root, search_path
+from cascade.base.revision import blob_id
+from cascade.base.safepath import read_inside, refuse_links, refuse_outside, relative
+from cascade.base.text import printable
 
 
 class LedgerOptions(NamedTuple):
@@ -599,7 +599,7 @@ class _Supersede:
 
     def write(self) -> None:
         """Its new status, and the revision in its ledger: recorded with the ledger's lock
-        held, after what another writer appended (cascade.loop.lock)."""
+        held, after what another writer appended (cascade.ledger.lock)."""
         ledgers = [self.root / self.ledger] if self.discussion is not None and self.ledger else []
         with ledger_lock(*ledgers, holder="cascade new"):
             self._write()

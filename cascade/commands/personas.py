@@ -7,8 +7,8 @@ from typing import Any
 from cascade.config import persona_files
 from cascade.config.personas import HINTS, load_personas
 from cascade.config.providers import load_providers
-from cascade.errors import CascadeError, display_path
-from cascade.resources import find_root
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.resources import find_root
 
 
 def personas_list() -> int:

@@ -11,16 +11,16 @@ from msgspec import Struct
 
 from cascade.commands.explain import asks_per_turn
 from cascade.config.personas import load_personas
-from cascade.errors import CascadeError, display_path
-from cascade.loop.governance import open_discussion, resolve
+from cascade.base.errors import CascadeError, display_path
+from cascade.check.governance import open_discussion, resolve
 from cascade.protocol.about import offers
-from cascade.protocol.blocks import reply_budget
+from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, check_option, describe, specialize
 from cascade.protocol.requests import plan as next_wave
-from cascade.resources import find_root
-from cascade.text import printable
+from cascade.base.resources import find_root
+from cascade.base.text import printable
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for

@@ -10,12 +10,12 @@ import shlex
 import sys
 
 from cascade.config.rules import Rule
-from cascade.errors import CascadeError
-from cascade.gitio import git_or_none, index_blobs, repo_root
-from cascade.loop.governance import resolve
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git_or_none, index_blobs, repo_root
+from cascade.check.governance import resolve
 from cascade.loop.hook import gate_items
-from cascade.loop.rules import RuleSet
-from cascade.text import printable
+from cascade.config.ruleset import RuleSet
+from cascade.base.text import printable
 
 
 def _documents(paths: list[str]) -> tuple[dict[str, Rule], RuleSet]:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from cascade.commands._common import ledger_paths
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import index_blobs, repo_root
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import index_blobs, repo_root
 from cascade.ledger.model import DRIFT_REVIEW
-from cascade.loop.attribution import knowing_authors as knowing
-from cascade.loop.governance import open_discussion
+from cascade.check.attribution import knowing_authors as knowing
+from cascade.check.governance import open_discussion
 from cascade.protocol.about import about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
@@ -19,9 +19,9 @@ from cascade.protocol.finding_life import closed_listing, listing
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.summary import gist
 from cascade.protocol.verdict import gate
-from cascade.revision import blob_id
-from cascade.safepath import read_inside
-from cascade.text import json_printable, printable
+from cascade.base.revision import blob_id
+from cascade.base.safepath import read_inside
+from cascade.base.text import json_printable, printable
 
 
 def gate_view(d: Discussion) -> dict[str, Any] | None:
@@ -48,7 +48,7 @@ def gate_view(d: Discussion) -> dict[str, Any] | None:
 
 def knowing_authors(d: Discussion) -> Discussion:
     """A governed ledger as a commit made now would hold it, its decisions and people's votes
-    held to who added them -- as the hook and ``check`` hold them (cascade.loop.attribution)."""
+    held to who added them -- as the hook and ``check`` hold them (cascade.check.attribution)."""
     if not d.governed:
         return d
     try:
@@ -307,7 +307,7 @@ def latest_comments(d: Discussion) -> dict[str, str]:
 def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     """Print the discussions' state. Titles, names, excerpts, reasons come from ledgers
     (written by hand, by models, by older versions): what is printed passes through
-    cascade.text (printable, json_printable), so no control character reaches the terminal."""
+    cascade.base.text (printable, json_printable), so no control character reaches the terminal."""
     found = ledger_paths(paths)
     discussions = [knowing_authors(open_discussion(p)) for p in found]
     for d in discussions:  # surface configuration errors before printing anything

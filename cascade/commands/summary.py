@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 from cascade.commands._common import open_ledger
-from cascade.errors import display_path
+from cascade.base.errors import display_path
 from cascade.protocol.summary import render_summary, summary_path
 
 

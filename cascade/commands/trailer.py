@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import sys
 
-from cascade.errors import CascadeError
-from cascade.gitio import git, index_blobs, read_blobs, repo_root, staged_paths
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git, index_blobs, read_blobs, repo_root, staged_paths
 from cascade.loop.discover import discover
 from cascade.loop.hook import candidates
-from cascade.loop.rules import RuleSet
+from cascade.config.ruleset import RuleSet
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of
 

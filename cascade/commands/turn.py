@@ -4,11 +4,11 @@ import shlex
 
 from cascade.commands.discuss import run_
 from cascade.commands.wave import ask_wave
-from cascade.errors import CascadeError
-from cascade.loop.governance import resolve
+from cascade.base.errors import CascadeError
+from cascade.check.governance import resolve
 from cascade.loop.staging import writing_staged
 from cascade.protocol.pending import requested_turns
-from cascade.text import printable
+from cascade.base.text import printable
 
 
 def turn(path: str, aliases: list[str]) -> int:

@@ -6,11 +6,11 @@ from __future__ import annotations
 import shlex
 import sys
 
-from cascade.errors import display_path
-from cascade.loop.governance import recorded_revision
+from cascade.base.errors import display_path
+from cascade.check.governance import recorded_revision
 from cascade.protocol.requests import next_wave
-from cascade.protocol.run import run
-from cascade.text import printable
+from cascade.run.protocol_run import run
+from cascade.base.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
 from cascade.turns.settings import Settings
 

@@ -1,1 +1,4 @@
-"""Data files and their loaders: personas, protocols, templates (and, later, rules)."""
+"""What a repository configures, read and checked: rule files (which paths a rule governs,
+its panel, protocol and thresholds), personas, protocols' files, templates, declared
+providers; each file kind's schema declared once (cascade.config.schema), a bad value one
+line naming the file and the line."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 from cascade.config.personas import (
     forget_loaded,
     is_alias,
@@ -23,8 +23,8 @@ from cascade.config.personas import (
     normal_name,
 )
 from cascade.config.yamlio import load_yaml
-from cascade.errors import CascadeError, display_path
-from cascade.loop.rules import RULES_FILE, RuleSet
+from cascade.base.errors import CascadeError, display_path
+from cascade.config.ruleset import RULES_FILE, RuleSet
 
 FOLDER = Path(".cascade") / "personas"
 

@@ -11,8 +11,8 @@ from msgspec import Struct
 
 from cascade.config.schema import Bad, Key, read, text, text_lines
 from cascade.config.yamlio import load_yaml
-from cascade.errors import CascadeError
-from cascade.resources import search_path
+from cascade.base.errors import CascadeError
+from cascade.base.resources import search_path
 
 _ALIAS = re.compile(r"[a-z][a-z0-9_]*(?:-[a-z0-9_]+)*\Z")
 TYPES = ("voting", "background")

@@ -29,8 +29,8 @@ from msgspec import Struct
 
 from cascade.config.schema import Bad, Key, read, texts
 from cascade.config.yamlio import LineDict, LineList, items_with_lines, load_yaml, start_line
-from cascade.errors import CascadeError
-from cascade.resources import CONFIG_DIR
+from cascade.base.errors import CascadeError
+from cascade.base.resources import CONFIG_DIR
 
 FILE_NAME = "providers.yml"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]*\Z")

@@ -1,6 +1,6 @@
 """Rules, as a rule file (``.ai-rules.yml``) or a rule preset writes them: the keys of a rule
 and of a rule file, declared (cascade.config.schema), and ``Rule``, one rule read with where it
-stands. Which rule files apply to a path, and which rule governs it: cascade.loop.rules.
+stands. Which rule files apply to a path, and which rule governs it: cascade.config.ruleset.
 
 Reading rules imports only PyYAML: a commit that touches no governed path stays cheap.
 """
@@ -25,9 +25,9 @@ from cascade.config.schema import (
     word,
 )
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
-from cascade.errors import CascadeError
-from cascade.loop.globs import glob_match
-from cascade.resources import LEDGER_SUFFIX
+from cascade.base.errors import CascadeError
+from cascade.config.globs import glob_match
+from cascade.base.resources import LEDGER_SUFFIX
 
 _STATUS_KEYS = {"ready", "reject"}
 DEFAULT_STATUS = {"READY": "Accepted", "REJECT": "Rejected"}

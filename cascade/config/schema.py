@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from cascade.config.yamlio import LineDict, LineList, check_keys, start_line
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 
 # Plain classes here, and no typing: the no-op hook reads the rule files, and importing
 # msgspec for records (and the typing_extensions, inspect, ast... it loads) would cost it

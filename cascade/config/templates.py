@@ -1,7 +1,7 @@
 """Jinja2 templates: discussion bodies and prompts. StrictUndefined: a missing variable is
 an error naming the template, never a silent blank. Jinja2 is imported here only, and only
 when something is rendered. A repository's own template (or one it includes) is read as
-every configuration file is: never through a symbolic link (cascade.safepath.read_config)."""
+every configuration file is: never through a symbolic link (cascade.base.safepath.read_config)."""
 from __future__ import annotations
 
 import functools
@@ -9,9 +9,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from cascade.errors import CascadeError
-from cascade.resources import search_path
-from cascade.safepath import read_config
+from cascade.base.errors import CascadeError
+from cascade.base.resources import search_path
+from cascade.base.safepath import read_config
 
 # Other names a bundled template answers to (seed 002's `--template architecture-decision`),
 # unless a template of that name exists: the repository's own stands.

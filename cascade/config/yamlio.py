@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from cascade.errors import CascadeError
-from cascade.safepath import read_config
+from cascade.base.errors import CascadeError
+from cascade.base.safepath import read_config
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -90,7 +90,7 @@ def load_yaml(path: Path, text: str | None = None) -> object:
 
 def read_text(path: Path) -> str:
     """Read a UTF-8 configuration file (never through a symbolic link, unless bundled:
-    cascade.safepath.read_config); a missing or undecodable file is a one-line error."""
+    cascade.base.safepath.read_config); a missing or undecodable file is a one-line error."""
     try:
         data = read_config(path)
     except FileNotFoundError:

@@ -15,7 +15,7 @@ from typing import Any
 from msgspec import Struct, field
 from msgspec.structs import replace
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.ledger.model import VOTES
 
 _TOLERANCE = 0.005

@@ -6,7 +6,7 @@ Structural lines must start at column 0; a neutralised line gains one leading sp
 markdown renders identically (a paragraph or a thematic break either way).
 
 Every value written -- a comment, an author, a header field, an event, a stamp field -- is
-also made inert first (cascade.text.ledger_text): no control character reaches a ledger, so
+also made inert first (cascade.base.text.ledger_text): no control character reaches a ledger, so
 git always diffs it as text and a terminal that shows it is never driven by it.
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from cascade.ledger.provenance import (
     verify,
     verify_event,
 )
-from cascade.text import ledger_text
+from cascade.base.text import ledger_text
 
 _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 
@@ -36,7 +36,7 @@ _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 def neutralise(text: str, *, untrusted: bool = False) -> str:
     """Make text safe to place inside a comment block.
 
-    - first, controls are made visible and inert (cascade.text.ledger_text): line ends become
+    - first, controls are made visible and inert (cascade.base.text.ledger_text): line ends become
       ``\\n`` (CRLF, and a lone CR as the line break old text means by it, so that every
       piece is checked as a line below); a C0 control or DEL becomes its control picture
       (ESC ``␛``, NUL ``␀``), a C1 control U+FFFD. A picture rather than removal: the review

@@ -1,1 +1,2 @@
-"""The git-native loop: cascading rule files, staged content, the hook and its gate."""
+"""The git-native loop: the hook -- what a commit stages, the ledgers it governs, their turns
+run and their gate -- and a person's decision and the drift review it starts."""

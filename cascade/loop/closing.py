@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cascade import docstatus
-from cascade.atomic import atomic_write
-from cascade.errors import display_path
-from cascade.gitio import git, index_blobs, read_blobs, repo_root
-from cascade.loop.governance import resolve
+from cascade.base import docstatus
+from cascade.base.atomic import atomic_write
+from cascade.base.errors import display_path
+from cascade.base.gitio import git, index_blobs, read_blobs, repo_root
+from cascade.check.governance import resolve
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import record_revision
 from cascade.protocol.verdict import gate
-from cascade.revision import blob_id
-from cascade.safepath import first_link
+from cascade.base.revision import blob_id
+from cascade.base.safepath import first_link
 
 # Status words that say a document is still under discussion: only these are moved.
 OPEN_WORDS = ("proposed", "draft", "open", "pending", "rfc", "wip", "in review", "under review",

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from msgspec.structs import replace
 
-from cascade.gitio import index_blobs, read_blobs
+from cascade.base.gitio import index_blobs, read_blobs
 from cascade.ledger.identity import is_decider
-from cascade.loop import attribution
+from cascade.check import attribution
 from cascade.loop.item import Item, Verdict
 from cascade.protocol.derived import State
 from cascade.protocol.discussion import Discussion

@@ -9,15 +9,15 @@ from pathlib import Path
 from msgspec.structs import replace
 
 from cascade.config.rules import Rule
-from cascade.errors import CascadeError
-from cascade.gitio import SYMLINK_MODE, git, index_entries, read_blobs, tracked
-from cascade.loop.governance import authority as rule_authority
-from cascade.loop.governance import check_shared_ledgers, ledger_rule
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import SYMLINK_MODE, git, index_entries, read_blobs, tracked
+from cascade.check.governance import authority as rule_authority
+from cascade.check.governance import check_shared_ledgers, ledger_rule
 from cascade.loop.item import Item
-from cascade.loop.rules import RuleSet
+from cascade.config.ruleset import RuleSet
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of
-from cascade.safepath import first_link
+from cascade.base.safepath import first_link
 
 
 def find_ledger(root: Path, rule: Rule, doc: str) -> str:

@@ -2,7 +2,7 @@
 governs (cascade.check.drift) and the decision's rule names a persona in ``drift_review:``,
 that persona (its fast tier) is shown the decision and the staged diff of those paths and
 asked whether the change contradicts it: ``CONTRADICTS``, ``CONSISTENT`` or ``UNCLEAR``, and
-why. Its answer is a turn like any other (cascade.protocol.turn): a stamped block appended
+why. Its answer is a turn like any other (cascade.run.step_turn): a stamped block appended
 to the decision's ledger, staged with the commit where that is safe (cascade.loop.staging),
 and shown in the hook's output.
 
@@ -19,11 +19,11 @@ from typing import TextIO
 
 from cascade.check.drift import Decision, decisions
 from cascade.check.gittree import Blobs, Tree
-from cascade.errors import CascadeError
-from cascade.gitio import git, git_or_none, version_at
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git, git_or_none, version_at
 from cascade.ledger.model import DRIFT_REVIEW, Comment
-from cascade.loop.lock import ledger_lock
-from cascade.loop.rules import RuleSet
+from cascade.ledger.lock import ledger_lock
+from cascade.config.ruleset import RuleSet
 from cascade.loop.staging import Stager
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import last_message
@@ -31,10 +31,10 @@ from cascade.protocol.fields import Field
 from cascade.protocol.runstate import Request
 from cascade.protocol.setting import setting_of
 from cascade.protocol.spec import Step
-from cascade.protocol.turn import Wave, import_models, turns
-from cascade.resources import LEDGER_SUFFIX
-from cascade.revision import blob_id
-from cascade.text import printable
+from cascade.run.step_turn import Wave, import_models, turns
+from cascade.base.resources import LEDGER_SUFFIX
+from cascade.base.revision import blob_id
+from cascade.base.text import printable
 from cascade.turns.cache import ReplyCache, cache_dir
 from cascade.turns.display import LineProgress
 from cascade.turns.runner import Shared

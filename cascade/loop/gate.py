@@ -11,10 +11,10 @@ from typing import TextIO
 
 from msgspec.structs import replace
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 from cascade.config import templates
-from cascade.docstatus import document_title
-from cascade.errors import CascadeError
+from cascade.base.docstatus import document_title
+from cascade.base.errors import CascadeError
 from cascade.loop.closing import close as close_one
 from cascade.loop.item import Item, Ran
 from cascade.loop.staging import Stager
@@ -22,10 +22,10 @@ from cascade.protocol.about import WIDTH, about, impasse
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.record import artifact_paths
 from cascade.protocol.requests import due, next_wave
-from cascade.protocol.result import outcome_text
-from cascade.protocol.run import Stepped, run_all
-from cascade.safepath import refuse_links
-from cascade.text import printable
+from cascade.run.run_result import outcome_text
+from cascade.run.protocol_run import Stepped, run_all
+from cascade.base.safepath import refuse_links
+from cascade.base.text import printable
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings

@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 
 from cascade.config.rules import NEVER_GOVERNED, Rule
-from cascade.loop.rules import RuleSet, is_config
-from cascade.resources import LEDGER_SUFFIX, find_root
+from cascade.config.ruleset import RuleSet, is_config
+from cascade.base.resources import LEDGER_SUFFIX, find_root
 
 
 def _relative(root: Path, files: list[str]) -> list[str]:
@@ -63,7 +63,7 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
     """Drop the paths whose staged content is HEAD's (one ``git diff-index`` call), and the
     documents whose staged content is their baseline blob (or differs from it only in its
     status or spacing)."""
-    from cascade.gitio import git_or_none, index_blobs, read_blobs  # subprocess: not for a no-op
+    from cascade.base.gitio import git_or_none, index_blobs, read_blobs  # subprocess: not for a no-op
 
     listed = set(ledgers)
     wanted = [p for p in staged if p in governed or p in listed or is_config(p)]
@@ -81,7 +81,7 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
     baseline_file = root / ".cascade" / "baseline"
     if governed and baseline_file.is_file():
         from cascade.check.baseline import parse  # with docstatus: not on the no-op path
-        from cascade.docstatus import core
+        from cascade.base.docstatus import core
 
         entries = parse(baseline_file.read_text(errors="replace"))
         listed = [p for p in governed if p in entries]
@@ -102,7 +102,7 @@ def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out
     """The commit changes rule files: a staged document HEAD's rules govern stays governed by
     them (a rule change cannot let the document it accompanies through)."""
     from cascade.check.gittree import Blobs, Tree  # a rule change only: not on the no-op path
-    from cascade.errors import CascadeError
+    from cascade.base.errors import CascadeError
 
     try:
         head = Tree(root, "HEAD", Blobs(root))
@@ -136,7 +136,7 @@ def run_hook(files: list[str], out=None) -> int:
         root = find_root()
         staged = _relative(root, files)
     else:
-        from cascade.gitio import repo_root, staged_paths  # a plain git hook: git is asked
+        from cascade.base.gitio import repo_root, staged_paths  # a plain git hook: git is asked
 
         root = repo_root()
         staged = staged_paths(root)
@@ -156,14 +156,14 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
     each stands (the status table): the items, with their verdicts. ``command``: None for the
     hook (it stages inside a commit only); a command a person runs (``cascade review``,
     cascade.commands.review) stages in the real index, as such commands do."""
-    from cascade.gitio import repo_root
+    from cascade.base.gitio import repo_root
     from cascade.loop.decide import decide, status_table  # the ledger layers: not for a no-op
     from cascade.loop.discover import discover
     from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
-    from cascade.loop.lock import ledger_lock
+    from cascade.ledger.lock import ledger_lock
     from cascade.loop.prepare import check_settings, check_staged, prepare
     from cascade.loop.staging import Stager, allowed, artifacts, stage_items
-    from cascade.text import printable
+    from cascade.base.text import printable
 
     root = repo_root(root)
     check_settings(root)  # a bad providers file: exit 2 before anything is written

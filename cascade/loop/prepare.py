@@ -11,13 +11,13 @@ from msgspec.structs import replace
 
 from cascade.check.appendonly import first_edit, is_append
 from cascade.check.merge import merge_problem
-from cascade.docstatus import document_title
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import git, index_blobs, merge_head, read_blobs, version_at
+from cascade.base.docstatus import document_title
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import git, index_blobs, merge_head, read_blobs, version_at
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
 from cascade.ledger.parse import parse
-from cascade.loop.governance import participants_of
+from cascade.check.governance import participants_of
 from cascade.loop.item import Item
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.derived import block_id

@@ -44,13 +44,13 @@ from typing import TextIO
 
 from msgspec.structs import replace
 
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import git, index_blobs, repo_root
-from cascade.loop.governance import inside, open_at
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import git, index_blobs, repo_root
+from cascade.check.governance import inside, open_at
 from cascade.loop.item import Item, Staged
-from cascade.loop.lock import ledger_lock
+from cascade.ledger.lock import ledger_lock
 from cascade.protocol.record import artifact_paths
-from cascade.revision import blob_id
+from cascade.base.revision import blob_id
 
 _ABSENT = ""  # neither in the working tree nor in the index
 PROC = Path("/proc")  # where the parent's command line and start time are read (Linux)
@@ -347,7 +347,7 @@ def _move(stager: Stager, item: Item, extras: list[str], out: TextIO) -> list[st
 
 @contextlib.contextmanager
 def writing_staged(path: str | Path, holder: str):
-    """``cascade.loop.governance.writing``, yielding also a ``Written``: when the block ends
+    """``cascade.check.governance.writing``, yielding also a ``Written``: when the block ends
     without an error, what it wrote is staged where that is safe (``written.line()`` says
     what), the lock still held."""
     ledger, doc, rule = inside(path)

@@ -14,7 +14,7 @@ import re
 
 from msgspec import Struct, field
 
-from cascade.markdown import sentence
+from cascade.base.markdown import sentence
 from cascade.protocol.engine import question
 from cascade.protocol.fields import item_line, items_of, split_list
 from cascade.protocol.panel import persona_name

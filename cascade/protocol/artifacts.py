@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import json
 
-from cascade.atomic import atomic_write
-from cascade.errors import display_path
-from cascade.markdown import cell, nested, sentence
+from cascade.base.atomic import atomic_write
+from cascade.base.errors import display_path
+from cascade.base.markdown import cell, nested, sentence
 from cascade.protocol.fields import column_title, item_line, items_of, sections, split_list
 from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.output import adr_draft, summary
 from cascade.protocol.record import artifact_path
 from cascade.protocol.runstate import Run, Turn
-from cascade.safepath import refuse_links
+from cascade.base.safepath import refuse_links
 
 RESUME_LIMIT = 3000
 

@@ -18,8 +18,8 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from cascade.errors import CascadeError
-from cascade.plugins import load_entry_points
+from cascade.base.errors import CascadeError
+from cascade.base.plugins import load_entry_points
 
 GROUP = "cascade.behaviours"
 REQUIRED = object()  # a parameter without a default

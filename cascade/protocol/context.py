@@ -1,7 +1,7 @@
 """What a step shows a persona besides the turns its visibility lets it see: the pieces its
 ``shows:`` names, each a registered behaviour -- a pure function of the run and the request
 that returns a block's title and text (None: nothing to show). The prompt fences each block
-as material (cascade.protocol.prompt), since a panel's tensions and the turns' references
+as material (cascade.run.step_prompt), since a panel's tensions and the turns' references
 come from the models.
 
 - ``tensions``: the panel's designed tensions (who against whom, on which axis, why);

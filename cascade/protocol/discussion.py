@@ -16,10 +16,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 from cascade.config.personas import Personas
 from cascade.config.yamlio import decode_utf8
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
 from cascade.ledger.growing import Growing
@@ -42,8 +42,8 @@ from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Proto
 from cascade.protocol.panel import panel_of, personas_of
 from cascade.protocol.setting import Setting, setting_of
 from cascade.protocol.state import derivation
-from cascade.resources import LEDGER_SUFFIX
-from cascade.safepath import check_local, open_nofollow
+from cascade.base.resources import LEDGER_SUFFIX
+from cascade.base.safepath import check_local, open_nofollow
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 
@@ -88,7 +88,7 @@ class Discussion:
         self._first_phase: tuple[str | None, list[Any], int, Any] = (None, [], 0, None)
         self._details = details  # False: no markers or mentions (votes and consensus only)
         self._authority = authority  # the governing rule's settings; None: the header's
-        # who added the lines whose author matters (cascade.loop.attribution); None: unknown,
+        # who added the lines whose author matters (cascade.check.attribution); None: unknown,
         # names are taken as written
         self._authors: dict[int, str] | None = None  # with_authors
         self._state: State | None = None
@@ -652,7 +652,7 @@ class Discussion:
         """Read what was appended to the file since it was read (another writer's blocks):
         the state is derived from the file as it is now; appends not saved yet stay, after
         it. A file removed or rewritten meanwhile is an error. A writer that takes the
-        ledger's lock (cascade.loop.lock) after loading calls this before it plans."""
+        ledger's lock (cascade.ledger.lock) after loading calls this before it plans."""
         if self._exists:
             self._catch_up()
 

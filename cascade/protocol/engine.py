@@ -1,6 +1,6 @@
 """Where a step protocol's discussion stands, derived from its ledger alone, and what comes
 next. Pure: no model, no file writes -- the hook, ``check``, ``status``, ``plan`` and the
-runner (cascade.protocol.run) all read the same ``Run`` (its records:
+runner (cascade.run.protocol_run) all read the same ``Run`` (its records:
 cascade.protocol.runstate; the next wave it asks for: cascade.protocol.requests).
 
 A turn is a block cascade wrote for a persona, stamped with its message id ``r{round}-msg-

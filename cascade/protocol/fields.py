@@ -17,7 +17,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol import findings, packet
 from cascade.protocol.behaviours import Registry
 
@@ -268,7 +268,7 @@ def ballot(choices) -> Field:
 FIELD_KINDS.register("ballot", Kind(_parse_ballot, lambda f: _shape_plain(f) + " | null"))
 
 
-# --- references and a panel: read elsewhere (cascade.protocol.run cited, _panel) -----------
+# --- references and a panel: read elsewhere (cascade.run.protocol_run cited, _panel) -----------
 
 def _parse_refs(name, spec, sid, path, line) -> Field:
     # cited message ids: edges of a type (supports, ...), the field's name unless given
@@ -709,6 +709,6 @@ def _findings_shape(f: Field) -> str:
             'resolves>", ...]')
 
 
-# the block shows them numbered on from the ledger's: written by the turn (cascade.protocol.turn)
+# the block shows them numbered on from the ledger's: written by the turn (cascade.run.step_turn)
 FIELD_KINDS.register("findings", Kind(_parse_findings, _findings_shape, _read_findings),
                      traits=("word",))

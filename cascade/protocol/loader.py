@@ -14,11 +14,11 @@ from pathlib import Path
 from msgspec import Struct
 
 from cascade.config.yamlio import check_keys, load_yaml
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol.phasedfile import PHASED_KEYS
 from cascade.protocol.spec import Step, Steps
 from cascade.protocol.specfile import parse_steps
-from cascade.resources import search_path
+from cascade.base.resources import search_path
 
 DEFAULT_PROTOCOL = "phased"  # for `cascade new`
 HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: votes count at once

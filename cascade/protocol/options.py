@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec.structs
 from msgspec import Struct
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol.spec import Steps
 
 OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}

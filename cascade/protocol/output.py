@@ -7,7 +7,7 @@ alone; nothing is written before the outcome, and only the one the synthesis ask
 """
 from __future__ import annotations
 
-from cascade.markdown import cell, nested, sentence
+from cascade.base.markdown import cell, nested, sentence
 from cascade.protocol.fields import split_list
 from cascade.protocol.runstate import Run, Turn
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cascade.config.schema import Bad, Key, flag, raw, read, word
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.fields import ballot, parse_field
 from cascade.protocol.spec import Count, Role, Rounds, Step, Steps

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec.structs
 from msgspec import Struct
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol.behaviours import Param
 from cascade.protocol.context import SHOWS
 from cascade.protocol.fields import FIELD_KINDS, Field, Kind

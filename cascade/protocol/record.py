@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from cascade.markdown import cell, nested, sentence
+from cascade.base.markdown import cell, nested, sentence
 from cascade.protocol.fields import shortlist_table
 from cascade.protocol.finding_life import closed_listing, listing
 from cascade.protocol.graph import mermaid
 from cascade.protocol.runstate import IMPASSE, Run, Turn
-from cascade.resources import LEDGER_SUFFIX
+from cascade.base.resources import LEDGER_SUFFIX
 
 RECORD_SUFFIX = ".record.md"
 # The files a protocol may keep beside its ledger (``artifacts:``), by name.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from cascade.markdown import sentence
+from cascade.base.markdown import sentence
 from cascade.protocol import registry
 from cascade.protocol.runstate import Request, Run
 from cascade.protocol.spec import Step

@@ -2,7 +2,7 @@
 text asks the panel again.
 
 A revision event names the document's blob and path and the *core* of its text
-(cascade.docstatus: the text without its status and spacing). When the core is one the
+(cascade.base.docstatus: the text without its status and spacing). When the core is one the
 ledger already recorded, the review of that revision holds (``same-as=``): a status-line
 edit, a whitespace fix, a rename, or the text going back to what was reviewed before, asks
 nobody. Anything else is a new revision, and (under ``revote_on_change``) a vote reset.
@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from cascade.docstatus import core as text_core
+from cascade.base.docstatus import core as text_core
 from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
 from cascade.protocol.discussion import Discussion
-from cascade.revision import blob_id
+from cascade.base.revision import blob_id
 
 NEW, SAME, MOVED, BACK = "new", "same", "moved", "back"
 KINDS = {

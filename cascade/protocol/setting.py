@@ -21,7 +21,7 @@ from msgspec import Struct
 from cascade.config import templates
 from cascade.config.personas import Personas, load_personas
 from cascade.protocol.loader import Protocol, load_protocol
-from cascade.resources import find_root
+from cascade.base.resources import find_root
 
 
 class Setting(Struct, frozen=True):

@@ -84,7 +84,7 @@ from cascade.config.schema import (
     words,
 )
 from cascade.config.yamlio import LineDict, items_with_lines
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.context import SHOWS
 from cascade.protocol.fields import Field, parse_field

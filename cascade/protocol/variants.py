@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cascade.config.schema import Key, choice, one_of, raw, read, span, value_of, whole, word, words
 from cascade.config.yamlio import LineDict, items_with_lines
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.fields import parse_field
 from cascade.protocol.spec import PHASE_AT, VISIBILITIES, Count, Mode, Phase, Role, Strategy

@@ -1,4 +1,6 @@
-"""Persona turns: who speaks, what they are told, the one seam to the model, and the append.
+"""The model seam: what a persona is told (the prompt, fenced and redacted), the one call to a
+model with its retries and fallbacks (cascade.turns.model), the providers that make the call
+(cascade.turns.providers: one module each), the reply read back, the cache and the budget.
 
-Only the providers that need it (cascade.turns.providers) import litellm, lazily.
+Only the providers that need it import litellm, lazily.
 """

@@ -13,9 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cascade.atomic import atomic_write
-from cascade.errors import CascadeError, os_error_line
-from cascade.gitio import git_dir_or_none
+from cascade.base.atomic import atomic_write
+from cascade.base.errors import CascadeError, os_error_line
+from cascade.base.gitio import git_dir_or_none
 
 VERSION = 1
 

@@ -2,7 +2,7 @@
 the terminal), one plain line per persona when it is done otherwise, then a table.
 
 Everything here can hold text from outside (a persona's or a model's name, an endpoint's error
-message, a note): each line passes through cascade.text.printable as it is made, so none of it
+message, a note): each line passes through cascade.base.text.printable as it is made, so none of it
 can drive the terminal; the only escape sequences written are the live display's own.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import threading
 import time
 from typing import TextIO
 
-from cascade.errors import display_path
-from cascade.text import printable
+from cascade.base.errors import display_path
+from cascade.base.text import printable
 from cascade.turns.replies import streamed_comment
 from cascade.turns.runner import Outcome, Progress
 

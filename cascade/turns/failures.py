@@ -17,7 +17,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.text import shown_url
+from cascade.base.text import shown_url
 from cascade.turns.call import ProviderFailure
 from cascade.turns.keys import key_phrase
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.atomic import atomic_write
+from cascade.base.atomic import atomic_write
 
 
 class Answer(Struct):

@@ -7,7 +7,7 @@ whole request once more; each redaction is reported with the file and line it ca
 Fenced: everything someone else wrote sits in its own block that it cannot close, the system
 prompt says that blocks are material and never instructions, and the role and the task come
 last, outside every block. What every prompt shares -- its opening blocks (``frame``) and
-the last scan (``finish``) -- is here once; every turn's prompt (cascade.protocol.prompt)
+the last scan (``finish``) -- is here once; every turn's prompt (cascade.run.step_prompt)
 is built on it.
 """
 from __future__ import annotations
@@ -20,10 +20,10 @@ import msgspec.structs
 from msgspec import Struct, field
 
 from cascade.config.personas import Persona
-from cascade.errors import display_path
+from cascade.base.errors import display_path
 from cascade.ledger.model import Comment
 from cascade.protocol.discussion import Discussion
-from cascade.safepath import read_config
+from cascade.base.safepath import read_config
 from cascade.turns.redact import redact
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText

@@ -222,8 +222,8 @@ from typing import Any
 from msgspec import Struct
 
 from cascade.config.yamlio import LineDict, check_keys, decode_utf8, items_with_lines, load_yaml
-from cascade.errors import CascadeError
-from cascade.safepath import read_inside
+from cascade.base.errors import CascadeError
+from cascade.base.safepath import read_inside
 
 try:
     import tomllib

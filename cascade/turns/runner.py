@@ -17,14 +17,14 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from cascade.config.personas import Persona
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.ledger.model import FAILURE
 from cascade.protocol.discussion import Discussion
 from cascade.turns.cache import ReplyCache
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
 from cascade.turns.settings import Settings
 
-# A repair restates the reply's form: the one the turn's task asked for (cascade.protocol.prompt).
+# A repair restates the reply's form: the one the turn's task asked for (cascade.run.step_prompt).
 REPAIR = ("Your reply was not a valid JSON object of the required form ({reason}). "
           "Reply again with only the JSON object: {shape}.")
 

@@ -8,8 +8,8 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from cascade.config.providers import ProviderTable, load_providers
-from cascade.env import number
-from cascade.errors import CascadeError
+from cascade.base.env import number
+from cascade.base.errors import CascadeError
 
 MAX_REPLY_BYTES = 4 * 1024 * 1024
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from cascade.errors import CascadeError
-from cascade.gitio import is_ignored
-from cascade.safepath import read_inside, relative
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import is_ignored
+from cascade.base.safepath import read_inside, relative
 from cascade.turns.redact import is_secret_file
 
 

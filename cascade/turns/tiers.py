@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 import os
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
 

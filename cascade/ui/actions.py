@@ -18,9 +18,9 @@ from cascade.api import Runner
 from cascade.commands.advance import advance as advance_command
 from cascade.commands.comment import comment as comment_command
 from cascade.commands.decide import decide as decide_command
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.loop.staging import writing_staged
-from cascade.protocol.result import nothing_to_run, outcome_text
+from cascade.run.run_result import nothing_to_run, outcome_text
 
 _QUIET = threading.Lock()  # one redirect of stdout at a time: they must not interleave
 

@@ -6,8 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from cascade.errors import CascadeError
-from cascade.loop.governance import resolve
+from cascade.base.errors import CascadeError
+from cascade.check.governance import resolve
 
 
 def ui(path: str) -> int:

@@ -162,7 +162,7 @@ class DiscussionScreen(Screen):
 
     def _busy(self) -> bool:
         """This screen's run is writing the ledger: a comment, decision or advance would wait
-        for its end (cascade.loop.lock); the person is told to come back then instead."""
+        for its end (cascade.ledger.lock); the person is told to come back then instead."""
         if self.running:
             self.app.notify("a run is going on: comment, decide or advance when it is done",
                             severity="warning")
@@ -207,7 +207,7 @@ class DiscussionScreen(Screen):
     @work(thread=True, group="actions")
     def _act(self, action, *args) -> None:
         """A comment, decision or advance, off the screen's thread: another process may be
-        writing the ledger, and the action waits for it (cascade.loop.lock)."""
+        writing the ledger, and the action waits for it (cascade.ledger.lock)."""
         code, text = action(self.path, *args)
         self.app.call_from_thread(self._said, code, text)
 

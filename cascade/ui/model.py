@@ -9,13 +9,13 @@ from msgspec import Struct, field
 
 from cascade.commands._common import find_ledgers
 from cascade.commands.status import gate_view, protocol_view, vote_label
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import repo_root
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
-from cascade.loop.governance import LedgerReader, open_discussion
+from cascade.check.governance import LedgerReader, open_discussion
 from cascade.protocol.about import About, about
 from cascade.protocol.finding_life import listing
-from cascade.text import printable
+from cascade.base.text import printable
 
 MARKERS = ("Q:", "DECISION:", "CONCERN:", "TODO:", "DONE:", "ASSIGNED:", "NEXT:")
 FILTERS = ("all", "open", "concluded")  # the browser's status filter, in the order `f` cycles

@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Label, Select, Tex
 
 from cascade.config import persona_files
 from cascade.config.personas import load_personas
-from cascade.errors import CascadeError, display_path
-from cascade.resources import find_root, search_path
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.resources import find_root, search_path
 from cascade.ui.dialog import Dialog
 
 

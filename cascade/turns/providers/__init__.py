@@ -33,8 +33,8 @@ from collections.abc import Awaitable, Callable
 
 from msgspec import Struct
 
-from cascade.errors import CascadeError
-from cascade.plugins import load_entry_points
+from cascade.base.errors import CascadeError
+from cascade.base.plugins import load_entry_points
 from cascade.turns.call import LOCAL_PREFIX, Ask, Route, Target
 from cascade.turns.settings import Settings
 

@@ -31,7 +31,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cascade.text import endpoint_url
+from cascade.base.text import endpoint_url
 from cascade.turns.call import Ask, Route, Target
 from cascade.turns.keys import key_hint, missing_credentials
 from cascade.turns.pricing import Answer, answer

@@ -34,8 +34,8 @@ from typing import Any
 sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import httpx  # noqa: E402
 
-from cascade import __version__
-from cascade.text import shown_url
+from cascade.base.version import __version__
+from cascade.base.text import shown_url
 from cascade.turns.call import ProviderFailure
 from cascade.turns.sessions import SESSION
 

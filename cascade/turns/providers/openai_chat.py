@@ -25,7 +25,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from cascade.text import endpoint_url
+from cascade.base.text import endpoint_url
 from cascade.turns.call import Ask, Completion, Route, Target
 from cascade.turns.keys import key_hint, missing_credentials, openai_key
 from cascade.turns.pricing import Answer, answer

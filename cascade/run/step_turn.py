@@ -1,4 +1,4 @@
-"""One persona's turn in a step protocol's wave: its prompt (cascade.protocol.prompt), its
+"""One persona's turn in a step protocol's wave: its prompt (cascade.run.step_prompt), its
 reply -- from the reply cache, or asked (cascade.turns.runner.ask), with the step's fallback
 for an unreadable or empty one -- and its block, stamped (message id, step, round,
 references, fields) and appended in the ledger's order, gapless."""
@@ -12,9 +12,9 @@ from typing import Any
 import msgspec.structs
 from msgspec import Struct
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol import findings
-from cascade.protocol.blocks import (
+from cascade.run.reply_blocks import (
     ballot_of,
     cited,
     explained,
@@ -26,7 +26,7 @@ from cascade.protocol.blocks import (
     with_sections,
 )
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.prompt import advisory_vote, build_step_prompt, reply_shape
+from cascade.run.step_prompt import advisory_vote, build_step_prompt, reply_shape
 from cascade.protocol.runstate import Request
 from cascade.turns.cache import ReplyCache, prompt_key
 from cascade.turns.call import holds_fields
@@ -217,7 +217,7 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
     fields.update(explained(request, reply))  # why each message was cited, where it says
     verdict = fields.get("verdict")
     vote, said = None, ""
-    if verdict is not None and persona.votes:  # as it was asked (cascade.protocol.blocks)
+    if verdict is not None and persona.votes:  # as it was asked (cascade.run.reply_blocks)
         vote, said = ledger_vote(request.step, verdict)
     elif ballot_of(request.step) is not None and persona.votes and not reply.cut:
         vote = reply.vote  # a phase's vote: the reply's own, or none

@@ -5,7 +5,7 @@ import functools
 import os
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent  # cascade/, this file being in cascade/base/
 # In a wheel the data sits in cascade/_bundled/; in a source checkout, at the repository top.
 _BUNDLED = _PACKAGE / "_bundled"
 _SOURCE = _PACKAGE.parent

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 
 from cascade.config.personas import Persona
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import role_personas
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key

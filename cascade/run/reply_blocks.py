@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from cascade.atomic import atomic_write
-from cascade.errors import display_path
+from cascade.base.atomic import atomic_write
+from cascade.base.errors import display_path
 from cascade.ledger.model import VOTES
-from cascade.markdown import cell, sentence
+from cascade.base.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import (
     FIELD_KINDS,
@@ -27,7 +27,7 @@ from cascade.protocol.record import artifact_path, record_path, render_record
 from cascade.protocol.registry import TARGETS, shared_terms
 from cascade.protocol.runstate import Request, Run
 from cascade.protocol.visibility import VISIBILITIES
-from cascade.safepath import refuse_links
+from cascade.base.safepath import refuse_links
 from cascade.turns.replies import Reply
 
 TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)

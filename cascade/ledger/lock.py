@@ -26,10 +26,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from cascade.env import number
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import git
-from cascade.text import printable
+from cascade.base.env import number
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import git
+from cascade.base.text import printable
 
 try:
     import fcntl

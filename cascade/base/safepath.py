@@ -21,8 +21,8 @@ import os
 import posixpath
 from pathlib import Path
 
-from cascade.errors import CascadeError
-from cascade.resources import is_bundled
+from cascade.base.errors import CascadeError
+from cascade.base.resources import is_bundled
 
 __all__ = ["relative", "first_link", "refuse_links", "read_inside", "check_local", "open_nofollow",
            "read_config", "refuse_outside", "LINK_HINT"]

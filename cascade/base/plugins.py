@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 
 
 def trusted_paths() -> list[str]:

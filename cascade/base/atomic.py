@@ -6,8 +6,8 @@ import os
 import tempfile
 from pathlib import Path
 
-from cascade.errors import CascadeError
-from cascade.safepath import LINK_HINT
+from cascade.base.errors import CascadeError
+from cascade.base.safepath import LINK_HINT
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None, *,

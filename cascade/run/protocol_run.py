@@ -14,19 +14,19 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from cascade.errors import CascadeError
-from cascade.gitio import next_author
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import next_author
 from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.protocol.artifacts import resume_context, write_artifacts
-from cascade.protocol.blocks import TOOL, record_time, table, write_record
+from cascade.run.reply_blocks import TOOL, record_time, table, write_record
 from cascade.protocol.discussion import Discussion, is_transition
 from cascade.protocol.engine import question
 from cascade.protocol.registry import TRIGGERS
 from cascade.protocol.requests import asked, plan
-from cascade.protocol.result import Result
+from cascade.run.run_result import Result
 from cascade.protocol.runstate import Run
-from cascade.protocol.turn import Wave, import_models, turns
-from cascade.revision import blob_id
+from cascade.run.step_turn import Wave, import_models, turns
+from cascade.base.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir
 from cascade.turns.runner import Outcome, Progress, Shared, record_failure
 from cascade.turns.sessions import session
@@ -46,7 +46,7 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
     At a decision point: ``auto`` takes the recommended choice (a NEXT event says it was
     taken automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the
     person; else the run stops there, waiting (``Result.waiting``). Every turn is asked and
-    written alike (cascade.protocol.turn)."""
+    written alike (cascade.run.step_turn)."""
     async with session():
         shared = shared or Shared(settings, progress or Progress())
         source: SourceText | None = None

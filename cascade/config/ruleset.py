@@ -15,8 +15,8 @@ from pathlib import Path
 from cascade.config.rules import RULE_FILE, Rule, parse_rules
 from cascade.config.schema import read
 from cascade.config.yamlio import check_keys, load_yaml, read_text
-from cascade.errors import CascadeError
-from cascade.resources import search_path
+from cascade.base.errors import CascadeError
+from cascade.base.resources import search_path
 
 RULES_FILE = ".ai-rules.yml"
 

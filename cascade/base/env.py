@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 
 
 def number(name: str, default: float | None, kind: type = float,

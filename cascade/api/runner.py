@@ -6,7 +6,7 @@
     result = runner.run(discussion)      # a protocol's next steps (or the pending turns)
 
 The same runs as ``cascade turn`` and ``cascade run``, appended to the ledger and saved, with
-the ledger's lock held as they hold it (cascade.loop.lock): a Discussion loaded earlier is
+the ledger's lock held as they hold it (cascade.ledger.lock): a Discussion loaded earlier is
 brought up to date with its file first, so nobody another writer answered is asked again. A
 model's failure is not an exception: it is a reply with ``status`` "failed" and its
 ``error``, as the commands report it. Bad input (an unknown persona, a step protocol asked
@@ -20,13 +20,13 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from cascade.errors import CascadeError
-from cascade.loop.governance import recorded_revision, resolve, writing
-from cascade.loop.lock import ledger_lock
+from cascade.base.errors import CascadeError
+from cascade.check.governance import recorded_revision, resolve, writing
+from cascade.ledger.lock import ledger_lock
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.pending import Pending, requested_turns
 from cascade.protocol.requests import next_wave
-from cascade.protocol.run import run
+from cascade.run.protocol_run import run
 from cascade.turns.settings import Settings
 
 
@@ -91,7 +91,7 @@ class Runner:
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person
         (``auto``: decision points take their recommended choice, recorded as such, as
-        ``cascade run`` does off a terminal) -- its cascade.protocol.result.Result; for a
+        ``cascade run`` does off a terminal) -- its cascade.run.run_result.Result; for a
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
         with _writing(discussion) as d:
             d.current_phase
@@ -109,7 +109,7 @@ HOLDER = "cascade.Runner (Python API)"
 
 @contextlib.contextmanager
 def _writing(discussion):
-    """The Discussion to run, with its ledger's lock held (cascade.loop.lock): a path is read
+    """The Discussion to run, with its ledger's lock held (cascade.ledger.lock): a path is read
     once the lock is taken; a Discussion given is brought up to date with its file then, so
     whoever another writer answered meanwhile is not asked again."""
     if isinstance(discussion, Discussion):

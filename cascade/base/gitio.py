@@ -16,7 +16,7 @@ from typing import Self
 
 from msgspec import Struct
 
-from cascade.errors import CascadeError
+from cascade.base.errors import CascadeError
 
 
 def git(root: Path | None, *args: str, input: bytes | None = None, check: bool = True,

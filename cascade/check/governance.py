@@ -12,21 +12,21 @@ from pathlib import Path
 
 from cascade.config.personas import load_personas
 from cascade.config.rules import Rule
-from cascade.errors import CascadeError, display_path
-from cascade.gitio import read_blobs, repo_root
+from cascade.base.errors import CascadeError, display_path
+from cascade.base.gitio import read_blobs, repo_root
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.parse import HEADER_BYTES, parse_header
-from cascade.loop.globs import glob_match
-from cascade.loop.lock import ledger_lock
-from cascade.loop.rules import RuleSet
+from cascade.config.globs import glob_match
+from cascade.ledger.lock import ledger_lock
+from cascade.config.ruleset import RuleSet
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.findings import policy_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, Where, check_option, most_rounds, specialize
 from cascade.protocol.setting import setting_of
-from cascade.resources import LEDGER_SUFFIX, find_root
-from cascade.safepath import refuse_outside
+from cascade.base.resources import LEDGER_SUFFIX, find_root
+from cascade.base.safepath import refuse_outside
 
 
 def authority(rule: Rule, *tops: Path) -> Authority:
@@ -213,7 +213,7 @@ def writing(path: str | Path, holder: str):
     """``open_discussion`` for a command that appends (``holder``: which, ``cascade
     comment``): the ledger's lock is taken first and held until the block ends, so the
     Discussion is read after any other writer has finished, and what is planned from it
-    (who is due) is not stale (cascade.loop.lock)."""
+    (who is due) is not stale (cascade.ledger.lock)."""
     ledger, doc, rule = inside(path)
     with ledger_lock(ledger, holder=holder):
         yield open_at(path, ledger, doc, rule)

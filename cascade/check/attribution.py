@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from cascade.errors import CascadeError
-from cascade.gitio import git, merge_head, next_author, version_at
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git, merge_head, next_author, version_at
 from cascade.ledger.model import Comment
 from cascade.protocol.discussion import Discussion
 
@@ -47,7 +47,7 @@ def committed(root: Path, ref: str, path: str, lines: Iterable[int]) -> dict[int
 
 def identity(root: Path) -> str | None:
     """The identity a commit made now is authored as (``Name <email>``), or None: the one
-    cascade.gitio.next_author gives the commands that record a person's text."""
+    cascade.base.gitio.next_author gives the commands that record a person's text."""
     try:
         return next_author(root).ident
     except CascadeError:

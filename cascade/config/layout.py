@@ -27,9 +27,9 @@ import posixpath
 import re
 from collections import Counter
 
-from cascade import docstatus
+from cascade.base import docstatus
 from cascade.config.rules import DEFAULT_STATUS, NEVER_GOVERNED
-from cascade.loop.globs import glob_match
+from cascade.config.globs import glob_match
 
 ADR_DIR_FILE = ".adr-dir"
 KNOWN_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "docs/architecture/decisions",
