@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import history
 from _table import child_env, reference_env, spread, table, usage_in_turns
 
-from cascade.ledger.model import OUTCOME
+from cascade.ledger.records import OUTCOME
 from cascade.ledger.render import render_event
 
 RULES = history.RULES + '    governs: ["src/**"]\n    drift: warn\n'

@@ -378,7 +378,7 @@ def _demo(a) -> int:
          arg("path", nargs="?", default=".", metavar="PATH",
              help="a folder (default: this one) or a ledger"))
 def _ui(a) -> int:
-    from cascade.ui.command import ui
+    from cascade.ui.launch import ui
     return ui(a.path)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import msgspec.structs
 
 from cascade.config.personas import load_personas
-from cascade.ledger.model import SOURCE_REVISION, Comment, Event
+from cascade.ledger.records import SOURCE_REVISION, Comment, Event
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import NONCE, SIG, digest, event_digest, nonce, verify_event
 from cascade.ledger.render import format_fields

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cascade.ledger.consensus import VotingConfig
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.protocol.authority import Authority
-from cascade.protocol.derived import State, block_id
+from cascade.protocol.state import State, block_id
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import record_revision
 from cascade.protocol.setting import setting_of

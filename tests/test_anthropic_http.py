@@ -16,7 +16,7 @@ from fakellm import Fault, hang, http_error, rate_limited, streamed
 from test_hook import DOC, LEDGER, PANEL, RULES  # the loop tests' repository
 
 from cascade import Discussion
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.providers import uses_litellm
 from cascade.turns.settings import Settings
 

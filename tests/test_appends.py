@@ -1,5 +1,5 @@
 """An append reads only what it appends, and the state it derives is the state a fresh parse
-of the whole text derives (cascade.protocol.discussion, cascade.protocol.state.derivation).
+of the whole text derives (cascade.protocol.discussion, cascade.protocol.derivation.derivation).
 
 Each case appends a long seeded run of blocks and events of every kind, one by one, through
 ``Discussion`` -- persona turns (for this revision, another, cut), people's comments and votes,
@@ -18,7 +18,7 @@ import pytest
 
 from cascade.base.errors import CascadeError
 from cascade.ledger.consensus import VotingConfig
-from cascade.ledger.model import (
+from cascade.ledger.records import (
     FAILURE,
     NEXT,
     PERSONA,
@@ -30,7 +30,7 @@ from cascade.ledger.model import (
     VOTE_RESET,
 )
 from cascade.protocol.authority import Authority
-from cascade.protocol.derived import block_id
+from cascade.protocol.state import block_id
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.panel import persona_name
 

@@ -23,7 +23,7 @@ KNOWN_PRIVATE = [
 
 KNOWN_INNER = {  # module: imports inside its functions, to be moved to its top
     "cascade.check.ledgers": 2, "cascade.cli": 1, "cascade.base.plugins": 1,
-    "cascade.turns.replies": 1, "cascade.turns.runner": 1,
+    "cascade.turns.replies": 1, "cascade.turns.asking": 1,
 }
 KNOWN_OVERSIZED: list[str] = [  # functions over 60 lines or 6 parameters: to be taken apart
 ]

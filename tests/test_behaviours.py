@@ -36,7 +36,7 @@ steps:
 """
 PLUGIN = '''\
 """A package's outcome rule: READY when enough members gave a field one value."""
-from cascade.protocol.behaviours import Param, Verdict
+from cascade.protocol.behaviours import Param, Ruling
 from cascade.protocol.registry import OUTCOMES
 
 
@@ -52,7 +52,7 @@ def quorum(run, round_, exit, field, value, share=0.5):
     n = len(run.members)
     enough = bool(n) and len(said) / n >= share
     why = f"{len(said)} of {n} members said {field} {value} in round {round_}"
-    return Verdict("READY" if enough else "CHANGES", why if enough else "only " + why)
+    return Ruling("READY" if enough else "CHANGES", why if enough else "only " + why)
 '''
 
 

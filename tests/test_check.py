@@ -13,8 +13,8 @@ from conftest import REPO, git
 
 from cascade import Discussion
 from cascade.check import ledgers
-from cascade.check.output import _data, _property
-from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
+from cascade.check.formats import _data, _property
+from cascade.ledger.records import SOURCE_REVISION, VOTE_RESET
 from cascade.ledger.parse import parse
 
 DOC = "docs/adr/0001-use-sqlite.md"

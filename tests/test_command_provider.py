@@ -1,4 +1,4 @@
-"""The command provider, asked through the model seam (cascade.turns.model.complete) as the
+"""The command provider, asked through the model seam (cascade.turns.chain.complete) as the
 runner asks it: real programs -- the `llm` CLI with its llm-echo debug plugin, which echoes
 back exactly the prompt and the system prompt it was given, and small Python scripts each
 test writes -- run as a declared provider's ``command:``."""
@@ -17,7 +17,7 @@ import pytest
 from msgspec.structs import replace
 
 from cascade.config.providers import load_file
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.providers.command import EARLIER_END, EARLIER_REPLY
 from cascade.turns.settings import Settings
 

@@ -119,7 +119,7 @@ def test_a_declared_provider_s_password_is_a_credential(fake_llm, tmp_path):
     import asyncio
 
     from cascade.config.providers import ProviderEntry, ProviderTable
-    from cascade.turns.model import ModelError, complete
+    from cascade.turns.chain import ModelError, complete
     from cascade.turns.settings import Settings
 
     base = fake_llm.url.replace("http://", f"http://team:{PASSWORD}@")

@@ -387,7 +387,7 @@ def test_advisory_panel_votes_are_shown_not_counted(make) -> None:
     assert (landed.reached, landed.outcome, landed.reason) == (True, "READY", "1/1 READY")
     blocked = make(pre + rejecting + block("Rob", vote="READY") + block("Ana", vote="REJECT"))
     assert blocked.consensus_result.blocked_by == ["Ana"]  # people's votes still gate
-    from cascade.protocol.summary import render_summary
+    from cascade.protocol.sum_file import render_summary
     summary = render_summary(d)
     assert "| AI-Security | REJECT (advisory) |" in summary
     assert "advisory: only people's votes count" in summary

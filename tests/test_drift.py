@@ -14,7 +14,7 @@ from scripted import Scripted
 from test_check import RULES, commit, review, write
 
 from cascade import Discussion
-from cascade.ledger.model import OUTCOME
+from cascade.ledger.records import OUTCOME
 
 PG = "docs/adr/0001-use-postgres.md"
 PG_LEDGER = "docs/adr/discussions/0001-use-postgres.discussion.md"

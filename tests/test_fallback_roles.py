@@ -190,7 +190,7 @@ def test_bad_models_are_one_line_naming_the_rule_s_file_and_line(loop_repo, fake
 
 def test_complete_tries_the_role_s_fallbacks_then_the_global_ones(fake_llm):
     """The seam itself: ``fallbacks`` first, then CASCADE_FALLBACK_MODELS, each model once."""
-    from cascade.turns.model import complete
+    from cascade.turns.chain import complete
     from cascade.turns.settings import Settings
 
     seen = []

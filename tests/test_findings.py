@@ -25,7 +25,7 @@ from cascade import Discussion
 from cascade.config.rules import SEVERITIES
 from cascade.ledger.parse import parse
 from cascade.protocol import findings as F
-from cascade.ui.model import view  # the UI's discussion view
+from cascade.ui.view_data import view  # the UI's discussion view
 
 pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
 

@@ -31,7 +31,7 @@ from test_hook import (  # noqa: F401  (loop_repo is a fixture)
 )
 
 from cascade import Discussion
-from cascade.ledger.model import SOURCE_REVISION
+from cascade.ledger.records import SOURCE_REVISION
 from cascade.ledger.parse import parse
 
 # These tests follow the hook's hints step by step (git add by git add): staging off.

@@ -18,7 +18,7 @@ from test_hook import DOC, LEDGER, PANEL, RULES, match, reply  # the loop tests'
 
 from cascade import Discussion
 from cascade.base.errors import CascadeError
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.providers import uses_litellm
 from cascade.turns.settings import Settings
 
@@ -123,7 +123,7 @@ def test_a_request_goes_through_httpx_and_never_loads_litellm(fake_llm):
     fake_llm.default(reply("fine", "READY"))
     code = (
         "import asyncio, sys\n"
-        "from cascade.turns import model\n"
+        "from cascade.turns import chain\n"
         "print('SEAM', sorted(n for n in ('httpx', 'httpcore', 'litellm') if n in sys.modules))\n"
         "from cascade.turns.providers import openai_chat as o\n"
         "from cascade.turns.providers.httpclient import Endpoint\n"

@@ -27,7 +27,7 @@ from conftest import REPO, stage_adr
 from fakellm import FakeLLM, Fault, hang, streamed
 from test_hook import DOC, RULES
 
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.providers import anthropic_messages, openai_chat
 from cascade.turns.providers.httpclient import Endpoint
 from cascade.turns.sessions import session

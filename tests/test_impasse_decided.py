@@ -1,6 +1,6 @@
 """An impasse, then a person's decision (`cascade decide`): the decision in force is the
 outcome, and every surface says so from the one answer the state derives
-(cascade.protocol.derived.Conclusion) -- the record's outcome line, `cascade status` (text
+(cascade.protocol.state.Conclusion) -- the record's outcome line, `cascade status` (text
 and --json) and `cascade run` (which starts no more rounds) -- while the impasse stays in
 the history: "impasse at round 3, then decided READY by ... (line L)". Real repositories,
 the real commands and hook, every model call over HTTP to the fake endpoint.

@@ -17,9 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cascade import Discussion
-from cascade.check.output import as_json as check_json
-from cascade.check.output import github, step_summary
-from cascade.check.output import text as check_text
+from cascade.check.formats import as_json as check_json
+from cascade.check.formats import github, step_summary
+from cascade.check.formats import text as check_text
 from cascade.check.report import Notice, Problem, Report
 from cascade.config.personas import Persona
 from cascade.ledger.parse import parse
@@ -28,7 +28,7 @@ from cascade.ledger.render import neutralise, render_comment
 from cascade.base.text import json_printable, ledger_text, printable
 from cascade.turns.display import LineProgress, LiveProgress, closing_table, failure_lines
 from cascade.turns.replies import comment_limit
-from cascade.turns.runner import Outcome
+from cascade.turns.asking import Outcome
 
 LEDGER = "docs/adr/discussions/0001.discussion.md"
 DOC = "docs/adr/0001-use-sqlite.md"

@@ -13,7 +13,7 @@ from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, script  # n
 from test_revisions import NEW_DOC, NEW_LEDGER, accepted, hint  # noqa: F401
 
 from cascade.check.governance import LedgerReader, open_discussion
-from cascade.ui import model
+from cascade.ui import view_data as model
 
 # the `accepted` fixture follows the hook's hints git add by git add (tests/test_revisions.py)
 pytestmark = pytest.mark.usefixtures("hook_stages_nothing")

@@ -384,7 +384,7 @@ def _revise(repo: Path) -> None:
     git(repo, "add", DOC)
 
 
-UI_RUN = ("from pathlib import Path; from cascade.turns.runner import Progress; "
+UI_RUN = ("from pathlib import Path; from cascade.turns.asking import Progress; "
           f"from cascade.ui.actions import run_next; print(run_next(Path({IDEA!r}), Progress()))")
 API_RUN = f"from cascade import Runner; print(len(Runner().run_turn({IDEA!r})))"
 CACHING = "discussions/caching.discussion.md"

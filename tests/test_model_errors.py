@@ -15,7 +15,7 @@ import pytest
 from fakellm import hang, http_error, malformed
 
 from cascade.turns.litellm_loader import litellm_module
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.settings import Settings
 
 KEY_VARS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY",

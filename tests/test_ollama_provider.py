@@ -21,7 +21,7 @@ from test_hook import DOC, RULES
 from cascade.config.providers import ProviderEntry, ProviderTable
 from cascade.protocol.discussion import Discussion
 from cascade.turns import providers
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.settings import Settings
 
 MESSAGES = [{"role": "system", "content": "You review."}, {"role": "user", "content": "hi"}]
@@ -151,7 +151,7 @@ def test_a_review_through_the_hook(repo, ollama):
 
 def test_the_model_seam_names_no_provider():
     """Adding Ollama took one module: the seam (retries, fallbacks) names no provider."""
-    seam = (REPO / "cascade/turns/model.py").read_text().lower()
+    seam = (REPO / "cascade/turns/chain.py").read_text().lower()
     for name in ("ollama", "anthropic", "openai", "litellm", "httpx"):
         assert name not in seam, name
 
@@ -175,7 +175,7 @@ def test_an_installed_package_adds_a_provider(tmp_path):
                                    "Version: 1.0\n")
     (dist / "entry_points.txt").write_text("[cascade.providers]\necho = cascade_echo_provider\n")
     code = ("import asyncio\n"
-            "from cascade.turns.model import complete\n"
+            "from cascade.turns.chain import complete\n"
             "from cascade.turns.settings import Settings\n"
             "done = asyncio.run(complete('echo/any', [{'role': 'user', 'content': 'hi'}], "
             "Settings(retries=0)))\n"

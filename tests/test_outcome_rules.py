@@ -12,7 +12,7 @@ import pytest
 from cascade.ledger.consensus import ConsensusResult, VotingConfig
 from cascade.protocol import registry
 from cascade.protocol.ballot import Ballot, counted, result_of, with_people
-from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.behaviours import Exit, Ruling
 from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.runstate import Run, Turn, draft
@@ -200,7 +200,7 @@ def read(value: str) -> str:
     return value.encode().decode()
 
 
-def verdict_of(rule: str, run: Run, round_: int, exit_: Exit | None = None) -> Verdict:
+def verdict_of(rule: str, run: Run, round_: int, exit_: Exit | None = None) -> Ruling:
     run.terms.names = dict(NAMES)
     run.closing.verdicts = {m: read(v) for m, v in run.closing.verdicts.items()}
     for t in run.turns:
@@ -212,8 +212,8 @@ def verdict_of(rule: str, run: Run, round_: int, exit_: Exit | None = None) -> V
 
 
 @pytest.mark.parametrize("ended, expected", [
-    (True, Verdict("READY", "the rule's reason", {A: "ACCEPT"})),
-    (False, Verdict("IMPASSE", "impasse after 3 rounds (the rule's reason)", {A: "ACCEPT"})),
+    (True, Ruling("READY", "the rule's reason", {A: "ACCEPT"})),
+    (False, Ruling("IMPASSE", "impasse after 3 rounds (the rule's reason)", {A: "ACCEPT"})),
 ])
 def test_exit_explained(ended, expected):
     run = run_of("pcs", verdicts={A: "ACCEPT"})
@@ -221,25 +221,25 @@ def test_exit_explained(ended, expected):
 
 
 @pytest.mark.parametrize("members, verdicts, expected", [
-    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "ACCEPT"}, Verdict(
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "ACCEPT"}, Ruling(
         "READY", "all 3 participants accepted the synthesis in round 2",
         {A: "ACCEPT", B: "ACCEPT", C: "ACCEPT"}, {"ACCEPT": 3, "REJECT": 0})),
-    (ABC, {A: "ACCEPT", B: "REJECT", "visitor": "ACCEPT"}, Verdict(
+    (ABC, {A: "ACCEPT", B: "REJECT", "visitor": "ACCEPT"}, Ruling(
         "IMPASSE", "impasse after 2 rounds (Security Lead rejected the last synthesis; no "
                    "confirmation from pragmatist)",
         {A: "ACCEPT", B: "REJECT"}, {"ACCEPT": 1, "REJECT": 1}, ("Security Lead",))),
-    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, Verdict(
+    (ABC, {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, Ruling(
         "IMPASSE", "impasse after 2 rounds (pragmatist rejected the last synthesis)",
         {A: "ACCEPT", B: "ACCEPT", C: "PARTIAL"}, {"ACCEPT": 2, "REJECT": 1}, (C,))),
-    (ABC, {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, Verdict(  # any other verdict, even one
+    (ABC, {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, Ruling(  # any other verdict, even one
         # sorting before ACCEPT, is against
         "IMPASSE", "impasse after 2 rounds (Security Lead rejected the last synthesis)",
         {A: "ACCEPT", B: "ABSTAIN", C: "ACCEPT"}, {"ACCEPT": 2, "REJECT": 1},
         ("Security Lead",))),
-    (ABC, {A: "ACCEPT", B: "ACCEPT"}, Verdict(
+    (ABC, {A: "ACCEPT", B: "ACCEPT"}, Ruling(
         "IMPASSE", "impasse after 2 rounds (no confirmation from pragmatist)",
         {A: "ACCEPT", B: "ACCEPT"}, {"ACCEPT": 2, "REJECT": 0})),
-    ((), {}, Verdict("IMPASSE", "impasse after 2 rounds (nobody deliberated)", {},
+    ((), {}, Ruling("IMPASSE", "impasse after 2 rounds (nobody deliberated)", {},
                      {"ACCEPT": 0, "REJECT": 0})),
 ])
 def test_all_accept_explained(members, verdicts, expected):
@@ -247,29 +247,29 @@ def test_all_accept_explained(members, verdicts, expected):
 
 
 @pytest.mark.parametrize("verdicts, expected", [
-    ({A: "READY", B: "READY", C: "READY"}, Verdict(
+    ({A: "READY", B: "READY", C: "READY"}, Ruling(
         "READY", "the closing vote after round 3: 3/3 READY", {A: "READY", B: "READY",
                                                                 C: "READY"},
         {"READY": 3, "CHANGES": 0, "REJECT": 0})),
-    ({A: "READY", B: "READY", C: "CHANGES"}, Verdict(
+    ({A: "READY", B: "READY", C: "CHANGES"}, Ruling(
         "READY", "the closing vote after round 3: 2/3 READY", {A: "READY", B: "READY",
                                                                 C: "CHANGES"},
         {"READY": 2, "CHANGES": 1, "REJECT": 0})),
-    ({A: "READY", B: "CHANGES", C: "PARTIAL"}, Verdict(
+    ({A: "READY", B: "CHANGES", C: "PARTIAL"}, Ruling(
         "CHANGES", "the closing vote after round 3: 1 READY, 1 CHANGES, 1 REJECT (not READY: "
                    "Security Lead, pragmatist)",
         {A: "READY", B: "CHANGES", C: "PARTIAL"}, {"READY": 1, "CHANGES": 1, "REJECT": 1},
         ("Security Lead", C))),
-    ({A: "REJECT", B: "REJECT", C: "READY"}, Verdict(
+    ({A: "REJECT", B: "REJECT", C: "READY"}, Ruling(
         "REJECT", "the closing vote after round 3: 1 READY, 2 REJECT (not READY: architect, "
                   "Security Lead)",
         {A: "REJECT", B: "REJECT", C: "READY"}, {"READY": 1, "CHANGES": 0, "REJECT": 2},
         (A, "Security Lead"))),
-    ({A: "READY"}, Verdict(
+    ({A: "READY"}, Ruling(
         "CHANGES", "the closing vote after round 3: 1 READY (no vote: Security Lead, "
                    "pragmatist)",
         {A: "READY"}, {"READY": 1, "CHANGES": 0, "REJECT": 0}, (), ("Security Lead", C))),
-    ({}, Verdict("CHANGES", "the closing vote after round 3: no votes (no vote: architect, "
+    ({}, Ruling("CHANGES", "the closing vote after round 3: no votes (no vote: architect, "
                             "Security Lead, pragmatist)",
                  {}, {"READY": 0, "CHANGES": 0, "REJECT": 0}, (), (A, "Security Lead", C))),
 ])
@@ -279,14 +279,14 @@ def test_thresholds_explained(verdicts, expected):
 
 @pytest.mark.parametrize("members, turns, expected", [
     (ABC, answers(3, architect="SUPPORT", security="STAND-ASIDE", pragmatist="SUPPORT"),
-     Verdict("READY", "consent after round 3", {A: "SUPPORT", B: "STAND-ASIDE", C: "SUPPORT"},
+     Ruling("READY", "consent after round 3", {A: "SUPPORT", B: "STAND-ASIDE", C: "SUPPORT"},
              {"SUPPORT": 2, "STAND-ASIDE": 1, "BLOCK": 0})),
     (ABC, answers(3, architect="SUPPORT", security="BLOCK"),
-     Verdict("CHANGES", "no consent after round 3: BLOCK from Security Lead, pragmatist",
+     Ruling("CHANGES", "no consent after round 3: BLOCK from Security Lead, pragmatist",
              {A: "SUPPORT", B: "BLOCK", C: "BLOCK"}, {"SUPPORT": 1, "STAND-ASIDE": 0,
                                                       "BLOCK": 2},
              ("Security Lead", C))),
-    ((), [], Verdict("CHANGES", "no consent after round 3: nobody deliberated", {},
+    ((), [], Ruling("CHANGES", "no consent after round 3: nobody deliberated", {},
                      {"SUPPORT": 0, "STAND-ASIDE": 0, "BLOCK": 0})),
 ])
 def test_consent_explained(members, turns, expected):
@@ -295,23 +295,23 @@ def test_consent_explained(members, turns, expected):
 
 
 @pytest.mark.parametrize("turns, expected", [
-    ([said("referee", "verdict", verdict="READY")], Verdict(
+    ([said("referee", "verdict", verdict="READY")], Ruling(
         "READY", "the referee's verdict after round 1: READY", {"referee": "READY"},
         {"READY": 1, "CHANGES": 0, "REJECT": 0})),
-    ([said("referee", "verdict", verdict="CHANGES")], Verdict(
+    ([said("referee", "verdict", verdict="CHANGES")], Ruling(
         "CHANGES", "the referee's verdict after round 1: CHANGES", {"referee": "CHANGES"},
         {"READY": 0, "CHANGES": 1, "REJECT": 0}, ("AI-referee",))),
-    ([said("referee", "verdict", verdict="MAYBE")], Verdict(
+    ([said("referee", "verdict", verdict="MAYBE")], Ruling(
         "REJECT", "the referee's verdict after round 1: REJECT", {"referee": "MAYBE"},
         {"READY": 0, "CHANGES": 0, "REJECT": 1}, ("AI-referee",))),
-    ([], Verdict("REJECT", "no referee's verdict after round 1: REJECT", {},
+    ([], Ruling("REJECT", "no referee's verdict after round 1: REJECT", {},
                  {"READY": 0, "CHANGES": 0, "REJECT": 0})),
     # the last verdict given counts, whoever gave it (a referee replaced in the panel)
     ([said("referee", "verdict", verdict="REJECT"), said("judge", "verdict", verdict="READY")],
-     Verdict("READY", "the referee's verdict after round 1: READY", {"judge": "READY"},
+     Ruling("READY", "the referee's verdict after round 1: READY", {"judge": "READY"},
              {"READY": 1, "CHANGES": 0, "REJECT": 0})),
     ([said("referee", "verdict", verdict="REJECT"), said("judge", "verdict", verdict="CHANGES")],
-     Verdict("CHANGES", "the referee's verdict after round 1: CHANGES", {"judge": "CHANGES"},
+     Ruling("CHANGES", "the referee's verdict after round 1: CHANGES", {"judge": "CHANGES"},
              {"READY": 0, "CHANGES": 1, "REJECT": 0}, ("AI-judge",))),  # the last one's name
 ])
 def test_referee_explained(turns, expected):
@@ -401,7 +401,7 @@ def test_the_rule_s_people_settings_over_any_panel_s_verdict(config, result, vot
     ("IMPASSE", False, None)])
 def test_an_outcome_rule_s_verdict_as_the_consensus_the_gate_reads(outcome, reached,
                                                                    counted_as):
-    verdict = Verdict(outcome, "why", {A: "x"}, {"READY": 1}, ("AI-Security",), ("AI-Pragmatist",))
+    verdict = Ruling(outcome, "why", {A: "x"}, {"READY": 1}, ("AI-Security",), ("AI-Pragmatist",))
     got = result_of(verdict, {"AI-Other": "READY"})
     assert (got.reached, got.outcome, got.reason) == (reached, counted_as, "why")
     assert (got.counts, got.blocked_by, got.missing) == ({"READY": 1}, ["AI-Security"],

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.ledger.parse import Reader, parse
 from cascade.protocol.discussion import Discussion
 

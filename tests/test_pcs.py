@@ -269,7 +269,7 @@ def test_a_terminal_shows_one_live_line_per_participant(tmp_path):
 
     from cascade.config.personas import load_personas
     from cascade.turns.display import LiveProgress
-    from cascade.turns.runner import Outcome
+    from cascade.turns.asking import Outcome
 
     registry = load_personas(None)
     stream = io.StringIO()

@@ -11,7 +11,7 @@ from fakellm import http_error
 from cascade.config.personas import Persona
 from cascade.config.providers import load_providers
 from cascade.turns import providers
-from cascade.turns.model import complete
+from cascade.turns.chain import complete
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for
 

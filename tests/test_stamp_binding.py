@@ -28,7 +28,7 @@ from test_revisions import NEW_DOC, NEW_LEDGER, hint
 from test_trust import accepted, block_text
 
 from cascade import Discussion
-from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
+from cascade.ledger.records import SOURCE_REVISION, VOTE_RESET
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import FOREIGN, bound_to, ledger_id
 from cascade.ledger.provenance import LEDGER as BOUND

@@ -1,4 +1,4 @@
-"""A streamed reply, both ways to a model (seam: cascade.turns.model.complete): plain HTTP
+"""A streamed reply, both ways to a model (seam: cascade.turns.chain.complete): plain HTTP
 for openai/ models, litellm's stream=True for the rest (here forced with CASCADE_HTTP=
 litellm) -- the pieces arrive in order, in several calls, and the whole reply, the usage and
 the model that answered are what a non-streamed call gives."""
@@ -10,7 +10,7 @@ import json
 import pytest
 from fakellm import streamed
 
-from cascade.turns.model import complete
+from cascade.turns.chain import complete
 from cascade.turns.settings import Settings
 
 REPLY = json.dumps({"comment": "A reply long enough to come in several chunks of text, "
@@ -40,7 +40,7 @@ def test_a_streamed_reply_arrives_in_pieces_and_whole(fake_llm, monkeypatch, htt
 def test_a_stream_that_fails_is_retried_and_said_like_any_failure(fake_llm, monkeypatch):
     from fakellm import http_error
 
-    from cascade.turns.model import ModelError
+    from cascade.turns.chain import ModelError
 
     monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
     monkeypatch.setenv("CASCADE_BACKOFF", "0.01")

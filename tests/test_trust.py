@@ -30,7 +30,7 @@ from test_hook import (  # noqa: F401  (loop_repo is a fixture)
 
 from cascade import Discussion
 from cascade.ledger.parse import parse
-from cascade.protocol.derived import block_id
+from cascade.protocol.state import block_id
 
 # These tests follow the hook's hints step by step (git add by git add): staging off.
 pytestmark = pytest.mark.usefixtures("hook_stages_nothing")

@@ -16,7 +16,7 @@ from test_terminal import Tmux
 
 from cascade import Discussion
 from cascade.ui.app import BrowserScreen, CascadeApp
-from cascade.ui.discussion import DiscussionScreen
+from cascade.ui.discussion_screen import DiscussionScreen
 
 TOPIC = "Add user authentication"
 
@@ -342,7 +342,7 @@ async def test_an_answer_not_understood_is_said_with_the_choices(ui_repo, cli, f
 
 @pytest.mark.anyio
 async def test_the_persona_manager_adds_from_a_file_and_a_form_and_removes(ui_repo):
-    from cascade.ui.personas import PersonasScreen
+    from cascade.ui.persona_screen import PersonasScreen
 
     (ui_repo / "dba.yml").write_text("name: AI-DBA\nrole: Database Specialist\npersonality: "
                                      "You review migrations.\ntype: voting\n")
@@ -461,7 +461,7 @@ async def test_the_browser_is_there_before_the_ledgers_are_read(ui_repo, cli, mo
     the screen's thread (held back here until the test lets it go)."""
     import threading
 
-    from cascade.ui import model
+    from cascade.ui import view_data as model
 
     release, read = threading.Event(), model.row
 
@@ -492,7 +492,7 @@ async def test_the_rows_in_view_are_read_first_and_the_rest_as_one_scrolls(ui_re
     the person scrolls to are read before the ones in between."""
     import threading
 
-    from cascade.ui import model
+    from cascade.ui import view_data as model
 
     source = (ui_repo / LEDGER).read_text()
     for i in range(80):

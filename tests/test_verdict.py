@@ -21,15 +21,15 @@ from hypothesis import strategies as st
 from ledgers import stamped_event
 
 from cascade.check.documents import Governed, judge
-from cascade.check.findings import place
+from cascade.check.annotations import place
 from cascade.check.ledgers import Job, evaluate
-from cascade.check.output import github, sarif, step_summary
+from cascade.check.formats import github, sarif, step_summary
 from cascade.check.report import Report
 from cascade.config.rules import Rule
 from cascade.ledger.consensus import VotingConfig
-from cascade.ledger.model import SOURCE_REVISION
+from cascade.ledger.records import SOURCE_REVISION
 from cascade.ledger.render import render_comment
-from cascade.loop.decide import open_items
+from cascade.loop.hook_verdict import open_items
 from cascade.loop.item import Item
 from cascade.protocol import findings as F
 from cascade.protocol.authority import Authority

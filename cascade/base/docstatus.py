@@ -15,7 +15,7 @@ bullet a path), a ``Governs: a, b`` line or bullet in the header block, or a tab
 ``core()`` is what a review is about: the text without its status and without spacing
 differences (runs of spaces, trailing spaces, runs of blank lines; indentation is kept: it is
 markdown's structure). Two revisions with the same core differ only in their status or
-their spacing; a review of one holds for the other (cascade.protocol.state). Re-wrapping a
+their spacing; a review of one holds for the other (cascade.protocol.derivation). Re-wrapping a
 paragraph changes the core: it may change what a list or a table says, so it is reviewed.
 
 Pure functions on text; nothing here imports more than ``re`` and ``hashlib``.

@@ -1,7 +1,7 @@
 """Who added a line of a ledger: the author of the commit that added it.
 
 A person's decision, and a person's vote that counts toward ``human_required``, count only when
-the commit that added them is that person's (cascade.protocol.state.derive, ``authors``). In a
+the commit that added them is that person's (cascade.protocol.derivation.derive, ``authors``). In a
 committed ledger that is ``git blame``; in a ledger a commit is about to hold (the hook, and
 ``status`` on the working tree), the lines HEAD already has are blamed at HEAD, the lines a
 merge in progress brings from the other side are blamed there, and the rest are what the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, merge_head, next_author, version_at
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.protocol.discussion import Discussion
 
 

@@ -1,6 +1,6 @@
 """Governed documents at the checked commit, their ledgers, and the gate's verdict on each.
 
-The verdict is the hook's (cascade.protocol.state.gate) applied to committed content, under the
+The verdict is the hook's (cascade.protocol.derivation.gate) applied to committed content, under the
 authority of the rule that governs the document: the ledger must exist, must have reviewed
 the committed revision of the document (its last ``SOURCE-REVISION`` is the document's blob
 id), and must be at consensus READY for it (or a person allowed to decide decided READY).
@@ -13,7 +13,7 @@ from msgspec import Struct
 
 from cascade.check.gittree import Tree
 from cascade.check.ledgers import LedgerState
-from cascade.check.report import Problem, Verdict
+from cascade.check.report import Problem, DocumentVerdict
 from cascade.config.precommit import CONFIG, hook_filter
 from cascade.config.rules import NEVER_GOVERNED, Rule
 from cascade.base.docstatus import core
@@ -86,7 +86,7 @@ def _how_to_review(doc: str, tree: Tree | None) -> str:
 
 
 def judge(item: Governed, state: LedgerState | None, where: str,
-          tree: Tree | None = None, baseline=None) -> tuple[Verdict, list[Problem]]:
+          tree: Tree | None = None, baseline=None) -> tuple[DocumentVerdict, list[Problem]]:
     """The gate's verdict on one governed document; the problems when it blocks. A document
     the adoption baseline vouches for (cascade.check.baseline) needs no ledger."""
     doc, ledger = item.doc, item.ledger
@@ -96,15 +96,17 @@ def judge(item: Governed, state: LedgerState | None, where: str,
         what = "document" if links[0] == doc else "ledger"
         reason = (f"the {what} {links[0]} is a symbolic link: cascade never follows one "
                   "(commit the file itself)")
-        return Verdict(doc, ledger, False, reason), [Problem(links[0], 1, reason, "symlink")]
+        return (DocumentVerdict(doc, ledger, False, reason),
+                [Problem(links[0], 1, reason, "symlink")])
     if baseline is not None and tree is not None and baseline.vouches(doc, tree.files.get(doc)):
-        return Verdict(doc, ledger, True, LEGACY), []
+        return DocumentVerdict(doc, ledger, True, LEGACY), []
     if state is None:
         reason = (f"governed by rule {item.rule.name!r} ({where}) but its ledger {ledger} is "
                   f"not committed: {_how_to_review(doc, tree)}")
-        return Verdict(doc, ledger, False, reason), [Problem(doc, 1, reason, "missing-ledger")]
+        return (DocumentVerdict(doc, ledger, False, reason),
+                [Problem(doc, 1, reason, "missing-ledger")])
     if state.error or state.config_error:
-        return Verdict(doc, ledger, False, "ledger does not parse"), []  # reported once
+        return DocumentVerdict(doc, ledger, False, "ledger does not parse"), []  # reported once
     problems = []
     if state.source and state.source != doc and tree is not None and state.source in tree.files:
         reason = (f"the ledger {ledger} names {state.source} as its document, not {doc}: "
@@ -117,9 +119,9 @@ def judge(item: Governed, state: LedgerState | None, where: str,
         if core(tree.data(doc)) != state.core:
             reason = changed_core(doc)
             problems.append(Problem(ledger, state.revision_line, reason, "changed-core"))
-            return Verdict(doc, ledger, False, reason, state.votes), problems
+            return DocumentVerdict(doc, ledger, False, reason, state.votes), problems
     if state.ok:
-        return Verdict(doc, ledger, not problems, state.verdict, state.votes), problems
+        return DocumentVerdict(doc, ledger, not problems, state.verdict, state.votes), problems
     line = {"stale-revision": state.revision_line,
             "no-revision": state.revision_line}.get(state.kind, state.last_line)
     reason = state.verdict
@@ -133,4 +135,4 @@ def judge(item: Governed, state: LedgerState | None, where: str,
     if state.ways_out:
         reason += f"; ways out: {state.ways_out}"
     problems.append(Problem(ledger, line, reason, state.kind or "no-consensus"))
-    return Verdict(doc, ledger, False, reason, state.votes), problems
+    return DocumentVerdict(doc, ledger, False, reason, state.votes), problems

@@ -22,7 +22,7 @@ from msgspec import Struct, field
 
 from cascade.config.yamlio import decode_utf8
 from cascade.base.errors import CascadeError, display_path
-from cascade.ledger.model import SOURCE_REVISION
+from cascade.ledger.records import SOURCE_REVISION
 from cascade.check.attribution import committed
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion

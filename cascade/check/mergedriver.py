@@ -49,7 +49,7 @@ from cascade.check.appendonly import is_append
 from cascade.check.merge import merge_problem
 from cascade.ledger.grammar import is_delimiter, name_of
 from cascade.ledger.meaning import changed_by_append, merge_lost
-from cascade.ledger.model import Comment, Ledger
+from cascade.ledger.records import Comment, Ledger
 from cascade.ledger.parse import parse
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")  # a line with its ending; the parser splits on \n

@@ -35,7 +35,7 @@ class Notice(Struct):
         return {"file": self.file, "line": self.line, "message": self.message}
 
 
-class Verdict(Struct):
+class DocumentVerdict(Struct):
     """The gate's decision for one governed document."""
 
     document: str
@@ -85,7 +85,7 @@ class Report(Struct):
     to_commit: str
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Notice] = field(default_factory=list)
-    verdicts: list[Verdict] = field(default_factory=list)
+    verdicts: list[DocumentVerdict] = field(default_factory=list)
     findings: list[Located] = field(default_factory=list)  # open ones (github, sarif)
     documents: int = 0
     legacy: int = 0  # of the documents: unchanged since adoption, no ledger needed

@@ -22,8 +22,8 @@ from msgspec.structs import replace
 from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
 from cascade.check.documents import LEGACY, Governed, find_ledgers, governed, judge, source_of
-from cascade.check.drift import drift_notices
-from cascade.check.findings import place
+from cascade.check.decision_drift import drift_notices
+from cascade.check.annotations import place
 from cascade.check.gittree import Blobs, Tree, commits, diff, merge_base, resolve
 from cascade.check.history import History
 from cascade.check.ledgers import Job, LedgerState, evaluate_all

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from cascade.base.errors import CascadeError, display_path
-from cascade.ledger.model import OUTCOME
+from cascade.ledger.records import OUTCOME
 from cascade.loop.staging import writing_staged
 from cascade.base.text import printable
 

@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from cascade.check.gittree import is_null_ref
-from cascade.check.output import FORMATS, WITH_FINDINGS
+from cascade.check.formats import FORMATS, WITH_FINDINGS
 from cascade.check.run import run_check
 from cascade.base.gitio import repo_root
 

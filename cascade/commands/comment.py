@@ -7,7 +7,7 @@ from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import next_author
 from cascade.ledger import grammar
 from cascade.ledger.identity import recorded_name
-from cascade.ledger.model import VOTES
+from cascade.ledger.records import VOTES
 from cascade.ledger.parse import parse
 from cascade.ledger.render import render_comment
 from cascade.loop.closing import close_now

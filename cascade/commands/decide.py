@@ -12,7 +12,7 @@ from pathlib import Path
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import Author, git, index_blobs, next_author, repo_root
 from cascade.ledger.identity import same_person
-from cascade.ledger.model import VOTES
+from cascade.ledger.records import VOTES
 from cascade.loop.closing import close_now
 from cascade.loop.staging import writing_staged
 from cascade.run.reply_blocks import record_time, write_record

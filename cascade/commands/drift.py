@@ -1,6 +1,6 @@
 """``cascade drift [PATH...] [--ref REF] [--json]``: the accepted decisions the code has moved
 away from -- for each, the commits since its acceptance that changed the paths it governs
-(cascade.check.drift). Committed state only; no model.
+(cascade.check.decision_drift). Committed state only; no model.
 
 Silent, exit 0, when nothing drifted; else a table per drifted decision and exit 1 (as a
 check that found something: a CI step that only reports drift sets ``continue-on-error``).
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from cascade.check.config import committed_config
-from cascade.check.drift import Decision, drifted
+from cascade.check.decision_drift import Decision, drifted
 from cascade.check.gittree import Blobs, Tree, resolve
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import repo_root

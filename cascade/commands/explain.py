@@ -23,7 +23,7 @@ from cascade.config.rules import NEVER_GOVERNED, Rule
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import repo_root, tracked
 from cascade.ledger.consensus import voting_config
-from cascade.ledger.model import PHASE_TRANSITION, SETTINGS
+from cascade.ledger.records import PHASE_TRANSITION, SETTINGS
 from cascade.loop.discover import find_ledger
 from cascade.config.globs import glob_match
 from cascade.check.governance import authority, check_shared_ledgers, ledger_rule
@@ -46,12 +46,12 @@ from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
 from cascade.turns.tiers import models_for
 
-REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.runner)
+REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.asking)
 
 
 def asks_per_turn(steps) -> int:
     """The most asks one turn can take: a reply that cannot be read is asked once more
-    (cascade.turns.runner); where a step asks findings, a blocking vote given without any is
+    (cascade.turns.asking); where a step asks findings, a blocking vote given without any is
     asked once more as well, and that ask may need its own repair (cascade.run.step_turn)."""
     findings = any(f.kind == "findings" for s in steps.all_steps for f in s.fields)
     return REPAIR_FACTOR * (2 if findings else 1)

@@ -9,7 +9,7 @@ from typing import Any
 from cascade.commands._common import ledger_paths
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import index_blobs, repo_root
-from cascade.ledger.model import DRIFT_REVIEW
+from cascade.ledger.records import DRIFT_REVIEW
 from cascade.check.attribution import knowing_authors as knowing
 from cascade.check.governance import open_discussion
 from cascade.protocol.about import about, impasse
@@ -17,7 +17,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import question
 from cascade.protocol.finding_life import closed_listing, listing
 from cascade.protocol.record import artifact_paths
-from cascade.protocol.summary import gist
+from cascade.protocol.sum_file import gist
 from cascade.protocol.verdict import gate
 from cascade.base.revision import blob_id
 from cascade.base.safepath import read_inside
@@ -83,7 +83,7 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     CHANGES, REJECT, IMPASSE, WAITING, or null while it runs), ``waiting_for`` (the open
     decision point's question, or null) and ``artifacts`` (files beside the ledger);
     ``conclusion``: the outcome in force, and how it came (what the rounds reached, the
-    decision that supersedes it: cascade.protocol.derived.Conclusion)."""
+    decision that supersedes it: cascade.protocol.state.Conclusion)."""
     s = d.state
     run = s.run
     said = s.conclusion

@@ -3,7 +3,7 @@ from __future__ import annotations
 from cascade.base.atomic import atomic_write
 from cascade.commands._common import open_ledger
 from cascade.base.errors import display_path
-from cascade.protocol.summary import render_summary, summary_path
+from cascade.protocol.sum_file import render_summary, summary_path
 
 
 def summary(path: str) -> int:

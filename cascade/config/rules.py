@@ -87,7 +87,7 @@ class Rule:
     tier: str | None  # a protocol with tiers (council): which roles get the strong model
     rounds: int | None  # a step protocol: the rounds a new discussion runs (discuss --rounds)
     governs: tuple[str, ...]  # paths (relative to ``base``) its accepted documents govern,
-    #                           unless a document names its own (cascade.check.drift)
+    #                           unless a document names its own (cascade.check.decision_drift)
     drift: bool  # cascade check warns of the drift of its accepted documents
     drift_review: str | None  # the persona the hook asks about a change to governed paths
     policy: tuple | None  # ((severity, least verdict), ...): what a finding asks of a vote

@@ -16,7 +16,7 @@ from msgspec import Struct, field
 from msgspec.structs import replace
 
 from cascade.base.errors import CascadeError
-from cascade.ledger.model import VOTES
+from cascade.ledger.records import VOTES
 
 _TOLERANCE = 0.005
 PERSONA_VOTES = ("counted", "advisory")

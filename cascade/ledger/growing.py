@@ -2,7 +2,7 @@
 alone, after what was read, and the ledger is what ``parse`` reads from the whole text."""
 from __future__ import annotations
 
-from cascade.ledger.model import Ledger
+from cascade.ledger.records import Ledger
 from cascade.ledger.parse import Reader
 
 

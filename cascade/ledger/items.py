@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from cascade.ledger.model import Comment, Marker
+from cascade.ledger.records import Comment, Marker
 
 _LEADING_MENTIONS = re.compile(r"[ \t]*(?:@[\w.-]+[ \t,:]*)+")
 

@@ -8,7 +8,7 @@ break). These functions compare what the parser reads.
 """
 from __future__ import annotations
 
-from cascade.ledger.model import Comment, Event, Ledger
+from cascade.ledger.records import Comment, Event, Ledger
 
 
 def entry_key(entry: Comment | Event) -> tuple:

@@ -62,7 +62,7 @@ from cascade.ledger.grammar import (
     is_delimiter,
     name_of,
 )
-from cascade.ledger.model import (
+from cascade.ledger.records import (
     EVENT_KINDS,
     PHASE_TRANSITION,
     VOTES,

@@ -32,7 +32,7 @@ import hashlib
 import re
 import secrets
 
-from cascade.ledger.model import Comment, Event, Header
+from cascade.ledger.records import Comment, Event, Header
 
 SIG = "sig"
 NONCE = "n"

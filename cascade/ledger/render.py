@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from cascade.ledger import grammar
-from cascade.ledger.model import VOTES
+from cascade.ledger.records import VOTES
 from cascade.ledger.parse import parse
 from cascade.ledger.provenance import (
     LEDGER,

@@ -1,5 +1,5 @@
 """The hook's drift review: when a commit stages a change to paths an accepted decision
-governs (cascade.check.drift) and the decision's rule names a persona in ``drift_review:``,
+governs (cascade.check.decision_drift) and the decision's rule names a persona in ``drift_review:``,
 that persona (its fast tier) is shown the decision and the staged diff of those paths and
 asked whether the change contradicts it: ``CONTRADICTS``, ``CONSISTENT`` or ``UNCLEAR``, and
 why. Its answer is a turn like any other (cascade.run.step_turn): a stamped block appended
@@ -17,11 +17,11 @@ import shlex
 from pathlib import Path
 from typing import TextIO
 
-from cascade.check.drift import Decision, decisions
+from cascade.check.decision_drift import Decision, decisions
 from cascade.check.gittree import Blobs, Tree
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, git_or_none, version_at
-from cascade.ledger.model import DRIFT_REVIEW, Comment
+from cascade.ledger.records import DRIFT_REVIEW, Comment
 from cascade.ledger.lock import ledger_lock
 from cascade.config.ruleset import RuleSet
 from cascade.loop.staging import Stager
@@ -37,7 +37,7 @@ from cascade.base.revision import blob_id
 from cascade.base.text import printable
 from cascade.turns.cache import ReplyCache, cache_dir
 from cascade.turns.display import LineProgress
-from cascade.turns.runner import Shared
+from cascade.turns.asking import Shared
 from cascade.turns.sessions import session
 from cascade.turns.settings import Settings
 from cascade.turns.sources import read_source

@@ -157,7 +157,7 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
     hook (it stages inside a commit only); a command a person runs (``cascade review``,
     cascade.commands.review) stages in the real index, as such commands do."""
     from cascade.base.gitio import repo_root
-    from cascade.loop.decide import decide, status_table  # the ledger layers: not for a no-op
+    from cascade.loop.hook_verdict import decide, status_table  # the ledger layers: not for a no-op
     from cascade.loop.discover import discover
     from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.ledger.lock import ledger_lock

@@ -3,7 +3,7 @@ verdict (cascade.loop.gate): immutable records, each step returning the item it 
 
 ``Item`` is what discovery finds (the ledger, its document and rule, the problems that
 block it before any call); what the run does to it (``Ran``), what the hook staged of that
-(``Staged``) and the gate's verdict (``Verdict``) are records of their own, replaced
+(``Staged``) and the gate's verdict (``HookVerdict``) are records of their own, replaced
 (``msgspec.structs.replace``) by the step that works them out."""
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class Staged(Struct, frozen=True):
     whole: bool = False  # the ledger and whatever else this run wrote
 
 
-class Verdict(Struct, frozen=True):
+class HookVerdict(Struct, frozen=True):
     text: str = ""
     passed: bool = False
     notes: tuple[str, ...] = ()  # a passing review's open items, for its author to read
@@ -58,4 +58,4 @@ class Item(Struct, frozen=True):
     move_to: str | None = None  # where the ledger belongs now (it is still at ``ledger``)
     ran: Ran = field(default_factory=Ran)
     staged: Staged = field(default_factory=Staged)
-    verdict: Verdict = field(default_factory=Verdict)
+    verdict: HookVerdict = field(default_factory=HookVerdict)

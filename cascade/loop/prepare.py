@@ -15,12 +15,12 @@ from cascade.base.docstatus import document_title
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import git, index_blobs, merge_head, read_blobs, version_at
 from cascade.ledger.meaning import changed_by_append, merge_lost
-from cascade.ledger.model import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
+from cascade.ledger.records import PHASE_TRANSITION, SETTINGS, SOURCE_REVISION
 from cascade.ledger.parse import parse
 from cascade.check.governance import participants_of
 from cascade.loop.item import Item
 from cascade.protocol.authority import settings_fields
-from cascade.protocol.derived import block_id
+from cascade.protocol.state import block_id
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.revisions import KINDS, NEW, record_revision

@@ -20,7 +20,7 @@ from cascade.base.errors import display_path
 from cascade.base.markdown import cell, nested, sentence
 from cascade.protocol.fields import column_title, item_line, items_of, sections, split_list
 from cascade.protocol.graph import graph_json, mermaid
-from cascade.protocol.output import adr_draft, summary
+from cascade.protocol.outcome_document import adr_draft, summary
 from cascade.protocol.record import artifact_path
 from cascade.protocol.runstate import Run, Turn
 from cascade.base.safepath import refuse_links

@@ -6,7 +6,7 @@ from __future__ import annotations
 from msgspec import Struct, field
 
 from cascade.ledger.consensus import VotingConfig, voting_config
-from cascade.ledger.model import SETTINGS, Event, Ledger
+from cascade.ledger.records import SETTINGS, Event, Ledger
 from cascade.ledger.provenance import Replays, ledger_id, verify_event
 from cascade.protocol.findings import Policy
 

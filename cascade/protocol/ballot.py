@@ -2,7 +2,7 @@
 
 A protocol's outcome rule gives the panel's verdict. For a protocol of phases (``review``,
 ``phased``) that verdict is a standing ballot: each voter's latest vote that counts (the
-ballot, gathered by the state's walk: cascade.protocol.state), counted by the protocol's
+ballot, gathered by the state's walk: cascade.protocol.derivation), counted by the protocol's
 outcome rule (``thresholds``). Then the rule's settings about people hold for every
 protocol alike:
 
@@ -19,10 +19,10 @@ import msgspec.structs
 from msgspec import Struct
 
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, calculate_consensus
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.protocol import registry
-from cascade.protocol.behaviours import Exit, Verdict
-from cascade.protocol.derived import Discounted
+from cascade.protocol.behaviours import Exit, Ruling
+from cascade.protocol.state import Discounted
 from cascade.protocol.runstate import draft
 from cascade.protocol.spec import Steps
 
@@ -58,7 +58,7 @@ class Ballot(Struct, frozen=True):
     expected: tuple[str, ...] = ()
 
 
-def counted(steps: Steps, ballot: Ballot, consensus: VotingConfig | None) -> Verdict:
+def counted(steps: Steps, ballot: Ballot, consensus: VotingConfig | None) -> Ruling:
     """The ballot counted by the protocol's outcome rule (a standing ballot: the rule is
     asked as after the last round, its exit having ended the rounds)."""
     run = draft(steps, list(ballot.expected), {}, consensus=consensus,
@@ -66,7 +66,7 @@ def counted(steps: Steps, ballot: Ballot, consensus: VotingConfig | None) -> Ver
     return registry.OUTCOMES.call(steps.outcome, run, 1, Exit(True, "the latest votes"))
 
 
-def result_of(verdict: Verdict, advisory: dict[str, str]) -> ConsensusResult:
+def result_of(verdict: Ruling, advisory: dict[str, str]) -> ConsensusResult:
     """An outcome rule's verdict as the consensus the gate reads: reached on READY or
     REJECT; explained by the rule."""
     reached = verdict.outcome in ("READY", "REJECT")

@@ -215,7 +215,7 @@ class Exit(Struct, frozen=True):
     probed: bool = False
 
 
-class Verdict(Struct, frozen=True):
+class Ruling(Struct, frozen=True):
     """An outcome rule's answer: the outcome (READY, IMPASSE, CHANGES, REJECT) and its
     explanation -- the one place an outcome is explained: status, the record, the hook and
     ``check`` print it. ``counted``: what each member counted as (alias -> verdict);

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from cascade.ledger.consensus import ConsensusResult
 from cascade.ledger.identity import is_decider, same_person
 from cascade.protocol.authority import Authority
-from cascade.protocol.derived import Decision
+from cascade.protocol.state import Decision
 
 
 def in_force(decisions: list[Decision], revision: str | None, reviewed: set[str],

@@ -3,9 +3,9 @@
 State is always derived from the log; the file only ever grows. ``save()`` writes atomically
 (temp file + rename) and refuses to write if the file on disk was rewritten meanwhile. An
 append is read alone, after the text read before it (cascade.ledger.growing), and the state's
-derivation goes on from the entries it had taken (cascade.protocol.state.derivation): appending
+derivation goes on from the entries it had taken (cascade.protocol.derivation.derivation): appending
 costs what is appended, not what the ledger holds. (Over 400 lines: the one API over a ledger
--- load, create, read, append, save -- whose state is derived in cascade.protocol.state and
+-- load, create, read, append, save -- whose state is derived in cascade.protocol.derivation and
 whose markers are read in cascade.ledger.items.)
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from cascade.base.errors import CascadeError
 from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
 from cascade.ledger.growing import Growing
-from cascade.ledger.model import (
+from cascade.ledger.records import (
     DRIFT_REVIEW,
     OUTCOME,
     PHASE_TRANSITION,
@@ -36,12 +36,12 @@ from cascade.ledger.model import (
 from cascade.ledger.provenance import LEDGER, ledger_id
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.protocol.authority import Authority, OwnSettings, header_differences
-from cascade.protocol.derived import STATUS_OF, State
+from cascade.protocol.state import STATUS_OF, State
 from cascade.protocol.findings import Finding
 from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol
 from cascade.protocol.panel import panel_of, personas_of
 from cascade.protocol.setting import Setting, setting_of
-from cascade.protocol.state import derivation
+from cascade.protocol.derivation import derivation
 from cascade.base.resources import LEDGER_SUFFIX
 from cascade.base.safepath import check_local, open_nofollow
 
@@ -93,7 +93,7 @@ class Discussion:
         self._authors: dict[int, str] | None = None  # with_authors
         self._state: State | None = None
         # The derivation of the state, kept with what it was derived under: an append feeds
-        # it the new entries (cascade.protocol.state.derivation)
+        # it the new entries (cascade.protocol.derivation.derivation)
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
         self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
         self._protocols: dict[str, Protocol] = {}  # by name: looked up once per ledger
@@ -242,7 +242,7 @@ class Discussion:
         return str(self._own_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
 
     def _own_settings(self, ledger: Ledger) -> dict[str, object]:
-        """The ledger's own settings (cascade.protocol.state.header_settings), read on from
+        """The ledger's own settings (cascade.protocol.derivation.header_settings), read on from
         those of the entries it began with."""
         entries = ledger.entries
         if self._own is None or not _continues(entries, self._own[1], self._own[2]):
@@ -331,7 +331,7 @@ class Discussion:
 
     @property
     def events(self) -> list[Event]:
-        """The events derive believes (cascade.protocol.state): an event that does not hold, or
+        """The events derive believes (cascade.protocol.derivation): an event that does not hold, or
         a copy, is not among them (``ledger.events`` has every one)."""
         ignored = self.state.ignored
         return [e for e in self.ledger.events if e.line not in ignored]

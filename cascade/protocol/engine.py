@@ -20,7 +20,7 @@ rule reads them.
 """
 from __future__ import annotations
 
-from cascade.ledger.model import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
+from cascade.ledger.records import NEXT, OUTCOME, SOURCE_REVISION, Comment, Event
 from cascade.ledger.provenance import verify
 from cascade.protocol import registry
 from cascade.protocol.ballot import counted as counted_ballot

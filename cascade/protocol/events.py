@@ -1,4 +1,4 @@
-"""The checks of a ledger's events, as its walk meets them (cascade.protocol.state): no
+"""The checks of a ledger's events, as its walk meets them (cascade.protocol.derivation): no
 event is taken on trust. Each is believed only when it carries the tool's stamp, written for
 this ledger (cascade.ledger.provenance.Binding), is no copy of an earlier one, and what it
 claims holds at its place in the ledger -- a new revision of the document (and whether it
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from cascade.ledger.model import (
+from cascade.ledger.records import (
     FAILURE,
     OUTCOME,
     PERSONA,
@@ -26,7 +26,7 @@ from cascade.ledger.model import (
 )
 from cascade.ledger.provenance import verify_event
 from cascade.protocol.authority import header_settings_before
-from cascade.protocol.derived import STATUS_OF, Failure, Unfounded, block_id
+from cascade.protocol.state import STATUS_OF, Failure, Unfounded, block_id
 
 _BLOB = re.compile(r"[0-9a-f]{1,64}\Z")  # a blob id
 _OUTCOMES = ("READY", "REJECT", "CHANGES", "IMPASSE")
@@ -40,7 +40,7 @@ _CHECKS = {
 
 
 class EventChecks:
-    """The event half of the walk (cascade.protocol.state._Walk): its fields are the walk's,
+    """The event half of the walk (cascade.protocol.derivation._Walk): its fields are the walk's,
     and ``verdict_at`` (what the votes before an entry reach) is the walk's own."""
 
     def event(self, index: int, entry: Event) -> None:

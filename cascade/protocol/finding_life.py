@@ -11,7 +11,7 @@ from msgspec.structs import replace
 
 from cascade.config.rules import SEVERITIES  # the most severe first
 from cascade.ledger.identity import is_decider, same_person
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.ledger.provenance import verify
 from cascade.protocol.findings import FIELD, RESOLVED, Finding, decode, resolved_ids
 

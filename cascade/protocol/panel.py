@@ -9,8 +9,8 @@ so that a rerun, ``check`` and ``status`` see the same panel without a model::
 
 The events follow the turn that proposed them, together, each with the tool's stamp: an event
 elsewhere, one not stamped, and a copy of an earlier turn or event are no panel's (as
-cascade.protocol.state.derive does not believe them). A later proposal (the person asked to modify
-the panel, or changed the mode) supersedes them. Each expert becomes a voting persona of that
+cascade.protocol.derivation.derive does not believe them). A later proposal (the person asked
+to modify the panel, or changed the mode) supersedes them. Each expert becomes a voting persona of that
 discussion only (``AI-Database-Expert``, alias ``database-expert``), alongside the registry's.
 
 A proposal is checked, never trusted: ids are made into aliases (lower-case words and
@@ -28,7 +28,7 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from cascade.config.personas import Persona
-from cascade.ledger.model import PERSONA, PROBLEM, TENSION, Comment
+from cascade.ledger.records import PERSONA, PROBLEM, TENSION, Comment
 from cascade.ledger.provenance import Replays, verify, verify_event
 from cascade.protocol.lens import by_topic
 

@@ -17,7 +17,7 @@ from msgspec import Struct
 
 from cascade.config.personas import Persona, Personas
 from cascade.ledger.grammar import is_blank
-from cascade.ledger.model import (
+from cascade.ledger.records import (
     OUTCOME,
     PHASE_TRANSITION,
     SOURCE_REVISION,

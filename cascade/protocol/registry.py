@@ -19,7 +19,7 @@ from typing import Any
 import msgspec.structs
 
 from cascade.ledger.consensus import VotingConfig, calculate_consensus
-from cascade.protocol.behaviours import Exit, Param, Registry, Verdict
+from cascade.protocol.behaviours import Exit, Param, Registry, Ruling
 from cascade.protocol.fields import split_list
 from cascade.protocol.panel import slug
 from cascade.protocol.pending import pending_turns
@@ -34,7 +34,7 @@ _STOP = frozenset("a an and are as at be but by for from has have in is it its o
 TARGETS = Registry("target")
 # when the rounds end: (run, round) -> Exit
 EXITS = Registry("exit rule")
-# the outcome once the rounds (and the after steps) are done: (run, round, exit) -> Verdict
+# the outcome once the rounds (and the after steps) are done: (run, round, exit) -> Ruling
 OUTCOMES = Registry("outcome rule")
 # a decision point's ``when``: (run, round) -> whether it is asked (a reason: why)
 CONDITIONS = Registry("condition")
@@ -389,36 +389,36 @@ def scheduled(run, round_: int) -> Exit:
 # explanation. ``exit``: the last round's exit rule answer.
 
 @OUTCOMES.register("exit")
-def by_exit(run, round_: int, exit: Exit) -> Verdict:
+def by_exit(run, round_: int, exit: Exit) -> Ruling:
     """The exit rule's own verdict: READY when it ended the rounds, IMPASSE when the round
     cap came first (the default outcome of a protocol that names none)."""
     if exit.ends:
-        return Verdict("READY", exit.why, dict(run.closing.verdicts))
-    return Verdict("IMPASSE", f"impasse after {round_} rounds ({exit.why})",
+        return Ruling("READY", exit.why, dict(run.closing.verdicts))
+    return Ruling("IMPASSE", f"impasse after {round_} rounds ({exit.why})",
                    dict(run.closing.verdicts))
 
 
 @OUTCOMES.register("all_accept")
-def all_accept_outcome(run, round_: int, exit: Exit) -> Verdict:
+def all_accept_outcome(run, round_: int, exit: Exit) -> Ruling:
     """READY when every member accepted the last synthesis, else IMPASSE."""
     counted = {m: v for m, v in run.closing.verdicts.items() if m in run.members}
     tally = {"ACCEPT": 0, "REJECT": 0}
     for verdict in counted.values():
         tally["ACCEPT" if verdict == "ACCEPT" else "REJECT"] += 1
     if accepted(run):
-        return Verdict("READY", f"all {len(run.members)} participants accepted the synthesis "
+        return Ruling("READY", f"all {len(run.members)} participants accepted the synthesis "
                                 f"in round {round_}", counted, tally)
     against = tuple(_names(run, (a for a, v in counted.items() if v != "ACCEPT")))
     missing = tuple(_names(run, (a for a in run.members if a not in counted)))
     who = ", ".join(against) + (" rejected the last synthesis" if against else "")
     if missing:
         who += ("; " if who else "") + f"no confirmation from {', '.join(missing)}"
-    return Verdict("IMPASSE", f"impasse after {round_} rounds ({who or 'nobody deliberated'})",
+    return Ruling("IMPASSE", f"impasse after {round_} rounds ({who or 'nobody deliberated'})",
                    counted, tally, against)
 
 
 @OUTCOMES.register("thresholds", traits=("closing_vote",))
-def thresholds(run, round_: int, exit: Exit) -> Verdict:
+def thresholds(run, round_: int, exit: Exit) -> Ruling:
     """The closing vote counted by the discussion's consensus thresholds (seed 002's rule):
     READY or REJECT when reached, else CHANGES. A vote from a turn that did not see the whole
     document does not count, and its member counts as not having voted. A protocol of phases
@@ -429,7 +429,7 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
     result = calculate_consensus(votes, config, expected=run.members)
     outcome = result.outcome if result.reached and result.outcome else "CHANGES"
     if run.steps.phased:  # no closing vote: a standing ballot, each voter's latest vote
-        return Verdict(outcome, result.reason, dict(run.closing.verdicts), dict(result.counts),
+        return Ruling(outcome, result.reason, dict(run.closing.verdicts), dict(result.counts),
                        tuple(_names(run, result.blocked_by)), tuple(_names(run, result.missing)))
     tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
     for verdict in run.closing.verdicts.values():
@@ -437,7 +437,7 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
     against = tuple(_names(run, (a for a, v in run.closing.verdicts.items() if v != "READY")))
     missing = tuple(_names(run, (a for a in run.members if a not in run.closing.verdicts)))
     if outcome == "READY":
-        return Verdict(outcome, f"the closing vote after round {round_}: {tally['READY']}/"
+        return Ruling(outcome, f"the closing vote after round {round_}: {tally['READY']}/"
                                 f"{len(run.members)} READY", dict(run.closing.verdicts), tally)
     why = (f"the closing vote after round {round_}: "
            + (", ".join(f"{n} {v}" for v, n in tally.items() if n) or "no votes"))
@@ -445,12 +445,12 @@ def thresholds(run, round_: int, exit: Exit) -> Verdict:
         why += f" (not READY: {', '.join(against)})"
     if missing:
         why += f" (no vote: {', '.join(missing)})"
-    return Verdict(outcome, why, dict(run.closing.verdicts), tally, against, missing)
+    return Ruling(outcome, why, dict(run.closing.verdicts), tally, against, missing)
 
 
 @OUTCOMES.register("consent", params={
     "field": Param((str,), "consent", "the field that gives SUPPORT, STAND-ASIDE or BLOCK")})
-def consent(run, round_: int, exit: Exit, field: str = "consent") -> Verdict:
+def consent(run, round_: int, exit: Exit, field: str = "consent") -> Ruling:
     """Consent (consensus-driven): READY when no member BLOCKs in the last round's consent
     field (SUPPORT and STAND-ASIDE consent; a missing one is taken as BLOCK), else CHANGES."""
     given = {t.alias: t.fields.get(field, "BLOCK") for t in run.turns
@@ -461,14 +461,14 @@ def consent(run, round_: int, exit: Exit, field: str = "consent") -> Verdict:
         tally[verdict if verdict in tally else "BLOCK"] += 1
     blocked = tuple(_names(run, (a for a, v in counted.items() if v == "BLOCK")))
     if run.members and not blocked:
-        return Verdict("READY", f"consent after round {round_}", counted, tally)
+        return Ruling("READY", f"consent after round {round_}", counted, tally)
     why = (f"no consent after round {round_}: BLOCK from {', '.join(blocked)}" if blocked
            else f"no consent after round {round_}: nobody deliberated")
-    return Verdict("CHANGES", why, counted, tally, blocked)
+    return Ruling("CHANGES", why, counted, tally, blocked)
 
 
 @OUTCOMES.register("referee")
-def referee(run, round_: int, exit: Exit) -> Verdict:
+def referee(run, round_: int, exit: Exit) -> Ruling:
     """The referee's (or meta-arbiter's) structured verdict: READY, CHANGES or REJECT from
     the last fixed-role turn after the rounds that gives one; none given is REJECT."""
     after = {s.id for s in run.steps.after}
@@ -481,7 +481,7 @@ def referee(run, round_: int, exit: Exit) -> Verdict:
     who = _decider(run.steps, given[-1].step if given else None)
     why = (f"the {who}'s verdict after round {round_}: {outcome}" if given
            else f"no {who}'s verdict after round {round_}: REJECT")
-    return Verdict(outcome, why, counted, tally,
+    return Ruling(outcome, why, counted, tally,
                    tuple(t.name for t in given[-1:]) if outcome != "READY" else ())
 
 

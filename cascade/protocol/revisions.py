@@ -6,7 +6,7 @@ A revision event names the document's blob and path and the *core* of its text
 ledger already recorded, the review of that revision holds (``same-as=``): a status-line
 edit, a whitespace fix, a rename, or the text going back to what was reviewed before, asks
 nobody. Anything else is a new revision, and (under ``revote_on_change``) a vote reset.
-The verdict reads the same events (cascade.protocol.state.derive); ``check`` verifies that a
+The verdict reads the same events (cascade.protocol.derivation.derive); ``check`` verifies that a
 committed document's core is the one its ledger recorded.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from cascade.base.docstatus import core as text_core
-from cascade.ledger.model import SOURCE_REVISION, VOTE_RESET
+from cascade.ledger.records import SOURCE_REVISION, VOTE_RESET
 from cascade.protocol.discussion import Discussion
 from cascade.base.revision import blob_id
 

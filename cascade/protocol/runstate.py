@@ -11,7 +11,7 @@ from typing import Any
 
 from msgspec import NODEFAULT, Struct, defstruct, field
 
-from cascade.protocol.behaviours import Exit, Verdict
+from cascade.protocol.behaviours import Exit, Ruling
 from cascade.protocol.options import Options
 from cascade.protocol.spec import Step, Steps
 
@@ -281,7 +281,7 @@ class Run(Reads, Struct, frozen=True):
     turns: list[Turn] = field(default_factory=list)  # of the current revision's run
     messages: int = 0  # message ids used in the whole ledger
     outcome: str | None = None  # READY | IMPASSE, derived from the turns
-    verdict: Verdict | None = None  # the outcome rule's answer (the outcome, explained)
+    verdict: Ruling | None = None  # the outcome rule's answer (the outcome, explained)
     terms: Terms = field(default_factory=Terms)
     progress: Progress = field(default_factory=Progress)
     pauses: Pauses = field(default_factory=Pauses)

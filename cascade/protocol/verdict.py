@@ -16,7 +16,7 @@ import shlex
 from msgspec import Struct
 
 from cascade.base.docstatus import core as text_core
-from cascade.protocol.derived import State
+from cascade.protocol.state import State
 from cascade.protocol.finding_life import open_findings
 from cascade.protocol.findings import VERDICTS, Finding, Policy, least_verdict
 

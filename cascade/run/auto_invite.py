@@ -16,7 +16,7 @@ from cascade.base.errors import CascadeError
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import role_personas
 from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
-from cascade.turns.model import ModelError, complete
+from cascade.turns.chain import ModelError, complete
 from cascade.turns.prompt import Blocks, Prompt, scrubber
 from cascade.turns.replies import ReplyError, parse_reply
 from cascade.turns.tiers import model_for

@@ -16,7 +16,7 @@ from msgspec import Struct, field
 
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import next_author
-from cascade.ledger.model import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
+from cascade.ledger.records import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.protocol.artifacts import resume_context, write_artifacts
 from cascade.run.reply_blocks import TOOL, record_time, table, write_record
 from cascade.protocol.discussion import Discussion, is_transition
@@ -28,7 +28,7 @@ from cascade.protocol.runstate import Run
 from cascade.run.step_turn import Wave, import_models, turns
 from cascade.base.revision import blob_id
 from cascade.turns.cache import ReplyCache, cache_dir
-from cascade.turns.runner import Outcome, Progress, Shared, record_failure
+from cascade.turns.asking import Outcome, Progress, Shared, record_failure
 from cascade.turns.sessions import session
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText, read_source

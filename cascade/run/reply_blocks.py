@@ -8,7 +8,7 @@ import datetime as _dt
 
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import display_path
-from cascade.ledger.model import VOTES
+from cascade.ledger.records import VOTES
 from cascade.base.markdown import cell, sentence
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import (

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from msgspec import Struct, field
 
-from cascade.turns.runner import Outcome
+from cascade.turns.asking import Outcome
 
 
 class Result(Struct):

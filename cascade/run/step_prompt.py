@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from cascade.config import templates
 from cascade.config.personas import Persona
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.protocol.context import SHOWS
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.fields import shape
 from cascade.protocol.finding_life import pending
 from cascade.protocol.runstate import Request
-from cascade.protocol.summary import gist
+from cascade.protocol.sum_file import gist
 from cascade.protocol.visibility import VISIBILITIES
 from cascade.turns.prompt import (
     Frame,

@@ -1,5 +1,5 @@
 """One persona's turn in a step protocol's wave: its prompt (cascade.run.step_prompt), its
-reply -- from the reply cache, or asked (cascade.turns.runner.ask), with the step's fallback
+reply -- from the reply cache, or asked (cascade.turns.asking.ask), with the step's fallback
 for an unreadable or empty one -- and its block, stamped (message id, step, round,
 references, fields) and appended in the ledger's order, gapless."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ from cascade.turns.call import holds_fields
 from cascade.turns.litellm_loader import litellm_module
 from cascade.turns.providers import uses_litellm
 from cascade.turns.replies import Reply, ReplyError, parse_reply
-from cascade.turns.runner import Call, Failed, Outcome, Shared, ask
+from cascade.turns.asking import Call, Failed, Outcome, Shared, ask
 from cascade.turns.settings import Settings
 from cascade.turns.sources import SourceText
 from cascade.turns.tiers import models_for

@@ -1,4 +1,4 @@
-"""What the fallback chain (cascade.turns.model) and a provider (cascade.turns.providers) say
+"""What the fallback chain (cascade.turns.chain) and a provider (cascade.turns.providers) say
 to each other: what is asked, how one provider asks it, what comes back, and how a call fails.
 No import of any client: a run served from the reply cache loads none.
 """

@@ -16,7 +16,7 @@ from typing import TextIO
 from cascade.base.errors import display_path
 from cascade.base.text import printable
 from cascade.turns.replies import streamed_comment
-from cascade.turns.runner import Outcome, Progress
+from cascade.turns.asking import Outcome, Progress
 
 
 def _tokens(o: Outcome) -> str:

@@ -21,7 +21,7 @@ from msgspec import Struct, field
 
 from cascade.config.personas import Persona
 from cascade.base.errors import display_path
-from cascade.ledger.model import Comment
+from cascade.ledger.records import Comment
 from cascade.protocol.discussion import Discussion
 from cascade.base.safepath import read_config
 from cascade.turns.redact import redact

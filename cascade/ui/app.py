@@ -1,6 +1,6 @@
 """``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
-folder, a discussion's view (cascade.ui.discussion: its comments, questions, decisions and
-consensus line, with its actions) and the persona manager (cascade.ui.personas). Works in
+folder, a discussion's view (cascade.ui.discussion_screen: its comments, questions, decisions and
+consensus line, with its actions) and the persona manager (cascade.ui.persona_screen). Works in
 80x24 and over SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
 
 The browser is there first: every ledger below the folder gets a row at once, titled from
@@ -24,8 +24,8 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
-from cascade.ui import model
-from cascade.ui.model import FILTERS, vote_style
+from cascade.ui import view_data
+from cascade.ui.view_data import FILTERS, vote_style
 
 LOAD_BATCH, LOAD_EVERY = 25, 0.2  # rows read before the browser shows them, at most (s)
 ADD_BATCH, ADD_EVERY = 100, 0.05  # rows added to the table after the first screenful, every (s)
@@ -65,7 +65,7 @@ class BrowserScreen(Screen):
         super().__init__()
         self.start = start
         self.which = FILTERS[0]
-        self.rows: list[model.Row] = []
+        self.rows: list[view_data.Row] = []
         self.pending: list[int] = []  # rows kept by the filter, not in the table yet
         self.in_table: set[str] = set()
         self.top = 0  # the first row in view
@@ -95,32 +95,33 @@ class BrowserScreen(Screen):
         the rest by file name); then each read, the rows in view first, off the screen's
         thread: the browser is there before a thousand ledgers are parsed."""
         first = self._first()
-        self.rows = [model.placeholder(p, titled=i < first)
-                     for i, p in enumerate(model.ledgers(self.start))]
+        self.rows = [view_data.placeholder(p, titled=i < first)
+                     for i, p in enumerate(view_data.ledgers(self.start))]
         self._fill()
         self.call_after_refresh(self.painted.set)
         self._load(self.rows)
 
     @work(thread=True, exclusive=True, group="rows")
-    def _load(self, rows: list[model.Row]) -> None:
+    def _load(self, rows: list[view_data.Row]) -> None:
         worker = get_current_worker()
         self.painted.wait(2.0)  # this thread would hold up the first frame
-        ledgers = model.reader(self.start)
+        ledgers = view_data.reader(self.start)
         order = _Order(len(rows))
-        batch: list[tuple[int, model.Row]] = []
+        batch: list[tuple[int, view_data.Row]] = []
         sent = time.monotonic()
         while (index := order.next(self.top if self.which == FILTERS[0] else None,
                                    self.app.size.height)) is not None:
             if worker.is_cancelled:
                 return
-            batch.append((index, model.row(rows[index].path, ledgers)))
+            batch.append((index, view_data.row(rows[index].path, ledgers)))
             if len(batch) >= LOAD_BATCH or time.monotonic() - sent > LOAD_EVERY:
                 self.app.call_from_thread(self._loaded, rows, batch)
                 batch, sent = [], time.monotonic()
         if batch:
             self.app.call_from_thread(self._loaded, rows, batch)
 
-    def _loaded(self, rows: list[model.Row], batch: list[tuple[int, model.Row]]) -> None:
+    def _loaded(self, rows: list[view_data.Row],
+                batch: list[tuple[int, view_data.Row]]) -> None:
         if rows is not self.rows:
             return  # a refresh since: its own rows are loading
         for index, row in batch:
@@ -136,7 +137,7 @@ class BrowserScreen(Screen):
         self._say()
 
     @staticmethod
-    def _cells(r: model.Row) -> tuple:
+    def _cells(r: view_data.Row) -> tuple:
         return r.title, r.protocol, r.where, Text(r.outcome, vote_style(r.outcome)), r.votes
 
     def _fill(self) -> None:
@@ -145,7 +146,7 @@ class BrowserScreen(Screen):
         up the first frame)."""
         self.query_one(DataTable).clear()
         self.in_table = set()
-        self.pending = [i for i, r in enumerate(self.rows) if model.keep(r, self.which)]
+        self.pending = [i for i, r in enumerate(self.rows) if view_data.keep(r, self.which)]
         self._add(self.pending, self._first())
         self._say()
 
@@ -162,10 +163,10 @@ class BrowserScreen(Screen):
             self.set_timer(ADD_EVERY, lambda: self._add(rest, ADD_BATCH))
 
     def _say(self) -> None:
-        shown = sum(1 for r in self.rows if model.keep(r, self.which))
+        shown = sum(1 for r in self.rows if view_data.keep(r, self.which))
         loading = sum(1 for r in self.rows if r.loading)
         self.query_one("#filter", Static).update(
-            f"{shown} of {len(self.rows)} discussions below {model.shown(self.start)}/ "
+            f"{shown} of {len(self.rows)} discussions below {view_data.shown(self.start)}/ "
             f"-- showing {self.which} (f: filter)"
             + (f"; reading {loading} more" if loading else "") if self.rows else
             "No discussions found (looked for *.discussion.md below this folder).")
@@ -209,14 +210,14 @@ class _Order:
 def discussion_screen(path: Path) -> Screen:
     """One discussion's screen. Its module (Textual's widgets, and the run machinery behind
     its actions) is imported when a discussion is first opened, not for the browser."""
-    from cascade.ui.discussion import DiscussionScreen  # Textual screen: not on the browser's path
+    from cascade.ui.discussion_screen import DiscussionScreen  # Textual: not the browser's path
 
     return DiscussionScreen(path)
 
 
 def personas_screen() -> Screen:
     """The persona manager; its module is imported when it is first opened."""
-    from cascade.ui.personas import PersonasScreen  # Textual screen: not on the browser's path
+    from cascade.ui.persona_screen import PersonasScreen  # Textual: not the browser's path
 
     return PersonasScreen()
 

@@ -4,7 +4,7 @@ A provider is a module that registers a ``Provider``: its name, and ``route(targ
 which says how one model of the fallback chain is asked (a ``cascade.turns.call.Route``) or
 why it is not (one line: "no credentials for ..."). Whatever every provider shares --
 retries, the fallback chain, a failure said in one line, credentials scrubbed from what is
-shown, the budget -- is cascade.turns.model's, so a provider only builds its request and
+shown, the budget -- is cascade.turns.chain's, so a provider only builds its request and
 reads its answer.
 
 Built in, each a module of this folder, imported the first time it is asked for (a run

@@ -23,7 +23,7 @@ How it is run:
   line the program wrote on standard error (at most 160 characters). A non-zero exit is
   retried, but for 126 and 127 (the shell's "not executable" / "not found") and an error
   that says "not found"; a program that is not installed is never retried. The chain
-  (cascade.turns.model) scrubs configured credentials from the message and the reply.
+  (cascade.turns.chain) scrubs configured credentials from the message and the reply.
 - A command reports no token counts: its Completion says ``tokens_known=False`` (no count,
   no cost), and the run says so.
 """

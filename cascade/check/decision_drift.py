@@ -29,7 +29,7 @@ from cascade.config.rules import Rule
 from cascade.base.docstatus import find, governs, superseded_by
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import BlobReader, git
-from cascade.ledger.model import OUTCOME
+from cascade.ledger.records import OUTCOME
 from cascade.ledger.parse import parse
 from cascade.config.globs import glob_match
 from cascade.config.ruleset import RULES_FILE, RuleSet

@@ -1,7 +1,7 @@
 """One discussion in the terminal UI: its comments, open questions, decisions, the consensus
 line and who is missing, with its actions -- comment and vote as the git user, run what is
 due with the replies streaming in, advance, decide. Everything it reads comes from
-cascade.ui.model and everything it does goes through cascade.ui.actions (the same functions
+cascade.ui.view_data and everything it does goes through cascade.ui.actions (the same functions
 as the commands); cascade.ui.app opens it, and imports it only then: the run machinery
 behind the actions is not needed for the browser's first screen.
 """
@@ -19,11 +19,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static, TextArea
 
 from cascade.turns.replies import streamed_comment
-from cascade.ui import actions, model
+from cascade.ui import actions, view_data
 from cascade.ui.answer import AnswerScreen
 from cascade.ui.dialog import Dialog
-from cascade.ui.model import MARKERS, vote_style
-from cascade.ui.personas import PersonasScreen
+from cascade.ui.view_data import MARKERS, vote_style
+from cascade.ui.persona_screen import PersonasScreen
 
 VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
                 ("REJECT", "REJECT")]
@@ -93,12 +93,12 @@ class DiscussionScreen(Screen):
 
     def action_refresh(self) -> None:
         try:
-            v = model.view(self.path)
+            v = view_data.view(self.path)
         except Exception as exc:  # noqa: BLE001 - a broken ledger is said, never a crash
             self.query_one("#summary", Static).update(Text(f"cannot read: {exc}", "red"))
             return
         self.view = v
-        self.app.sub_title = f"{model.shown(v.path)}"
+        self.app.sub_title = f"{view_data.shown(v.path)}"
         head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
                              (v.consensus, "green" if "reached," in v.consensus else "yellow"))
         if v.gate:
@@ -136,7 +136,7 @@ class DiscussionScreen(Screen):
             side.append(f" {x}\n")
         self.query_one("#side-text", Static).update(side)
 
-    def _entry(self, e: model.Entry) -> Text:
+    def _entry(self, e: view_data.Entry) -> Text:
         out = Text()
         out.append(e.author, "bold")
         if e.label:

@@ -12,8 +12,8 @@ from msgspec.structs import replace
 from cascade.base.gitio import index_blobs, read_blobs
 from cascade.ledger.identity import is_decider
 from cascade.check import attribution
-from cascade.loop.item import Item, Verdict
-from cascade.protocol.derived import State
+from cascade.loop.item import Item, HookVerdict
+from cascade.protocol.state import State
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import Judgement, gate
@@ -48,44 +48,44 @@ def decide(root: Path, items: list[Item]) -> list[Item]:
     return [replace(item, verdict=_verdict(root, item, blobs, texts)) for item in items]
 
 
-def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, bytes]) -> Verdict:
+def _verdict(root: Path, item: Item, blobs: dict[str, str], texts: dict[str, bytes]) -> HookVerdict:
     add = next_step(item)
     ran = item.ran
     if item.problems:
-        return Verdict(item.problems[0].split(": ", 1)[1])
+        return HookVerdict(item.problems[0].split(": ", 1)[1])
     if ran.discussion is None:
-        return Verdict("not reviewed: fix the problem above first (no model was asked)")
+        return HookVerdict("not reviewed: fix the problem above first (no model was asked)")
     if ran.failures:
-        return Verdict(f"{', '.join(ran.failures)} failed (see above); their votes do not "
+        return HookVerdict(f"{', '.join(ran.failures)} failed (see above); their votes do not "
                        "count: commit again to retry")
     if item.staged.whole:
         return _decide_staged(root, item, texts.get(blobs.get(item.ledger, ""), b""))
     if item.move_to:
-        return Verdict(f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion "
+        return HookVerdict(f"renamed from {shlex.quote(item.renamed_from or '')}: its discussion "
                        f"follows it (recorded in {shlex.quote(item.ledger)}): {add}")
     if ran.created:
-        return Verdict(f"new ledger with the panel's reviews: read it, reply, then {add}")
+        return HookVerdict(f"new ledger with the panel's reviews: read it, reply, then {add}")
     if ran.waiting:
-        return Verdict(f"waiting for a person: {ran.waiting}; answer it, then {add}"
+        return HookVerdict(f"waiting for a person: {ran.waiting}; answer it, then {add}"
                        if ran.appended else f"waiting for a person: {ran.waiting}")
     if ran.closed is not None and not ran.replies:
-        return Verdict(f"{ran.closed.describe(item.doc)}: {add}")
+        return HookVerdict(f"{ran.closed.describe(item.doc)}: {add}")
     if ran.appended and ran.carried and not ran.replies:
-        return Verdict(f"{ran.carried}: the revision is recorded, nobody was asked: {add}")
+        return HookVerdict(f"{ran.carried}: the revision is recorded, nobody was asked: {add}")
     if ran.appended:
         entries = ("1 new entry: read it" if ran.appended == 1
                    else f"{ran.appended} new entries: read them")
-        return Verdict(f"{entries} (git diff {shlex.quote(item.ledger)}), reply, then {add}")
+        return HookVerdict(f"{entries} (git diff {shlex.quote(item.ledger)}), reply, then {add}")
     if item.ledger not in blobs:
-        return Verdict(f"ledger not staged: {add}")
+        return HookVerdict(f"ledger not staged: {add}")
     staged = texts.get(blobs[item.ledger], b"")
     if staged != (root / item.ledger).read_bytes():
-        return Verdict(f"the ledger has unstaged changes: {add}")
+        return HookVerdict(f"the ledger has unstaged changes: {add}")
     verdict, d = _staged_verdict(root, item, staged)
     text = verdict.reason
     if verdict.ways_out(item.doc) and item.doc:
         text += f"; ways out: {verdict.ways_out(item.doc, _deciding(root, item, d.state))}"
-    return Verdict(text, verdict.ok, open_items(item, verdict, d) if verdict.ok else ())
+    return HookVerdict(text, verdict.ok, open_items(item, verdict, d) if verdict.ok else ())
 
 
 def _staged_verdict(root: Path, item: Item, staged: bytes) -> tuple[Judgement, Discussion]:
@@ -151,7 +151,7 @@ def _deciding(root: Path, item: Item, state: State) -> str:
             f"this commit is {me or 'by someone git does not know'})")
 
 
-def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
+def _decide_staged(root: Path, item: Item, staged: bytes) -> HookVerdict:
     """The hook staged what it wrote: the staged ledger decides, in this very commit. Blocked,
     the verdict says in one line why and what to do; after `git commit -a` or `git commit
     <path>` git drops the index the ledger was staged in, so that includes the `git add`."""
@@ -167,19 +167,19 @@ def _decide_staged(root: Path, item: Item, staged: bytes) -> Verdict:
         again, read = "commit again", f"read the replies (staged: git diff --cached {ledger})"
     if item.ran.waiting:
         where = f"({ledger}{'' if dropped else ', staged'})"
-        return Verdict(f"waiting for a person: {item.ran.waiting}; answer it in the ledger "
+        return HookVerdict(f"waiting for a person: {item.ran.waiting}; answer it in the ledger "
                        f"{where}, {again}")
     verdict, d = _staged_verdict(root, item, staged)
     text = verdict.reason
     if verdict.ok:
-        return Verdict(text, True, open_items(item, verdict, d))
+        return HookVerdict(text, True, open_items(item, verdict, d))
     if item.ran.appended:
         text += f": {read}, answer in the ledger, {again}"
     elif dropped:
         text += f": {again.removeprefix('then ')}"
     if verdict.ways_out(item.doc) and item.doc:
         text += f"; ways out: {verdict.ways_out(item.doc, _deciding(root, item, d.state))}"
-    return Verdict(text, False)
+    return HookVerdict(text, False)
 
 
 def _votes(d: Discussion) -> str:

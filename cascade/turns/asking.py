@@ -18,7 +18,7 @@ from msgspec import Struct, field
 
 from cascade.config.personas import Persona
 from cascade.base.errors import CascadeError
-from cascade.ledger.model import FAILURE
+from cascade.ledger.records import FAILURE
 from cascade.protocol.discussion import Discussion
 from cascade.turns.cache import ReplyCache
 from cascade.turns.replies import Reply, ReplyError, comment_limit, parse_reply, too_large
@@ -176,7 +176,7 @@ async def ask(call: Call, model: str, settings: Settings, shared: Shared,
     """Ask ``model`` (then the call's fallbacks, then CASCADE_FALLBACK_MODELS) within the
     run's budget; one repair re-ask, which restates the reply's form (the one asked for).
     Raises ``Failed``."""
-    from cascade.turns import model as seam  # the model seam: off every path that asks none
+    from cascade.turns import chain as seam  # the model seam: off every path that asks none
 
     out, messages, key, fallbacks, shape = (call.out, call.messages, call.key, call.fallbacks,
                                             call.shape)
