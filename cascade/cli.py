@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from cascade.config import protocol_defaults
 from cascade.config.templates import ALIASES as TEMPLATE_ALIASES
 
 VOTES = ("READY", "CHANGES", "REJECT")
@@ -121,7 +122,7 @@ def _aliases(text: str) -> list[str] | None:
          arg("--source", help="the document under review (repository path)"),
          arg("--participants", type=_aliases,
              help="comma-separated persona aliases (default: architect,security,pragmatist)"),
-         arg("--protocol", help="phased (default), review, ..."),
+         arg("--protocol", help=f"a protocol's name (default: {protocol_defaults.NEW})"),
          arg("--output", "-o", help="ledger path (default: discussions/<slug>.discussion.md)"),
          arg("--context", default="", help="text for the Context section"))
 def _new(a) -> int:
@@ -197,9 +198,10 @@ _AUTO = arg("--auto", action="store_true",
 
 
 @command("discuss", "create a ledger for a topic (or a document) and run its protocol "
-                    "(default pcs) to an outcome",
+                    f"(default {protocol_defaults.TOPIC}) to an outcome",
          arg("topic", metavar="TOPIC"),
-         arg("--protocol", default="pcs", help="default: pcs"),
+         arg("--protocol", default=protocol_defaults.TOPIC,
+             help=f"default: {protocol_defaults.TOPIC}"),
          *(arg(f"--{option}", help="(for the protocols that have one)")
            for option in ("mode", "strategy", "flow", "tier")),
          arg("--rounds", type=int, metavar="N",

@@ -71,7 +71,7 @@ class Runner:
         from its steps: ``run`` runs them (naming personas is an error)."""
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
-            if not d.protocol.steps.phased:
+            if not d.protocol.steps.shape.by_name:
                 if participants:
                     raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not "
                                        "by name: use Runner().run(discussion)", d.path)
@@ -95,7 +95,7 @@ class Runner:
         protocol of phases, the pending turns -- their replies (``run_turn``)."""
         with _writing(discussion) as d:
             d.current_phase
-            if d.protocol.steps.phased:  # its one wave: the replies
+            if d.protocol.steps.shape.one_wave:  # its one wave: the replies
                 return self.run_turn(d, progress=progress)
             rule = _rule(d)
             return run(d, self.settings_for(d), progress, source_data=recorded_revision(d),

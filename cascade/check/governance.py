@@ -80,7 +80,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
                      Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
     check_models(rule, protocol)
     if rule.rounds is not None:
-        top = 0 if steps.phased else most_rounds(steps, Options.of_rule(rule))
+        top = most_rounds(steps, Options.of_rule(rule)) if steps.shape.own_rounds else 0
         if not 1 <= rule.rounds <= top:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} runs "
                                + (f"1 to {top} rounds, not {rule.rounds}" if top else
@@ -93,7 +93,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
         if personas.get(alias) is None:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} names an unknown "
                                f"persona {alias!r}", rule.file, rule.line_of("protocol"))
-    if not steps.phased:  # its fixed roles never deliberate; its count (phases: any)
+    if not steps.shape.any_panel:  # its fixed roles never deliberate; its count
         fixed = sorted({r.persona for r in steps.fixed_roles} & set(named))
         if fixed:
             raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "

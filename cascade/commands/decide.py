@@ -97,7 +97,7 @@ def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
         if author is not None:
             _counts_only_from(person, d.path.parent)
         if (decision is not None and decision.by == by and decision.vote == vote
-                and not d.protocol.steps.phased):  # the record says the outcome in force
+                and not d.protocol.steps.shape.standing_ballot):  # the record says the outcome
             record = write_record(d, d.state.run, record_time())
             print(printable(f"Wrote {record}: its outcome is this decision ({vote})"))
         if (doc and revision and decision is not None and decision.by == by

@@ -3,8 +3,9 @@ protocol; ``cascade run PATH`` continues any ledger where its file ends.
 
 Standalone, as the source designs run: no gate, no commit. A step protocol (``pcs``) runs
 round after round to its outcome, or until the run's budget (``CASCADE_MAX_CALLS`` ...)
-or a failed persona stops it -- then ``cascade run`` resumes, asking no one twice. A phase
-protocol (``review``, ``phased``) runs its pending turns, as ``cascade turn`` does.
+or a failed persona stops it -- then ``cascade run`` resumes, asking no one twice. A
+protocol whose run is one wave (its planner asks whoever is due) runs its pending turns, as
+``cascade turn`` does.
 
 Exit codes: 0 consensus (or a phase protocol's turns all answered), 1 impasse, stopped, or a
 persona failed, 2 bad input.
@@ -177,7 +178,7 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
     picked = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
                      chosen.get("tier"), rounds)
     if rounds is not None:
-        top = proto.max_rounds if steps.phased else most_rounds(steps, picked)
+        top = most_rounds(steps, picked) if steps.shape.own_rounds else proto.max_rounds
         if not 1 <= rounds <= top:
             raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
     return _Chosen(proto, specialize(steps, picked), picked, kind,
@@ -209,7 +210,7 @@ def _panel(topic: str, chosen: _Chosen, participants: list[str] | None, auto_inv
     mode = steps.mode
     registry = load_personas(root)
     fixed = {r.persona for r in steps.fixed_roles}
-    count = None if steps.phased else steps.participants  # a protocol of phases: any number
+    count = None if steps.shape.any_panel else steps.participants
     if steps.generated:
         if participants or auto_invite:
             raise CascadeError(f"protocol {proto.name!r} generates its experts from the topic: "
@@ -250,7 +251,7 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
         for alias in recommended:
             registry.require(alias)
         how = "the protocol's own panel, which --participants replaces"
-    elif not steps.phased:  # a step protocol invites by its roles' lenses
+    elif not steps.shape.any_panel:  # a panel of its own: invited by its roles' lenses
         recommended, how, notes = invite(topic, registry, steps, Settings.from_env(root), root)
         for note in notes:
             print(printable(f"note: {note}"))
@@ -287,7 +288,7 @@ def run_(path: str, auto: bool) -> int:
 
 
 def _run_discussion(d, auto: bool, rule=None) -> int:
-    if d.protocol.steps.phased:  # one wave of whoever is due
+    if d.protocol.steps.shape.one_wave:
         return ask_wave(d, str(d.path), rule=rule)
     settings = Settings.from_env(d.root)
     shown = display_path(d.path)

@@ -282,7 +282,7 @@ def _calls(root: Path, rule: Rule, auth, data: dict[str, Any], doc: str | None,
     """What the next review (the hook, on a commit of the document as it is in the working
     tree) would ask: the turns pending once the hook recorded what it records."""
     steps = load_protocol(rule.protocol, root).steps
-    if not steps.phased:  # a step protocol runs its rounds: the most it can ask
+    if steps.shape.own_rounds:  # it runs its rounds: the most it can ask
         return _step_calls(rule, specialize(steps, Options.of_rule(rule)))
     if not data["ledger_exists"]:
         asked = [a for a in rule.participants if personas.get(a).votes]

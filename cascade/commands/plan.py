@@ -56,7 +56,7 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     proto = subject.proto
     out = [f"Protocol {proto.name} ({proto.title})"]
     steps = _specialize(subject, mode, strategy, tier, out)
-    if steps.phased:  # one wave of whoever is due, per run
+    if steps.shape.one_wave:  # one wave of whoever is due, per run
         members = subject.participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
                    "per run (cascade turn)")

@@ -89,7 +89,7 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     said = s.conclusion
     waiting = None
     # a protocol of phases has no rounds; its outcome is its votes' (the consensus)
-    round_ = None if run.steps.phased else run.round
+    round_ = run.round if run.steps.shape.own_rounds else None
     outcome = said.outcome
     if run.deciding and said.decision is None:
         outcome, waiting = "WAITING", question(run)
@@ -163,7 +163,7 @@ def _heading(d: Discussion) -> list[str]:
     view = protocol_view(d)
     run = d.state.run
     said = d.state.conclusion
-    if not run.steps.phased:  # a protocol of phases: its phase and votes, below
+    if run.steps.shape.own_rounds:  # else its phase and votes, below
         where = (f"concluded, {said.said}" if said.outcome else
                  f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
                  else "-")

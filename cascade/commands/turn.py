@@ -14,7 +14,7 @@ from cascade.base.text import printable
 def turn(path: str, aliases: list[str]) -> int:
     with writing_staged(path, "cascade turn") as (d, written):
         d.current_phase  # a ledger naming an unknown phase is a configuration error
-        stepped = not d.protocol.steps.phased  # a protocol of phases asks by name too
+        stepped = not d.protocol.steps.shape.by_name
         if stepped and aliases:
             raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not by name: "
                                f"cascade run {shlex.quote(path)}", d.path)

@@ -1,4 +1,4 @@
-"""One wave of a protocol whose steps are phases (``review``, ``phased``): ask whoever is
+"""One wave of a protocol whose run is one wave (its planner asks whoever is due): ask whoever is
 pending (or the personas named), print their replies' table and where consensus stands.
 ``cascade turn`` and ``cascade run``/``discuss`` on such a protocol both end here."""
 from __future__ import annotations

@@ -27,6 +27,7 @@ from cascade.config.schema import (
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.base.errors import CascadeError
 from cascade.config.globs import glob_match
+from cascade.config import protocol_defaults
 from cascade.base.resources import LEDGER_SUFFIX
 
 _STATUS_KEYS = {"ready", "reject"}
@@ -38,7 +39,7 @@ NEVER_GOVERNED = (LEDGER_SUFFIX, ".sum.md")
 DEFAULT_TEMPLATE = "feature"
 DEFAULT_DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
-DEFAULT_PROTOCOL = "review"
+DEFAULT_PROTOCOL = protocol_defaults.RULE
 
 
 class OnConsensus:

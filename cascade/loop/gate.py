@@ -155,7 +155,7 @@ def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:
         _independence(items[k], s.discussion, settings, out)
     # a protocol of phases asks one wave (named); any other runs its steps to an outcome or
     # a stop (its round)
-    once = [(k, s) for k, s in due_now if s.discussion.protocol.steps.phased]
+    once = [(k, s) for k, s in due_now if s.discussion.protocol.steps.shape.one_wave]
     names = "; ".join([f"{items[k].ledger}: {_names(s.discussion)}" for k, s in once]
                       + [f"{items[k].ledger}: {s.discussion.protocol.title}, round "
                          f"{s.discussion.state.run.round}" for k, s in due_now

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from cascade.config import protocol_defaults
 from cascade.config.yamlio import check_keys, load_yaml
 from cascade.base.errors import CascadeError
 from cascade.protocol.phasedfile import PHASED_KEYS
@@ -20,8 +21,8 @@ from cascade.protocol.spec import Step, Steps
 from cascade.protocol.specfile import parse_steps
 from cascade.base.resources import search_path
 
-DEFAULT_PROTOCOL = "phased"  # for `cascade new`
-HEADERLESS_PROTOCOL = "review"  # for a hand-written ledger with no header: votes count at once
+DEFAULT_PROTOCOL = protocol_defaults.NEW  # for `cascade new`
+HEADERLESS_PROTOCOL = protocol_defaults.HEADERLESS  # a hand-written ledger with no header
 
 _PROTOCOL_KEYS = {"name", "title", "description", "roles", "steps", "rounds", "participants",
                   "outcome", "planner", "artifacts", "modes", "setup", "after", "strategies",

@@ -11,7 +11,7 @@ from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.fields import ballot, parse_field
-from cascade.protocol.spec import Count, Role, Rounds, Step, Steps
+from cascade.protocol.spec import Count, Role, Rounds, Shape, Step, Steps
 
 # A protocol whose steps are phases (a registered planner): what its planner and phases
 # honour, nothing more (a key accepted and then ignored would be a silent promise).
@@ -70,7 +70,8 @@ def phased_steps(data: LineDict, path: Path) -> Steps:
     return Steps((role,), tuple(steps),
                  Rounds(1, top, registry.EXITS.ref("all_accept", path, line), 1000),
                  Count(1, 8, 2), registry.OUTCOMES.ref(outcome, path, line),
-                 planner=str(planner))
+                 planner=str(planner),
+                 shape=Shape.of(registry.PLANNERS.behaviour(str(planner)).traits))
 
 
 def _phase_step(item: LineDict, s: dict, role: str, path: Path) -> Step:

@@ -428,7 +428,7 @@ def thresholds(run, round_: int, exit: Exit) -> Ruling:
     # (human_required is the gate's to apply, as for any protocol's READY)
     result = calculate_consensus(votes, config, expected=run.members)
     outcome = result.outcome if result.reached and result.outcome else "CHANGES"
-    if run.steps.phased:  # no closing vote: a standing ballot, each voter's latest vote
+    if run.steps.shape.standing_ballot:  # no closing vote: each voter's latest vote
         return Ruling(outcome, result.reason, dict(run.closing.verdicts), dict(result.counts),
                        tuple(_names(run, result.blocked_by)), tuple(_names(run, result.missing)))
     tally = {"READY": 0, "CHANGES": 0, "REJECT": 0}
@@ -519,9 +519,15 @@ TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
 }
 
 
+# What a planner's traits may say of the protocol it plans (cascade.protocol.spec.Shape):
+# a run is one wave of whoever is due; personas may be asked by name; the steps are phases,
+# not rounds; any number of participants; the verdict is a standing ballot.
+SHAPE_TRAITS = ("one_wave", "by_name", "phases", "any_panel", "standing_ballot")
+
+
 # Who speaks next in a protocol of phases (review, phased): seed 002's rule, "mentioned
 # participants or all" -- whoever has new input since they last spoke (cascade.protocol.pending).
-@PLANNERS.register("respond")
+@PLANNERS.register("respond", traits=SHAPE_TRAITS)
 def respond(run, ledger, basis) -> list:
     """(run, ledger, basis) -> the pending turns (cascade.protocol.pending.Pending)."""
     return pending_turns(ledger, list(run.members), basis)

@@ -156,6 +156,24 @@ class Mode(Struct, frozen=True):
     seed_why: str = ""  # why the seed's count and the engine's differ
 
 
+class Shape(Struct, frozen=True):
+    """How a protocol runs, as everything outside the engine asks it: one question each.
+    A step protocol's is the default; a planner declares its own (its registered traits,
+    cascade.protocol.registry.SHAPE_TRAITS)."""
+
+    one_wave: bool = False  # a run asks one wave of whoever is due, then stops
+    by_name: bool = False  # a person may ask personas by name (cascade turn @alias)
+    own_rounds: bool = True  # it counts rounds of its own (else its steps are phases)
+    any_panel: bool = False  # any number of participants, the rule's (no count, no lenses)
+    standing_ballot: bool = False  # the verdict is each voter's latest vote: no closing one
+
+    @classmethod
+    def of(cls, traits: frozenset[str]) -> Shape:
+        """The shape a planner's ``traits`` declare."""
+        return cls("one_wave" in traits, "by_name" in traits, "phases" not in traits,
+                   "any_panel" in traits, "standing_ballot" in traits)
+
+
 class Steps(Struct, frozen=True):
     """A step protocol's own part."""
 
@@ -177,13 +195,15 @@ class Steps(Struct, frozen=True):
     default_tier: str | None = None
     tier: str | None = None  # the tier these steps run (for_tier)
     planner: str | None = None  # a registered planner: the steps are phases, in order
+    shape: Shape = Shape()  # how it runs (a planner's: its traits)
     pause: tuple[Step, ...] = ()  # run when a person pauses, before the run stops
     resume: tuple[Step, ...] = ()  # run first in the round after a pause (its reads: direction
     # is the round's direction)
 
     @property
     def phased(self) -> bool:
-        """Its steps are phases, entered in order; its planner says who speaks."""
+        """Its steps are phases, entered in order; its planner says who speaks (the engine's
+        question: everything else asks its ``shape``)."""
         return self.planner is not None
 
     def next_phase(self, step_id: str) -> str | None:

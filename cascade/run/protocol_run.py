@@ -63,7 +63,7 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
                     run.steps.rounds.append == "round")
         only = asked(run, pending) if pending is not None else None
         loop = _Loop(wave, Result(), on_table, auto, ask, only=only,
-                     once=only is not None or run.steps.phased)
+                     once=only is not None or run.steps.shape.one_wave)
         try:
             while await loop.step():
                 pass

@@ -177,7 +177,7 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=1 if steps.phased else steps.rounds.max, protocol=d.protocol, mode=mode,
+        max_rounds=steps.rounds.max if steps.shape.own_rounds else 1, protocol=d.protocol, mode=mode,
         setup=not run.setup.done, **opening,
         **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
         shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],

@@ -60,7 +60,7 @@ def run_next(path: Path, progress) -> str:
 
 
 def _run_next(d, progress, runner) -> str:
-    if d.protocol.steps.phased:
+    if d.protocol.steps.shape.one_wave:
         replies = runner.run_turn(d, progress=progress)
         if not replies:
             return "nobody is pending: no new input since the panel last spoke"

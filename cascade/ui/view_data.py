@@ -116,7 +116,7 @@ def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
 
 def _where(d) -> str:
     run = d.state.run
-    return f"phase {d.phase}" if run.steps.phased else f"round {run.round}"
+    return f"round {run.round}" if run.steps.shape.own_rounds else f"phase {d.phase}"
 
 
 def _outcome(d) -> str:
@@ -156,7 +156,7 @@ def view(path: Path) -> View:
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
-               step_protocol=not d.protocol.steps.phased,
+               step_protocol=not d.protocol.steps.shape.one_wave,
                concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"),
                about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
