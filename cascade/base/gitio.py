@@ -45,12 +45,6 @@ def git_or_none(root: Path | None, *args: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
-def config_value(key: str, root: Path | None = None) -> str:
-    """``git config KEY`` ('' when unset, or git is missing)."""
-    out = git_or_none(root, "config", key)
-    return out.decode("utf-8", "replace").strip() if out is not None else ""
-
-
 class Author(Struct, frozen=True):
     """A person as git writes a commit's author: a name and an e-mail address ('' if none)."""
 

@@ -45,11 +45,6 @@ _JSON_ACTING = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
 REPLACEMENT = "\ufffd"
 
 
-def is_acting(ch: str) -> bool:
-    """Does ``printable`` escape this character?"""
-    return _JSON_ACTING.fullmatch(ch) is not None
-
-
 def _picture(m: re.Match[str]) -> str:
     code = ord(m.group())
     if code < 0x20:

@@ -65,10 +65,6 @@ def is_vote_line(line: str) -> bool:
     return line[:5].lower() == "vote:"
 
 
-def is_stamp_line(line: str) -> bool:
-    return line.startswith("<!--") and "cascade:" in line
-
-
 def structural_in_block(line: str) -> bool:
     """Would the parser read this line, inside a block and outside a fence, as anything but
     markdown? The writer indents every such line by one space (markdown renders it the same).

@@ -24,7 +24,6 @@ from cascade.ledger.records import (
     VOTE_RESET,
     Event,
 )
-from cascade.ledger.provenance import verify_event
 from cascade.protocol.authority import header_settings_before
 from cascade.protocol.state import STATUS_OF, Failure, Unfounded, block_id
 

@@ -192,9 +192,6 @@ class Reads:
     def of(self, round_: int, step_id: str) -> list[Turn]:
         return [t for t in self.turns if t.round == round_ and t.step == step_id]
 
-    def next_msg(self) -> str:
-        return f"r{self.round}-msg-{self.messages + 1:03d}"
-
 
 class Terms(Struct, frozen=True):
     """Under what terms the members take part: the protocol's steps before a mode specialized

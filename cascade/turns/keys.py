@@ -5,7 +5,6 @@ litellm is asked only for a provider this table does not know.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from cascade.turns.call import LOCAL_PREFIX
