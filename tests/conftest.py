@@ -1,7 +1,9 @@
-"""Shared fixtures: every test runs with its own HOME and git identity, never the user's."""
+"""Shared fixtures: every test runs with its own HOME and git identity, never the user's, and
+a PATH without `cascade` or `pre-commit`, whatever the shell it was started from."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,25 @@ from fakellm import fake_llm  # noqa: E402,F401  (a fixture other tests use)
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Commands whose presence on PATH changes what the tool does: with `cascade` there, git runs the
+# ledger merge driver that `cascade init` registers (a conflicting append merges), and with
+# `pre-commit` there, `cascade init` installs the framework's hook. A developer's activated
+# virtualenv has both; CI's PATH has neither. Every test starts without them, whatever the
+# shell: a test that wants one puts it on PATH itself.
+SHELL_COMMANDS = ("cascade", "pre-commit")
+
+
+def path_without(path: str, commands: tuple[str, ...] = SHELL_COMMANDS) -> str:
+    """``path`` without the folders that hold one of ``commands``."""
+    return os.pathsep.join(folder for folder in path.split(os.pathsep) if folder and not any(
+        os.access(os.path.join(folder, name), os.X_OK) for name in commands))
+
+
+TEST_PATH = path_without(os.environ.get("PATH", os.defpath))
+if shutil.which("git", path=TEST_PATH) is None:
+    raise RuntimeError(f"git is not found on PATH once the folders that hold "
+                       f"{' or '.join(SHELL_COMMANDS)} are left out ({TEST_PATH!r})")
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -24,6 +45,7 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("PATH", TEST_PATH)
     for var in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_AUTHOR_NAME",
                 "CASCADE_MODEL", "CASCADE_API_BASE", "XDG_CONFIG_HOME"):  # config under HOME
         monkeypatch.delenv(var, raising=False)

@@ -348,9 +348,12 @@ def test_two_hook_runs_never_write_one_ledger_at_once(loop_repo, fake_llm):
 
 
 @pytest.mark.slow
+@pytest.mark.packaging  # out of the default run (pyproject's addopts); .ci/run runs it after
 def test_pre_commit_try_repo_in_a_fresh_repository(loop_repo, fake_llm, tmp_path):
     """The packaging test: pre-commit installs this repository as a hook repo (a real pip install
-    into pre-commit's own environment) and runs the `cascade` hook from .pre-commit-hooks.yaml."""
+    into pre-commit's own environment) and runs the `cascade` hook from .pre-commit-hooks.yaml.
+    It downloads and installs every dependency (~30 s to ~2 min): run it with
+    `pytest -m packaging`."""
     repo = loop_repo
     script(fake_llm, ("CHANGES", "CHANGES", "READY"))
     git(repo, "add", DOC)
