@@ -1,12 +1,11 @@
 """The Python API over one ledger (seed 002): load or create, read state, append, save.
 
-State is always derived from the log; the file only ever grows. ``save()`` writes atomically
-(temp file + rename) and refuses to write if the file on disk was rewritten meanwhile. An
-append is read alone, after the text read before it (cascade.ledger.growing), and the state's
-derivation goes on from the entries it had taken (cascade.protocol.derivation.derivation): appending
-costs what is appended, not what the ledger holds. (Over 400 lines: the one API over a ledger
--- load, create, read, append, save -- whose state is derived in cascade.protocol.derivation and
-whose markers are read in cascade.ledger.items.)
+State is always derived from the log; the file only ever grows (cascade.ledger.ledger_file:
+its reading, appends and atomic save). The state's derivation goes on from the entries it
+had taken (cascade.protocol.derivation.derivation): appending costs what is appended, not
+what the ledger holds. (Over 400 lines: the one API over a ledger -- load, create, read,
+append, save -- whose state is derived in cascade.protocol.derivation and whose markers are
+read in cascade.ledger.items.)
 """
 from __future__ import annotations
 
@@ -16,13 +15,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cascade.base.atomic import atomic_write
 from cascade.config.personas import Personas
-from cascade.config.yamlio import decode_utf8
 from cascade.base.errors import CascadeError
 from cascade.ledger import items
 from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
-from cascade.ledger.growing import Growing
+from cascade.ledger.growing import continues
+from cascade.ledger.ledger_file import LedgerFile
 from cascade.ledger.records import (
     DRIFT_REVIEW,
     OUTCOME,
@@ -43,7 +41,6 @@ from cascade.protocol.panel import panel_of, personas_of
 from cascade.protocol.setting import Setting, setting_of
 from cascade.protocol.derivation import derivation
 from cascade.base.resources import LEDGER_SUFFIX
-from cascade.base.safepath import check_local, open_nofollow
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 
@@ -58,13 +55,6 @@ def slugify(title: str) -> str:
     return slug[:80].strip("-") or "discussion"
 
 
-def _continues(entries: list[Any], taken: int, last: Any) -> bool:
-    """Whether ``entries`` begin with the ``taken`` entries that ended with ``last`` (the
-    ledger read on after appends: the entries read before are the same objects)."""
-    return taken <= len(entries) and (taken == 0 or entries[taken - 1] is last)
-
-
-
 class Discussion:
     """One discussion ledger, read under the configuration its caller gives it (``setting``:
     cascade.protocol.setting; ``load``, ``from_text`` and ``create`` find the repository's
@@ -75,23 +65,16 @@ class Discussion:
                  authority: Authority | None = None) -> None:
         self.path = Path(path)
         self.setting = setting
-        self._base = text
-        self._raw = raw if raw is not None else text.encode("utf-8")
-        self._exists = True  # False: a ledger created, not yet saved (create)
-        self._pending: list[str] = []
-        # The text read: the base's (as read or saved), and base and appends (a copy of the
-        # base's, extended by each append): an append is read alone, after what was read.
-        self._base_read: Growing | None = None
-        self._read: Growing | None = None
+        self.file = LedgerFile(path, text, raw=raw, details=details)
         # the first phase given to entries read under a header without Phase: (the phase,
         # the entries given it, how many entries were read, the last of them); see _settle
         self._first_phase: tuple[str | None, list[Any], int, Any] = (None, [], 0, None)
-        self._details = details  # False: no markers or mentions (votes and consensus only)
+        self._settled: Ledger | None = None  # the ledger _settle last saw
         self._authority = authority  # the governing rule's settings; None: the header's
         # who added the lines whose author matters (cascade.check.attribution); None: unknown,
         # names are taken as written
         self._authors: dict[int, str] | None = None  # with_authors
-        self._state: State | None = None
+        self._state: tuple[Ledger, State] | None = None  # the state, and the ledger it is of
         # The derivation of the state, kept with what it was derived under: an append feeds
         # it the new entries (cascade.protocol.derivation.derivation)
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
@@ -110,17 +93,11 @@ class Discussion:
              root: Path | None = None, authority: Authority | None = None) -> Discussion:
         """The ledger at ``path``, read under ``setting`` (None: that of ``root``, or of the
         repository that holds the ledger)."""
-        p = Path(path)
-        try:
-            raw = open_nofollow(p, "the ledger")
-        except FileNotFoundError:
-            raise CascadeError("no such discussion file", p) from None
-        except IsADirectoryError:
-            raise CascadeError("is a directory, not a discussion file", p) from None
-        except OSError as exc:
-            raise CascadeError(f"cannot read: {exc.strerror}", p) from None
-        setting = setting or setting_of(root, p.parent)
-        return cls(p, decode_utf8(raw, p), setting, raw=raw, authority=authority)
+        file = LedgerFile.read(path)
+        d = cls(file.path, "", setting or setting_of(root, file.path.parent),
+                authority=authority)
+        d.file = file
+        return d
 
     @classmethod
     def from_text(cls, text: str, path: str | os.PathLike[str] = "discussion.md",
@@ -180,7 +157,7 @@ class Discussion:
         ]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
         d = cls(path, text, setting)
-        d._exists = False
+        d.file.exists = False
         return d
 
     # ---- derived state --------------------------------------------------------------------
@@ -188,29 +165,16 @@ class Discussion:
     @property
     def text(self) -> str:
         """The ledger's full text, including appends not yet saved."""
-        return self._base + self.pending_text
+        return self.file.text
 
     @property
     def ledger(self) -> Ledger:
-        return self._reading().ledger
-
-    def _reading(self) -> Growing:
-        """The text read, base and appends."""
-        if self._read is None:
-            self._read = self._base_reading().copy()
-            if self._pending:
-                self._read.extend(self.pending_text)
-            self._settle(self._read.ledger)
-        return self._read
-
-    def _parsed_base(self) -> Ledger:
-        return self._base_reading().ledger
-
-    def _base_reading(self) -> Growing:
-        if self._base_read is None:
-            self._base_read = Growing(self._base, details=self._details)
-            self._settle(self._base_read.ledger)
-        return self._base_read
+        """The text read, base and appends (entries settled in their phase: _settle)."""
+        ledger = self.file.ledger
+        if ledger is not self._settled:
+            self._settle(ledger)
+            self._settled = ledger
+        return ledger
 
     def _settle(self, ledger: Ledger) -> None:
         """Under a header without ``Phase:``, the entries before the first phase transition
@@ -219,8 +183,12 @@ class Discussion:
             return
         start, settled, scanned, last = self._first_phase
         entries = ledger.entries
-        # the entries read since (and the last one before: an open block is read again)
-        since = max(0, scanned - 1) if _continues(entries, scanned, last) else 0
+        if continues(entries, scanned, last):
+            # the entries read since (and the last one before: an open block is read again)
+            since = max(0, scanned - 1)
+        else:  # read again: of the entries settled, those read again are the same objects
+            since, present = 0, {id(e) for e in entries}
+            settled = [e for e in settled if id(e) in present]
         new = [e for e in entries[since:] if not e.phase]
         self._first_phase = (start, settled, len(entries), entries[-1] if entries else None)
         if not new and start is None:
@@ -229,12 +197,6 @@ class Discussion:
         for entry in (*settled, *new) if first != start else new:
             entry.phase = first
         self._first_phase = (first, [*settled, *new], *self._first_phase[2:])
-
-    def _forget_reading(self) -> None:
-        """The text changed other than by an append: read it again."""
-        self._base_read = self._read = None
-        self._first_phase = (None, [], 0, None)
-        self._kept = self._state = None
 
     def _protocol_name(self, ledger: Ledger) -> str:
         if self._authority is not None:
@@ -245,7 +207,7 @@ class Discussion:
         """The ledger's own settings (cascade.protocol.derivation.header_settings), read on from
         those of the entries it began with."""
         entries = ledger.entries
-        if self._own is None or not _continues(entries, self._own[1], self._own[2]):
+        if self._own is None or not continues(entries, self._own[1], self._own[2]):
             self._own = (OwnSettings(ledger.header), 0, None)
         own = self._own[0]
         own.take(entries[self._own[1]:])
@@ -271,11 +233,9 @@ class Discussion:
 
     def with_authors(self, authors: dict[int, str]) -> Discussion:
         """The same ledger, its state derived knowing who added its lines."""
-        d = Discussion(self.path, self.text, self.setting, details=self._details,
-                       authority=self._authority)
-        d._exists, d._authors = self._exists, authors
+        d = Discussion(self.path, "", self.setting, authority=self._authority)
         # the same text, read the same way: read once
-        d._base_read, d._first_phase = self._reading().copy(), self._first_phase
+        d.file, d._authors, d._first_phase = self.file.copy(), authors, self._first_phase
         return d
 
     @property
@@ -300,9 +260,9 @@ class Discussion:
     @property
     def state(self) -> State:
         ledger = self.ledger
-        if self._state is None:
-            self._state = self._derive(ledger)
-        return self._state
+        if self._state is None or self._state[0] is not ledger:
+            self._state = (ledger, self._derive(ledger))
+        return self._state[1]
 
     def _derive(self, ledger: Ledger) -> State:
         """The state, from the derivation kept when it was derived under the same authority,
@@ -313,7 +273,7 @@ class Discussion:
         entries = ledger.entries
         if kept is not None and kept[1][0] == inputs[0] \
                 and all(a is b for a, b in zip(kept[1][1:], inputs[1:])) \
-                and _continues(entries, kept[0].taken, kept[2]):
+                and continues(entries, kept[0].taken, kept[2]):
             walk = kept[0]
             walk.feed(ledger)
         else:
@@ -542,9 +502,7 @@ class Discussion:
         if entries and entries[-1].line in self.state.ignored:
             reason = next((u.reason for u in self.state.unfounded
                            if u.line == entries[-1].line), "")
-            self._pending.pop()
-            self._read = None  # read again from the base's, and derived again
-            self._kept = self._state = None
+            self.file.discard(last=1)
             raise CascadeError(f"refusing to write a {kind} event that does not hold: {reason}",
                                self.path, exit_code=1)
 
@@ -588,91 +546,28 @@ class Discussion:
     def discard(self) -> None:
         """Forget what was appended since the last save (a write that failed): the file is as
         it was, and the next save writes only what comes after."""
-        self._pending = []
-        self._read = None  # read again from the base's, and derived again
-        self._kept = self._state = None
+        self.file.discard()
 
     def _append(self, chunk: str) -> None:
-        base = self._parsed_base()
-        fence = base.open_fence
-        if fence:  # whatever is appended would land inside it and change an earlier comment
-            raise CascadeError(f"unclosed code fence {fence} (opened here): close it before "
-                               "anything is appended", self.path,
-                               base.open_fence_line or None)
-        piece = ("\n" if self._pending else self._lead()) + chunk
-        self._pending.append(chunk)
-        if self._read is not None:  # read what is appended, after what was read
-            self._settle(self._read.extend(piece))
-        self._state = None
+        self.file.append(chunk)
 
     @property
     def pending_text(self) -> str:
         """What save() would append."""
-        return self._lead() + "\n".join(self._pending) if self._pending else ""
-
-    def _lead(self) -> str:
-        """What goes between the base and the first append: the base's last line ended, an
-        open block closed, a blank line."""
-        base = self._base
-        lead = "\n" if base and not base.endswith("\n") else ""
-        if self._parsed_base().open_block:
-            lead += "---\n"
-        if base and not (base[-2:] + lead).endswith("\n\n"):
-            lead += "\n"
-        return lead
+        return self.file.pending_text
 
     # ---- saving ---------------------------------------------------------------------------
 
     def save(self) -> Path:
         """Write the appended text atomically. Earlier text is never changed."""
-        if not self._pending and self._exists:
-            return self.path
-        check_local(self.path, "the ledger")  # never written through a link, nor replacing one
-        if not self._exists:
-            if self.path.exists():
-                raise CascadeError("already exists; not overwriting", self.path)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            data = self._encode(self.text)
-            atomic_write(self.path, data, None)
-        else:
-            self._catch_up("; not writing")  # someone appended meanwhile: append after them
-            data = self._raw + self._encode(self.pending_text)
-            atomic_write(self.path, data, self.path.stat().st_mode)
-        self._raw = data
-        self._base = decode_utf8(data, self.path)
-        if self._read is not None:  # what was read is the base now: it is not read again
-            self._base_read, self._read = self._read, None
-        else:
-            self._forget_reading()
-        self._pending = []
-        self._exists = True
-        return self.path
+        return self.file.save()
 
     def refresh(self) -> None:
         """Read what was appended to the file since it was read (another writer's blocks):
         the state is derived from the file as it is now; appends not saved yet stay, after
         it. A file removed or rewritten meanwhile is an error. A writer that takes the
         ledger's lock (cascade.ledger.lock) after loading calls this before it plans."""
-        if self._exists:
-            self._catch_up()
-
-    def _catch_up(self, doing: str = "") -> None:
-        try:
-            current = open_nofollow(self.path, "the ledger")
-        except FileNotFoundError:
-            raise CascadeError(f"was removed since it was read{doing}", self.path) from None
-        if not current.startswith(self._raw):
-            raise CascadeError(f"was rewritten since it was read{doing}", self.path,
-                               exit_code=1)
-        if current != self._raw:
-            self._raw = current
-            self._base = decode_utf8(current, self.path)
-            self._forget_reading()
-
-    def _encode(self, text: str) -> bytes:
-        if self._parsed_base().newline == "\r\n":
-            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return text.encode("utf-8")
+        self.file.refresh()
 
     def __repr__(self) -> str:
         return f"Discussion({str(self.path)!r}, phase={self.phase!r}, status={self.status!r})"
