@@ -33,11 +33,11 @@ from cascade.ledger.records import (
 )
 from cascade.ledger.provenance import LEDGER, ledger_id
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.protocol.authority import Authority, OwnSettings, header_differences
+from cascade.protocol.authority import Authority
 from cascade.protocol.state import STATUS_OF, State
 from cascade.protocol.findings import Finding
-from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol
-from cascade.protocol.panel import panel_of, personas_of
+from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
+from cascade.protocol.ledger_setting import LedgerSetting
 from cascade.protocol.setting import Setting, setting_of
 from cascade.protocol.derivation import derivation
 from cascade.base.resources import LEDGER_SUFFIX
@@ -66,11 +66,10 @@ class Discussion:
         self.path = Path(path)
         self.setting = setting
         self.file = LedgerFile(path, text, raw=raw, details=details)
-        # the first phase given to entries read under a header without Phase: (the phase,
-        # the entries given it, how many entries were read, the last of them); see _settle
-        self._first_phase: tuple[str | None, list[Any], int, Any] = (None, [], 0, None)
-        self._settled: Ledger | None = None  # the ledger _settle last saw
-        self._authority = authority  # the governing rule's settings; None: the header's
+        # what it is read under: the setting, and the governing rule's settings (None: the
+        # header's)
+        self.ledger_setting = LedgerSetting(setting, self.path, authority)
+        self._settled: Ledger | None = None  # the ledger last settled (LedgerSetting.settle)
         # who added the lines whose author matters (cascade.check.attribution); None: unknown,
         # names are taken as written
         self._authors: dict[int, str] | None = None  # with_authors
@@ -78,8 +77,6 @@ class Discussion:
         # The derivation of the state, kept with what it was derived under: an append feeds
         # it the new entries (cascade.protocol.derivation.derivation)
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
-        self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
-        self._protocols: dict[str, Protocol] = {}  # by name: looked up once per ledger
 
     @property
     def root(self) -> Path:
@@ -169,93 +166,35 @@ class Discussion:
 
     @property
     def ledger(self) -> Ledger:
-        """The text read, base and appends (entries settled in their phase: _settle)."""
+        """The text read, base and appends (entries settled in their phase:
+        LedgerSetting.settle)."""
         ledger = self.file.ledger
         if ledger is not self._settled:
-            self._settle(ledger)
+            self.ledger_setting.settle(ledger)
             self._settled = ledger
         return ledger
-
-    def _settle(self, ledger: Ledger) -> None:
-        """Under a header without ``Phase:``, the entries before the first phase transition
-        are in the first phase of the protocol the ledger names (as it names it now)."""
-        if ledger.header.phase:
-            return
-        start, settled, scanned, last = self._first_phase
-        entries = ledger.entries
-        if continues(entries, scanned, last):
-            # the entries read since (and the last one before: an open block is read again)
-            since = max(0, scanned - 1)
-        else:  # read again: of the entries settled, those read again are the same objects
-            since, present = 0, {id(e) for e in entries}
-            settled = [e for e in settled if id(e) in present]
-        new = [e for e in entries[since:] if not e.phase]
-        self._first_phase = (start, settled, len(entries), entries[-1] if entries else None)
-        if not new and start is None:
-            return
-        first = self._protocol_named(self._protocol_name(ledger)).first_phase
-        for entry in (*settled, *new) if first != start else new:
-            entry.phase = first
-        self._first_phase = (first, [*settled, *new], *self._first_phase[2:])
-
-    def _protocol_name(self, ledger: Ledger) -> str:
-        if self._authority is not None:
-            return self._authority.protocol
-        return str(self._own_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
-
-    def _own_settings(self, ledger: Ledger) -> dict[str, object]:
-        """The ledger's own settings (cascade.protocol.derivation.header_settings), read on from
-        those of the entries it began with."""
-        entries = ledger.entries
-        if self._own is None or not continues(entries, self._own[1], self._own[2]):
-            self._own = (OwnSettings(ledger.header), 0, None)
-        own = self._own[0]
-        own.take(entries[self._own[1]:])
-        self._own = (own, len(entries), entries[-1] if entries else None)
-        return own.settings
-
-    def _protocol_named(self, name: str) -> Protocol:
-        protocol = self._protocols.get(name)
-        if protocol is None:  # each lookup checks the configuration folders on disk
-            protocol = self._protocols[name] = self.setting.protocol(name, self.path)
-        return protocol
 
     @property
     def authority(self) -> Authority:
         """What decides: the governing rule's settings when given, else the ledger's header
         (as changed by its SETTINGS events)."""
-        if self._authority is not None:
-            return self._authority
-        own = self._own_settings(self.ledger)
-        participants = tuple(own["participants"]) or tuple(self._speaking_personas())
-        return Authority(participants, self._protocol_name(self.ledger),
-                         voting_config(own["consensus"], self.path))  # type: ignore[arg-type]
+        return self.ledger_setting.authority(self.ledger)
 
     def with_authors(self, authors: dict[int, str]) -> Discussion:
         """The same ledger, its state derived knowing who added its lines."""
-        d = Discussion(self.path, "", self.setting, authority=self._authority)
+        d = Discussion(self.path, "", self.setting, authority=self.ledger_setting.rule)
         # the same text, read the same way: read once
-        d.file, d._authors, d._first_phase = self.file.copy(), authors, self._first_phase
+        d.file, d._authors = self.file.copy(), authors
+        d.ledger_setting.first_phase = self.ledger_setting.first_phase
         return d
 
     @property
     def governed(self) -> bool:
-        return self._authority is not None
+        return self.ledger_setting.rule is not None
 
     def header_differences(self) -> list[str]:
         """Settings in which the header differs from the governing rule (none if ungoverned)."""
-        if self._authority is None:
-            return []
-        return header_differences(self.ledger, self._authority, HEADERLESS_PROTOCOL)
-
-    def _speaking_personas(self) -> list[str]:
-        registry = self.personas
-        seen: list[str] = []
-        for c in self.ledger.comments:
-            persona = registry.by_name.get(c.author)
-            if persona and persona.alias not in seen:
-                seen.append(persona.alias)
-        return seen
+        return self.ledger_setting.header_differences(self.ledger)
 
     @property
     def state(self) -> State:
@@ -304,19 +243,7 @@ class Discussion:
     def personas(self) -> Personas:
         """The registry's personas; for a protocol whose panel is generated, also the experts
         of the last panel its ledger records (cascade.protocol.panel)."""
-        registry = self.setting.personas
-        if not self.header.protocol or not self.protocol.steps.generated:
-            return registry
-        ledger = self.ledger
-        cached = getattr(self, "_panel_personas", None)
-        if cached is None or cached[0] is not ledger or cached[1] is not registry:
-            panel = panel_of(ledger.entries, self.identity)
-            if cached is not None and cached[1] is registry and cached[2] == panel:
-                extended = cached[3]  # the same panel: the same personas (and derivation)
-            else:
-                extended = registry.extended(personas_of(panel, self.path)) if panel else registry
-            self._panel_personas = cached = (ledger, registry, panel, extended)
-        return cached[3]
+        return self.ledger_setting.personas(self.ledger)
 
     @property
     def identity(self) -> str:
@@ -326,7 +253,7 @@ class Discussion:
 
     @property
     def protocol(self) -> Protocol:
-        return self._protocol_named(self._protocol_name(self.ledger))
+        return self.ledger_setting.protocol(self.ledger)
 
     @property
     def title(self) -> str:
