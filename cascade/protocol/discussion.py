@@ -1,11 +1,11 @@
 """The Python API over one ledger (seed 002): load or create, read state, append, save.
 
-State is always derived from the log; the file only ever grows (cascade.ledger.ledger_file:
-its reading, appends and atomic save). The state's derivation goes on from the entries it
-had taken (cascade.protocol.derivation.derivation): appending costs what is appended, not
-what the ledger holds. (Over 400 lines: the one API over a ledger -- load, create, read,
-append, save -- whose state is derived in cascade.protocol.derivation and whose markers are
-read in cascade.ledger.items.)
+A ``Discussion`` puts three parts together: the ledger's file (cascade.ledger.ledger_file:
+its text read once, its appends, its atomic save; the file only ever grows), what it is
+read under (cascade.protocol.ledger_setting: the repository's setting, the authority that
+decides, the protocol and the personas) and the state derived from its log alone
+(cascade.protocol.derived_view, with the queries over it). What is left here is creating a
+ledger, appending to it what the protocol allows, and the API's names for the parts.
 """
 from __future__ import annotations
 
@@ -15,32 +15,20 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cascade.config.personas import Personas
 from cascade.base.errors import CascadeError
-from cascade.ledger import items
-from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
-from cascade.ledger.growing import continues
+from cascade.base.resources import LEDGER_SUFFIX
+from cascade.config.personas import Personas
+from cascade.ledger.consensus import VotingConfig, voting_config
 from cascade.ledger.ledger_file import LedgerFile
-from cascade.ledger.records import (
-    DRIFT_REVIEW,
-    OUTCOME,
-    PHASE_TRANSITION,
-    SOURCE_REVISION,
-    VOTES,
-    Comment,
-    Event,
-    Ledger,
-)
-from cascade.ledger.provenance import LEDGER, ledger_id
+from cascade.ledger.provenance import LEDGER
+from cascade.ledger.records import OUTCOME, PHASE_TRANSITION, VOTES, Event
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
 from cascade.protocol.authority import Authority
-from cascade.protocol.state import STATUS_OF, State
-from cascade.protocol.findings import Finding
-from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
+from cascade.protocol.derived_view import DerivedView
 from cascade.protocol.ledger_setting import LedgerSetting
+from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
 from cascade.protocol.setting import Setting, setting_of
-from cascade.protocol.derivation import derivation
-from cascade.base.resources import LEDGER_SUFFIX
+from cascade.protocol.state import STATUS_OF
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 
@@ -55,33 +43,18 @@ def slugify(title: str) -> str:
     return slug[:80].strip("-") or "discussion"
 
 
-class Discussion:
+class Discussion(DerivedView):
     """One discussion ledger, read under the configuration its caller gives it (``setting``:
     cascade.protocol.setting; ``load``, ``from_text`` and ``create`` find the repository's
-    when given none)."""
+    when given none), and under the governing rule's settings when given (``authority``;
+    None: its header's). Its state and the queries over it are DerivedView's."""
 
     def __init__(self, path: str | os.PathLike[str], text: str, setting: Setting, *,
                  raw: bytes | None = None, details: bool = True,
                  authority: Authority | None = None) -> None:
-        self.path = Path(path)
+        super().__init__(LedgerFile(path, text, raw=raw, details=details),
+                         LedgerSetting(setting, Path(path), authority))
         self.setting = setting
-        self.file = LedgerFile(path, text, raw=raw, details=details)
-        # what it is read under: the setting, and the governing rule's settings (None: the
-        # header's)
-        self.ledger_setting = LedgerSetting(setting, self.path, authority)
-        self._settled: Ledger | None = None  # the ledger last settled (LedgerSetting.settle)
-        # who added the lines whose author matters (cascade.check.attribution); None: unknown,
-        # names are taken as written
-        self._authors: dict[int, str] | None = None  # with_authors
-        self._state: tuple[Ledger, State] | None = None  # the state, and the ledger it is of
-        # The derivation of the state, kept with what it was derived under: an append feeds
-        # it the new entries (cascade.protocol.derivation.derivation)
-        self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
-
-    @property
-    def root(self) -> Path:
-        """The repository whose configuration the ledger is read under."""
-        return self.setting.root
 
     # ---- loading and creating -------------------------------------------------------------
 
@@ -93,7 +66,7 @@ class Discussion:
         file = LedgerFile.read(path)
         d = cls(file.path, "", setting or setting_of(root, file.path.parent),
                 authority=authority)
-        d.file = file
+        d.file = file  # as read, bytes and all
         return d
 
     @classmethod
@@ -157,36 +130,25 @@ class Discussion:
         d.file.exists = False
         return d
 
-    # ---- derived state --------------------------------------------------------------------
+    def with_authors(self, authors: dict[int, str]) -> Discussion:
+        """The same ledger, its state derived knowing who added its lines."""
+        d = Discussion(self.path, "", self.setting, authority=self.ledger_setting.rule)
+        d.file, d._authors = self.file.copy(), authors  # the same text, read once
+        d.ledger_setting.first_phase = self.ledger_setting.first_phase
+        return d
+
+    # ---- what it is read under ------------------------------------------------------------
 
     @property
-    def text(self) -> str:
-        """The ledger's full text, including appends not yet saved."""
-        return self.file.text
-
-    @property
-    def ledger(self) -> Ledger:
-        """The text read, base and appends (entries settled in their phase:
-        LedgerSetting.settle)."""
-        ledger = self.file.ledger
-        if ledger is not self._settled:
-            self.ledger_setting.settle(ledger)
-            self._settled = ledger
-        return ledger
+    def root(self) -> Path:
+        """The repository whose configuration the ledger is read under."""
+        return self.setting.root
 
     @property
     def authority(self) -> Authority:
         """What decides: the governing rule's settings when given, else the ledger's header
         (as changed by its SETTINGS events)."""
         return self.ledger_setting.authority(self.ledger)
-
-    def with_authors(self, authors: dict[int, str]) -> Discussion:
-        """The same ledger, its state derived knowing who added its lines."""
-        d = Discussion(self.path, "", self.setting, authority=self.ledger_setting.rule)
-        # the same text, read the same way: read once
-        d.file, d._authors = self.file.copy(), authors
-        d.ledger_setting.first_phase = self.ledger_setting.first_phase
-        return d
 
     @property
     def governed(self) -> bool:
@@ -197,47 +159,8 @@ class Discussion:
         return self.ledger_setting.header_differences(self.ledger)
 
     @property
-    def state(self) -> State:
-        ledger = self.ledger
-        if self._state is None or self._state[0] is not ledger:
-            self._state = (ledger, self._derive(ledger))
-        return self._state[1]
-
-    def _derive(self, ledger: Ledger) -> State:
-        """The state, from the derivation kept when it was derived under the same authority,
-        personas, protocol and authors from the entries ``ledger`` begins with (it takes
-        the entries appended since), else from a new one."""
-        inputs = (self.authority, self.personas, self.protocol, self._authors)
-        kept = self._kept
-        entries = ledger.entries
-        if kept is not None and kept[1][0] == inputs[0] \
-                and all(a is b for a, b in zip(kept[1][1:], inputs[1:])) \
-                and continues(entries, kept[0].taken, kept[2]):
-            walk = kept[0]
-            walk.feed(ledger)
-        else:
-            walk = derivation(ledger, *inputs)
-        self._kept = (walk, inputs, entries[-1] if entries else None)
-        return walk.finish()
-
-    @property
-    def header(self):
-        return self.ledger.header
-
-    @property
-    def comments(self) -> list[Comment]:
-        return self.ledger.comments
-
-    @property
-    def events(self) -> list[Event]:
-        """The events derive believes (cascade.protocol.derivation): an event that does not hold, or
-        a copy, is not among them (``ledger.events`` has every one)."""
-        ignored = self.state.ignored
-        return [e for e in self.ledger.events if e.line not in ignored]
-
-    @property
-    def warnings(self) -> list[tuple[int, str]]:
-        return self.ledger.warnings
+    def protocol(self) -> Protocol:
+        return self.ledger_setting.protocol(self.ledger)
 
     @property
     def personas(self) -> Personas:
@@ -246,150 +169,12 @@ class Discussion:
         return self.ledger_setting.personas(self.ledger)
 
     @property
-    def identity(self) -> str:
-        """What the stamps written for this ledger name (``ledger=``): its header's identity
-        (cascade.ledger.provenance.ledger_id), the same for its whole life."""
-        return ledger_id(self.header)
-
-    @property
-    def protocol(self) -> Protocol:
-        return self.ledger_setting.protocol(self.ledger)
-
-    @property
-    def title(self) -> str:
-        return self.header.title or self.ledger.title_line or self.path.name.split(".")[0]
-
-    @property
-    def source(self) -> str | None:
-        """The document's path: the header's ``Source:``, or the path the last
-        ``SOURCE-REVISION`` recorded (a renamed document's discussion follows it)."""
-        moved = self._source_event()
-        return moved.fields["path"] if moved is not None else self.header.source
-
-    def _source_event(self) -> Event | None:
-        if not self.header.source:
-            return None
-        last = None
-        for event in self.events:
-            if event.kind == SOURCE_REVISION and event.fields.get("path"):
-                last = event
-        if last is None or last.fields["path"] == self.header.source:
-            return None
-        return last
-
-    @property
-    def source_line(self) -> int | None:
-        """The line that names the document (the header's ``Source:`` field, or the
-        revision event that recorded its new path), for messages about it."""
-        moved = self._source_event()
-        if moved is not None:
-            return moved.line
-        h = self.header
-        if not h.source or not h.line:
-            return None
-        lines = self.text.split("\n")
-        for number in range(h.line, max(h.end_line, h.line) + 1):
-            if "source:" in lines[number - 1].lower():
-                return number
-        return h.line
-
-    @property
-    def phase(self) -> str:
-        return self.state.phase
-
-    @property
-    def current_phase(self) -> str:
-        """The phase the discussion is in; one its protocol does not have is an error."""
-        phase = self.phase
-        if not self.protocol.has_phase(phase):
-            raise CascadeError(f"phase {self.phase!r} is not in protocol {self.protocol.name!r} "
-                               f"({', '.join(self.protocol.phase_ids())})", self.path)
-        return phase
-
-    @property
-    def status(self) -> str:
-        return self.state.status
-
-    @property
     def participants(self) -> list[str]:
         return list(self.authority.participants)
 
     @property
-    def source_revision(self) -> str | None:
-        """The revision of the source document the ledger last recorded."""
-        return self.state.source_revision
-
-    def current_comments(self) -> list[Comment]:
-        """Comments since the last phase transition or vote reset (and the ones it kept),
-        decisions aside."""
-        return list(self.state.current)
-
-    def responses(self) -> list[Comment]:
-        """The current comments that answer the discussion: not a table the tool wrote, nor
-        a drift review (a later change's question, cascade.loop.driftreview)."""
-        return [c for c in self.state.current if c.origin != "tool"
-                and c.provenance.get("step") != DRIFT_REVIEW]
-
-    @property
-    def votes(self) -> dict[str, str]:
-        """Each voter's latest vote that counts, in the current phase since the last reset."""
-        return dict(self.state.votes)
-
-    @property
     def voting_config(self) -> VotingConfig:
         return self.authority.consensus
-
-    def expected_voters(self) -> list[str]:
-        return list(self.state.expected)
-
-    @property
-    def consensus_result(self) -> ConsensusResult:
-        return self.state.result
-
-    @property
-    def decision(self):
-        """The person's decision in force for the current revision, or None."""
-        return self.state.decision
-
-    def has_consensus(self) -> bool:
-        return self.consensus_result.reached
-
-    @property
-    def questions(self) -> list[dict[str, Any]]:
-        """Every ``Q:``, numbered Q1, Q2... in ledger order: open, or answered by ``A:`` /
-        ``A(Qn):`` (cascade.ledger.items). ``answer`` is the answer that closed the question,
-        ``answers`` every answer in ledger order."""
-        return items.questions_and_answers(self.comments)[0]
-
-    @property
-    def answers(self) -> list[dict[str, Any]]:
-        """Every ``A:`` marker, with the question it answers (``"Q2"``, or None: none)."""
-        return items.questions_and_answers(self.comments)[1]
-
-    @property
-    def decisions(self) -> list[dict[str, Any]]:
-        return items.decisions(self.comments)
-
-    @property
-    def concerns(self) -> list[dict[str, Any]]:
-        return items.concerns(self.comments)
-
-    @property
-    def findings(self) -> list[Finding]:
-        """Every finding, numbered F1, F2... in ledger order, with its status (open,
-        resolved, answered, waived, overridden: cascade.protocol.findings), as the state
-        derives it."""
-        return self.state.findings
-
-    @property
-    def todos(self) -> list[dict[str, Any]]:
-        """TODO and ASSIGNED items, numbered T1, T2..., and the DONE markers, in ledger order
-        (cascade.ledger.items)."""
-        return items.todos(self.comments)
-
-    @property
-    def mentions(self) -> list[dict[str, Any]]:
-        return items.mentions(self.comments)
 
     # ---- appending ------------------------------------------------------------------------
 
@@ -414,7 +199,7 @@ class Discussion:
                                    origin=origin)
         except ValueError as exc:  # the block would not read back as written: write nothing
             raise CascadeError(str(exc), self.path, exit_code=1) from None
-        self._append(block)
+        self.file.append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
         """Append a state event, with the tool's stamp (derive trusts no other), naming this
@@ -423,7 +208,7 @@ class Discussion:
             line = render_event(kind, value, fields, stamp=True, ledger=self.identity)
         except ValueError as exc:
             raise CascadeError(str(exc), self.path, exit_code=1) from None
-        self._append(line)
+        self.file.append(line)
         # The writer and the reader agree: never write an event derive would not believe.
         entries = self.ledger.entries
         if entries and entries[-1].line in self.state.ignored:
@@ -470,20 +255,17 @@ class Discussion:
         self.add_event(OUTCOME, outcome)
         return True
 
-    def discard(self) -> None:
-        """Forget what was appended since the last save (a write that failed): the file is as
-        it was, and the next save writes only what comes after."""
-        self.file.discard()
-
-    def _append(self, chunk: str) -> None:
-        self.file.append(chunk)
+    # ---- the file ---------------------------------------------------------------------------
 
     @property
     def pending_text(self) -> str:
         """What save() would append."""
         return self.file.pending_text
 
-    # ---- saving ---------------------------------------------------------------------------
+    def discard(self) -> None:
+        """Forget what was appended since the last save (a write that failed): the file is as
+        it was, and the next save writes only what comes after."""
+        self.file.discard()
 
     def save(self) -> Path:
         """Write the appended text atomically. Earlier text is never changed."""
