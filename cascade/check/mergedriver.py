@@ -8,7 +8,7 @@ text verbatim. Blocks both sides appended alike (the same cached persona reply, 
 ``SOURCE-REVISION`` event) are kept once when the later side begins with them (the first side
 has them in that order); a block in common elsewhere is kept twice rather than reordered.
 Between the two sides the merge adds only what a ledger adds before its first append
-(``Discussion._lead``): a missing final newline, the ``---`` that closes a block the first
+(``LedgerFile._lead``): a missing final newline, the ``---`` that closes a block the first
 side left open, a blank line; and the opening ``---`` of a block whose delimiter the other
 side shared with a block it had in common with the first.
 

@@ -2,6 +2,8 @@
 alone, after what was read, and the ledger is what ``parse`` reads from the whole text."""
 from __future__ import annotations
 
+from typing import Any
+
 from cascade.ledger.records import Ledger
 from cascade.ledger.parse import Reader
 
@@ -32,3 +34,9 @@ class Growing:
         other = Growing.__new__(Growing)
         other._reader, other._tail, other.ledger = self._reader.copy(), self._tail, self.ledger
         return other
+
+
+def continues(entries: list[Any], taken: int, last: Any) -> bool:
+    """Whether ``entries`` begin with the ``taken`` entries that ended with ``last`` (the
+    ledger read on after appends: the entries read before are the same objects)."""
+    return taken <= len(entries) and (taken == 0 or entries[taken - 1] is last)

@@ -1,12 +1,11 @@
 """The Python API over one ledger (seed 002): load or create, read state, append, save.
 
-State is always derived from the log; the file only ever grows. ``save()`` writes atomically
-(temp file + rename) and refuses to write if the file on disk was rewritten meanwhile. An
-append is read alone, after the text read before it (cascade.ledger.growing), and the state's
-derivation goes on from the entries it had taken (cascade.protocol.derivation.derivation): appending
-costs what is appended, not what the ledger holds. (Over 400 lines: the one API over a ledger
--- load, create, read, append, save -- whose state is derived in cascade.protocol.derivation and
-whose markers are read in cascade.ledger.items.)
+A ``Discussion`` puts three parts together: the ledger's file (cascade.ledger.ledger_file:
+its text read once, its appends, its atomic save; the file only ever grows), what it is
+read under (cascade.protocol.ledger_setting: the repository's setting, the authority that
+decides, the protocol and the personas) and the state derived from its log alone
+(cascade.protocol.derived_view, with the queries over it). What is left here is creating a
+ledger, appending to it what the protocol allows, and the API's names for the parts.
 """
 from __future__ import annotations
 
@@ -16,34 +15,20 @@ import re
 from pathlib import Path
 from typing import Any
 
-from cascade.base.atomic import atomic_write
-from cascade.config.personas import Personas
-from cascade.config.yamlio import decode_utf8
 from cascade.base.errors import CascadeError
-from cascade.ledger import items
-from cascade.ledger.consensus import ConsensusResult, VotingConfig, voting_config
-from cascade.ledger.growing import Growing
-from cascade.ledger.records import (
-    DRIFT_REVIEW,
-    OUTCOME,
-    PHASE_TRANSITION,
-    SOURCE_REVISION,
-    VOTES,
-    Comment,
-    Event,
-    Ledger,
-)
-from cascade.ledger.provenance import LEDGER, ledger_id
-from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.protocol.authority import Authority, OwnSettings, header_differences
-from cascade.protocol.state import STATUS_OF, State
-from cascade.protocol.findings import Finding
-from cascade.protocol.loader import DEFAULT_PROTOCOL, HEADERLESS_PROTOCOL, Protocol
-from cascade.protocol.panel import panel_of, personas_of
-from cascade.protocol.setting import Setting, setting_of
-from cascade.protocol.derivation import derivation
 from cascade.base.resources import LEDGER_SUFFIX
-from cascade.base.safepath import check_local, open_nofollow
+from cascade.config.personas import Personas
+from cascade.ledger.consensus import VotingConfig, voting_config
+from cascade.ledger.ledger_file import LedgerFile
+from cascade.ledger.provenance import LEDGER
+from cascade.ledger.records import OUTCOME, PHASE_TRANSITION, VOTES, Event
+from cascade.ledger.render import neutralise, render_comment, render_event, render_header
+from cascade.protocol.authority import Authority
+from cascade.protocol.derived_view import DerivedView
+from cascade.protocol.ledger_setting import LedgerSetting
+from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
+from cascade.protocol.setting import Setting, setting_of
+from cascade.protocol.state import STATUS_OF
 
 DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 
@@ -58,50 +43,18 @@ def slugify(title: str) -> str:
     return slug[:80].strip("-") or "discussion"
 
 
-def _continues(entries: list[Any], taken: int, last: Any) -> bool:
-    """Whether ``entries`` begin with the ``taken`` entries that ended with ``last`` (the
-    ledger read on after appends: the entries read before are the same objects)."""
-    return taken <= len(entries) and (taken == 0 or entries[taken - 1] is last)
-
-
-
-class Discussion:
+class Discussion(DerivedView):
     """One discussion ledger, read under the configuration its caller gives it (``setting``:
     cascade.protocol.setting; ``load``, ``from_text`` and ``create`` find the repository's
-    when given none)."""
+    when given none), and under the governing rule's settings when given (``authority``;
+    None: its header's). Its state and the queries over it are DerivedView's."""
 
     def __init__(self, path: str | os.PathLike[str], text: str, setting: Setting, *,
                  raw: bytes | None = None, details: bool = True,
                  authority: Authority | None = None) -> None:
-        self.path = Path(path)
+        super().__init__(LedgerFile(path, text, raw=raw, details=details),
+                         LedgerSetting(setting, Path(path), authority))
         self.setting = setting
-        self._base = text
-        self._raw = raw if raw is not None else text.encode("utf-8")
-        self._exists = True  # False: a ledger created, not yet saved (create)
-        self._pending: list[str] = []
-        # The text read: the base's (as read or saved), and base and appends (a copy of the
-        # base's, extended by each append): an append is read alone, after what was read.
-        self._base_read: Growing | None = None
-        self._read: Growing | None = None
-        # the first phase given to entries read under a header without Phase: (the phase,
-        # the entries given it, how many entries were read, the last of them); see _settle
-        self._first_phase: tuple[str | None, list[Any], int, Any] = (None, [], 0, None)
-        self._details = details  # False: no markers or mentions (votes and consensus only)
-        self._authority = authority  # the governing rule's settings; None: the header's
-        # who added the lines whose author matters (cascade.check.attribution); None: unknown,
-        # names are taken as written
-        self._authors: dict[int, str] | None = None  # with_authors
-        self._state: State | None = None
-        # The derivation of the state, kept with what it was derived under: an append feeds
-        # it the new entries (cascade.protocol.derivation.derivation)
-        self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
-        self._own: tuple[OwnSettings, int, Any] | None = None  # its settings, kept likewise
-        self._protocols: dict[str, Protocol] = {}  # by name: looked up once per ledger
-
-    @property
-    def root(self) -> Path:
-        """The repository whose configuration the ledger is read under."""
-        return self.setting.root
 
     # ---- loading and creating -------------------------------------------------------------
 
@@ -110,17 +63,11 @@ class Discussion:
              root: Path | None = None, authority: Authority | None = None) -> Discussion:
         """The ledger at ``path``, read under ``setting`` (None: that of ``root``, or of the
         repository that holds the ledger)."""
-        p = Path(path)
-        try:
-            raw = open_nofollow(p, "the ledger")
-        except FileNotFoundError:
-            raise CascadeError("no such discussion file", p) from None
-        except IsADirectoryError:
-            raise CascadeError("is a directory, not a discussion file", p) from None
-        except OSError as exc:
-            raise CascadeError(f"cannot read: {exc.strerror}", p) from None
-        setting = setting or setting_of(root, p.parent)
-        return cls(p, decode_utf8(raw, p), setting, raw=raw, authority=authority)
+        file = LedgerFile.read(path)
+        d = cls(file.path, "", setting or setting_of(root, file.path.parent),
+                authority=authority)
+        d.file = file  # as read, bytes and all
+        return d
 
     @classmethod
     def from_text(cls, text: str, path: str | os.PathLike[str] = "discussion.md",
@@ -180,329 +127,54 @@ class Discussion:
         ]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
         d = cls(path, text, setting)
-        d._exists = False
+        d.file.exists = False
         return d
 
-    # ---- derived state --------------------------------------------------------------------
+    def with_authors(self, authors: dict[int, str]) -> Discussion:
+        """The same ledger, its state derived knowing who added its lines."""
+        d = Discussion(self.path, "", self.setting, authority=self.ledger_setting.rule)
+        d.file, d._authors = self.file.copy(), authors  # the same text, read once
+        d.ledger_setting.first_phase = self.ledger_setting.first_phase
+        return d
+
+    # ---- what it is read under ------------------------------------------------------------
 
     @property
-    def text(self) -> str:
-        """The ledger's full text, including appends not yet saved."""
-        return self._base + self.pending_text
-
-    @property
-    def ledger(self) -> Ledger:
-        return self._reading().ledger
-
-    def _reading(self) -> Growing:
-        """The text read, base and appends."""
-        if self._read is None:
-            self._read = self._base_reading().copy()
-            if self._pending:
-                self._read.extend(self.pending_text)
-            self._settle(self._read.ledger)
-        return self._read
-
-    def _parsed_base(self) -> Ledger:
-        return self._base_reading().ledger
-
-    def _base_reading(self) -> Growing:
-        if self._base_read is None:
-            self._base_read = Growing(self._base, details=self._details)
-            self._settle(self._base_read.ledger)
-        return self._base_read
-
-    def _settle(self, ledger: Ledger) -> None:
-        """Under a header without ``Phase:``, the entries before the first phase transition
-        are in the first phase of the protocol the ledger names (as it names it now)."""
-        if ledger.header.phase:
-            return
-        start, settled, scanned, last = self._first_phase
-        entries = ledger.entries
-        # the entries read since (and the last one before: an open block is read again)
-        since = max(0, scanned - 1) if _continues(entries, scanned, last) else 0
-        new = [e for e in entries[since:] if not e.phase]
-        self._first_phase = (start, settled, len(entries), entries[-1] if entries else None)
-        if not new and start is None:
-            return
-        first = self._protocol_named(self._protocol_name(ledger)).first_phase
-        for entry in (*settled, *new) if first != start else new:
-            entry.phase = first
-        self._first_phase = (first, [*settled, *new], *self._first_phase[2:])
-
-    def _forget_reading(self) -> None:
-        """The text changed other than by an append: read it again."""
-        self._base_read = self._read = None
-        self._first_phase = (None, [], 0, None)
-        self._kept = self._state = None
-
-    def _protocol_name(self, ledger: Ledger) -> str:
-        if self._authority is not None:
-            return self._authority.protocol
-        return str(self._own_settings(ledger)["protocol"] or HEADERLESS_PROTOCOL)
-
-    def _own_settings(self, ledger: Ledger) -> dict[str, object]:
-        """The ledger's own settings (cascade.protocol.derivation.header_settings), read on from
-        those of the entries it began with."""
-        entries = ledger.entries
-        if self._own is None or not _continues(entries, self._own[1], self._own[2]):
-            self._own = (OwnSettings(ledger.header), 0, None)
-        own = self._own[0]
-        own.take(entries[self._own[1]:])
-        self._own = (own, len(entries), entries[-1] if entries else None)
-        return own.settings
-
-    def _protocol_named(self, name: str) -> Protocol:
-        protocol = self._protocols.get(name)
-        if protocol is None:  # each lookup checks the configuration folders on disk
-            protocol = self._protocols[name] = self.setting.protocol(name, self.path)
-        return protocol
+    def root(self) -> Path:
+        """The repository whose configuration the ledger is read under."""
+        return self.setting.root
 
     @property
     def authority(self) -> Authority:
         """What decides: the governing rule's settings when given, else the ledger's header
         (as changed by its SETTINGS events)."""
-        if self._authority is not None:
-            return self._authority
-        own = self._own_settings(self.ledger)
-        participants = tuple(own["participants"]) or tuple(self._speaking_personas())
-        return Authority(participants, self._protocol_name(self.ledger),
-                         voting_config(own["consensus"], self.path))  # type: ignore[arg-type]
-
-    def with_authors(self, authors: dict[int, str]) -> Discussion:
-        """The same ledger, its state derived knowing who added its lines."""
-        d = Discussion(self.path, self.text, self.setting, details=self._details,
-                       authority=self._authority)
-        d._exists, d._authors = self._exists, authors
-        # the same text, read the same way: read once
-        d._base_read, d._first_phase = self._reading().copy(), self._first_phase
-        return d
+        return self.ledger_setting.authority(self.ledger)
 
     @property
     def governed(self) -> bool:
-        return self._authority is not None
+        return self.ledger_setting.rule is not None
 
     def header_differences(self) -> list[str]:
         """Settings in which the header differs from the governing rule (none if ungoverned)."""
-        if self._authority is None:
-            return []
-        return header_differences(self.ledger, self._authority, HEADERLESS_PROTOCOL)
-
-    def _speaking_personas(self) -> list[str]:
-        registry = self.personas
-        seen: list[str] = []
-        for c in self.ledger.comments:
-            persona = registry.by_name.get(c.author)
-            if persona and persona.alias not in seen:
-                seen.append(persona.alias)
-        return seen
+        return self.ledger_setting.header_differences(self.ledger)
 
     @property
-    def state(self) -> State:
-        ledger = self.ledger
-        if self._state is None:
-            self._state = self._derive(ledger)
-        return self._state
-
-    def _derive(self, ledger: Ledger) -> State:
-        """The state, from the derivation kept when it was derived under the same authority,
-        personas, protocol and authors from the entries ``ledger`` begins with (it takes
-        the entries appended since), else from a new one."""
-        inputs = (self.authority, self.personas, self.protocol, self._authors)
-        kept = self._kept
-        entries = ledger.entries
-        if kept is not None and kept[1][0] == inputs[0] \
-                and all(a is b for a, b in zip(kept[1][1:], inputs[1:])) \
-                and _continues(entries, kept[0].taken, kept[2]):
-            walk = kept[0]
-            walk.feed(ledger)
-        else:
-            walk = derivation(ledger, *inputs)
-        self._kept = (walk, inputs, entries[-1] if entries else None)
-        return walk.finish()
-
-    @property
-    def header(self):
-        return self.ledger.header
-
-    @property
-    def comments(self) -> list[Comment]:
-        return self.ledger.comments
-
-    @property
-    def events(self) -> list[Event]:
-        """The events derive believes (cascade.protocol.derivation): an event that does not hold, or
-        a copy, is not among them (``ledger.events`` has every one)."""
-        ignored = self.state.ignored
-        return [e for e in self.ledger.events if e.line not in ignored]
-
-    @property
-    def warnings(self) -> list[tuple[int, str]]:
-        return self.ledger.warnings
+    def protocol(self) -> Protocol:
+        return self.ledger_setting.protocol(self.ledger)
 
     @property
     def personas(self) -> Personas:
         """The registry's personas; for a protocol whose panel is generated, also the experts
         of the last panel its ledger records (cascade.protocol.panel)."""
-        registry = self.setting.personas
-        if not self.header.protocol or not self.protocol.steps.generated:
-            return registry
-        ledger = self.ledger
-        cached = getattr(self, "_panel_personas", None)
-        if cached is None or cached[0] is not ledger or cached[1] is not registry:
-            panel = panel_of(ledger.entries, self.identity)
-            if cached is not None and cached[1] is registry and cached[2] == panel:
-                extended = cached[3]  # the same panel: the same personas (and derivation)
-            else:
-                extended = registry.extended(personas_of(panel, self.path)) if panel else registry
-            self._panel_personas = cached = (ledger, registry, panel, extended)
-        return cached[3]
-
-    @property
-    def identity(self) -> str:
-        """What the stamps written for this ledger name (``ledger=``): its header's identity
-        (cascade.ledger.provenance.ledger_id), the same for its whole life."""
-        return ledger_id(self.header)
-
-    @property
-    def protocol(self) -> Protocol:
-        return self._protocol_named(self._protocol_name(self.ledger))
-
-    @property
-    def title(self) -> str:
-        return self.header.title or self.ledger.title_line or self.path.name.split(".")[0]
-
-    @property
-    def source(self) -> str | None:
-        """The document's path: the header's ``Source:``, or the path the last
-        ``SOURCE-REVISION`` recorded (a renamed document's discussion follows it)."""
-        moved = self._source_event()
-        return moved.fields["path"] if moved is not None else self.header.source
-
-    def _source_event(self) -> Event | None:
-        if not self.header.source:
-            return None
-        last = None
-        for event in self.events:
-            if event.kind == SOURCE_REVISION and event.fields.get("path"):
-                last = event
-        if last is None or last.fields["path"] == self.header.source:
-            return None
-        return last
-
-    @property
-    def source_line(self) -> int | None:
-        """The line that names the document (the header's ``Source:`` field, or the
-        revision event that recorded its new path), for messages about it."""
-        moved = self._source_event()
-        if moved is not None:
-            return moved.line
-        h = self.header
-        if not h.source or not h.line:
-            return None
-        lines = self.text.split("\n")
-        for number in range(h.line, max(h.end_line, h.line) + 1):
-            if "source:" in lines[number - 1].lower():
-                return number
-        return h.line
-
-    @property
-    def phase(self) -> str:
-        return self.state.phase
-
-    @property
-    def current_phase(self) -> str:
-        """The phase the discussion is in; one its protocol does not have is an error."""
-        phase = self.phase
-        if not self.protocol.has_phase(phase):
-            raise CascadeError(f"phase {self.phase!r} is not in protocol {self.protocol.name!r} "
-                               f"({', '.join(self.protocol.phase_ids())})", self.path)
-        return phase
-
-    @property
-    def status(self) -> str:
-        return self.state.status
+        return self.ledger_setting.personas(self.ledger)
 
     @property
     def participants(self) -> list[str]:
         return list(self.authority.participants)
 
     @property
-    def source_revision(self) -> str | None:
-        """The revision of the source document the ledger last recorded."""
-        return self.state.source_revision
-
-    def current_comments(self) -> list[Comment]:
-        """Comments since the last phase transition or vote reset (and the ones it kept),
-        decisions aside."""
-        return list(self.state.current)
-
-    def responses(self) -> list[Comment]:
-        """The current comments that answer the discussion: not a table the tool wrote, nor
-        a drift review (a later change's question, cascade.loop.driftreview)."""
-        return [c for c in self.state.current if c.origin != "tool"
-                and c.provenance.get("step") != DRIFT_REVIEW]
-
-    @property
-    def votes(self) -> dict[str, str]:
-        """Each voter's latest vote that counts, in the current phase since the last reset."""
-        return dict(self.state.votes)
-
-    @property
     def voting_config(self) -> VotingConfig:
         return self.authority.consensus
-
-    def expected_voters(self) -> list[str]:
-        return list(self.state.expected)
-
-    @property
-    def consensus_result(self) -> ConsensusResult:
-        return self.state.result
-
-    @property
-    def decision(self):
-        """The person's decision in force for the current revision, or None."""
-        return self.state.decision
-
-    def has_consensus(self) -> bool:
-        return self.consensus_result.reached
-
-    @property
-    def questions(self) -> list[dict[str, Any]]:
-        """Every ``Q:``, numbered Q1, Q2... in ledger order: open, or answered by ``A:`` /
-        ``A(Qn):`` (cascade.ledger.items). ``answer`` is the answer that closed the question,
-        ``answers`` every answer in ledger order."""
-        return items.questions_and_answers(self.comments)[0]
-
-    @property
-    def answers(self) -> list[dict[str, Any]]:
-        """Every ``A:`` marker, with the question it answers (``"Q2"``, or None: none)."""
-        return items.questions_and_answers(self.comments)[1]
-
-    @property
-    def decisions(self) -> list[dict[str, Any]]:
-        return items.decisions(self.comments)
-
-    @property
-    def concerns(self) -> list[dict[str, Any]]:
-        return items.concerns(self.comments)
-
-    @property
-    def findings(self) -> list[Finding]:
-        """Every finding, numbered F1, F2... in ledger order, with its status (open,
-        resolved, answered, waived, overridden: cascade.protocol.findings), as the state
-        derives it."""
-        return self.state.findings
-
-    @property
-    def todos(self) -> list[dict[str, Any]]:
-        """TODO and ASSIGNED items, numbered T1, T2..., and the DONE markers, in ledger order
-        (cascade.ledger.items)."""
-        return items.todos(self.comments)
-
-    @property
-    def mentions(self) -> list[dict[str, Any]]:
-        return items.mentions(self.comments)
 
     # ---- appending ------------------------------------------------------------------------
 
@@ -527,7 +199,7 @@ class Discussion:
                                    origin=origin)
         except ValueError as exc:  # the block would not read back as written: write nothing
             raise CascadeError(str(exc), self.path, exit_code=1) from None
-        self._append(block)
+        self.file.append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
         """Append a state event, with the tool's stamp (derive trusts no other), naming this
@@ -536,15 +208,13 @@ class Discussion:
             line = render_event(kind, value, fields, stamp=True, ledger=self.identity)
         except ValueError as exc:
             raise CascadeError(str(exc), self.path, exit_code=1) from None
-        self._append(line)
+        self.file.append(line)
         # The writer and the reader agree: never write an event derive would not believe.
         entries = self.ledger.entries
         if entries and entries[-1].line in self.state.ignored:
             reason = next((u.reason for u in self.state.unfounded
                            if u.line == entries[-1].line), "")
-            self._pending.pop()
-            self._read = None  # read again from the base's, and derived again
-            self._kept = self._state = None
+            self.file.discard(last=1)
             raise CascadeError(f"refusing to write a {kind} event that does not hold: {reason}",
                                self.path, exit_code=1)
 
@@ -585,94 +255,28 @@ class Discussion:
         self.add_event(OUTCOME, outcome)
         return True
 
-    def discard(self) -> None:
-        """Forget what was appended since the last save (a write that failed): the file is as
-        it was, and the next save writes only what comes after."""
-        self._pending = []
-        self._read = None  # read again from the base's, and derived again
-        self._kept = self._state = None
-
-    def _append(self, chunk: str) -> None:
-        base = self._parsed_base()
-        fence = base.open_fence
-        if fence:  # whatever is appended would land inside it and change an earlier comment
-            raise CascadeError(f"unclosed code fence {fence} (opened here): close it before "
-                               "anything is appended", self.path,
-                               base.open_fence_line or None)
-        piece = ("\n" if self._pending else self._lead()) + chunk
-        self._pending.append(chunk)
-        if self._read is not None:  # read what is appended, after what was read
-            self._settle(self._read.extend(piece))
-        self._state = None
+    # ---- the file ---------------------------------------------------------------------------
 
     @property
     def pending_text(self) -> str:
         """What save() would append."""
-        return self._lead() + "\n".join(self._pending) if self._pending else ""
+        return self.file.pending_text
 
-    def _lead(self) -> str:
-        """What goes between the base and the first append: the base's last line ended, an
-        open block closed, a blank line."""
-        base = self._base
-        lead = "\n" if base and not base.endswith("\n") else ""
-        if self._parsed_base().open_block:
-            lead += "---\n"
-        if base and not (base[-2:] + lead).endswith("\n\n"):
-            lead += "\n"
-        return lead
-
-    # ---- saving ---------------------------------------------------------------------------
+    def discard(self) -> None:
+        """Forget what was appended since the last save (a write that failed): the file is as
+        it was, and the next save writes only what comes after."""
+        self.file.discard()
 
     def save(self) -> Path:
         """Write the appended text atomically. Earlier text is never changed."""
-        if not self._pending and self._exists:
-            return self.path
-        check_local(self.path, "the ledger")  # never written through a link, nor replacing one
-        if not self._exists:
-            if self.path.exists():
-                raise CascadeError("already exists; not overwriting", self.path)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            data = self._encode(self.text)
-            atomic_write(self.path, data, None)
-        else:
-            self._catch_up("; not writing")  # someone appended meanwhile: append after them
-            data = self._raw + self._encode(self.pending_text)
-            atomic_write(self.path, data, self.path.stat().st_mode)
-        self._raw = data
-        self._base = decode_utf8(data, self.path)
-        if self._read is not None:  # what was read is the base now: it is not read again
-            self._base_read, self._read = self._read, None
-        else:
-            self._forget_reading()
-        self._pending = []
-        self._exists = True
-        return self.path
+        return self.file.save()
 
     def refresh(self) -> None:
         """Read what was appended to the file since it was read (another writer's blocks):
         the state is derived from the file as it is now; appends not saved yet stay, after
         it. A file removed or rewritten meanwhile is an error. A writer that takes the
         ledger's lock (cascade.ledger.lock) after loading calls this before it plans."""
-        if self._exists:
-            self._catch_up()
-
-    def _catch_up(self, doing: str = "") -> None:
-        try:
-            current = open_nofollow(self.path, "the ledger")
-        except FileNotFoundError:
-            raise CascadeError(f"was removed since it was read{doing}", self.path) from None
-        if not current.startswith(self._raw):
-            raise CascadeError(f"was rewritten since it was read{doing}", self.path,
-                               exit_code=1)
-        if current != self._raw:
-            self._raw = current
-            self._base = decode_utf8(current, self.path)
-            self._forget_reading()
-
-    def _encode(self, text: str) -> bytes:
-        if self._parsed_base().newline == "\r\n":
-            text = text.replace("\r\n", "\n").replace("\n", "\r\n")
-        return text.encode("utf-8")
+        self.file.refresh()
 
     def __repr__(self) -> str:
         return f"Discussion({str(self.path)!r}, phase={self.phase!r}, status={self.status!r})"
