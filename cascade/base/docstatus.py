@@ -1,6 +1,7 @@
 """A decision record's own status, as the ADR tools write it.
 
-Three forms are recognised (the first found wins):
+Four forms are recognised (the first found wins; the one-line forms, for any key, a
+template's date too: ``LINE_FORMS``):
 
 - front matter (MADR 3+, log4brains): a ``status:`` key in a leading ``---`` block;
 - a ``## Status`` section (adr-tools, Nygard): its first non-blank line is the status, the
@@ -26,18 +27,31 @@ import hashlib
 import posixpath
 import re
 
-_FRONT_STATUS = re.compile(r"^status[ \t]*:[ \t]*(.*?)[ \t]*$", re.I)
+
+# The one-line forms of a key (group 1: up to the value, group 2: the value, a row's group 3:
+# the rest of it): front matter ``key: value``, a bullet ``* Key: value`` (``- **Key:**
+# value``), a metadata table's row ``| Key | value |``.
+LINE_FORMS = {"front-matter": r"^({key}[ \t]*:[ \t]*)(.*?)[ \t]*$",
+              "bullet": r"^([*-][ \t]+(?:\*\*)?{key}(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*)(.*?)[ \t]*$",
+              "row": r"^([ \t]*\|[ \t]*(?:\*\*)?{key}(?:\*\*)?[ \t]*\|[ \t]*)([^|]*?)([ \t]*\|.*)$"}
+
+
+def line_form(form: str, key: str) -> re.Pattern[str]:
+    """The pattern of ``key`` (``status``, ``date``) in one of ``LINE_FORMS``."""
+    return re.compile(LINE_FORMS[form].format(key=key), re.I)
+
+
+_FRONT_STATUS = line_form("front-matter", "status")
+_FRONT_GOVERNS = line_form("front-matter", "governs")
 _SECTION = re.compile(r"^##[ \t]+status[ \t#]*$", re.I)
 _HEADING = re.compile(r"^#{1,6}[ \t]")
-_BULLET = re.compile(r"^([*-][ \t]+(?:\*\*)?status(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*)(.*?)[ \t]*$", re.I)
-_ROW = re.compile(r"^([ \t]*\|[ \t]*(?:\*\*)?status(?:\*\*)?[ \t]*\|[ \t]*)([^|]*?)([ \t]*\|.*)$",
-                  re.I)
+_BULLET = line_form("bullet", "status")
+_ROW = line_form("row", "status")
 _SEPARATOR = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}")
 _TITLE = re.compile(r"^#[ \t]+(.+?)[ \t#]*$", re.M)
 _FRONT_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.M)
 _SUPERSEDED_BY = re.compile(r"superseded[ \t]+by[ \t]*:?[ \t]*\[([^\]]*)\](?:\(([^)]*)\))?", re.I)
 _FENCE = re.compile(r"^[ \t]{0,3}(```|~~~)")
-_FRONT_GOVERNS = re.compile(r"^governs[ \t]*:[ \t]*(.*?)[ \t]*$", re.IGNORECASE)
 _GOVERNS_SECTION = re.compile(r"^##[ \t]+governs[ \t#]*$", re.IGNORECASE)
 _GOVERNS_LINE = re.compile(r"^(?:[*-][ \t]+)?(?:\*\*)?governs(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]*(.*?)"
                            r"[ \t]*$", re.IGNORECASE)
@@ -66,14 +80,15 @@ def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").split("\n")
 
 
-def _unfenced(lines: list[str]):
-    """Each line outside a code fence, with its index (a fence's own lines are neither)."""
+def unfenced(lines: list[str], start: int = 0):
+    """Each line from ``start`` outside a code fence, with its index (a fence's own lines are
+    neither)."""
     fenced = False
-    for i, line in enumerate(lines):
-        if _FENCE.match(line):
+    for i in range(start, len(lines)):
+        if _FENCE.match(lines[i]):
             fenced = not fenced
         elif not fenced:
-            yield i, line
+            yield i, lines[i]
 
 
 def _unquote(value: str) -> str:
@@ -90,8 +105,8 @@ def find(text: str) -> Status | None:
                 break
             m = _FRONT_STATUS.match(lines[i])
             if m:
-                return Status("front-matter", _unquote(m.group(1)), i, i, i)
-    for i, line in _unfenced(lines):
+                return Status("front-matter", _unquote(m.group(2)), i, i, i)
+    for i, line in unfenced(lines):
         if _SECTION.match(line):
             end = i + 1
             while end < len(lines) and not _HEADING.match(lines[end]):
@@ -242,8 +257,8 @@ def _front_governs(lines: list[str]) -> Governs | None:
         m = _FRONT_GOVERNS.match(lines[i])
         if m is None:
             continue
-        if m.group(1):
-            value = m.group(1)
+        if m.group(2):
+            value = m.group(2)
             if value.startswith(("{", "|", ">", "&", "*", "!")):
                 return Governs((), i + 1, value)
             return Governs(tuple(_path_items(value)), i + 1)
@@ -266,7 +281,7 @@ def governs(text: str) -> Governs | None:
         found = _front_governs(lines)
         if found is not None:
             return found
-    for i, line in _unfenced(lines):
+    for i, line in unfenced(lines):
         if _GOVERNS_SECTION.match(line):
             items = []
             for body in lines[i + 1:]:
