@@ -1,7 +1,8 @@
 """A decision record's own status, as the ADR tools write it.
 
-Four forms are recognised (the first found wins; the one-line forms, for any key, a
-template's date too: ``LINE_FORMS``):
+Four forms are recognised (the first found wins; which ecosystem writes which:
+cascade.config.adr_conventions; the one-line forms, for any key, a template's date too:
+``LINE_FORMS``):
 
 - front matter (MADR 3+, log4brains): a ``status:`` key in a leading ``---`` block;
 - a ``## Status`` section (adr-tools, Nygard): its first non-blank line is the status, the

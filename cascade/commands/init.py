@@ -12,7 +12,8 @@ from cascade.config.precommit import CONFIG, hook_filter
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, records, repo_root, tracked
 from cascade.config.globs import glob_match
-from cascade.config.layout import ADR_DIR_FILE, LOOKED_FOR, find_layout, rules_text, status_words
+from cascade.config.adr_conventions import ADR_DIR_FILE
+from cascade.config.layout import LOOKED_FOR, find_layout, rules_text, status_words
 from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.base.resources import LEDGER_SUFFIX, bundled
 

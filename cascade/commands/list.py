@@ -3,8 +3,6 @@ number, title, the document's own status, where its review stands, what supersed
 the discussions that belong to no document (topics)."""
 from __future__ import annotations
 
-import os
-import re
 from pathlib import Path
 
 from cascade.commands._common import find_ledgers
@@ -12,14 +10,13 @@ from cascade.base.docstatus import document_title, find, superseded_by
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import git, repo_root
 from cascade.check.governance import open_discussion
+from cascade.config.adr_conventions import DOCUMENT_STATUSES, listed_number
 from cascade.config.ruleset import RuleSet
 from cascade.base.text import printable
 
 # What --status takes beyond the values the listed documents hold: the usual statuses of a
 # decision record, and the states of a review.
-DOCUMENT_STATUSES = ("proposed", "accepted", "rejected", "deprecated", "superseded")
 REVIEW_STATES = ("open", "accepted", "rejected", "changes", "impasse", "unreviewed")
-_NUMBER = re.compile(r"(?<![0-9])([0-9]{3,5})(?![0-9])")
 
 
 class Row:
@@ -101,11 +98,8 @@ def _documents(here: Path) -> tuple[list[Row], set[Path]]:
         if ledger.is_file():
             ledgers.add(ledger.resolve())
             review = _review(ledger)
-        number = _NUMBER.search(rel.rsplit("/", 2)[-2] if rel.endswith("/index.md") and
-                                rel.count("/") >= 1 else os.path.basename(rel))
-        rows.append(Row(display_path(root / rel), number.group(1) if number else "",
-                        document_title(rel, data), stated.value if stated else "", review,
-                        superseded_by(text) or ""))
+        rows.append(Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
+                        stated.value if stated else "", review, superseded_by(text) or ""))
     return rows, ledgers
 
 

@@ -1,12 +1,12 @@
 """Where a repository keeps its ADRs: what ``cascade init`` writes rules for.
 
 Found from the tracked files (``git ls-files``): the folders named with ``cascade init --dir``,
-adr-tools' ``.adr-dir`` (its content is the ADR folder), the known folders (``doc/adr``,
-``docs/adr``, ``docs/decisions`` (MADR), ``docs/architecture/decisions``,
-``doc/architecture/decisions``); when none of these has documents, the folders whose files are
-named like numbered decisions (``0001-title.md``, ``ADR-0001-title.md``,
-``ODH-ADR-0001-title.md``): the folder that holds them, or, when they sit in area folders of
-one parent, that parent. Three shapes, one rule each:
+adr-tools' ``.adr-dir`` (its content is the ADR folder), the ecosystems' known folders
+(cascade.config.adr_conventions: ``doc/adr``, ``docs/adr``, ``docs/decisions``, ...); when
+none of these has documents, the folders whose files are named like numbered decisions
+(``0001-title.md``, ``ADR-0001-title.md``, ``ODH-ADR-0001-title.md``): the folder that holds
+them, or, when they sit in area folders of one parent, that parent. Three shapes, one rule
+each:
 
 - flat: ``<dir>/*.md``;
 - folder per ADR: ``<dir>/<topic>/index.md`` (plus ``<dir>/*.md`` when there are flat ones);
@@ -28,19 +28,12 @@ import re
 from collections import Counter
 
 from cascade.base import docstatus
+from cascade.config.adr_conventions import (ADR_DIR_FILE, DATED_POST, KNOWN_DIRS, NUMBERED_FILE,
+                                            OUTCOME_STATUSES)
 from cascade.config.rules import DEFAULT_STATUS, NEVER_GOVERNED
 from cascade.config.globs import glob_match
 
-ADR_DIR_FILE = ".adr-dir"
-KNOWN_DIRS = ("doc/adr", "docs/adr", "docs/decisions", "docs/architecture/decisions",
-              "doc/architecture/decisions")
 DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
-# A numbered decision's file name: 0001-title.md, adr-001-title.md, ODH-ADR-0001-title.md
-NUMBERED = re.compile(r"^(?:[A-Za-z]+-)*\d{3,5}(?:[-_ .][^/]*)?\.md$", re.IGNORECASE)
-DATED = re.compile(r"^\d{4}-\d{2}-\d{2}")  # a dated post (2024-01-31-title.md), not a decision
-# The status words of a decision taken (READY) and of one turned down (REJECT).
-STATUS_WORDS = {"READY": ("accepted", "approved", "adopted", "agreed"),
-                "REJECT": ("rejected", "declined", "refused", "denied")}
 _FIRST_WORD = re.compile(r"[^A-Za-z]*([A-Za-z]+)")
 LOOKED_FOR = (f"--dir, {ADR_DIR_FILE}, " + ", ".join(f"{d}/" for d in KNOWN_DIRS)
               + ", and files named like numbered decisions (0001-title.md, ADR-0001-title.md)")
@@ -87,14 +80,14 @@ def status_words(texts: list[str]) -> dict[str, str] | None:
     most common of each, as written: Approved), where they differ from cascade's own
     (Accepted, Rejected; a word's case follows the document anyway); None where they do not,
     or no ADR states such a status."""
-    counts: dict[str, Counter] = {outcome: Counter() for outcome in STATUS_WORDS}
+    counts: dict[str, Counter] = {outcome: Counter() for outcome in OUTCOME_STATUSES}
     for text in texts:
         found = docstatus.find(text)
         m = _FIRST_WORD.match(found.value) if found is not None else None
         if m is None:
             continue
         word = m.group(1)
-        for outcome, words in STATUS_WORDS.items():
+        for outcome, words in OUTCOME_STATUSES.items():
             if word.lower() in words:
                 counts[outcome][word[:1].upper() + word[1:].lower()] += 1
     words = {outcome: c.most_common(1)[0][0] if c else DEFAULT_STATUS[outcome]
@@ -162,7 +155,7 @@ def numbered_folders(files: list[str]) -> list[str]:
     holders: dict[str, int] = {}
     for path in files:
         folder, _, name = path.rpartition("/")
-        if (not NUMBERED.match(name) or DATED.match(name) or "template" in name.lower()
+        if (not NUMBERED_FILE.match(name) or DATED_POST.match(name) or "template" in name.lower()
                 or path.endswith(NEVER_GOVERNED) or "discussions" in folder.split("/")):
             continue
         holders[folder] = holders.get(folder, 0) + 1

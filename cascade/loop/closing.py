@@ -18,15 +18,12 @@ from cascade.base.atomic import atomic_write
 from cascade.base.errors import display_path
 from cascade.base.gitio import git, index_blobs, read_blobs, repo_root
 from cascade.check.governance import resolve
+from cascade.config.adr_conventions import OPEN_STATUSES
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.revisions import record_revision
 from cascade.protocol.verdict import gate
 from cascade.base.revision import blob_id
 from cascade.base.safepath import first_link
-
-# Status words that say a document is still under discussion: only these are moved.
-OPEN_WORDS = ("proposed", "draft", "open", "pending", "rfc", "wip", "in review", "under review",
-              "in progress", "")
 
 
 class Closed:
@@ -89,7 +86,7 @@ def _move_status(root: Path, d: Discussion, doc: str, data: bytes,
     current = " ".join(found.value.split()).lower()
     if current.startswith(word.lower()):
         return None, ""
-    if not current.startswith(OPEN_WORDS[:-1]) and current:
+    if not current.startswith(OPEN_STATUSES) and current:
         return None, f"its status says {found.value!r}: left as it is"
     path = root / doc
     try:
