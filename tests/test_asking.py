@@ -14,9 +14,10 @@ import sys
 import pytest
 import test_hook
 from conftest import REPO, git
+from inproc import commit
 from roundtable_script import Table
 from swarm_script import Swarm
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, run
+from test_hook import DOC, LEDGER, RULES, install_plain, run
 from test_terminal import Tmux
 
 from cascade import Discussion

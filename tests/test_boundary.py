@@ -9,21 +9,19 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
+import inproc
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, PANEL, hook, loop_repo, match, reply, run, script  # noqa: F401
+from test_hook import DOC, LEDGER, PANEL, hook, loop_repo, match, reply, script  # noqa: F401
 
 SECRET = "pgpass-line-db.internal:5432:app:app:Hunter2-do-not-send"
 
 
-def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = run(repo, sys.executable, "-m", "cascade", *args)
-    proc.out = proc.stdout + proc.stderr
-    return proc
+def cascade(repo: Path, *args: str) -> inproc.Ran:
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 @pytest.fixture

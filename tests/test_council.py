@@ -1,6 +1,8 @@
 """The council (seed 004) on the protocol engine: personality mode with its flows (parallel,
 sequential, debate), tiers, word budgets that shrink by round, and the referee's verdict as
-the outcome -- standalone and in the gate, over HTTP to the fake endpoint."""
+the outcome -- standalone and in the gate, over HTTP to the fake endpoint. The referee's and the
+meta-arbiter's verdicts in the gate, and a rule's bad rounds or mode, are in
+tests/test_protocol_gates.py, with every other protocol's."""
 from __future__ import annotations
 
 import json
@@ -11,7 +13,8 @@ import sys
 import pytest
 from conftest import REPO, git
 from council_script import Council
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401
 from visibility import visible
 
 from cascade import Discussion
@@ -180,35 +183,6 @@ COUNCIL_RULES = RULES.replace("participants: [architect, security, pragmatist]",
                               "protocol: council\n    flow: parallel")  # the lenses advise
 
 
-def cascade(repo, *args: str):
-    return run(repo, sys.executable, "-m", "cascade", *args)
-
-
-@pytest.mark.parametrize("verdict, lands", [("READY", True), ("REJECT", False)])
-def test_in_the_gate_the_referee_decides_and_check_agrees(loop_repo, fake_llm, verdict, lands):
-    repo = loop_repo
-    (repo / ".ai-rules.yml").write_text(COUNCIL_RULES)
-    git(repo, "commit", "-qam", "ADRs go to a council")
-    install_plain(repo)
-    git(repo, "add", DOC)
-    script = Council(fake_llm)
-    script.verdict = verdict
-    blocked = commit(repo)
-    assert blocked.returncode == 1 and fake_llm.calls() == 4
-    assert sorted(n for n, s, r in script.asked("Advice")) == sorted(ADVISORS)
-    assert Discussion.load(repo / LEDGER, root=repo).header.participants == [
-        "pragmatist", "visionary", "skeptic"]
-    git(repo, "add", "-A")
-    second = commit(repo)
-    assert (second.returncode == 0) is lands, second.out
-    assert fake_llm.calls() == 4
-    if not lands:
-        assert "REJECT" in second.out
-        git(repo, "commit", "-qm", "recorded", "--no-verify")
-    check = cascade(repo, "check")
-    assert (check.returncode == 0) is lands, check.stdout
-
-
 def test_in_the_gate_a_rule_s_participants_replace_the_lenses(loop_repo, fake_llm):
     repo = loop_repo
     (repo / ".ai-rules.yml").write_text(COUNCIL_RULES.replace(
@@ -365,64 +339,6 @@ def test_dp_plan_prints_the_roster_calls_and_budgets_with_no_call(repo, cli, cou
     assert fake_llm.calls() == 0
     code, out, err = discuss(cli, "--mode", "dp", "--participants", "architect,security")
     assert code == 2 and "in dp mode has no participants" in err
-
-
-DP_RULES = COUNCIL_RULES.replace("flow: parallel", "flow: parallel\n    mode: dp\n    rounds: 2")
-
-
-@pytest.mark.parametrize("verdict, lands", [("READY", True), ("CHANGES", False)])
-def test_dp_in_the_gate_the_meta_arbiter_decides_and_check_agrees(loop_repo, fake_llm, verdict,
-                                                                  lands):
-    repo = loop_repo
-    (repo / ".ai-rules.yml").write_text(DP_RULES)
-    git(repo, "commit", "-qam", "ADRs go to a D/P council")
-    install_plain(repo)
-    git(repo, "add", DOC)
-    script = Council(fake_llm)
-    script.verdict = verdict
-    blocked = commit(repo)
-    assert blocked.returncode == 1 and fake_llm.calls() == 9, blocked.out
-    assert [n for n, s, r in script.asked()][-1] == "AI-Meta-Arbiter"
-    d = Discussion.load(repo / LEDGER, root=repo)
-    assert d.header.participants == [] and d.state.run.outcome == verdict
-    git(repo, "add", "-A")
-    second = commit(repo)
-    assert (second.returncode == 0) is lands, second.out
-    assert fake_llm.calls() == 9
-    if not lands:
-        assert "CHANGES" in second.out
-        git(repo, "commit", "-qm", "recorded", "--no-verify")
-    check = cascade(repo, "check")
-    assert (check.returncode == 0) is lands, check.stdout
-    if lands:
-        record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
-        assert "**READY** by AI-Meta-Arbiter; minority view: Wait for the load test." in record
-        assert "### AI-D-Arbiter" in record and "| D-idea-2-1 | 3 | 4 | 3 | 4 | 3 | advance |" \
-            in record
-        assert "AI-D-Freethinker, AI-P-Freethinker, AI-D-Arbiter, AI-P-Arbiter, " \
-               "AI-Meta-Arbiter" in record
-
-
-@pytest.mark.parametrize("extra, message", [
-    ("rounds: 9", "protocol 'council' runs 1 to 5 rounds, not 9"),
-    ("rounds: two", "rounds must be a whole number of at least 1"),
-    ("mode: dp\n    participants: [architect, security]", "in mode 'dp' has no participants"),
-    ("mode: xp", "protocol 'council' has no mode 'xp' (modes: personality, dp)"),
-])
-def test_a_council_rule_s_bad_rounds_or_mode_is_one_line_naming_the_rule(loop_repo, fake_llm,
-                                                                         extra, message):
-    repo = loop_repo
-    (repo / ".ai-rules.yml").write_text(COUNCIL_RULES.replace("flow: parallel",
-                                                              f"flow: parallel\n    {extra}"))
-    git(repo, "commit", "-qam", "a council rule")
-    explain = cascade(repo, "explain", DOC)  # the rule that governs it, checked
-    assert explain.returncode == 2, explain.stdout + explain.stderr
-    lines = explain.stderr.strip().splitlines()
-    assert len(lines) == 1 and ".ai-rules.yml:" in lines[0] and message in lines[0], lines
-    install_plain(repo)
-    git(repo, "add", DOC)
-    blocked = commit(repo)
-    assert blocked.returncode == 1 and message in blocked.out and fake_llm.calls() == 0
 
 
 @pytest.mark.parametrize("flow, calls", [("sequential", 5), ("debate", 13)])

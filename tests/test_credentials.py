@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 from fakellm import http_error
-from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, match  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, install_plain, loop_repo, match  # noqa: F401
 
 from cascade.turns.credentials import SHOWN, configured, scrub
 

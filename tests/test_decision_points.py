@@ -6,11 +6,12 @@ terminal) takes the recommended choice and records that it did; the choice steer
 from __future__ import annotations
 
 import json
-import sys
 
+import inproc
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401
 from test_pcs import Panel
 
 from cascade import Discussion
@@ -48,7 +49,8 @@ TRIAGE_RULES = RULES.replace("participants: [architect, security, pragmatist]",
 
 
 def cascade(repo, *args: str):
-    return run(repo, sys.executable, "-m", "cascade", *args)
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 def add_protocol(repo) -> None:

@@ -7,12 +7,13 @@ cap; status, the record and ``cascade check`` explain both by the rule's own wor
 from __future__ import annotations
 
 import json
-import sys
 
+import inproc
 import pytest
 from conftest import git
+from inproc import commit
 from scripted import Scripted
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401
 
 from cascade import Discussion
 
@@ -82,7 +83,8 @@ class Estimates(Scripted):
 
 
 def cascade(repo, *args: str):
-    return run(repo, sys.executable, "-m", "cascade", *args)
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 @pytest.fixture

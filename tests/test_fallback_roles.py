@@ -13,9 +13,10 @@ import pytest
 from conftest import REPO, git
 from council_script import Council
 from fakellm import http_error
+from inproc import cascade, commit
 from scripted import ASK
-from test_council import COUNCIL_RULES, cascade
-from test_hook import DOC, LEDGER, commit, install_plain, loop_repo  # noqa: F401
+from test_council import COUNCIL_RULES
+from test_hook import DOC, LEDGER, install_plain, loop_repo  # noqa: F401
 
 from cascade import Discussion
 

@@ -11,15 +11,16 @@ import itertools
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
+import inproc
 import pytest
 from conftest import git
 from hypothesis import given
 from hypothesis import strategies as st
-from test_hook import DOC, LEDGER, RULES, commit, hook, install_plain, loop_repo, match, run  # noqa: F401  (loop_repo is a fixture)
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, hook, install_plain, loop_repo, match  # noqa: F401  (loop_repo is a fixture)
 
 from cascade import Discussion
 from cascade.config.rules import SEVERITIES
@@ -39,10 +40,9 @@ def answer(comment: str, vote: str | None, findings=None, **extra) -> str:
     return json.dumps(body)
 
 
-def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = run(repo, sys.executable, "-m", "cascade", *args)
-    proc.out = proc.stdout + proc.stderr
-    return proc
+def cascade(repo: Path, *args: str) -> inproc.Ran:
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 def panel(fake, architect: str, security: str | None = None, pragmatist: str | None = None):

@@ -11,15 +11,16 @@ votes by thresholds: it ends in CHANGES, never in an impasse.)"""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+import inproc
 import pytest
 from conftest import git
+from inproc import commit
 from test_delphi import PANEL as DELPHI_PANEL
 from test_delphi import RECORD as DELPHI_RECORD
 from test_delphi import Estimates, delphi_repo  # noqa: F401
-from test_hook import DOC, LEDGER, commit, loop_repo, run  # noqa: F401
+from test_hook import DOC, LEDGER, loop_repo, run  # noqa: F401
 from test_pcs import LEDGER as TOPIC_LEDGER
 from test_pcs import RECORD as TOPIC_RECORD
 from test_pcs import Panel, discuss, panel  # noqa: F401
@@ -32,7 +33,8 @@ GATE_RECORD = LEDGER.replace(".discussion.md", ".record.md")
 
 
 def cascade(repo, *args: str):
-    return run(repo, sys.executable, "-m", "cascade", *args)
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 def decided_line(repo, ledger: str) -> int:

@@ -6,15 +6,16 @@ refuses them (the hook before any model call, exit 2 as any configuration error)
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
+import inproc
 import pytest
 import test_hook
 from conftest import REPO, git
 from council_script import Council
 from fakellm import http_error
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, run
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, install_plain, run
 
 from cascade.config.personas import forget_loaded
 from cascade.turns.independence import FIX, family
@@ -88,7 +89,8 @@ def test_models_of_different_families_quiet_the_warning(repo, cli, models, monke
 
 
 def cascade(repo, *args: str):
-    return run(repo, sys.executable, "-m", "cascade", *args)
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 def council_gate(repo: Path, monkeypatch, rules: str, message: str) -> Path:

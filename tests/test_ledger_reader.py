@@ -9,7 +9,8 @@ import subprocess
 
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, script  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, install_plain, loop_repo, script  # noqa: F401
 from test_revisions import NEW_DOC, NEW_LEDGER, accepted, hint  # noqa: F401
 
 from cascade.check.governance import LedgerReader, open_discussion

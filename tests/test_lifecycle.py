@@ -5,11 +5,12 @@ review, so the commit that follows asks no one. Real repositories, the real hook
 from __future__ import annotations
 
 import subprocess
-import sys
 
+import inproc
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run, script  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo, run, script  # noqa: F401
 
 from cascade import Discussion
 
@@ -21,8 +22,9 @@ MADR = ("---\nstatus: proposed\ndate: 2026-11-23\n---\n# Use SQLite\n\n## Decisi
         "We will store events in SQLite.\n")
 
 
-def cascade(repo, *args: str) -> subprocess.CompletedProcess[str]:
-    return run(repo, sys.executable, "-m", "cascade", *args)
+def cascade(repo, *args: str) -> inproc.Ran:
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 def hint(out: str) -> str:

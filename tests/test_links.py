@@ -13,20 +13,18 @@ Real repositories, the CLI as a user runs it, the fake endpoint over real HTTP.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+import inproc
 import pytest
 from conftest import REPO, git
 from test_boundary import SECRET, one_line, outside  # noqa: F401  (outside is a fixture)
 from test_hook import DOC, LEDGER, RULES, hook, loop_repo, run, script  # noqa: F401
 
 
-def cascade(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    proc = run(repo, sys.executable, "-m", "cascade", *args)
-    proc.out = proc.stdout + proc.stderr
-    return proc
+def cascade(repo: Path, *args: str) -> inproc.Ran:
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 

@@ -10,7 +10,8 @@ import sys
 import pytest
 from conftest import git
 from council_script import Council
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo, run  # noqa: F401
 
 from cascade import Discussion
 

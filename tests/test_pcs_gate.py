@@ -1,14 +1,19 @@
 """pcs in the gate: a rule names `protocol: pcs`; the hook runs its rounds to an outcome
 within the commit attempt, lands on consensus, blocks on impasse until `cascade decide`, and
-`cascade check` agrees with it on both, without a model. Real repositories, the real hook."""
+`cascade check` agrees with it on both, without a model. Real repositories, the plain hook run
+in this process (tests/inproc.py; a new revision under the real `git commit -a`). Consensus
+and impasse in the gate, and a broken panel, are in tests/test_protocol_gates.py, with every
+other protocol's."""
 from __future__ import annotations
 
 import subprocess
-import sys
 
+import inproc
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, run  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401
+from test_hook import commit as git_commit
 from test_pcs import Panel
 
 from cascade import Discussion
@@ -21,7 +26,7 @@ PCS_RULES = RULES.replace("participants: [architect, security, pragmatist]",
 
 
 def cascade(repo, *args: str):
-    return run(repo, sys.executable, "-m", "cascade", *args)
+    return inproc.cascade(repo, *args)
 
 
 @pytest.fixture
@@ -32,28 +37,6 @@ def pcs_repo(loop_repo, fake_llm):
     install_plain(repo)
     git(repo, "add", DOC)
     return repo
-
-
-def test_the_gate_runs_pcs_to_consensus_and_lands(pcs_repo, fake_llm):
-    repo = pcs_repo
-    panel = Panel(fake_llm)
-    panel.verdicts[("AI-Security", 1)] = "REJECT"  # one more round, in the same attempt
-    blocked = commit(repo)
-    assert blocked.returncode == 1, blocked.out
-    assert fake_llm.calls() == 14
-    assert "round 2, Confirm: AI-Security: ACCEPT" in blocked.out
-    d = Discussion.load(repo / LEDGER, root=repo)
-    assert d.state.result.reached and d.status == "ACCEPTED"
-    assert (repo / "docs/adr/discussions/0001-use-sqlite.record.md").is_file()
-    step = blocked.out.strip().splitlines()[-1].rsplit("then ", 1)[1]
-    assert step == (f"git add {LEDGER} docs/adr/discussions/0001-use-sqlite.record.md "
-                    "docs/adr/discussions/0001-use-sqlite.argument-graph.json")
-    assert subprocess.run(["bash", "-c", step], cwd=repo).returncode == 0
-    landed = commit(repo)
-    assert landed.returncode == 0, landed.out
-    assert fake_llm.calls() == 14
-    check = cascade(repo, "check")
-    assert check.returncode == 0, check.stdout
 
 
 def test_impasse_blocks_until_a_person_decides_and_check_agrees(pcs_repo, fake_llm):
@@ -100,24 +83,6 @@ def test_roles_get_their_tier_s_model(loop_repo, fake_llm):
     assert "architect -> openai/small" in plan.stdout and fake_llm.calls() == calls
 
 
-@pytest.mark.parametrize("participants,message", [
-    ("[architect]", "protocol 'pcs' takes 2 to 4 participants, not 1"),
-    ("[architect, security, pragmatist, perfectionist, designer]", "takes 2 to 4 participants, not 5"),
-    ("[architect, synthesizer]", "synthesizer has a fixed role in protocol 'pcs'"),
-])
-def test_a_rule_that_breaks_the_protocol_s_panel_is_refused_at_its_line(loop_repo, fake_llm,
-                                                                        participants, message):
-    repo = loop_repo
-    (repo / ".ai-rules.yml").write_text(PCS_RULES.replace("[architect, security]", participants))
-    git(repo, "commit", "-qam", "a bad panel", "--no-verify")
-    install_plain(repo)
-    git(repo, "add", DOC)
-    blocked = commit(repo)
-    assert blocked.returncode != 0
-    assert ".ai-rules.yml:6: rule 'adr': " in blocked.out and message in blocked.out  # participants:
-    assert fake_llm.calls() == 0
-
-
 def test_a_new_text_starts_the_protocol_again_and_ids_go_on(pcs_repo, fake_llm):
     repo = pcs_repo
     Panel(fake_llm)
@@ -126,7 +91,7 @@ def test_a_new_text_starts_the_protocol_again_and_ids_go_on(pcs_repo, fake_llm):
     assert commit(repo).returncode == 0
     assert fake_llm.calls() == 7
     (repo / DOC).write_text("# Use SQLite\n\nWe will store events in SQLite, in WAL mode.\n")
-    blocked = commit(repo, "-a")
+    blocked = git_commit(repo, "-a")  # another index file: the real git commit
     assert blocked.returncode == 1
     assert fake_llm.calls() == 14  # round 1 again, for the new text
     d = Discussion.load(repo / LEDGER, root=repo)
@@ -134,7 +99,7 @@ def test_a_new_text_starts_the_protocol_again_and_ids_go_on(pcs_repo, fake_llm):
     assert ids == [f"r1-msg-{i:03d}" for i in range(1, 15)]  # gapless, never restarting
     assert d.state.run.round == 1 and d.state.result.reached
     git(repo, "add", LEDGER)
-    assert commit(repo, "-a").returncode == 0
+    assert git_commit(repo, "-a").returncode == 0
     assert cascade(repo, "check", "--from-ref", "HEAD~2").returncode == 0
 
 

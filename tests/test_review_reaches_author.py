@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from inproc import commit
 from test_findings import TEXT, answer, cascade, panel
-from test_hook import DOC, LEDGER, RULES, commit, install_plain, loop_repo, match, run  # noqa: F401
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo, match, run  # noqa: F401
 
 from cascade.ledger.parse import parse
 

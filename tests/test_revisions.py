@@ -5,11 +5,12 @@ Real repositories, the real hook, the fake endpoint; `cascade check` verifies ea
 from __future__ import annotations
 
 import subprocess
-import sys
 
+import inproc
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, commit, install_plain, loop_repo, run, script  # noqa: F401
+from inproc import commit
+from test_hook import DOC, LEDGER, install_plain, loop_repo, run, script  # noqa: F401
 
 from cascade import Discussion
 
@@ -21,8 +22,9 @@ NEW_DOC = "docs/adr/0001-use-sqlite-for-events.md"
 NEW_LEDGER = "docs/adr/discussions/0001-use-sqlite-for-events.discussion.md"
 
 
-def check(repo, *args: str) -> subprocess.CompletedProcess[str]:
-    return run(repo, sys.executable, "-m", "cascade", "check", *args)
+def check(repo, *args: str) -> inproc.Ran:
+    """``cascade check ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, "check", *args)
 
 
 def hint(out: str) -> str:

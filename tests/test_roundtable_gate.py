@@ -53,17 +53,3 @@ def test_the_gate_waits_on_an_escalation_and_moves_on_when_a_person_answers(loop
     assert landed.returncode == 0, landed.out
     check = cascade(repo, "check")
     assert check.returncode == 0, check.stdout
-
-
-def test_a_rule_with_an_unknown_strategy_is_refused_at_its_line(loop_repo, fake_llm):
-    repo = loop_repo
-    (repo / ".ai-rules.yml").write_text(TABLE_RULES.replace("strategy: standard",
-                                                            "strategy: chaos"))
-    git(repo, "commit", "-qam", "a bad strategy", "--no-verify")
-    install_plain(repo)
-    git(repo, "add", DOC)
-    blocked = commit(repo)
-    assert blocked.returncode != 0
-    assert (".ai-rules.yml:8: rule 'adr': protocol 'roundtable' has no strategy 'chaos' "
-            "(strategies: standard, disney, debate, consensus-driven, six-hats)") in blocked.out
-    assert fake_llm.calls() == 0
