@@ -222,30 +222,32 @@ async def post_events(endpoint: Endpoint, url: str, body: dict[str, Any],
     line passed to ``take`` as it arrives, until ``take`` says the stream ended (False) or
     it ends. Returns the response's headers. Raises a status error for a status that is not
     2xx, ProviderFailure once the stream passes the limit."""
-    async def call() -> httpx.Headers:
-        async with _client(endpoint) as client, client.stream(
-                "POST", url, json=body, headers=_sent(headers)) as response:
-            if not 200 <= response.status_code < 300:
-                raise await _refused(response)
-            async for line in _lines(response, endpoint.limit, endpoint.shown):
-                if line.startswith("data:") and not take(line[5:].strip()):
-                    break
-            return response.headers
-
-    return await _deadline(endpoint, call())
+    return await _streamed(endpoint, url, body, headers,
+                           lambda line: line[5:].strip() if line.startswith("data:") else None,
+                           take)
 
 
 async def post_lines(endpoint: Endpoint, url: str, body: dict[str, Any],
                      headers: dict[str, str], take: Callable[[str], bool]) -> httpx.Headers:
     """As ``post_events``, for a stream of one JSON object per line (NDJSON): each
     non-empty line passed to ``take``."""
+    return await _streamed(endpoint, url, body, headers, lambda line: line.strip() or None,
+                           take)
+
+
+async def _streamed(endpoint: Endpoint, url: str, body: dict[str, Any],  # long: a POST's parts
+                    headers: dict[str, str], pick: Callable[[str], str | None],
+                    take: Callable[[str], bool]) -> httpx.Headers:
+    """A streamed POST: each line ``pick`` keeps (None: skipped) passed to ``take`` until it
+    says the stream ended; within the endpoint's deadline and its bound."""
     async def call() -> httpx.Headers:
         async with _client(endpoint) as client, client.stream(
                 "POST", url, json=body, headers=_sent(headers)) as response:
             if not 200 <= response.status_code < 300:
                 raise await _refused(response)
             async for line in _lines(response, endpoint.limit, endpoint.shown):
-                if line.strip() and not take(line.strip()):
+                picked = pick(line)
+                if picked is not None and not take(picked):
                     break
             return response.headers
 
