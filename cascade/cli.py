@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from cascade.config import protocol_defaults
+from cascade.config import protocol_defaults, protocol_options
 from cascade.config.templates import ALIASES as TEMPLATE_ALIASES
 
 VOTES = ("READY", "CHANGES", "REJECT")
@@ -193,6 +193,17 @@ def _explain(a) -> int:
     return explain(a.path, a.json)
 
 
+# --mode, --strategy, --flow, --tier: the options a protocol file may offer, each taken by the
+# protocols whose file has its section (cascade plan --protocol P lists a protocol's)
+_OPTION_FLAGS = tuple(arg(f"--{option}", metavar="NAME", help=f"one of the protocol's "
+                          f"{section} (cascade plan --protocol P lists them)")
+                      for option, section in protocol_options.SECTIONS.items())
+
+
+def _chosen(a) -> dict[str, str | None]:
+    return {option: getattr(a, option) for option in protocol_options.SECTIONS}
+
+
 _AUTO = arg("--auto", action="store_true",
             help="take the recommended choice at every decision point (recorded)")
 
@@ -202,8 +213,7 @@ _AUTO = arg("--auto", action="store_true",
          arg("topic", metavar="TOPIC"),
          arg("--protocol", default=protocol_defaults.TOPIC,
              help=f"default: {protocol_defaults.TOPIC}"),
-         *(arg(f"--{option}", help="(for the protocols that have one)")
-           for option in ("mode", "strategy", "flow", "tier")),
+         *_OPTION_FLAGS,
          arg("--rounds", type=int, metavar="N",
              help="at most N rounds (up to the protocol's own cap)"),
          one_of(arg("--participants", metavar="a,b", type=_aliases, help="persona aliases"),
@@ -220,8 +230,7 @@ def _discuss(a) -> int:
     from cascade.commands.discuss import discuss
     return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
                    a.auto, a.output,
-                   {"mode": a.mode, "strategy": a.strategy, "flow": a.flow, "tier": a.tier,
-                    "pro": a.pro, "con": a.con})
+                   {**_chosen(a), "pro": a.pro, "con": a.con})
 
 
 @command("run", "continue a discussion where its ledger ends (resume)",
@@ -238,13 +247,10 @@ def _run(a) -> int:
          arg("--protocol", metavar="P", help="plan a protocol without a ledger"),
          arg("--participants", metavar="a,b", type=_aliases,
              help="persona aliases (with --protocol)"),
-         arg("--mode", metavar="M", help="a protocol's mode (swarm: lightweight, standard, deep)"),
-         arg("--strategy", metavar="S", help="a protocol's strategy (roundtable)"),
-         arg("--flow", metavar="F", help="a protocol's flow (council)"),
-         arg("--tier", metavar="T", help="a protocol's tier (council: light, medium, heavy)"))
+         *_OPTION_FLAGS)
 def _plan(a) -> int:
     from cascade.commands.plan import plan
-    return plan(a.path, a.protocol, a.participants, a.mode, a.strategy or a.flow, a.tier)
+    return plan(a.path, a.protocol, a.participants, _chosen(a))
 
 
 @command("turn", "run the pending (or the named) persona turns",

@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 from msgspec.structs import replace
 
+from protocol_steps import steps_for
+
 from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.behaviours import REQUIRED, Exit
-from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol, load_protocol_file
 from cascade.protocol.runstate import Answer, Draft, Run, Turn
 from cascade.base.resources import bundled

@@ -9,11 +9,12 @@ import copy
 
 import pytest
 
+from protocol_steps import steps_for
+
 from cascade.ledger.consensus import ConsensusResult, VotingConfig
 from cascade.protocol import registry
 from cascade.protocol.ballot import Ballot, counted, result_of, with_people
 from cascade.protocol.behaviours import Exit, Ruling
-from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.runstate import Run, Turn, draft
 

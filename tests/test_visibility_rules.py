@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from protocol_steps import steps_for
+
 from cascade.protocol import visibility
-from cascade.protocol.engine import steps_for
 from cascade.protocol.loader import load_protocol, load_protocol_file
 from cascade.protocol.runstate import Draft, Run, Turn
 

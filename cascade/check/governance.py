@@ -75,8 +75,8 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
         raise
     steps = protocol.steps
 
-    for key in ("mode", "strategy", "flow", "tier"):
-        check_option(protocol.name, steps, key, getattr(rule, key),
+    for key, name in rule.options:
+        check_option(protocol.name, steps, key, name,
                      Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
     check_models(rule, protocol)
     if rule.rounds is not None:
@@ -102,7 +102,7 @@ def check_references(rule: Rule, config_root: Path | None) -> None:
         count = specialize(steps, Options.of_rule(rule)).participants
         if count.max == 0 and "participants" in rule.key_lines and rule.participants:
             raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} in mode "
-                               f"{rule.mode or steps.default_mode!r} has no participants (its "
+                               f"{rule.option('mode') or steps.default_mode!r} has no participants (its "
                                "roles speak): drop participants", rule.file,
                                rule.line_of("participants"))
         if count.max == 0:

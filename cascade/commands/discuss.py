@@ -29,7 +29,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.run.auto_invite import invite
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import load_protocol, role_personas
-from cascade.protocol.options import Options, check_option, most_rounds, option_names, specialize
+from cascade.protocol.options import Options, check_option, most_rounds, offered, specialize
 from cascade.run.run_result import nothing_to_run, outcome_text
 from cascade.run.protocol_run import run
 from cascade.protocol.setting import setting_of
@@ -168,15 +168,14 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
     sides = {k: list(given.pop(k)) for k in ("pro", "con") if k in given}  # type: ignore[arg-type]
     chosen: dict[str, str] = {}
     kind = steps.strategies[0].kind if steps.strategies else None
-    for key in [k for k in given if option_names(steps, k)]:  # the options it has
+    for key in [k for k in given if k in offered(steps)]:  # the options it has
         check_option(proto.name, steps, key, given[key])
         chosen[key] = given.pop(key)  # type: ignore[assignment]
     if given:  # an option this protocol does not have
         raise CascadeError(f"protocol {proto.name!r} has no {', '.join('--' + k for k in given)}")
     said = _strategy_by_sides(proto.name, steps, sides, chosen) or _strategy_by_topic(
         steps, topic, chosen)
-    picked = Options(chosen.get("mode"), chosen.get("strategy") or chosen.get("flow"),
-                     chosen.get("tier"), rounds)
+    picked = Options.of(rounds, **chosen)
     if rounds is not None:
         top = most_rounds(steps, picked) if steps.shape.own_rounds else proto.max_rounds
         if not 1 <= rounds <= top:
@@ -193,7 +192,7 @@ def _header(chosen: _Chosen, participants: list[str]) -> dict[str, str]:
         extra["Sides"] = _sides_header(chosen.sides, participants)
     if steps.strategy and chosen.kind:
         extra[chosen.kind.title()] = steps.strategy.name
-    if options.tier and steps.tier:
+    if options.get("tier") and steps.tier:
         extra["Tier"] = steps.tier
     if options.rounds is not None:
         extra["Rounds"] = str(options.rounds)

@@ -48,14 +48,16 @@ class _Subject(Struct, frozen=True):
 
 
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
-         mode: str | None = None, strategy: str | None = None, tier: str | None = None) -> int:
+         options: dict[str, str | None] | None = None) -> int:
+    """The plan of a ledger (PATH) or of a protocol (``protocol``), for the ``options`` given
+    (option -> name: ``{"mode": "deep"}``)."""
     if (path is None) == (protocol is None):
         raise CascadeError("give a ledger PATH or --protocol P (not both)")
     subject = _subject(path, protocol, participants)
     settings = Settings.from_env(find_root())
     proto = subject.proto
     out = [f"Protocol {proto.name} ({proto.title})"]
-    steps = _specialize(subject, mode, strategy, tier, out)
+    steps = _specialize(subject, options or {}, out)
     if steps.shape.one_wave:  # one wave of whoever is due, per run
         members = subject.participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -94,23 +96,19 @@ def _subject(path: str | None, protocol: str | None,
                     rule.models if rule is not None else None, rule)
 
 
-def _specialize(subject: _Subject, mode: str | None, strategy: str | None, tier: str | None,
-                out: list[str]):
+def _specialize(subject: _Subject, options: dict[str, str | None], out: list[str]):
     """Check the options given, describe the ones the protocol offers (into ``out``), and
     return its steps for the options chosen -- a ledger's own, as the discussion runs them."""
     proto, base = subject.proto, subject.proto.steps
-    check_option(proto.name, base, "mode", mode)
-    check_option(proto.name, base, "tier", tier)
-    if strategy is not None:
-        kind = base.strategies[0].kind if base.strategies else "strategy"
-        check_option(proto.name, base, kind, strategy)
+    given = {k: v for k, v in options.items() if v is not None}
+    for option, name in given.items():
+        check_option(proto.name, base, option, name)
     d = subject.discussion
     run = d.state.run if d is not None else None
-    if run is not None:  # the options its ledger records
-        mode = run.terms.mode
-        strategy = run.steps.strategy.name if run.steps.strategy else strategy
-        tier = tier or run.steps.tier
-    steps = specialize(base, Options(mode, strategy, tier))
+    # a ledger: the options it records (a tier given: the models that tier would take)
+    picked = (Options.of(**given) if run is None else
+              Options.running(run.steps, **{k: v for k, v in given.items() if k == "tier"}))
+    steps = specialize(base, picked)
     out += _options(base, steps)
     return run.steps if run is not None else steps  # a ledger's rounds too
 

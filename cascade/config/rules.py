@@ -27,7 +27,7 @@ from cascade.config.schema import (
 from cascade.config.yamlio import LineDict, check_keys, items_with_lines
 from cascade.base.errors import CascadeError
 from cascade.config.globs import glob_match
-from cascade.config import protocol_defaults
+from cascade.config import protocol_defaults, protocol_options
 from cascade.base.resources import LEDGER_SUFFIX
 
 _STATUS_KEYS = {"ready", "reject"}
@@ -52,7 +52,7 @@ class OnConsensus:
 
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
-                "models", "auto", "stage", "distinct_models", "mode", "strategy", "flow", "tier", "rounds", "base",
+                "models", "auto", "stage", "distinct_models", "options", "rounds", "base",
                 "file", "line", "key_lines")
 
 _RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
@@ -82,10 +82,8 @@ class Rule:
     auto: bool  # a step protocol's decision points take their recommended choice (recorded)
     stage: bool  # the hook stages what it wrote for this rule's documents (where it is safe)
     distinct_models: bool  # roles meant to judge independently must differ in model family
-    mode: str | None  # a protocol with modes (swarm): the mode a new discussion starts in
-    strategy: str | None  # a protocol with strategies (roundtable): a new discussion's
-    flow: str | None  # a protocol with flows (council): a new discussion's
-    tier: str | None  # a protocol with tiers (council): which roles get the strong model
+    options: tuple[tuple[str, str], ...]  # option -> the name a new discussion runs with
+    #        (``mode: deep``: its protocol file offers the option; protocol_options.SECTIONS)
     rounds: int | None  # a step protocol: the rounds a new discussion runs (discuss --rounds)
     governs: tuple[str, ...]  # paths (relative to ``base``) its accepted documents govern,
     #                           unless a document names its own (cascade.check.decision_drift)
@@ -108,6 +106,9 @@ class Rule:
 
     def __repr__(self) -> str:
         return f"Rule({self.name!r}, match={self.match!r}, base={self.base!r}, file={str(self.file)!r})"
+
+    def option(self, name: str) -> str | None:
+        return dict(self.options).get(name)
 
     def line_of(self, key: str) -> int:
         return self.key_lines.get(key, self.line)
@@ -176,7 +177,6 @@ def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
     return pattern
 
 
-_PROTOCOL_NAME = "the name of one of the protocol's {}"
 RULE = {
     "name": Key(text, required=True, label="rule 'name'"),
     "match": Key(texts, required=True, label="rule 'match'"),
@@ -195,10 +195,8 @@ RULE = {
     "auto": Key(flag, False),
     "stage": Key(flag, True),
     "distinct_models": Key(flag, False, label="rule 'distinct_models'"),
-    "mode": Key(word(_PROTOCOL_NAME.format("modes")), label="mode"),
-    "strategy": Key(word(_PROTOCOL_NAME.format("strategies")), label="strategy"),
-    "flow": Key(word(_PROTOCOL_NAME.format("flows")), label="flow"),
-    "tier": Key(word(_PROTOCOL_NAME.format("tiers")), label="tier"),
+    **{option: Key(word(f"the name of one of the protocol's {section}"), label=option)
+       for option, section in protocol_options.SECTIONS.items()},
     "rounds": Key(whole(1)),
     "governs": Key(raw, ()),  # path patterns: _check_pattern
     "drift": Key(raw, False),  # _drift
@@ -246,7 +244,9 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                     _governs(v["governs"], file, line_of("governs")))
     models, model_lines = _models(v["models"], file, line_of("models"))
     lines.update(model_lines)
-    return Rule(**{**v, "status": _status(v["status"], file, line_of("status")),
+    chosen = {k: v.pop(k) for k in protocol_options.SECTIONS}
+    options = tuple((k, name) for k, name in chosen.items() if name is not None)
+    return Rule(**{**v, "options": options, "status": _status(v["status"], file, line_of("status")),
                    "policy": _policy(v["policy"], file, line_of("policy")),
                    "models": models, "consensus": consensus, "on_consensus": on_consensus,
                    "discussion": discussion, "governs": governs,

@@ -39,10 +39,8 @@ def create_ledger(root: Path, item: Item) -> Discussion:
                               source=item.doc, participants=list(participants_of(rule, steps)),
                               protocol=rule.protocol, consensus=rule.consensus,
                               setting=setting_of(root),
-                              extra={k: v for k, v in (
-                                  ("Mode", rule.mode), ("Strategy", rule.strategy),
-                                  ("Flow", rule.flow), ("Tier", rule.tier),
-                                  ("Rounds", str(rule.rounds) if rule.rounds else None)) if v}
+                              extra={**{k.title(): v for k, v in rule.options},
+                                     **({"Rounds": str(rule.rounds)} if rule.rounds else {})}
                               or None)
     except CascadeError as exc:
         if exc.path not in (None, display_path(path)):

@@ -27,7 +27,7 @@ from cascade.protocol.ballot import counted as counted_ballot
 from cascade.protocol.behaviours import Exit
 from cascade.protocol.context import first_listed
 from cascade.protocol.findings import counted
-from cascade.protocol.options import Options, specialize
+from cascade.protocol.options import specialize
 from cascade.protocol.runstate import (
     MSG,
     Answer,
@@ -50,12 +50,6 @@ def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
     fixed = {r.id: r.persona for r in steps.fixed_roles}
     taken = set(fixed.values())
     return [a for a in participants if a not in taken], fixed  # type: ignore[misc]
-
-
-def steps_for(steps: Steps, mode: str | None, cap: int | None = None,
-              strategy: str | None = None, tier: str | None = None) -> Steps:
-    """``options.specialize`` with the options one by one."""
-    return specialize(steps, Options(mode, strategy, tier, cap))
 
 
 def derive(ledger, steps: Steps, basis: Basis) -> Run:

@@ -1,7 +1,8 @@
-"""A discussion's options among its protocol's -- mode, strategy (or flow), tier, its own
-round cap and debate sides -- and the one function that applies them (``specialize``:
-discuss, run, plan, explain, the hook and check all come here); the names an option takes,
-checked with one line that lists them."""
+"""A discussion's options among its protocol's -- each a section of named choices its file
+offers (cascade.config.protocol_options: a mode, a strategy or flow, a tier) -- its own round
+cap and debate sides, and the one function that applies them (``specialize``: discuss, run,
+plan, explain, the hook and check all come here); the names an option takes, checked with
+one line that lists them."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,20 +11,25 @@ import msgspec.structs
 from msgspec import Struct
 
 from cascade.base.errors import CascadeError
+from cascade.config.protocol_options import SECTIONS
 from cascade.protocol.spec import Steps
-
-OPTIONS = {"mode": "modes", "strategy": "strategies", "flow": "flows", "tier": "tiers"}
 
 
 class Options(Struct, frozen=True):
-    """A discussion's choices among its protocol's options -- its mode, strategy (or flow)
-    and tier -- and its own round cap (``--rounds N``, a rule's ``rounds:``)."""
+    """A discussion's choices among its protocol's options (option -> the name chosen:
+    ``(("mode", "deep"),)``) and its own round cap (``--rounds N``, a rule's ``rounds:``)."""
 
-    mode: str | None = None
-    strategy: str | None = None  # a strategy or a flow
-    tier: str | None = None
+    chosen: tuple[tuple[str, str], ...] = ()
     rounds: int | None = None
     sides: tuple[tuple[str, str], ...] = ()  # member alias -> side (a strategy with sides)
+
+    @classmethod
+    def of(cls, rounds: int | None = None, **chosen: str | None) -> Options:
+        """``Options.of(mode="deep", rounds=2)``: the options given (None: not given)."""
+        return cls(tuple((k, v) for k, v in chosen.items() if v is not None), rounds)
+
+    def get(self, option: str) -> str | None:
+        return dict(self.chosen).get(option)
 
     @classmethod
     def of_header(cls, extra: dict[str, str]) -> Options:
@@ -33,15 +39,37 @@ class Options(Struct, frozen=True):
         sides = tuple((alias.strip(), side.strip()) for side, _, names in (
             part.partition(":") for part in (extra.get("sides") or "").split(";"))
             for alias in names.split(",") if side.strip() and alias.strip())
-        return cls(extra.get("mode") or None,
-                   extra.get("strategy") or extra.get("flow") or None,
-                   extra.get("tier") or None,
+        return cls(tuple((k, extra[k]) for k in SECTIONS if extra.get(k)),
                    int(asked) if asked.isdigit() and int(asked) >= 1 else None, sides)
 
     @classmethod
     def of_rule(cls, rule) -> Options:
         """The options a rule (cascade.config.rules.Rule) gives its discussions."""
-        return cls(rule.mode, rule.strategy or rule.flow, rule.tier, rule.rounds)
+        return cls(rule.options, rule.rounds)
+
+    @classmethod
+    def running(cls, steps: Steps, cap: int | None = None, **changed: str) -> Options:
+        """The options specialized ``steps`` run with (``changed``: others instead)."""
+        now = {"mode": steps.mode, "tier": steps.tier}
+        if steps.strategy is not None:
+            now[steps.strategy.kind] = steps.strategy.name
+        return cls.of(cap, **{**now, **changed})
+
+
+def offered(steps: Steps | None) -> dict[str, list[str]]:
+    """The options a protocol offers, each with the names it takes (``{"mode": [...]}``);
+    strategies are offered by the word their section goes by (strategy, flow)."""
+    if steps is None:
+        return {}
+    out: dict[str, list[str]] = {"mode": [m.name for m in steps.modes]}
+    for x in steps.strategies:
+        out.setdefault(x.kind, []).append(x.name)
+    out["tier"] = [name for name, _ in steps.tiers]
+    return {option: names for option, names in out.items() if names}
+
+
+_APPLY = {"mode": Steps.for_mode, "strategy": Steps.for_strategy, "flow": Steps.for_strategy,
+          "tier": Steps.for_tier}
 
 
 def specialize(steps: Steps, options: Options) -> Steps:
@@ -51,9 +79,8 @@ def specialize(steps: Steps, options: Options) -> Steps:
     protocol's; for a flow with its own count, the number run (within the flow's minimum
     and the protocol's maximum); otherwise fewer than the protocol's, never more."""
     top = steps.rounds.max
-    steps = steps.for_mode(options.mode) if steps.modes else steps
-    steps = steps.for_strategy(options.strategy) if steps.strategies else steps
-    steps = steps.for_tier(options.tier) if steps.tiers else steps
+    for option in offered(steps):
+        steps = _APPLY[option](steps, options.get(option))
     if options.sides and steps.strategy is not None and steps.strategy.sides:
         steps = msgspec.structs.replace(steps, strategy=msgspec.structs.replace(
             steps.strategy, assigned=tuple((a, s) for a, s in options.sides
@@ -85,15 +112,6 @@ def describe(ref) -> str:
     return f"{ref.name!r}" + (f" ({params})" if params else "")
 
 
-def option_names(steps: Steps | None, kind: str) -> list[str]:
-    """The names a protocol's option takes (--mode, --strategy, --flow, --tier)."""
-    if kind == "mode":
-        return [m.name for m in steps.modes]
-    if kind == "tier":
-        return [name for name, _ in steps.tiers]
-    return [x.name for x in steps.strategies if x.kind == kind]
-
-
 class Where(Struct, frozen=True):
     """Where a value was given, for the error about it: its file and line, and the words
     that name what gave it (``"rule 'adr': "``)."""
@@ -109,9 +127,9 @@ def check_option(protocol: str, steps: Steps | None, kind: str, value: str | Non
     them (or says it has none)."""
     if value is None:
         return
-    names = option_names(steps, kind)
+    names = offered(steps).get(kind, [])
     if value not in names:
         at = where or Where()
         raise CascadeError(f"{at.prefix}protocol {protocol!r} has no {kind} {value!r}"
-                           + (f" ({OPTIONS[kind]}: {', '.join(names)})" if names else ""),
+                           + (f" ({SECTIONS[kind]}: {', '.join(names)})" if names else ""),
                            at.path, at.line)

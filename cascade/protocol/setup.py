@@ -45,9 +45,8 @@ def walk_setup(run: Draft, ledger) -> bool:
             target = dict(step.redo).get(answer.choice)
             if target is not None:
                 if answer.choice == "mode":
-                    run.steps = specialize(base, Options(
-                        answer.text.split()[0], run.steps.strategy.name if run.steps.strategy
-                        else None, run.steps.tier, run.terms.cap))
+                    run.steps = specialize(base, Options.running(
+                        run.steps, run.terms.cap, mode=answer.text.split()[0]))
                     run.terms.mode = run.steps.mode
                     run.fixed = {r.id: r.persona for r in run.steps.fixed_roles}
                     order = run.steps.setup
