@@ -84,6 +84,50 @@ def test_file_too_large_leaves_the_ledger_as_it_was(repo):
     assert leftovers(repo / "discussions") == []
 
 
+KILLED_MIDWAY = """
+import os, sys, time
+from cascade.main import entry
+def stop(src, dst):  # the temp file is written whole; the process dies before the rename
+    print("written", flush=True)
+    time.sleep(600)
+os.replace = stop
+sys.argv = ["cascade", *sys.argv[1:]]
+entry()
+"""
+
+
+def test_a_write_killed_before_its_rename_leaves_no_temp_file_after_the_next(repo):
+    ok("new", "Title", cwd=repo)
+    before = (repo / LEDGER).read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_MIDWAY, "comment", LEDGER,
+                             "Lost to a SIGKILL.", "--author", "Dana"], cwd=repo, env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "written\n"
+    finally:
+        proc.kill()  # SIGKILL: no finally, no cleanup in the process
+        proc.wait()
+    stale = leftovers(repo / "discussions")
+    assert len(stale) == 1 and stale[0].startswith(f".title.discussion.md.{proc.pid}.")
+    assert (repo / LEDGER).read_bytes() == before
+    ok("comment", LEDGER, "Written after it.", "--author", "Dana", cwd=repo)
+    assert leftovers(repo / "discussions") == []  # the next write of the ledger removed it
+    text = (repo / LEDGER).read_text()
+    assert "Written after it." in text and "Lost to a SIGKILL." not in text
+
+
+def test_a_live_writer_s_temp_file_is_left_alone(tmp_path):
+    from cascade.base.atomic import atomic_write
+    target = tmp_path / "ledger.md"
+    mine = tmp_path / f".ledger.md.{os.getpid()}.abc.tmp"  # this process runs
+    other = tmp_path / ".ledger.md.notapid.tmp"  # not of the form: not ours to judge
+    for p in (mine, other):
+        p.write_text("in flight")
+    atomic_write(target, b"x")
+    assert mine.exists() and other.exists() and target.read_bytes() == b"x"
+
+
 def test_file_too_large_in_a_turn_writes_whole_blocks_only(repo, fake_llm, model_env):
     ok("new", "Title", cwd=repo)
     ok("comment", LEDGER, "p" * (60 * KIB), "--author", "Dana", cwd=repo)  # a 60 KiB ledger

@@ -1,5 +1,7 @@
 """Atomic file writes: a temp file in the same folder, fsync, rename. A reader sees the old
-file or the new one, never half of one; an interrupted write leaves the old file as it was."""
+file or the new one, never half of one; an interrupted write leaves the old file as it was.
+A temp file is named for its process (``.<name>.<pid>.<random>.tmp``), so that the next write
+of the same file removes the ones a killed process left (SIGKILL, an out-of-memory kill)."""
 from __future__ import annotations
 
 import os
@@ -24,8 +26,10 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
     replace the link with a file, and following it would write outside the repository."""
     if os.path.islink(path):
         raise CascadeError(f"is a symbolic link: {LINK_HINT}", path)
+    _sweep(path)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+                                   dir=path.parent)
     except OSError as exc:
         raise _naming(exc, path) from None
     try:
@@ -47,6 +51,34 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
     except BaseException:
         _discard(tmp)
         raise
+
+
+def _sweep(path: Path) -> None:
+    """Remove the temp files earlier writes of ``path`` left behind when their process was
+    killed: named for a process that no longer runs. (A live writer's, another user's, and
+    any file not of this form are left alone; POSIX only: Windows has no signal 0.)"""
+    if os.name != "posix":
+        return
+    prefix = f".{path.name}."
+    try:
+        found = [e.name for e in os.scandir(path.parent)
+                 if e.name.startswith(prefix) and e.name.endswith(".tmp")]
+    except OSError:
+        return  # the write itself says what is wrong with the folder
+    for name in found:
+        pid = name[len(prefix):].split(".", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            _discard(str(path.parent / name))
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's process (EPERM): it runs
+        return True
+    return True
 
 
 def _discard(tmp: str) -> None:
