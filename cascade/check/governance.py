@@ -142,7 +142,7 @@ def check_shared_ledgers(docs: dict[str, Rule], paths, rules: RuleSet) -> None:
     for path in dict.fromkeys([*docs, *paths]):
         if path.endswith(LEDGER_SUFFIX) or not any(r.matches(path) for r in wanted):
             continue
-        rule = docs.get(path) or (rules.governing(path) if rules.files_for(path) else None)
+        rule = docs.get(path) or rules.governing(path)
         if rule is not None and any(_same(rule, r) for r in wanted):
             owners.setdefault(rule.ledger_path(path), []).append((path, rule))
     for ledger, found in owners.items():
@@ -156,9 +156,7 @@ def check_shared_ledgers(docs: dict[str, Rule], paths, rules: RuleSet) -> None:
 
 def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
     """The rule that governs the ledger at ``ledger`` (repository-relative), or None."""
-    if not source or not rules.files_for(source):
-        return None
-    rule = rules.governing(source)
+    rule = rules.governing(source) if source else None
     if rule is None:
         return None
     if "{date}" in rule.discussion:
@@ -188,7 +186,7 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
         return p, source, rule
     rel = _relative(p, root)
     rules = RuleSet(root)
-    rule = rules.governing(rel) if rel and rules.files_for(rel) else None
+    rule = rules.governing(rel) if rel else None
     if rule is None:
         raise CascadeError("not a discussion ledger (*.discussion.md), and no rule in "
                            ".ai-rules.yml governs it", p)

@@ -131,7 +131,7 @@ def _ledger_rule(rules: RuleSet, rel: str, doc: str | None, data: dict[str, Any]
     rule = ledger_rule(rules, rel, doc)
     if rule is not None:
         return rule
-    other = rules.governing(doc) if rules.files_for(doc) else None
+    other = rules.governing(doc)
     if other is None:
         data["reason"] = f"no rule governs its document, {doc} (its own header decides)"
     else:

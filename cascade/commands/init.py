@@ -181,8 +181,7 @@ def _warn_filter(root: Path, found: list) -> None:
         return
     try:
         rules = RuleSet(root)
-        hidden = [p for p in tracked(root) if rules.files_for(p) and rules.governing(p)
-                  and view.hides(p)]
+        hidden = [p for p in tracked(root) if rules.governing(p) and view.hides(p)]
     except CascadeError:
         hidden = []
     now = (f"it hides {len(hidden)} governed document(s) now (e.g. {hidden[0]}); " if hidden
@@ -258,7 +257,7 @@ def _write_baseline(root: Path, made: list[str], kept: list[str]) -> None:
             root, "ls-tree", "-r", "-z", "--full-tree", "HEAD")) if kind == "blob"}
         entries = {}
         for rel, blob in files.items():
-            rule = rules.governing(rel) if rules.files_for(rel) else None
+            rule = rules.governing(rel)
             if rule is None:
                 continue
             if "{date}" not in rule.discussion:
