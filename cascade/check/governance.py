@@ -180,11 +180,11 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
         if root is None:
             return p, None, None
 
-        rel = _relative(p, root)
+        rel = repo_relative(p, root)
         source = Discussion.load(p, setting_of(root)).source if p.is_file() and rel else None
         rule = ledger_rule(RuleSet(root), rel, source) if rel else None
         return p, source, rule
-    rel = _relative(p, root)
+    rel = repo_relative(p, root)
     rules = RuleSet(root)
     rule = rules.governing(rel) if rel else None
     if rule is None:
@@ -193,7 +193,8 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
     return root / rule.ledger_path(rel), rel, rule
 
 
-def _relative(p: Path, root: Path) -> str | None:
+def repo_relative(p: Path, root: Path) -> str | None:
+    """``p`` relative to the repository at ``root``, or None when it lies outside."""
     try:
         return p.resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, OSError):
@@ -258,7 +259,7 @@ class LedgerReader:
         self.authorities: dict[int, Authority] = {}  # by the rule's id (the RuleSet keeps it)
 
     def open(self, path: Path) -> Discussion:
-        rel = _relative(path, self.root)
+        rel = repo_relative(path, self.root)
         try:
             with open(path, "rb") as f:
                 named = parse_header(f.read(HEADER_BYTES).decode("utf-8", "replace")).source

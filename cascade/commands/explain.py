@@ -26,7 +26,7 @@ from cascade.ledger.consensus import voting_config
 from cascade.ledger.records import PHASE_TRANSITION, SETTINGS
 from cascade.loop.discover import find_ledger
 from cascade.config.globs import glob_match
-from cascade.check.governance import authority, check_shared_ledgers, ledger_rule
+from cascade.check.governance import authority, check_shared_ledgers, ledger_rule, repo_relative
 from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.protocol.about import about, offers, tier_of
 from cascade.protocol.authority import settings_fields
@@ -75,7 +75,7 @@ def explain_data(path: str) -> dict[str, Any]:
     while not start.is_dir() and start != start.parent:  # a document not written yet
         start = start.parent
     root = repo_root(start if start.is_dir() else None)
-    rel = _relative(p, root)
+    rel = repo_relative(p, root)
     if rel is None:
         raise CascadeError("is outside the repository", p)
     rules = RuleSet(root)
@@ -391,10 +391,3 @@ def _closest(cascade: list[Rule], replaced: list[tuple[Rule, Rule]], doc: str,
             "exclude": list(rule.exclude), "base": rule.base, "why": why}))
     found.sort(key=lambda f: (f[0], -f[1]))  # a replaced rule that matched comes first
     return [f for _, _, f in found[:3]]
-
-
-def _relative(p: Path, root: Path) -> str | None:
-    try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return None

@@ -168,14 +168,16 @@ class DiscussionScreen(Screen):
                             severity="warning")
         return self.running
 
-    def action_comment(self) -> None:
-        if self._busy():
-            return
-
+    def _ask(self, dialog: Dialog, action) -> None:
+        """``dialog`` shown; what it returns (unless cancelled) passed to ``action``."""
         def done(result) -> None:
             if result is not None:
-                self._act(actions.comment, *result)
-        self.app.push_screen(CommentScreen(), done)
+                self._act(action, *result)
+        self.app.push_screen(dialog, done)
+
+    def action_comment(self) -> None:
+        if not self._busy():
+            self._ask(CommentScreen(), actions.comment)
 
     def action_answer(self) -> None:
         """The open decision point, answered from a list of its choices."""
@@ -185,20 +187,11 @@ class DiscussionScreen(Screen):
         if view is None or view.about is None:
             self.app.notify("no question is waiting for an answer", severity="warning")
             return
-
-        def done(result) -> None:
-            if result is not None:
-                self._act(actions.comment, *result)
-        self.app.push_screen(AnswerScreen(view.about), done)
+        self._ask(AnswerScreen(view.about), actions.comment)
 
     def action_decide(self) -> None:
-        if self._busy():
-            return
-
-        def done(result) -> None:
-            if result is not None:
-                self._act(actions.decide, *result)
-        self.app.push_screen(DecideScreen(), done)
+        if not self._busy():
+            self._ask(DecideScreen(), actions.decide)
 
     def action_advance(self) -> None:
         if not self._busy():
