@@ -56,8 +56,6 @@ class View(Struct):
     findings: list[str] = field(default_factory=list)  # open ones, the most severe first
     decisions: list[str] = field(default_factory=list)
     participants: list[str] = field(default_factory=list)
-    step_protocol: bool = False
-    concluded: bool = False
     about: About | None = None  # the open decision point: what it is about, its choices
     gate: str | None = None  # the gate's verdict on its document (a governed ledger), one line
     gate_ok: bool = False
@@ -156,8 +154,6 @@ def view(path: Path) -> View:
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
-               step_protocol=not d.protocol.steps.shape.one_wave,
-               concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"),
                about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
         origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
