@@ -98,7 +98,7 @@ def explain_data(path: str) -> dict[str, Any]:
         rule = None
         if rel.endswith(NEVER_GOVERNED):
             data["reason"] = "summaries (*.sum.md) are never governed"
-        elif rules.files_for(rel):
+        else:
             rule = rules.governing(rel)
     where = doc or rel
     cascade, replaced = _cascade(rules, where)

@@ -220,10 +220,9 @@ def _report_rules(root: Path, found: list) -> None:
         rules = RuleSet(root)
         counts: dict[tuple[str, str], list] = {}
         for path in tracked(root):
-            if rules.files_for(path):
-                rule = rules.governing(path)
-                if rule is not None:
-                    counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
+            rule = rules.governing(path)
+            if rule is not None:
+                counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
         folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in tracked(root)
                    if p.rsplit("/", 1)[-1] == RULES_FILE}
         if (root / RULES_FILE).is_file():
