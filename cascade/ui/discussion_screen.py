@@ -18,6 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static, TextArea
 
+from cascade.base.errors import display_path
 from cascade.turns.replies import streamed_comment
 from cascade.ui import actions, view_data
 from cascade.ui.answer import AnswerScreen
@@ -98,7 +99,7 @@ class DiscussionScreen(Screen):
             self.query_one("#summary", Static).update(Text(f"cannot read: {exc}", "red"))
             return
         self.view = v
-        self.app.sub_title = f"{view_data.shown(v.path)}"
+        self.app.sub_title = display_path(v.path)
         head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
                              (v.consensus, "green" if "reached," in v.consensus else "yellow"))
         if v.gate:

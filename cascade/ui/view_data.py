@@ -9,7 +9,7 @@ from msgspec import Struct, field
 
 from cascade.commands._common import find_ledgers
 from cascade.commands.status import gate_view, protocol_view, vote_label
-from cascade.base.errors import CascadeError, display_path
+from cascade.base.errors import CascadeError
 from cascade.base.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.check.governance import LedgerReader, open_discussion
@@ -59,11 +59,6 @@ class View(Struct):
     about: About | None = None  # the open decision point: what it is about, its choices
     gate: str | None = None  # the gate's verdict on its document (a governed ledger), one line
     gate_ok: bool = False
-
-
-def rows(start: Path) -> list[Row]:
-    """A row per ``*.discussion.md`` below ``start`` (``row``)."""
-    return [row(path) for path in find_ledgers(start)]
 
 
 def ledgers(start: Path) -> list[Path]:
@@ -187,7 +182,3 @@ def _speakers(d) -> list[str]:
         if persona is not None and persona.name not in names:
             names.append(persona.name)
     return names
-
-
-def shown(path: Path) -> str:
-    return display_path(path)
