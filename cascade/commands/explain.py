@@ -44,7 +44,7 @@ from cascade.base.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import models_for
+from cascade.turns.tiers import first_model, models_for
 
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.asking)
 
@@ -207,16 +207,8 @@ def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any]
     under ``distinct_models: true``, the refusal the hook would give (file, line, message)."""
     steps = specialize(steps, Options.of_rule(rule))
     members, fixed = members_of(steps, auth.participants)
-
-    def model_of(alias: str, role: str, tier: str) -> str | None:
-        persona = personas.get(alias)
-        try:
-            return None if persona is None else models_for(
-                persona, role, tier, rule.model, rule.models, settings)[0]
-        except CascadeError:
-            return None
-
-    found = clashes(steps, members, fixed, model_of)
+    found = clashes(steps, members, fixed,
+                    first_model(personas, rule.model, rule.models, settings))
     refused = None
     if found and rule.distinct_models:
         refused = {"message": refusal(rule, found), "file": display_path(rule.file),
