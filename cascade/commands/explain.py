@@ -192,7 +192,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
                         "current": d.phase if d is not None else protocol.first_phase}
     personas = load_personas(root)
-    settings = _settings(root)
+    settings = Settings.from_env(root)
     data["participants"] = [_participant(personas.get(alias), rule, protocol.steps, settings)
                             for alias in rule.participants]
     data["api_base"] = shown_url(settings.api_base) if settings.api_base else None
@@ -231,10 +231,6 @@ def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:
                     "when": step.when, "waiting": waiting,
                     "lines": told.lines()[1:] if waiting else [f"  {x}" for x in offers(step)]})
     return out
-
-
-def _settings(root: Path):
-    return Settings.from_env(root)
 
 
 def _participant(persona, rule: Rule, steps, settings) -> dict[str, Any]:
