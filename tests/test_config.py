@@ -397,8 +397,8 @@ def _ends(protocol) -> bool:
                          or steps.planner not in registry.PLANNERS):
         return False
     return (bool(steps.steps) and 1 <= steps.rounds.min <= steps.rounds.max
-            and steps.rounds.exit in registry.EXIT_RULES
-            and steps.outcome in registry.OUTCOME_RULES)
+            and steps.rounds.exit in registry.EXITS
+            and steps.outcome in registry.OUTCOMES)
 
 
 BUNDLED = {"council": "steps", "pcs": "steps", "phased": "phases", "review": "phases",

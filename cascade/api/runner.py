@@ -58,11 +58,6 @@ class Runner:
         """The settings a run on ``d`` uses."""
         return self.given if self.given is not None else Settings.from_env(d.root)
 
-    @property
-    def settings(self) -> Settings:
-        """The settings given, else the environment's (with the user's providers only)."""
-        return self.given if self.given is not None else Settings.from_env()
-
     def run_turn(self, discussion, participants: list[str] | None = None,
                  callout: str | None = None, progress=None) -> list[TurnReply]:
         """Ask the pending personas (``participants`` None) or the named ones (aliases, "@"

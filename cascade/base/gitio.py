@@ -140,13 +140,6 @@ def repo_root(start: Path | None = None) -> Path:
     return Path(lines[0].strip())
 
 
-def git_dir(root: Path) -> Path:
-    dirs = _git_dirs(root)
-    text = dirs[1] if dirs else git(root, "rev-parse", "--git-common-dir").decode().strip()
-    path = Path(text)
-    return path if path.is_absolute() else root / path
-
-
 def git_dir_or_none(root: Path) -> Path | None:
     """The common git directory, or None outside a repository (or without git)."""
     dirs = _git_dirs(root)

@@ -36,10 +36,9 @@ def governed(paths: list[str], rules: RuleSet) -> dict[str, Rule]:
     for path in paths:
         if path.endswith(NEVER_GOVERNED) or path.endswith(LEDGER_SUFFIX):
             continue
-        if rules.files_for(path):
-            rule = rules.governing(path)
-            if rule is not None:
-                out[path] = rule
+        rule = rules.governing(path)
+        if rule is not None:
+            out[path] = rule
     return out
 
 

@@ -124,10 +124,6 @@ class Tree:
                                "configuration through one (commit the file itself)", rel)
         return decode_utf8(self.data(rel), self.root / rel)
 
-    def under(self, folder: str) -> dict[str, str]:
-        prefix = folder.rstrip("/") + "/"
-        return {p: b for p, b in self.files.items() if p.startswith(prefix)}
-
 
 class Change(Struct, frozen=True):
     """One record of ``git diff-tree --raw``."""

@@ -142,7 +142,7 @@ def check_shared_ledgers(docs: dict[str, Rule], paths, rules: RuleSet) -> None:
     for path in dict.fromkeys([*docs, *paths]):
         if path.endswith(LEDGER_SUFFIX) or not any(r.matches(path) for r in wanted):
             continue
-        rule = docs.get(path) or (rules.governing(path) if rules.files_for(path) else None)
+        rule = docs.get(path) or rules.governing(path)
         if rule is not None and any(_same(rule, r) for r in wanted):
             owners.setdefault(rule.ledger_path(path), []).append((path, rule))
     for ledger, found in owners.items():
@@ -156,9 +156,7 @@ def check_shared_ledgers(docs: dict[str, Rule], paths, rules: RuleSet) -> None:
 
 def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
     """The rule that governs the ledger at ``ledger`` (repository-relative), or None."""
-    if not source or not rules.files_for(source):
-        return None
-    rule = rules.governing(source)
+    rule = rules.governing(source) if source else None
     if rule is None:
         return None
     if "{date}" in rule.discussion:
@@ -182,20 +180,21 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
         if root is None:
             return p, None, None
 
-        rel = _relative(p, root)
+        rel = repo_relative(p, root)
         source = Discussion.load(p, setting_of(root)).source if p.is_file() and rel else None
         rule = ledger_rule(RuleSet(root), rel, source) if rel else None
         return p, source, rule
-    rel = _relative(p, root)
+    rel = repo_relative(p, root)
     rules = RuleSet(root)
-    rule = rules.governing(rel) if rel and rules.files_for(rel) else None
+    rule = rules.governing(rel) if rel else None
     if rule is None:
         raise CascadeError("not a discussion ledger (*.discussion.md), and no rule in "
                            ".ai-rules.yml governs it", p)
     return root / rule.ledger_path(rel), rel, rule
 
 
-def _relative(p: Path, root: Path) -> str | None:
+def repo_relative(p: Path, root: Path) -> str | None:
+    """``p`` relative to the repository at ``root``, or None when it lies outside."""
     try:
         return p.resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, OSError):
@@ -260,7 +259,7 @@ class LedgerReader:
         self.authorities: dict[int, Authority] = {}  # by the rule's id (the RuleSet keeps it)
 
     def open(self, path: Path) -> Discussion:
-        rel = _relative(path, self.root)
+        rel = repo_relative(path, self.root)
         try:
             with open(path, "rb") as f:
                 named = parse_header(f.read(HEADER_BYTES).decode("utf-8", "replace")).source

@@ -62,11 +62,9 @@ def _bare(line: str) -> str:
 
 class _Side(Struct):
     name: str
-    data: bytes
     text: str
     ledger: Ledger
     lines: list[str]  # with their endings
-    base_lines: int  # how many of ``lines`` are the base's
     units: list[tuple[int, tuple[str, ...]]] = field(default_factory=list)  # (start, key)
     events: list[tuple[str, ...]] = field(default_factory=list)  # keys of new events
 
@@ -82,11 +80,11 @@ def _key(lines: list[str]) -> tuple[str, ...]:
     return tuple(bare[lo:hi])
 
 
-def _side(name: str, data: bytes, text: str, base_text: str) -> _Side:
+def _side(name: str, text: str, base_text: str) -> _Side:
     ledger = parse(text, details=False)
     lines = _LINE.findall(text)
     nb = len(_LINE.findall(base_text))
-    side = _Side(name, data, text, ledger, lines, nb)
+    side = _Side(name, text, ledger, lines)
     # Where each new entry starts (0-based index into lines): a comment at its own opening
     # delimiter, or at its Name: line when that delimiter closed the block before it (or is
     # the base's); an event at its line.
@@ -169,7 +167,7 @@ def merge_versions(base: bytes, ours: bytes, theirs: bytes) -> tuple[bytes | Non
     for name, data, text in (("ours", ours, texts[1]), ("theirs", theirs, texts[2])):
         if not is_append(base, data):
             return None, f"{name} changed the earlier text (not only appended)"
-        side = _side(name, data, text, texts[0])
+        side = _side(name, text, texts[0])
         found = changed_by_append(base_ledger, side.ledger)
         if found:
             return None, f"{name}'s append changes the earlier text's line {found[0]}: {found[1]}"

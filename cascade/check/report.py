@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from msgspec import Struct, field
+from msgspec.structs import asdict
 
 
 class Problem(Struct):
@@ -32,7 +33,7 @@ class Notice(Struct):
         return f"{self.file}:{self.line}: warning: {self.message}"
 
     def as_dict(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "message": self.message}
+        return asdict(self)
 
 
 class DocumentVerdict(Struct):
@@ -45,8 +46,7 @@ class DocumentVerdict(Struct):
     votes: str = "-"  # e.g. "READY:3 CHANGES:1"
 
     def as_dict(self) -> dict[str, object]:
-        return {"document": self.document, "ledger": self.ledger, "ok": self.ok,
-                "verdict": self.verdict, "votes": self.votes}
+        return asdict(self)
 
 
 class Located(Struct):
@@ -74,10 +74,7 @@ class Located(Struct):
                 + ("" if self.on_document else " (not located in the document)"))
 
     def as_dict(self) -> dict[str, object]:
-        return {"file": self.file, "line": self.line, "end_line": self.end_line, "id": self.id,
-                "severity": self.severity, "what": self.what, "why": self.why,
-                "suggestion": self.suggestion, "author": self.author, "ledger": self.ledger,
-                "on_document": self.on_document, "level": self.level}
+        return asdict(self)
 
 
 class Report(Struct):

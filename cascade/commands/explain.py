@@ -26,7 +26,7 @@ from cascade.ledger.consensus import voting_config
 from cascade.ledger.records import PHASE_TRANSITION, SETTINGS
 from cascade.loop.discover import find_ledger
 from cascade.config.globs import glob_match
-from cascade.check.governance import authority, check_shared_ledgers, ledger_rule
+from cascade.check.governance import authority, check_shared_ledgers, ledger_rule, repo_relative
 from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.protocol.about import about, offers, tier_of
 from cascade.protocol.authority import settings_fields
@@ -44,7 +44,7 @@ from cascade.base.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import models_for
+from cascade.turns.tiers import first_model, models_for
 
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.asking)
 
@@ -75,7 +75,7 @@ def explain_data(path: str) -> dict[str, Any]:
     while not start.is_dir() and start != start.parent:  # a document not written yet
         start = start.parent
     root = repo_root(start if start.is_dir() else None)
-    rel = _relative(p, root)
+    rel = repo_relative(p, root)
     if rel is None:
         raise CascadeError("is outside the repository", p)
     rules = RuleSet(root)
@@ -98,7 +98,7 @@ def explain_data(path: str) -> dict[str, Any]:
         rule = None
         if rel.endswith(NEVER_GOVERNED):
             data["reason"] = "summaries (*.sum.md) are never governed"
-        elif rules.files_for(rel):
+        else:
             rule = rules.governing(rel)
     where = doc or rel
     cascade, replaced = _cascade(rules, where)
@@ -131,7 +131,7 @@ def _ledger_rule(rules: RuleSet, rel: str, doc: str | None, data: dict[str, Any]
     rule = ledger_rule(rules, rel, doc)
     if rule is not None:
         return rule
-    other = rules.governing(doc) if rules.files_for(doc) else None
+    other = rules.governing(doc)
     if other is None:
         data["reason"] = f"no rule governs its document, {doc} (its own header decides)"
     else:
@@ -192,7 +192,7 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
     data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
                         "current": d.phase if d is not None else protocol.first_phase}
     personas = load_personas(root)
-    settings = _settings(root)
+    settings = Settings.from_env(root)
     data["participants"] = [_participant(personas.get(alias), rule, protocol.steps, settings)
                             for alias in rule.participants]
     data["api_base"] = shown_url(settings.api_base) if settings.api_base else None
@@ -207,16 +207,8 @@ def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any]
     under ``distinct_models: true``, the refusal the hook would give (file, line, message)."""
     steps = specialize(steps, Options.of_rule(rule))
     members, fixed = members_of(steps, auth.participants)
-
-    def model_of(alias: str, role: str, tier: str) -> str | None:
-        persona = personas.get(alias)
-        try:
-            return None if persona is None else models_for(
-                persona, role, tier, rule.model, rule.models, settings)[0]
-        except CascadeError:
-            return None
-
-    found = clashes(steps, members, fixed, model_of)
+    found = clashes(steps, members, fixed,
+                    first_model(personas, rule.model, rule.models, settings))
     refused = None
     if found and rule.distinct_models:
         refused = {"message": refusal(rule, found), "file": display_path(rule.file),
@@ -239,10 +231,6 @@ def _decisions(steps, rule: Rule, d: Discussion | None) -> list[dict[str, Any]]:
                     "when": step.when, "waiting": waiting,
                     "lines": told.lines()[1:] if waiting else [f"  {x}" for x in offers(step)]})
     return out
-
-
-def _settings(root: Path):
-    return Settings.from_env(root)
 
 
 def _participant(persona, rule: Rule, steps, settings) -> dict[str, Any]:
@@ -391,10 +379,3 @@ def _closest(cascade: list[Rule], replaced: list[tuple[Rule, Rule]], doc: str,
             "exclude": list(rule.exclude), "base": rule.base, "why": why}))
     found.sort(key=lambda f: (f[0], -f[1]))  # a replaced rule that matched comes first
     return [f for _, _, f in found[:3]]
-
-
-def _relative(p: Path, root: Path) -> str | None:
-    try:
-        return p.resolve().relative_to(root.resolve()).as_posix()
-    except (ValueError, OSError):
-        return None

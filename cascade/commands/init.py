@@ -181,8 +181,7 @@ def _warn_filter(root: Path, found: list) -> None:
         return
     try:
         rules = RuleSet(root)
-        hidden = [p for p in tracked(root) if rules.files_for(p) and rules.governing(p)
-                  and view.hides(p)]
+        hidden = [p for p in tracked(root) if rules.governing(p) and view.hides(p)]
     except CascadeError:
         hidden = []
     now = (f"it hides {len(hidden)} governed document(s) now (e.g. {hidden[0]}); " if hidden
@@ -221,10 +220,9 @@ def _report_rules(root: Path, found: list) -> None:
         rules = RuleSet(root)
         counts: dict[tuple[str, str], list] = {}
         for path in tracked(root):
-            if rules.files_for(path):
-                rule = rules.governing(path)
-                if rule is not None:
-                    counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
+            rule = rules.governing(path)
+            if rule is not None:
+                counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
         folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in tracked(root)
                    if p.rsplit("/", 1)[-1] == RULES_FILE}
         if (root / RULES_FILE).is_file():
@@ -258,7 +256,7 @@ def _write_baseline(root: Path, made: list[str], kept: list[str]) -> None:
             root, "ls-tree", "-r", "-z", "--full-tree", "HEAD")) if kind == "blob"}
         entries = {}
         for rel, blob in files.items():
-            rule = rules.governing(rel) if rules.files_for(rel) else None
+            rule = rules.governing(rel)
             if rule is None:
                 continue
             if "{date}" not in rule.discussion:

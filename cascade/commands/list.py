@@ -83,7 +83,7 @@ def _documents(here: Path) -> tuple[list[Row], set[Path]]:
     rows: list[Row] = []
     ledgers: set[Path] = set()
     for rel in paths:
-        rule = rules.governing(rel) if rules.files_for(rel) else None
+        rule = rules.governing(rel)
         if rule is None or not (root / rel).is_file():
             continue
         data = (root / rel).read_bytes()

@@ -26,7 +26,7 @@ def _documents(paths: list[str]) -> tuple[dict[str, Rule], RuleSet]:
     found: dict[str, Rule] = {}
     for path in paths:
         _ledger, doc, _rule = resolve(path, root)
-        rule = rules.governing(doc) if doc and rules.files_for(doc) else None
+        rule = rules.governing(doc) if doc else None
         if doc is None or rule is None:
             raise CascadeError("no governed document to review: give the document (or the "
                                "ledger of one) that a rule in .ai-rules.yml governs", path)

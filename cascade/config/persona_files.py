@@ -23,7 +23,7 @@ from cascade.config.personas import (
     normal_name,
 )
 from cascade.config.yamlio import load_yaml
-from cascade.base.errors import CascadeError, display_path
+from cascade.base.errors import CascadeError
 from cascade.config.ruleset import RULES_FILE, RuleSet
 
 FOLDER = Path(".cascade") / "personas"
@@ -162,7 +162,3 @@ def _rules(root: Path):
                 yield from rules.rules_in("" if rel == "." else rel)
             except CascadeError:
                 continue
-
-
-def shown(path: Path) -> str:
-    return display_path(path)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from cascade.base.env import number
 from cascade.base.errors import CascadeError, display_path
-from cascade.base.gitio import git
+from cascade.base.gitio import git_dir_or_none
 from cascade.base.text import printable
 
 try:
@@ -83,26 +83,15 @@ def lock_file(ledger: str | os.PathLike[str],
     target = ledger.parent.resolve() / ledger.name  # (a link at the ledger is never followed)
     folder = next(p for p in target.parents if p.is_dir())
     git_dirs = {} if git_dirs is None else git_dirs
-    if folder not in git_dirs:
-        git_dirs[folder] = _git_dir(folder)
+    if folder not in git_dirs:  # the git directory the repository's worktrees share
+        found = git_dir_or_none(folder)
+        git_dirs[folder] = found.resolve() if found is not None else None  # one spelling
     found = git_dirs[folder]
     if found is None:
         target.parent.mkdir(parents=True, exist_ok=True)
         return target.parent / f".{target.name}.lock"
     digest = hashlib.sha1(os.path.normcase(str(target)).encode("utf-8", "surrogateescape"))
     return found / "cascade" / "locks" / f"{target.name}.{digest.hexdigest()[:12]}.lock"
-
-
-def _git_dir(folder: Path) -> Path | None:
-    """The git directory shared by the worktrees of the repository around ``folder``."""
-    try:
-        out = git(folder, "rev-parse", "--git-common-dir", check=False)
-    except CascadeError:  # git is not installed
-        return None
-    text = out.decode("utf-8", "surrogateescape").strip()
-    if not text:
-        return None
-    return (folder / text).resolve()  # one spelling, from whichever folder it is asked
 
 
 @contextlib.contextmanager

@@ -77,7 +77,6 @@ _HEADER_OPEN = re.compile(r"(?i)<!--[ \t]*DISCUSSION[ \t]*(-->)?[ \t]*\Z")
 _HEADER_FIELD = re.compile(r"<!--[ \t]*([A-Za-z][\w -]*?)[ \t]*:[ \t]*(.*?)[ \t]*-->[ \t]*\Z")
 _FIELD = re.compile(r"([A-Za-z][\w -]*?)[ \t]*:[ \t]*(.*?)[ \t]*\Z")
 _KV = re.compile(r"([\w.-]+)=(\"[^\"]*\"|\S+)")
-FENCE = grammar.FENCE_OPEN
 _MARKER = re.compile(
     r"[ \t]{0,3}(?:[-*+][ \t]+|\d{1,3}[.)][ \t]+)?(?:\*\*|__)?"
     r"(Q|A|TODO|DECISION|ASSIGNED|DONE|CONCERN|WAIVE)(?:\([ \t]*([QqTtFf])(\d{1,6})[ \t]*\))?:"

@@ -29,7 +29,7 @@ from cascade.base.text import printable
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import models_for
+from cascade.turns.tiers import first_model
 
 
 def close(root: Path, items: list[Item], out: TextIO,
@@ -117,17 +117,8 @@ def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) ->
     if run.outcome is not None:
         return
     rule = item.rule
-
-    def model_of(alias: str, role: str, tier: str) -> str | None:
-        persona = d.personas.get(alias)
-        if persona is None:
-            return None
-        try:
-            return models_for(persona, role, tier, rule.model if rule else None,
-                              rule.models if rule else None, settings)[0]
-        except CascadeError:
-            return None  # no model configured: the turn itself says so
-
+    model_of = first_model(d.personas, rule.model if rule else None,
+                           rule.models if rule else None, settings)
     found = clashes(run.steps, list(run.members), dict(run.fixed), model_of)
     if found and rule is not None and rule.distinct_models:
         raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))

@@ -48,7 +48,7 @@ def candidates(root: Path, staged: list[str], rules: RuleSet) -> tuple[dict[str,
         if path.endswith(LEDGER_SUFFIX):
             ledgers.append(path)
             continue
-        if path.endswith(NEVER_GOVERNED) or not rules.files_for(path):
+        if path.endswith(NEVER_GOVERNED):
             continue
         rule = rules.governing(path)
         if rule is not None:
@@ -110,7 +110,7 @@ def _head_governed(root: Path, staged: list[str], governed: dict[str, Rule], out
         return  # no commit yet
     old = RuleSet(root, reader=head)
     for path in staged:
-        if path in governed or path.endswith(NEVER_GOVERNED) or not old.files_for(path):
+        if path in governed or path.endswith(NEVER_GOVERNED):
             continue
         rule = old.governing(path)
         if rule is not None:

@@ -18,6 +18,7 @@ from typing import Any
 from cascade.base.errors import CascadeError
 from cascade.base.resources import LEDGER_SUFFIX
 from cascade.config.personas import Personas
+from cascade.config.rules import DEFAULT_PARTICIPANTS
 from cascade.ledger.consensus import VotingConfig, voting_config
 from cascade.ledger.ledger_file import LedgerFile
 from cascade.ledger.provenance import LEDGER
@@ -29,8 +30,6 @@ from cascade.protocol.ledger_setting import LedgerSetting
 from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
 from cascade.protocol.setting import Setting, setting_of
 from cascade.protocol.state import STATUS_OF
-
-DEFAULT_PARTICIPANTS = ("architect", "security", "pragmatist")
 
 
 def is_transition(event: Event) -> bool:

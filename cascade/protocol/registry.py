@@ -42,9 +42,6 @@ CONDITIONS = Registry("condition")
 PLANNERS = Registry("planner")
 # which of the members speak in a step (its ``speakers``): (run, step, round) -> aliases
 SPEAKERS = Registry("speakers rule")
-# kept under their old names for callers that only call
-EXIT_RULES = EXITS
-OUTCOME_RULES = OUTCOMES
 
 
 def _words(text: str) -> set[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from collections.abc import Callable
 
 from cascade.base.errors import CascadeError
 from cascade.turns.call import LOCAL_MODEL
@@ -62,3 +63,18 @@ def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | No
               settings: Settings, role: str | None = None) -> str:
     """The model a role asks first (``models_for``)."""
     return models_for(persona, role, tier, rule_model, rule_models, settings)[0]
+
+
+def first_model(personas, rule_model: str | None, rule_models: dict | None,
+                settings: Settings) -> Callable[[str, str, str], str | None]:
+    """(alias, role id, tier) -> the model that persona asks first there, as
+    cascade.turns.independence compares them; None for an alias no persona has, or when no
+    model is configured (the turn itself says so)."""
+    def model_of(alias: str, role: str, tier: str) -> str | None:
+        persona = personas.get(alias)
+        try:
+            return None if persona is None else models_for(
+                persona, role, tier, rule_model, rule_models, settings)[0]
+        except CascadeError:
+            return None
+    return model_of

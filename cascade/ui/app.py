@@ -24,6 +24,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
+from cascade.base.errors import display_path
 from cascade.ui import view_data
 from cascade.ui.view_data import FILTERS, vote_style
 
@@ -166,7 +167,7 @@ class BrowserScreen(Screen):
         shown = sum(1 for r in self.rows if view_data.keep(r, self.which))
         loading = sum(1 for r in self.rows if r.loading)
         self.query_one("#filter", Static).update(
-            f"{shown} of {len(self.rows)} discussions below {view_data.shown(self.start)}/ "
+            f"{shown} of {len(self.rows)} discussions below {display_path(self.start)}/ "
             f"-- showing {self.which} (f: filter)"
             + (f"; reading {loading} more" if loading else "") if self.rows else
             "No discussions found (looked for *.discussion.md below this folder).")

@@ -18,6 +18,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Label, Select, Static, TextArea
 
+from cascade.base.errors import display_path
 from cascade.turns.replies import streamed_comment
 from cascade.ui import actions, view_data
 from cascade.ui.answer import AnswerScreen
@@ -98,7 +99,7 @@ class DiscussionScreen(Screen):
             self.query_one("#summary", Static).update(Text(f"cannot read: {exc}", "red"))
             return
         self.view = v
-        self.app.sub_title = f"{view_data.shown(v.path)}"
+        self.app.sub_title = display_path(v.path)
         head = Text.assemble((v.title, "bold"), f"  {v.protocol}, {v.where}, {v.status}\n",
                              (v.consensus, "green" if "reached," in v.consensus else "yellow"))
         if v.gate:
@@ -168,14 +169,16 @@ class DiscussionScreen(Screen):
                             severity="warning")
         return self.running
 
-    def action_comment(self) -> None:
-        if self._busy():
-            return
-
+    def _ask(self, dialog: Dialog, action) -> None:
+        """``dialog`` shown; what it returns (unless cancelled) passed to ``action``."""
         def done(result) -> None:
             if result is not None:
-                self._act(actions.comment, *result)
-        self.app.push_screen(CommentScreen(), done)
+                self._act(action, *result)
+        self.app.push_screen(dialog, done)
+
+    def action_comment(self) -> None:
+        if not self._busy():
+            self._ask(CommentScreen(), actions.comment)
 
     def action_answer(self) -> None:
         """The open decision point, answered from a list of its choices."""
@@ -185,20 +188,11 @@ class DiscussionScreen(Screen):
         if view is None or view.about is None:
             self.app.notify("no question is waiting for an answer", severity="warning")
             return
-
-        def done(result) -> None:
-            if result is not None:
-                self._act(actions.comment, *result)
-        self.app.push_screen(AnswerScreen(view.about), done)
+        self._ask(AnswerScreen(view.about), actions.comment)
 
     def action_decide(self) -> None:
-        if self._busy():
-            return
-
-        def done(result) -> None:
-            if result is not None:
-                self._act(actions.decide, *result)
-        self.app.push_screen(DecideScreen(), done)
+        if not self._busy():
+            self._ask(DecideScreen(), actions.decide)
 
     def action_advance(self) -> None:
         if not self._busy():

@@ -9,7 +9,7 @@ from msgspec import Struct, field
 
 from cascade.commands._common import find_ledgers
 from cascade.commands.status import gate_view, protocol_view, vote_label
-from cascade.base.errors import CascadeError, display_path
+from cascade.base.errors import CascadeError
 from cascade.base.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.check.governance import LedgerReader, open_discussion
@@ -56,16 +56,9 @@ class View(Struct):
     findings: list[str] = field(default_factory=list)  # open ones, the most severe first
     decisions: list[str] = field(default_factory=list)
     participants: list[str] = field(default_factory=list)
-    step_protocol: bool = False
-    concluded: bool = False
     about: About | None = None  # the open decision point: what it is about, its choices
     gate: str | None = None  # the gate's verdict on its document (a governed ledger), one line
     gate_ok: bool = False
-
-
-def rows(start: Path) -> list[Row]:
-    """A row per ``*.discussion.md`` below ``start`` (``row``)."""
-    return [row(path) for path in find_ledgers(start)]
 
 
 def ledgers(start: Path) -> list[Path]:
@@ -156,8 +149,6 @@ def view(path: Path) -> View:
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
-               step_protocol=not d.protocol.steps.shape.one_wave,
-               concluded=d.status != "OPEN" or proto["outcome"] not in (None, "WAITING"),
                about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
         origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
@@ -191,7 +182,3 @@ def _speakers(d) -> list[str]:
         if persona is not None and persona.name not in names:
             names.append(persona.name)
     return names
-
-
-def shown(path: Path) -> str:
-    return display_path(path)

@@ -78,10 +78,6 @@ def register(provider: Provider) -> Provider:
     return provider
 
 
-def unregister(name: str) -> None:
-    _registry.pop(name, None)
-
-
 def provider(name: str) -> Provider:
     """The provider registered as ``name`` (its module imported on first use)."""
     found = _registry.get(name) or _import(name)
@@ -100,12 +96,6 @@ def _import(name: str) -> Provider | None:
         _plugins_loaded = True
         load_entry_points(GROUP, "providers")
     return _registry.get(name)
-
-
-def reload_plugins() -> None:
-    """Read the entry points again on next use (after a package was installed)."""
-    global _plugins_loaded
-    _plugins_loaded = False
 
 
 def _serving(prefix: str) -> str | None:

@@ -55,13 +55,6 @@ OAUTH_BETA = "oauth-2025-04-20"
 EMPTY_TEXT = "[System: Empty message content sanitised to satisfy protocol]"
 
 
-def direct_name(model: str) -> str | None:
-    """The name to send for a model this module serves (``anthropic/<name>``), else None."""
-    if model.startswith(PREFIX) and len(model) > len(PREFIX):
-        return model[len(PREFIX):]
-    return None
-
-
 def base_url(api_base: str | None) -> str:
     for value in (api_base, os.environ.get("ANTHROPIC_API_BASE"),
                   os.environ.get("ANTHROPIC_BASE_URL")):
@@ -235,7 +228,7 @@ class _Stream:
 def route(target: Target, ask: Ask) -> Route | str:
     """How ``target`` is asked; a refusal: why not (no key)."""
     settings = ask.settings
-    name = direct_name(target.model) or target.model
+    name = target.model.partition("/")[2]  # ``anthropic/<name>``: the name to send
     endpoint = base_url(target.option("api_base") or settings.api_base)
     key, token = credentials(settings.api_key)
     refused = missing_credentials(target.model, key or token, settings.api_base)

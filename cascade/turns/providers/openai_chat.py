@@ -43,13 +43,6 @@ DEFAULT_BASE = "https://api.openai.com/v1"
 _REASONING = re.compile(r"^(o\d|gpt-5)")
 
 
-def direct_name(model: str) -> str | None:
-    """The name to send for a model this module serves (``openai/<name>``), else None."""
-    if model.startswith(PREFIX) and len(model) > len(PREFIX):
-        return model[len(PREFIX):]
-    return None
-
-
 def base_url(api_base: str | None) -> str:
     for value in (api_base, os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_BASE")):
         if value and value.strip():
@@ -166,7 +159,7 @@ def _content(data: Any) -> str | None:
 def route(target: Target, ask: Ask) -> Route | str:
     """How ``target`` is asked; a refusal: why not (no key where one is needed)."""
     settings = ask.settings
-    name = direct_name(target.model) or target.model
+    name = target.model.partition("/")[2]  # ``openai/<name>``: the name to send
     given = target.option("api_base") or settings.api_base
     endpoint = base_url(given)
     key = openai_key(settings, given)
