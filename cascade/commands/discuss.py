@@ -310,7 +310,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     for line in told.unclear if told is not None else []:
         print(printable(f"note: {line}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,
-                 source_data=_recorded(d), rule_model=rule.model if rule else None,
+                 source_data=recorded_revision(d), rule_model=rule.model if rule else None,
                  rule_models=rule.models if rule else None,
                  auto=auto or bool(rule and rule.auto) or not interactive,
                  ask=_asker(d) if interactive else None)
@@ -355,7 +355,3 @@ def _asker(d):
             print(printable(f"not understood: {choice!r} -- answer with one of the choices: "
                             f"{', '.join(step.choices)}"), flush=True)
     return ask
-
-
-def _recorded(d) -> bytes | None:
-    return recorded_revision(d)

@@ -101,7 +101,7 @@ def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
     date = _dt.date.today().isoformat()
     ident, number = next_number(entries, date)
     doc = refuse_links(root, place.document(folder, ident, title), "the new document")
-    governing = rules.governing(doc) if rules.files_for(doc) else None
+    governing = rules.governing(doc)
     if governing is None or governing.name != rule.name:
         by = f"rule {governing.name!r} ({governing.where(root)})" if governing else "no rule"
         raise CascadeError(f"{doc} would be governed by {by}, not by rule {rule.name!r}"
@@ -217,7 +217,7 @@ class _Supersede:
         self.line = ""
         self.recorded: str | None = None
         # Its ledger, if it has one (a document adopted before cascade has none: none is made).
-        self.rule = rules.governing(doc) if rules.files_for(doc) else None
+        self.rule = rules.governing(doc)
         self.ledger: str | None = None
         self.discussion: Discussion | None = None
         if self.rule is not None:

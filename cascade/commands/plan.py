@@ -23,7 +23,7 @@ from cascade.base.resources import find_root
 from cascade.base.text import printable
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import models_for
+from cascade.turns.tiers import first_model, models_for
 
 
 class _NoOwnModel:
@@ -221,17 +221,12 @@ def _members(subject: _Subject, steps) -> tuple[list[str], dict[str, str]]:
 
 
 def _first_model(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str | None]:
-    """The model a member asks first (None: no persona, or no model configured)."""
-    def model_of(alias: str, role: str, tier: str) -> str | None:
-        persona = subject.registry.get(alias) if not alias.startswith("<") else _NO_OWN_MODEL
-        if persona is None:
-            return None
-        try:
-            return models_for(persona, role, tier, subject.rule_model, subject.rule_models,
-                              settings)[0]
-        except CascadeError:
-            return None
-    return model_of
+    """The model a member asks first (None: no persona, or no model configured); a member
+    not named yet (``<expert 1>``) asks the rule's."""
+    class Members:
+        def get(self, alias: str):
+            return _NO_OWN_MODEL if alias.startswith("<") else subject.registry.get(alias)
+    return first_model(Members(), subject.rule_model, subject.rule_models, settings)
 
 
 def _namer(subject: _Subject, settings: Settings,

@@ -3,9 +3,6 @@ strategies (or flows) and tiers (the options a discussion picks among them:
 cascade.protocol.options). They are read from the protocol's YAML by cascade.protocol.specfile (the
 file's format is described there); a protocol that names a registered ``planner``
 (``respond``: ``review``, ``phased``) is steps too, each step a phase entered in order.
-
-Over 400 lines: the records and the one place a discussion's options reshape them
-(``specialize``) stay together.
 """
 from __future__ import annotations
 
