@@ -12,45 +12,22 @@ for 1 MB of design documents here (twice that when it holds secrets: the result 
 again), about a second for the worst adversarial megabyte we know -- with the bundled
 patterns; a repository's own cost what their regexes cost (see _bounded).
 
-Found on their own (the whole token is replaced), whatever surrounds them -- the patterns of
-secret_patterns.yml, whose format is documented at its top -- but not a
-documentation placeholder in a token's shape: one holding example (or dummy, placeholder,
-changeme, redacted), as AWS's ``AKIAIOSFODNN7EXAMPLE`` and
-``wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY``, or a mask character 8 times in a row (0 x X * # ?
-_ . -), as ``ghp_xxxxxxxx...``, ``AKIAXXXXXXXXXXXXXXXX`` and Slack's
-``https://hooks.slack.com/services/T00000000/B00000000/XXXX...``: no issued key looks like that.
-  aws-access-key   AKIA / ASIA + 16 capitals or digits
-  github-token     ghp_ gho_ ghu_ ghs_ ghr_ + 36 or more; github_pat_ + 22 or more
-  gitlab-token     glpat- + 20 or more
-  grafana-token    glsa_ + 32 + _ + 8 hex
-  slack-token      xoxa- xoxb- xoxp- xoxo- xoxs- xoxr- + 10 or more, holding a digit
-  slack-webhook    the whole [https://]hooks.slack.com/services|workflows|triggers/T.../... URL
-  discord-webhook  the whole [https://][canary.|ptb.]discord[app].com/api[/v10]/webhooks/<id>/
-                   <token> URL (a query such as ?wait=true stays)
-  anthropic-key    sk-ant- + 20 or more
-  openai-key       sk- / sk-proj- + 20 or more of [A-Za-z0-9_-] holding a digit or a capital
-                   (so sk-learn and sk-learn-compatible-pipeline-wrapper are left alone)
-  google-api-key   AIza + 35
-  google-oauth-secret  GOCSPX- + 24 or more
-  stripe-key       sk_live_ rk_live_ sk_test_ rk_test_ + 16 or more
-  twilio-key       SK + 32 hex
-  sendgrid-key     SG.<16+>.<16+>
-  npm-token        npm_ + 36 or more
-  pypi-token       pypi-AgE + 40 or more
-  huggingface-token  hf_ + 30 or more letters and digits, holding a digit or a capital
-  vault-token      hvs. hvb. hvr. + 24 or more
-  age-secret-key   AGE-SECRET-KEY-1 + 58
-  digitalocean-token  dop_v1_ + 64 hex;  databricks-token  dapi + 32 hex
-  shopify-token    shpat_ shpca_ shppa_ shpss_ + 32 hex;  postman-key  PMAK-<24 hex>-<34 hex>
-  jwt              eyJ<8+>.eyJ<8+>.<signature>
-  password-hash    a crypt(3) hash: $2a$ $2b$ $2y$ (bcrypt), $1$ $5$ $6$ $apr1$, $argon2id$...
-  private-key      a "-----BEGIN ... PRIVATE KEY-----" or "... PRIVATE KEY BLOCK-----" block
-                   (PEM, OpenSSH, PGP) through its END line, or to the end of the text when it
-                   has none. A BEGIN line not followed by key material -- base64, or, on a line
-                   of its own, an armor header such as Proc-Type:, DEK-Info:, Version:,
-                   Comment: -- is prose: left alone.
-A token glued to a preceding letter or digit (``xAKIA...``, ``risk-...``) is not a token, nor
-is one of fixed length glued to a following one.
+What is read, and how, is described once, in docs/secrets.md: the forms a secret takes
+(wrapped at a column, cut short, split across table cells or by <br>), the private-key block,
+the detectors found by their context, what makes a key secret-named, the value rules
+(``is_placeholder``, the further rules of a secret-assignment, where an unquoted value stops),
+the context rule for a value outside an assignment, the rescan to a fixed point, and what is
+out of scope. The tokens found on their own are data: the patterns of secret_patterns.yml, its
+format documented at its top. Their kinds, the <kind> of a marker (a test holds this list to
+the file):
+  aws-access-key  azure-storage-key  azure-sas-signature  (cloud accounts)
+  google-api-key  google-oauth-secret  digitalocean-token  databricks-token  (cloud platforms)
+  github-token  gitlab-token  npm-token  pypi-token  huggingface-token  (code and packages)
+  anthropic-key  openai-key  slack-token  slack-webhook  discord-webhook  (models and chat)
+  twilio-key  sendgrid-key  stripe-key  shopify-token  postman-key  grafana-token  (services)
+  jwt  password-hash  vault-token  age-secret-key  (formats and vaults)
+and, found by their context here: private-key, bearer-token, basic-auth, password-in-url,
+aws-secret-key, secret-assignment, secret-in-table, secret-in-prose, password-in-command.
 
 A repository adds its own, never taking one away: .cascade/secrets.yml, in the same format
 (``patterns:``), and ``include:`` of gitleaks rule files (TOML; the subset that maps is
@@ -58,151 +35,6 @@ described above _gitleaks). Its regular expressions are bounded: a repeat withou
 bound (* + {n,}) matches at most 1,024 times, and a group repeated more than 16 times may hold
 neither an alternation nor a repeat that can match its first character ((a+)+, (a|ab)*): the
 file is refused, one line naming it and the line (exit 2), before any prompt is built.
-
-Found by their context (only the secret is replaced; key, flag, scheme, user, host are kept):
-  azure-storage-key  AccountKey=<base64> / SharedAccessKey=<base64>
-  azure-sas-signature  sig=<16 or more base64 characters, percent-encoded (%2B %2F %3D) or not,
-                     holding a digit>: the signature of a shared access signature, in a SAS URL,
-                     a bare query string, a connection string's SharedAccessSignature=, a
-                     Service Bus "SharedAccessSignature sr=...&sig=..." header
-  bearer-token       Bearer <16+ chars with a digit and a letter>
-  basic-auth         Authorization: Basic <base64>; "auth": "<base64>" (Docker config.json) and
-                     _auth=<base64> (.npmrc) when the base64 reads user:password
-  password-in-url    scheme://user:[REDACTED:password-in-url]@host; jdbc:oracle:thin:user/...@
-  aws-secret-key     40 base64 chars assigned to aws_secret_access_key / SecretAccessKey
-  secret-assignment  a value assigned (= : := => ==) to a secret-named key, in code, YAML,
-                     JSON, .ini, .properties, shell (export X=...), markdown (**password**:),
-                     inline code (`DB_PASSWORD=...`), HTTP headers (X-Api-Key: ...), query
-                     strings (&password=...); an XML element (<password>...</password>); and
-                     "<qualifier> key" with a blank (API key: ...), its value held to the
-                     context rule below. In YAML, the value below a key whose colon is followed
-                     by nothing but a block scalar's indicator (| > |- >+ |2) and a comment:
-                     each line of the block scalar (password: |, then the indented value; the
-                     first 64 lines), or the plain or quoted value on the next line indented
-                     deeper than the key (password:, then the value); each held to the rules of
-                     a value on the key's line. The key must start its line (after blanks and a
-                     list's "- "). Below it a mapping, a list, a comment or an anchor is no
-                     value, and a tagged block (db_password: !vault |, encrypted) is left alone.
-  secret-in-table    in a markdown table row (a line starting with |), the cell after a
-                     secret-named cell (| DB password | s3cr3t! |) or, under a header row, the
-                     cells below a secret-named header (| User | Password | ... | app | s3cr3t! |)
-  secret-in-prose    password passwd passphrase passcode pwd secret token credentials creds
-                     requirepass, or "<qualifier> key", then a blank, optionally is/was and
-                     now/still/currently/set to/changed to/reset to, then the value: "the admin
-                     password is Tr0ub4dor&3", "log in with password hunter2024", "Authorization:
-                     Token 9944b09...", "password N3trc!Pass" (.netrc); or "... password for/of/on
-                     <40 characters at most> is/was <value>"; or a secret-named key (any form:
-                     TWILIO_AUTH_TOKEN, `DB_PASSWORD`, "API key") then "to" or "as" and the
-                     value, after a verb that gives it one -- set, change, update, reset,
-                     rotate, export, assign, configure (and their -s/-ed/-ing forms), then at
-                     most an article, "value of" and two words -- or after "and" or a comma
-                     that follows one on the line: "set the DB_PASSWORD to hunter2x", "export
-                     STRIPE_WEBHOOK_SECRET as whsec_...", "set DB_USER to app and DB_PASSWORD
-                     to ..."; "set the token to expire after 30 days" and "set API_KEY to the
-                     value from the vault" are left alone (the value rule below)
-  password-in-command  a secret-named flag and a blank (--password X, -storepass X, as prose);
-                     curl / wget -u / --user user:PASSWORD (elsewhere held to the context rule:
-                     -u 1000:1000 is a uid); mysql / mariadb -pPASSWORD (not -P, the port);
-                     -p PASSWORD after a "login" (docker/podman/helm registry login) or after
-                     sshpass and before the ssh, scp, rsync or sftp it runs; redis-cli -a
-                     PASSWORD; htpasswd -b[c] FILE USER PASSWORD / -nb USER PASSWORD; openssl
-                     -passin / -passout pass:PASSWORD. The command is looked for on the flag's
-                     line (and up to 8 backslash-continued lines before it), after its last
-                     ; & or |.
-A key is secret-named when its last word (after dropping base/value/raw/b64/hex/str/string/data
-and digits; words split at _ - . blanks and camelCase) is password, passwd, pwd, pass,
-passphrase, passcode, secret, token, credential(s), creds, requirepass, storepass, keypass (and
-the keytool -srcstorepass... family) (or ends with password/secret/token/...: PGPASSWORD,
-csrftoken), or is "key" after api/access/secret/private/auth/client/app/encryption/signing/
-master/account/service/storage/hmac/jwt/session/license/subscription/consumer; also
-private_key_id. A token after next/starting/page/continuation/lock/change/idempotency/request/
-pagination/sync/resume/cursor/max/min/num/input/output/prompt/completion/pad/eos/bos/unk/sep/
-cls/mask/special is not (NextToken, --idempotency-token, eos_token).
-So DB_PASS, aws_secret_access_key, apiKey, SECRET_KEY_BASE, client-key-data are secret-named;
-password_policy, token_expiry, api_key_header, PASSWORD_FILE, key, client-certificate-data are
-not. A key between two colons, with no quote or blank, is a segment of a name, not a key
-(arn:aws:secretsmanager:...:secret:MyTestSecret), and a redaction marker is never a key.
-
-A value (assigned, in a URL, a table, prose or a command) is left alone when ``is_placeholder``
-says so:
-  * empty, or already redacted: [REDACTED...]  (this is what makes redact idempotent);
-  * one of PLACEHOLDER_WORDS, case-insensitively (changeme, password, secret, example, none,
-    null, true, false, required, optional, default, ... -- see the set);
-  * containing example, placeholder, changeme, change_me, change-me, dummy, redacted, ``${``
-    or ``{{`` (so ${DB_PASSWORD}, ${{ secrets.TOKEN }}, {{ vault_pw }});
-  * $VAR, $(command), <anything>, %VAR%, %(name)s, {name}; starting with your/my/insert/enter/
-    replace/put followed by - _ . or a space; ending with -here or _here;
-  * one character repeated (aaaaaa, 000000) or only the mask characters * x X . # - _ ? •.
-and additionally, for a secret-assignment:
-  * shorter than 6 characters; a quoted value holding whitespace (prose in a JSON schema:
-    "password": "at least 12 characters");
-  * an unquoted value followed by more words on its line, unless the operator is "=" and the
-    value looks random (a digit, one of !@#$%^*+=/?~|, or a lower-case letter followed by a
-    capital): "password: required field" and "token = opaque string" are left alone,
-    "--password=Hunter2024 -u root" and "PGPASSWORD=Hunter2024 psql" are not;
-  * a reference rather than a literal: a dotted name (settings.API_KEY, process.env.TOKEN) or
-    a call or subscript (os.environ["API_KEY"], get_token());
-  * with the ":" operator and no quotes (YAML, prose), a value of letters and - _ . only
-    (token: opaque, password: bcrypt, scope: read-only): taken for a word. Quoted values and
-    "=" assignments have no such exemption. A letters-only YAML password is therefore missed.
-An unquoted assigned value stops at a blank, a quote, a backtick, a bracket or one of | , ; &
-(so `DB_PASSWORD=...` in inline code, "X-Api-Key: ..." in a quoted header, a table cell).
-The context rule, for a value outside an assignment (a table cell, prose, a flag and a blank,
-curl -u outside curl): 6 to 256 characters, no blank, a letter and a digit or one of
-!@#$%^&+=?~ (not *: markdown emphasis), and none of a version (v2.14.3), a quantity (256-bit,
-15min), a technology (sha256, argon2id, aes-256-gcm, base64-encoded), a colour or issue
-(#1a2b3c), a URL, a digest or password source (sha256:..., env:VAR, pass:...), a path, an
-e-mail address. A value in a recognised command needs only 4 characters and not to start with
-$ % < {. Redacted text is scanned once more when anything was found: a value that read as a
-placeholder only because of a token inside it is replaced too, so the result is a fixed point.
-
-A secret that ends a line of 60 characters or more (not a key block) may have been hard-wrapped
-at a column, its rest at the start of the next line: after that line's blanks and the quote or
-comment mark of the secret's line (# // ; --, or > at any depth: > > on the next line continues
->>, and a quote may follow a list item's marker on the first line, - > or 1. >), a run of
-letters, digits and + / _ - . % ~ (= at its end) that ends the line or is followed by a blank
-or punctuation is the rest when it looks random (a digit, + % =, or a lower-case letter before
-a capital), holds no letter case or digit the secret lacks (the rest of a lower-case hex value
-holds no capital), does not start with . or ~, nor with / or - unless it holds a lower-case
-letter, a capital and a digit (not a path, not a flag), is not a number of fewer than 8 digits,
-and is no secret of its own. Each rest is a redaction of the secret's kind on its own line; one
-that fills its line too goes on to the next. A <br> (<br/>, <br />) cuts a secret the same way,
-whatever the line's length: the rest follows it, in the same cell. A token cut before the
-length its pattern needs is found the same way: the start of a bundled token (the literal part
-of its pattern, ghp_, sk-proj-, eyJ, AKIA ...) and token characters ending such a line, ending
-a piece before a <br>, or ending a table cell, followed by rests (as above, up to 8 pieces)
-that, joined to it, make a token its pattern finds reaching past the first piece: each piece
-is a redaction of that kind. Two adjacent cells of one table row are one token only so: the
-first ends with the start of a token that no pattern finds on its own (a context detector may
-have taken it whole: | Token |), and the next holds nothing but one run of token characters
-(quotes around it aside) of 8 or more, holding a letter and looking random as a rest must --
-so | ghp_Vq3L | 2024-11-02 | (an identifier, a date) is left alone, and a cell holding a whole
-token is never joined to the next.
-
-Why our own scanner: on the corpus in tests/data/secret_corpus.yml as it stood at 100 secrets
-in 86 passages written as people write them and 52 look-alikes, detect-secrets 1.5.0 with its
-default plugins flags the line of 26 of the 100 secrets (its entropy plugins read quoted
-strings only; its keyword plugin misses tables, prose, shell commands, HTTP headers and most
-configuration formats; a key block is flagged at its BEGIN line only), flags 4 of the 52
-look-alikes, needs 5-6 s per MB of markdown and reports a line, not the span to replace. This
-scanner found 49 of those 100 before the corpus; it now finds all 164 secrets of its 125
-passages (SAS signatures, tokens wrapped at a column and YAML values on the next line added,
-then tokens wrapped in quotes or cut short, split across table cells or by <br>, prose that
-sets a variable, Discord and Slack webhook URLs; a wrapped token counts once a piece) and
-redacts none of its 72 look-alikes, in tens of milliseconds per MB, replacing only the value,
-with no network and no dependency.
-
-Not handled: a terraform variable's default under a secret-named variable; a label and its
-value on the next line without YAML's indentation; a quoted value whose closing quote is on
-another line; a wrapped secret whose first part no detector finds on its own and that is no
-bundled token with a literal start (a context value, a repository's pattern, a Slack or Discord
-webhook URL), or whose line is shorter than 60 characters, or whose rest is letters only with no
-lower-case letter before a capital; passwords holding whitespace, letters-only or digits-only
-values outside an assignment (a table cell, prose: nothing tells "| password | bcrypt |" from a
-password), tables without a leading |, name/value pairs (.NET <add key="Password"
-value="..."/>, a Kubernetes env entry's "- name: DB_PASSWORD" then "value: ..."), a command
-name more than 8 continued lines before its flag, a value of a recognised command longer than
-1024 characters (the rest stays).
 """
 from __future__ import annotations
 
