@@ -204,6 +204,8 @@ def _chosen(a) -> dict[str, str | None]:
     return {option: getattr(a, option) for option in protocol_options.SECTIONS}
 
 
+_ROUNDS = arg("--rounds", type=int, metavar="N",
+              help="at most N rounds (up to the protocol's own cap)")
 _AUTO = arg("--auto", action="store_true",
             help="take the recommended choice at every decision point (recorded)")
 
@@ -214,8 +216,7 @@ _AUTO = arg("--auto", action="store_true",
          arg("--protocol", default=protocol_defaults.TOPIC,
              help=f"default: {protocol_defaults.TOPIC}"),
          *_OPTION_FLAGS,
-         arg("--rounds", type=int, metavar="N",
-             help="at most N rounds (up to the protocol's own cap)"),
+         _ROUNDS,
          one_of(arg("--participants", metavar="a,b", type=_aliases, help="persona aliases"),
                 arg("--auto-invite", action="store_true",
                     help="pick the participants by topic, without asking")),
@@ -247,10 +248,11 @@ def _run(a) -> int:
          arg("--protocol", metavar="P", help="plan a protocol without a ledger"),
          arg("--participants", metavar="a,b", type=_aliases,
              help="persona aliases (with --protocol)"),
-         *_OPTION_FLAGS)
+         *_OPTION_FLAGS,
+         _ROUNDS)
 def _plan(a) -> int:
     from cascade.commands.plan import plan
-    return plan(a.path, a.protocol, a.participants, _chosen(a))
+    return plan(a.path, a.protocol, a.participants, _chosen(a), a.rounds)
 
 
 @command("turn", "run the pending (or the named) persona turns",

@@ -29,7 +29,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.run.auto_invite import invite
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import load_protocol, role_personas
-from cascade.protocol.options import Options, check_option, most_rounds, offered, specialize
+from cascade.protocol.options import Options, check_option, check_rounds, offered, specialize
 from cascade.run.run_result import nothing_to_run, outcome_text
 from cascade.run.protocol_run import run
 from cascade.protocol.setting import setting_of
@@ -176,10 +176,7 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
     said = _strategy_by_sides(proto.name, steps, sides, chosen) or _strategy_by_topic(
         steps, topic, chosen)
     picked = Options.of(rounds, **chosen)
-    if rounds is not None:
-        top = most_rounds(steps, picked) if steps.shape.own_rounds else proto.max_rounds
-        if not 1 <= rounds <= top:
-            raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
+    check_rounds(proto, picked)
     return _Chosen(proto, specialize(steps, picked), picked, kind,
                    sides, said)
 
