@@ -221,6 +221,9 @@ _AUTO = arg("--auto", action="store_true",
                 arg("--auto-invite", action="store_true",
                     help="pick the participants by topic, without asking")),
          arg("--source", metavar="PATH", help="a document the discussion is about"),
+         arg("--objective", metavar="TEXT",
+             help="the larger goal the discussion serves (kept in the ledger's header and "
+                  "given to every turn)"),
          arg("--pro", metavar="a,b", type=_aliases,
              help="the participants for the proposal (a strategy with sides: debate)"),
          arg("--con", metavar="a,b", type=_aliases, help="the participants against it"),
@@ -231,7 +234,7 @@ def _discuss(a) -> int:
     from cascade.commands.discuss import discuss
     return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
                    a.auto, a.output,
-                   {**_chosen(a), "pro": a.pro, "con": a.con})
+                   {**_chosen(a), "pro": a.pro, "con": a.con}, a.objective)
 
 
 @command("run", "continue a discussion where its ledger ends (resume)",

@@ -109,6 +109,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
     return {
         "path": display_path(d.path),
         "title": d.title,
+        "objective": d.objective or None,
         "phase": d.phase,
         "status": d.status,
         "governed_by": d.authority.rule,
