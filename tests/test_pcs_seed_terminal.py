@@ -117,6 +117,8 @@ def test_the_objective_is_its_own_input(repo, cli, panel):
     assert f"**Objective**: {OBJECTIVE}" in record
     code, out, _ = cli("status", LEDGER, "--json")
     assert json.loads(out)["discussions"][0]["objective"] == OBJECTIVE
+    code, out, _ = cli("status", LEDGER)
+    assert out.splitlines()[:2] == [f"Discussion: {TOPIC}", f"Objective: {OBJECTIVE}"]
 
 
 def test_without_an_objective_the_prompts_name_none(repo, cli, panel):

@@ -153,7 +153,8 @@ def _heading(d: Discussion) -> list[str]:
     protocol's run stands."""
     phase = d.current_phase
     title = d.protocol.phase_title(phase)
-    out = [f"Discussion: {d.title}", f"File: {display_path(d.path)}",
+    out = [f"Discussion: {d.title}", *([f"Objective: {d.objective}"] if d.objective else []),
+           f"File: {display_path(d.path)}",
            f"Phase: {phase}" + (f" ({title})" if title != phase else ""),
            f"Status: {d.status}"]
     if d.authority.rule:
