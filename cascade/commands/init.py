@@ -12,8 +12,10 @@ from cascade.config.precommit import CONFIG, hook_filter
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, records, repo_root, tracked
 from cascade.config.globs import glob_match
-from cascade.config.adr_conventions import ADR_DIR_FILE
-from cascade.config.layout import LOOKED_FOR, find_layout, rules_text, status_words
+from cascade.config.adr_conventions import ADR_DIR_FILE, LOG4BRAINS_FILE
+from cascade.config.layout import (LOOKED_FOR, find_layout, log4brains_folders, rules_text,
+                                   status_words)
+from cascade.config.yamlio import load_yaml
 from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.base.resources import LEDGER_SUFFIX, bundled
 
@@ -194,7 +196,9 @@ def _warn_filter(root: Path, found: list) -> None:
 def _layout(root: Path, dirs: tuple[str, ...]) -> list:
     adr_dir = root / ADR_DIR_FILE
     text = adr_dir.read_text(errors="replace") if adr_dir.is_file() else None
-    found = find_layout(tracked(root), text, dirs)
+    l4b = root / LOG4BRAINS_FILE
+    log4brains = log4brains_folders(load_yaml(l4b)) if l4b.is_file() and not dirs else []
+    found = find_layout(tracked(root), text, dirs, log4brains)
     for f in found:  # the status words its ADRs use, for its rule to write at consensus
         f.status = status_words([_read(root / p) for p in f.documents])
     return found
@@ -211,7 +215,8 @@ def _report_rules(root: Path, found: list) -> None:
     """Print what was found and how many tracked documents each rule of .ai-rules.yml (as it
     now is: written, or the user's) governs."""
     for f in found:
-        how = {ADR_DIR_FILE: f"from {ADR_DIR_FILE}", "--dir": "named"}.get(f.source, "found")
+        how = {ADR_DIR_FILE: f"from {ADR_DIR_FILE}", LOG4BRAINS_FILE: f"from {LOG4BRAINS_FILE}",
+               "--dir": "named"}.get(f.source, "found")
         print(f"{how}: ADRs in {f.folder}/ ({f.shape})")
         if f.status is not None:
             print(f"  their status words: {f.status['READY']} (accepted), {f.status['REJECT']} "

@@ -192,9 +192,13 @@ def superseded_status(status: docstatus.Status, new_text: str, ident: str, link:
     """The status of a record superseded by the new one (its text ``new_text``, its number
     ``ident``) at ``link``, in the case its status is written in: adr-tools' ``Superseded by
     [5. Title](0005-title.md)`` (the heading as the link text) in a ``## Status`` section,
-    MADR's ``superseded by [ADR-0005](0005-title.md)`` in any other form."""
+    MADR's ``superseded by [ADR-0005](0005-title.md)`` in any other form (log4brains' date-named
+records: ``superseded by [20201002-title](20201002-title.md)``, its slug)."""
     word = docstatus.matching_case("Superseded by", _bare(status.value))
     if status.form == "section":
         return f"{word} [{heading(new_text, ident)}]({link})"
-    label = ident if not ident[:1].isdigit() else f"ADR-{ident}"
+    if len(ident) == 8 and ident.isdigit():  # log4brains names a record by its slug
+        label = posixpath.splitext(posixpath.basename(link.rstrip("/")))[0]
+    else:
+        label = ident if not ident[:1].isdigit() else f"ADR-{ident}"
     return f"{word} [{label}]({link})"
