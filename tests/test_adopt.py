@@ -720,3 +720,31 @@ def test_list_fits_a_terminal_and_keeps_area_prefixes(repo):
                      "kind": "document"}
     ran = cascade(repo / "architecture-decision-records/operator", "list")
     assert ran.stdout.splitlines()[1].split()[0] == "ODH-ADR-Operator-0001"
+
+
+def test_new_writes_a_folder_per_adr_document_as_the_folder_does(repo):
+    """joelparkerhenderson's examples are ``<slug>/index.md``, unnumbered: so is a new one; a
+    numbered folder-per-ADR layout (``0007-slug/index.md``) keeps its numbers."""
+    from inproc import cascade
+
+    _commit_files(repo, JOELPARKERHENDERSON)
+    assert cascade(repo, "init", "--plain", "--dir", "locales/en/examples",
+                   env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    ran = cascade(repo, "new", "Use Rust for the CLI", "--rule", "adr")
+    assert ran.returncode == 0, ran.out
+    doc = repo / "locales/en/examples/use-rust-for-the-cli/index.md"
+    assert doc.is_file(), ran.out
+    assert doc.read_text().startswith("# Use Rust for the CLI\n")
+    assert (repo / "locales/en/examples/use-rust-for-the-cli/discussions/"
+            "index.discussion.md").is_file()
+    assert not list((repo / "locales/en/examples").glob("0001-*"))
+    ran = cascade(repo, "new", "Timestamp format", "--rule", "adr")  # the name is taken
+    assert ran.returncode == 2 and "already exists" in ran.stderr
+
+    (repo / "decisions/0007-use-kafka").mkdir(parents=True)
+    (repo / "decisions/0007-use-kafka/index.md").write_text(ADR.format(title="kafka"))
+    rules = (repo / ".ai-rules.yml").read_text()
+    (repo / ".ai-rules.yml").write_text(rules.replace("locales/en/examples", "decisions"))
+    ran = cascade(repo, "new", "Use Flink", "--rule", "adr")
+    assert ran.returncode == 0, ran.out
+    assert (repo / "decisions/0008-use-flink/index.md").is_file()

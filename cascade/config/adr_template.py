@@ -22,6 +22,7 @@ from cascade.base.resources import search_path
 from cascade.base.safepath import read_inside
 from cascade.config.adr_conventions import PROPOSED, TEMPLATE_FILES, TEMPLATE_GLOBS
 
+_UNNUMBERED = re.compile(r"(?:\{\{[ \t]*NUMBER[ \t]*\}\}|\bNUMBER\b)\.?[ \t]*")
 _TOKEN = re.compile(r"\{\{[ \t]*(NUMBER|TITLE|DATE|STATUS)[ \t]*\}\}|\b(NUMBER|TITLE|DATE|STATUS)\b")
 _H1 = re.compile(r"^#[ \t]+(.*?)[ \t#]*$")
 _DATE_BULLET = docstatus.line_form("bullet", "date")
@@ -68,6 +69,8 @@ def fill(text: str, *, number: str, title: str, date: str, status: str = PROPOSE
     """A template with its placeholders filled: adr-tools' tokens, else the first heading and
     front matter ``title:``; the status in the template's own case; the date."""
     values = {"NUMBER": number, "TITLE": title, "DATE": date, "STATUS": status}
+    if not number:  # a folder of unnumbered records: "# NUMBER. TITLE" is "# TITLE"
+        text = _UNNUMBERED.sub("", text)
     seen: set[str] = set()
 
     def token(m: re.Match[str]) -> str:
