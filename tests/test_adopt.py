@@ -310,7 +310,8 @@ def test_init_says_what_it_looked_for_and_takes_the_folder_it_is_given(repo):
     _commit_files(repo, JPH)
     proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0
-    assert "no ADR folder found (looked for --dir, .adr-dir, doc/adr/, docs/adr/" in proc.stdout
+    assert "no ADR folder found (looked for --dir, .adr-dir, .log4brains.yml, doc/adr/, docs/adr/" \
+        in proc.stdout
     assert "next: cascade init --dir PATH" in proc.stdout
     for name in (".ai-rules.yml", ".pre-commit-config.yaml", BASELINE):
         (repo / name).unlink(missing_ok=True)
@@ -748,3 +749,81 @@ def test_new_writes_a_folder_per_adr_document_as_the_folder_does(repo):
     ran = cascade(repo, "new", "Use Flink", "--rule", "adr")
     assert ran.returncode == 0, ran.out
     assert (repo / "decisions/0008-use-flink/index.md").is_file()
+
+
+# ---- init after init; init in a teammate's clone --------------------------------------------
+
+def _next_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("next:")]
+
+
+def test_init_dir_after_an_init_that_found_nothing_replaces_its_presets(repo):
+    """The first init finds no ADR folder and advises ``cascade init --dir PATH``: run, that
+    governs PATH (init's untouched presets are replaced) and records its documents in the
+    baseline; no ``next:`` line names a folder no rule governs."""
+    from inproc import cascade
+
+    _commit_files(repo, JOELPARKERHENDERSON)
+    first = cascade(repo, "init", env={"PATH": "/usr/bin:/bin"})
+    assert "next: cascade init --dir PATH" in first.stdout
+    second = cascade(repo, "init", "--dir", "locales/en/examples", env={"PATH": "/usr/bin:/bin"})
+    assert second.returncode == 0, second.out
+    assert _governed(repo) == SIX["joelparkerhenderson"][2]
+    assert "governs 9 document(s)" in second.stdout
+    assert ".ai-rules.yml (the presets init wrote, replaced: rules for locales/en/examples/)" \
+        in second.stdout and "kept your .ai-rules.yml" not in second.stdout
+    assert sorted(parse((repo / BASELINE).read_text())) == SIX["joelparkerhenderson"][2]
+    assert "a document under locales/en/examples/ to see the panel" in second.stdout
+
+
+def test_init_dir_extends_rules_a_person_edited_and_never_names_an_ungoverned_folder(repo):
+    from inproc import cascade
+
+    _commit_files(repo, JOELPARKERHENDERSON)
+    assert cascade(repo, "init", env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    rules = repo / ".ai-rules.yml"
+    mine = rules.read_text().replace("# Your own rules, for example:",
+                                     "# Our RFCs will go here one day.\n# Your own rules, e.g.:")
+    rules.write_text(mine)
+    ran = cascade(repo, "init", "--dir", "locales/en/examples", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    text = rules.read_text()
+    assert text.startswith(mine)  # what the person wrote stays as it was
+    assert "extends: [adr, feature-spec]" in text and "locales/en/examples/*/index.md" in text
+    assert _governed(repo) == SIX["joelparkerhenderson"][2]
+    assert "(added rule 'adr-locales-en-examples' for locales/en/examples/)" in ran.stdout
+
+    # rules it cannot extend (a flow sequence): it says which rule to add, and names no folder
+    rules.write_text("rules: [{name: rfc, match: 'rfcs/*.md', template: feature, discussion: "
+                     "'rfcs/discussions/{stem}.discussion.md', participants: [architect]}]\n")
+    ran = cascade(repo, "init", "--dir", "decisions", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    assert "governs nothing under decisions/: add this rule to it" in ran.stdout
+    assert all("decisions/" not in line and "docs/adr/" not in line
+               for line in _next_lines(ran.stdout)), ran.stdout
+
+
+def test_init_in_a_teammates_clone_says_what_it_did_and_nothing_else(repo, tmp_path):
+    """A teammate clones a repository that adopted cascade and runs init: it registers the
+    ledger merge driver in that clone, and says so; no "add the cascade hook" for a hook that
+    is there, no "commit init's files" with nothing to commit."""
+    from inproc import cascade
+
+    _commit_files(repo, MADR_REPO)
+    assert cascade(repo, "init", env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    ran = cascade(clone, "init", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    assert ran.stdout.splitlines() == [
+        "registered the ledger merge driver in this clone (git config merge.cascade-ledger.*)",
+        "next: pip install pre-commit && pre-commit install"], ran.stdout
+    assert git(clone, "config", "merge.cascade-ledger.driver").strip() == \
+        "cascade merge-driver %O %A %B %P"
+    assert git(clone, "status", "--porcelain") == ""
+    again = cascade(clone, "init", "--plain", env={"PATH": "/usr/bin:/bin"})
+    assert again.returncode == 0, again.out
+    assert "commit init's files" not in again.stdout and "kept your" not in again.stdout
+    assert "registered" not in again.stdout and "wrote .git/hooks/pre-commit" in again.stdout

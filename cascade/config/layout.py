@@ -30,6 +30,8 @@ import posixpath
 import re
 from collections import Counter
 
+import yaml
+
 from cascade.base import docstatus
 from cascade.config.adr_conventions import (ADR_DIR_FILE, DATED_POST, KNOWN_DIRS,
                                             LOG4BRAINS_FILE, NUMBERED_FILE, OUTCOME_STATUSES)
@@ -219,3 +221,43 @@ def rules_text(found: list[Found], features: bool = False) -> str:
             + ("extends: [feature-spec]\n" if features else "") +
             "rules:\n" + "".join(f.yaml() for f in found) +
             "\n# This file, .cascade/ and the ledgers decide what passes: give them code owners.\n")
+
+
+def extended_rules(text: str, found: list[Found], taken: set[str]) -> str | None:
+    """``text`` (a rules file a person wrote, or edited) with the rules for ``found`` added at
+    its end, each named apart from the ``taken`` names: under its block ``rules:`` when that is
+    the file's last key (in its indentation), else under a new one. None when that cannot be
+    done without rewriting what is there (a flow ``rules: [...]``, ``rules:`` not last, not a
+    mapping)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None
+    for f in found:
+        if f.name in taken:
+            f.name = "adr-" + f.folder.replace("/", "-")
+        taken.add(f.name)
+    items = "".join(f.yaml() for f in found)
+    lines = text.splitlines()
+    if "rules" in data:
+        keys = [i for i, line in enumerate(lines) if re.match(r"[^\s#-][^:]*:", line)]
+        if not isinstance(data["rules"], list) or not keys or not lines[keys[-1]].startswith(
+                "rules:") or lines[keys[-1]].split(":", 1)[1].split("#")[0].strip():
+            return None
+        indent = next((len(line) - len(line.lstrip(" ")) for line in lines[keys[-1] + 1:]
+                       if line.lstrip(" ").startswith("- ")), 2)
+        items = "".join(line[2 - indent:] if indent < 2 else " " * (indent - 2) + line
+                        for line in items.splitlines(keepends=True))
+    else:
+        items = "rules:\n" + items
+    out = text + ("" if not text or text.endswith("\n") else "\n") + items
+    try:
+        again = yaml.safe_load(out)
+    except yaml.YAMLError:
+        return None
+    before = len(data.get("rules") or [])
+    return out if len(again.get("rules") or []) == before + len(found) else None
