@@ -827,3 +827,25 @@ def test_init_in_a_teammates_clone_says_what_it_did_and_nothing_else(repo, tmp_p
     assert again.returncode == 0, again.out
     assert "commit init's files" not in again.stdout and "kept your" not in again.stdout
     assert "registered" not in again.stdout and "wrote .git/hooks/pre-commit" in again.stdout
+
+
+@pytest.mark.parametrize("text, added", [
+    ("extends: [adr]\n", True),  # no rules: a rules: block after
+    ("rules:\n- name: rfc\n  match: 'rfcs/*.md'\n", True),  # items at the key's indentation
+    ("rules:\n    - name: rfc\n      match: 'rfcs/*.md'\n# ours\n", True),
+    ("rules:\n  - name: rfc\n    match: 'rfcs/*.md'\nextends: [adr]\n", False),  # not last
+    ("rules: [{name: rfc, match: 'rfcs/*.md'}]\n", False),  # a flow sequence
+    ("- a list\n", False),
+])
+def test_extended_rules_appends_and_never_rewrites(text, added):
+    import yaml
+
+    from cascade.config.layout import extended_rules
+
+    found = find_layout(["decisions/0001-a.md"], None, ("decisions",))
+    out = extended_rules(text, found, {"adr"})
+    assert (out is not None) == added
+    if added:
+        assert out.startswith(text)
+        names = [r["name"] for r in yaml.safe_load(out)["rules"]]
+        assert names[-1] == "adr-decisions" and names.count("adr-decisions") == 1
