@@ -132,7 +132,7 @@ def _new(a) -> int:
 
 
 @command("list", "list the governed documents below this folder (number, title, status, "
-                 "review, superseded by), then the discussions of no document",
+                 "review, path), then the discussions of no document",
          arg("--status", help="only those whose own status (proposed, accepted, superseded, "
                               "...) or review (open, accepted, unreviewed, ...) is this"),
          arg("--format", choices=("text", "json"), default="text",
