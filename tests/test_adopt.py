@@ -849,3 +849,12 @@ def test_extended_rules_appends_and_never_rewrites(text, added):
         assert out.startswith(text)
         names = [r["name"] for r in yaml.safe_load(out)["rules"]]
         assert names[-1] == "adr-decisions" and names.count("adr-decisions") == 1
+
+
+def test_a_broken_log4brains_yml_is_named_with_its_line(repo):
+    from inproc import cascade
+
+    _commit_files(repo, {**LOG4BRAINS, ".log4brains.yml": "project:\n  adrFolder: [oops\n"})
+    ran = cascade(repo, "init", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 2 and ".log4brains.yml:" in ran.stderr, ran.out
+    assert len(ran.stderr.strip().splitlines()) == 1 and not (repo / ".ai-rules.yml").exists()
