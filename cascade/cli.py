@@ -132,12 +132,14 @@ def _new(a) -> int:
 
 
 @command("list", "list the governed documents below this folder (number, title, status, "
-                 "review, superseded by), then the discussions of no document",
+                 "review, path), then the discussions of no document",
          arg("--status", help="only those whose own status (proposed, accepted, superseded, "
-                              "...) or review (open, accepted, unreviewed, ...) is this"))
+                              "...) or review (open, accepted, unreviewed, ...) is this"),
+         arg("--format", choices=("text", "json"), default="text",
+             help="text: a table as wide as the terminal; json: every field, for scripts"))
 def _list(a) -> int:
     from cascade.commands.list import list_
-    return list_(a.status)
+    return list_(a.status, a.format)
 
 
 @command("status", "show phase, votes, consensus and open items",

@@ -3,7 +3,9 @@ layout and governs it, records the adoption baseline so history stays green, and
 reviews only what a commit changes (`pre-commit run --all-files` asks no model)."""
 from __future__ import annotations
 
+import json
 import os
+import re
 import subprocess
 import sys
 
@@ -308,7 +310,8 @@ def test_init_says_what_it_looked_for_and_takes_the_folder_it_is_given(repo):
     _commit_files(repo, JPH)
     proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0
-    assert "no ADR folder found (looked for --dir, .adr-dir, doc/adr/, docs/adr/" in proc.stdout
+    assert "no ADR folder found (looked for --dir, .adr-dir, .log4brains.yml, doc/adr/, docs/adr/" \
+        in proc.stdout
     assert "next: cascade init --dir PATH" in proc.stdout
     for name in (".ai-rules.yml", ".pre-commit-config.yaml", BASELINE):
         (repo / name).unlink(missing_ok=True)
@@ -396,20 +399,19 @@ def test_list_shows_the_decisions_as_adr_list_does(repo):
                     "[3. Use Kafka](0003-use-kafka.md)\n\n## Decision\n\nWe record.\n")
     _commit_files(repo, files)
     assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
-    proc = cascade_subprocess("list", cwd=repo)
+    proc = cascade_subprocess("list", cwd=repo, env={"COLUMNS": "120"})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    assert lines[0].split() == ["No.", "Title", "Status", "Review", "Superseded", "by", "Path"]
+    assert lines[0].split() == ["No.", "Title", "Status", "Review", "Path"]
     rows = [line.split("  ") for line in lines[1:]]
     rows = [[c.strip() for c in row if c.strip()] for row in rows]
     assert rows == [
-        ["0001", "1. Record decisions", "Superseded by [3. Use Kafka](0003-use-kafka.md)",
-         "unreviewed", "3. Use Kafka", first],
-        ["0002", "postgres", "Accepted", "unreviewed", "-",
+        ["0001", "Record decisions", "Superseded by 3. Use Kafka", "unreviewed", first],
+        ["0002", "postgres", "Accepted", "unreviewed",
          "doc/architecture/decisions/0002-use-postgres.md"],
-        ["0003", "kafka", "Accepted", "unreviewed", "-",
+        ["0003", "kafka", "Accepted", "unreviewed",
          "doc/architecture/decisions/0003-use-kafka.md"]]  # no template, no README
-    proc = cascade_subprocess("list", "--status", "superseded", cwd=repo)
+    proc = cascade_subprocess("list", "--status", "superseded", cwd=repo, env={"COLUMNS": "120"})
     assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == ["0001"]
     proc = cascade_subprocess("list", "--status", "bogus", cwd=repo)
     assert proc.returncode == 2
@@ -479,3 +481,380 @@ def test_status_words_are_the_most_common_of_each_kind(statuses, words):
     from cascade.config.layout import status_words
 
     assert status_words([_odh_adr("x", s) for s in statuses]) == words
+
+
+# ---- the six shapes users already have, read as they wrote them ----------------------------
+# Fixtures shaped like the public repositories (names, config files, front matter), not copies.
+
+def _madr2(title: str, status: str = "accepted") -> str:  # log4brains' template (MADR 2)
+    return (f"# {title}\n\n- Status: {status}\n- Date: 2020-10-02\n\n"
+            f"## Context and Problem Statement\n\nWe need {title}.\n")
+
+
+def _madr3(title: str, status: str = "accepted") -> str:
+    return f"---\nstatus: {status}\ndate: 2022-11-10\n---\n# {title}\n\n## Context\n\nX.\n"
+
+
+def _nygard(n: int, title: str, status: str = "Accepted") -> str:  # adr-tools' own
+    return f"# {n}. {title}\n\nDate: 2016-02-12\n\n## Status\n\n{status}\n\n## Decision\n\nX.\n"
+
+
+LOG4BRAINS_YML = """\
+---
+project:
+  name: Log4brains
+  tz: Europe/Paris
+  adrFolder: ./docs/adr
+
+  packages:
+    - name: core
+      path: ./packages/core
+      adrFolder: ./packages/core/docs/adr
+    - name: pwa
+      path: ./packages/pwa
+      adrFolder: ./packages/pwa/docs/adr
+    - name: cli
+      path: ./packages/cli
+      adrFolder: ./packages/cli/docs/adr
+"""
+_L4B_PROJECT = ["20200924-use-markdown-architectural-decision-records",
+                "20200925-multi-packages-architecture-in-a-monorepo-with-yarn-and-lerna",
+                "20200925-use-prettier-eslint-airbnb-for-the-code-style",
+                "20200926-react-nextjs-static-site-generator",
+                "20200927-avoid-default-exports",
+                "20201002-use-markdown-architectural-decision-records",
+                "20201003-markdown-parsing-is-part-of-the-domain",
+                "20201016-use-the-adr-slug-as-its-unique-id",
+                "20210113-distribute-log4brains-as-a-global-npm-package"]
+_L4B_PACKAGES = {"core": ["20200924-use-hexagonal-architecture", "20200925-use-explicit-di",
+                          "20201016-use-awilix", "20201103-use-lunr-for-search"],
+                 "pwa": ["20200926-use-the-nextjs-getstaticprops", "20201007-next-js-persistent-layout"],
+                 "cli": ["20201029-use-commander", "20201103-use-ink"]}
+LOG4BRAINS = {
+    ".log4brains.yml": LOG4BRAINS_YML,
+    "docs/adr/README.md": "# Architecture Decision Records\n\nlog4brains adr new\n",
+    "docs/adr/index.md": "<!-- This file is the homepage of your decision log. -->\n# Hello\n",
+    "docs/adr/template.md": _madr2("[short title of solved problem and solution]",
+                                   "[draft | proposed | rejected | accepted | deprecated]"),
+    **{f"docs/adr/{slug}.md": _madr2(slug[9:].replace("-", " ").capitalize()) for slug in _L4B_PROJECT},
+    **{f"packages/{pkg}/docs/adr/{slug}.md": _madr2(slug[9:].replace("-", " ").capitalize())
+       for pkg, slugs in _L4B_PACKAGES.items() for slug in slugs},
+    "packages/core/docs/adr/README.md": "# core's ADRs\n",
+    "packages/core/src/index.ts": "export {};\n",
+}
+ADR_TOOLS = {  # npryce/adr-tools: doc/adr, named by .adr-dir
+    ".adr-dir": "doc/adr\n",
+    "README.md": "# ADR Tools\n",
+    **{f"doc/adr/{n:04d}-{slug}.md": _nygard(n, slug.replace("-", " ").capitalize())
+       for n, slug in enumerate(["record-architecture-decisions", "implement-as-shell-scripts",
+                                 "single-command-with-subcommands", "markdown-format",
+                                 "help-comments", "packaging-and-distribution-in-other-version-"
+                                 "control-repositories", "invoke-adr-config-executable-to-get-"
+                                 "configuration", "use-iso-8601-format-for-dates",
+                                 "help-scripts"], start=1)},
+}
+MADR_REPO = {  # adr/madr: docs/decisions, front matter status:
+    "docs/decisions/adr-template.md": "---\nstatus: \"{proposed | rejected | accepted}\"\n---\n"
+                                      "# {short title}\n",
+    "docs/decisions/index.md": "---\nnav_order: 1\n---\n# Decisions\n",
+    **{f"docs/decisions/{n:04d}-{slug}.md": _madr3(slug.replace("-", " ").capitalize())
+       for n, slug in enumerate(["use-markdown-architectural-decision-records",
+                                 "use-crlf-as-line-endings", "do-not-emphasize-list-items",
+                                 "use-yaml-front-matter-for-meta-data",
+                                 "use-dashes-in-filenames", "use-link-titles"])},
+}
+_ODH_AREAS = {"": ("ODH-ADR", ["kserve-modelmesh", "component-versioning", "notebooks"]),
+              "operator": ("ODH-ADR-Operator", ["manifests", "rbac", "webhooks"]),
+              "data-science-pipelines": ("ODH-ADR-DSP", ["argo", "caching"]),
+              "model-serving": ("ODH-ADR-MS", ["network", "cache"]),
+              "distributed-workloads": ("ODH-ADR-DW", ["kuberay", "codeflare"]),
+              "explainability": ("ODH-ADR-TrustyAI", ["guardrails"])}
+OPENDATAHUB = {  # opendatahub-io/architecture-decision-records: areas, prefixed numbers
+    "README.md": "# Open Data Hub ADRs\n",
+    "architecture-decision-records/README.md": "# ADRs\n",
+    "architecture-decision-records/ODH-ADR-0000-template.md": _odh_adr("Template", "Approved"),
+    **{(f"architecture-decision-records/{area}/" if area else "architecture-decision-records/")
+       + f"{prefix}-{n:04d}-{slug}.md": _odh_adr(slug.capitalize(), "Approved")
+       for area, (prefix, slugs) in _ODH_AREAS.items() for n, slug in enumerate(slugs, start=1)},
+}
+_JPH_EXAMPLES = ["amazon-web-services", "css-framework", "environment-variable-configuration",
+                 "metrics-monitors-alerts", "microsoft-azure", "monorepo-vs-multirepo",
+                 "programming-languages", "secrets-storage", "timestamp-format"]
+JOELPARKERHENDERSON = {  # joelparkerhenderson/architecture-decision-record: folder per ADR
+    "README.md": "# Architecture decision record (ADR)\n",
+    "locales/en/index.md": "# Architecture decision record (ADR)\n",
+    "locales/en/templates/decision-record-template-by-michael-nygard/index.md": "# Title\n",
+    **{f"locales/en/examples/{slug}/index.md": ADR.format(title=slug.replace("-", " "))
+       for slug in _JPH_EXAMPLES},
+}
+RUST_RFCS = {  # rust-lang/rfcs: text/NNNN-slug.md, about 650 of them, no status section
+    "README.md": "# Rust RFCs\n",
+    "0000-template.md": "- Feature Name: (fill me in)\n\n# Summary\n",
+    **{f"text/{n:04d}-rfc-number-{n}.md": f"- Feature Name: `f{n}`\n- Start Date: 2014-03-11\n"
+       f"- RFC PR: [rust-lang/rfcs#{n}]\n\n# Summary\n\nRFC {n}.\n" for n in range(1, 651)},
+    "text/3113-rfc-number-3113/diagram.svg": "<svg/>\n",
+}
+
+
+def _docs_under(files: dict, folders: tuple[str, ...], leaf: str | None = None) -> list[str]:
+    """The decision records of a fixture: its Markdown files under ``folders``, but for the
+    READMEs, the templates and a folder's own ``index.md``."""
+    out = []
+    for path in files:
+        folder = next((f for f in folders if path.startswith(f + "/")), None)
+        name = path.rsplit("/", 1)[-1]
+        if (folder is None or not path.endswith(".md") or name == "README.md"
+                or "template" in path or path == f"{folder}/index.md"
+                or (leaf is not None and name != leaf)):
+            continue
+        out.append(path)
+    return sorted(out)
+
+
+SIX = {  # name: (files, init's arguments, the documents to govern)
+    "log4brains": (LOG4BRAINS, (), _docs_under(LOG4BRAINS, (
+        "docs/adr", "packages/core/docs/adr", "packages/pwa/docs/adr", "packages/cli/docs/adr"))),
+    "adr-tools": (ADR_TOOLS, (), _docs_under(ADR_TOOLS, ("doc/adr",))),
+    "madr": (MADR_REPO, (), _docs_under(MADR_REPO, ("docs/decisions",))),
+    "opendatahub": (OPENDATAHUB, (), _docs_under(OPENDATAHUB, ("architecture-decision-records",))),
+    "joelparkerhenderson": (JOELPARKERHENDERSON, ("--dir", "locales/en/examples"),
+                            _docs_under(JOELPARKERHENDERSON, ("locales/en/examples",), "index.md")),
+    "rust-rfcs": (RUST_RFCS, (), _docs_under(RUST_RFCS, ("text",))),
+}
+GOVERNED = {"log4brains": 17, "adr-tools": 9, "madr": 6, "opendatahub": 13,
+            "joelparkerhenderson": 9, "rust-rfcs": 650}
+
+
+def _governed(repo) -> list[str]:
+    from cascade.base.gitio import tracked
+    from cascade.config.ruleset import RuleSet
+
+    rules = RuleSet(repo)
+    return sorted(p for p in tracked(repo) if rules.governing(p) is not None)
+
+
+@pytest.mark.parametrize("name", list(SIX))
+def test_init_governs_every_decision_of_the_six_shapes(repo, name):
+    """Each shape: init governs every decision record it has, says how many per rule, and
+    nothing else (READMEs, templates, the log's home page)."""
+    from inproc import cascade
+
+    files, args, docs = SIX[name]
+    _commit_files(repo, files)
+    ran = cascade(repo, "init", *args, env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    assert len(docs) == GOVERNED[name]
+    assert _governed(repo) == docs
+    said = sum(int(n) for n in re.findall(r"-> governs (\d+) document\(s\)", ran.stdout))
+    assert said == GOVERNED[name], ran.stdout
+    assert sorted(parse((repo / BASELINE).read_text())) == docs  # history stays green
+
+
+def test_init_reads_log4brains_packages_and_date_names_are_numbers(repo):
+    """log4brains' own repository: 8 of its 17 ADRs are its packages' (``packages[].adrFolder``
+    in .log4brains.yml); init governs them, each package under its own rule."""
+    from inproc import cascade
+
+    _commit_files(repo, LOG4BRAINS)
+    ran = cascade(repo, "init", env={"PATH": "/usr/bin:/bin"})
+    assert "from .log4brains.yml: ADRs in docs/adr/ (flat)" in ran.stdout
+    assert "from .log4brains.yml: ADRs in packages/core/docs/adr/ (flat)" in ran.stdout
+    assert re.search(r"rule 'adr-core' \(\.ai-rules\.yml:\d+\): packages/core/docs/adr/\*\.md "
+                     r"-> governs 4 document", ran.stdout), ran.stdout
+    # without .log4brains.yml, date-named files are still numbered decisions
+    assert [f.folder for f in find_layout([p for p in LOG4BRAINS if p.startswith("packages/")],
+                                          None)] == [f"packages/{p}/docs/adr" for p in
+                                                     ("cli", "core", "pwa")]
+
+
+def test_new_and_list_take_log4brains_slugs(repo):
+    from inproc import cascade
+
+    _commit_files(repo, LOG4BRAINS)
+    assert cascade(repo, "init", "--plain", env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    ran = cascade(repo, "list", "--format", "json")
+    rows = {r["path"]: r for r in json.loads(ran.stdout)}
+    assert rows["docs/adr/20201016-use-the-adr-slug-as-its-unique-id.md"]["number"] == "20201016"
+    ran = cascade(repo, "new", "Use Vite", "--rule", "adr", "--supersedes",
+                  "20200926-react-nextjs-static-site-generator")
+    assert ran.returncode == 0, ran.out
+    old = (repo / "docs/adr/20200926-react-nextjs-static-site-generator.md").read_text()
+    new = next(p for p in (repo / "docs/adr").glob("*-use-vite.md"))
+    assert f"- Status: superseded by [{new.stem}]({new.name})\n" in old
+    ran = cascade(repo / "packages/core", "new", "Use Zod", "--rule", "adr-core", "--supersedes",
+                  "core/20201016-use-awilix")
+    assert ran.returncode == 0, ran.out
+    assert "superseded by" in (repo / "packages/core/docs/adr/20201016-use-awilix.md").read_text()
+    ran = cascade(repo, "new", "X", "--rule", "adr", "--supersedes", "20991231-nothing")
+    assert ran.returncode == 2 and "--supersedes 20991231-nothing: no document" in ran.stderr
+
+
+def test_list_fits_a_terminal_and_keeps_area_prefixes(repo):
+    """A status as text (not a markdown link), the number once (not again in the title), the
+    area prefixes kept (opendatahub's areas each number from 0001), 80 columns."""
+    from inproc import cascade
+
+    files = dict(OPENDATAHUB)
+    first = "architecture-decision-records/operator/ODH-ADR-Operator-0001-manifests.md"
+    files[first] = _odh_adr("ODH-ADR-Operator-0001: Manifests in the operator", "Superseded by "
+                            "[ODH-ADR-Operator-0003](ODH-ADR-Operator-0003-webhooks.md)")
+    _commit_files(repo, files)
+    assert cascade(repo, "init", "--plain", env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    ran = cascade(repo, "list", env={"COLUMNS": "80"})
+    assert ran.returncode == 0, ran.out
+    lines = ran.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), "\n".join(lines)
+    numbers = [line.split()[0] for line in lines[1:]]
+    assert "ODH-ADR-Operator-0001" in numbers and "ODH-ADR-DSP-0001" in numbers
+    assert numbers.count("ODH-ADR-0001") == 1
+    row = next(line for line in lines if line.startswith("ODH-ADR-Operator-0001 "))
+    assert "Manifests in the operator" in row and "ODH-ADR-Operator-0001:" not in row
+    assert "](" not in ran.stdout and "Superseded" in row
+
+    ran = cascade(repo, "list", "--format", "json")
+    rows = json.loads(ran.stdout)
+    assert len(rows) == GOVERNED["opendatahub"]
+    entry = next(r for r in rows if r["path"] == first)
+    assert entry == {"number": "ODH-ADR-Operator-0001", "title": "Manifests in the operator",
+                     "status": "Superseded by ODH-ADR-Operator-0003", "review": "unreviewed",
+                     "superseded_by": "ODH-ADR-Operator-0003", "path": first,
+                     "kind": "document"}
+    ran = cascade(repo / "architecture-decision-records/operator", "list")
+    assert ran.stdout.splitlines()[1].split()[0] == "ODH-ADR-Operator-0001"
+
+
+def test_new_writes_a_folder_per_adr_document_as_the_folder_does(repo):
+    """joelparkerhenderson's examples are ``<slug>/index.md``, unnumbered: so is a new one; a
+    numbered folder-per-ADR layout (``0007-slug/index.md``) keeps its numbers."""
+    from inproc import cascade
+
+    _commit_files(repo, JOELPARKERHENDERSON)
+    assert cascade(repo, "init", "--plain", "--dir", "locales/en/examples",
+                   env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    ran = cascade(repo, "new", "Use Rust for the CLI", "--rule", "adr")
+    assert ran.returncode == 0, ran.out
+    doc = repo / "locales/en/examples/use-rust-for-the-cli/index.md"
+    assert doc.is_file(), ran.out
+    assert doc.read_text().startswith("# Use Rust for the CLI\n")
+    assert (repo / "locales/en/examples/use-rust-for-the-cli/discussions/"
+            "index.discussion.md").is_file()
+    assert not list((repo / "locales/en/examples").glob("0001-*"))
+    ran = cascade(repo, "new", "Timestamp format", "--rule", "adr")  # the name is taken
+    assert ran.returncode == 2 and "already exists" in ran.stderr
+
+    (repo / "decisions/0007-use-kafka").mkdir(parents=True)
+    (repo / "decisions/0007-use-kafka/index.md").write_text(ADR.format(title="kafka"))
+    rules = (repo / ".ai-rules.yml").read_text()
+    (repo / ".ai-rules.yml").write_text(rules.replace("locales/en/examples", "decisions"))
+    ran = cascade(repo, "new", "Use Flink", "--rule", "adr")
+    assert ran.returncode == 0, ran.out
+    assert (repo / "decisions/0008-use-flink/index.md").is_file()
+
+
+# ---- init after init; init in a teammate's clone --------------------------------------------
+
+def _next_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("next:")]
+
+
+def test_init_dir_after_an_init_that_found_nothing_replaces_its_presets(repo):
+    """The first init finds no ADR folder and advises ``cascade init --dir PATH``: run, that
+    governs PATH (init's untouched presets are replaced) and records its documents in the
+    baseline; no ``next:`` line names a folder no rule governs."""
+    from inproc import cascade
+
+    _commit_files(repo, JOELPARKERHENDERSON)
+    first = cascade(repo, "init", env={"PATH": "/usr/bin:/bin"})
+    assert "next: cascade init --dir PATH" in first.stdout
+    second = cascade(repo, "init", "--dir", "locales/en/examples", env={"PATH": "/usr/bin:/bin"})
+    assert second.returncode == 0, second.out
+    assert _governed(repo) == SIX["joelparkerhenderson"][2]
+    assert "governs 9 document(s)" in second.stdout
+    assert ".ai-rules.yml (the presets init wrote, replaced: rules for locales/en/examples/)" \
+        in second.stdout and "kept your .ai-rules.yml" not in second.stdout
+    assert sorted(parse((repo / BASELINE).read_text())) == SIX["joelparkerhenderson"][2]
+    assert "a document under locales/en/examples/ to see the panel" in second.stdout
+
+
+def test_init_dir_extends_rules_a_person_edited_and_never_names_an_ungoverned_folder(repo):
+    from inproc import cascade
+
+    _commit_files(repo, JOELPARKERHENDERSON)
+    assert cascade(repo, "init", env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    rules = repo / ".ai-rules.yml"
+    mine = rules.read_text().replace("# Your own rules, for example:",
+                                     "# Our RFCs will go here one day.\n# Your own rules, e.g.:")
+    rules.write_text(mine)
+    ran = cascade(repo, "init", "--dir", "locales/en/examples", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    text = rules.read_text()
+    assert text.startswith(mine)  # what the person wrote stays as it was
+    assert "extends: [adr, feature-spec]" in text and "locales/en/examples/*/index.md" in text
+    assert _governed(repo) == SIX["joelparkerhenderson"][2]
+    assert "(added rule 'adr-locales-en-examples' for locales/en/examples/)" in ran.stdout
+
+    # rules it cannot extend (a flow sequence): it says which rule to add, and names no folder
+    rules.write_text("rules: [{name: rfc, match: 'rfcs/*.md', template: feature, discussion: "
+                     "'rfcs/discussions/{stem}.discussion.md', participants: [architect]}]\n")
+    ran = cascade(repo, "init", "--dir", "decisions", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    assert "governs nothing under decisions/: add this rule to it" in ran.stdout
+    assert all("decisions/" not in line and "docs/adr/" not in line
+               for line in _next_lines(ran.stdout)), ran.stdout
+
+
+def test_init_in_a_teammates_clone_says_what_it_did_and_nothing_else(repo, tmp_path):
+    """A teammate clones a repository that adopted cascade and runs init: it registers the
+    ledger merge driver in that clone, and says so; no "add the cascade hook" for a hook that
+    is there, no "commit init's files" with nothing to commit."""
+    from inproc import cascade
+
+    _commit_files(repo, MADR_REPO)
+    assert cascade(repo, "init", env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(repo), str(clone)], check=True)
+    ran = cascade(clone, "init", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    assert ran.stdout.splitlines() == [
+        "registered the ledger merge driver in this clone (git config merge.cascade-ledger.*)",
+        "next: pip install pre-commit && pre-commit install"], ran.stdout
+    assert git(clone, "config", "merge.cascade-ledger.driver").strip() == \
+        "cascade merge-driver %O %A %B %P"
+    assert git(clone, "status", "--porcelain") == ""
+    again = cascade(clone, "init", "--plain", env={"PATH": "/usr/bin:/bin"})
+    assert again.returncode == 0, again.out
+    assert "commit init's files" not in again.stdout and "kept your" not in again.stdout
+    assert "registered" not in again.stdout and "wrote .git/hooks/pre-commit" in again.stdout
+
+
+@pytest.mark.parametrize("text, added", [
+    ("extends: [adr]\n", True),  # no rules: a rules: block after
+    ("rules:\n- name: rfc\n  match: 'rfcs/*.md'\n", True),  # items at the key's indentation
+    ("rules:\n    - name: rfc\n      match: 'rfcs/*.md'\n# ours\n", True),
+    ("rules:\n  - name: rfc\n    match: 'rfcs/*.md'\nextends: [adr]\n", False),  # not last
+    ("rules: [{name: rfc, match: 'rfcs/*.md'}]\n", False),  # a flow sequence
+    ("- a list\n", False),
+])
+def test_extended_rules_appends_and_never_rewrites(text, added):
+    import yaml
+
+    from cascade.config.layout import extended_rules
+
+    found = find_layout(["decisions/0001-a.md"], None, ("decisions",))
+    out = extended_rules(text, found, {"adr"})
+    assert (out is not None) == added
+    if added:
+        assert out.startswith(text)
+        names = [r["name"] for r in yaml.safe_load(out)["rules"]]
+        assert names[-1] == "adr-decisions" and names.count("adr-decisions") == 1
+
+
+def test_a_broken_log4brains_yml_is_named_with_its_line(repo):
+    from inproc import cascade
+
+    _commit_files(repo, {**LOG4BRAINS, ".log4brains.yml": "project:\n  adrFolder: [oops\n"})
+    ran = cascade(repo, "init", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 2 and ".log4brains.yml:" in ran.stderr, ran.out
+    assert len(ran.stderr.strip().splitlines()) == 1 and not (repo / ".ai-rules.yml").exists()

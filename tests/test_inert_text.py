@@ -197,7 +197,7 @@ def test_a_reply_far_over_its_budget_is_refused_unread(env, cli, repo):
 
 # ---- a ledger written by hand, or by an older version ------------------------------------------
 
-def test_a_hand_written_ledger_with_raw_escapes_prints_escaped(env, cli, repo):
+def test_a_hand_written_ledger_with_raw_escapes_prints_escaped(env, cli, repo, monkeypatch):
     new_ledger(cli, repo, "architect")
     text = Path(LEDGER).read_text()
     text = text.replace("<!-- Title: Use SQLite -->", "<!-- Title: Use \x1b[31mSQLite\x9b -->", 1)
@@ -217,6 +217,7 @@ def test_a_hand_written_ledger_with_raw_escapes_prints_escaped(env, cli, repo):
     [data] = json.loads(out)["discussions"]
     assert data["title"] == "Use \x1b[31mSQLite\x9b"  # JSON escapes: the value is intact
 
+    monkeypatch.setenv("COLUMNS", "120")  # room for the whole title
     code, out, _ = cli("list")
     assert code == 0 and not ACTING.search(out.replace("\n", ""))
     assert "Use \\x1b[31mSQLite\\x9b" in out

@@ -7,36 +7,17 @@ import sys
 from pathlib import Path
 
 from cascade.base.atomic import atomic_write
-from cascade.check.baseline import BASELINE, render
-from cascade.config.precommit import CONFIG, hook_filter
+from cascade.check.baseline import BASELINE, parse, render
+from cascade.config.precommit import CONFIG, has_hook, hook_filter
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, records, repo_root, tracked
 from cascade.config.globs import glob_match
-from cascade.config.adr_conventions import ADR_DIR_FILE
-from cascade.config.layout import LOOKED_FOR, find_layout, rules_text, status_words
+from cascade.config.adr_conventions import ADR_DIR_FILE, LOG4BRAINS_FILE
+from cascade.config.layout import LOOKED_FOR, find_layout, log4brains_folders, status_words
+from cascade.config.yamlio import load_yaml
 from cascade.config.ruleset import RULES_FILE, RuleSet
+from cascade.commands.init_rules import committed, read, say_next, write_rules
 from cascade.base.resources import LEDGER_SUFFIX, bundled
-
-RULES = """\
-# CascadingDev: which documents get a review panel, and how the panel decides.
-# Patterns are relative to this file's folder; a .ai-rules.yml further down overrides a rule
-# of the same name. Presets: adr (docs/adr/*.md), feature-spec (docs/features/*.md).
-extends: [adr, feature-spec]
-
-# Your own rules, for example:
-# rules:
-#   - name: rfc
-#     match: "rfcs/*.md"
-#     template: feature
-#     discussion: "rfcs/discussions/{stem}.discussion.md"
-#     participants: [architect, security, pragmatist]
-#     consensus: {threshold_ready: 0.67, threshold_reject: 0.01, human_required: true}
-#     # or let the panel advise and people decide:
-#     # consensus: {threshold_ready: 1.0, persona_votes: advisory}
-#     deciders: [lead@example.com]   # who may override the panel (cascade decide); unset: anyone
-#
-# This file, .cascade/ and the ledgers decide what passes: give them code owners.
-"""
 
 PRECOMMIT_LOCAL = """\
 # The CascadingDev gate runs on every commit; the check runs in CI (pre-commit run
@@ -99,16 +80,17 @@ def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] =
     made: list[str] = []
     kept: list[str] = []
     found = _layout(root, tuple(_folder(root, d) for d in dirs))
-    if not found:
+    # a clone of a repository that adopted cascade: its rules are committed, as they are
+    settled = (root / RULES_FILE).is_file() and committed(root, RULES_FILE)
+    if not found and not settled:
         print(f"no ADR folder found (looked for {LOOKED_FOR}): the rules below are the presets "
               "(docs/adr/, docs/features/); name your folder with: cascade init --dir PATH")
     features = any(p.startswith("docs/features/") for p in tracked(root))
-    _write_new(root / ".ai-rules.yml", rules_text(found, features) if found else RULES, made,
-               kept)
-    _report_rules(root, found)
+    changed = write_rules(root, found, features, bool(dirs), (made, kept))
+    if changed or not settled:
+        _report_rules(root, found)
     if plain:
-        installed = _install_plain(root)
-        made += installed
+        made += _install_plain(root)
     else:
         if bool(repo) != bool(rev):
             raise CascadeError("--repo and --rev go together")
@@ -120,29 +102,35 @@ def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] =
             print("note: the cascade hook is `language: system`: every teammate needs `cascade` "
                   "on PATH (pip install cascadingdev) to commit a governed document; "
                   "`cascade init --repo URL --rev TAG` lets pre-commit install it instead")
-    _write_baseline(root, made, kept)
+    _write_baseline(root, made, kept, extend=changed)
     made += _register_merge_driver(root, kept)
-    for name in made:
-        print(f"wrote {name}")
-    for name in kept:
-        print(f"kept your {name} as it is" + (
-            "; add the cascade hook to it (see README)" if name == CONFIG else ""))
-    if CONFIG in kept:
-        _warn_filter(root, found)
+    _say_done(root, made, kept, found)
     if not plain:
         if shutil.which("pre-commit"):
             proc = subprocess.run(["pre-commit", "install"], cwd=root, capture_output=True,
                                   text=True)
             print(proc.stdout.strip() or proc.stderr.strip())
-        else:
+        elif not (_hooks_dir(root) / "pre-commit").exists():
             print("next: pip install pre-commit && pre-commit install")
-    if found:
-        print(f"next: commit init's files; then commit a document under {found[0].folder}/ to "
-              "see the panel at work")
-    else:
-        print("next: cascade init --dir PATH (your ADR folder), or commit init's files and "
-              "put ADRs under docs/adr/")
+    say_next(root, found)
     return 0
+
+
+def _say_done(root: Path, made: list[str], kept: list[str], found: list) -> None:
+    """What init wrote; what it kept that is worth a word: a file not committed yet (yours,
+    or an earlier init's), a config without the cascade hook, git config of another value."""
+    for name in made:
+        print(f"wrote {name}" if not name.startswith("registered ") else name)
+    for name in kept:
+        if name == CONFIG:
+            text = read(root / CONFIG)
+            if not has_hook(text):
+                print(f"kept your {name} as it is; add the cascade hook to it (see README)")
+            elif not committed(root, name):
+                print(f"kept your {name} as it is")
+            _warn_filter(root, found)
+        elif not name.startswith((RULES_FILE, BASELINE)) or not committed(root, name):
+            print(f"kept your {name} as it is")
 
 
 def _default_branch(root: Path) -> str:
@@ -194,24 +182,20 @@ def _warn_filter(root: Path, found: list) -> None:
 def _layout(root: Path, dirs: tuple[str, ...]) -> list:
     adr_dir = root / ADR_DIR_FILE
     text = adr_dir.read_text(errors="replace") if adr_dir.is_file() else None
-    found = find_layout(tracked(root), text, dirs)
+    l4b = root / LOG4BRAINS_FILE
+    log4brains = log4brains_folders(load_yaml(l4b)) if l4b.is_file() and not dirs else []
+    found = find_layout(tracked(root), text, dirs, log4brains)
     for f in found:  # the status words its ADRs use, for its rule to write at consensus
-        f.status = status_words([_read(root / p) for p in f.documents])
+        f.status = status_words([read(root / p) for p in f.documents])
     return found
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _report_rules(root: Path, found: list) -> None:
     """Print what was found and how many tracked documents each rule of .ai-rules.yml (as it
     now is: written, or the user's) governs."""
     for f in found:
-        how = {ADR_DIR_FILE: f"from {ADR_DIR_FILE}", "--dir": "named"}.get(f.source, "found")
+        how = {ADR_DIR_FILE: f"from {ADR_DIR_FILE}", LOG4BRAINS_FILE: f"from {LOG4BRAINS_FILE}",
+               "--dir": "named"}.get(f.source, "found")
         print(f"{how}: ADRs in {f.folder}/ ({f.shape})")
         if f.status is not None:
             print(f"  their status words: {f.status['READY']} (accepted), {f.status['REJECT']} "
@@ -240,16 +224,40 @@ def _report_rules(root: Path, found: list) -> None:
               f"document(s)")
 
 
-def _write_baseline(root: Path, made: list[str], kept: list[str]) -> None:
+def _write_baseline(root: Path, made: list[str], kept: list[str], extend: bool = False) -> None:
     """Record every governed document committed at HEAD with its blob: legacy documents need
-    no ledger until they change (cascade.check.baseline)."""
+    no ledger until they change (cascade.check.baseline). ``extend``: the rules changed, so a
+    baseline there gets the documents they now govern, appended (its lines kept as they are)."""
     path = root / BASELINE
-    if path.exists():
+    if path.exists() and not extend:
         kept.append(BASELINE)
         return
     head = git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).strip()
     if not head:
         return
+    entries = _legacy(root)
+    old = path.read_bytes() if path.exists() else None
+    if old is not None:
+        listed = parse(old.decode("utf-8", "replace"))
+        entries = {rel: blob for rel, blob in entries.items() if rel not in listed}
+        if not entries:
+            kept.append(BASELINE)
+            return
+        lead = b"" if not old or old.endswith(b"\n") else b"\n"
+        atomic_write(path, old + lead + "".join(f"{blob} {rel}\n" for rel, blob in sorted(
+            entries.items())).encode("utf-8"))
+        made.append(f"{BASELINE} ({len(entries)} more document(s) committed before adoption)")
+        return
+    if not entries:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, render(entries).encode("utf-8"))
+    made.append(f"{BASELINE} ({len(entries)} document(s) committed before adoption: no ledger "
+                "needed until they change)")
+
+
+def _legacy(root: Path) -> dict[str, str]:
+    """{path: blob} of the governed documents at HEAD that no ledger reviews yet."""
     try:
         rules = RuleSet(root)
         files = {rel: blob for (_mode, kind, blob), rel in records(git(
@@ -264,23 +272,20 @@ def _write_baseline(root: Path, made: list[str], kept: list[str]) -> None:
             else:
                 ledger = rule.ledger_path(rel, date="*")
                 reviewed = any(glob_match(ledger, p) for p in files if p.endswith(LEDGER_SUFFIX))
-            if reviewed:
-                continue  # already under review: its ledger decides, not the baseline
-            entries[rel] = blob
+            if not reviewed:  # under review: its ledger decides, not the baseline
+                entries[rel] = blob
     except CascadeError:
-        return
-    if not entries:
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, render(entries).encode("utf-8"))
-    made.append(f"{BASELINE} ({len(entries)} document(s) committed before adoption: no ledger "
-                "needed until they change)")
+        return {}
+    return entries
+
+
+def _hooks_dir(root: Path) -> Path:
+    hooks_dir = Path(git(root, "rev-parse", "--git-path", "hooks").decode().strip())
+    return hooks_dir if hooks_dir.is_absolute() else root / hooks_dir
 
 
 def _install_plain(root: Path) -> list[str]:
-    hooks_dir = Path(git(root, "rev-parse", "--git-path", "hooks").decode().strip())
-    if not hooks_dir.is_absolute():
-        hooks_dir = root / hooks_dir
+    hooks_dir = _hooks_dir(root)
     hooks_dir.mkdir(parents=True, exist_ok=True)
     foreign = [h for h in HOOKS if (hooks_dir / h).exists()
                and _OURS not in (hooks_dir / h).read_text(errors="replace")]
@@ -320,11 +325,16 @@ def _register_merge_driver(root: Path, kept: list[str]) -> list[str]:
         line = MERGE_ATTRIBUTE.encode() + newline
         atomic_write(path, old + lead + line, path.stat().st_mode if old else None)
         made.append(".gitattributes (merge=cascade-ledger: two appends to a ledger merge; eol=lf)")
+    registered = False
     for key, value in MERGE_CONFIG:
         current = git(root, "config", "--local", "--get", key, check=False).decode().strip()
         if not current:
             git(root, "config", "--local", key, value)
+            registered = True
         elif current != value:
             kept.append(f"git config {key} ({current!r})")
+    if registered:
+        made.append("registered the ledger merge driver in this clone (git config "
+                    "merge.cascade-ledger.*)")
     return made
 

@@ -1,8 +1,14 @@
 """``cascade list``: the governed documents below this folder, as ``adr list`` shows them --
-number, title, the document's own status, where its review stands, what supersedes it -- then
-the discussions that belong to no document (topics)."""
+number (with its prefix: ``ODH-ADR-DSP-0001``), title (without the number again), the
+document's own status as text (a link shows its text), where its review stands, its path --
+then the discussions that belong to no document (topics). The table fits the terminal: a long
+status or title is cut short (``…``); where the paths still do not fit they are left out and
+``--format json`` (every field, whole) is named for them."""
 from __future__ import annotations
 
+import json
+import re
+import shutil
 from pathlib import Path
 
 from cascade.commands._common import find_ledgers
@@ -12,11 +18,16 @@ from cascade.base.gitio import git, repo_root
 from cascade.check.governance import open_discussion
 from cascade.config.adr_conventions import DOCUMENT_STATUSES, listed_number
 from cascade.config.ruleset import RuleSet
-from cascade.base.text import printable
+from cascade.base.text import json_printable, printable
 
 # What --status takes beyond the values the listed documents hold: the usual statuses of a
 # decision record, and the states of a review.
 REVIEW_STATES = ("open", "accepted", "rejected", "changes", "impasse", "unreviewed")
+FORMATS = ("text", "json")
+HEADER = ("No.", "Title", "Status", "Review", "Path")
+_LINK = re.compile(r"!?\[([^\]]*)\]\(([^)]*)\)")
+_NUMBER_THEN = r"0*(\d+)(?:\s*[.:)\]\-\u2013\u2014]|\s)\s*"  # "1. ", "0001: ", "7 - "
+_SHORTEST = {"Title": 16, "Status": 10, "Review": 10}  # a cell cut no shorter than this
 
 
 class Row:
@@ -29,15 +40,38 @@ class Row:
         self.review = review  # the ledger's state, or "unreviewed" (no ledger)
         self.superseded = superseded
 
+    def shown_title(self) -> str:
+        """The title without the number the No. column shows (adr-tools' ``1. Record ...``,
+        ``ODH-ADR-0001: ...``)."""
+        digits = re.search(r"\d+$", self.number)
+        if not digits:
+            return self.title
+        prefixes = ["ADR", "RFC", re.escape(self.number[:digits.start()].rstrip("-_ "))]
+        m = re.match(rf"\s*(?:(?:{'|'.join(p for p in prefixes if p)})[-_ ]?)?{_NUMBER_THEN}",
+                     self.title, re.IGNORECASE)
+        if m and int(m.group(1)) == int(digits.group()) and self.title[m.end():]:
+            return self.title[m.end():]
+        return self.title
+
+    def shown_status(self) -> str:
+        """The status as text: a markdown link shows its text; emphasis goes."""
+        text = _LINK.sub(lambda m: m.group(1).strip() or m.group(2).strip(), self.status)
+        return " ".join(text.replace("**", "").replace("__", "").split())
+
     def cells(self) -> list[str]:
-        return [self.number, self.title, self.status, self.review, self.superseded, self.path]
+        return [self.number, self.shown_title(), self.shown_status(), self.review, self.path]
+
+    def record(self, kind: str) -> dict[str, str]:
+        return {"number": self.number, "title": self.shown_title(),
+                "status": self.shown_status(), "review": self.review,
+                "superseded_by": self.superseded, "path": self.path, "kind": kind}
 
     def matches(self, wanted: str) -> bool:
         first = self.status.split()[0].lower() if self.status else ""
         return wanted in (first, self.review.lower())
 
 
-def list_(status: str | None) -> int:
+def list_(status: str | None, fmt: str = "text") -> int:
     here = Path.cwd()
     documents, ledgers = _documents(here)
     topics = [_topic_row(p) for p in find_ledgers(Path(".")) if p.resolve() not in ledgers]
@@ -52,20 +86,54 @@ def list_(status: str | None) -> int:
         rows = [r for r in rows if r.matches(wanted)]
         documents = [r for r in documents if r in rows]
         topics = [r for r in topics if r in rows]
+    if fmt == "json":
+        records = ([r.record("document") for r in documents]
+                   + [r.record("topic") for r in topics])
+        print(json_printable(json.dumps(records, indent=2, ensure_ascii=False)))
+        return 0
     if not documents and not topics:
         print("No governed documents or discussions found below this folder"
               + (f" with status {status}" if status else "") + ".")
         return 0
-    header = ["No.", "Title", "Status", "Review", "Superseded by", "Path"]
-    _table([header] + [r.cells() for r in documents + topics])
+    _table([list(HEADER)] + [r.cells() for r in documents + topics])
     return 0
 
 
 def _table(rows: list[list[str]]) -> None:
+    """The rows in columns as wide as the terminal allows."""
     rows = [[printable(c or "-") for c in row] for row in rows]  # titles come from files
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    columns = shutil.get_terminal_size().columns
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    widths = _fit(widths, columns, rows[0])
+    if len(widths) < len(rows[0]):  # the paths do not fit
+        rows = [r[:len(widths)] for r in rows]
     for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+        cells = [_cut(c, w) for c, w in zip(row, widths)]
+        print("  ".join(c.ljust(w) for c, w in zip(cells[:-1], widths)) + "  " + cells[-1])
+    if len(widths) < len(HEADER):
+        print(f"(paths left out to fit {columns} columns: cascade list --format json)")
+
+
+def _fit(natural: list[int], columns: int, header: list[str]) -> list[int]:
+    """Column widths within ``columns``: the status, the title, the review cut down to their
+    shortest, with the paths; else without them (the last column is not padded: it counts as
+    it is)."""
+    widths = natural
+    for keep in (len(natural), len(natural) - 1):
+        widths = list(natural[:keep])
+        over = sum(widths) + 2 * (keep - 1) - columns
+        for name in ("Status", "Title", "Review"):
+            i = header.index(name)
+            cut = max(0, min(over, widths[i] - min(widths[i], _SHORTEST[name])))
+            widths[i] -= cut
+            over -= cut
+        if over <= 0:
+            break
+    return widths
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:max(width - 1, 0)] + "\u2026"
 
 
 def _documents(here: Path) -> tuple[list[Row], set[Path]]:

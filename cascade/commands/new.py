@@ -37,6 +37,9 @@ from cascade.protocol.setting import setting_of
 from cascade.base.resources import find_root
 from cascade.base.revision import blob_id
 from cascade.base.safepath import read_inside, refuse_links, refuse_outside
+from cascade.config.adr_conventions import LOG4BRAINS_FILE
+from cascade.config.layout import log4brains_folders
+from cascade.config.yamlio import load_yaml
 from cascade.config.adr_numbering import Entry, Place, next_number, scan, settle, target
 from cascade.config.adr_template import decode, fill, heading, superseded_status
 from cascade.config.adr_template import find_template as _template  # the name tests import
@@ -175,6 +178,8 @@ def _named_rule(rules, root: Path, name: str):
 
 def _old_document(root: Path, ref: str, entries: list[Entry], place: Place,
                   folder: str) -> str:
+    """The document ``--supersedes`` names: a number in the folder, a path, or a log4brains
+    slug (``20201002-title``, a package's ``core/20201002-title``)."""
     if ref.strip().isdigit():
         n = int(ref)
         hits = [e for e in entries if e.number == n]
@@ -188,12 +193,38 @@ def _old_document(root: Path, ref: str, entries: list[Entry], place: Place,
         return hits[0].doc
     rel = Path(os.path.relpath(os.path.abspath(ref), root)).as_posix()
     rel = refuse_links(root, rel, "the superseded document")
+    if not os.path.lexists(root / rel):
+        by_slug = _slug_document(root, ref.strip().strip("/"), entries)
+        if by_slug is None:
+            raise CascadeError(f"--supersedes {ref}: no document numbered, named or at that "
+                               "path", root / rel)
+        rel = by_slug
     if (root / rel).is_dir():
         leaf = place.leaf or "index.md"
         rel = refuse_links(root, f"{rel}/{leaf}", "the superseded document")
     if not (root / rel).is_file():
         raise CascadeError("--supersedes: no such file", root / rel)
     return rel
+
+
+def _slug_document(root: Path, ref: str, entries: list[Entry]) -> str | None:
+    """The document a log4brains slug names: its file name without ``.md`` (a folder-per-ADR
+    document: its folder's name) in this folder, or ``<package>/<slug>`` in the ``adrFolder``
+    of that package in .log4brains.yml."""
+    name = ref[:-3] if ref.endswith(".md") else ref
+    for e in entries:
+        stem = e.doc.rsplit("/", 2)[-2] if e.leaf else posixpath.splitext(e.doc)[0]
+        if stem.rsplit("/", 1)[-1] == name:
+            return e.doc
+    package, _, rest = name.partition("/")
+    config = root / LOG4BRAINS_FILE
+    if not rest or not config.is_file():
+        return None
+    for folder, named in log4brains_folders(load_yaml(config)):
+        doc = f"{folder}/{rest}.md"
+        if named == package and (root / doc).is_file():
+            return refuse_links(root, doc, "the superseded document")
+    return None
 
 
 class _Supersede:

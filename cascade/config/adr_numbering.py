@@ -7,7 +7,8 @@ log4brains users expect (cascade.config.adr_conventions):
 - the number: one more than the highest leading number of the documents the rule governs in
   that folder (``0007-x.md``, ``7-x.md``, ``ADR-007-x.md``, opendatahub's
   ``ODH-ADR-MS-0007-x.md``, folder-per-ADR ``0007-x/index.md``) with the folder's most common
-  prefix, keeping its width; none yet: ``0001``. Dated names (log4brains' ``YYYYMMDD-``)
+  prefix, keeping its width; none yet: ``0001``; documents but none numbered (joelparkerhenderson's
+  ``<slug>/index.md``): no number, the slug alone. Dated names (log4brains' ``YYYYMMDD-``)
   get today's date.
 """
 from __future__ import annotations
@@ -41,7 +42,7 @@ class Place(msgspec.Struct, frozen=True):
 
     def document(self, folder: str, ident: str, title: str) -> str:
         """The path of a new document numbered ``ident`` in ``folder``."""
-        name = f"{ident}-{slug(title)}"
+        name = f"{ident}-{slug(title)}" if ident else slug(title)
         doc = f"{folder}/{name}" if folder else name
         return f"{doc}/{self.leaf}" if self.leaf else doc + self.ext
 
@@ -164,8 +165,8 @@ def next_number(entries: list[Entry], date: str) -> tuple[str, str]:
     than the highest of the folder's most common prefix (opendatahub's area folders mix
     ``ODH-ADR-MS-0005`` and ``ODH-ADR-MaaS-0001``), in its width."""
     numbered = [e for e in entries if e.number is not None]
-    if not numbered:
-        return "0001", "1"
+    if not numbered:  # none yet: 0001; documents, none numbered (<slug>/index.md): no number
+        return ("", "") if entries else ("0001", "1")
     if all(_is_date(e.digits) for e in numbered):  # log4brains: YYYYMMDD-slug.md
         stamp = date.replace("-", "")
         return numbered[-1].prefix + stamp, stamp

@@ -22,6 +22,7 @@ from cascade.base.resources import search_path
 from cascade.base.safepath import read_inside
 from cascade.config.adr_conventions import PROPOSED, TEMPLATE_FILES, TEMPLATE_GLOBS
 
+_UNNUMBERED = re.compile(r"(?:\{\{[ \t]*NUMBER[ \t]*\}\}|\bNUMBER\b)\.?[ \t]*")
 _TOKEN = re.compile(r"\{\{[ \t]*(NUMBER|TITLE|DATE|STATUS)[ \t]*\}\}|\b(NUMBER|TITLE|DATE|STATUS)\b")
 _H1 = re.compile(r"^#[ \t]+(.*?)[ \t#]*$")
 _DATE_BULLET = docstatus.line_form("bullet", "date")
@@ -68,6 +69,8 @@ def fill(text: str, *, number: str, title: str, date: str, status: str = PROPOSE
     """A template with its placeholders filled: adr-tools' tokens, else the first heading and
     front matter ``title:``; the status in the template's own case; the date."""
     values = {"NUMBER": number, "TITLE": title, "DATE": date, "STATUS": status}
+    if not number:  # a folder of unnumbered records: "# NUMBER. TITLE" is "# TITLE"
+        text = _UNNUMBERED.sub("", text)
     seen: set[str] = set()
 
     def token(m: re.Match[str]) -> str:
@@ -192,9 +195,13 @@ def superseded_status(status: docstatus.Status, new_text: str, ident: str, link:
     """The status of a record superseded by the new one (its text ``new_text``, its number
     ``ident``) at ``link``, in the case its status is written in: adr-tools' ``Superseded by
     [5. Title](0005-title.md)`` (the heading as the link text) in a ``## Status`` section,
-    MADR's ``superseded by [ADR-0005](0005-title.md)`` in any other form."""
+    MADR's ``superseded by [ADR-0005](0005-title.md)`` in any other form (log4brains' date-named
+records: ``superseded by [20201002-title](20201002-title.md)``, its slug)."""
     word = docstatus.matching_case("Superseded by", _bare(status.value))
     if status.form == "section":
         return f"{word} [{heading(new_text, ident)}]({link})"
-    label = ident if not ident[:1].isdigit() else f"ADR-{ident}"
+    if len(ident) == 8 and ident.isdigit():  # log4brains names a record by its slug
+        label = posixpath.splitext(posixpath.basename(link.rstrip("/")))[0]
+    else:
+        label = ident if not ident[:1].isdigit() else f"ADR-{ident}"
     return f"{word} [{label}]({link})"

@@ -1,10 +1,13 @@
 """Where a repository keeps its ADRs: what ``cascade init`` writes rules for.
 
 Found from the tracked files (``git ls-files``): the folders named with ``cascade init --dir``,
-adr-tools' ``.adr-dir`` (its content is the ADR folder), the ecosystems' known folders
+adr-tools' ``.adr-dir`` (its content is the ADR folder), log4brains' ``.log4brains.yml`` (its
+``project.adrFolder``, and each of ``project.packages``' ``adrFolder``: a rule each, named
+``adr-<package>``), the ecosystems' known folders
 (cascade.config.adr_conventions: ``doc/adr``, ``docs/adr``, ``docs/decisions``, ...); when
 none of these has documents, the folders whose files are named like numbered decisions
-(``0001-title.md``, ``ADR-0001-title.md``, ``ODH-ADR-0001-title.md``): the folder that holds
+(``0001-title.md``, ``ADR-0001-title.md``, ``ODH-ADR-0001-title.md``, log4brains'
+``20201002-title.md``): the folder that holds
 them, or, when they sit in area folders of one parent, that parent. Three shapes, one rule
 each:
 
@@ -27,15 +30,17 @@ import posixpath
 import re
 from collections import Counter
 
+import yaml
+
 from cascade.base import docstatus
-from cascade.config.adr_conventions import (ADR_DIR_FILE, DATED_POST, KNOWN_DIRS, NUMBERED_FILE,
-                                            OUTCOME_STATUSES)
-from cascade.config.rules import DEFAULT_STATUS, NEVER_GOVERNED
+from cascade.config.adr_conventions import (ADR_DIR_FILE, DATED_POST, KNOWN_DIRS,
+                                            LOG4BRAINS_FILE, NUMBERED_FILE, OUTCOME_STATUSES)
+from cascade.config.rules import DEFAULT_STATUS, NEVER_GOVERNED, slug
 from cascade.config.globs import glob_match
 
 DISCUSSION = "{dir}/discussions/{stem}.discussion.md"
 _FIRST_WORD = re.compile(r"[^A-Za-z]*([A-Za-z]+)")
-LOOKED_FOR = (f"--dir, {ADR_DIR_FILE}, " + ", ".join(f"{d}/" for d in KNOWN_DIRS)
+LOOKED_FOR = (f"--dir, {ADR_DIR_FILE}, {LOG4BRAINS_FILE}, " + ", ".join(f"{d}/" for d in KNOWN_DIRS)
               + ", and files named like numbered decisions (0001-title.md, ADR-0001-title.md)")
 
 
@@ -49,7 +54,7 @@ class Found:
         self.shape = shape  # flat, folder-per-ADR, area folders
         self.match = match
         self.exclude = exclude
-        self.source = source  # how it was found: ".adr-dir", "known folder"
+        self.source = source  # how it was found: ".adr-dir", ".log4brains.yml", "known folder"
         self.documents: list[str] = []
         self.status: dict[str, str] | None = None  # its ADRs' own status words (status_words)
 
@@ -124,24 +129,57 @@ def _shape(folder: str, files: list[str]) -> tuple[str, list[str]]:
     return "flat", [f"{folder}/*.md"]
 
 
-def find_layout(files: list[str], adr_dir: str | None, dirs: tuple[str, ...] = ()) -> list[Found]:
+def log4brains_folders(config: object) -> list[tuple[str, str]]:
+    """The ADR folders a loaded ``.log4brains.yml`` names: (folder, "") for the project's
+    ``adrFolder``, (folder, package name) for each package's; what is not there is skipped
+    (log4brains reads the file, not cascade)."""
+    project = config.get("project") if isinstance(config, dict) else None
+    if not isinstance(project, dict):
+        return []
+    out = []
+    if isinstance(project.get("adrFolder"), str):
+        out.append((project["adrFolder"], ""))
+    for package in project.get("packages") or []:
+        if isinstance(package, dict) and isinstance(package.get("adrFolder"), str):
+            out.append((package["adrFolder"], str(package.get("name") or "")))
+    return [(f, name) for f, name in ((_inside(f), name) for f, name in out) if f]
+
+
+def _inside(folder: str) -> str:
+    """A configured folder relative to the top (``./docs/adr`` -> ``docs/adr``), or "" when it
+    is the top or outside."""
+    folder = posixpath.normpath(folder.strip().strip("/") or ".")
+    return "" if folder == "." or folder.startswith("..") else folder
+
+
+def find_layout(files: list[str], adr_dir: str | None, dirs: tuple[str, ...] = (),
+                log4brains: list[tuple[str, str]] | None = None) -> list[Found]:
     """The ADR folders of a repository whose tracked files are ``files``; ``adr_dir``: the
     content of ``.adr-dir`` (None when there is none); ``dirs``: the folders a person named
-    (each one kept, documents or not)."""
-    folders: list[tuple[str, str]] = [(d, "--dir") for d in dict.fromkeys(dirs)]
+    (each one kept, documents or not); ``log4brains``: the folders .log4brains.yml names
+    (log4brains_folders)."""
+    folders: list[tuple[str, str, str]] = [(d, "--dir", "") for d in dict.fromkeys(dirs)]
     if adr_dir and not dirs:
-        folder = posixpath.normpath(adr_dir.strip().splitlines()[0].strip().strip("/"))
-        if folder and not folder.startswith("..") and folder != ".":
-            folders.append((folder, ADR_DIR_FILE))
+        folder = _inside(adr_dir.strip().splitlines()[0])
+        if folder:
+            folders.append((folder, ADR_DIR_FILE, ""))
+    for folder, package in (log4brains or []) if not dirs else ():
+        if all(f != folder for f, _, _ in folders):
+            folders.append((folder, LOG4BRAINS_FILE, package))
     for folder in KNOWN_DIRS if not dirs else ():
-        if any(f.startswith(folder + "/") for f in files) and all(f != folder for f, _ in folders):
-            folders.append((folder, "known folder"))
+        if (any(f.startswith(folder + "/") for f in files)
+                and all(f != folder for f, _, _ in folders)):
+            folders.append((folder, "known folder", ""))
     if not folders:
-        folders = [(f, "numbered files") for f in numbered_folders(files)]
-    found = []
-    for i, (folder, source) in enumerate(folders):
+        folders = [(f, "numbered files", "") for f in numbered_folders(files)]
+    found: list[Found] = []
+    for folder, source, package in folders:
         shape, match = _shape(folder, files)
-        name = "adr" if i == 0 else "adr-" + folder.replace("/", "-")
+        name = "adr-" + (slug(package) if package else folder.replace("/", "-"))
+        if not found:
+            name = "adr"
+        elif any(f.name == name for f in found):
+            name = "adr-" + folder.replace("/", "-")
         item = Found(name, folder, shape, match, _excludes(folder), source)
         item.documents = [f for f in files if item.governs(f)]
         found.append(item)
@@ -183,3 +221,43 @@ def rules_text(found: list[Found], features: bool = False) -> str:
             + ("extends: [feature-spec]\n" if features else "") +
             "rules:\n" + "".join(f.yaml() for f in found) +
             "\n# This file, .cascade/ and the ledgers decide what passes: give them code owners.\n")
+
+
+def extended_rules(text: str, found: list[Found], taken: set[str]) -> str | None:
+    """``text`` (a rules file a person wrote, or edited) with the rules for ``found`` added at
+    its end, each named apart from the ``taken`` names: under its block ``rules:`` when that is
+    the file's last key (in its indentation), else under a new one. None when that cannot be
+    done without rewriting what is there (a flow ``rules: [...]``, ``rules:`` not last, not a
+    mapping)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None
+    for f in found:
+        if f.name in taken:
+            f.name = "adr-" + f.folder.replace("/", "-")
+        taken.add(f.name)
+    items = "".join(f.yaml() for f in found)
+    lines = text.splitlines()
+    if "rules" in data:
+        keys = [i for i, line in enumerate(lines) if re.match(r"[^\s#-][^:]*:", line)]
+        if not isinstance(data["rules"], list) or not keys or not lines[keys[-1]].startswith(
+                "rules:") or lines[keys[-1]].split(":", 1)[1].split("#")[0].strip():
+            return None
+        indent = next((len(line) - len(line.lstrip(" ")) for line in lines[keys[-1] + 1:]
+                       if line.lstrip(" ").startswith("- ")), 2)
+        items = "".join(line[2 - indent:] if indent < 2 else " " * (indent - 2) + line
+                        for line in items.splitlines(keepends=True))
+    else:
+        items = "rules:\n" + items
+    out = text + ("" if not text or text.endswith("\n") else "\n") + items
+    try:
+        again = yaml.safe_load(out)
+    except yaml.YAMLError:
+        return None
+    before = len(data.get("rules") or [])
+    return out if len(again.get("rules") or []) == before + len(found) else None

@@ -34,6 +34,22 @@ class HookFilter:
                             + [f"exclude: {e!r}" for e in self.exclude])
 
 
+def has_hook(text: str) -> bool:
+    """Whether a config's text has the cascade hook (a config that cannot be read: no)."""
+    return bool(_hooks(text))
+
+
+def _hooks(text: str) -> list[dict]:
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return []
+    if not isinstance(config, dict) or not isinstance(config.get("repos"), list):
+        return []
+    return [h for r in config["repos"] if isinstance(r, dict)
+            for h in (r.get("hooks") or []) if isinstance(h, dict) and h.get("id") == HOOK_ID]
+
+
 @functools.lru_cache(maxsize=8)
 def hook_filter(text: str) -> HookFilter | None:
     """The filter on the cascade hook in a config's text; None when there is no cascade hook,
