@@ -858,3 +858,24 @@ def test_a_broken_log4brains_yml_is_named_with_its_line(repo):
     ran = cascade(repo, "init", env={"PATH": "/usr/bin:/bin"})
     assert ran.returncode == 2 and ".log4brains.yml:" in ran.stderr, ran.out
     assert len(ran.stderr.strip().splitlines()) == 1 and not (repo / ".ai-rules.yml").exists()
+
+
+def test_init_in_a_repository_whose_rule_file_does_not_read_keeps_it_and_says_why(repo):
+    """A broken .ai-rules.yml (a teammate's typo) is kept byte for byte and its error said in
+    one line naming the file and line; the hooks and the merge driver are installed all the
+    same (they do not depend on the rules)."""
+    from inproc import cascade
+
+    broken = "rules:\n  - name: adr\n    match: [\"docs/adr/*.md\"]\n    rounds: word\n"
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / "docs/adr/0001-use-sqlite.md").write_text("# Use SQLite\n")
+    (repo / ".ai-rules.yml").write_text(broken)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a rule with a typo", "--no-verify")
+    ran = cascade(repo, "init", "--plain", env={"PATH": "/usr/bin:/bin"})
+    assert ran.returncode == 0, ran.out
+    assert ("cascade: .ai-rules.yml:4: rounds must be a whole number of at least 1: "
+            ".ai-rules.yml kept as it is") in ran.stdout.splitlines()
+    assert (repo / ".ai-rules.yml").read_text() == broken
+    assert (repo / ".git/hooks/pre-commit").is_file()
+    assert git(repo, "config", "merge.cascade-ledger.driver").strip()

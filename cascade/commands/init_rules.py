@@ -51,10 +51,11 @@ def write_rules(root: Path, found: list, features: bool, named: bool,
         return True
     try:
         rules = RuleSet(root)
-    except CascadeError:
+        missing = ungoverned(rules, found)
+    except CascadeError as exc:  # a rule file that does not read: kept, and said
+        print(f"cascade: {exc}: {RULES_FILE} kept as it is")
         kept.append(RULES_FILE)
         return False
-    missing = ungoverned(rules, found)
     text = read(path)
     folders = ", ".join(f"{f.folder}/" for f in missing)
     if missing and text == RULES:
@@ -101,9 +102,10 @@ def say_next(root: Path, found: list) -> None:
                        ".gitattributes").strip())
     try:
         rules = RuleSet(root)
+        folder = next((f.folder for f in found if not ungoverned(rules, [f])), None)
+        preset = rules.governing("docs/adr/0001-x.md") is not None
     except CascadeError:
-        return
-    folder = next((f.folder for f in found if not ungoverned(rules, [f])), None)
+        return  # a rule file that does not read: said where init read it
     if found:
         if pending:
             print("next: commit init's files" + (
@@ -112,7 +114,6 @@ def say_next(root: Path, found: list) -> None:
         elif folder is None:
             print(f"next: add the rule above to {RULES_FILE}")
         return
-    preset = rules.governing("docs/adr/0001-x.md") is not None
     if pending or not committed(root, RULES_FILE):
         print("next: cascade init --dir PATH (your ADR folder)" + (
             ", or commit init's files and put ADRs under docs/adr/" if preset else ""))
