@@ -117,3 +117,22 @@ def test_a_single_error_keeps_its_one_line(adr_repo):
     assert ran.returncode == 2
     assert ran.stderr.startswith("cascade: .ai-rules.yml:4: unknown rule key 'colour' (allowed: ")
     assert len(ran.stderr.splitlines()) == 1
+
+
+def test_the_other_rules_of_the_file_are_said_with_the_one_in_use(adr_repo):
+    """The rule in use names an unknown persona: the file's other rule, which names an unknown
+    protocol, is said in the same run (a rule not in use, alone, blocks nothing)."""
+    repo = adr_repo
+    (repo / ".ai-rules.yml").write_text(
+        "rules:\n  - name: adr\n    match: \"docs/adr/*.md\"\n    participants: [architekt]\n"
+        "  - name: specs\n    match: \"docs/specs/*.md\"\n    protocol: revew\n")
+    git(repo, "add", ".")
+    ran = cascade(repo, "hook", DOC)
+    assert ran.returncode == 2, ran.out
+    lines = ran.stderr.splitlines()
+    assert len(lines) == 2, ran.stderr
+    assert lines[0].startswith("cascade: .ai-rules.yml:4: rule 'adr': unknown persona "
+                               "'architekt'")
+    assert lines[1] == ("cascade: .ai-rules.yml:7: rule 'specs': unknown protocol 'revew' "
+                        "(known: council, pcs, phased, review, roundtable, swarm); did you mean "
+                        "'review'?")

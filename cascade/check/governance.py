@@ -34,8 +34,17 @@ from cascade.base.safepath import refuse_outside
 def authority(rule: Rule, *tops: Path) -> Authority:
     """The authority a rule gives. Its personas and protocol must exist (in the configuration
     under the last of ``tops``): a rule naming an unknown one is a configuration error at the
-    rule's line, never a smaller panel."""
-    check_references(rule, tops[-1] if tops else None)
+    rule's line, never a smaller panel -- said with the other rules' of its file, so that
+    every error of the file is read in one run."""
+    try:
+        check_references(rule, tops[-1] if tops else None)
+    except CascadeError as exc:
+        found = Found(list(exc.errors))
+        for other in rule.siblings or ():
+            if other.name != rule.name:
+                with found.kept():
+                    check_references(other, tops[-1] if tops else None)
+        raise_all(in_order(list({str(e): e for e in found.errors}.values())))
 
     steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
     return Authority(participants_of(rule, steps), rule.protocol,

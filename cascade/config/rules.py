@@ -61,6 +61,7 @@ _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participa
 
 _RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
 _RULE_FIELDS += ("policy", "require_location", "hold")  # what its findings ask of a vote
+_RULE_FIELDS += ("siblings",)  # the rules written in its file (cascade.config.ruleset)
 
 
 class Rule:
@@ -100,6 +101,7 @@ class Rule:
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
     key_lines: dict
+    siblings: tuple | None  # the rules of its rule file, itself included (None: not known)
 
     def __init__(self, **fields: object) -> None:
         for key in _RULE_FIELDS:

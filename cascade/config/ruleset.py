@@ -89,7 +89,9 @@ class RuleSet:
             with Found(errors).kept():
                 for rule in self._preset(name, path, data.line_of("extends")):
                     rules[rule.name] = rule.replace(base=folder)
-        for rule in parse_rules(data, path, folder, "'rules'", errors):
+        own = parse_rules(data, path, folder, "'rules'", errors)
+        for rule in own:
+            rule.siblings = tuple(own)  # an error in one names the others' too
             rules[rule.name] = rule
         raise_all(in_order(errors))  # every error of the file, in one run
         return list(rules.values())
