@@ -294,10 +294,12 @@ def test_plan_and_explain_say_what_each_choice_does(loop_repo, fake_llm):
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-def test_the_first_ctrl_c_at_a_question_stops_the_command(repo, fake_llm, tmp_path):
+@pytest.mark.parametrize("key", ["C-c", "C-d"])
+def test_the_first_ctrl_c_at_a_question_stops_the_command(repo, fake_llm, tmp_path, key):
     """Ctrl-C at a decision point asked during a run (swarm's panel confirmed, the next action
     asked) stops `cascade discuss` at once: exit 130, one line, and the answer typed after it
-    is never taken -- nothing is written for the question."""
+    is never taken -- nothing is written for the question. Ctrl-D (the input ended) too, not
+    a traceback."""
     Swarm(fake_llm)
     tmux = Tmux(tmp_path)
     env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
@@ -312,7 +314,7 @@ def test_the_first_ctrl_c_at_a_question_stops_the_command(repo, fake_llm, tmp_pa
         tmux.run("send-keys", "-t", "t", "Enter")
         tmux.wait_for("Next action [")
         before = ledger.read_bytes()
-        tmux.run("send-keys", "-t", "t", "C-c")
+        tmux.run("send-keys", "-t", "t", key)
         screen = tmux.wait_for("EXIT=", timeout=10)
         tmux.run("send-keys", "-t", "t", "NEXT: synthesize", "Enter")  # too late: not taken
         assert "EXIT=130" in screen, screen

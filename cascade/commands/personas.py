@@ -80,10 +80,7 @@ def _ask(alias: str) -> dict[str, Any]:
     print("Personality, the persona's instructions (end with an empty line):")
     lines = []
     while True:
-        try:
-            line = ask_line()
-        except EOFError:
-            break
+        line = ask_line(at_end="")  # Ctrl-D ends it too
         if not line.strip():
             break
         lines.append(line)
