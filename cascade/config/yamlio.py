@@ -118,9 +118,8 @@ def _fault_line(exc: yaml.MarkedYAMLError, text: str) -> tuple[int | None, str]:
 
 
 def _only_ends(text: str, mark) -> bool:
-    """Whether a [ or { was left unclosed: the parser
-    stopped at the end of the file, or at a ``key:`` starting a later line (the mapping the
-    list was in, going on)."""
+    """Whether a [ or { was left unclosed: the parser stopped at the end of the file, or at
+    a ``key:`` starting a later line (the mapping the list was in, going on)."""
     lines = text.splitlines()
     if mark.line >= len(lines) or not text[mark.index:].strip():
         return True
