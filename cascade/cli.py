@@ -204,6 +204,8 @@ def _chosen(a) -> dict[str, str | None]:
     return {option: getattr(a, option) for option in protocol_options.SECTIONS}
 
 
+_ROUNDS = arg("--rounds", type=int, metavar="N",
+              help="at most N rounds (up to the protocol's own cap)")
 _AUTO = arg("--auto", action="store_true",
             help="take the recommended choice at every decision point (recorded)")
 
@@ -214,12 +216,14 @@ _AUTO = arg("--auto", action="store_true",
          arg("--protocol", default=protocol_defaults.TOPIC,
              help=f"default: {protocol_defaults.TOPIC}"),
          *_OPTION_FLAGS,
-         arg("--rounds", type=int, metavar="N",
-             help="at most N rounds (up to the protocol's own cap)"),
+         _ROUNDS,
          one_of(arg("--participants", metavar="a,b", type=_aliases, help="persona aliases"),
                 arg("--auto-invite", action="store_true",
                     help="pick the participants by topic, without asking")),
          arg("--source", metavar="PATH", help="a document the discussion is about"),
+         arg("--objective", metavar="TEXT",
+             help="the larger goal the discussion serves (kept in the ledger's header and "
+                  "given to every turn)"),
          arg("--pro", metavar="a,b", type=_aliases,
              help="the participants for the proposal (a strategy with sides: debate)"),
          arg("--con", metavar="a,b", type=_aliases, help="the participants against it"),
@@ -230,7 +234,7 @@ def _discuss(a) -> int:
     from cascade.commands.discuss import discuss
     return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
                    a.auto, a.output,
-                   {**_chosen(a), "pro": a.pro, "con": a.con})
+                   {**_chosen(a), "pro": a.pro, "con": a.con}, a.objective)
 
 
 @command("run", "continue a discussion where its ledger ends (resume)",
@@ -247,10 +251,11 @@ def _run(a) -> int:
          arg("--protocol", metavar="P", help="plan a protocol without a ledger"),
          arg("--participants", metavar="a,b", type=_aliases,
              help="persona aliases (with --protocol)"),
-         *_OPTION_FLAGS)
+         *_OPTION_FLAGS,
+         _ROUNDS)
 def _plan(a) -> int:
     from cascade.commands.plan import plan
-    return plan(a.path, a.protocol, a.participants, _chosen(a))
+    return plan(a.path, a.protocol, a.participants, _chosen(a), a.rounds)
 
 
 @command("turn", "run the pending (or the named) persona turns",

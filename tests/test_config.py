@@ -131,7 +131,8 @@ steps:
     confirm: true
     fields: {vote: [READY, CHANGES, REJECT]}
 """
-# the form protocols were once written in: refused, told to write steps
+# the phased discussion design's form: read as the steps above (the last phase listed, with
+# no next: the last)
 PHASES = """name: mine
 phases:
   - id: one
@@ -140,14 +141,23 @@ phases:
   - id: two
     voting_mode: true
 """
-REFUSED = "'phases:' is not read: write the protocol as 'steps:' (each step a phase, as in " \
-    "protocols/phased.yml)"
+
+
+def test_phases_as_the_design_writes_them_are_read_as_steps(tmp_path):
+    (tmp_path / "mine.yml").write_text(PHASES)
+    (tmp_path / "ours.yml").write_text(PROTOCOL_OK.replace("name: mine", "name: ours"))
+    seed, ours = (load_protocol_file(tmp_path / f"{n}.yml") for n in ("mine", "ours"))
+    assert seed.phase_ids() == ours.phase_ids() == ["one", "two"]
+    assert [seed.votes_count_in(p) for p in ("one", "two")] == [False, True]
+    assert seed.steps.planner == ours.steps.planner == "respond"
+    assert [s.fields[0] for s in seed.steps.steps] == [s.fields[0] for s in ours.steps.steps]
 
 
 @pytest.mark.parametrize("text, message, line", [
-    (PHASES, REFUSED, 2),
-    ("name: x\nphases: []\n", REFUSED, 2),
-    ("# notes\nname: x\nsteps: []\nphases: [{id: a}]\n", REFUSED, 4),
+    ("name: x\nphases: []\n", "protocol 'phases' must be a non-empty list", 2),
+    ("# notes\nname: x\nsteps: []\nphases: [{id: a}]\n",
+     "a protocol has 'phases:' (each a phase) or 'steps:', not both", 4),
+    (PHASES.replace("name: mine", "name: theirs"), "does not match the file name", 1),
     (PROTOCOL_OK.replace("name: mine", "name: theirs"), "does not match the file name", 1),
     (PROTOCOL_OK.replace("name: mine", "name: [mine]"), "protocol 'name' must be a string", 1),
     (PROTOCOL_OK + "max_rounds: 2\n", "unknown protocol key 'max_rounds'", 13),
@@ -284,16 +294,14 @@ phases:
 
 @pytest.mark.parametrize("name", sorted(FORMER))
 def test_the_bundled_respond_protocols_read_as_they_did(tmp_path, name):
-    """The former form is refused at its ``phases:``; the steps mean what its phases meant."""
+    """The former form (``phases:``, ``max_rounds``) is read as written: its phases are the
+    bundled protocol's steps, meaning what they meant."""
     import yaml
 
     path = tmp_path / f"{name}.yml"
     path.write_text(FORMER[name])
-    with pytest.raises(CascadeError) as info:
-        load_protocol_file(path)
-    assert info.value.message == REFUSED and info.value.line == FORMER[name].splitlines().index(
-        "phases:") + 1
-    former, now = yaml.safe_load(FORMER[name]), load_protocol(name, None)
+    read_back, now = load_protocol_file(path), load_protocol(name, None)
+    former = yaml.safe_load(FORMER[name])
     assert [(p["id"], p["title"], p["instructions"].strip(), p["voting_mode"], p["auto_trigger"],
              p["next"]) for p in former["phases"]] == [
         (s.id, s.title, s.instructions, now.votes_count_in(s.id), s.advance,
@@ -301,6 +309,9 @@ def test_the_bundled_respond_protocols_read_as_they_did(tmp_path, name):
     assert (now.name, now.title, now.description, now.max_rounds, now.planner) == (
         former["name"], former["title"], former["description"].strip(), former["max_rounds"],
         "respond")
+    assert read_back.steps == now.steps  # one engine: the same steps, field for field
+    assert (read_back.name, read_back.title, read_back.description) == (
+        now.name, now.title, now.description)
 
 
 @pytest.mark.parametrize("old, new, message, line", [

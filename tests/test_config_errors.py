@@ -27,14 +27,15 @@ RULE = """\
 """
 PERSONA_OK = ("name: AI-Architect\nalias: architect\nrole: Architect\npersonality: calm\n"
               "type: voting\n")
-# The protocol as it was once written (``phases:``): refused, told to write steps
+# The protocol as the phased discussion design writes it (``phases:``): read as steps; a
+# ``next`` that names no phase is refused at its line
 PROTOCOL_PHASES = """\
 name: loop
 phases:
   - id: a
     voting_mode: false
     auto_trigger: all_mentioned_responded
-    next: b
+    next: c
   - id: b
     voting_mode: true
     next: null
@@ -108,11 +109,10 @@ CASES = [
     Case("protocol-scalar", {PROTOCOL: "loop\n"}, PROTOCOL, 1, "protocol must be a mapping"),
     Case("protocol-key", {PROTOCOL: PROTOCOL_OK + "colour: red\n"}, PROTOCOL, 14,
          "unknown protocol key 'colour'"),
-    Case("protocol-phases", {PROTOCOL: PROTOCOL_PHASES}, PROTOCOL, 2,
-         "'phases:' is not read: write the protocol as 'steps:' (each step a phase, as in "
-         "protocols/phased.yml)"),
+    Case("protocol-phases", {PROTOCOL: PROTOCOL_PHASES}, PROTOCOL, 6,
+         "phase 'a': next 'c' is no phase (phases: a, b; null: the last)"),
     Case("protocol-phases-scalar", {PROTOCOL: "name: loop\nphases: many\n"}, PROTOCOL, 2,
-         "'phases:' is not read: write the protocol as 'steps:'"),
+         "protocol 'phases' must be a non-empty list"),
     Case("protocol-steps-scalar", {PROTOCOL: PROTOCOL_OK.split("steps:")[0] + "steps: many\n"},
          PROTOCOL, 5, "protocol 'steps' must be a non-empty list"),
     Case("protocol-step-scalar", {PROTOCOL: PROTOCOL_OK + "  - b\n"}, PROTOCOL, 14,
@@ -242,7 +242,7 @@ def test_config_error_names_its_file_and_line(env, cli, fake_llm, mode, case):
 
 
 @pytest.mark.parametrize("text, line, message", [
-    (PROTOCOL_PHASES, 2, "'phases:' is not read: write the protocol as 'steps:'"),
+    (PROTOCOL_PHASES, 6, "phase 'a': next 'c' is no phase"),
     (PROTOCOL_OK + "    advance: consensus\n", 5,
      "step 'b' is the last: there is no step to advance to"),
 ])

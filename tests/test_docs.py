@@ -71,6 +71,17 @@ def test_the_quickstart_is_the_demo_then_the_tests():
     assert "-m pytest" in blocks[1]
 
 
+def test_the_quickstart_leads_with_a_key_then_a_first_review():
+    """The path most teams take comes first -- their own key or endpoint, init, a commit --
+    then the offline demo and the tests, the Quickstart's two commands."""
+    section = README.read_text().split("## Quickstart", 1)[1].split("\n## ", 1)[0]
+    lead = section.split("```", 1)[0]
+    for said in ("pip install cascadingdev", "CASCADE_MODEL=", "cascade init",
+                 "(#point-it-at-a-model)", "(#a-first-review)"):
+        assert said in lead, said
+    assert lead.index("CASCADE_MODEL=") < lead.index("offline")
+
+
 def test_the_quickstart_reader_counts_blocks():
     text = "# X\n\n## Quickstart\n\n```bash\na\n```\n\n```bash\nb\n```\n\n```text\nc\n```\n\n## Next\n"
     assert quickstart_blocks(text) == (3, ["a\n", "b\n"])

@@ -11,6 +11,7 @@ import time
 
 import pytest
 from conftest import REPO, git
+from textual.visual import RichVisual
 from fakellm import streamed
 from test_terminal import Tmux
 
@@ -48,7 +49,21 @@ def ui_repo(repo, fake_llm, monkeypatch, cli):
 
 
 def text_of(app, selector: str) -> str:
-    return str(app.screen.query_one(selector).render())
+    return plain(app.screen.query_one(selector))
+
+
+def plain(widget) -> str:
+    """A widget's text: a Text as it is, anything else (markdown, a table) as drawn."""
+    shown = widget.render()
+    return "\n".join(shown_lines(widget)) if isinstance(shown, RichVisual) else str(shown)
+
+
+def shown_lines(widget) -> list[str]:
+    """The lines a widget shows, as the terminal draws them at its width."""
+    from textual.geometry import Region
+    size = widget.size
+    return [s.text.rstrip() for s in widget.render_lines(
+        Region(0, 0, size.width, widget.virtual_size.height))]
 
 
 async def settle(pilot) -> None:
@@ -108,7 +123,7 @@ async def test_the_view_shows_comments_votes_questions_decisions_and_the_consens
         assert isinstance(screen, DiscussionScreen)
         summary = text_of(app, "#summary")
         assert TOPIC in summary and "Consensus: not reached" in summary
-        entries = [str(w.render()) for w in screen.query(".entry")]
+        entries = [plain(w).strip() for w in screen.query(".entry")]
         assert len(entries) == 1 and entries[0].startswith("Rob") and "READY" in entries[0]
         assert "Should sessions survive a restart?" in entries[0]
         side = text_of(app, "#side-text")
@@ -129,7 +144,7 @@ async def test_a_comment_and_vote_are_written_as_the_git_user(ui_repo):
         await pilot.press("ctrl+s")
         await settle(pilot)
         assert isinstance(app.screen, DiscussionScreen)
-        assert "Ship it with the expiry." in str(app.screen.query(".entry").last().render())
+        assert "Ship it with the expiry." in plain(app.screen.query(".entry").last())
         await pilot.press("c")
         await pilot.pause()
         await pilot.press("escape")  # cancelled: nothing written
@@ -189,7 +204,7 @@ async def test_run_streams_the_replies_live_and_the_ledger_gets_whole_blocks(ui_
         # The last refresh's removal of the entries it replaces is done by Textual on its next
         # turn: until then both are in the DOM (under load, the test can look in between).
         await settle(pilot)
-        entries = [str(w.render()) for w in app.screen.query(".entry")]
+        entries = [plain(w) for w in app.screen.query(".entry")]
         assert sum("thinks the session tokens" in e for e in entries) == 3
     assert all(r.body.get("stream") is True for r in fake_llm.chat_requests)
     d = Discussion.load(ui_repo / LEDGER)
@@ -276,8 +291,9 @@ async def test_a_decision_point_says_what_it_is_about_and_is_answered_from_a_lis
         assert "Waiting for a person: Start the discussion with this panel?" in summary
         about = text_of(app, "#about-text")
         assert app.screen.query_one("#about").display
-        row = next(line for line in about.splitlines() if "(@db-engineer)" in line)
+        row = next(line for line in about.splitlines() if "AI-Db-Engineer" in line)
         assert "Expert" in row and "fast tier" in row and "Postgres, replication" in row
+        assert "(@db-engineer)" in about
         assert "n: answer from the list of choices (start, modify, mode)" in about
         await pilot.press("n")
         await pilot.pause()
@@ -525,3 +541,93 @@ async def test_the_rows_in_view_are_read_first_and_the_rest_as_one_scrolls(ui_re
         assert str(table.get_row_at(81)[0]) == "Topic number 79"
         assert "reading" not in text_of(app, "#filter")
         await pilot.press("q")
+
+
+@pytest.mark.anyio
+async def test_a_comment_is_rendered_as_markdown(ui_repo, cli):
+    """Emphasis, headings and tables read as such in the comment pane; a marker stands out;
+    the ledger's lines keep their line breaks."""
+    body = ("# Storage plan\n\nUse **JWT**, not *cookies*.\nRotate keys weekly.\n\n"
+            "| Option | Cost |\n|---|---|\n| JWT | low |\n\nQ: Who owns the rotation?")
+    assert cli("comment", LEDGER, body, "--vote", "CHANGES")[0] == 0
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        entry = app.screen.query(".entry").last()
+        lines = shown_lines(entry)
+        text = "\n".join(lines)
+        assert lines[0].strip().startswith("Rob") and "CHANGES" in lines[0]
+        assert "Storage plan" in text and "# Storage plan" not in text  # a heading
+        assert any(line.strip() == "Use JWT, not cookies." for line in lines)  # emphasis
+        assert any(line.strip() == "Rotate keys weekly." for line in lines)  # its own line
+        row = next(line for line in lines if "JWT" in line and "low" in line)  # a table row
+        assert "|" not in row and "---" not in text
+        assert any(line.strip() == "Q: Who owns the rotation?" for line in lines)
+
+
+@pytest.mark.anyio
+async def test_a_decision_not_in_force_looks_different_from_the_one_in_force(ui_repo, cli):
+    assert cli("decide", LEDGER, "READY", "--reason", "Good enough for the pilot.")[0] == 0
+    assert cli("decide", LEDGER, "CHANGES", "--reason", "The threat model first.")[0] == 0
+    app = CascadeApp(ui_repo / LEDGER)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        side = app.screen.query_one("#side-text").render()
+        plain = side.plain
+        first = plain.index("Rob: READY")
+        second = plain.index("Rob: CHANGES")
+        assert "not in force (superseded by a later decision)" in plain[first:second]
+        assert plain[second:].split("\n", 1)[0].endswith("in force")
+
+        def style_at(at: int) -> str:
+            return " ".join(str(s.style) for s in side.spans if s.start <= at < s.end)
+
+        assert "dim" in style_at(first) and "green" not in style_at(first)
+        assert "bold" in style_at(second) and "green" in style_at(second)
+
+
+@pytest.mark.anyio
+async def test_the_swarm_panel_fits_a_100_column_dialog(ui_repo, cli, fake_llm):
+    """The proposed panel's table in the answer dialog of a 100-column terminal: every column
+    keeps its place (a long reason wraps within its own column, never under the persona's),
+    nothing is cut at the edge."""
+    from swarm_script import Swarm
+
+    Swarm(fake_llm)
+    assert cli("new", "Event store for billing", "--protocol", "swarm",
+               "--participants", "")[0] == 0
+    app = CascadeApp(ui_repo / "discussions/event-store-for-billing.discussion.md")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press("r")
+        while app.screen.running:
+            await pilot.pause(0.05)
+        await pilot.press("n")
+        await pilot.pause()
+        told = app.screen.query_one("#told-text")
+        assert told.size.width <= 100
+        lines = shown_lines(told)
+        header = lines[0]
+        why_at = header.index("Why")
+        rows = lines[2:lines.index(next(x for x in lines if x.startswith("Problem:")))]
+        for line in rows:
+            assert len(line) <= told.size.width
+            assert line.startswith(("AI-", "(@")) or not line[:why_at].strip(), line
+        sre = rows.index(next(x for x in rows if x.startswith("AI-Sre")))
+        reason = " ".join(x[why_at:].strip() for x in rows[sre:sre + 3])
+        assert "vs @db-engineer: Site Reliability Engineer vs Database Engineer" in reason
+
+
+def test_a_persona_that_holds_two_roles_says_why():
+    """Swarm's lightweight mode has no historian: the moderator speaks for it, and the
+    panel's second row for the moderator says so (not "the protocol's fixed role" twice)."""
+    from cascade.protocol.about import roster
+    from cascade.protocol.loader import load_protocol
+    from cascade.protocol.options import Options, specialize
+
+    steps = specialize(load_protocol("swarm", None).steps, Options.of(mode="lightweight"))
+    rows = {(r[0], r[1]): r[3] for r in roster(steps, [], None, {})}
+    assert rows[("moderator (@moderator)", "Moderator")] == "the protocol's fixed role"
+    assert rows[("moderator (@moderator)", "Historian")] == (
+        "the moderator speaks for the historian too: lightweight mode has no historian of "
+        "its own")

@@ -30,7 +30,7 @@ from cascade.protocol.discussion import Discussion
 from cascade.run.auto_invite import invite
 from cascade.protocol.lens import pick_by_topic, reasons
 from cascade.protocol.loader import load_protocol, role_personas
-from cascade.protocol.options import Options, check_option, most_rounds, offered, specialize
+from cascade.protocol.options import Options, check_option, check_rounds, offered, specialize
 from cascade.run.run_result import nothing_to_run, outcome_text
 from cascade.run.protocol_run import run
 from cascade.protocol.setting import setting_of
@@ -124,8 +124,16 @@ def _strategy_by_topic(steps, topic: str, chosen: dict[str, str]) -> str:
 
 def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invite: bool,
             source: str | None, rounds: int | None, auto: bool, output: str | None,
-            options: dict[str, str | None]) -> int:  # long: the command's own options
+            options: dict[str, str | None],
+            objective: str | None = None) -> int:  # long: the command's own options
+    """``objective``: the larger goal the discussion serves, apart from its topic (the
+    preset's PROPOSE task: "objective: [The larger goal this discussion serves]")."""
     root = find_root()
+    if objective is not None:
+        objective = " ".join(objective.split())
+        if not objective:
+            raise CascadeError("--objective is empty: say the larger goal the discussion "
+                               "serves, or leave it out")
     if output is not None:  # the ledger, and its record and graph beside it
         refuse_outside(root, output, "the ledger")
     Settings.from_env(root)  # a bad CASCADE_* setting or providers file is an error before anything is written
@@ -139,14 +147,16 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
             raise CascadeError("no such file (--source)", root / source)
     panel = _panel(topic, chosen, participants, auto_invite, auto, root)
     if isinstance(panel, list):  # a person named another panel at the terminal
-        return discuss(topic, protocol, panel, False, source, rounds, auto, output, options)
+        return discuss(topic, protocol, panel, False, source, rounds, auto, output, options,
+                       objective)
     participants, context = panel
     if chosen.picked:
         context = " ".join(x for x in (context, chosen.picked) if x)
     d = Discussion.create(topic, "topic", context, path=output, source=source,
                           participants=participants, protocol=proto.name,
                           setting=setting_of(root),
-                          extra=_header(chosen, participants) or None)
+                          extra={**_header(chosen, participants),
+                                 **({"Objective": objective} if objective else {})} or None)
     with ledger_lock(d.path, holder="cascade discuss"):
         if d.path.exists():
             raise CascadeError("already exists: continue it with cascade run", d.path)
@@ -157,6 +167,8 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
                if steps.participants.max == 0 else
                f"participants: {', '.join(participants)}")
         print(printable(f"Created: {display_path(d.path)} ({proto.name}, {who})"))
+        if objective:
+            print(printable(f"Objective: {objective}"))
         return _run_discussion(d, auto)
 
 
@@ -177,10 +189,7 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
     said = _strategy_by_sides(proto.name, steps, sides, chosen) or _strategy_by_topic(
         steps, topic, chosen)
     picked = Options.of(rounds, **chosen)
-    if rounds is not None:
-        top = most_rounds(steps, picked) if steps.shape.own_rounds else proto.max_rounds
-        if not 1 <= rounds <= top:
-            raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
+    check_rounds(proto, picked)
     return _Chosen(proto, specialize(steps, picked), picked, kind,
                    sides, said)
 
@@ -264,6 +273,8 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
             print(printable(f"Proposed panel ({how}):"))
             for line in table_lines(roster(steps, recommended, registry, {})):
                 print(printable(f"  {line}"))
+            print("Next time, pass --auto-invite to have the participants picked by topic "
+                  "without this question.")
         answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
                           "Enter to start, or type aliases (a,b):",
                           ", ".join(recommended), auto)

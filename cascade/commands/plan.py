@@ -17,7 +17,8 @@ from cascade.protocol.about import offers
 from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
-from cascade.protocol.options import Options, check_option, describe, specialize
+from cascade.protocol.options import Options, check_option, check_rounds, describe, specialize
+from cascade.protocol.visibility import VISIBILITIES
 from cascade.protocol.requests import plan as next_wave
 from cascade.base.resources import find_root
 from cascade.base.text import printable
@@ -48,16 +49,20 @@ class _Subject(Struct, frozen=True):
 
 
 def plan(path: str | None, protocol: str | None, participants: list[str] | None,
-         options: dict[str, str | None] | None = None) -> int:
+         options: dict[str, str | None] | None = None, rounds: int | None = None) -> int:
     """The plan of a ledger (PATH) or of a protocol (``protocol``), for the ``options`` given
-    (option -> name: ``{"mode": "deep"}``)."""
+    (option -> name: ``{"mode": "deep"}``) and at most ``rounds`` rounds (``--rounds N``, as
+    ``discuss`` takes it; a ledger runs the rounds its header records)."""
     if (path is None) == (protocol is None):
         raise CascadeError("give a ledger PATH or --protocol P (not both)")
+    if path is not None and rounds is not None:
+        raise CascadeError("--rounds goes with --protocol P: a ledger runs the rounds its "
+                           "header records")
     subject = _subject(path, protocol, participants)
     settings = Settings.from_env(find_root())
     proto = subject.proto
     out = [f"Protocol {proto.name} ({proto.title})"]
-    steps = _specialize(subject, options or {}, out)
+    steps = _specialize(subject, options or {}, out, rounds)
     if steps.shape.one_wave:  # one wave of whoever is due, per run
         members = subject.participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -96,9 +101,11 @@ def _subject(path: str | None, protocol: str | None,
                     rule.models if rule is not None else None, rule)
 
 
-def _specialize(subject: _Subject, options: dict[str, str | None], out: list[str]):
-    """Check the options given, describe the ones the protocol offers (into ``out``), and
-    return its steps for the options chosen -- a ledger's own, as the discussion runs them."""
+def _specialize(subject: _Subject, options: dict[str, str | None], out: list[str],
+                rounds: int | None = None):
+    """Check the options given (and the rounds asked for), describe the ones the protocol
+    offers (into ``out``), and return its steps for the options chosen -- a ledger's own, as
+    the discussion runs them."""
     proto, base = subject.proto, subject.proto.steps
     given = {k: v for k, v in options.items() if v is not None}
     for option, name in given.items():
@@ -106,8 +113,9 @@ def _specialize(subject: _Subject, options: dict[str, str | None], out: list[str
     d = subject.discussion
     run = d.state.run if d is not None else None
     # a ledger: the options it records (a tier given: the models that tier would take)
-    picked = (Options.of(**given) if run is None else
+    picked = (Options.of(rounds, **given) if run is None else
               Options.running(run.steps, **{k: v for k, v in given.items() if k == "tier"}))
+    check_rounds(proto, picked)
     steps = specialize(base, picked)
     out += _options(base, steps)
     return run.steps if run is not None else steps  # a ledger's rounds too
@@ -313,8 +321,11 @@ def _calls(proto, steps, members: int) -> list[str]:
     per_round = calls_per_round(steps, members)
     once = calls_per_round(steps, members, "setup") + calls_per_round(steps, members, "after")
     most = per_round * r.max + (1 if r.on_impasse else 0) + once
-    waves = sum(1 for s in steps.round_steps if not s.decision)
-    out = [f"Calls: {per_round} per round in {waves} waves"
+    # a step whose speakers see the earlier ones asks them one at a time: a wave each
+    waves = sum((len(s.speaking) if steps.role(s.role).fixed else members)
+                if VISIBILITIES.has(s.visibility, "one_at_a_time") else 1
+                for s in steps.round_steps if not s.decision)
+    out = [f"Calls: {per_round} per round in {waves} wave{'s' if waves != 1 else ''}"
            + (f", {once} once (setup and after the rounds)" if once else "")
            + f"; at most {most} in {r.max} round{'s' if r.max > 1 else ''} "
            f"({asks_per_turn(steps) * most} with every re-ask)"]

@@ -109,6 +109,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
     return {
         "path": display_path(d.path),
         "title": d.title,
+        "objective": d.objective or None,
         "phase": d.phase,
         "status": d.status,
         "governed_by": d.authority.rule,
@@ -152,7 +153,8 @@ def _heading(d: Discussion) -> list[str]:
     protocol's run stands."""
     phase = d.current_phase
     title = d.protocol.phase_title(phase)
-    out = [f"Discussion: {d.title}", f"File: {display_path(d.path)}",
+    out = [f"Discussion: {d.title}", *([f"Objective: {d.objective}"] if d.objective else []),
+           f"File: {display_path(d.path)}",
            f"Phase: {phase}" + (f" ({title})" if title != phase else ""),
            f"Status: {d.status}"]
     if d.authority.rule:

@@ -46,6 +46,12 @@ class LedgerView:
         return self.header.title or self.ledger.title_line or self.path.name.split(".")[0]
 
     @property
+    def objective(self) -> str:
+        """The larger goal the discussion serves, as its header records it (``Objective:``,
+        given apart from the topic: ``cascade discuss TOPIC --objective TEXT``); "": none."""
+        return " ".join(self.header.extra.get("objective", "").split())
+
+    @property
     def identity(self) -> str:
         """What the stamps written for this ledger name (``ledger=``): its header's identity
         (cascade.ledger.provenance.ledger_id), the same for its whole life."""

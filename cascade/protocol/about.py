@@ -239,9 +239,16 @@ def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
     for alias in members:
         rows.append([f"{name(alias)} (@{alias})", member.title if member else "Participant",
                      model(alias, member), _cut(reason(alias), WHY)])
+    mode = steps.get_mode(steps.mode)
+    stands_in = dict(mode.stand_in) if mode is not None else {}
     for role in steps.fixed_roles:
+        said = "the protocol's fixed role"
+        if role.id in stands_in:  # one persona, two rows: say why
+            said = (f"the {steps.role(stands_in[role.id]).title.lower()} speaks for the "
+                    f"{role.title.lower()} too: {steps.mode} mode has no {role.title.lower()} "
+                    "of its own")
         rows.append([f"{name(role.persona)} (@{role.persona})", role.title,
-                     model(role.persona, role), "the protocol's fixed role"])
+                     model(role.persona, role), said])
     return rows
 
 

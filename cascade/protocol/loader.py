@@ -16,7 +16,7 @@ from msgspec import Struct
 from cascade.config import protocol_defaults
 from cascade.config.yamlio import check_keys, did_you_mean, load_yaml
 from cascade.base.errors import CascadeError
-from cascade.protocol.phasedfile import PHASED_KEYS
+from cascade.protocol.phasedfile import PHASED_KEYS, SEED_KEYS, seed_phases
 from cascade.protocol.spec import Step, Steps
 from cascade.protocol.specfile import parse_steps
 from cascade.base.resources import search_path
@@ -76,20 +76,27 @@ class Protocol(Struct, frozen=True):
 
 def load_protocol_file(path: Path) -> Protocol:
     raw = load_yaml(path)
-    if isinstance(raw, dict) and "phases" in raw:
-        raise CascadeError("'phases:' is not read: write the protocol as 'steps:' (each step a "
-                           "phase, as in protocols/phased.yml)", path, raw.line_of("phases"))
-    phased = isinstance(raw, dict) and raw.get("planner") is not None
-    data = check_keys(raw, path, PHASED_KEYS if phased else _PROTOCOL_KEYS, {"name", "steps"},
-                      "protocol")
-    name = data["name"]
+    if isinstance(raw, dict) and "phases" in raw:  # the phased discussion design's form
+        if "steps" in raw:
+            raise CascadeError("a protocol has 'phases:' (each a phase) or 'steps:', not both",
+                               path, raw.line_of("phases"))
+        data = check_keys(raw, path, SEED_KEYS, {"phases"}, "protocol")
+        name = data.get("name", path.stem)  # the design's phase file names none
+        steps = seed_phases(data, path)
+    else:
+        phased = isinstance(raw, dict) and raw.get("planner") is not None
+        data = check_keys(raw, path, PHASED_KEYS if phased else _PROTOCOL_KEYS,
+                          {"name", "steps"}, "protocol")
+        name = data["name"]
+        steps = None
     if not isinstance(name, str):
         raise CascadeError("protocol 'name' must be a string", path, data.line_of("name"))
     if name != path.stem:  # a ledger records the name, and a name is looked up as a file name
         raise CascadeError(f"protocol name {name!r} does not match the file name {path.name!r}",
                            path, data.line_of("name"))
     return Protocol(name, str(data.get("title") or name),
-                    str(data.get("description") or "").strip(), path, parse_steps(data, path))
+                    str(data.get("description") or "").strip(), path,
+                    steps or parse_steps(data, path))
 
 
 def load_protocol(name: str, root: Path | None, where: Path | None = None) -> Protocol:

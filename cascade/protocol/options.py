@@ -106,6 +106,18 @@ def most_rounds(base: Steps, options: Options) -> int:
     return steps.rounds.max
 
 
+def check_rounds(proto, options: Options) -> None:
+    """``--rounds N`` (``options.rounds``) must be a count protocol ``proto`` can run: from 1
+    to its cap (a protocol of phases or rounds: its own; a flow with its own count: the
+    protocol's) -- else one line that says the range."""
+    if options.rounds is None:
+        return
+    steps = proto.steps
+    top = most_rounds(steps, options) if steps.shape.own_rounds else proto.max_rounds
+    if not 1 <= options.rounds <= top:
+        raise CascadeError(f"--rounds must be between 1 and {top} for protocol {proto.name!r}")
+
+
 def describe(ref) -> str:
     """A behaviour as the protocol names it: ``'converged' (field: estimate, within: 0.1)``."""
     params = ", ".join(f"{k}: {v}" for k, v in ref.params)

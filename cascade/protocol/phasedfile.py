@@ -1,7 +1,11 @@
 """A protocol whose steps are phases, read from its file: a registered ``planner``
 (``respond``: whoever is concerned speaks), one role from the rule's participants, and steps
 entered in order, each asking a vote (``confirm: true``: its votes count), moved on by its
-registered ``advance`` trigger or by a person; the outcome counts thresholds."""
+registered ``advance`` trigger or by a person; the outcome counts thresholds.
+
+The same protocol written as the phased discussion design writes it -- ``phases:``, each
+with ``id``, ``title``, ``instructions``, ``voting_mode``, ``auto_trigger`` and ``next`` --
+is read here too, and only here (``seed_phases``): each phase becomes such a step."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -66,12 +70,113 @@ def phased_steps(data: LineDict, path: Path) -> Steps:
     if steps[-1].advance is not None:
         raise CascadeError(f"step {steps[-1].id!r} is the last: there is no step to advance to",
                            path, data.line_of("steps"))
-    line = data.line_of("rounds") or data.line_of("steps")
+    return _phased(role, steps, top, str(planner), path,
+                   data.line_of("rounds") or data.line_of("steps"))
+
+
+def _phased(role: Role, steps: list[Step], top: int, planner: str, path: Path,
+            line: int | None) -> Steps:
+    """The steps of a protocol of phases, its rounds and its outcome (thresholds)."""
     return Steps((role,), tuple(steps),
                  Rounds(1, top, registry.EXITS.ref("all_accept", path, line), 1000),
-                 Count(1, 8, 2), registry.OUTCOMES.ref(outcome, path, line),
-                 planner=str(planner),
-                 shape=Shape.of(registry.PLANNERS.behaviour(str(planner)).traits))
+                 Count(1, 8, 2), registry.OUTCOMES.ref("thresholds", path, line),
+                 planner=planner, shape=Shape.of(registry.PLANNERS.behaviour(planner).traits))
+
+
+# The phased discussion design's own form: ``phases:``, each phase as the design lists it
+# (its phase file: id, title, instructions, voting_mode, auto_trigger, next).
+SEED_KEYS = {"name", "title", "description", "rounds", "max_rounds", "phases"}
+SEED_PHASE = {
+    "id": Key(word("a string"), required=True, label="phase 'id'"),
+    "title": Key(raw), "instructions": Key(raw),
+    "voting_mode": Key(flag, False, label="phase {id!r}: voting_mode"),
+    "auto_trigger": Key(raw), "next": Key(raw),
+}
+_SEED_ROLE = Role("participant", "Participant", None, "fast")
+_SEED_FIELDS = {"vote": list(PHASED_VOTE), "findings": "findings"}
+
+
+def seed_phases(data: LineDict, path: Path) -> Steps:
+    """``phases:`` as the design writes them, read as steps that are phases (planner
+    ``respond``, the rule's participants): ``instructions`` -> the step's instructions,
+    ``voting_mode: true`` -> its votes count (``confirm``; false: they are advisory),
+    ``auto_trigger`` -> its registered ``advance`` trigger (null: a person advances), ``next``
+    -> the order they run in, from the first listed (absent: the phase listed after it). What
+    the engine cannot honour -- a trigger it has not, a ``next`` that names no phase, skips
+    one or comes back, a last phase that advances, no phase that votes -- is an error naming
+    the line."""
+    raw_phases = data["phases"]
+    if not isinstance(raw_phases, list) or not raw_phases:
+        raise CascadeError("protocol 'phases' must be a non-empty list", path,
+                           data.line_of("phases"))
+    top = _seed_rounds(data, path)
+    items = list(items_with_lines(raw_phases, data.line_of("phases")))
+    phases = {}  # id -> (item, read phase, the phase after it)
+    for index, (item, line) in enumerate(items):
+        p = read(item, SEED_PHASE, path, "phase", line)
+        if p["id"] in phases:
+            raise CascadeError(f"duplicate phase id {p['id']!r}", path, item.line_of("id"))
+        following = items[index + 1][0] if index + 1 < len(items) else None
+        listed_next = following.get("id") if isinstance(following, dict) else None
+        phases[p["id"]] = (item, p, p["next"] if "next" in item else listed_next)
+    order = _seed_order(phases, path)
+    steps = []
+    for pid in order:
+        item, p, after = phases[pid]
+        trigger = p["auto_trigger"]
+        if trigger is not None and trigger not in registry.TRIGGERS:
+            raise CascadeError(f"phase {pid!r}: auto_trigger {trigger!r} is not one this tool "
+                               f"has (allowed: {', '.join(registry.TRIGGERS)}, or null: a "
+                               "person advances)", path, item.line_of("auto_trigger"))
+        if after is None and trigger is not None:
+            raise CascadeError(f"phase {pid!r} is the last (next: null): there is no phase for "
+                               f"its auto_trigger to advance to", path,
+                               item.line_of("auto_trigger"))
+        s = {"id": pid, "role": _SEED_ROLE.id, "title": p["title"],
+             "instructions": p["instructions"], "fields": _SEED_FIELDS,
+             "confirm": p["voting_mode"], "advance": trigger}
+        steps.append(_phase_step(item, s, _SEED_ROLE.id, path))
+    if not any(s.confirm for s in steps):
+        raise CascadeError("no phase has 'voting_mode: true': no vote would ever count", path,
+                           data.line_of("phases"))
+    return _phased(_SEED_ROLE, steps, top, "respond", path, data.line_of("phases"))
+
+
+def _seed_rounds(data: LineDict, path: Path) -> int:
+    """The most rounds: ``rounds: {max: N}``, or ``max_rounds: N`` as this tool's files once
+    wrote it (3 when neither is given)."""
+    if "max_rounds" not in data:
+        return read(data.get("rounds") or {}, PHASED_ROUNDS, path, "rounds",
+                    data.line_of("rounds"))["max"]
+    if "rounds" in data:
+        raise CascadeError("'max_rounds' and 'rounds' say the same: give one", path,
+                           data.line_of("max_rounds"))
+    return read({"max": data["max_rounds"]}, PHASED_ROUNDS, path, "max_rounds",
+                data.line_of("max_rounds"))["max"]
+
+
+def _seed_order(phases: dict, path: Path) -> list[str]:
+    """The phases in the order their ``next`` runs them, from the first listed: every phase
+    once, one after another (the engine enters phases in one order)."""
+    order: list[str] = []
+    pid = next(iter(phases))
+    while pid is not None:
+        item, _, after = phases[pid]
+        order.append(pid)
+        if after is not None and (not isinstance(after, str) or after not in phases):
+            raise CascadeError(f"phase {pid!r}: next {after!r} is no phase (phases: "
+                               f"{', '.join(phases)}; null: the last)", path, item.line_of("next"))
+        if after in order:
+            raise CascadeError(f"phase {pid!r}: next {after!r} comes back to an earlier phase: "
+                               "the phases run once each, one after another", path,
+                               item.line_of("next"))
+        pid = after
+    left = [p for p in phases if p not in order]
+    if left:
+        item = phases[left[0]][0]
+        raise CascadeError(f"phase {left[0]!r} is never reached: no phase's next leads to it "
+                           f"from {order[0]!r}", path, item.line_of("id"))
+    return order
 
 
 def _phase_step(item: LineDict, s: dict, role: str, path: Path) -> Step:

@@ -115,6 +115,7 @@ def _header(d, run: Run, when: str, names: dict[str, str]) -> list[str]:
     out = [f"# Discussion record: {d.title}", "",
            "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
            f"| {cell(d.title)} | {when} | {cell(', '.join(members))} | {rounds} | {status} |",
+           *(["", f"**Objective**: {d.objective}"] if d.objective else []),
            "", f"Ledger: `{d.path.name}`" + (f"; document: `{d.source}`" if d.source else ""),
            ""]
     if said.decision is not None:  # what the rounds reached stays in the history

@@ -129,11 +129,19 @@ def refs_text(request: Request, citations: list[str] = ()) -> str | None:  # typ
     return ",".join(refs) or None
 
 
+# The cells' widths a step's table tries, widest first, until it fits its summary's length
+# (the reply's first sentence, then its other fields)
+_WIDTHS = ((160, 120), (120, 90), (90, 60), (60, 40), (40, 24), (24, 16))
+
+
 def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: int) -> str:
     """The step's replies of ``round_`` as a markdown table: participant, the reply's first
     sentence (or the field named like the column), and its other fields (shift, verdict). The
     round is given: once a round's last step is done, the run has moved on to the next. A
-    step whose field kind aggregates its replies (a peer ranking) has that kind's table."""
+    step whose field kind aggregates its replies (a peer ranking) has that kind's table.
+    A table is a summary of its step: at most as long as the round's summary (``rounds:
+    carry``; the preset's "each phase summary max 1000 chars"), its cells cut shorter as
+    needed, every participant still in it."""
     step = run.steps.step(step_id)
     for f in step.fields if step is not None else ():
         kind = FIELD_KINDS.behaviour(f.kind or "text")
@@ -141,6 +149,18 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: in
             kind is not None and kind.fn.table is not None) else None
         if made:
             return made
+    cap = run.steps.rounds.carry
+    for widths in _WIDTHS:
+        text = _table(run, step_id, column, names, round_, widths)
+        if not cap or len(text) <= cap:
+            return text
+    return text[:cap - 3].rstrip() + "..."
+
+
+def _table(run: Run, step_id: str, column: str, names: dict[str, str], round_: int,
+           widths: tuple[int, int]) -> str:
+    """The table of ``table``, its cells at most ``widths`` characters (the column's, the
+    other fields')."""
     turns = run.of(round_, step_id)
     own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
     extra = sorted({k for t in turns for k in t.fields if k != own})
@@ -148,8 +168,8 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: in
     rows = [head, ["---"] * len(head)]
     for t in turns:
         first = t.fields.get(own) if own else None
-        cells = [names.get(t.alias, t.name), sentence(first or t.body, 160)] + [
-            sentence(t.fields.get(k, ""), 120) for k in extra]
+        cells = [names.get(t.alias, t.name), sentence(first or t.body, widths[0])] + [
+            sentence(t.fields.get(k, ""), widths[1]) for k in extra]
         rows.append([c.replace("|", "\\|").replace("\n", " ") for c in cells])
     return "\n".join(["| " + " | ".join(r) + " |" for r in rows]
                      + agreement(run, step_id, names, round_))

@@ -227,7 +227,10 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
     scrub, blocks, ledger_name = head.scrub, head.blocks, head.ledger_name
     run = d.state.run
     at: dict = {"summary": None, "problem": None, "direction": None, "target": None,
-                "callout": None}
+                "callout": None, "objective": None}
+    if d.objective:  # the larger goal, given apart from the topic (discuss --objective)
+        at["objective"] = blocks.add("objective", scrub(d.objective, ledger_name,
+                                                        d.header.line or 1))
     if request.summary:
         at["summary"] = blocks.add("earlier rounds", scrub(request.summary, ledger_name, 1))
     panel = run.setup.panel

@@ -5,6 +5,9 @@ choice that takes them (the point of a deep dive, what to change in a panel). Sa
 comment ``NEXT: <choice> [words]``, which the protocol reads like any person's answer."""
 from __future__ import annotations
 
+from rich import box
+from rich.console import Group
+from rich.table import Column, Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -14,6 +17,24 @@ from textual.widgets.option_list import Option
 
 from cascade.protocol.about import About
 from cascade.ui.dialog import Dialog
+
+
+def told(about: About) -> Group:
+    """What a decision point is about, for a pane of any width: the panel as a table whose
+    cells wrap within their columns (a 100-column dialog holds it), then the turns it shows."""
+    parts: list = []
+    if about.table:
+        header, *rows = about.table
+        persona, role, model, why = header  # the reasons take what the others leave
+        table = Table(Column(persona, max_width=18), Column(role, no_wrap=True),
+                      Column(model, no_wrap=True), Column(why, ratio=1),
+                      box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, expand=True)
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))  # model text: never markup
+        parts.append(table)
+    if about.context:
+        parts.append(Text("\n".join(about.context)))
+    return Group(*parts)
 
 
 class AnswerScreen(Dialog):
@@ -27,12 +48,12 @@ class AnswerScreen(Dialog):
         self.about = about
 
     def fields(self) -> ComposeResult:
-        told = self.about
-        yield Label(told.step.question, id="question")
-        if told.told():
+        about = self.about
+        yield Label(about.step.question, id="question")
+        if about.told():
             with VerticalScroll(id="told"):
-                yield Static("\n".join(told.told()), id="told-text", markup=False)
-        options = [Option(Text(told.offer(c)), id=c.word) for c in told.choices]
+                yield Static(told(about), id="told-text")
+        options = [Option(Text(about.offer(c)), id=c.word) for c in about.choices]
         yield OptionList(*options, id="choices")
         yield Input(placeholder="your words for the choice, if it takes any", id="words")
 

@@ -239,6 +239,7 @@ class CascadeApp(App):
     #live { height: auto; max-height: 6; padding: 0 1; background: $boost; }
     #dialog { width: 76; max-width: 100%; height: auto; max-height: 22; padding: 1 2;
               background: $panel; border: thick $primary; }
+    AnswerScreen #dialog { width: 100; }  /* a panel's table, each column its own width */
     ModalScreen { align: center middle; }
     #text { height: 8; }
     .buttons { height: auto; }

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.console import Group
+from rich.markdown import Markdown
 from rich.markup import escape
 from rich.text import Text
 from textual import work
@@ -21,9 +23,9 @@ from textual.widgets import Footer, Header, Input, Label, Select, Static, TextAr
 from cascade.base.errors import display_path
 from cascade.turns.replies import streamed_comment
 from cascade.ui import actions, view_data
-from cascade.ui.answer import AnswerScreen
+from cascade.ui.answer import AnswerScreen, told
 from cascade.ui.dialog import Dialog
-from cascade.ui.view_data import MARKERS, vote_style
+from cascade.ui.view_data import markdown_of, vote_style
 from cascade.ui.persona_screen import PersonasScreen
 
 VOTE_CHOICES = [("no vote", ""), ("READY", "READY"), ("CHANGES", "CHANGES"),
@@ -107,12 +109,13 @@ class DiscussionScreen(Screen):
         if v.waiting:
             head.append(f"\nWaiting for a person: {v.waiting}", "bold magenta")
         self.query_one("#summary", Static).update(head)
-        told = v.about  # what the open question is about, and how to answer it
-        self.query_one("#about").display = told is not None
-        if told is not None:
-            lines = told.unclear + ["n: answer from the list of choices ("
-                                    + ", ".join(c.word for c in told.choices) + ")"] + told.told()
-            self.query_one("#about-text", Static).update(Text("\n".join(lines)))
+        asked = v.about  # what the open question is about, and how to answer it
+        self.query_one("#about").display = asked is not None
+        if asked is not None:
+            lines = asked.unclear + ["n: answer from the list of choices ("
+                                     + ", ".join(c.word for c in asked.choices) + ")"]
+            self.query_one("#about-text", Static).update(
+                Group(Text("\n".join(lines)), told(asked)))
         box = self.query_one("#comments", VerticalScroll)
         box.remove_children()
         box.mount_all([Static(self._entry(e), classes="entry") for e in v.entries]
@@ -133,21 +136,22 @@ class DiscussionScreen(Screen):
             for f in v.findings:
                 side.append(f" {f}\n")
         side.append("\nDecisions\n", "bold")
-        for x in v.decisions or ["(none)"]:
+        for x in v.decisions or ([] if v.rulings else ["(none)"]):
             side.append(f" {x}\n")
+        for said, in_force in v.rulings:  # a person's decision: the one in force stands out
+            side.append(f" {said}\n", "bold green" if in_force else "dim")
         self.query_one("#side-text", Static).update(side)
 
-    def _entry(self, e: view_data.Entry) -> Text:
-        out = Text()
-        out.append(e.author, "bold")
+    def _entry(self, e: view_data.Entry) -> Group:
+        """A comment: who, its step, vote and line, then its body rendered as markdown
+        (emphasis, headings, lists, tables; links shown, not followed)."""
+        head = Text()
+        head.append(e.author, "bold")
         if e.label:
-            out.append(f"  ({e.label})", "dim")
-        out.append(f"  {e.vote or 'no vote'}", vote_style(e.vote))
-        out.append(f"  line {e.line}\n", "dim")
-        for line in e.body.splitlines():
-            marked = line.lstrip().startswith(MARKERS)
-            out.append(line + "\n", "bold cyan" if marked else "")
-        return out
+            head.append(f"  ({e.label})", "dim")
+        head.append(f"  {e.vote or 'no vote'}", vote_style(e.vote))
+        head.append(f"  line {e.line}", "dim")
+        return Group(head, Markdown(markdown_of(e.body), hyperlinks=False))
 
     def action_back(self) -> None:
         if not self.running:

@@ -55,6 +55,7 @@ class View(Struct):
     questions: list[str] = field(default_factory=list)  # open ones
     findings: list[str] = field(default_factory=list)  # open ones, the most severe first
     decisions: list[str] = field(default_factory=list)
+    rulings: list[tuple[str, bool]] = field(default_factory=list)  # a person's decision, in force?
     participants: list[str] = field(default_factory=list)
     about: About | None = None  # the open decision point: what it is about, its choices
     gate: str | None = None  # the gate's verdict on its document (a governed ledger), one line
@@ -124,6 +125,24 @@ def _row(d, path: Path) -> Row:
                d.status)
 
 
+def markdown_of(body: str) -> str:
+    """A comment's body as markdown the comment pane renders: each line keeps its own line
+    (a hard break: a ledger's lines are written one thought a line), and a marker at the start
+    of a line (``Q:``, ``TODO:`` ...) stands out in bold; code fences are left as they are."""
+    out, fenced = [], False
+    for line in body.splitlines():
+        bare = line.lstrip()
+        if bare.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and bare and not bare.startswith("|"):
+            marker = next((m for m in MARKERS if bare.startswith(m)), None)
+            if marker is not None:
+                line = f"{line[:len(line) - len(bare)]}**{marker}**{bare[len(marker):]}"
+            line += "  "
+        out.append(line)
+    return "\n".join(out)
+
+
 def vote_style(vote: str | None) -> str:
     """The colour a vote (or an outcome) is shown in."""
     return {"READY": "green", "CHANGES": "yellow", "REJECT": "red"}.get(vote or "", "dim")
@@ -167,6 +186,9 @@ def view(path: Path) -> View:
                              f"{'ok' if judged['ok'] else 'blocked'}: {judged['reason']}")
         out.gate_ok = judged["ok"]
     out.decisions = [printable(f"{x['text']} ({x['author']})") for x in d.decisions]
+    out.rulings = [(printable(f"{x.author}: {x.vote}, line {x.line}: " + (
+        "in force" if x.in_force else f"not in force ({x.note or 'superseded'})")), x.in_force)
+        for x in d.state.decisions]
     out.participants = [printable(f"{name}: {vote_label(d, name)}")
                         for name in _speakers(d)]
     return out
