@@ -35,7 +35,7 @@ def _run(command) -> int:
     except CascadeError as exc:  # its text may quote a ledger: printed inert
         from cascade.base.text import printable
 
-        print(printable(f"cascade: {exc}"), file=sys.stderr)
+        print("\n".join(printable(f"cascade: {e}") for e in exc.errors), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("cascade: interrupted", file=sys.stderr)

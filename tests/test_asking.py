@@ -291,3 +291,35 @@ def test_plan_and_explain_say_what_each_choice_does(loop_repo, fake_llm):
     assert told[0].split() == ["Persona", "Role", "Model", "Why"]
     assert "  NEXT: start -- begin round 1 with this panel (recommended)" in told
     assert "A person decides at Next action: What next after this round?" in waiting
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+@pytest.mark.parametrize("key", ["C-c", "C-d"])
+def test_the_first_ctrl_c_at_a_question_stops_the_command(repo, fake_llm, tmp_path, key):
+    """Ctrl-C at a decision point asked during a run (swarm's panel confirmed, the next action
+    asked) stops `cascade discuss` at once: exit 130, one line, and the answer typed after it
+    is never taken -- nothing is written for the question. Ctrl-D (the input ended) too, not
+    a traceback."""
+    Swarm(fake_llm)
+    tmux = Tmux(tmp_path)
+    env = {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
+           "PYTHONPATH": str(REPO), "HOME": os.environ.get("HOME", "")}
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    ledger = repo / "discussions/which-database-for-the-event-store.discussion.md"
+    try:
+        tmux.start(f"cd {shlex.quote(str(repo))} && env {exports} {shlex.quote(sys.executable)}"
+                   " -m cascade discuss 'Which database for the event store?' --protocol swarm"
+                   " --mode lightweight")
+        tmux.wait_for("Confirm the panel [")
+        tmux.run("send-keys", "-t", "t", "Enter")
+        tmux.wait_for("Next action [")
+        before = ledger.read_bytes()
+        tmux.run("send-keys", "-t", "t", key)
+        screen = tmux.wait_for("EXIT=", timeout=10)
+        tmux.run("send-keys", "-t", "t", "NEXT: synthesize", "Enter")  # too late: not taken
+        assert "EXIT=130" in screen, screen
+        lines = screen.splitlines()
+        assert lines[lines.index("EXIT=130") - 1] == "cascade: interrupted", screen
+    finally:
+        tmux.close()
+    assert ledger.read_bytes() == before

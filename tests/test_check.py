@@ -548,7 +548,7 @@ def test_broken_committed_persona_is_a_configuration_error(repo, cli, base, clea
     commit(repo, "break a persona")
     code, _, err = check(cli, "--from-ref", base)
     assert code == 2
-    assert err.startswith("cascade: .cascade/personas/architect.yml:2: invalid YAML"), err
+    assert err.startswith("cascade: .cascade/personas/architect.yml:1: invalid YAML"), err
     assert len(err.splitlines()) == 1
 
 

@@ -34,7 +34,7 @@ PERSONA_OK = "name: AI-Reviewer\nalias: reviewer\nrole: Reviewer\npersonality: h
 
 
 @pytest.mark.parametrize("text, message, line", [
-    ("name: [x\n", "invalid YAML", 2),
+    ("name: [x\n", "invalid YAML", 1),
     ("- a\n- b\n", "persona must be a mapping", 1),
     (PERSONA_OK.replace("type: voting", "type: silent"), "persona type must be voting or background", 5),
     (PERSONA_OK.replace("alias: reviewer", "alias: other"), "does not match the file name", 2),

@@ -82,7 +82,7 @@ def _preset(text: str, modes: tuple[str, ...] = ALL) -> dict:
 
 CASES = [
     # personas
-    Case("persona-yaml", {PERSONA: "name: [unclosed\n"}, PERSONA, 2, "invalid YAML"),
+    Case("persona-yaml", {PERSONA: "name: [unclosed\n"}, PERSONA, 1, "invalid YAML"),  # where the [ is
     Case("persona-list", {PERSONA: "- a\n- b\n"}, PERSONA, 1, "persona must be a mapping"),
     Case("persona-scalar", {PERSONA: "just words\n"}, PERSONA, 1, "persona must be a mapping"),
     Case("persona-type", {PERSONA: PERSONA_OK.replace("type: voting", "type: silent")}, PERSONA,
@@ -103,7 +103,7 @@ CASES = [
          ".cascade/personas/dup.yml", 1,
          "persona name 'AI-Security' is also used by the bundled persona 'security'"),
     # protocols
-    Case("protocol-yaml", {PROTOCOL: "name: loop\nsteps: [unclosed\n"}, PROTOCOL, 3,
+    Case("protocol-yaml", {PROTOCOL: "name: loop\nsteps: [unclosed\n"}, PROTOCOL, 2,
          "invalid YAML"),
     Case("protocol-list", {PROTOCOL: "- a\n"}, PROTOCOL, 1, "protocol must be a mapping"),
     Case("protocol-scalar", {PROTOCOL: "loop\n"}, PROTOCOL, 1, "protocol must be a mapping"),
@@ -132,7 +132,7 @@ CASES = [
         "advance: all_mentioned_responded", "advance: soon")}, PROTOCOL, 9,
          "step 'a': unknown advance 'soon'"),
     # rule presets (extends: in .ai-rules.yml)
-    Case("preset-yaml", line=2, message="invalid YAML", **_preset("rules: [unclosed\n")),
+    Case("preset-yaml", line=1, message="invalid YAML", **_preset("rules: [unclosed\n")),
     Case("preset-list", line=1, message="preset must be a mapping", **_preset("- a\n")),
     Case("preset-scalar", line=1, message="preset must be a mapping", **_preset("adr\n")),
     Case("preset-rules-scalar", line=1, message="preset 'rules' must be a list",

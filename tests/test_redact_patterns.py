@@ -114,7 +114,7 @@ def test_a_team_pattern_redacts_an_in_house_token_through_the_hook(loop_repo, fa
     ("patterns:\n  - kind: acme-token\n    regex: 'acme_[a-z]{8}'\n    secret: 2\n", None,
      ".cascade/secrets.yml:4", "secret must be the number of a group"),
     ("patterns:\n  - kind: acme-token\n    regex: [unclosed\n", None,
-     ".cascade/secrets.yml:4", "invalid YAML"),
+     ".cascade/secrets.yml:3", "invalid YAML"),
     ("include: [rules/missing.toml]\n", None, ".cascade/secrets.yml:1", "include"),
     ("include: [../outside.toml]\n", None, ".cascade/secrets.yml:1", "outside the repository"),
     ("include: [gitleaks.toml]\n", "[[rules]]\nid = 'x'\n\nregex = '''x(?P<'''\n",

@@ -114,7 +114,7 @@ BAD = [
      "unknown provider key 'timeout'", 4),
     ("providers:\n  - name: a\n    command: claude -p\n    model: openai/gpt-4o\n",
      "provider 'a' must give either 'command' or 'model'", 2),
-    ("providers:\n  - name: a\n    command: [claude, -p\n", "invalid YAML", 4),
+    ("providers:\n  - name: a\n    command: [claude, -p\n", "invalid YAML", 3),
     ("providers:\n  - name: a\n    command: \"claude -p 'sonnet\"\n",
      "provider 'a': 'command' must be a command line whose quotes close", 3),
     ("providers:\n  - name: a\n    command: claude -p\n    system: system-prompt\n",

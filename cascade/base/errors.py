@@ -1,6 +1,7 @@
 """The one error type the CLI turns into a clean, one-line message."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -27,6 +28,65 @@ class CascadeError(Exception):
         if self.path:
             where = f"{self.path}:{self.line}: " if self.line else f"{self.path}: "
         return f"{where}{self.message}"
+
+    @property
+    def errors(self) -> list[CascadeError]:
+        """The failures it stands for, each one line: itself (CascadeErrors: several)."""
+        return [self]
+
+
+class CascadeErrors(CascadeError):
+    """Several expected failures found in one pass (every error of a rule file), each its own
+    line ``path:line: message`` in ``str(err)``, in the order found. ``message``, ``path``
+    and ``line`` are the first's; the exit code too."""
+
+    def __init__(self, errors: list[CascadeError]) -> None:
+        first = errors[0]
+        super().__init__(first.message, exit_code=first.exit_code)
+        self.path, self.line = first.path, first.line
+        self._errors = list(errors)
+
+    @property
+    def errors(self) -> list[CascadeError]:
+        return self._errors
+
+    def __str__(self) -> str:
+        return "\n".join(str(e) for e in self._errors)
+
+
+def in_order(errors: list[CascadeError]) -> list[CascadeError]:
+    """Errors in the order of their files and lines."""
+    return sorted(errors, key=lambda e: (e.path or "", e.line or 0))
+
+
+class Found:
+    """Errors kept as they are found (in ``errors``), to be raised all at once (raise_all):
+    ``take(reader, *args)`` is the reader's answer, or None when it raised (its error kept);
+    ``with found.kept():`` keeps the error of a block instead of stopping there."""
+
+    def __init__(self, errors: list[CascadeError] | None = None) -> None:
+        self.errors = errors if errors is not None else []
+
+    def take(self, reader, *args):
+        with self.kept():
+            return reader(*args)
+        return None
+
+    @contextlib.contextmanager
+    def kept(self):
+        try:
+            yield
+        except CascadeError as exc:
+            self.errors.extend(exc.errors)
+
+
+def raise_all(errors: list[CascadeError]) -> None:
+    """Raise what ``errors`` found: nothing, the one error as it is, or them all at once."""
+    found = [one for e in errors for one in e.errors]
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise CascadeErrors(found)
 
 
 def display_path(path: str | os.PathLike[str]) -> str:

@@ -36,7 +36,8 @@ def committed_config(tree: Tree) -> Iterator[Path]:
         try:
             yield top
         except CascadeError as exc:
-            exc.path = repository_path(exc.path, top)
+            for one in {id(e): e for e in [exc, *exc.errors]}.values():  # each its own line
+                one.path = repository_path(one.path, top)
             raise
 
 

@@ -11,14 +11,16 @@ import contextlib
 from pathlib import Path
 
 from cascade.config.personas import load_personas
+from cascade.config import templates
 from cascade.config.rules import Rule
-from cascade.base.errors import CascadeError, display_path
+from cascade.base.errors import CascadeError, Found, display_path, in_order, raise_all
 from cascade.base.gitio import read_blobs, repo_root
 from cascade.ledger.consensus import voting_config
 from cascade.ledger.parse import HEADER_BYTES, parse_header
 from cascade.config.globs import glob_match
 from cascade.ledger.lock import ledger_lock
 from cascade.config.ruleset import RuleSet
+from cascade.config.yamlio import did_you_mean
 from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.findings import policy_of
@@ -32,8 +34,17 @@ from cascade.base.safepath import refuse_outside
 def authority(rule: Rule, *tops: Path) -> Authority:
     """The authority a rule gives. Its personas and protocol must exist (in the configuration
     under the last of ``tops``): a rule naming an unknown one is a configuration error at the
-    rule's line, never a smaller panel."""
-    check_references(rule, tops[-1] if tops else None)
+    rule's line, never a smaller panel -- said with the other rules' of its file, so that
+    every error of the file is read in one run."""
+    try:
+        check_references(rule, tops[-1] if tops else None)
+    except CascadeError as exc:
+        found = Found(list(exc.errors))
+        for other in rule.siblings or ():
+            if other.name != rule.name:
+                with found.kept():
+                    check_references(other, tops[-1] if tops else None)
+        raise_all(in_order(list({str(e): e for e in found.errors}.values())))
 
     steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
     return Authority(participants_of(rule, steps), rule.protocol,
@@ -57,61 +68,85 @@ def participants_of(rule: Rule, steps) -> tuple[str, ...]:
 
 
 def check_references(rule: Rule, config_root: Path | None) -> None:
+    """What the rule names must exist and fit: its personas, its protocol, the protocol's
+    options, roles and rounds it sets. Every problem of the rule is raised at once, each at
+    its key's line (with the name it is near, when it reads like a misspelt one)."""
     personas = load_personas(config_root)
-    for alias in rule.participants:
-        if personas.get(alias) is None:
-            known = ", ".join(sorted(personas.by_alias))
-            raise CascadeError(f"rule {rule.name!r}: unknown persona {alias!r} (known: {known})",
-                               rule.file, rule.line_of("participants"))
+    errors = [CascadeError(f"rule {rule.name!r}: unknown persona {alias!r} (known: "
+                           f"{', '.join(sorted(personas.by_alias))})"
+                           + did_you_mean(alias, personas.by_alias), rule.file,
+                           rule.line_of("participants"))
+              for alias in rule.participants if personas.get(alias) is None]
+    if not templates.known("discussions", rule.template, config_root):
+        errors.append(CascadeError(f"rule {rule.name!r}: "
+                                   + templates.unknown("discussions", rule.template,
+                                                       config_root).message,
+                                   rule.file, rule.line_of("template")))
     if rule.drift_review and personas.get(rule.drift_review) is None:
-        raise CascadeError(f"rule {rule.name!r}: drift_review names an unknown persona "
-                           f"{rule.drift_review!r}", rule.file, rule.line_of("drift_review"))
+        errors.append(CascadeError(f"rule {rule.name!r}: drift_review names an unknown persona "
+                                   f"{rule.drift_review!r}"
+                                   + did_you_mean(rule.drift_review, personas.by_alias),
+                                   rule.file, rule.line_of("drift_review")))
     try:
         protocol = load_protocol(rule.protocol, config_root, where=rule.file)
     except CascadeError as exc:
         if exc.path == display_path(rule.file) and exc.line is None:
-            raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
-                               rule.line_of("protocol")) from None
-        raise
-    steps = protocol.steps
+            exc = CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
+                               rule.line_of("protocol"))
+        raise_all(in_order([*errors, exc]))
+    raise_all(in_order([*errors, *_protocol_errors(rule, protocol, personas)]))
 
+
+def _protocol_errors(rule: Rule, protocol, personas) -> list[CascadeError]:
+    """What is wrong in how the rule uses its protocol: its options, models, rounds and
+    participants."""
+    errors: list[CascadeError] = []
+    steps = protocol.steps
     for key, name in rule.options:
-        check_option(protocol.name, steps, key, name,
-                     Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
-    check_models(rule, protocol)
+        with Found(errors).kept():
+            check_option(protocol.name, steps, key, name,
+                         Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
+    with Found(errors).kept():
+        check_models(rule, protocol)
+    if errors:
+        return errors  # an option it does not have: the rest cannot be read under it
     if rule.rounds is not None:
         top = most_rounds(steps, Options.of_rule(rule)) if steps.shape.own_rounds else 0
         if not 1 <= rule.rounds <= top:
-            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} runs "
-                               + (f"1 to {top} rounds, not {rule.rounds}" if top else
-                                  "no rounds of its own (a protocol of phases): drop rounds"),
-                               rule.file, rule.line_of("rounds"))
+            errors.append(CascadeError(
+                f"rule {rule.name!r}: protocol {protocol.name!r} runs "
+                + (f"1 to {top} rounds, not {rule.rounds}" if top else
+                   "no rounds of its own (a protocol of phases): drop rounds"),
+                rule.file, rule.line_of("rounds")))
     if steps.generated:
-        return  # its members are generated for each discussion: the participants are unused
+        return errors  # its members are generated for each discussion: participants unused
     named = participants_of(rule, steps)
-    for alias in named:
-        if personas.get(alias) is None:
-            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} names an unknown "
-                               f"persona {alias!r}", rule.file, rule.line_of("protocol"))
+    errors += [CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} names an unknown "
+                            f"persona {alias!r}", rule.file, rule.line_of("protocol"))
+               for alias in named
+               if personas.get(alias) is None and alias not in rule.participants]  # said
     if not steps.shape.any_panel:  # its fixed roles never deliberate; its count
-        fixed = sorted({r.persona for r in steps.fixed_roles} & set(named))
-        if fixed:
-            raise CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
-                               f"protocol {protocol.name!r} and never also deliberates",
-                               rule.file, rule.line_of("participants"))
-        count = specialize(steps, Options.of_rule(rule)).participants
-        if count.max == 0 and "participants" in rule.key_lines and rule.participants:
-            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} in mode "
-                               f"{rule.option('mode') or steps.default_mode!r} has no participants (its "
-                               "roles speak): drop participants", rule.file,
-                               rule.line_of("participants"))
-        if count.max == 0:
-            return
-        if not count.min <= len(named) <= count.max:
-            raise CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} takes "
-                               f"{count.min} to {count.max} participants, not "
-                               f"{len(named)}", rule.file,
-                               rule.line_of("participants"))
+        errors += _panel_errors(rule, protocol, named)
+    return errors
+
+
+def _panel_errors(rule: Rule, protocol, named: tuple[str, ...]) -> list[CascadeError]:
+    """A protocol with fixed roles: who deliberates, and how many, as the rule names them."""
+    steps, where = protocol.steps, (rule.file, rule.line_of("participants"))
+    fixed = sorted({r.persona for r in steps.fixed_roles} & set(named))
+    if fixed:
+        return [CascadeError(f"rule {rule.name!r}: {', '.join(fixed)} has a fixed role in "
+                             f"protocol {protocol.name!r} and never also deliberates", *where)]
+    count = specialize(steps, Options.of_rule(rule)).participants
+    if count.max == 0 and "participants" in rule.key_lines and rule.participants:
+        return [CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} in mode "
+                             f"{rule.option('mode') or steps.default_mode!r} has no participants "
+                             "(its roles speak): drop participants", *where)]
+    if count.max and not count.min <= len(named) <= count.max:
+        return [CascadeError(f"rule {rule.name!r}: protocol {protocol.name!r} takes "
+                             f"{count.min} to {count.max} participants, not {len(named)}",
+                             *where)]
+    return []
 
 
 def check_models(rule: Rule, protocol) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 
 from msgspec import Struct
 
+from cascade.base.terminal import ask_line
 from cascade.commands.wave import ask_wave
 from cascade.config.personas import load_personas
 from cascade.base.errors import CascadeError, display_path
@@ -51,7 +52,7 @@ def _confirm(question: str, recommended: str, auto: bool) -> str:
     which the caller records as taken automatically."""
     if not _asks(auto):
         return recommended
-    answer = input(f"{question} [{recommended}] ").strip()
+    answer = ask_line(f"{question} [{recommended}] ").strip()
     return answer or recommended
 
 
@@ -354,7 +355,7 @@ def _asker(d):
         for line in about(run_, d.personas).lines():  # what the question is about, first
             print(printable(line), flush=True)
         while True:
-            answer = input(f"{step.title} [{'/'.join(step.choices)}, Enter: "
+            answer = ask_line(f"{step.title} [{'/'.join(step.choices)}, Enter: "
                            f"{step.recommended}] ").strip()
             if answer.lower().startswith("next:"):  # as it would be written in the ledger
                 answer = answer[5:].strip()

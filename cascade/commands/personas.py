@@ -9,6 +9,7 @@ from cascade.config.personas import HINTS, load_personas
 from cascade.config.providers import load_providers
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.resources import find_root
+from cascade.base.terminal import ask_line
 
 
 def personas_list() -> int:
@@ -74,21 +75,18 @@ def _ask(alias: str) -> dict[str, Any]:
     """The interactive questions: name, role, personality (until an empty line), expertise,
     concerns, type."""
     default = f"AI-{alias.replace('-', ' ').title().replace(' ', '-')}"
-    name = input(f"Display name [{default}]: ").strip() or default
-    role = input("Role (e.g. Database Specialist): ").strip()
+    name = ask_line(f"Display name [{default}]: ").strip() or default
+    role = ask_line("Role (e.g. Database Specialist): ").strip()
     print("Personality, the persona's instructions (end with an empty line):")
     lines = []
     while True:
-        try:
-            line = input()
-        except EOFError:
-            break
+        line = ask_line(at_end="")  # Ctrl-D ends it too
         if not line.strip():
             break
         lines.append(line)
-    expertise = input("Expertise (comma-separated): ").split(",")
-    concerns = input("Questions it always asks (separated by ;): ").split(";")
-    type_ = input("Does it vote? [Y/n]: ").strip().lower()
+    expertise = ask_line("Expertise (comma-separated): ").split(",")
+    concerns = ask_line("Questions it always asks (separated by ;): ").split(";")
+    type_ = ask_line("Does it vote? [Y/n]: ").strip().lower()
     return {"name": name, "role": role, "personality": "\n".join(lines), "expertise": expertise,
             "concerns": concerns, "type": "background" if type_ in ("n", "no") else "voting"}
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from cascade.base.atomic import atomic_write
 from cascade.commands._common import open_ledger
 from cascade.base.errors import display_path
-from cascade.protocol.sum_file import render_summary, summary_path
+from cascade.protocol.sum_file import NOT_COMMITTED, render_summary, summary_path
 
 
 def summary(path: str) -> int:
@@ -12,5 +12,5 @@ def summary(path: str) -> int:
     text = render_summary(d)
     mode = target.stat().st_mode if target.exists() else None
     atomic_write(target, text.encode("utf-8"), mode)
-    print(f"Wrote {display_path(target)}")
+    print(f"Wrote {display_path(target)} ({NOT_COMMITTED})")
     return 0

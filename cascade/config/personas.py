@@ -10,7 +10,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from cascade.config.schema import Bad, Key, read, text, text_lines
-from cascade.config.yamlio import load_yaml
+from cascade.config.yamlio import did_you_mean, load_yaml
 from cascade.base.errors import CascadeError
 from cascade.base.resources import search_path
 
@@ -84,7 +84,9 @@ class Personas:
         persona = self.get(alias)
         if persona is None:
             known = ", ".join(sorted(self.by_alias))
-            raise CascadeError(f"unknown persona {alias!r} (known: {known})", where, line)
+            raise CascadeError(f"unknown persona {alias!r} (known: {known})"
+                               + did_you_mean(alias.lower().lstrip("@"), self.by_alias), where,
+                               line)
         return persona
 
     def is_persona_name(self, name: str) -> bool:

@@ -3,6 +3,9 @@ and of a rule file, declared (cascade.config.schema), and ``Rule``, one rule rea
 stands. Which rule files apply to a path, and which rule governs it: cascade.config.ruleset.
 
 Reading rules imports only PyYAML: a commit that touches no governed path stays cheap.
+
+Over 400 lines: the table of a rule's keys and the reader of each key that takes more than a
+kind stay together, so that every error of a rule is found in one pass (``parse_rule``).
 """
 from __future__ import annotations
 
@@ -18,14 +21,15 @@ from cascade.config.schema import (
     one_of,
     raw,
     read,
+    read_all,
     some_texts,
     text,
     texts,
     whole,
     word,
 )
-from cascade.config.yamlio import LineDict, check_keys, items_with_lines
-from cascade.base.errors import CascadeError
+from cascade.config.yamlio import LineDict, check_keys, did_you_mean, items_with_lines, start_line
+from cascade.base.errors import CascadeError, Found, in_order, raise_all
 from cascade.config.globs import glob_match
 from cascade.config import protocol_defaults, protocol_options
 from cascade.base.resources import LEDGER_SUFFIX
@@ -57,6 +61,7 @@ _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participa
 
 _RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
 _RULE_FIELDS += ("policy", "require_location", "hold")  # what its findings ask of a vote
+_RULE_FIELDS += ("siblings",)  # the rules written in its file (cascade.config.ruleset)
 
 
 class Rule:
@@ -96,6 +101,7 @@ class Rule:
     file: Path  # the rule file it came from (a preset's file for an inherited rule)
     line: int
     key_lines: dict
+    siblings: tuple | None  # the rules of its rule file, itself included (None: not known)
 
     def __init__(self, **fields: object) -> None:
         for key in _RULE_FIELDS:
@@ -167,8 +173,8 @@ def _check_pattern(pattern: object, path: Path, line: int, key: str) -> str:
     for name in _PLACEHOLDER.findall(pattern):
         if name not in _PLACEHOLDERS:
             raise CascadeError(f"unknown placeholder {{{name}}} in {key} (use "
-                               f"{', '.join('{' + p + '}' for p in sorted(_PLACEHOLDERS))})",
-                               path, line)
+                               f"{', '.join('{' + p + '}' for p in sorted(_PLACEHOLDERS))})"
+                               + did_you_mean(name, _PLACEHOLDERS), path, line)
     probe = _PLACEHOLDER.sub("x", pattern)
     parts = probe.replace("\\", "/").split("/")
     if probe.startswith(("/", "~")) or re.match(r"[A-Za-z]:", probe) or ".." in parts:
@@ -220,37 +226,29 @@ ON_CONSENSUS = {"template": Key(text, required=True), "path": Key(text, required
 
 
 def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> Rule:
-    """One rule from its YAML; ``line``: where it stands (for a rule that is not a mapping)."""
-    v = read(data, RULE, file, "rule", line)
-    r: LineDict = data  # type: ignore[assignment]  # read() proved it a mapping
+    """One rule from its YAML; ``line``: where it stands (for a rule that is not a mapping).
+    Every error in it is raised at once, each at its line."""
+    v, errors = read_all(data, RULE, file, "rule", line)
+    r: LineDict = data  # type: ignore[assignment]  # read_all proved it a mapping
     line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
-    discussion = _check_pattern(v["discussion"], file, line_of("discussion"), "discussion")
-    if not discussion.endswith(LEDGER_SUFFIX) or discussion.rsplit("/", 1)[-1] == LEDGER_SUFFIX:
-        raise CascadeError(f"discussion path {discussion!r} must end in <name>{LEDGER_SUFFIX} "
-                           "(ledgers are found, kept append-only and never reviewed by that "
-                           "name)", file, line_of("discussion"))
-    consensus = {}
-    if v["consensus"]:
-        given = read(v["consensus"], CONSENSUS, file, "consensus", line_of("consensus"))
-        consensus = {k: given[k] for k in v["consensus"]}
-    on_consensus = None
-    if v["on_consensus"] is not None:
-        oc = read(v["on_consensus"], ON_CONSENSUS, file, "on_consensus", line_of("on_consensus"))
-        on_consensus = OnConsensus(str(oc["template"]),
-                                   _check_pattern(oc["path"], file, line_of("on_consensus"),
-                                                  "on_consensus path"))
+    take = Found(errors).take
+    discussion = take(_discussion, v["discussion"], file, line_of("discussion"))
+    consensus = take(_consensus, v["consensus"], file, line_of("consensus")) or {}
+    on_consensus = take(_on_consensus, v["on_consensus"], file, line_of("on_consensus"))
     lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
-    governs = tuple(_check_pattern(g, file, line_of("governs"), "governs") for g in
-                    _governs(v["governs"], file, line_of("governs")))
-    models, model_lines = _models(v["models"], file, line_of("models"))
+    governs = take(lambda: tuple(_check_pattern(g, file, line_of("governs"), "governs") for g
+                                 in _governs(v["governs"], file, line_of("governs")))) or ()
+    models, model_lines = take(_models, v["models"], file, line_of("models")) or (None, {})
     lines.update(model_lines)
+    status = take(_status, v["status"], file, line_of("status"))
+    policy = take(_policy, v["policy"], file, line_of("policy"))
+    drift = take(_drift, v["drift"], file, line_of("drift"))
+    raise_all(errors)
     chosen = {k: v.pop(k) for k in protocol_options.SECTIONS}
     options = tuple((k, name) for k, name in chosen.items() if name is not None)
-    return Rule(**{**v, "options": options, "status": _status(v["status"], file, line_of("status")),
-                   "policy": _policy(v["policy"], file, line_of("policy")),
+    return Rule(**{**v, "options": options, "status": status, "policy": policy,
                    "models": models, "consensus": consensus, "on_consensus": on_consensus,
-                   "discussion": discussion, "governs": governs,
-                   "drift": _drift(v["drift"], file, line_of("drift")),
+                   "discussion": discussion, "governs": governs, "drift": drift,
                    "drift_review": (v["drift_review"].lstrip("@").lower()
                                     if v["drift_review"] else None),
                    "deciders": tuple(" ".join(d.split()) for d in v["deciders"]),
@@ -258,6 +256,30 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
                    "template": v["template"] or DEFAULT_TEMPLATE,
                    "protocol": v["protocol"] or DEFAULT_PROTOCOL},
                 base=base, file=file, line=getattr(r, "line", 1) or 1, key_lines=lines)
+
+
+def _discussion(pattern: object, file: Path, line: int | None) -> str:
+    discussion = _check_pattern(pattern, file, line, "discussion")
+    if not discussion.endswith(LEDGER_SUFFIX) or discussion.rsplit("/", 1)[-1] == LEDGER_SUFFIX:
+        raise CascadeError(f"discussion path {discussion!r} must end in <name>{LEDGER_SUFFIX} "
+                           "(ledgers are found, kept append-only and never reviewed by that "
+                           "name)", file, line)
+    return discussion
+
+
+def _consensus(value: object, file: Path, line: int | None) -> dict:
+    if not value:
+        return {}
+    given = read(value, CONSENSUS, file, "consensus", line)
+    return {k: given[k] for k in value}  # type: ignore[union-attr]  # read: a mapping
+
+
+def _on_consensus(value: object, file: Path, line: int | None) -> OnConsensus | None:
+    if value is None:
+        return None
+    oc = read(value, ON_CONSENSUS, file, "on_consensus", line)
+    return OnConsensus(str(oc["template"]),
+                       _check_pattern(oc["path"], file, line, "on_consensus path"))
 
 
 def _governs(value: object, file: Path, line: int | None) -> tuple[str, ...]:
@@ -363,17 +385,27 @@ def _status(value: object, file: Path, line: int | None) -> dict | None:
                        "document's status at consensus)", file, line)
 
 
-def parse_rules(data: LineDict, path: Path, base: str, what: str) -> list[Rule]:
-    """The ``rules:`` list of a rule file or a preset: each rule named at its own line."""
+def parse_rules(data: LineDict, path: Path, base: str, what: str,
+                errors: list[CascadeError] | None = None) -> list[Rule]:
+    """The ``rules:`` list of a rule file or a preset: each rule named at its own line. Every
+    error of every rule is raised at once, in the order of their lines -- or, given
+    ``errors``, added to it (the rules without one are returned)."""
     items = data.get("rules") or []
     if not isinstance(items, list):
         raise CascadeError(f"{what} must be a list", path, data.line_of("rules"))
+    found: list[CascadeError] = [] if errors is None else errors
     rules: list[Rule] = []
     seen: set[str] = set()
     for item, line in items_with_lines(items, data.line_of("rules")):
-        rule = parse_rule(item, path, base, line)
-        if rule.name in seen:
-            raise CascadeError(f"duplicate rule name {rule.name!r}", path, rule.line)
-        seen.add(rule.name)
-        rules.append(rule)
+        rule = Found(found).take(parse_rule, item, path, base, line)
+        name = item.get("name") if isinstance(item, dict) else None
+        if isinstance(name, str) and name in seen:  # said of a rule with errors too
+            found.append(CascadeError(f"duplicate rule name {name!r}", path,
+                                      start_line(item, line)))
+        seen.add(name)
+        if rule is not None:
+            rules.append(rule)
+    if errors is None:
+        raise_all(in_order(found))
     return rules
+

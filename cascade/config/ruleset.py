@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from cascade.config.rules import RULE_FILE, Rule, parse_rules
-from cascade.config.schema import read
-from cascade.config.yamlio import check_keys, load_yaml, read_text
-from cascade.base.errors import CascadeError
+from cascade.config.schema import read_all
+from cascade.config.yamlio import check_keys, did_you_mean, load_yaml, read_text
+from cascade.base.errors import CascadeError, Found, in_order, raise_all
 from cascade.base.resources import search_path
 
 RULES_FILE = ".ai-rules.yml"
@@ -83,13 +83,17 @@ class RuleSet:
         data = load_yaml(path, self.reader.read(_rules_rel(folder)))
         if data is None:
             return []
-        v = read(data, RULE_FILE, path, "rule file")
+        v, errors = read_all(data, RULE_FILE, path, "rule file")
         rules: dict[str, Rule] = {}
         for name in v["extends"]:
-            for rule in self._preset(name, path, data.line_of("extends")):
-                rules[rule.name] = rule.replace(base=folder)
-        for rule in parse_rules(data, path, folder, "'rules'"):
+            with Found(errors).kept():
+                for rule in self._preset(name, path, data.line_of("extends")):
+                    rules[rule.name] = rule.replace(base=folder)
+        own = parse_rules(data, path, folder, "'rules'", errors)
+        for rule in own:
+            rule.siblings = tuple(own)  # an error in one names the others' too
             rules[rule.name] = rule
+        raise_all(in_order(errors))  # every error of the file, in one run
         return list(rules.values())
 
     def _preset(self, name: str, where: Path, line: int) -> list[Rule]:
@@ -101,7 +105,8 @@ class RuleSet:
                     return parse_rules(data, preset, "", "preset 'rules'")
         known = sorted({p.stem for f in search_path("rules", self.config_root)
                         for p in f.glob("*.y*ml")})
-        raise CascadeError(f"unknown rule preset {name!r} (known: {', '.join(known)})", where, line)
+        raise CascadeError(f"unknown rule preset {name!r} (known: {', '.join(known)})"
+                           + did_you_mean(name, known), where, line)
 
     def governing(self, rel: str) -> Rule | None:
         """The rule that governs ``rel``: from the nearest rule file that has a match."""

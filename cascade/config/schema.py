@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
-from cascade.config.yamlio import LineDict, LineList, check_keys, start_line
-from cascade.base.errors import CascadeError
+from cascade.config.yamlio import LineDict, LineList, key_errors, start_line
+from cascade.base.errors import CascadeError, raise_all
 
 # Plain classes here, and no typing: the no-op hook reads the rule files, and importing
 # msgspec for records (and the typing_extensions, inspect, ast... it loads) would cost it
@@ -53,10 +53,21 @@ def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
          ) -> dict[str, object]:
     """The values of ``data`` (a mapping, at ``line`` when it is not one) by ``keys``: a key
     that is absent or null takes its default. Unknown keys, missing required ones and values
-    of the wrong kind raise CascadeError at the key's line. A key's label may name ``names``
-    and the values read before it (``"step {id!r}: words"``)."""
-    found = check_keys(data, path, set(keys), {k for k, key in keys.items() if key.required},
-                       what, line)
+    of the wrong kind raise CascadeError at the key's line -- all of them at once. A key's
+    label may name ``names`` and the values read before it (``"step {id!r}: words"``)."""
+    out, errors = read_all(data, keys, path, what, line, names)
+    raise_all(errors)
+    return out
+
+
+def read_all(data: object, keys: Mapping[str, Key], path: Path, what: str,
+             line: int | None = None, names: Mapping[str, object] | None = None
+             ) -> tuple[dict[str, object], list[CascadeError]]:
+    """``read``, returning what is wrong instead of raising it (a value at fault takes its
+    key's default): the values, and the errors, each at its line. Not a mapping: raised."""
+    errors = key_errors(data, path, set(keys), {k for k, key in keys.items() if key.required},
+                        what, line)
+    found: dict = data  # type: ignore[assignment]  # key_errors proved it a mapping
     at = found.line_of if isinstance(found, LineDict) else (lambda _k: start_line(found, line))
     out: dict[str, object] = {}
     for name, key in keys.items():
@@ -67,11 +78,12 @@ def read(data: object, keys: Mapping[str, Key], path: Path, what: str,
         try:
             out[name] = key.kind(value)
         except Bad as exc:
+            out[name] = key.default
             label = exc.subject or key.label or name
             if "{" in label:
                 label = label.format(**{**out, **(names or {})})
-            raise CascadeError(f"{label} {exc.must} {exc}", path, exc.line or at(name)) from None
-    return out
+            errors.append(CascadeError(f"{label} {exc.must} {exc}", path, exc.line or at(name)))
+    return out, errors
 
 
 def value_of(kind: Kind, value: object, label: str, path: Path, line: int | None) -> object:

@@ -12,6 +12,7 @@ from typing import Any
 from cascade.base.errors import CascadeError
 from cascade.base.resources import search_path
 from cascade.base.safepath import read_config
+from cascade.config.yamlio import did_you_mean
 
 # Other names a bundled template answers to (seed 002's `--template architecture-decision`),
 # unless a template of that name exists: the repository's own stands.
@@ -33,6 +34,21 @@ def available(kind: str, root: Path | None) -> list[str]:
         if sub.is_dir():
             names.update(p.name[: -len(".md.j2")] for p in sub.glob("*.md.j2"))
     return sorted(names)
+
+
+def known(kind: str, name: str, root: Path | None) -> bool:
+    """Whether ``name`` is a template of ``kind`` (or an alias of one), without Jinja2."""
+    return name in ALIASES.get(kind, {}) or name in available(kind, root)
+
+
+def unknown(kind: str, name: str, root: Path | None) -> CascadeError:
+    """The error for a template name that is none: the available ones, and the one it is
+    near."""
+    aliases = [f"{a} ({t})" for a, t in ALIASES.get(kind, {}).items()]
+    have = ", ".join(available(kind, root) + aliases) or "none"
+    return CascadeError(f"unknown {kind[:-1] if kind.endswith('s') else kind} template "
+                        f"{name!r} (available: {have})"
+                        + did_you_mean(name, [*available(kind, root), *ALIASES.get(kind, {})]))
 
 
 @functools.lru_cache(maxsize=16)
@@ -87,11 +103,8 @@ def render(kind: str, name: str, root: Path | None, **variables: Any) -> str:
         if exc.name != rel:  # {% extends %} or {% include %} of a missing one, in a template
             raise CascadeError(f"template error: no template {exc.name!r}",
                                _where(folders, rel)) from None
-        aliases = [f"{a} ({t})" for a, t in ALIASES.get(kind, {}).items()]
-        have = ", ".join(available(kind, root) + aliases) or "none"
         # No file is wrong: whoever asked for the name (a rule, the command line) says where.
-        raise CascadeError(f"unknown {kind[:-1] if kind.endswith('s') else kind} template "
-                           f"{name!r} (available: {have})") from None
+        raise unknown(kind, name, root) from None
     except jinja2.TemplateSyntaxError as exc:
         raise CascadeError(f"template syntax error: {exc.message}", exc.filename, exc.lineno) from None
     except UnicodeDecodeError as exc:

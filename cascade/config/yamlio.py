@@ -1,11 +1,13 @@
 """YAML loading that remembers line numbers, so every config error can name file and line."""
 from __future__ import annotations
 
+import difflib
+import re
 from pathlib import Path
 
 import yaml
 
-from cascade.base.errors import CascadeError
+from cascade.base.errors import CascadeError, raise_all
 from cascade.base.safepath import read_config
 
 _Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -80,12 +82,50 @@ def load_yaml(path: Path, text: str | None = None) -> object:
     try:
         return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else None
         problem = exc.problem or exc.context or "invalid YAML"
-        raise CascadeError(f"invalid YAML: {problem}", path, line) from None
+        line, unfinished = _fault_line(exc, text)
+        raise CascadeError(f"invalid YAML: {problem}" + (f" ({unfinished})" if unfinished else ""),
+                           path, line) from None
     except yaml.YAMLError as exc:
         raise CascadeError(f"invalid YAML: {exc}", path) from None
+
+
+# What the scanner was reading when it failed, where the fault is that line's, not the line it
+# had reached: a key without its colon ("while scanning a simple key"), an unclosed quote, an
+# unclosed [ or { -- it notices only at the next line, or at the end of the file.
+_STARTED_BEFORE = {"simple key": "a line that is not 'key: value'",
+                   "quoted scalar": "a quoted string that starts here is not closed",
+                   "flow sequence": "a [ list that starts here is not closed",
+                   "flow mapping": "a { mapping that starts here is not closed"}
+
+
+def _fault_line(exc: yaml.MarkedYAMLError, text: str) -> tuple[int | None, str]:
+    """The line of a YAML syntax error as the person would fix it -- where what was left
+    unfinished starts (``_STARTED_BEFORE``), else where the parser stopped; never past the
+    file's last line that has text (the end of the file is no line of it) -- and what was
+    left unfinished there ("": nothing, or not known)."""
+    mark, context = exc.problem_mark or exc.context_mark, exc.context_mark
+    if mark is None:
+        return None, ""
+    line, unfinished = mark.line + 1, ""
+    said = next((words for key, words in _STARTED_BEFORE.items() if key in (exc.context or "")),
+                None)
+    if context is not None and context.line < mark.line and said is not None and (
+            "flow" not in (exc.context or "") or _only_ends(text, mark)):
+        line, unfinished = context.line + 1, said
+    last = len(text.rstrip().splitlines()) or 1
+    return min(line, last), unfinished
+
+
+def _only_ends(text: str, mark) -> bool:
+    """Whether a [ or { was left unclosed: the parser stopped at the end of the file, or at
+    a ``key:`` starting a later line (the mapping the list was in, going on)."""
+    lines = text.splitlines()
+    if mark.line >= len(lines) or not text[mark.index:].strip():
+        return True
+    before = lines[mark.line][:mark.column]
+    return bool(re.match(r"\s*[^\s:#\[\]{},]+\s*\Z", before)) and \
+        lines[mark.line][mark.column:mark.column + 1] == ":"
 
 
 def read_text(path: Path) -> str:
@@ -114,18 +154,37 @@ def decode_utf8(data: bytes, path: Path | str) -> str:
 
 def check_keys(data: object, path: Path, allowed: set[str], required: set[str], what: str,
                line: int | None = None) -> LineDict:
-    """Validate that ``data`` is a mapping with only ``allowed`` keys and all ``required`` ones.
-    ``line``: where ``data`` stands when it is a scalar (which does not know its line)."""
+    """Validate that ``data`` is a mapping with only ``allowed`` keys and all ``required`` ones:
+    every key at fault is reported at once (cascade.base.errors.raise_all). ``line``: where
+    ``data`` stands when it is a scalar (which does not know its line)."""
+    raise_all(key_errors(data, path, allowed, required, what, line))
+    return data  # type: ignore[return-value]
+
+
+def key_errors(data: object, path: Path, allowed: set[str], required: set[str], what: str,
+               line: int | None = None) -> list[CascadeError]:
+    """``check_keys``'s findings, each at its key's line: an unknown key (with the allowed
+    key it is near, if any), a missing required one. Not a mapping: raised at once."""
     if not isinstance(data, dict):
         raise CascadeError(f"{what} must be a mapping", path, start_line(data, line) or 1)
     key_line = data.line_of if isinstance(data, LineDict) else (lambda _k: start_line(data, line))
+    found = []
     for key in data:
         if key not in allowed:
-            raise CascadeError(
-                f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})",
-                path, key_line(key))
+            found.append(CascadeError(
+                f"unknown {what} key {key!r} (allowed: {', '.join(sorted(allowed))})"
+                + did_you_mean(key, allowed), path, key_line(key)))
     for key in sorted(required):
         if key not in data or data[key] in (None, ""):
-            raise CascadeError(f"{what} is missing {key!r}", path,
-                               key_line(key) if key in data else start_line(data, line))
-    return data  # type: ignore[return-value]
+            found.append(CascadeError(f"{what} is missing {key!r}", path,
+                                      key_line(key) if key in data else start_line(data, line)))
+    return found
+
+
+def did_you_mean(word: object, known) -> str:
+    """``"; did you mean 'x'?"`` when ``word`` reads like one of ``known`` (a misspelt key or
+    name), else ``""``: said after the message."""
+    if not isinstance(word, str):
+        return ""
+    near = difflib.get_close_matches(word, [k for k in known if isinstance(k, str)], n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""

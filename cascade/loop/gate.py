@@ -29,7 +29,7 @@ from cascade.base.text import printable
 from cascade.turns.display import LineProgress, redaction_lines
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import first_model
+from cascade.turns.tiers import first_model, models_for
 
 
 def close(root: Path, items: list[Item], out: TextIO,
@@ -126,6 +126,29 @@ def _independence(item: Item, d: Discussion, settings: Settings, out: TextIO) ->
         return  # said when this revision's run began: not again on every attempt
     for clash in found:
         print(printable(f"cascade: {item.ledger}: warning: {clash.warning()}"), file=out)
+
+
+def check_models(root: Path, items: list[Item]) -> None:
+    """Before anything is written (the items prepared, not saved): when a turn is due that
+    no model can answer -- no model configured at all: no persona's or rule's ``model:``, no
+    CASCADE_MODEL, no declared provider, no embedded model -- one line says so, and how to
+    configure one, naming the document (exit 2): no ledger is left behind, nobody "asked"."""
+    settings = None
+    for item in items:
+        d = item.ran.discussion
+        if d is None or not due(d):
+            continue
+        settings = settings or Settings.from_env(root)
+        rule = item.rule
+        for request in next_wave(d):
+            persona = d.personas.get(request.alias)
+            if persona is None:
+                continue  # an unknown persona: its turn says so
+            try:
+                models_for(persona, request.role, request.tier, rule.model if rule else None,
+                           rule.models if rule else None, settings)
+            except CascadeError as exc:
+                raise CascadeError(exc.message, root / (item.doc or item.ledger)) from None
 
 
 def run_turns(root: Path, items: list[Item], out: TextIO) -> list[Item]:

@@ -159,7 +159,7 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
     from cascade.base.gitio import repo_root
     from cascade.loop.hook_verdict import decide, status_table  # the ledger layers: not for a no-op
     from cascade.loop.discover import discover
-    from cascade.loop.gate import close, on_consensus, run_turns  # asyncio, the model layers
+    from cascade.loop.gate import check_models, close, on_consensus, run_turns  # asyncio, the model layers
     from cascade.ledger.lock import ledger_lock
     from cascade.loop.prepare import check_settings, check_staged, prepare
     from cascade.loop.staging import Stager, allowed, artifacts, stage_items
@@ -180,10 +180,11 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
         if not problems:
             for item in items:  # what each file held before the hook wrote: may it stage it?
                 stager.remember(item.ledger, item.doc)
-            prepared = []
-            for item in items:
-                prepared.append(prepare(root, item, out))
-                stager.remember(*artifacts(prepared[-1]))
+            prepared = [prepare(root, item, out, save=False) for item in items]
+            check_models(root, prepared)  # nobody to ask: said before anything is written
+            for item in prepared:
+                item.ran.discussion.save()
+                stager.remember(*artifacts(item))
             items = close(root, run_turns(root, prepared, out), out, stager)
             items = stage_items(stager, items, out)
         items = decide(root, items)

@@ -29,7 +29,9 @@ from cascade.turns.redact import repository_patterns
 from cascade.turns.settings import Settings
 
 
-def create_ledger(root: Path, item: Item) -> Discussion:
+def create_ledger(root: Path, item: Item, save: bool = True) -> Discussion:
+    """The rule's new ledger for ``item``'s document; written unless ``save`` is false (the
+    gate writes it once it knows its turns can be asked)."""
     rule = item.rule
     assert rule is not None and item.doc is not None
     path = root / item.ledger
@@ -52,7 +54,8 @@ def create_ledger(root: Path, item: Item) -> Discussion:
                     if words in exc.message), "name")
         raise CascadeError(f"rule {rule.name!r}: {exc.message}", rule.file,
                            rule.line_of(key)) from None
-    d.save()
+    if save:
+        d.save()
     return d
 
 
@@ -129,18 +132,22 @@ def _staged_problems(root: Path, item: Item, blob: str, new: bytes,
     return problems
 
 
-def prepare(root: Path, item: Item, out: TextIO) -> Item:
+def prepare(root: Path, item: Item, out: TextIO, save: bool = True) -> Item:
     """Create the ledger if missing; record the rule's settings where the header differs;
     record a new revision of the document (keeping the votes people cast in this commit).
-    Returns the item with what was done (``Ran``)."""
+    Returns the item with what was done (``Ran``). ``save``: false, nothing is written yet
+    (the discussion's ``save()`` writes it, the new ledger whole)."""
     path = root / item.ledger
     created = not path.exists()
+    appended, carried = 0, ""
     if created:
         if item.rule is None or item.doc is None:
             raise CascadeError("staged ledger is missing from the working tree", path)
-        create_ledger(root, item)
-    appended, carried = 0, ""
-    d = Discussion.load(path, setting_of(root), authority=item.authority)
+        d = Discussion(path, create_ledger(root, item, save=False).file.text, setting_of(root),
+                       authority=item.authority)
+        d.file.exists = False  # written whole by its first save
+    else:
+        d = Discussion.load(path, setting_of(root), authority=item.authority)
     differs = d.header_differences()
     if differs and item.authority is not None:
         d.add_event(SETTINGS, "", rule=item.rule.name if item.rule else None,
@@ -166,7 +173,8 @@ def prepare(root: Path, item: Item, out: TextIO) -> Item:
                   f" line {seen[-1]}), recorded before cascade kept its core: the panel is "
                   "asked again", file=out)
         appended += 1 if kind else 0
-    d.save()
+    if save:
+        d.save()
     return replace(item, ran=replace(item.ran, discussion=d, created=created,
                                      appended=item.ran.appended + appended, carried=carried))
 

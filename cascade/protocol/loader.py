@@ -14,7 +14,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from cascade.config import protocol_defaults
-from cascade.config.yamlio import check_keys, load_yaml
+from cascade.config.yamlio import check_keys, did_you_mean, load_yaml
 from cascade.base.errors import CascadeError
 from cascade.protocol.phasedfile import PHASED_KEYS, SEED_KEYS, seed_phases
 from cascade.protocol.spec import Step, Steps
@@ -106,7 +106,8 @@ def load_protocol(name: str, root: Path | None, where: Path | None = None) -> Pr
     protocol = _load(name, folders)
     if protocol is None:
         known = sorted({p.stem for f in folders for p in f.glob("*.y*ml")})
-        raise CascadeError(f"unknown protocol {name!r} (known: {', '.join(known)})", where)
+        raise CascadeError(f"unknown protocol {name!r} (known: {', '.join(known)})"
+                           + did_you_mean(name, known), where)
     return protocol
 
 

@@ -1,4 +1,8 @@
-"""The deterministic summary of a discussion (``<ledger>.sum.md``): no model, no clock."""
+"""The deterministic summary of a discussion (``<ledger>.sum.md``): no model, no clock.
+
+A snapshot, not a record: the ledger is the record, and nothing keeps the summary current
+(the hook never writes it, nor reviews it), so it is not meant to be committed; it says so
+at its top, and ``cascade summary`` says so as it writes it (``NOT_COMMITTED``)."""
 from __future__ import annotations
 
 import re
@@ -11,6 +15,10 @@ if TYPE_CHECKING:
     from cascade.protocol.discussion import Discussion
 
 _MARKDOWN_NOISE = re.compile(r"[*_`>#]+")
+
+
+NOT_COMMITTED = ("a snapshot of the ledger, not meant to be committed: the ledger is the record, "
+                 "and nothing keeps this file current; run cascade summary again for a fresh one")
 
 
 def summary_path(ledger: Path) -> Path:
@@ -34,13 +42,16 @@ def _cell(text: str) -> str:
 
 
 def render_summary(d: Discussion) -> str:
-    out = [f"# Summary: {d.title}", "", *_facts(d), "", "## Votes", "", *_vote_table(d)]
+    out = [f"# Summary: {d.title}", "",
+           f"A snapshot of `{d.path.name}`, written by `cascade summary`: not meant to be "
+           "committed (the ledger is the record; nothing keeps this file current).", "",
+           *_facts(d), "", "## Votes", "", *_vote_table(d)]
     questions = d.questions
     sections = [
         ("Open questions", [f"- {q['id']}: {q['text']} ({q['author']})"
                             for q in questions if q["status"] == "open"]),
         ("Answered questions", _answered(questions)),
-        ("Decisions", [f"- {x['text']} ({', '.join(x['supporters'])})" for x in d.decisions]),
+        ("Decisions", _decisions(d)),
         ("Action items", _action_items(d.todos)),
         ("Concerns", [f"- {c['text']} ({c['author']})" for c in d.concerns]),
     ]
@@ -94,6 +105,15 @@ def _vote_table(d: Discussion) -> list[str]:
         out.append(f"| {_cell(name)} | {label} | {_cell(gist(latest[name].body))} |")
     out += [f"| {_cell(name)} | (waiting) | |" for name in waiting]
     return out
+
+
+def _decisions(d: Discussion) -> list[str]:
+    """Every decision the list under the title shows -- a person's (``cascade decide``), in
+    force or not -- then the ledger's DECISION: lines, with who supports each."""
+    out = [f"- {item.vote}, decided by {item.by} "
+           f"({'in force' if item.in_force else f'not in force: {item.note}'}): "
+           f"{' '.join(item.reason.split())}" for item in d.state.decisions]
+    return out + [f"- {x['text']} ({', '.join(x['supporters'])})" for x in d.decisions]
 
 
 def _answered(questions: list[dict]) -> list[str]:
