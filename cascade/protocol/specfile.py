@@ -50,7 +50,9 @@ name), ``{number: [low, high], fallback: x}``, ``list`` (of short texts), ``{sco
 range: [1, 5], flag_below: 3}`` (the last name is the overall score; below the flag, the turn
 is flagged), ``panel`` (a generated panel, cascade.protocol.panel), ``{list: [fewest, most]}``,
 ``{shortlist: [criteria], decisions: [advance, hold, drop], range: [1, 5]}`` (scored items,
-each with a decision, the cautious one last) and ``{packet: [keys]}`` (a bridge packet).
+each with a decision, the cautious one last), ``{items: {key: kind}}`` (records) and
+``{packet: [keys]}`` (a bridge packet); a mapping may add ``also: [names]`` (other keys a
+reply may give the field by).
 
 A decision point is a step a person answers (``_decision``); each choice says what it does,
 with the question, in ``cascade plan``, ``explain``, the hook and the UI:
