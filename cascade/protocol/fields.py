@@ -149,6 +149,26 @@ def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None)
     return kind.fn.parse(name, spec, sid, path, line)
 
 
+def parse_fallback(spec: object, fields, sid: str, path: Path,
+                   line: int | None) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """A step's ``fallback``: the comment an empty or unusable reply gets, and the fields it
+    gives (``{comment: ..., <field>: <value>, ...}``: the seed's ``focus``, ``next_focus``);
+    each value a text or a list of texts (``{topic}``: the title)."""
+    if spec is None or isinstance(spec, str):
+        return str(spec or "").strip(), ()
+    names = {f.name for f in fields}
+    ok = isinstance(spec, dict) and all(
+        (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)))
+        and (k == "comment" or k in names) for k, v in spec.items())
+    if not ok or not isinstance(spec.get("comment"), str):
+        raise CascadeError(f"step {sid!r}: fallback takes a comment, or {{comment: <text>, "
+                           "<field>: <text or list of texts>, ...}} naming the step's fields "
+                           f"({', '.join(sorted(names)) or 'none'})", path, line)
+    return spec["comment"].strip(), tuple(
+        (str(k), tuple(v) if isinstance(v, list) else v) for k, v in spec.items()
+        if k != "comment")
+
+
 def given(f: Field, extra: dict[str, Any]) -> object:
     """The value a reply gives for ``f`` (its keys lower-cased): by the field's name, else by
     one of the names it is ``also`` given by (the seed's ``qualityScore`` for ``scores``)."""

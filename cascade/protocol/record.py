@@ -79,7 +79,7 @@ def render_record(d, run: Run, when: str) -> str:
     elif run.outcome == "READY":
         out += _consensus(run, synth, names)
     else:
-        out += _divergent(run, names)
+        out += _last_synthesis(synth) + _divergent(run, names)
     out += _decided(run, synth, "## Recommendation" in out)
     decision = d.state.conclusion.decision
     if decision is not None:  # a person's decision in force: the outcome
@@ -197,6 +197,12 @@ def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
                    f"{_position(run, _last(run, alias, first))} | "
                    f"{run.closing.verdicts.get(alias, '-')} |")
     return out
+
+
+def _last_synthesis(synth: list[Turn]) -> list[str]:
+    """Where the rounds left off without consensus: the last synthesis, when a fixed role
+    wrote one (a facilitator's), before the divergent positions."""
+    return ["## Last synthesis", "", nested(synth[-1].body), ""] if synth else []
 
 
 def _divergent(run: Run, names: dict[str, str]) -> list[str]:
