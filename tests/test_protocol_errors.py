@@ -255,6 +255,14 @@ CASES = [
      '    fills: {dig: disagreements}',
      ("step 'next': fills maps a choice to the list field whose first item it takes when "
       "given no text"), 251),
+    ('swarm', '        also: qualityScore         # the seed',
+     '        also: [1, 2]         # the seed',
+     "step 'quality': field 'scores': also takes a name or a list of names", 204),
+    ('swarm', '        items: {point: text, positions: {items: {stance: text, advocates: names}}}',
+     '        items: {point: text, positions: {items: {stance: text, advocates: refs}}}',
+     "step 'quality': field 'disagreements': items takes a mapping of each key to text, "
+     "ref, refs, names, list, a list of choices or {items: {key: kind}}, the first a text",
+     204),
     ('phased', 'planner: respond',
      'planner: shout',
      "unknown planner 'shout' (known: respond)", 10),

@@ -430,24 +430,32 @@ _MSG_ID = re.compile(r"^r\d+-msg-\d+$")
 _FLAT = ("text", "ref", "refs", "names", "list")  # a key's kinds besides choices and items
 
 
-def _part(key: str, kind: object, nested: bool) -> tuple[str, str, tuple[str, ...]] | None:
-    """One key of an items field: (key, kind, choices); an ``items`` key holds its own keys
-    as ``key:kind`` (``key:[a/b]`` for choices). None: not a kind a key may have."""
-    if isinstance(kind, list) and kind and all(isinstance(c, str) and c for c in kind):
-        return (key, "choices", tuple(kind))
-    if kind in _FLAT and not (nested and kind in ("ref", "refs")):
-        return (key, str(kind), ())
-    if isinstance(kind, dict) and set(kind) == {"items"} and not nested:
-        inner = [_part(str(k), v, True) for k, v in (kind["items"] or {}).items()] if (
-            isinstance(kind["items"], dict)) else []
-        if inner and None not in inner and inner[0][1] == "text":  # type: ignore[index]
-            return (key, "items", tuple(
-                f"{k}:{'[' + '/'.join(c) + ']' if t == 'choices' else t}"
-                for k, t, c in inner))  # type: ignore[misc]
-    return None
+Part = tuple[str, str, tuple[str, ...]]  # an items field's key: (key, kind, choices)
 
 
-def _inner(part: tuple[str, str, tuple[str, ...]]) -> list[tuple[str, str, tuple[str, ...]]]:
+def _parts(keys: object, nested: bool = False) -> list[Part] | None:
+    """The keys of an items field, the first a text; None: not all of a kind a key may have.
+    An ``items`` key (not inside another) holds its own keys as ``key:kind`` (``key:[a/b]``
+    for choices)."""
+    out: list[Part] = []
+    for key, kind in keys.items() if isinstance(keys, dict) else ():
+        if isinstance(kind, list) and kind and all(
+                isinstance(c, str) and c and not (nested and set(c) & set("/[]")) for c in kind):
+            out.append((str(key), "choices", tuple(kind)))
+        elif kind in _FLAT and not (nested and kind in ("ref", "refs")):
+            out.append((str(key), str(kind), ()))
+        elif isinstance(kind, dict) and set(kind) == {"items"} and not nested:
+            inner = _parts(kind["items"], nested=True)
+            if inner is None:
+                return None
+            out.append((str(key), "items", tuple(
+                f"{k}:{'[' + '/'.join(c) + ']' if t == 'choices' else t}" for k, t, c in inner)))
+        else:
+            return None
+    return out if out and out[0][1] == "text" else None
+
+
+def _inner(part: Part) -> list[Part]:
     """An ``items`` key's own keys, as (key, kind, choices)."""
     out = []
     for spec in part[2]:
@@ -462,13 +470,12 @@ def _parse_items(name, spec, sid, path, line) -> Field:
     records of those keys (the first a text: what an item given as a bare string is);
     ``names``: persona ids, ``list``: texts, ``items``: records (of text, names, list or
     choices), each a list the reply gives."""
-    keys = spec.get("items")
-    parts = [_part(str(k), v, False) for k, v in keys.items()] if isinstance(keys, dict) else []
-    if set(spec) != {"items"} or not parts or None in parts or parts[0][1] != "text":  # type: ignore[index]
+    parts = _parts(spec.get("items"))
+    if set(spec) != {"items"} or parts is None:
         raise CascadeError(f"step {sid!r}: field {name!r}: items takes a mapping of each key "
                            "to text, ref, refs, names, list, a list of choices or {items: "
                            "{key: kind}}, the first a text", path, line)
-    return Field(name, None, "", kind="items", parts=tuple(parts))  # type: ignore[arg-type]
+    return Field(name, None, "", kind="items", parts=tuple(parts))
 
 
 def _cell(value: object, width: int = 300) -> str:
@@ -551,7 +558,7 @@ def _read_items(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
     return {f.name: LIST_SEP.join(out)}, note
 
 
-def _decoded(part: tuple[str, str, tuple[str, ...]], cell_: str) -> object:
+def _decoded(part: Part, cell_: str) -> object:
     """A stamped key's value as data: refs, names and list keys a list, items records."""
     kind = part[1]
     if kind == "refs":
