@@ -421,6 +421,12 @@ def test_a_topic_delivers_its_synthesis_and_a_document_ends_with_the_closing_vot
     assert "## Synthesis" in record and "## Final positions" in record
     code, out, _ = cli("status", LEDGER, "--json")
     assert json.loads(out)["discussions"][0]["outcome"] == "READY"
+    code, out, _ = cli("plan", LEDGER)  # the topic's plan: the synthesis, no vote
+    assert code == 0 and "Closing vote" not in out and "  1. Synthesis" in out
+    code, out, _ = cli("plan", "--protocol", "swarm")  # a protocol's: says when it votes
+    assert "  2. Closing vote" in out
+    assert "(a topic's discussion has no document to vote on: no closing vote, its " \
+           "synthesis is the outcome)" in out
     # the same discussion of a document: the experts vote on it, counted by the thresholds
     (repo / "docs").mkdir(exist_ok=True)
     (repo / "docs/event-store.md").write_text("# Event store\n\nUse Postgres.\n")

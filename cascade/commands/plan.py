@@ -18,6 +18,7 @@ from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, check_option, describe, specialize
+from cascade.protocol.registry import on_topic
 from cascade.protocol.requests import plan as next_wave
 from cascade.base.resources import find_root
 from cascade.base.text import printable
@@ -177,6 +178,9 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
     out += _listing("Setup (once, before round 1):", steps.setup)
     out += _listing("Steps of a round:", steps.round_steps)
     out += _listing("After the rounds:", steps.after)
+    if on_topic(steps) is not steps:  # the closing vote: a document's discussion only
+        out.append("  (a topic's discussion has no document to vote on: no closing vote, "
+                   "its synthesis is the outcome)")
     out += _listing("When a person pauses (then the run stops):", steps.pause)
     out += _listing("On resuming after a pause (first in the next round):", steps.resume)
     if r.on_impasse:
