@@ -218,7 +218,7 @@ def sections(fields, stamped: dict[str, str], extra: dict[str, Any]) -> list[str
     for f in fields:
         kind = FIELD_KINDS.behaviour(f.kind or "text")
         if kind is not None and kind.fn.section is not None:
-            text = kind.fn.section(f, stamped, extra.get(f.name.lower()))
+            text = kind.fn.section(f, stamped, given(f, extra))
             if text:
                 out.append(text)
     return out
