@@ -419,6 +419,7 @@ def test_a_topic_delivers_its_synthesis_and_a_document_ends_with_the_closing_vot
     assert "## Closing vote" not in record and "Open findings" not in record
     assert "not located" not in record
     assert "## Synthesis" in record and "## Final positions" in record
+    assert "| 2 | Concluded |" in record  # no vote was taken: not called a consensus
     code, out, _ = cli("status", LEDGER, "--json")
     assert json.loads(out)["discussions"][0]["outcome"] == "READY"
     code, out, _ = cli("plan", LEDGER)  # the topic's plan: the synthesis, no vote

@@ -110,9 +110,11 @@ def _header(d, run: Run, when: str, names: dict[str, str]) -> list[str]:
         members = [names.get(r.persona, r.persona) for r in run.steps.fixed_roles
                    if any(r.id in s.speaking for s in run.steps.all_steps)]
     said = d.state.conclusion  # the outcome in force (a person's decision supersedes)
+    delivered = str(run.steps.outcome) == "delivered"  # a topic's: its synthesis, no vote
     status = (f"Decided {said.outcome}" if said.decision is not None else
-              {"READY": "Consensus", IMPASSE: "Impasse", "CHANGES": "Changes requested",
-               "REJECT": "Rejected"}.get(said.outcome or "", "Open"))
+              {"READY": "Concluded" if delivered else "Consensus", IMPASSE: "Impasse",
+               "CHANGES": "Changes requested", "REJECT": "Rejected"}.get(said.outcome or "",
+                                                                         "Open"))
     rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
     out = [f"# Discussion record: {d.title}", "",
            "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
