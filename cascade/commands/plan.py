@@ -14,11 +14,11 @@ from cascade.config.personas import load_personas
 from cascade.base.errors import CascadeError, display_path
 from cascade.check.governance import open_discussion, resolve
 from cascade.protocol.about import offers
+from cascade.protocol.registry import on_topic
 from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, check_option, describe, specialize
-from cascade.protocol.registry import on_topic
 from cascade.protocol.requests import plan as next_wave
 from cascade.base.resources import find_root
 from cascade.base.text import printable
