@@ -8,8 +8,9 @@ prompts grow.
 against an OpenAI-compatible endpoint on 127.0.0.1 that answers every call in 1.0 s
 (tests/fakellm.py, replies scripted by tests/roundtable_script.py). A round is three waves
 one after another (the facilitator's question, the four answers in parallel, the
-synthesis); with --rounds 1 the round concludes and the closing vote is a fourth, so the
-model's own time is 4 x 1.0 s. Nothing else is excluded. Target: wall - 4.0 s <= 0.5 s.
+synthesis); with --rounds 1 the round concludes, and a topic has no closing vote (its
+synthesis is the outcome), so the model's own time is 3 x 1.0 s. Nothing else is excluded.
+Target: wall - 3.0 s <= 0.5 s.
 Also: the prompt characters per call over ten rounds (target: bounded -- participants see
 the question and the last synthesis only; the facilitator, a summary of at most 1500
 characters).
@@ -29,7 +30,7 @@ sys.path.insert(0, str(HERE))
 from _table import cli_in_fresh_repo, endpoint_env, table  # noqa: E402
 
 DELAY = 1.0
-WAVES = 4
+WAVES = 3
 TOPIC = "How do we version the public API?"
 PANEL = "architect,security,pragmatist,perfectionist"
 
@@ -90,7 +91,7 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     table(f"A roundtable of one standard round, endpoint answering in {DELAY:.1f} s ({WAVES} "
-          f"waves with the closing vote; seconds, median of {args.runs}; `python -m cascade "
+          f"waves; seconds, median of {args.runs}; `python -m cascade "
           "discuss` as a subprocess)",
           ("discussion", "wall", f"wall - {WAVES * DELAY:.1f}", "target", "calls", "runs"),
           bench_round(args.runs))

@@ -112,7 +112,9 @@ class Swarm(Scripted):
                                "scores": {"genuineDisagreement": 4, "evidenceQuality": 3,
                                           "steelManning": 4, "novelInsights": 3,
                                           "positionEvolution": 3, "overall": overall},
-                               "recommendation": rec, "agreements": ["avoid 2PC"],
+                               "recommendation": rec, "agreements": [
+                                   {"point": "avoid 2PC", "supporters": ["db-engineer", "sre"],
+                                    "strength": "strong"}],
                                "summary": (f"Round {round_}: the panel agreed to avoid 2PC "
                                            "and split on whether a write buffer belongs in "
                                            "front of Postgres; the contrarian's load "
@@ -120,7 +122,9 @@ class Swarm(Scripted):
                                            "while the others held their positions."),
                                "insights": [{"insight": "the peak load decides the buffer",
                                              "novelty": "high", "source": ids[-1]}],
-                               "disagreements": ["buffer or not"],
+                               "disagreements": [{"point": "buffer or not", "positions": [
+                                   {"stance": "a buffer", "advocates": ["db-engineer"]},
+                                   {"stance": "no buffer", "advocates": ["sre"]}]}],
                                "openQuestions": [f"How many writes a second? (round {round_})"]})
         if step == "Synthesis":
             return json.dumps({

@@ -92,7 +92,8 @@ def test_the_next_action_shows_the_scores_and_what_follow_does(loop_repo, fake_l
         in told
     assert any(line.startswith("    summary: Round 1: the panel agreed") for line in told)
     block = told[1:told.index("")]
-    assert len(block) == 14 and all(len(line) <= 160 for line in block)  # a line an item
+    assert "  Position shifts: 1 -- AI-Db-Engineer minor (triggered by r1-msg-007)" in told
+    assert len(block) == 15 and all(len(line) <= 160 for line in block)  # a line an item
 
 
 def test_an_escalation_shows_the_question_the_sides_and_the_recommendation(loop_repo,

@@ -59,10 +59,13 @@ def test_a_probing_round_is_the_protocol_s_rule(repo, cli, env):
 def test_auto_says_it_took_the_recommended_choice(repo, cli, env):
     """Seed 003, Escalation Logic: "3. Ask user to: accept recommendation, provide own
     decision, or continue discussion / 4. Record user decision in session file" -- with
-    --auto no user was asked: the closing vote is told cascade --auto took the choice."""
+    --auto no user was asked: the closing vote (on a document) is told cascade --auto took
+    the choice."""
     table = Table(env)
     table.actions = {1: "escalate"}
-    code, out, err = roundtable(cli, "standard", "--auto")
+    (repo / "docs").mkdir()
+    (repo / "docs/versioning.md").write_text("# API versioning\n\nVersion in the URL path.\n")
+    code, out, err = roundtable(cli, "standard", "--auto", "--source", "docs/versioning.md")
     assert code == 0, out + err
     votes = [t for n, s, r, t in table.seen if s == "Closing vote"]
     assert votes
@@ -73,10 +76,10 @@ def test_auto_says_it_took_the_recommended_choice(repo, cli, env):
 
 def test_a_person_s_direction_names_the_person(repo, cli, env):
     """Seed 003: "Record user decision in session file" -- a person's decision reaches the
-    closing vote under the person's name."""
+    closing vote (on a document) under the person's name."""
     table = Table(env)
     table.actions = {1: "escalate"}
-    create(repo)
+    create(repo, source="docs/versioning.md")
     assert step_run(repo).waiting
     answer_as_alice(repo, "NEXT: decide we version in the URL path")
     assert step_run(repo).outcome == "READY"

@@ -38,9 +38,15 @@ def rounds(d: Discussion) -> list:
     return [e for e in d.events if e.kind == "ROUND"]
 
 
-def create(repo, strategy: str = "standard") -> None:
+def create(repo, strategy: str = "standard", source: str | None = None) -> None:
+    """A roundtable ledger: of the topic, or of a document (``source``: its path, which a
+    closing vote ends)."""
+    if source:
+        (repo / source).parent.mkdir(parents=True, exist_ok=True)
+        (repo / source).write_text("# API versioning\n\nVersion in the URL path.\n")
     Discussion.create(TOPIC, "topic", "", participants=PANEL.split(","),
-                      protocol="roundtable", root=repo, extra={"Strategy": strategy}).save()
+                      protocol="roundtable", root=repo, extra={"Strategy": strategy},
+                      source=source).save()
 
 
 def step_run(repo, **kwargs):
@@ -63,15 +69,18 @@ def test_standard_concludes_when_the_facilitator_does(repo, cli, table, fake_llm
     d = load(repo)
     run = d.state.run
     assert run.round == 3 and run.outcome == "READY"
-    # a round: the question, three blind answers, the synthesis; then the closing vote
-    assert fake_llm.calls() == 3 * 5 + 3
+    # a round: the question, three blind answers, the synthesis; a topic has no document to
+    # vote on: the last synthesis is the outcome
+    assert fake_llm.calls() == 3 * 5
     assert [e.value.split()[0] for e in rounds(d)] == ["1", "2", "3"]
-    assert "Roundtable: answered -- the closing vote after round 3" in out
+    assert "Roundtable: answered -- the discussion concluded after round 3" in out
     record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
     synthesis = record.split("## Synthesis", 1)[1].split("##", 1)[0]
     assert "Synthesis of round 3: they converge." in synthesis  # the facilitator's last
     assert "_(none)_" not in record
-    assert "**Outcome**: READY: the closing vote after round 3: 3/3 READY" in record
+    assert ("**Outcome**: READY: the discussion concluded after round 3; its synthesis is the "
+            "outcome (a topic: no document to vote on)") in record
+    assert "## Closing vote" not in record and "## Open findings" not in record
 
 
 def test_answers_are_blind_and_see_only_the_question_and_the_last_synthesis(repo, cli, table):
@@ -179,16 +188,16 @@ def test_escalation_answers_accept_or_continue(repo, cli, table, fake_llm):
     assert [c.body for c in nexts] == ["NEXT: continue 2", "NEXT: accept"]
 
 
-def test_a_person_s_decision_concludes_and_reaches_the_closing_vote(repo, cli, table):
+def test_a_person_s_decision_concludes_a_topic_without_a_closing_vote(repo, cli, table):
     table.actions = {1: "escalate"}
     create(repo)
     assert step_run(repo).waiting
     answer(repo, "NEXT: decide we version in the URL path")
     result = step_run(repo)
     assert result.outcome == "READY" and result.round == 1  # a person may end it early
-    votes = [t for n, s, r, t in table.seen if s == "Closing vote"]
-    assert len(votes) == 3
-    assert all("Alice decided: we version in the URL path" in t for t in votes)
+    assert not [t for n, s, r, t in table.seen if s == "Closing vote"]  # a topic: no vote
+    record = (repo / LEDGER.replace(".discussion.md", ".record.md")).read_text()
+    assert "Alice decided: we version in the URL path" in record
 
 
 def test_a_broken_facilitator_is_carried_by_the_fallbacks(repo, cli, table):
@@ -257,7 +266,7 @@ def test_a_round_reaches_the_ledger_whole_and_a_cut_round_costs_nothing_again(
     monkeypatch.delenv("CASCADE_MAX_CALLS")
     code, out, err = cli("run", LEDGER, "--auto")
     assert code == 0, out + err
-    assert fake_llm.calls() == 2 * 5 + 3  # the three cached replies were not asked again
+    assert fake_llm.calls() == 2 * 5  # the three cached replies were not asked again
     d = load(repo)
     ids = [c.provenance["msg"] for c in d.comments if c.origin == "ai"]
     assert [int(i.split("-")[-1]) for i in ids] == list(range(1, len(ids) + 1))

@@ -70,7 +70,7 @@ def test_each_mode_runs_its_roles_rounds_and_panel(repo, cli, swarm, fake_llm, m
     for r in range(1, rounds + 1):
         assert [s for s, rr in map(step_of, ai_turns(d)) if rr == r and s not in
                 ("panel", "synthesis", "vote")] == per_round
-    calls = 1 + rounds * len(per_round) + 1 + experts  # panel, rounds, synthesis, votes
+    calls = 1 + rounds * len(per_round) + 1  # panel, rounds, synthesis (a topic: no vote)
     assert fake_llm.calls() == calls
     # ids gapless over the whole discussion
     ids = [c.provenance["msg"] for c in ai_turns(d)]
@@ -80,7 +80,7 @@ def test_each_mode_runs_its_roles_rounds_and_panel(repo, cli, swarm, fake_llm, m
     nexts = [e for e in d.events if e.kind == "NEXT"]
     assert [e.value.split()[0] for e in nexts] == ["start"] + ["follow"] * (rounds - 1)
     assert all(e.fields["auto"] == "true" for e in nexts)
-    assert "Swarm discussion: answered -- the closing vote after round" in out
+    assert "Swarm discussion: answered -- the discussion concluded after round" in out
 
 
 def test_the_panel_is_recorded_and_its_experts_speak_as_personas(repo, cli, swarm):
@@ -187,7 +187,7 @@ def test_every_artifact_is_written_and_matches_the_ledger(repo, cli, swarm):
     synthesis = (repo / ARTIFACTS[2]).read_text()
     assert "## Minority report" in synthesis or "### Minority report" in synthesis
     assert "```mermaid" in synthesis and "-- counters -->" in synthesis
-    assert "| AI-Sre | READY |" in synthesis
+    assert "## Closing vote" not in synthesis  # a topic: its synthesis is the outcome
     questions = (repo / ARTIFACTS[3]).read_text()
     assert "- Peak write rate -- no measurement yet" in questions
     assert "## Left open by round 2" in questions
@@ -392,3 +392,48 @@ def test_a_broken_protocol_file_is_refused_with_its_line(repo, cli, old, new, me
     assert code == 2, out + err
     assert ".cascade/protocols/swarm.yml:" in err and message in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_topic_delivers_its_synthesis_and_a_document_ends_with_the_closing_vote(
+        repo, cli, swarm, fake_llm):
+    """Seed 001 is topic-driven: 'async function synthesizeDiscussion(discussionId) { ...
+    Write(.../artifacts/synthesis.json, synthesis) ... return synthesis; }' -- a topic's
+    discussion ends in its synthesis. PROTOCOLS.md: "A protocol with no verdict of its own
+    (swarm, most roundtable strategies) ends, in the gate, with a closing vote of its voting
+    participants on the document". A topic asks no closing vote (one that would fail, with
+    findings no document can locate, is never asked): the synthesis is the outcome and
+    `discuss` exits 0; a discussion of a document still ends with the vote."""
+    swarm.replies[("AI-Api-Designer", "Closing vote", 2)] = "not json at all"
+    swarm.replies[("AI-Db-Engineer", "Closing vote", 2)] = json.dumps({
+        "comment": "Needs a benchmark.", "vote": "CHANGES", "findings": [
+            {"id": "f1", "severity": "major", "where": "the write path",
+             "what": "no load figures", "why": "the buffer question", "suggestion": "measure"}]})
+    code, out, err = discuss(cli, "lightweight", "--auto")
+    assert code == 0, out + err
+    assert "the discussion concluded after round 2; its synthesis is the outcome" in out
+    assert not [s for n, s, r, t in swarm.seen if s == "Closing vote"]
+    d = load(repo)
+    assert d.state.run.outcome == "READY"
+    assert not [c for c in ai_turns(d) if c.provenance["step"] == "vote"]
+    record = (repo / ARTIFACTS[0]).read_text()
+    assert "## Closing vote" not in record and "Open findings" not in record
+    assert "not located" not in record
+    assert "## Synthesis" in record and "## Final positions" in record
+    assert "| 2 | Concluded |" in record  # no vote was taken: not called a consensus
+    code, out, _ = cli("status", LEDGER, "--json")
+    assert json.loads(out)["discussions"][0]["outcome"] == "READY"
+    code, out, _ = cli("plan", LEDGER)  # the topic's plan: the synthesis, no vote
+    assert code == 0 and "Closing vote" not in out and "  1. Synthesis" in out
+    code, out, _ = cli("plan", "--protocol", "swarm")  # a protocol's: says when it votes
+    assert "  2. Closing vote" in out
+    assert "(a topic's discussion has no document to vote on: no closing vote, its " \
+           "synthesis is the outcome)" in out
+    # the same discussion of a document: the experts vote on it, counted by the thresholds
+    (repo / "docs").mkdir(exist_ok=True)
+    (repo / "docs/event-store.md").write_text("# Event store\n\nUse Postgres.\n")
+    code, out, err = cli("discuss", "Event store", "--protocol", "swarm", "--mode",
+                         "lightweight", "--source", "docs/event-store.md", "--auto")
+    assert code == 1, out + err  # a CHANGES vote and a failed one: never READY
+    assert "round 2, Closing vote: AI-Db-Engineer            CHANGES" in out
+    voted = Discussion.load(repo / "discussions/event-store.discussion.md", root=repo)
+    assert [c for c in ai_turns(voted) if c.provenance["step"] == "vote"]

@@ -292,3 +292,162 @@ def test_a_pause_s_context_is_the_historian_s_and_a_resume_opens_with_the_modera
     assert reopen.provenance["focus"] == "the peak write rate and whether a buffer absorbs it"
     # only a resumed pause reopens: no other round does
     assert [r for n, s, r in swarm.asked() if s == "Reopening"] == [2]
+
+
+SEED_GATE = {  # the quality gate's reply as seed 001's Synthesis Task shapes it
+    "comment": "A weak round: too much agreement.",
+    "qualityScore": {"genuineDisagreement": 2, "evidenceQuality": 3, "steelManning": 4,
+                     "novelInsights": 2, "positionEvolution": 3, "overall": 2},
+    "summary": ("Round 1: the panel agreed to avoid 2PC and split on whether a write buffer "
+                "belongs in front of Postgres; the contrarian's load argument moved the "
+                "database engineer a little, while the others held their positions."),
+    "agreements": [{"point": "Distributed 2PC should be avoided",
+                    "supporters": ["db-engineer", "api-designer"], "strength": "strong"}],
+    "activeDisagreements": [{"point": "Orchestration vs choreography", "positions": [
+        {"stance": "Orchestration", "advocates": ["db-engineer"]},
+        {"stance": "Choreography", "advocates": ["api-designer", "sre"]}]}],
+    "openQuestions": ["What is the peak write rate?"],
+    "recommendation": "continue", "recommendationReason": "sharpen the contrarian"}
+
+
+def test_the_quality_gate_reads_the_seed_s_quality_score_and_its_shapes(repo, cli, swarm):
+    """Seed 001's quality gate: '"qualityScore": { "genuineDisagreement": 1-5, ...
+    "overall": 1-5 }', '"agreements": [{ "point": "...", "supporters": ["expert-ids"],
+    "strength": "strong|moderate|weak" }]', '"activeDisagreements": [{ "point": "...",
+    "positions": [{"stance": "...", "advocates": ["expert-ids"]}] }]'. A reply in the seed's
+    shape is read as given -- not as all 1s -- and its supporters, strength and advocates are
+    kept; the project's own "scores" is read as before (the other rounds)."""
+    swarm.replies[("AI-Moderator", "Quality gate", 1)] = json.dumps(SEED_GATE)
+    code, out, _ = discuss(cli, "standard", "--auto")
+    assert code == 0
+    assert "scores: genuineDisagreement" not in out  # no score was taken as the lowest
+    d = load(repo)
+    gates = [c for c in ai_turns(d) if c.provenance["step"] == "quality"]
+    stamp = gates[0].provenance
+    assert stamp["scores"] == ("genuineDisagreement:2,evidenceQuality:3,steelManning:4,"
+                               "novelInsights:2,positionEvolution:3,overall:2")
+    assert stamp["flagged"] == "yes"  # overall 2 < 3: flagged, as the seed asks
+    assert gates[1].provenance["scores"].endswith("overall:4")  # "scores": the project's
+    assert "- Distributed 2PC should be avoided (supporters: db-engineer, api-designer; " \
+           "strength: strong)" in gates[0].body
+    assert "- Orchestration vs choreography (positions: Orchestration (advocates: " \
+           "db-engineer); Choreography (advocates: api-designer, sre))" in gates[0].body
+    # the next round's moderator hears of the disagreement with its advocates
+    framing = prompt(swarm, "Moderator framing", 2)
+    assert "Choreography (advocates: api-designer, sre)" in framing
+    asked = prompt(swarm, "Quality gate", 1)
+    assert '"supporters": ["<persona id>", ...], "strength": "strong" | "moderate" | ' \
+           '"weak"' in asked
+    assert '"advocates": ["<persona id>", ...]' in asked
+
+
+def test_the_quality_gate_is_shown_the_argument_graph(repo, cli, swarm):
+    """Seed 001's quality gate: 'Evaluate this round's discussion quality and synthesize.
+    【All Messages】 ... 【Argument Graph】 ${JSON.stringify(argumentGraph, null, 2)}'."""
+    assert discuss(cli, "lightweight", "--auto")[0] == 0
+    d = load(repo)
+    asked = prompt(swarm, "Quality gate", 1)
+    assert ": argument graph>>>" in asked
+    stress = next(c for c in ai_turns(d) if step_of(c) == ("stress", 1))
+    target = stress.provenance["refs"].split(",")[0].split(":")[1]
+    assert f"- {stress.provenance['msg']} (AI-Contrarian) counters {target} (" in asked
+
+
+def test_the_next_action_question_shows_the_position_shift_count(repo, swarm):
+    """Seed 001, Step 9: 'question: `Round ${roundNum} complete.\\n\\n` + `**Quality Score:**
+    ${synthesis.qualityScore?.overall || "N/A"}/5\\n` + `**Position Shifts:**
+    ${positionShifts.length}\\n`'. The question says how many positions moved, whose, and
+    what triggered them."""
+    from test_swarm import create, step_run
+
+    from cascade.protocol.about import about
+
+    create(repo, "standard")
+    told: list[str] = []
+    answers = iter(["start", "follow", "synthesize"])
+
+    def ask(step, run):
+        if step.id == "next":
+            told.extend(about(run).lines())
+        return next(answers)
+
+    step_run(repo, ask=ask)
+    d = load(repo)
+    moved = next(c for c in ai_turns(d) if step_of(c) == ("respond", 1)
+                 and c.provenance.get("positionShift") == "minor")
+    trigger = moved.provenance["refs"].split(":")[1]
+    assert f"  Position shifts: 1 -- AI-Db-Engineer minor (triggered by {trigger})" in told
+    assert any(line.startswith("    scores (1-5): ") and "overall 4" in line for line in told)
+
+
+def test_the_analogy_prompt_lists_the_seed_s_fields(repo, cli, swarm):
+    """Seed 001, Step 6: 'Fields to consider: biology, physics, economics, law, military
+    strategy, urban planning, game theory, ecology.' and '3. Explain the analogy in detail:
+    what maps to what, and what doesn't map'."""
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    asked = " ".join(prompt(swarm, "Cross-domain analogy", 1).split())
+    assert ("fields to consider: biology, physics, economics, law, military strategy, urban "
+            "planning, game theory, ecology") in asked
+    assert "what corresponds to what and what does not" in asked
+
+
+def test_synthesis_json_carries_agreements_unresolved_debates_and_position_evolution(
+        repo, cli, swarm):
+    """Seed 001, synthesizeDiscussion's output format: '"agreements": [ { "point":
+    "Agreement point", "supporters": ["..."], "strength": "strong|moderate|weak" } ]',
+    '"unresolvedDebates": [ { "topic": "Point of contention", "positions": [ { "stance":
+    "Position A", "advocates": ["..."], "arguments": ["..."] }, ... ], "whyUnresolved": "..." }
+    ]', '"positionEvolution": [ { "expert": "expert-id", "journey": ["Initial position",
+    "After round 1", "Final position"], "keyTurningPoints": ["message-ids that caused
+    shifts"] } ]' -- then 'Write(.../artifacts/synthesis.json, synthesis)'."""
+    base = json.loads(swarm.reply("AI-Historian", "Synthesis", 3, ""))
+    base.update({
+        "agreements": [{"point": "Avoid 2PC", "supporters": ["db-engineer", "sre"],
+                        "strength": "strong"}],
+        "unresolvedDebates": [{"topic": "A write buffer", "positions": [
+            {"stance": "Buffer", "advocates": ["db-engineer"],
+             "arguments": ["absorbs the peaks", "cheap to add"]},
+            {"stance": "No buffer", "advocates": ["sre"], "arguments": ["one more part"]}],
+            "whyUnresolved": "no load profile yet"}],
+        "positionEvolution": [{"expert": "db-engineer",
+                               "journey": ["Postgres", "Postgres with a write buffer"],
+                               "keyTurningPoints": ["r1-msg-007", "the contrarian"]}]})
+    swarm.replies[("AI-Historian", "Synthesis", 3)] = json.dumps(base)
+    assert discuss(cli, "standard", "--auto")[0] == 0
+    data = json.loads((repo / ARTIFACTS[6]).read_text())
+    assert data["agreements"] == [{"point": "Avoid 2PC", "supporters": ["db-engineer", "sre"],
+                                   "strength": "strong"}]
+    assert data["unresolvedDebates"] == [{"topic": "A write buffer", "positions": [
+        {"stance": "Buffer", "advocates": ["db-engineer"],
+         "arguments": ["absorbs the peaks", "cheap to add"]},
+        {"stance": "No buffer", "advocates": ["sre"], "arguments": ["one more part"]}],
+        "whyUnresolved": "no load profile yet"}]
+    assert data["positionEvolution"] == [{"expert": "db-engineer",
+                                          "journey": ["Postgres", "Postgres with a write buffer"],
+                                          "keyTurningPoints": ["r1-msg-007"]}]  # ids only
+    md = (repo / ARTIFACTS[2]).read_text()
+    assert "### Unresolved debates\n\n- A write buffer (positions: Buffer (advocates: " \
+           "db-engineer, arguments: absorbs the peaks, cheap to add)" in md
+    asked = prompt(swarm, "Synthesis", 3)
+    assert '"unresolvedDebates": [{"topic": "<text>", "positions": [{"stance": "<text>", ' \
+           '"advocates": ["<persona id>", ...], "arguments": ["<text>", ...]}, ...], ' \
+           '"whyUnresolved": "<text>"}, ...]' in asked
+
+
+def test_a_synthesis_without_position_evolution_gets_the_ledger_s(repo, cli, swarm):
+    """Seed 001: '"positionEvolution": [ { "expert": "expert-id", "journey": [...],
+    "keyTurningPoints": ["message-ids that caused shifts"] } ]'. A historian who gives none
+    leaves synthesis.json no poorer: each expert's journey is the ledger's -- the declared
+    position, then each position a shift moved it to, and the messages that triggered them."""
+    assert discuss(cli, "lightweight", "--auto")[0] == 0
+    d = load(repo)
+    data = json.loads((repo / ARTIFACTS[6]).read_text())
+    triggers = [c.provenance["refs"].split(":")[1] for c in ai_turns(d)
+                if c.author == "AI-Db-Engineer" and c.provenance["step"] == "respond"]
+    assert data["positionEvolution"][0] == {
+        "expert": "db-engineer",
+        "journey": ["AI-Db-Engineer prefers option 2 (round 1)",
+                    "Postgres with a write buffer", "Postgres with a write buffer"],
+        "keyTurningPoints": triggers}
+    assert data["positionEvolution"][1]["journey"] == [
+        "AI-Api-Designer prefers option 0 (round 1)"]

@@ -126,10 +126,19 @@ def swarm(env, fake_llm):
     return script
 
 
+def document(runs) -> str:
+    """A document for the discussion: one of a document ends with the closing vote (a
+    topic's has none), whose view is pinned too."""
+    (runs.repo / "docs").mkdir(exist_ok=True)
+    (runs.repo / "docs/proposal.md").write_text("# Proposal\n\nThe proposal.\n")
+    return "docs/proposal.md"
+
+
 def swarm_discuss(runs, cli):
     # standard: every fixed role (moderator, historian, contrarian, cross-domain), three
-    # experts, three rounds ("continue" until the last)
-    return runs(cli, "discuss", TOPIC, "--protocol", "swarm", "--mode", "standard", "--auto")
+    # experts, three rounds ("continue" until the last), on a document: the closing vote
+    return runs(cli, "discuss", TOPIC, "--protocol", "swarm", "--mode", "standard", "--auto",
+                "--source", document(runs))
 
 
 def test_swarm_every_role_over_three_rounds(env, cli, swarm):
@@ -199,7 +208,8 @@ def table(env, fake_llm):
 
 def rt_discuss(runs, cli, strategy):
     return runs(cli, "discuss", RT_TOPIC, "--protocol", "roundtable", "--strategy", strategy,
-                "--participants", "architect,security,pragmatist", "--auto")
+                "--participants", "architect,security,pragmatist", "--auto",
+                "--source", document(runs))
 
 
 @pytest.mark.parametrize("strategy, rounds", [("standard", 3), ("debate", 3), ("six-hats", 7)])

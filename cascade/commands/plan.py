@@ -14,6 +14,7 @@ from cascade.config.personas import load_personas
 from cascade.base.errors import CascadeError, display_path
 from cascade.check.governance import open_discussion, resolve
 from cascade.protocol.about import offers
+from cascade.protocol.registry import on_topic
 from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
 from cascade.protocol.loader import load_protocol
@@ -185,6 +186,9 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
     out += _listing("Setup (once, before round 1):", steps.setup)
     out += _listing("Steps of a round:", steps.round_steps)
     out += _listing("After the rounds:", steps.after)
+    if on_topic(steps) is not steps:  # the closing vote: a document's discussion only
+        out.append("  (a topic's discussion has no document to vote on: no closing vote, "
+                   "its synthesis is the outcome)")
     out += _listing("When a person pauses (then the run stops):", steps.pause)
     out += _listing("On resuming after a pause (first in the next round):", steps.resume)
     if r.on_impasse:

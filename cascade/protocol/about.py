@@ -16,7 +16,7 @@ from msgspec import Struct, field
 
 from cascade.base.markdown import sentence
 from cascade.protocol.engine import question
-from cascade.protocol.fields import item_line, items_of, split_list
+from cascade.protocol.fields import item_line, items_of, shift_field, split_list
 from cascade.protocol.panel import persona_name
 from cascade.protocol.runstate import Run, Turn
 from cascade.protocol.spec import Step, Steps
@@ -81,6 +81,9 @@ def about(run: Run, personas=None) -> About | None:
             ("Problem", panel.problem), ("scope", panel.scope), ("success", panel.success)) if v))
     for turn in _shown(run, step):
         out.context += turn_lines(run, turn)
+    shifts = shifts_line(run) if run.setup.done else ""
+    if shifts:
+        out.context.append(shifts)
     sides = sides_line(run)
     if sides:
         out.context.append(sides)
@@ -190,6 +193,25 @@ def answering(run: Run, step: Step, round_: int) -> list[str]:
         return []
     turns = [t for t in run.turns if t.round == round_ and t.step == prior.id]
     return [line for t in turns for line in turn_lines(run, t)]
+
+
+def shifts_line(run: Run) -> str:
+    """How many positions moved this round, who and what moved them (the steps with a
+    shift field: a swarm's responses), or "" when the round has none of those steps."""
+    stepped = [t for t in run.turns if t.round == run.round]
+    said = [(t, t.fields.get(name)) for t in stepped
+            for name in [shift_field(_step(run, t.step))] if name is not None]
+    if not said:
+        return ""
+    moved = [(t, shift) for t, shift in said if shift not in (None, "none")]
+    who = "; ".join(f"{t.name} {shift}" + (
+        f" (triggered by {', '.join(m for k, m in t.refs if k == 'responds_to')})"
+        if any(k == "responds_to" for k, _ in t.refs) else "") for t, shift in moved)
+    return f"Position shifts: {len(moved)}" + (f" -- {who}" if who else "")
+
+
+def _step(run: Run, step_id: str) -> Step | None:
+    return run.steps.step(step_id) or (run.terms.base.step(step_id) if run.terms.base else None)
 
 
 def sides_line(run: Run) -> str:

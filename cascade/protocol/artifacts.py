@@ -18,7 +18,15 @@ import json
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import display_path
 from cascade.base.markdown import cell, nested, sentence
-from cascade.protocol.fields import column_title, item_line, items_of, sections, split_list
+from cascade.protocol.fields import (
+    column_title,
+    item_line,
+    items_of,
+    sections,
+    shift_field,
+    split_list,
+)
+from cascade.protocol.context import listed_items
 from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.outcome_document import adr_draft, summary
 from cascade.protocol.record import artifact_path
@@ -66,8 +74,8 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
         flag = " (flagged: below the quality bar)" if t.fields.get("flagged") == "yes" else ""
         return (f"quality {t.fields.get('scores', '-')}{flag}; recommendation "
                 f"{t.fields.get('recommendation', '-')}")
-    if _shift_field(step) is not None:
-        shifts = [t.fields.get(_shift_field(step), "not stated") for t in turns]
+    if shift_field(step) is not None:
+        shifts = [t.fields.get(shift_field(step), "not stated") for t in turns]
         return "position shifts: " + ", ".join(
             f"{shifts.count(v)} {v}" for v in ("major", "minor", "none", "not stated")
             if v in shifts)
@@ -79,11 +87,6 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
                     f"{values[-1]:g}")
     edges = sum(len(t.refs) for t in turns)
     return sentence(turns[-1].body, 200) + (f" ({edges} reference(s))" if edges else "")
-
-
-def _shift_field(step) -> str | None:
-    """The step's field that says how far a position moved (``positionShift``, ``shift``)."""
-    return next((f.name for f in step.fields if f.name in ("positionShift", "shift")), None)
 
 
 def progress_log(d, run: Run) -> str:
@@ -134,7 +137,7 @@ def position_evolution(d, run: Run) -> str:
                 out.append(f"- Round {t.round}, declared ({t.msg}): {_position(t)}{conf}")
             base = run.terms.base
             step = run.steps.step(t.step) or (base.step(t.step) if base else None)
-            name = _shift_field(step) if step is not None else None
+            name = shift_field(step) if step is not None else None
             if name is None:
                 continue
             shift = t.fields.get(name)
@@ -249,11 +252,35 @@ def synthesis_data(d, run: Run) -> dict:
             out[f.name] = split_list(value)
         else:
             out[f.name] = value
+    if "positionEvolution" in out and not out["positionEvolution"]:
+        out["positionEvolution"] = journeys(run)  # the historian gave none: the ledger's
     account = synthesis.body
     for section in reversed(sections(step.fields if step is not None else (),
                                      synthesis.fields, {})):  # the last added, first
         account = account.rstrip().removesuffix(section)
     out["account"] = account.strip()
+    return out
+
+
+def journeys(run: Run) -> list[dict]:
+    """Each member's positions from the ledger, in the seed's ``positionEvolution`` shape:
+    its declared position, then each position a shift moved it to, and the messages that
+    triggered the shifts."""
+    first = run.steps.round_steps[0].id if run.steps.round_steps else ""
+    out = []
+    for alias in run.members:
+        journey: list[str] = []
+        turning: list[str] = []
+        for t in (t for t in run.turns if t.alias == alias):
+            step = _step_of(run, t)
+            name = shift_field(step)
+            if t.step == first and not journey:
+                journey.append(_position(t))
+            elif name is not None and t.fields.get(name) not in (None, "none"):
+                journey.append(t.fields.get("currentPosition") or sentence(t.body, 200))
+                turning += [m for kind, m in t.refs if kind == "responds_to"]
+        out.append({"expert": alias, "journey": journey,
+                    "keyTurningPoints": list(dict.fromkeys(turning))})
     return out
 
 
@@ -305,7 +332,8 @@ def resume_context(d, run: Run) -> str:
     if quality:
         q = quality[-1]
         out += ["", "## Active disagreements", ""]
-        out += [f"- {x}" for x in split_list(q.fields.get("disagreements", ""))] or ["- (none listed)"]
+        out += [f"- {x}" for x, _ in listed_items(run, q, "disagreements")
+                if "disagreements" in q.fields] or ["- (none listed)"]
         out += ["", "## Open questions", ""]
         out += [f"- {x}" for x in split_list(q.fields.get("openQuestions", ""))] or ["- (none listed)"]
         out += ["", "## Next", "", f"Recommendation: {run.recommendation(last) or '-'}"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from cascade.protocol.behaviours import Param, Registry
-from cascade.protocol.fields import split_list
+from cascade.protocol.fields import item_line, items_of, split_list
 
 # (run, request) -> (title, text) or None
 SHOWS = Registry("shown context")
@@ -55,7 +55,7 @@ def _field_name(value: object) -> str | None:
 def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple[str, str] | None:
     """The earlier round's active disagreements: its last turn that lists them."""
     earlier = [t for t in run.turns if t.round < request.round and field in t.fields]
-    items = split_list(earlier[-1].fields[field]) if earlier else []
+    items = [line for line, _ in listed_items(run, earlier[-1], field)] if earlier else []
     if not items:
         return None
     return (f"active disagreements after round {earlier[-1].round}",
@@ -73,5 +73,17 @@ def first_listed(run: Any, round_: int, field: str) -> str:
     """The first item of the round's last turn that lists ``field`` ("": none): the most
     contested point, when the field is a quality gate's disagreements."""
     found = [t for t in run.turns if t.round == round_ and t.fields.get(field)]
-    items = split_list(found[-1].fields[field]) if found else []
+    items = [first for _, first in listed_items(run, found[-1], field)] if found else []
     return items[0] if items else ""
+
+
+def listed_items(run: Any, turn: Any, field: str) -> list[tuple[str, str]]:
+    """A list field of a turn: each item as a line and its first value (an items field's
+    records, as ``point (supporters: a, b; strength: strong)`` and ``point``)."""
+    step = run.steps.step(turn.step) or (
+        run.terms.base.step(turn.step) if run.terms.base else None)
+    f = next((f for f in step.fields if f.name == field), None) if step is not None else None
+    if f is not None and f.kind == "items":
+        return [(item_line(f, r)[2:], str(r[f.parts[0][0]]))
+                for r in items_of(f, turn.fields[field])]
+    return [(x, x) for x in split_list(turn.fields[field])]

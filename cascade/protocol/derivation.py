@@ -405,7 +405,8 @@ class _Walk(EventChecks):
                      frozenset(reviewed) if reviewed is not None else None,
                      Options.of_header(ledger.header.extra), self.authority.consensus,
                      frozenset(self.ignored), self.phase, decided, self.authority.policy,
-                     frozenset(self.verified), ballot)
+                     frozenset(self.verified), ballot,
+                     document=bool(self.path) or self.authority.rule is not None)
 
     def _vote_problem(self, c: Comment, persona, forged: bool) -> str | None:
         """Why a persona's vote does not count (None: it does): forged, not a participant, for

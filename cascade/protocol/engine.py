@@ -16,7 +16,8 @@ proposal, then a person's confirmation; ``modify`` or ``mode <name>`` runs the p
 experts of the accepted panel (cascade.protocol.panel). Its mode (the header's ``Mode``, or
 the last ``NEXT: mode <name>`` of the setup) picks its roles, member count and rounds. When
 its rounds end, its ``after`` steps run once (a synthesis, a closing vote) and its outcome
-rule reads them.
+rule reads them; a topic's discussion (no document) has no closing vote: its synthesis is
+the outcome (``registry.on_topic``).
 """
 from __future__ import annotations
 
@@ -59,6 +60,8 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
     the basis's."""
     base = steps
     steps = specialize(base, basis.options)
+    if not basis.document:
+        steps = registry.on_topic(steps)
     run = draft(steps, list(basis.members), {r.id: r.persona for r in steps.fixed_roles}
                 if steps.setup else dict(basis.fixed), base=base, mode=steps.mode,
                 consensus=basis.consensus, cap=basis.options.rounds)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec import Struct
 
 from cascade.base.errors import CascadeError
@@ -42,7 +43,9 @@ class Field(Struct, frozen=True):
     choices_of: tuple[str, ...] = ()  # shortlist: each item's decision (the last: the fallback)
     absent: bool = False  # choices: a missing or invalid value is not stamped (a note says so)
     parts: tuple[tuple[str, str, tuple[str, ...]], ...] = ()  # items: each key, its kind
-    # (text, choices, ref, refs) and its choices
+    # (text, choices, ref, refs, names, list, items) and its choices (items: its own keys,
+    # each as ``key:kind``, a choice's as ``key:[a/b/c]``)
+    also: tuple[str, ...] = ()  # other names a reply may give the field by (the seed's)
 
 
 Read = Callable[[Field, Any, Any], tuple[dict[str, str], "str | None"]]
@@ -76,6 +79,13 @@ def column_title(name: str) -> str:
     """A field's name as a title: ``wouldChangeIf`` -> ``Would change if``."""
     words = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", name).replace("_", " ").split()
     return " ".join(words).capitalize() if words else name
+
+
+def shift_field(step) -> str | None:
+    """The step's field that says how far a position moved (``positionShift``, ``shift``)."""
+    if step is None:
+        return None
+    return next((f.name for f in step.fields if f.name in ("positionShift", "shift")), None)
 
 
 def split_list(value: str) -> list[str]:
@@ -127,7 +137,45 @@ def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None)
     kind = FIELD_KINDS.behaviour(key) if key and FIELD_KINDS.has(key, how) else None
     if kind is None:
         raise _unknown(name, sid, path, line)
+    also = spec.get("also", ()) if isinstance(spec, dict) else ()
+    also = [also] if isinstance(also, str) else also
+    if not isinstance(also, list | tuple) or not all(isinstance(a, str) and a for a in also):
+        raise CascadeError(f"step {sid!r}: field {name!r}: also takes a name or a list of "
+                           "names", path, line)
+    if also:  # {<kind>: ..., also: [names]}: the reply may give the field by those names
+        spec = {k: v for k, v in spec.items() if k != "also"}
+        return msgspec.structs.replace(kind.fn.parse(name, spec, sid, path, line),
+                                       also=tuple(also))
     return kind.fn.parse(name, spec, sid, path, line)
+
+
+def parse_fallback(spec: object, fields, sid: str, path: Path,
+                   line: int | None) -> tuple[str, tuple[tuple[str, Any], ...]]:
+    """A step's ``fallback``: the comment an empty or unusable reply gets, and the fields it
+    gives (``{comment: ..., <field>: <value>, ...}``: the seed's ``focus``, ``next_focus``);
+    each value a text or a list of texts (``{topic}``: the title)."""
+    if spec is None or isinstance(spec, str):
+        return str(spec or "").strip(), ()
+    names = {f.name for f in fields}
+    ok = isinstance(spec, dict) and all(
+        (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v)))
+        and (k == "comment" or k in names) for k, v in spec.items())
+    if not ok or not isinstance(spec.get("comment"), str):
+        raise CascadeError(f"step {sid!r}: fallback takes a comment, or {{comment: <text>, "
+                           "<field>: <text or list of texts>, ...}} naming the step's fields "
+                           f"({', '.join(sorted(names)) or 'none'})", path, line)
+    return spec["comment"].strip(), tuple(
+        (str(k), tuple(v) if isinstance(v, list) else v) for k, v in spec.items()
+        if k != "comment")
+
+
+def given(f: Field, extra: dict[str, Any]) -> object:
+    """The value a reply gives for ``f`` (its keys lower-cased): by the field's name, else by
+    one of the names it is ``also`` given by (the seed's ``qualityScore`` for ``scores``)."""
+    for key in (f.name, *f.also):
+        if key.lower() in extra:
+            return extra[key.lower()]
+    return None
 
 
 def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
@@ -136,7 +184,8 @@ def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
                         "reads as true and false; {choices: [...], missing: absent} records a missing "
                         "one as absent), {number: [low, high]}, {scores: [names]}, "
                         "{list: [fewest, most]}, {shortlist: [criteria], decisions: "
-                        "[words]}, {items: {key: kind}} or {packet: [keys]}", path, line)
+                        "[words]}, {items: {key: kind}} or {packet: [keys]} (a mapping may add "
+                        "also: [other names a reply may give it by])", path, line)
 
 
 def read_fields(fields, reply, shown=()) -> tuple[dict[str, str], list[str]]:
@@ -151,7 +200,7 @@ def read_fields(fields, reply, shown=()) -> tuple[dict[str, str], list[str]]:
         if kind is None or kind.fn.read is None:
             continue
         more = {"shown": shown} if "shown" in kind.traits else {}
-        stamped, note = kind.fn.read(f, extra.get(f.name.lower()), reply, **more)
+        stamped, note = kind.fn.read(f, given(f, extra), reply, **more)
         values.update(stamped)
         notes += [note] if note else []
     return values, notes
@@ -169,7 +218,7 @@ def sections(fields, stamped: dict[str, str], extra: dict[str, Any]) -> list[str
     for f in fields:
         kind = FIELD_KINDS.behaviour(f.kind or "text")
         if kind is not None and kind.fn.section is not None:
-            text = kind.fn.section(f, stamped, extra.get(f.name.lower()))
+            text = kind.fn.section(f, stamped, given(f, extra))
             if text:
                 out.append(text)
     return out
@@ -373,32 +422,69 @@ FIELD_KINDS.register("list", Kind(
 # --- items: a list of records, each with the keys declared ----------------------------
 
 ITEM_SEP = " -- "  # between an item's values, in the declared order, as the stamp holds them
+NAME_SEP = ", "  # between the names (persona ids) of a ``names`` key
+TEXT_SEP = "; "  # between the texts of a ``list`` key
+SUB_SEP = " // "  # between the records of an ``items`` key (a record inside a record)
+SUB_VALUE = " ~ "  # between the values of such a record
 _MSG_ID = re.compile(r"^r\d+-msg-\d+$")
+_FLAT = ("text", "ref", "refs", "names", "list")  # a key's kinds besides choices and items
+
+
+Part = tuple[str, str, tuple[str, ...]]  # an items field's key: (key, kind, choices)
+
+
+def _parts(keys: object, nested: bool = False) -> list[Part] | None:
+    """The keys of an items field, the first a text; None: not all of a kind a key may have.
+    An ``items`` key (not inside another) holds its own keys as ``key:kind`` (``key:[a/b]``
+    for choices)."""
+    out: list[Part] = []
+    for key, kind in keys.items() if isinstance(keys, dict) else ():
+        if isinstance(kind, list) and kind and all(
+                isinstance(c, str) and c and not (nested and set(c) & set("/[]")) for c in kind):
+            out.append((str(key), "choices", tuple(kind)))
+        elif kind in _FLAT and not (nested and kind in ("ref", "refs")):
+            out.append((str(key), str(kind), ()))
+        elif isinstance(kind, dict) and set(kind) == {"items"} and not nested:
+            inner = _parts(kind["items"], nested=True)
+            if inner is None:
+                return None
+            out.append((str(key), "items", tuple(
+                f"{k}:{'[' + '/'.join(c) + ']' if t == 'choices' else t}" for k, t, c in inner)))
+        else:
+            return None
+    return out if out and out[0][1] == "text" else None
+
+
+def _inner(part: Part) -> list[Part]:
+    """An ``items`` key's own keys, as (key, kind, choices)."""
+    out = []
+    for spec in part[2]:
+        key, _, kind = spec.partition(":")
+        out.append((key, "choices", tuple(kind[1:-1].split("/"))) if kind.startswith("[")
+                   else (key, kind, ()))
+    return out
 
 
 def _parse_items(name, spec, sid, path, line) -> Field:
-    """``{items: {key: text | ref | refs | [choices], ...}}``: records of those keys (the
-    first a text: what an item given as a bare string is)."""
-    keys = spec.get("items")
-    parts = []
-    for key, kind in (keys.items() if isinstance(keys, dict) else ()):
-        if isinstance(kind, list) and kind and all(isinstance(c, str) for c in kind):
-            parts.append((str(key), "choices", tuple(kind)))
-        elif kind in ("text", "ref", "refs"):
-            parts.append((str(key), str(kind), ()))
-        else:
-            parts = []
-            break
-    if set(spec) != {"items"} or not parts or parts[0][1] != "text":
+    """``{items: {key: text | ref | refs | names | list | [choices] | {items: {...}}, ...}}``:
+    records of those keys (the first a text: what an item given as a bare string is);
+    ``names``: persona ids, ``list``: texts, ``items``: records (of text, names, list or
+    choices), each a list the reply gives."""
+    parts = _parts(spec.get("items"))
+    if set(spec) != {"items"} or parts is None:
         raise CascadeError(f"step {sid!r}: field {name!r}: items takes a mapping of each key "
-                           "to text, ref, refs or a list of choices, the first a text", path,
-                           line)
+                           "to text, ref, refs, names, list, a list of choices or {items: "
+                           "{key: kind}}, the first a text", path, line)
     return Field(name, None, "", kind="items", parts=tuple(parts))
 
 
 def _cell(value: object, width: int = 300) -> str:
     text = " ".join(str(value).replace("|", "/").split())
     return text.replace(ITEM_SEP.strip(), "-")[:width] if text else ""
+
+
+def _texts(raw: object) -> list[object]:
+    return raw if isinstance(raw, list) else ([raw] if raw not in (None, "", [], {}) else [])
 
 
 def _item_value(kind: str, choices: tuple[str, ...], raw: object) -> tuple[str, bool]:
@@ -413,7 +499,38 @@ def _item_value(kind: str, choices: tuple[str, ...], raw: object) -> tuple[str, 
         good = [i for i in ids if _MSG_ID.match(i)]
         good = good[:1] if kind == "ref" else list(dict.fromkeys(good))
         return " ".join(good), len(good) == len(ids) and bool(good)
+    if kind == "names":  # persona ids: a list, or one string of them
+        raw = raw.replace(",", " ").split() if isinstance(raw, str) else raw
+        names = [_cell(n, 60).replace(",", " ").strip().lstrip("@") for n in _texts(raw)
+                 if isinstance(n, (str, int, float))]
+        return NAME_SEP.join(dict.fromkeys(n for n in names if n)), raw is not None
+    if kind == "list":
+        texts = [_cell(t, 200).replace(";", ",") for t in _texts(raw)
+                 if isinstance(t, (str, int, float))]
+        return TEXT_SEP.join(t for t in texts[:8] if t), raw is not None
+    if kind == "items":
+        return _records(choices, raw)
     return _cell(raw) if isinstance(raw, (str, int, float)) else "", raw is not None
+
+
+def _records(spec: tuple[str, ...], raw: object) -> tuple[str, bool]:
+    """An ``items`` key: its records (a bare string: the first key), each its values."""
+    parts, out, ok = _inner(("", "items", spec)), [], raw is not None
+    for item in _texts(raw)[:6]:
+        item = {parts[0][0]: item} if isinstance(item, str) else item
+        if not isinstance(item, dict):
+            ok = False
+            continue
+        given_ = {str(k).lower(): v for k, v in item.items()}
+        cells = []
+        for key, kind, choices in parts:
+            stamped, good = _item_value(kind, choices, given_.get(key.lower()))
+            ok = ok and (good or kind == "text")
+            cells.append(stamped.replace(SUB_VALUE.strip(), "-").replace(
+                SUB_SEP.strip(), "/") or "-")
+        if cells[0] != "-":
+            out.append(SUB_VALUE.join(cells))
+    return SUB_SEP.join(out), ok
 
 
 def _read_items(f: Field, value: object, reply) -> tuple[dict[str, str], str | None]:
@@ -428,11 +545,11 @@ def _read_items(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
         if not isinstance(item, dict):
             fixed += 1
             continue
-        given = {str(k).lower(): v for k, v in item.items()}
+        given_ = {str(k).lower(): v for k, v in item.items()}
         cells = []
         for key, kind, choices in f.parts:
-            stamped, ok = _item_value(kind, choices, given.get(key.lower()))
-            fixed += 0 if ok or kind == "text" else 1
+            stamped, ok = _item_value(kind, choices, given_.get(key.lower()))
+            fixed += 0 if ok or kind in ("text", "names", "list", "items") else 1
             cells.append(stamped or "-")
         if cells[0] != "-":
             out.append(ITEM_SEP.join(cells))
@@ -441,33 +558,64 @@ def _read_items(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
     return {f.name: LIST_SEP.join(out)}, note
 
 
+def _decoded(part: Part, cell_: str) -> object:
+    """A stamped key's value as data: refs, names and list keys a list, items records."""
+    kind = part[1]
+    if kind == "refs":
+        return cell_.split()
+    if kind in ("names", "list"):
+        sep = NAME_SEP if kind == "names" else TEXT_SEP
+        return [v.strip() for v in cell_.split(sep.strip()) if v.strip()]
+    if kind == "items":
+        inner = _inner(part)
+        return [{k: _decoded((k, t, c), v.strip() if v.strip() != "-" else "")
+                 for (k, t, c), v in zip(inner, record.split(SUB_VALUE.strip()))}
+                for record in cell_.split(SUB_SEP.strip()) if record.strip()]
+    return cell_
+
+
 def items_of(f: Field, stamped: str) -> list[dict[str, object]]:
-    """A stamped items field as records (a refs key: a list of ids; ``-``: empty)."""
+    """A stamped items field as records (a refs, names or list key: a list; an items key: a
+    list of records; ``-``: empty)."""
     out = []
     for item in split_list(stamped):
         cells = item.split(ITEM_SEP.strip())
         record: dict[str, object] = {}
-        for (key, kind, _), cell_ in zip(f.parts, [c.strip() for c in cells]):
-            cell_ = "" if cell_ == "-" else cell_
-            record[key] = cell_.split() if kind == "refs" else cell_
+        for part, cell_ in zip(f.parts, [c.strip() for c in cells]):
+            record[part[0]] = _decoded(part, "" if cell_ == "-" else cell_)
         out.append(record)
     return out
 
 
 def _items_shape(f: Field) -> str:
     shown = {"text": '"<text>"', "ref": '"<message id shown above>"',
-             "refs": '["<message id shown above>", ...]'}
-    return "[{" + ", ".join(
-        f'"{k}": ' + (" | ".join(f'"{c}"' for c in choices) if kind == "choices"
-                      else shown[kind]) for k, kind, choices in f.parts) + "}, ...]"
+             "refs": '["<message id shown above>", ...]', "names": '["<persona id>", ...]',
+             "list": '["<text>", ...]'}
+
+    def one(k: str, kind: str, choices: tuple[str, ...]) -> str:
+        if kind == "choices":
+            return f'"{k}": ' + " | ".join(f'"{c}"' for c in choices)
+        if kind == "items":
+            return f'"{k}": [{{' + ", ".join(one(*p) for p in _inner((k, kind, choices))) + "}, ...]"
+        return f'"{k}": ' + shown[kind]
+    return "[{" + ", ".join(one(*p) for p in f.parts) + "}, ...]"
+
+
+def _shown_value(v: object) -> str:
+    """A record's value in a line: a list comma-separated, records ``first (key: value)``."""
+    if isinstance(v, list) and v and isinstance(v[0], dict):
+        return "; ".join(
+            str(next(iter(r.values()), "")) + (" (" + ", ".join(
+                f"{column_title(k).lower()}: {_shown_value(x)}" for k, x in list(r.items())[1:]
+                if x) + ")" if any(list(r.values())[1:]) else "") for r in v)
+    return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
 
 
 def item_line(f: Field, record: dict[str, object]) -> str:
     """One record of an items field as a markdown list item: its first value, then the
     others named (``confidence: high; evidence: r1-msg-002, r1-msg-003``)."""
     first = f.parts[0][0]
-    rest = "; ".join(f"{column_title(k).lower()}: "
-                     + (", ".join(v) if isinstance(v, list) else str(v))
+    rest = "; ".join(f"{column_title(k).lower()}: " + _shown_value(v)
                      for k, v in record.items() if k != first and v)
     return f"- {record[first]}" + (f" ({rest})" if rest else "")
 

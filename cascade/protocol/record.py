@@ -67,17 +67,19 @@ def render_record(d, run: Run, when: str) -> str:
     after = run.steps.after
     fixed_roles = {r.id for r in run.steps.fixed_roles}
     if after and not any(s.confirm for s in after) and all(
-            r in fixed_roles for s in after for r in s.speaking):  # a referee's verdict
+            r in fixed_roles for s in after for r in s.speaking) and any(
+            f.name == "verdict" for s in after for f in s.fields):  # a referee's verdict
         synth = [t for t in run.turns if t.step in {s.id for s in after}]
         out += _verdict(run, synth[-1] if synth else None, names)
-    elif after:  # a synthesis, then a closing vote (swarm)
+    elif after or str(run.steps.outcome) == "delivered":  # a synthesis, then a closing vote
+        # (swarm); a topic's discussion has none: the synthesis, then the final positions
         done = [t for t in run.turns if t.step in {s.id for s in after if not s.confirm}]
         synth = done or synth  # no synthesis after the rounds: the rounds' last (a facilitator's)
         out += _closing_vote(run, synth, names)
     elif run.outcome == "READY":
         out += _consensus(run, synth, names)
     else:
-        out += _divergent(run, names)
+        out += _last_synthesis(synth) + _divergent(run, names)
     out += _decided(run, synth, "## Recommendation" in out)
     decision = d.state.conclusion.decision
     if decision is not None:  # a person's decision in force: the outcome
@@ -108,9 +110,11 @@ def _header(d, run: Run, when: str, names: dict[str, str]) -> list[str]:
         members = [names.get(r.persona, r.persona) for r in run.steps.fixed_roles
                    if any(r.id in s.speaking for s in run.steps.all_steps)]
     said = d.state.conclusion  # the outcome in force (a person's decision supersedes)
+    delivered = str(run.steps.outcome) == "delivered"  # a topic's: its synthesis, no vote
     status = (f"Decided {said.outcome}" if said.decision is not None else
-              {"READY": "Consensus", IMPASSE: "Impasse", "CHANGES": "Changes requested",
-               "REJECT": "Rejected"}.get(said.outcome or "", "Open"))
+              {"READY": "Concluded" if delivered else "Consensus", IMPASSE: "Impasse",
+               "CHANGES": "Changes requested", "REJECT": "Rejected"}.get(said.outcome or "",
+                                                                         "Open"))
     rounds = f"{run.round}" + (" (max reached)" if run.outcome == IMPASSE else "")
     out = [f"# Discussion record: {d.title}", "",
            "| Topic | Date | Participants | Rounds | Status |", "|---|---|---|---|---|",
@@ -152,16 +156,20 @@ def _verdict(run: Run, last: Turn | None, names: dict[str, str]) -> list[str]:
 
 
 def _closing_vote(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
-    """The synthesis, then each participant's final position and closing vote."""
-    out = ["## Synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
-           "## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+    """The synthesis, then each participant's final position and closing vote (a topic's
+    discussion has none: the final positions)."""
+    voted = any(s.confirm for s in run.steps.after)
+    out = ["## Synthesis", "", nested(synth[-1].body) if synth else "_(none)_", ""]
+    out += (["## Closing vote", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+            if voted else ["## Final positions", "", "| Participant | Final position |",
+                           "|---|---|"])
     closing = {s.id for s in run.steps.after}
     for alias in run.members:
         mine = [t for t in run.turns if t.alias == alias and t.step not in closing]
         current = next((run.read(t, "position") for t in reversed(mine)
                         if run.read(t, "position")), None)
-        out.append(f"| {cell(names.get(alias, alias))} | {cell(current or '-')} | "
-                   f"{run.closing.verdicts.get(alias, '-')} |")
+        out.append(f"| {cell(names.get(alias, alias))} | {cell(current or '-')} |"
+                   + (f" {run.closing.verdicts.get(alias, '-')} |" if voted else ""))
     return out
 
 
@@ -192,6 +200,12 @@ def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
                    f"{_position(run, _last(run, alias, first))} | "
                    f"{run.closing.verdicts.get(alias, '-')} |")
     return out
+
+
+def _last_synthesis(synth: list[Turn]) -> list[str]:
+    """Where the rounds left off without consensus: the last synthesis, when a fixed role
+    wrote one (a facilitator's), before the divergent positions."""
+    return ["## Last synthesis", "", nested(synth[-1].body), ""] if synth else []
 
 
 def _divergent(run: Run, names: dict[str, str]) -> list[str]:

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec.structs
 
 from cascade.ledger.consensus import VotingConfig, calculate_consensus
-from cascade.protocol.behaviours import Exit, Param, Registry, Ruling
+from cascade.protocol.behaviours import Exit, Param, Ref, Registry, Ruling
 from cascade.protocol.fields import split_list
 from cascade.protocol.panel import slug
 from cascade.protocol.pending import pending_turns
@@ -443,6 +443,27 @@ def thresholds(run, round_: int, exit: Exit) -> Ruling:
     if missing:
         why += f" (no vote: {', '.join(missing)})"
     return Ruling(outcome, why, dict(run.closing.verdicts), tally, against, missing)
+
+
+def on_topic(steps: Any) -> Any:
+    """A protocol's steps for a topic's discussion (no document): a closing vote on the
+    document has nothing to vote on, so the steps after the rounds that confirm are left out
+    and the synthesis is the outcome (outcome rule ``delivered``), as the sources deliver a
+    topic's discussion. A protocol with a verdict of its own keeps it."""
+    if not OUTCOMES.has(steps.outcome, "closing_vote") or not any(
+            s.confirm for s in steps.after):
+        return steps
+    return msgspec.structs.replace(steps, after=tuple(s for s in steps.after if not s.confirm),
+                                   outcome=Ref("delivered"))
+
+
+@OUTCOMES.register("delivered")
+def delivered(run, round_: int, exit: Exit) -> Ruling:
+    """A topic's discussion, which has no document to vote on (``on_topic``): once its
+    rounds and its synthesis are done, the synthesis is the outcome -- READY, as the sources
+    deliver a topic's discussion."""
+    return Ruling("READY", f"the discussion concluded after round {round_}; its synthesis "
+                           "is the outcome (a topic: no document to vote on)")
 
 
 @OUTCOMES.register("consent", params={

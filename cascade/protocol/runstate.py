@@ -125,6 +125,8 @@ class Basis(Struct, frozen=True):
     # state's walk verified (None: each is verified here)
     ballot: Any = None  # a protocol of phases: each voter's latest vote that counts
     # (cascade.protocol.ballot.Ballot), which its outcome rule counts
+    document: bool = True  # the discussion has a document (a governed one, or --source);
+    # False: a topic's (cascade.protocol.registry.on_topic)
 
 
 class Reads:

@@ -6,6 +6,8 @@ file's format is described there); a protocol that names a registered ``planner`
 """
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec.structs
 from msgspec import Struct
 
@@ -69,6 +71,8 @@ class Step(Struct, frozen=True):
     min_refs: int = 0  # references the reply must cite (a note says when it cites fewer)
     when: str | None = None  # a registered condition (not_last, escalated): else skipped
     fallback: str = ""  # the comment an empty or unusable reply gets ({topic}: the title)
+    fallback_fields: tuple[tuple[str, Any], ...] = ()  # and the fields it gives (a text, or
+    # a tuple of texts: a list's items)
     roles: tuple[str, ...] = ()  # every role that speaks in it (several fixed roles: one wave)
     sees: tuple[str, ...] = ()  # the steps whose turns it is shown (empty: as its visibility)
     range: tuple[int, int] | None = None  # the reply's word range ([low, high] words)

@@ -50,7 +50,9 @@ name), ``{number: [low, high], fallback: x}``, ``list`` (of short texts), ``{sco
 range: [1, 5], flag_below: 3}`` (the last name is the overall score; below the flag, the turn
 is flagged), ``panel`` (a generated panel, cascade.protocol.panel), ``{list: [fewest, most]}``,
 ``{shortlist: [criteria], decisions: [advance, hold, drop], range: [1, 5]}`` (scored items,
-each with a decision, the cautious one last) and ``{packet: [keys]}`` (a bridge packet).
+each with a decision, the cautious one last), ``{items: {key: kind}}`` (records) and
+``{packet: [keys]}`` (a bridge packet); a mapping may add ``also: [names]`` (other keys a
+reply may give the field by).
 
 A decision point is a step a person answers (``_decision``); each choice says what it does,
 with the question, in ``cascade plan``, ``explain``, the hook and the UI:
@@ -87,7 +89,7 @@ from cascade.config.yamlio import LineDict, items_with_lines
 from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.context import SHOWS
-from cascade.protocol.fields import Field, parse_field
+from cascade.protocol.fields import Field, parse_fallback, parse_field
 from cascade.protocol.phasedfile import phased_steps
 from cascade.protocol.spec import (
     APPENDS,
@@ -308,6 +310,7 @@ def _step(item: LineDict, s: dict, roles: list[Role], path: Path) -> Step:
     if s["min_refs"] and not any(f.refs for f in fields):
         raise CascadeError(f"step {sid!r}: min_refs needs a refs field", path, at("min_refs"))
     span, count = _words(s["words"], sid, path, at("words"))
+    fallback, given = parse_fallback(s["fallback"], fields, sid, path, at("fallback"))
     shows = s["shows"] or []
     if not isinstance(shows, list):
         raise CascadeError(f"step {sid!r}: shows takes a list of what else its prompt shows "
@@ -316,7 +319,7 @@ def _step(item: LineDict, s: dict, roles: list[Role], path: Path) -> Step:
                 s["visibility"], str(s["instructions"] or "").strip(), count, tuple(fields),
                 target, str(s["table"]) if s["table"] else None, s["confirm"],
                 min_refs=s["min_refs"], when=s["when"],
-                fallback=str(s["fallback"] or "").strip(), roles=several, sees=s["sees"],
+                fallback=fallback, fallback_fields=given, roles=several, sees=s["sees"],
                 range=span, reads=_reads(item, s, fields, path),
                 shows=tuple(SHOWS.ref(x, path, at("shows"), f"step {sid!r}: shows")
                             for x in shows), speakers=speakers)

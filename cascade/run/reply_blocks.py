@@ -15,6 +15,7 @@ from cascade.protocol.fields import (
     FIELD_KINDS,
     LIST_SEP,
     column_title,
+    given,
     join_list,
     read_fields,
     reference_item,
@@ -56,7 +57,7 @@ def _citations(request: Request, reply: Reply | None, notes: list[str]):
     for f in request.step.fields:
         if not f.refs:
             continue
-        value = extra.get(f.name.lower())
+        value = given(f, extra)
         items = value if isinstance(value, list) else (
             str(value).replace(",", " ").split() if isinstance(value, str) else [])
         for msg, relation, why in map(reference_item, items):

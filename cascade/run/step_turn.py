@@ -127,7 +127,7 @@ async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
     key = prompt_key(persona.alias, settings.model_string(out.model), prompt.messages)
     hit = wave.cache.get(key)
     reply: Reply | None = None
-    fallback = request.step.fallback.replace("{topic}", wave.d.title)
+    fallback = fallback_reply(request.step, wave.d.title)
     try:
         if hit is not None:
             reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
@@ -142,7 +142,7 @@ async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
     except Failed as failure:
         if request.step.fallback and not failure.skipped and str(failure).startswith(
                 "unparseable"):  # the step's deterministic fallback stands in (seed 003)
-            reply = Reply(fallback)
+            reply = fallback
             out.status = "ok"
             out.notes = [*out.notes, f"{persona.name}: its reply could not be read ({failure}); "
                          "the step's fallback stands in"]
@@ -152,9 +152,20 @@ async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
     except ReplyError as exc:
         out.status, out.error = "failed", f"unparseable cached reply: {exc}"
     if reply is not None and request.step.fallback and not (reply.comment or "").strip():
-        reply = Reply(fallback, reply.vote, None, reply.extra, reply.cut)
+        reply = Reply(fallback.comment, reply.vote, None, {**fallback.extra, **reply.extra},
+                      reply.cut)
         out.notes = [*out.notes, f"{persona.name}: an empty reply; the step's fallback stands in"]
     return reply
+
+
+def fallback_reply(step, title: str) -> Reply:
+    """The step's deterministic fallback as a reply (seed 003): its comment and the fields
+    it gives, ``{topic}`` in them the discussion's title."""
+    def filled(value):
+        return ([filled(v) for v in value] if isinstance(value, tuple)
+                else str(value).replace("{topic}", title))
+    return Reply(step.fallback.replace("{topic}", title),
+                 extra={name: filled(value) for name, value in step.fallback_fields})
 
 
 def _vote_of(request: Request, reply: Reply) -> str | None:
