@@ -1,0 +1,237 @@
+"""``cascade site``: the decision log as a static site.
+
+A real repository (git, the plain hook under ``inproc.commit``, the panel's replies from the
+fake endpoint): ADRs with a ledger holding findings, a question and its answer, a waiver and a
+person's decision; a superseded ADR; a topic discussion. The site is built in this process and
+its HTML parsed (html.parser): the timeline shows what ``cascade list`` and ``cascade status``
+say; a decision's page shows its review; the text models and pull requests wrote -- a
+``<script>``, a ``javascript:`` link, an ``<img onerror>``, raw HTML in markdown -- renders
+inert.
+"""
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import inproc
+import pytest
+from conftest import git
+from inproc import commit
+from test_findings import answer, panel
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401  (a fixture)
+
+from cascade.site.render import markdown_html, safe_url
+
+pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
+
+EVIL = ("<script>alert('doc')</script>\n\n[click me](javascript:alert(1)) "
+        "[data](data:text/html;base64,PHNjcmlwdD4=) [spaced]( JaVaScRiPt:alert(3))\n\n"
+        "<img src=x onerror=alert(2)>\n\n<a href=\"javascript:evil()\">raw link</a>\n\n"
+        "<div onclick=\"steal()\">smuggled <b>html</b></div>\n\n"
+        "<iframe src=\"https://evil.example\"></iframe>\n\n"
+        "![pic](javascript:alert(4)) [ok](https://example.com/ok) [rel](0002-use-files.md)\n")
+TEXT = ("# Use SQLite\n\n## Status\n\nAccepted\n\n## Context\n\nWe will store events in SQLite.\n\n"
+        "## Retention\n\nKeep everything.\n\n" + EVIL)
+OLD = "docs/adr/0002-use-files.md"
+NEW = "docs/adr/0003-use-postgres.md"
+
+
+def cascade(repo: Path, *args: str) -> inproc.Ran:
+    return inproc.cascade(repo, *args)
+
+
+@pytest.fixture
+def decided(loop_repo, fake_llm):
+    """ADR 1 reviewed: findings (one answered and waived), a question answered, a person's
+    decision; ADR 2 superseded by ADR 3 (neither reviewed); a topic discussion."""
+    repo = loop_repo
+    panel(fake_llm, answer("Needs work.", "CHANGES", [
+        {"severity": "major", "where": "Keep everything", "what": "unbounded retention",
+         "why": "the disk fills", "suggestion": "archive after a year"},
+        {"severity": "critical", "where": "store events in SQLite",
+         "what": "<script>alert('finding')</script> no backups"}]),
+        security=answer("See [x](javascript:alert(1)) <img src=x onerror=alert(5)>", "READY", []))
+    (repo / ".ai-rules.yml").write_text(RULES + "    deciders: [Test Person]\n")
+    (repo / DOC).write_text(TEXT)
+    (repo / OLD).write_text("# 2. Use files\n\n## Status\n\nSuperseded by [3. Use Postgres]"
+                            "(0003-use-postgres.md)\n\n## Context\n\nFiles.\n")
+    (repo / NEW).write_text("# 3. Use Postgres\n\n## Status\n\nProposed\n\n## Context\n\nPostgres.\n")
+    git(repo, "add", ".ai-rules.yml", OLD, NEW)
+    git(repo, "commit", "-qm", "rules and two ADRs", "--no-verify")
+    install_plain(repo)
+    git(repo, "add", DOC)
+    assert commit(repo).returncode == 1  # the panel asks for changes: blocked
+    for text in ("Q: How long do we keep events? <img src=x onerror=alert(6)>",
+                 "A(Q1): a year, then archive.\n\nA(F1): we archive after a year.",
+                 "WAIVE(F1): archived after a year, agreed"):
+        assert cascade(repo, "comment", LEDGER, text).returncode == 0
+    assert cascade(repo, "decide", DOC, "READY", "--reason",
+                   "Accepted risk <script>alert('decide')</script>").returncode == 0
+    assert cascade(repo, "new", "Pick a queue", "--template", "feature").returncode == 0
+    return repo
+
+
+class Page(HTMLParser):
+    """A page's tags (name, attributes), its text, and its table rows (cells' text)."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.text: list[str] = []
+        self.rows: list[list[str]] = []
+        self._row: list[str] | None = None
+        self._cell: list[str] | None = None
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag == "tr":
+            self._row = []
+        elif tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._row is not None and self._cell is not None:
+            self._row.append(" ".join(" ".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self.rows.append(self._row)
+            self._row = None
+
+    def handle_data(self, data):
+        self.text.append(data)
+        if self._cell is not None:
+            self._cell.append(data)
+
+    @property
+    def all_text(self) -> str:
+        return " ".join(" ".join(self.text).split())
+
+
+def pages(out: Path) -> dict[str, Page]:
+    return {p.name: Page(p.read_text()) for p in sorted(out.glob("*.html"))}
+
+
+def built(repo: Path) -> Path:
+    ran = cascade(repo, "site", "-o", "out")
+    assert ran.returncode == 0, ran.out
+    assert "3 decision(s), 1 topic discussion(s)" in ran.stdout
+    return repo / "out"
+
+
+def test_the_timeline_lists_every_decision_with_the_verdict_list_and_status_give(decided):
+    out = built(decided)
+    listed = json.loads(cascade(decided, "list", "--format", "json").stdout)
+    index = pages(out)["index.html"]
+    header, *rows = index.rows
+    assert header == ["Date", "No.", "Title", "Status", "Review", "Gate", "Superseded by"]
+    by_number = {r[1]: r for r in rows}
+    documents = [x for x in listed if x["kind"] == "document"]
+    assert sorted(by_number) == sorted(x["number"] for x in documents) == ["0001", "0002", "0003"]
+    for x in documents:
+        row = by_number[x["number"]]
+        assert row[2] == x["title"] and row[3] == (x["status"] or "-")
+        assert row[4] == x["review"]
+        assert row[6] == x["superseded_by"]
+    assert by_number["0002"][6] == "3. Use Postgres" and by_number["0003"][3] == "Proposed"
+    status = json.loads(cascade(decided, "status", LEDGER, "--json").stdout)["discussions"][0]
+    gate = status["gate"]
+    assert by_number["0001"][5] == ("ok" if gate["ok"] else "blocked") + f": {gate['reason']}"
+    assert by_number["0001"][4] == status["status"]
+    assert by_number["0002"][4] == "unreviewed" and by_number["0002"][5] == ""
+    # supersession links both ways; the filters know every status and folder
+    old = next(t for t in index.tags if t[0] == "a" and t[1].get("href") == "0003.html")
+    assert old
+    assert "Supersedes" in pages(out)["0003.html"].all_text
+    options = [t for t in index.tags if t[0] == "option"]
+    assert len(options) >= 4
+    assert any(t[0] == "tr" and t[1].get("data-folder") == "docs/adr" for t in index.tags)
+    # the commit it was built from, on every page
+    head = git(decided, "rev-parse", "HEAD").strip()[:12]
+    assert all(f"Built from commit {head}" in p.all_text for p in pages(out).values())
+    # no network: every link and script is relative
+    for page in pages(out).values():
+        for tag, attrs in page.tags:
+            if tag in ("script", "link") and (attrs.get("src") or attrs.get("href")):
+                assert "//" not in (attrs.get("src") or attrs.get("href"))
+
+
+def test_a_decision_page_shows_its_review(decided):
+    out = built(decided)
+    status = json.loads(cascade(decided, "status", LEDGER, "--json").stdout)["discussions"][0]
+    page = pages(out)["0001.html"]
+    text = page.all_text
+    findings = {r[0]: r for r in page.rows if r and r[0].startswith("F")}
+    assert set(findings) == {f["id"] for f in status["findings"]} == {"F1", "F2"}
+    f1, f2 = findings["F1"], findings["F2"]
+    assert f1[1] == "major" and f1[2].startswith("line ") and "unbounded retention" in f1[3]
+    assert f1[5].startswith(next(f["status"] for f in status["findings"] if f["id"] == "F1"))
+    assert "A: we archive after a year." in f1[3]
+    assert f2[1] == "critical"
+    assert f2[5].split()[0] == next(f["status"] for f in status["findings"] if f["id"] == "F2")
+    assert "Q1 answered How long do we keep events?" in text
+    assert "A: a year, then archive." in text
+    decision = status["decision_history"][-1]
+    assert f"READY by {decision['by']} in force" in text
+    assert "AI-Architect" in text and "CHANGES" in text  # the panel's votes
+    assert "We will store events in SQLite." in text  # the document, rendered
+    topic = next(p for name, p in pages(out).items() if name.startswith("topic-"))
+    assert "Discussion: Pick a queue" in topic.all_text
+    search = json.loads((out / "search.json").read_text())
+    assert {e["slug"] for e in search} >= {"0001", "0002", "0003"}
+    assert "archive" in next(e for e in search if e["slug"] == "0001")["text"]
+
+
+def test_untrusted_text_renders_inert(decided):
+    """A document and ledger comments holding ``<script>``, ``javascript:`` and ``data:``
+    links, ``<img onerror>`` and raw HTML in markdown: text on the page, never markup."""
+    out = built(decided)
+    for name, page in pages(out).items():
+        for tag, attrs in page.tags:
+            assert tag not in ("iframe", "img", "div", "b", "object", "embed"), (name, tag)
+            assert not any(a.lower().startswith("on") for a in attrs), (name, tag, attrs)
+            for key in ("href", "src"):
+                value = "".join((attrs.get(key) or "").split()).lower()
+                assert not value.startswith(("javascript:", "data:", "vbscript:")), (name, attrs)
+        scripts = [a for t, a in page.tags if t == "script"]
+        assert all(not a.get("src") or a["src"] == "search.js" for a in scripts)
+        assert len(scripts) <= 1 and (not scripts or name == "index.html")
+    page = pages(out)["0001.html"]
+    assert "<script>alert('doc')</script>" in page.all_text  # shown as text
+    assert "<img src=x onerror=alert(2)>" in page.all_text
+    assert "<script>alert('finding')</script> no backups" in page.all_text
+    assert "Accepted risk <script>alert('decide')</script>" in page.all_text
+    links = {a.get("href") for t, a in page.tags if t == "a"}
+    assert "https://example.com/ok" in links
+    assert "0002.html" in links  # a link to another governed document: its page
+    raw = (out / "0001.html").read_text()
+    assert "<script" not in raw and "<img" not in raw and "<iframe" not in raw
+    index = (out / "search.js").read_text()
+    assert "</script" not in index.lower() and "<" not in index
+
+
+def test_the_renderer_keeps_links_to_http_mailto_and_relative():
+    assert safe_url("https://x.org") and safe_url("mailto:a@b.c") and safe_url("../a.md")
+    assert safe_url("#top") and safe_url("a.md#x")
+    for bad in ("javascript:alert(1)", " JavaScript:x", "java\tscript:x", "data:text/html,x",
+                "vbscript:x", "file:///etc/passwd", "&#106;avascript:x"):
+        assert not safe_url(bad), bad
+    html = markdown_html("[a](javascript:x) <b onmouseover=x>b</b> [c](mailto:c@d.e)")
+    assert "href=\"javascript" not in html and "onmouseover" not in html.split("&lt;b")[0]
+    assert "href=\"mailto:c@d.e\"" in html and "<b" not in html
+
+
+def test_output_that_is_a_file_or_someone_elses_folder_is_refused(decided):
+    (decided / "afile").write_text("mine\n")
+    ran = cascade(decided, "site", "-o", "afile")
+    assert ran.returncode == 2
+    assert ran.stderr.strip().count("\n") == 0 and "afile" in ran.stderr
+    assert "Traceback" not in ran.out and (decided / "afile").read_text() == "mine\n"
+    (decided / "notes").mkdir()
+    (decided / "notes/todo.txt").write_text("keep\n")
+    ran = cascade(decided, "site", "-o", "notes")
+    assert ran.returncode == 2 and "notes" in ran.stderr
+    assert (decided / "notes/todo.txt").read_text() == "keep\n"
+    assert cascade(decided, "site", "-o", "out").returncode == 0
+    assert cascade(decided, "site", "-o", "out").returncode == 0  # its own site: rebuilt
