@@ -25,7 +25,10 @@ from cascade.commands.status import knowing_authors, status_data
 from cascade.config.ruleset import RuleSet
 from cascade.protocol.record import record_path, render_record
 
-_DATE = re.compile(r"^(?:date|Date)\s*:\s*\**\s*(\d{4}-\d{2}-\d{2})", re.M)
+# The date a document states: front matter's ``date:``, adr-tools' ``Date: ...``, an RFC's
+# ``- Start Date: ...``.
+_DATE = re.compile(r"^[-*\s]*(?:start\s+)?date\s*:\s*\**\s*(\d{4}-\d{2}-\d{2})",
+                   re.M | re.I)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
 
 
