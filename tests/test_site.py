@@ -35,6 +35,7 @@ TEXT = ("# Use SQLite\n\n## Status\n\nAccepted\n\n## Context\n\nWe will store ev
         "## Retention\n\nKeep everything.\n\n" + EVIL)
 OLD = "docs/adr/0002-use-files.md"
 NEW = "docs/adr/0003-use-postgres.md"
+GOVERNS = "docs/adr/0004-use-queues.md"
 
 
 def cascade(repo: Path, *args: str) -> inproc.Ran:
@@ -57,8 +58,14 @@ def decided(loop_repo, fake_llm):
     (repo / OLD).write_text("# 2. Use files\n\n## Status\n\nSuperseded by [3. Use Postgres]"
                             "(0003-use-postgres.md)\n\n## Context\n\nFiles.\n")
     (repo / NEW).write_text("# 3. Use Postgres\n\n## Status\n\nProposed\n\n## Context\n\nPostgres.\n")
-    git(repo, "add", ".ai-rules.yml", OLD, NEW)
-    git(repo, "commit", "-qm", "rules and two ADRs", "--no-verify")
+    (repo / GOVERNS).write_text("---\nstatus: accepted\ngoverns: [\"src/**\"]\n---\n\n"
+                                "# Use queues\n\nQueues.\n")
+    git(repo, "add", ".ai-rules.yml", OLD, NEW, GOVERNS)
+    git(repo, "commit", "-qm", "rules and three ADRs", "--no-verify")
+    (repo / "src").mkdir()
+    (repo / "src/app.py").write_text("print('hi')\n")
+    git(repo, "add", "src/app.py")
+    git(repo, "commit", "-qm", "the app <b>moves</b> away", "--no-verify")
     install_plain(repo)
     git(repo, "add", DOC)
     assert commit(repo).returncode == 1  # the panel asks for changes: blocked
@@ -116,7 +123,7 @@ def pages(out: Path) -> dict[str, Page]:
 def built(repo: Path) -> Path:
     ran = cascade(repo, "site", "-o", "out")
     assert ran.returncode == 0, ran.out
-    assert "3 decision(s), 1 topic discussion(s)" in ran.stdout
+    assert "4 decision(s), 1 topic discussion(s)" in ran.stdout
     return repo / "out"
 
 
@@ -128,7 +135,8 @@ def test_the_timeline_lists_every_decision_with_the_verdict_list_and_status_give
     assert header == ["Date", "No.", "Title", "Status", "Review", "Gate", "Superseded by"]
     by_number = {r[1]: r for r in rows}
     documents = [x for x in listed if x["kind"] == "document"]
-    assert sorted(by_number) == sorted(x["number"] for x in documents) == ["0001", "0002", "0003"]
+    assert sorted(by_number) == sorted(x["number"] for x in documents)
+    assert sorted(by_number) == ["0001", "0002", "0003", "0004"]
     for x in documents:
         row = by_number[x["number"]]
         assert row[2] == x["title"] and row[3] == (x["status"] or "-")
@@ -174,7 +182,12 @@ def test_a_decision_page_shows_its_review(decided):
     assert "A: a year, then archive." in text
     decision = status["decision_history"][-1]
     assert f"READY by {decision['by']} in force" in text
-    assert "AI-Architect" in text and "CHANGES" in text  # the panel's votes
+    votes = [r for r in page.rows if len(r) == 4 and r[1] == "AI-Architect"]
+    assert votes and votes[0][0] == status["findings"][0]["revision"][:12]  # per revision
+    assert votes[0][2] == "CHANGES"
+    drifted = pages(out)["0004.html"].all_text
+    assert "Governs: src/**" in drifted and "Drifted: 1 commit(s)" in drifted
+    assert "the app <b>moves</b> away" in drifted  # a commit's subject: text too
     assert "We will store events in SQLite." in text  # the document, rendered
     topic = next(p for name, p in pages(out).items() if name.startswith("topic-"))
     assert "Discussion: Pick a queue" in topic.all_text

@@ -23,6 +23,7 @@ from cascade.commands._common import find_ledgers
 from cascade.commands.list import Row, governed_rows
 from cascade.commands.status import knowing_authors, status_data
 from cascade.config.ruleset import RuleSet
+from cascade.ledger.records import SOURCE_REVISION, Event
 from cascade.protocol.record import record_path, render_record
 
 # The date a document states: front matter's ``date:``, adr-tools' ``Date: ...``, an RFC's
@@ -101,8 +102,7 @@ def review(ledger: Path, root: Path) -> Review:
         data = status_data(d)
     except CascadeError as exc:
         return Review(rel, error=str(exc))
-    votes = [Vote(c.author, c.vote, str(c.provenance.get("revision") or "")[:12], c.line)
-             for c in d.ledger.comments if c.vote]
+    votes = panel_votes(d.ledger.entries)
     record = ""
     path = record_path(ledger)
     if path.is_file():
@@ -110,6 +110,20 @@ def review(ledger: Path, root: Path) -> Review:
     elif not d.source and d.state.run.outcome:  # a topic's record, derived as it is written
         record = render_record(d, d.state.run, "")
     return Review(rel, data, votes, _COMMENT.sub("", record))
+
+
+def panel_votes(entries) -> list[Vote]:
+    """Every vote in ledger order, each with the revision it was given for: the one its stamp
+    names, else the document's revision the ledger last recorded (``SOURCE-REVISION``)."""
+    out, current = [], ""
+    for entry in entries:
+        if isinstance(entry, Event):
+            if entry.kind == SOURCE_REVISION and entry.value.split():
+                current = entry.value.split()[0]
+        elif entry.vote:
+            revision = str(entry.provenance.get("revision") or current)
+            out.append(Vote(entry.author, entry.vote, revision[:12], entry.line))
+    return out
 
 
 def drift_by_document(root: Path) -> dict[str, dict[str, Any]]:

@@ -175,12 +175,13 @@ def votes_section(r: Review) -> str:
     for v in r.votes:  # ledger order: each revision's votes together
         shown = v.revision if v.revision != last else ""
         last = v.revision
-        rows.append((f"<code>{esc(shown)}</code>", esc(v.author), badge("vote", v.vote),
-                     esc(v.line)))
+        rows.append((f"<code>{esc(shown)}</code>" if shown else "", esc(v.author),
+                     badge("vote", v.vote), esc(v.line)))
     current = r.data.get("votes") or {}
     now = ", ".join(f"{esc(k)}: {esc(v)}" for k, v in current.items())
     return ("<section id=\"panel\"><h3>Panel</h3>"
-            + (f"<p>Counted now: {now}</p>" if now else "")
+            + (f"<p>Counted for the current revision (after the findings' policy): {now}</p>"
+               if now else "")
             + table(("Revision", "Who", "Vote", "Ledger line"), rows) + "</section>")
 
 
