@@ -182,9 +182,10 @@ def test_a_decision_page_shows_its_review(decided):
     assert "A: a year, then archive." in text
     decision = status["decision_history"][-1]
     assert f"READY by {decision['by']} in force" in text
-    votes = [r for r in page.rows if len(r) == 4 and r[1] == "AI-Architect"]
-    assert votes and votes[0][0] == status["findings"][0]["revision"][:12]  # per revision
-    assert votes[0][2] == "CHANGES"
+    votes = [r for r in page.rows if len(r) == 4 and r[1].startswith("AI-")]
+    assert len(votes) == 3  # the panel's, under the revision they reviewed
+    assert votes[0][0] == status["findings"][0]["revision"][:12] and votes[1][0] == ""
+    assert next(r for r in votes if r[1] == "AI-Architect")[2] == "CHANGES"
     drifted = pages(out)["0004.html"].all_text
     assert "Governs: src/**" in drifted and "Drifted: 1 commit(s)" in drifted
     assert "the app <b>moves</b> away" in drifted  # a commit's subject: text too
@@ -248,3 +249,50 @@ def test_output_that_is_a_file_or_someone_elses_folder_is_refused(decided):
     assert (decided / "notes/todo.txt").read_text() == "keep\n"
     assert cascade(decided, "site", "-o", "out").returncode == 0
     assert cascade(decided, "site", "-o", "out").returncode == 0  # its own site: rebuilt
+
+
+def test_the_preview_serves_the_site_and_builds_it_again_on_change(decided):
+    """``cascade site --serve``: served on 127.0.0.1; a changed document, a new comment in a
+    ledger, a commit: built again; a change that breaks nothing the site reads: no rebuild."""
+    import urllib.request
+    from functools import partial
+
+    from cascade.site.build import build
+    from cascade.site.preview import Preview
+
+    out = decided / "out"
+    build(decided, out)
+    preview = Preview(decided, out, partial(build, decided, out))
+    port = preview.start(0)
+    try:
+        def fetch(name: str) -> str:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/{name}", timeout=10) as r:
+                return r.read().decode()
+
+        assert '<a href="0003.html">Use Postgres</a>' in fetch("index.html")
+        assert not preview.poll()  # nothing changed
+        (decided / NEW).write_text((decided / NEW).read_text().replace("Use Postgres",
+                                                                        "Use MariaDB"))
+        assert preview.poll()
+        assert '<a href="0003.html">Use MariaDB</a>' in fetch("index.html")
+        assert cascade(decided, "comment", LEDGER, "Q: and the backups?").returncode == 0
+        assert preview.poll() and "and the backups?" in fetch("0001.html")
+        (decided / "src/app.py").write_text("print('moved')\n")  # no document: no rebuild
+        assert not preview.poll()
+        git(decided, "commit", "-qam", "move again", "--no-verify")
+        assert preview.poll()
+        assert "Drifted: 2 commit(s)" in fetch("0004.html")
+    finally:
+        preview.stop()
+
+
+def test_serve_on_a_port_in_use_is_one_line(decided):
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        ran = cascade(decided, "site", "-o", "out", "--serve", "--port",
+                      str(taken.getsockname()[1]))
+    assert ran.returncode == 2 and ran.stderr.startswith("cascade: --port")
+    assert ran.stderr.strip().count("\n") == 0

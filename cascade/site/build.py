@@ -5,11 +5,14 @@ nothing is fetched from the network: it reads the same from file:// as from any 
 
 DIR is the site's own: the pages it wrote before are replaced, other files are left alone;
 a DIR that is a file, or a folder holding something that is not a site (no index.html of
-ours) and not empty, is refused (one line, exit 2): nothing of the user's is overwritten."""
+ours) and not empty, is refused (one line, exit 2): nothing of the user's is overwritten.
+``--serve``: then serve it on 127.0.0.1 and build it again on change (cascade.site.preview)."""
 from __future__ import annotations
 
 import importlib.util
 import json
+import time
+from functools import partial
 from pathlib import Path
 
 from cascade.base.atomic import atomic_write
@@ -17,11 +20,14 @@ from cascade.base.errors import CascadeError
 from cascade.base.gitio import git_or_none, repo_root
 from cascade.site.collect import Entry, collect
 from cascade.site.pages import decision_page
+from cascade.site.preview import Preview
 from cascade.site.style import CSS
 from cascade.site.timeline import as_script, search_index, timeline
 
 MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
 EXTRA = ("markdown_it", "nh3")
+PORT = 8000  # --serve's default
+POLL = 1.0  # seconds between two looks at the files, with --serve
 
 
 def _target(out: Path) -> None:
@@ -51,7 +57,18 @@ def write(out: Path, entries: list[Entry], commit: str) -> int:
     return len(files)
 
 
-def site(output: str | None = None) -> int:
+def build(root: Path, out: Path) -> None:
+    """The site of ``root``'s decisions at its HEAD, written to ``out``."""
+    head = git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    commit = head.decode().strip() if head else ""
+    entries = collect(root)
+    count = write(out, entries, commit)
+    decisions = sum(1 for e in entries if e.source)
+    print(f"cascade site: {decisions} decision(s), {len(entries) - decisions} topic "
+          f"discussion(s), {count} file(s) in {out}", flush=True)
+
+
+def site(output: str | None = None, serve: bool = False, port: int = PORT) -> int:
     missing = [m for m in EXTRA if importlib.util.find_spec(m) is None]
     if missing:
         raise CascadeError(f"cascade site needs {', '.join(missing)}: pip install "
@@ -59,11 +76,18 @@ def site(output: str | None = None) -> int:
     root = repo_root()
     out = Path(output or root / "_site")
     _target(out)
-    head = git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
-    commit = head.decode().strip() if head else ""
-    entries = collect(root)
-    count = write(out, entries, commit)
-    decisions = sum(1 for e in entries if e.source)
-    print(f"cascade site: {decisions} decision(s), {len(entries) - decisions} topic "
-          f"discussion(s), {count} file(s) in {out}")
-    return 0
+    build(root, out)
+    if not serve:
+        return 0
+    preview = Preview(root, out, partial(build, root, out))
+    port = preview.start(port)
+    print(f"cascade site: serving {out} at http://127.0.0.1:{port}/ (built again when a "
+          "document, a ledger or a rule changes; Ctrl-C stops)", flush=True)
+    try:
+        while True:
+            time.sleep(POLL)
+            preview.poll()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        preview.stop()
