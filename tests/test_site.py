@@ -296,3 +296,27 @@ def test_serve_on_a_port_in_use_is_one_line(decided):
                       str(taken.getsockname()[1]))
     assert ran.returncode == 2 and ran.stderr.startswith("cascade: --port")
     assert ran.stderr.strip().count("\n") == 0
+
+
+def test_a_repository_without_decisions_gets_an_empty_timeline(repo):
+    git(repo, "commit", "-qm", "start", "--allow-empty")
+    ran = cascade(repo, "site")
+    assert ran.returncode == 0, ran.out
+    assert "0 decision(s), 0 topic discussion(s)" in ran.stdout
+    index = Page((repo / "_site/index.html").read_text())
+    assert index.rows == [["Date", "No.", "Title", "Status", "Review", "Gate", "Superseded by"]]
+
+
+def test_outside_a_repository_or_without_the_extra_is_one_line(tmp_path, monkeypatch):
+    ran = cascade(tmp_path, "site")
+    assert ran.returncode == 2 and ran.stderr.strip().count("\n") == 0, ran.out
+    assert not (tmp_path / "_site").exists()
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "nh3" else real(name, *a))
+    ran = cascade(tmp_path, "site")
+    assert ran.returncode == 2
+    assert ran.stderr.strip() == ("cascade: cascade site needs nh3: pip install "
+                                  "'cascadingdev[site]'")
