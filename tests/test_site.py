@@ -30,7 +30,8 @@ EVIL = ("<script>alert('doc')</script>\n\n[click me](javascript:alert(1)) "
         "<img src=x onerror=alert(2)>\n\n<a href=\"javascript:evil()\">raw link</a>\n\n"
         "<div onclick=\"steal()\">smuggled <b>html</b></div>\n\n"
         "<iframe src=\"https://evil.example\"></iframe>\n\n"
-        "![pic](javascript:alert(4)) [ok](https://example.com/ok) [rel](0002-use-files.md)\n")
+        "![pic](javascript:alert(4)) [ok](https://example.com/ok) [rel](0002-use-files.md)\n\n"
+        "![diagram](img/flow.png) ![svg](img/evil.svg) ![out](../../../etc/passwd.png)\n")
 TEXT = ("# Use SQLite\n\n## Status\n\nAccepted\n\n## Context\n\nWe will store events in SQLite.\n\n"
         "## Retention\n\nKeep everything.\n\n" + EVIL)
 OLD = "docs/adr/0002-use-files.md"
@@ -66,6 +67,9 @@ def decided(loop_repo, fake_llm):
     (repo / "src/app.py").write_text("print('hi')\n")
     git(repo, "add", "src/app.py")
     git(repo, "commit", "-qm", "the app <b>moves</b> away", "--no-verify")
+    (repo / "docs/adr/img").mkdir()
+    (repo / "docs/adr/img/flow.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (repo / "docs/adr/img/evil.svg").write_text("<svg onload='alert(1)'/>")
     install_plain(repo)
     git(repo, "add", DOC)
     assert commit(repo).returncode == 1  # the panel asks for changes: blocked
@@ -203,7 +207,8 @@ def test_untrusted_text_renders_inert(decided):
     out = built(decided)
     for name, page in pages(out).items():
         for tag, attrs in page.tags:
-            assert tag not in ("iframe", "img", "div", "b", "object", "embed"), (name, tag)
+            assert tag not in ("iframe", "div", "b", "object", "embed"), (name, tag)
+            assert tag != "img" or (attrs.get("src") or "files/").startswith("files/"), attrs
             assert not any(a.lower().startswith("on") for a in attrs), (name, tag, attrs)
             for key in ("href", "src"):
                 value = "".join((attrs.get(key) or "").split()).lower()
@@ -219,8 +224,14 @@ def test_untrusted_text_renders_inert(decided):
     links = {a.get("href") for t, a in page.tags if t == "a"}
     assert "https://example.com/ok" in links
     assert "0002.html" in links  # a link to another governed document: its page
+    assert (out / "files/docs/adr/img/flow.png").read_bytes() == b"\x89PNG\r\n\x1a\n"
+    assert not list(out.rglob("*.svg"))  # opened on its own, its scripts would run
+    assert not list(out.rglob("passwd*"))
+    images = [a for t, a in page.tags if t == "img"]
+    assert {a.get("src") for a in images} == {"files/docs/adr/img/flow.png", None}
     raw = (out / "0001.html").read_text()
-    assert "<script" not in raw and "<img" not in raw and "<iframe" not in raw
+    assert "<script" not in raw and "<iframe" not in raw and "onerror" not in raw.replace(
+        "&lt;img src=x onerror", "")
     index = (out / "search.js").read_text()
     assert "</script" not in index.lower() and "<" not in index
 

@@ -19,7 +19,7 @@ from cascade.base.atomic import atomic_write
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git_or_none, repo_root
 from cascade.site.collect import Entry, collect
-from cascade.site.pages import decision_page
+from cascade.site.pages import ASSETS, IMAGES, decision_page
 from cascade.site.preview import Preview
 from cascade.site.style import CSS
 from cascade.site.timeline import as_script, search_index, timeline
@@ -42,19 +42,39 @@ def _target(out: Path) -> None:
                                "wrote: name an empty or new folder", out)
 
 
-def write(out: Path, entries: list[Entry], commit: str) -> int:
-    """Every page into ``out``; the number of files written."""
+def write(root: Path, out: Path, entries: list[Entry], commit: str) -> int:
+    """Every page into ``out``, and the images they show; the number of files written."""
     out.mkdir(parents=True, exist_ok=True)
     files = {"index.html": timeline(entries, commit), "style.css": CSS}
     by_slug = {e.slug: e for e in entries}
+    assets: set[str] = set()
     for e in entries:
-        files[f"{e.slug}.html"] = decision_page(e, by_slug, commit)
+        files[f"{e.slug}.html"] = decision_page(e, by_slug, commit, assets)
     index = search_index(entries)
     files["search.json"] = json.dumps(index, ensure_ascii=False, indent=0) + "\n"
     files["search.js"] = as_script(index)
     for name, text in files.items():
         atomic_write(out / name, text.encode("utf-8"), durable=False)  # built again at will
-    return len(files)
+    return len(files) + copy_images(root, out / ASSETS, assets)
+
+
+def copy_images(root: Path, into: Path, wanted: set[str]) -> int:
+    """The images the documents show, copied below ``into``: each a regular file inside the
+    repository (not reached through a link out of it), of a raster image type (``IMAGES``);
+    the number copied."""
+    count = 0
+    top = root.resolve()
+    for rel in sorted(wanted):
+        source = root / rel
+        if Path(rel).suffix.lower() not in IMAGES or not source.is_file():
+            continue
+        real = source.resolve()
+        if not real.is_relative_to(top):
+            continue
+        (into / rel).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(into / rel, real.read_bytes(), durable=False)  # built again at will
+        count += 1
+    return count
 
 
 def build(root: Path, out: Path) -> None:
@@ -62,7 +82,7 @@ def build(root: Path, out: Path) -> None:
     head = git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     commit = head.decode().strip() if head else ""
     entries = collect(root)
-    count = write(out, entries, commit)
+    count = write(root, out, entries, commit)
     decisions = sum(1 for e in entries if e.source)
     print(f"cascade site: {decisions} decision(s), {len(entries) - decisions} topic "
           f"discussion(s), {count} file(s) in {out}", flush=True)

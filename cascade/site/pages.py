@@ -9,12 +9,16 @@ import posixpath
 import re
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from cascade.site.collect import Entry, Review
 from cascade.site.render import esc, markdown_html
 
 # A page's scripts are its own (inline, no network); the timeline reads without them.
+ASSETS = "files"  # where the images the documents show are copied, below the site
+# The images copied: raster only. Opened on its own (a link to its copy), an SVG's scripts
+# would run in the site's origin.
+IMAGES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
 _FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
 
 
@@ -57,9 +61,10 @@ def gate_text(review: Review | None) -> str:
     return ("ok" if gate["ok"] else "blocked") + f": {gate['reason']}"
 
 
-def document(e: Entry, pages: dict[str, str]) -> str:
+def document(e: Entry, pages: dict[str, str], assets: set[str]) -> str:
     """A document: its front matter as it is written, then its markdown rendered; a link to
-    another governed document leads to its page (``pages``: slug by document)."""
+    another governed document leads to its page (``pages``: slug by document), an image
+    beside it to its copy under ``files/`` (added to ``assets``, repository-relative)."""
     text = e.text
     m = _FRONT.match(text)
     front = ""
@@ -68,9 +73,17 @@ def document(e: Entry, pages: dict[str, str]) -> str:
         text = text[m.end():]
     folder = posixpath.dirname(e.source)
 
-    def relink(url: str) -> str:
+    def relink(attribute: str, url: str) -> str | None:
         path, _, anchor = url.partition("#")
-        target = posixpath.normpath(posixpath.join(folder, unquote(path))) if path else ""
+        target = posixpath.normpath(posixpath.join(folder, unquote(path.split("?")[0])))
+        outside = not path or path.startswith("/") or target.split("/")[0] == ".."
+        if attribute == "src":  # an image of the repository's, copied; no other
+            if outside or posixpath.splitext(target)[1].lower() not in IMAGES:
+                return None
+            assets.add(target)
+            return f"{ASSETS}/{quote(target)}"
+        if outside:
+            return url
         return (f"{pages[target]}.html" + (f"#{anchor}" if anchor else "")) if target in pages \
             else url
 
@@ -122,12 +135,12 @@ def drift_section(drift: dict[str, Any] | None) -> str:
     return "\n".join(out) + "</section>"
 
 
-def decision_page(e: Entry, by_slug: dict[str, Entry], commit: str) -> str:
+def decision_page(e: Entry, by_slug: dict[str, Entry], commit: str, assets: set[str]) -> str:
     heading = _label(e) if e.source else f"Discussion: {e.title}"
     body = [f"<h1>{esc(heading)}</h1>", meta(e, by_slug)]
     if e.source:
         pages = {x.source: x.slug for x in by_slug.values() if x.source}
-        body.append(f"<section id=\"document\"><h2>Document</h2>{document(e, pages)}"
+        body.append(f"<section id=\"document\"><h2>Document</h2>{document(e, pages, assets)}"
                     "</section>")
     body.append(drift_section(e.drift))
     if e.discussion is not None:

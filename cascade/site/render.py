@@ -56,15 +56,16 @@ def _attribute(tag: str, name: str, value: str) -> str | None:
     return value
 
 
-def sanitise(fragment: str, relink: Callable[[str], str] | None = None) -> str:
+def sanitise(fragment: str, relink: Callable[[str, str], str | None] | None = None) -> str:
     """HTML reduced to ``TAGS`` and ``ATTRIBUTES``, links to ``SCHEMES`` (nh3, ammonia);
-    ``relink``: what a relative link becomes (a governed document's: its page)."""
+    ``relink(attribute, address)``: what a relative href or src becomes (a governed
+    document's: its page; an image beside it: its copy; None: dropped)."""
     import nh3  # the site extra: not installed with the hook
 
     def attribute(tag: str, name: str, value: str) -> str | None:
         kept = _attribute(tag, name, value)
-        if kept and relink and name == "href" and _SCHEME.match(kept) is None:
-            return relink(kept)
+        if kept and relink and name in ("href", "src") and _SCHEME.match(kept) is None:
+            return relink(name, kept)
         return kept
 
     return nh3.clean(fragment, tags=set(TAGS),
@@ -73,6 +74,6 @@ def sanitise(fragment: str, relink: Callable[[str], str] | None = None) -> str:
                      link_rel="noopener noreferrer nofollow", strip_comments=True)
 
 
-def markdown_html(text: str, relink: Callable[[str], str] | None = None) -> str:
+def markdown_html(text: str, relink: Callable[[str, str], str | None] | None = None) -> str:
     """Markdown as sanitised HTML: raw HTML in it stays text, unsafe links lose their href."""
     return sanitise(_parser().render(text), relink)
