@@ -66,10 +66,11 @@ def _key(value: str) -> str:
 
 
 def timeline(entries: list[Entry], commit: str) -> str:
+    """The decisions oldest first (the undated last, by number), then the topics."""
     decisions = [e for e in entries if e.source]
     topics = [e for e in entries if not e.source]
     rows = []
-    for e in sorted(decisions, key=lambda e: (e.date, e.number, e.source)):
+    for e in sorted(decisions, key=lambda e: (not e.date, e.date, e.number, e.source)):
         superseded = (link(e.superseded_slug, e.superseded) if e.superseded_slug
                       else esc(e.superseded))
         rows.append(f"<tr data-status=\"{esc(_key(e.status))}\" data-review=\"{esc(e.review)}\""
