@@ -221,6 +221,9 @@ def test_untrusted_text_renders_inert(decided):
     assert "<img src=x onerror=alert(2)>" in page.all_text
     assert "<script>alert('finding')</script> no backups" in page.all_text
     assert "Accepted risk <script>alert('decide')</script>" in page.all_text
+    # a model's comment, rendered: its raw HTML is text, its javascript: link no link
+    assert "See [x](javascript:alert(1)) <img src=x onerror=alert(5)>" in page.all_text
+    assert "Q: How long do we keep events? <img src=x onerror=alert(6)>" in page.all_text
     links = {a.get("href") for t, a in page.tags if t == "a"}
     assert "https://example.com/ok" in links
     assert "0002.html" in links  # a link to another governed document: its page

@@ -42,15 +42,27 @@ class Vote(Struct, frozen=True):
     line: int
 
 
+class Said(Struct, frozen=True):
+    """A comment of the discussion: who, the vote it gave, its line, its text (markdown), and
+    who wrote it (``ai``: a model's turn, ``decision``: a person's decision, else a person)."""
+
+    author: str
+    vote: str
+    line: int
+    body: str
+    origin: str
+
+
 class Review(Struct):
     """A ledger: its path, the state ``cascade status --json`` gives, the votes in ledger
-    order, the record (markdown), or the error that stops it being read."""
+    order, its comments, the record (markdown), or the error that stops it being read."""
 
     ledger: str
     data: dict[str, Any] = field(default_factory=dict)
     votes: list[Vote] = field(default_factory=list)
     record: str = ""
     error: str = ""
+    comments: list[Said] = field(default_factory=list)
 
 
 class Entry(Struct):
@@ -109,7 +121,9 @@ def review(ledger: Path, root: Path) -> Review:
         record = path.read_text("utf-8", "replace")
     elif not d.source and d.state.run.outcome:  # a topic's record, derived as it is written
         record = render_record(d, d.state.run, "")
-    return Review(rel, data, votes, _COMMENT.sub("", record))
+    said = [Said(c.author, c.vote or "", c.line, _COMMENT.sub("", c.body).strip(),
+                 c.origin or "person") for c in d.ledger.comments]
+    return Review(rel, data, votes, _COMMENT.sub("", record), comments=said)
 
 
 def panel_votes(entries) -> list[Vote]:

@@ -178,7 +178,22 @@ def review_section(r: Review) -> str:
     if r.record:
         out.append(f"<section id=\"record\"><h3>Record</h3><article class=\"doc\">"
                    f"{markdown_html(r.record)}</article></section>")
+    out.append(comments_section(r))
     return "\n".join(x for x in out if x) + "</section>"
+
+
+def comments_section(r: Review) -> str:
+    """The discussion as the ledger holds it, folded: each comment, who, its vote, its line,
+    its text rendered (sanitised as a document is)."""
+    if not r.comments:
+        return ""
+    items = [f"<li><p><strong>{esc(c.author)}</strong>"
+             + (f" {badge('vote', c.vote)}" if c.vote else "")
+             + f" <small>({esc(c.origin)}, line {esc(c.line)})</small></p>"
+             f"<article class=\"doc\">{markdown_html(c.body)}</article></li>"
+             for c in r.comments]
+    return (f"<details id=\"discussion\"><summary>The discussion ({len(r.comments)} "
+            f"comment(s))</summary><ol>{''.join(items)}</ol></details>")
 
 
 def votes_section(r: Review) -> str:
