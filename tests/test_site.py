@@ -334,3 +334,29 @@ def test_outside_a_repository_or_without_the_extra_is_one_line(tmp_path, monkeyp
     assert ran.returncode == 2
     assert ran.stderr.strip() == ("cascade: cascade site needs nh3: pip install "
                                   "'cascadingdev[site]'")
+
+
+def test_a_topic_discussion_has_its_page_with_its_record(repo, cli, fake_llm, monkeypatch):
+    """A pcs discussion run to its end: its page shows the protocol, the outcome and the
+    record the run wrote beside the ledger."""
+    from test_pcs import RECORD, TOPIC, Panel, discuss
+
+    monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
+    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
+    Panel(fake_llm)
+    code, out, err = discuss(cli)
+    assert code == 0, out + err
+    assert (repo / RECORD).is_file()
+    ran = cascade(repo, "site")
+    assert ran.returncode == 0, ran.out
+    assert "0 decision(s), 1 topic discussion(s)" in ran.stdout
+    site = repo / "_site"
+    index = Page((site / "index.html").read_text())
+    link = next(a["href"] for t, a in index.tags if t == "a" and a.get("href", "").startswith(
+        "topic-"))
+    page = Page((site / link).read_text())
+    assert f"Discussion: {TOPIC}" in page.all_text
+    assert "Protocol pcs" in page.all_text and "Outcome READY" in page.all_text
+    assert "Record" in page.all_text and "Consensus statement" in page.all_text
+    assert "Built from commit none" in page.all_text  # no commit yet
