@@ -360,3 +360,19 @@ def test_a_topic_discussion_has_its_page_with_its_record(repo, cli, fake_llm, mo
     assert "Protocol pcs" in page.all_text and "Outcome READY" in page.all_text
     assert "Record" in page.all_text and "Consensus statement" in page.all_text
     assert "Built from commit none" in page.all_text  # no commit yet
+
+
+def test_the_supersession_chain_is_followed_both_ways_and_stops_at_a_cycle():
+    from cascade.site.collect import Entry
+    from cascade.site.pages import chain
+
+    def entry(slug, by="", supersedes=()):
+        return Entry(slug, slug, f"t{slug}", "", "unreviewed", "", f"d/{slug}.md", "d", "",
+                     supersedes=list(supersedes), superseded_slug=by)
+
+    a, b, c = entry("1", by="2"), entry("2", by="3", supersedes=["1"]), entry("3", supersedes=["2"])
+    pages = {x.slug: x for x in (a, b, c)}
+    assert [x.slug for x in chain(b, pages)] == ["1", "2", "3"]
+    assert [x.slug for x in chain(a, pages)] == ["1", "2", "3"]
+    x, y = entry("8", by="9", supersedes=["9"]), entry("9", by="8", supersedes=["8"])
+    assert [e.slug for e in chain(x, {"8": x, "9": y})] == ["9", "8"]

@@ -104,8 +104,32 @@ def meta(e: Entry, by_slug: dict[str, Entry]) -> str:
         rows.append(("Superseded by", link(target, e.superseded) if target else esc(e.superseded)))
     if e.supersedes:
         rows.append(("Supersedes", ", ".join(link(s, _label(by_slug[s])) for s in e.supersedes)))
+    line = chain(e, by_slug)
+    if len(line) > 2:  # two: the rows above say it
+        rows.append(("Chain", " &rarr; ".join(
+            f"<strong>{esc(_label(x))}</strong>" if x is e else link(x.slug, _label(x))
+            for x in line)))
     return ("<dl class=\"meta\">" + "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in rows)
             + "</dl>")
+
+
+def chain(e: Entry, by_slug: dict[str, Entry]) -> list[Entry]:
+    """The supersession chain through ``e``, oldest first: back through the first of what
+    each supersedes, forward through what supersedes each (a cycle stops it)."""
+    back: list[Entry] = []
+    seen = {e.slug}
+    x = e
+    while x.supersedes and x.supersedes[0] not in seen:
+        x = by_slug[x.supersedes[0]]
+        seen.add(x.slug)
+        back.append(x)
+    forward: list[Entry] = []
+    x = e
+    while x.superseded_slug and x.superseded_slug not in seen:
+        x = by_slug[x.superseded_slug]
+        seen.add(x.slug)
+        forward.append(x)
+    return back[::-1] + [e] + forward
 
 
 def _label(e: Entry) -> str:
