@@ -11,6 +11,8 @@ inert.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -376,3 +378,65 @@ def test_the_supersession_chain_is_followed_both_ways_and_stops_at_a_cycle():
     assert [x.slug for x in chain(a, pages)] == ["1", "2", "3"]
     x, y = entry("8", by="9", supersedes=["9"]), entry("9", by="8", supersedes=["8"])
     assert [e.slug for e in chain(x, {"8": x, "9": y})] == ["9", "8"]
+
+
+NODE_DOM = r"""
+// A few DOM calls, enough for the timeline's script: rows, selects, the search box, the
+// results list, and a <script src> that runs search.js when appended.
+const fs = require('fs');
+const [rowsJson, scriptPath, indexPath] = process.argv.slice(2);
+function el(tag) {
+  return {tag, children: [], listeners: {}, dataset: {}, hidden: false, value: '', _text: '',
+    addEventListener(kind, fn) { (this.listeners[kind] = this.listeners[kind] || []).push(fn); },
+    fire(kind) { (this.listeners[kind] || []).forEach(fn => fn()); },
+    appendChild(child) { this.children.push(child);
+      if (child.tag === 'script') { eval(fs.readFileSync(indexPath, 'utf8')); child.fire('load'); }
+      return child; },
+    set textContent(v) { this._text = v; this.children = []; },
+    get textContent() { return this._text + this.children.map(c => c.textContent).join(''); }};
+}
+const rows = JSON.parse(rowsJson).map(d => Object.assign(el('tr'), {dataset: d}));
+const byId = {};
+['f-status', 'f-folder', 'q', 'results', 'shown', 'filters', 'index-js'].forEach(
+  id => byId[id] = el(id));
+delete byId['index-js'];
+global.window = global;
+global.document = {head: el('head'), querySelectorAll: () => rows,
+  getElementById: id => byId[id] || null, createElement: el,
+  createTextNode: text => Object.assign(el('#text'), {_text: text})};
+eval(fs.readFileSync(scriptPath, 'utf8'));
+const out = {filters_shown: !byId['filters'].hidden};
+byId['f-status'].value = 'proposed'; byId['f-status'].fire('change');
+out.proposed = rows.filter(r => !r.hidden).length;
+byId['f-status'].value = ''; byId['f-status'].fire('change');
+out.all = byId['shown'].textContent;
+byId['q'].value = 'ARCHIVE year'; byId['q'].fire('input');
+out.found = byId['results'].children.map(li => [li.children[0].href, li.textContent]);
+byId['q'].value = 'no such words anywhere'; byId['q'].fire('input');
+out.none = byId['results'].textContent;
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="needs node to run the page's script")
+def test_the_timelines_script_filters_and_searches(decided, tmp_path):
+    """The timeline's inline script, run by node against a few DOM calls (not a browser):
+    the status filter hides the other rows; a search loads search.js and lists the pages
+    that hold every word, case aside."""
+    out = built(decided)
+    html = (out / "index.html").read_text()
+    script = html[html.index("<script>") + len("<script>"):html.index("</script>")]
+    (tmp_path / "timeline.js").write_text(script)
+    (tmp_path / "dom.js").write_text(NODE_DOM)
+    index = Page(html)
+    rows = [{k[5:]: v for k, v in a.items() if k.startswith("data-")}
+            for t, a in index.tags if t == "tr" and "data-status" in a]
+    ran = subprocess.run(["node", str(tmp_path / "dom.js"), json.dumps(rows),
+                          str(tmp_path / "timeline.js"), str(out / "search.js")],
+                         capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout)
+    assert result["filters_shown"]  # hidden until the script runs: the table alone without it
+    assert result["proposed"] == 1 and result["all"] == "4 of 4"
+    assert result["found"] == [["0001.html", "0001 Use SQLite (Accepted)"]]
+    assert result["none"] == "No match."
