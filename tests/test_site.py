@@ -440,3 +440,24 @@ def test_the_timelines_script_filters_and_searches(decided, tmp_path):
     assert result["proposed"] == 1 and result["all"] == "4 of 4"
     assert result["found"] == [["0001.html", "0001 Use SQLite (Accepted)"]]
     assert result["none"] == "No match."
+
+
+@pytest.mark.parametrize("status", ["Superseded by [](0007-use-queues.md)",
+                                    "superseded by [ADR-0007](0007-use-queues.md)"])
+def test_what_supersedes_is_found_by_its_path_or_its_number(repo, status):
+    (repo / ".ai-rules.yml").write_text(RULES)
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / "docs/adr/0001-use-files.md").write_text(f"# 1. Use files\n\n## Status\n\n{status}\n")
+    (repo / "docs/adr/0007-use-queues.md").write_text("# 7. Use queues\n\n## Status\n\nAccepted\n")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "adrs")
+    out = built_in(repo)
+    old, new = Page((out / "0001.html").read_text()), Page((out / "0007.html").read_text())
+    assert ("a", {"href": "0007.html"}) in old.tags
+    assert ("a", {"href": "0001.html"}) in new.tags and "Supersedes" in new.all_text
+
+
+def built_in(repo: Path) -> Path:
+    ran = cascade(repo, "site", "-o", "out")
+    assert ran.returncode == 0, ran.out
+    return repo / "out"

@@ -7,6 +7,7 @@ records (cascade.protocol.record). Nothing here re-derives a verdict."""
 from __future__ import annotations
 
 import contextlib
+import posixpath
 import re
 from pathlib import Path
 from typing import Any
@@ -190,14 +191,12 @@ def collect(root: Path) -> list[Entry]:
 
 
 def _superseding(e: Entry, by_path: dict[str, Entry]) -> Entry | None:
-    """The decision that supersedes ``e``, found by the link or number its status names."""
-    said = e.superseded
-    if not said:
-        return None
-    target = re.search(r"\(([^)]+\.md)\)", said)
-    if target:
-        path = (Path(e.source).parent / target.group(1)).as_posix()
-        path = re.sub(r"[^/]+/\.\./", "", path).replace("./", "")
+    """The decision that supersedes ``e``, found by what its status names (the link's text,
+    else its target: cascade.base.docstatus.superseded_by): a path, else a number in its
+    folder."""
+    said = e.superseded.strip()
+    if said.endswith(".md"):
+        path = posixpath.normpath(posixpath.join(posixpath.dirname(e.source), said))
         if path in by_path:
             return by_path[path]
     digits = re.search(r"\d+", said)
