@@ -247,6 +247,8 @@ def test_the_renderer_keeps_links_to_http_mailto_and_relative():
     for bad in ("javascript:alert(1)", " JavaScript:x", "java\tscript:x", "data:text/html,x",
                 "vbscript:x", "file:///etc/passwd", "&#106;avascript:x"):
         assert not safe_url(bad), bad
+    images = markdown_html("![a](https://tracker.example/p.png) ![b](//cdn.example/b.png)")
+    assert "src" not in images and 'alt="a"' in images  # nothing fetched from the network
     html = markdown_html("[a](javascript:x) <b onmouseover=x>b</b> [c](mailto:c@d.e)")
     assert "href=\"javascript" not in html and "onmouseover" not in html.split("&lt;b")[0]
     assert "href=\"mailto:c@d.e\"" in html and "<b" not in html

@@ -50,6 +50,8 @@ def _parser() -> Any:
 def _attribute(tag: str, name: str, value: str) -> str | None:
     if name in ("href", "src") and not safe_url(value):
         return None
+    if name == "src" and (_SCHEME.match(value) or value.lstrip().startswith("//")):
+        return None  # an image from another host: a page fetches nothing from the network
     if name == "style":  # markdown-it's table alignment only
         return value if value in ("text-align:left", "text-align:right",
                                   "text-align:center") else None
