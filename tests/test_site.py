@@ -463,3 +463,18 @@ def built_in(repo: Path) -> Path:
     ran = cascade(repo, "site", "-o", "out")
     assert ran.returncode == 0, ran.out
     return repo / "out"
+
+
+def test_a_document_that_is_a_link_out_of_the_repository_is_not_published(repo, tmp_path):
+    """A site built by CI from a pull request: a governed name that is a symbolic link to a
+    file outside (a key, a token) shows a line saying why, never the file."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("# TOKEN hunter2\n\n## Status\n\nhunter2\n")
+    (repo / ".ai-rules.yml").write_text(RULES)
+    (repo / "docs/adr").mkdir(parents=True)
+    (repo / "docs/adr/0001-leak.md").symlink_to(secret)
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "a link")
+    out = built_in(repo)
+    assert not any("hunter2" in p.read_text() for p in out.iterdir() if p.is_file())
+    assert "symbolic link" in Page((out / "0001.html").read_text()).all_text

@@ -16,6 +16,7 @@ from msgspec import Struct, field
 
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, git_or_none
+from cascade.base.safepath import read_inside
 from cascade.check.config import committed_config
 from cascade.check.decision_drift import drifted
 from cascade.check.gittree import Blobs, Tree
@@ -95,6 +96,18 @@ def _slug(text: str, taken: set[str]) -> str:
     return slug
 
 
+def _read(root: Path, rel: str, what: str) -> tuple[str, bool]:
+    """A file of the work tree as text, never through a symbolic link (one could lead out of
+    the repository, and a site published from a pull request would show what it leads to),
+    and whether it was read: one that was not is a line that says why."""
+    try:
+        return read_inside(root, rel, what).decode("utf-8", "replace"), True
+    except CascadeError as exc:
+        return f"*Not shown: {exc.message}*\n", False
+    except OSError as exc:
+        return f"*Not shown: {what} {rel} cannot be read ({exc.strerror})*\n", False
+
+
 def added_dates(root: Path) -> dict[str, str]:
     """Each path's first commit date (YYYY-MM-DD), from one ``git log``."""
     out = git_or_none(root, "log", "--reverse", "--format=%x00%ad", "--date=short",
@@ -118,8 +131,8 @@ def review(ledger: Path, root: Path) -> Review:
     votes = panel_votes(d.ledger.entries)
     record = ""
     path = record_path(ledger)
-    if path.is_file():
-        record = path.read_text("utf-8", "replace")
+    if path.is_file() or path.is_symlink():
+        record = _read(root, posixpath.join(posixpath.dirname(rel), path.name), "the record")[0]
     elif not d.source and d.state.run.outcome:  # a topic's record, derived as it is written
         record = render_record(d, d.state.run, "")
     said = [Said(c.author, c.vote or "", c.line, _COMMENT.sub("", c.body).strip(),
@@ -153,7 +166,11 @@ def drift_by_document(root: Path) -> dict[str, dict[str, Any]]:
 
 
 def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entry:
-    text = (root / row.source).read_text("utf-8", "replace")
+    text, readable = _read(root, row.source, "the document")
+    if not readable:  # what ``list`` read from it (title, status) is not shown either
+        shown = Row(row.path, row.number, Path(row.source).stem, "", row.review, "")
+        shown.source, shown.ledger = row.source, row.ledger
+        row = shown
     stated = _DATE.search(text)
     folder = row.source.rsplit("/", 1)[0] if "/" in row.source else "."
     return Entry(_slug(row.number or Path(row.source).stem, taken), row.number,
