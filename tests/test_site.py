@@ -314,6 +314,9 @@ def test_serve_on_a_port_in_use_is_one_line(decided):
                       str(taken.getsockname()[1]))
     assert ran.returncode == 2 and ran.stderr.startswith("cascade: --port")
     assert ran.stderr.strip().count("\n") == 0
+    ran = cascade(decided, "site", "-o", "out", "--serve", "--port", "70000")
+    assert ran.returncode == 2
+    assert ran.stderr.strip() == "cascade: --port 70000: not a port (0 to 65535)"
 
 
 def test_a_repository_without_decisions_gets_an_empty_timeline(repo):

@@ -63,6 +63,8 @@ class Preview:
         try:
             self.server = ThreadingHTTPServer(("127.0.0.1", port),
                                               partial(_Quiet, directory=str(self.out)))
+        except OverflowError:
+            raise CascadeError(f"--port {port}: not a port (0 to 65535)") from None
         except OSError as exc:
             raise CascadeError(f"--port {port}: cannot serve there ({exc.strerror})") from None
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
