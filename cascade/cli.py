@@ -397,6 +397,22 @@ def _ui(a) -> int:
     return ui(a.path)
 
 
+@command("site", "the decision log as a static site: a timeline of the governed decisions "
+                 "(filter, search), a page per decision with its review (panel, findings, "
+                 "questions, decisions, supersession, drift), a page per topic discussion; "
+                 "works offline and from file://",
+         arg("-o", "--output", metavar="DIR",
+             help="the folder to write (default: _site at the repository's top); a folder of "
+                  "someone else's is refused"),
+         arg("--serve", action="store_true",
+             help="then serve it on 127.0.0.1 (a local preview) and build it again when a "
+                  "document, a ledger or a rule file changes or a commit is made; Ctrl-C stops"),
+         arg("--port", type=int, default=8000, help="with --serve (default: 8000)"))
+def _site(a) -> int:
+    from cascade.site.build import site
+    return site(a.output, a.serve, a.port)
+
+
 @command("merge-driver", "git's merge driver for ledgers (cascade init registers it): merges "
                          "two appends whole-block",
          arg("ancestor", metavar="%O", help="the common ancestor's version"),

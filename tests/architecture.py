@@ -4,7 +4,7 @@
 base (the primitives), config (the files a repository configures), ledger (the format),
 protocol (state and verdict: no model, no git), turns (the model seam), run (a protocol run
 on a ledger), check (what the CI gate and the hook share about a repository's ledgers),
-loop (the hook), commands, api (the Python API), ui, and the package's top (its entry
+loop (the hook), commands, api (the Python API), ui, site (the static site), and the package's top (its entry
 points: the command line). A module may import its own folder and the folders below it.
 """
 from __future__ import annotations
@@ -17,14 +17,16 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "cascade"
 
 FOLDERS = ("base", "config", "ledger", "protocol", "turns", "run", "check", "loop", "commands",
-           "api", "ui")
+           "api", "ui", "site")
 # (module prefix, layer): each folder, and the package's top above them all.
 LAYERS: dict[str, int] = {"cascade": len(FOLDERS),
                           **{f"cascade.{name}": n for n, name in enumerate(FOLDERS)}}
 
 # Libraries an import inside a function may keep off a path, the line saying so: each costs
-# more to import than the no-op hook's whole run, or loads a native library (ssl: OpenSSL).
-HEAVY = frozenset({"litellm", "jinja2", "textual", "llama_cpp", "openai", "httpx", "ssl"})
+# more to import than the no-op hook's whole run, or loads a native library (ssl: OpenSSL),
+# or is an extra's that the hook's install does not hold (markdown_it, nh3: the site's).
+HEAVY = frozenset({"litellm", "jinja2", "textual", "llama_cpp", "openai", "httpx", "ssl",
+                   "markdown_it", "nh3"})
 
 # Entry points that answer before they know what they will need, and load it then: the
 # command line (a command loads its own modules, and nothing of the others), and the hook (a

@@ -39,6 +39,8 @@ class Row:
         self.status = status  # the document's own, as it states it
         self.review = review  # the ledger's state, or "unreviewed" (no ledger)
         self.superseded = superseded
+        self.source = ""  # the document, repository-relative (a topic: none)
+        self.ledger: Path | None = None  # its ledger, when it has one
 
     def shown_title(self) -> str:
         """The title without the number the No. column shows (adr-tools' ``1. Record ...``,
@@ -73,7 +75,7 @@ class Row:
 
 def list_(status: str | None, fmt: str = "text") -> int:
     here = Path.cwd()
-    documents, ledgers = _documents(here)
+    documents, ledgers = governed_rows(here)
     topics = [_topic_row(p) for p in find_ledgers(Path(".")) if p.resolve() not in ledgers]
     rows = documents + topics
     if status is not None:
@@ -136,9 +138,9 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(width - 1, 0)] + "\u2026"
 
 
-def _documents(here: Path) -> tuple[list[Row], set[Path]]:
+def governed_rows(here: Path) -> tuple[list[Row], set[Path]]:
     """The governed documents below ``here`` (tracked, or new and not ignored), and the
-    ledgers they have."""
+    ledgers they have (``cascade site`` lists them as this does)."""
     try:
         root = repo_root(here)
     except CascadeError:
@@ -166,8 +168,10 @@ def _documents(here: Path) -> tuple[list[Row], set[Path]]:
         if ledger.is_file():
             ledgers.add(ledger.resolve())
             review = _review(ledger)
-        rows.append(Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
-                        stated.value if stated else "", review, superseded_by(text) or ""))
+        row = Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
+                  stated.value if stated else "", review, superseded_by(text) or "")
+        row.source, row.ledger = rel, (ledger if ledger.is_file() else None)
+        rows.append(row)
     return rows, ledgers
 
 

@@ -1,0 +1,103 @@
+"""How long ``cascade site`` takes on a large decision log, and how big its timeline is.
+
+    python bench/site.py [--decisions 650] [--ledgers 50] [--repeat 3]
+
+The repository has rust-lang/rfcs' shape: ``text/0001-<slug>.md`` ... one file per decision,
+its metadata in a list at the top (``- Feature Name:``, ``- Start Date:``, ``- RFC PR:``), a
+few kilobytes of prose in sections; a rule governs ``text/*.md`` with its ledgers in
+``text/discussions/``; the first ``--ledgers`` decisions have a ledger of a few review comments
+(markers, a question, a decision), the rest are unreviewed; one decision in twenty is
+superseded by the next. Everything is committed in one commit (``--no-verify``).
+
+Timed, as a command (``python -m cascade site -o DIR``, a fresh DIR each run): wall seconds,
+median (min-max) of ``--repeat`` runs; then the size of index.html and of the whole site.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _ledgers import comment
+from _table import child_env, spread, table
+
+RULES = """\
+rules:
+  - name: rfc
+    match: "text/*.md"
+    discussion: "text/discussions/{stem}.discussion.md"
+    participants: [architect, security, pragmatist]
+"""
+PROSE = ("The motivation is the cost users pay today: every crate reimplements it, slightly "
+         "differently, and the differences show up as bugs at the boundaries. ") * 6
+
+
+def document(k: int, total: int) -> str:
+    status = ""
+    if k % 20 == 0 and k < total:
+        status = f"\n## Status\n\nSuperseded by [RFC {k + 1}]({k + 1:04d}-feature-{k + 1}.md)\n"
+    return (f"- Feature Name: `feature_{k}`\n- Start Date: 20{14 + k % 10}-0{1 + k % 9}-1{k % 10}\n"
+            f"- RFC PR: [rust-lang/rfcs#{k}](https://github.com/rust-lang/rfcs/pull/{k})\n\n"
+            f"# Summary\n\nFeature {k}: a short summary of what changes.\n{status}\n"
+            f"# Motivation\n\n{PROSE}\n\n# Detailed design\n\n{PROSE}\n\n```rust\nfn f{k}() "
+            "{}\n```\n\n# Drawbacks\n\nSome.\n\n# Alternatives\n\nOthers.\n")
+
+
+def ledger(k: int) -> str:
+    doc = f"text/{k:04d}-feature-{k}.md"
+    head = ("<!-- DISCUSSION -->\n"
+            f"<!-- Title: Feature {k} -->\n<!-- Source: {doc} -->\n<!-- Protocol: review -->\n"
+            "<!-- Participants: architect, security, pragmatist -->\n\n"
+            f"# Feature {k}\n\n---\n\n*Discussion begins below.*\n\n")
+    return head + "".join(comment(i, name, vote, decision_every=3) for i, (name, vote) in
+                          enumerate([("AI-Architect", "CHANGES"), ("AI-Security", "READY"),
+                                     ("Rob", None)], 1))
+
+
+def build(root: Path, decisions: int, ledgers: int) -> None:
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "text/discussions").mkdir(parents=True)
+    (root / ".ai-rules.yml").write_text(RULES)
+    for k in range(1, decisions + 1):
+        (root / f"text/{k:04d}-feature-{k}.md").write_text(document(k, decisions))
+        if k <= ledgers:
+            (root / f"text/discussions/{k:04d}-feature-{k}.discussion.md").write_text(ledger(k))
+    env = {"GIT_AUTHOR_NAME": "Bench", "GIT_AUTHOR_EMAIL": "bench@example.com",
+           "GIT_COMMITTER_NAME": "Bench", "GIT_COMMITTER_EMAIL": "bench@example.com"}
+    subprocess.run(["git", "add", "."], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "rfcs", "--no-verify"], cwd=root, check=True,
+                   env={**child_env(), **env})
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--decisions", type=int, default=650)
+    ap.add_argument("--ledgers", type=int, default=50)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "rfcs"
+        build(root, args.decisions, args.ledgers)
+        times = []
+        for n in range(args.repeat):
+            out = Path(tmp) / f"site{n}"
+            start = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-m", "cascade", "site", "-o", str(out)],
+                                  cwd=root, env=child_env(), capture_output=True, text=True)
+            times.append(time.perf_counter() - start)
+            if proc.returncode:
+                sys.exit(proc.stdout + proc.stderr)
+        index = (out / "index.html").stat().st_size
+        total = sum(p.stat().st_size for p in out.iterdir())
+        files = sum(1 for _ in out.iterdir())
+        table(f"cascade site: {args.decisions} decisions, {args.ledgers} with a ledger",
+              ("build s, median (min-max)", "index.html KiB", "site KiB", "files"),
+              [(spread(times), f"{index / 1024:.0f}", f"{total / 1024:.0f}", files)])
+
+
+if __name__ == "__main__":
+    main()

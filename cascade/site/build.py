@@ -1,0 +1,113 @@
+"""``cascade site [-o DIR]``: the repository's governed decisions as a static site in DIR
+(default ``_site``): index.html (the timeline), a page per decision and per topic discussion,
+search.json and search.js (the search index, built now), style.css. Every link is relative and
+nothing is fetched from the network: it reads the same from file:// as from any static host.
+
+DIR is the site's own: the pages it wrote before are replaced, other files are left alone;
+a DIR that is a file, or a folder holding something that is not a site (no index.html of
+ours) and not empty, is refused (one line, exit 2): nothing of the user's is overwritten.
+``--serve``: then serve it on 127.0.0.1 and build it again on change (cascade.site.preview)."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import time
+from functools import partial
+from pathlib import Path
+
+from cascade.base.atomic import atomic_write
+from cascade.base.errors import CascadeError
+from cascade.base.gitio import git_or_none, repo_root
+from cascade.site.collect import Entry, collect
+from cascade.site.pages import ASSETS, IMAGES, decision_page
+from cascade.site.preview import Preview
+from cascade.site.style import CSS
+from cascade.site.timeline import as_script, search_index, timeline
+
+MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
+EXTRA = ("markdown_it", "nh3")
+PORT = 8000  # --serve's default
+POLL = 1.0  # seconds between two looks at the files, with --serve
+
+
+def _target(out: Path) -> None:
+    """Refuse an output that is a file, or a folder of someone else's."""
+    if out.exists() and not out.is_dir():
+        raise CascadeError("is a file, not a folder: -o names the folder the site is written "
+                           "to", out)
+    if out.is_dir() and any(out.iterdir()):
+        index = out / "index.html"
+        if not (index.is_file() and MARK in index.read_text("utf-8", "replace")):
+            raise CascadeError("is a folder that holds something other than a site cascade "
+                               "wrote: name an empty or new folder", out)
+
+
+def write(root: Path, out: Path, entries: list[Entry], commit: str) -> int:
+    """Every page into ``out``, and the images they show; the number of files written."""
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"index.html": timeline(entries, commit), "style.css": CSS}
+    by_slug = {e.slug: e for e in entries}
+    assets: set[str] = set()
+    for e in entries:
+        files[f"{e.slug}.html"] = decision_page(e, by_slug, commit, assets)
+    index = search_index(entries)
+    files["search.json"] = json.dumps(index, ensure_ascii=False, indent=0) + "\n"
+    files["search.js"] = as_script(index)
+    for name, text in files.items():
+        atomic_write(out / name, text.encode("utf-8"), durable=False)  # built again at will
+    return len(files) + copy_images(root, out / ASSETS, assets)
+
+
+def copy_images(root: Path, into: Path, wanted: set[str]) -> int:
+    """The images the documents show, copied below ``into``: each a regular file inside the
+    repository (not reached through a link out of it), of a raster image type (``IMAGES``);
+    the number copied."""
+    count = 0
+    top = root.resolve()
+    for rel in sorted(wanted):
+        source = root / rel
+        if Path(rel).suffix.lower() not in IMAGES or not source.is_file():
+            continue
+        real = source.resolve()
+        if not real.is_relative_to(top):
+            continue
+        (into / rel).parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(into / rel, real.read_bytes(), durable=False)  # built again at will
+        count += 1
+    return count
+
+
+def build(root: Path, out: Path) -> None:
+    """The site of ``root``'s decisions at its HEAD, written to ``out``."""
+    head = git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    commit = head.decode().strip() if head else ""
+    entries = collect(root)
+    count = write(root, out, entries, commit)
+    decisions = sum(1 for e in entries if e.source)
+    print(f"cascade site: {decisions} decision(s), {len(entries) - decisions} topic "
+          f"discussion(s), {count} file(s) in {out}", flush=True)
+
+
+def site(output: str | None = None, serve: bool = False, port: int = PORT) -> int:
+    missing = [m for m in EXTRA if importlib.util.find_spec(m) is None]
+    if missing:
+        raise CascadeError(f"cascade site needs {', '.join(missing)}: pip install "
+                           "'cascadingdev[site]'")
+    root = repo_root()
+    out = Path(output or root / "_site")
+    _target(out)
+    build(root, out)
+    if not serve:
+        return 0
+    preview = Preview(root, out, partial(build, root, out))
+    port = preview.start(port)
+    print(f"cascade site: serving {out} at http://127.0.0.1:{port}/ (built again when a "
+          "document, a ledger or a rule changes; Ctrl-C stops)", flush=True)
+    try:
+        while True:
+            time.sleep(POLL)
+            preview.poll()
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        preview.stop()

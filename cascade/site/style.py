@@ -1,0 +1,31 @@
+"""The site's stylesheet (style.css): plain CSS, no web fonts, no network."""
+from __future__ import annotations
+
+CSS = """\
+body { font: 15px/1.5 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fff; }
+header, footer { padding: .6em 1.5em; background: #f3f4f6; }
+header a { font-weight: 600; text-decoration: none; color: inherit; }
+footer { font-size: .85em; color: #555; margin-top: 3em; }
+main { padding: 0 1.5em; max-width: 75em; }
+table { border-collapse: collapse; margin: .8em 0; width: 100%; }
+th, td { border-bottom: 1px solid #e5e7eb; padding: .3em .5em; text-align: left;
+         vertical-align: top; }
+th { background: #f9fafb; }
+code, pre { font-family: ui-monospace, monospace; font-size: .9em; }
+pre { background: #f6f8fa; padding: .6em; overflow-x: auto; white-space: pre-wrap; }
+.doc { border-left: 3px solid #e5e7eb; padding-left: 1em; }
+dl.meta { display: grid; grid-template-columns: max-content auto; gap: .2em 1em; }
+dl.meta dt { font-weight: 600; }
+dl.meta dd { margin: 0; }
+#filters { margin: 1em 0; }
+#filters label { margin-right: 1em; }
+.status, .review, .vote, .severity, .state, .gate { padding: 0 .35em; border-radius: 3px;
+  background: #eef; white-space: nowrap; }
+.status-accepted, .review-accepted, .vote-ready, .state-resolved, .gate-ok { background: #dcfce7; }
+.status-superseded, .status-deprecated, .state-waived, .state-overridden { background: #eee; }
+.status-rejected, .review-rejected, .vote-reject, .severity-critical, .gate-blocked
+  { background: #fee2e2; }
+.review-changes, .vote-changes, .severity-major, .state-open { background: #fef3c7; }
+.drifted { color: #9a3412; font-weight: 600; }
+.error { color: #b91c1c; }
+"""
