@@ -481,3 +481,22 @@ def test_a_document_that_is_a_link_out_of_the_repository_is_not_published(repo, 
     out = built_in(repo)
     assert not any("hunter2" in p.read_text() for p in out.iterdir() if p.is_file())
     assert "symbolic link" in Page((out / "0001.html").read_text()).all_text
+
+
+def test_the_timeline_says_the_review_its_page_and_status_say(decided):
+    """A decision recorded as Eve's but committed by someone else: `status` (knowing who
+    added each line) does not count it, a reading that does not ask git would. The timeline
+    shows the review the decision's page and `status` show: one answer."""
+    repo = decided
+    rules = (repo / ".ai-rules.yml").read_text().replace("    deciders: [Test Person]\n", "")
+    (repo / ".ai-rules.yml").write_text(rules)
+    assert cascade(repo, "decide", DOC, "REJECT", "--reason", "Too slow.", "--author",
+                   "Eve <eve@example.com>").returncode == 0
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Eve's decision, committed by another", "--no-verify")
+    listed = {x["number"]: x for x in json.loads(cascade(repo, "list", "--format",
+                                                         "json").stdout)}
+    status = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]
+    assert listed["0001"]["review"] != status["status"]  # the two readings differ here
+    row = next(r for r in pages(built(repo))["index.html"].rows if r[1] == "0001")
+    assert row[4] == status["status"]

@@ -173,10 +173,13 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entr
         row = shown
     stated = _DATE.search(text)
     folder = row.source.rsplit("/", 1)[0] if "/" in row.source else "."
+    reviewed = review(row.ledger, root) if row.ledger else None
+    # the timeline's review is the page's (status's, knowing who added each line), not a
+    # second reading of the ledger
+    state = reviewed.data.get("status", row.review) if reviewed and reviewed.data else row.review
     return Entry(_slug(row.number or Path(row.source).stem, taken), row.number,
-                 row.shown_title(), row.shown_status(), row.review, row.superseded, row.source,
-                 folder, stated.group(1) if stated else dates.get(row.source, ""), text,
-                 review(row.ledger, root) if row.ledger else None)
+                 row.shown_title(), row.shown_status(), state, row.superseded, row.source,
+                 folder, stated.group(1) if stated else dates.get(row.source, ""), text, reviewed)
 
 
 def collect(root: Path) -> list[Entry]:
