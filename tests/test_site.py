@@ -483,10 +483,10 @@ def test_a_document_that_is_a_link_out_of_the_repository_is_not_published(repo, 
     assert "symbolic link" in Page((out / "0001.html").read_text()).all_text
 
 
-def test_the_timeline_says_the_review_its_page_and_status_say(decided):
-    """A decision recorded as Eve's but committed by someone else: `status` (knowing who
-    added each line) does not count it, a reading that does not ask git would. The timeline
-    shows the review the decision's page and `status` show: one answer."""
+def test_the_timeline_list_and_status_say_one_review(decided):
+    """A decision recorded as Eve's but committed by someone else: the gate and `status`
+    (knowing who added each line) do not count it, a reading that does not ask git would.
+    `list`, the site's timeline and `status` say the same review: one answer."""
     repo = decided
     rules = (repo / ".ai-rules.yml").read_text().replace("    deciders: [Test Person]\n", "")
     (repo / ".ai-rules.yml").write_text(rules)
@@ -497,6 +497,9 @@ def test_the_timeline_says_the_review_its_page_and_status_say(decided):
     listed = {x["number"]: x for x in json.loads(cascade(repo, "list", "--format",
                                                          "json").stdout)}
     status = json.loads(cascade(repo, "status", LEDGER, "--json").stdout)["discussions"][0]
-    assert listed["0001"]["review"] != status["status"]  # the two readings differ here
+    assert status["status"] == "ACCEPTED"  # the earlier decision, Test Person's, in force
+    assert listed["0001"]["review"] == status["status"]
     row = next(r for r in pages(built(repo))["index.html"].rows if r[1] == "0001")
     assert row[4] == status["status"]
+    from cascade.ui.view_data import view  # the terminal UI's reading (no Textual)
+    assert view(repo / LEDGER).status == status["status"]

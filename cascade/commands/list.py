@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from cascade.commands._common import find_ledgers
+from cascade.commands.status import knowing_authors
 from cascade.base.docstatus import document_title, find, superseded_by
 from cascade.base.errors import CascadeError, display_path
 from cascade.base.gitio import git, repo_root
@@ -177,14 +178,14 @@ def governed_rows(here: Path) -> tuple[list[Row], set[Path]]:
 
 def _review(ledger: Path) -> str:
     try:
-        return open_discussion(ledger).status
+        return knowing_authors(open_discussion(ledger)).status  # as status says it
     except CascadeError as exc:
         return f"error: {exc.message}"
 
 
 def _topic_row(path: Path) -> Row:
     try:
-        d = open_discussion(path)
+        d = knowing_authors(open_discussion(path))
         return Row(display_path(path), "", d.title, "", d.status, "")
     except CascadeError as exc:
         return Row(display_path(path), "", f"(error: {exc.message})", "", "", "")

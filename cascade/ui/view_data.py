@@ -8,7 +8,7 @@ from pathlib import Path
 from msgspec import Struct, field
 
 from cascade.commands._common import find_ledgers
-from cascade.commands.status import gate_view, protocol_view, vote_label
+from cascade.commands.status import gate_view, knowing_authors, protocol_view, vote_label
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import repo_root
 from cascade.ledger.parse import HEADER_BYTES, parse_header
@@ -102,7 +102,7 @@ def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
     bad file)."""
     try:
         if ledgers is None:
-            return _row(open_discussion(str(path)), path)
+            return _row(knowing_authors(open_discussion(str(path))), path)
         return _row(ledgers.open(path), path)
     except CascadeError as exc:
         return Row(path, f"(cannot read: {exc.message})", "", "", "", "", "", exc.message)
@@ -158,7 +158,7 @@ def keep(row: Row, which: str) -> bool:
 
 def view(path: Path) -> View:
     """One discussion, as ``cascade status`` reads it, with every comment."""
-    d = open_discussion(str(path))
+    d = knowing_authors(open_discussion(str(path)))  # as status and the gate read it
     result = d.consensus_result
     proto = protocol_view(d)
     if result.reached:
