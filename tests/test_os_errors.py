@@ -363,3 +363,15 @@ def test_a_waiver_that_would_pass_the_file_size_limit_leaves_the_ledger_as_it_wa
     one_line(proc, f"cascade: {LEDGER}: File too large")
     assert (repo / LEDGER).read_bytes() == before
     assert leftovers(repo / "discussions") == []
+
+
+def test_a_site_that_does_not_fit_the_disk_is_one_line(repo):
+    """`cascade site` past the file size limit (as a full disk fails): one line naming the
+    page it could not write, exit 1, no traceback, no temp file left."""
+    pytest.importorskip("nh3")
+    proc = limited("site", "-o", "out", cwd=repo, kib=1)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cascade: out/") and "File too large" in lines[0]
+    assert not (repo / "out").exists() or leftovers(repo / "out") == []
