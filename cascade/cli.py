@@ -397,6 +397,16 @@ def _ui(a) -> int:
     return ui(a.path)
 
 
+@command("stats", "the panel, measured: per persona and per rule, over every ledger -- votes, "
+                  "block rate, findings by severity and how each ended, how often a persona's "
+                  "last vote went the way the discussion concluded, people overruling it, "
+                  "tokens and cost per discussion, commits and days to a conclusion",
+         arg("--json", action="store_true", help="every figure as JSON"))
+def _stats(a) -> int:
+    from cascade.commands.stats import stats
+    return stats(a.json)
+
+
 @command("site", "the decision log as a static site: a timeline of the governed decisions "
                  "(filter, search), a page per decision with its review (panel, findings, "
                  "questions, decisions, supersession, drift), a page per topic discussion; "

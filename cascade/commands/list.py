@@ -42,6 +42,7 @@ class Row:
         self.superseded = superseded
         self.source = ""  # the document, repository-relative (a topic: none)
         self.ledger: Path | None = None  # its ledger, when it has one
+        self.rule = ""  # the name of the rule that governs it
 
     def shown_title(self) -> str:
         """The title without the number the No. column shows (adr-tools' ``1. Record ...``,
@@ -172,6 +173,7 @@ def governed_rows(here: Path) -> tuple[list[Row], set[Path]]:
         row = Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
                   stated.value if stated else "", review, superseded_by(text) or "")
         row.source, row.ledger = rel, (ledger if ledger.is_file() else None)
+        row.rule = rule.name
         rows.append(row)
     return rows, ledgers
 
