@@ -6,11 +6,14 @@ The repository has rust-lang/rfcs' shape: ``text/0001-<slug>.md`` ... one file p
 its metadata in a list at the top (``- Feature Name:``, ``- Start Date:``, ``- RFC PR:``), a
 few kilobytes of prose in sections; a rule governs ``text/*.md`` with its ledgers in
 ``text/discussions/``; the first ``--ledgers`` decisions have a ledger of a few review comments
-(markers, a question, a decision), the rest are unreviewed; one decision in twenty is
+(markers, a question, a decision; the panel's replies stamped with tokens and cost, three in
+four concluded READY: what ``cascade stats`` and the panel's page count), the rest are
+unreviewed; one decision in twenty is
 superseded by the next. Everything is committed in one commit (``--no-verify``).
 
 Timed, as a command (``python -m cascade site -o DIR``, a fresh DIR each run): wall seconds,
-median (min-max) of ``--repeat`` runs; then the size of index.html and of the whole site.
+median (min-max) of ``--repeat`` runs; then the size of index.html and of the whole site
+(its top folder); and ``cascade stats`` on the same repository, timed in turn with the builds.
 """
 from __future__ import annotations
 
@@ -24,6 +27,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _ledgers import comment
 from _table import child_env, spread, table
+
+from cascade.ledger.provenance import event_digest, nonce
 
 RULES = """\
 rules:
@@ -48,14 +53,25 @@ def document(k: int, total: int) -> str:
 
 
 def ledger(k: int) -> str:
+    """Three persona replies, stamped as a turn writes them (tokens and cost), and a person's
+    comment; three decisions in four end READY (an OUTCOME recorded), the fourth stays open
+    (the architect rejects)."""
     doc = f"text/{k:04d}-feature-{k}.md"
     head = ("<!-- DISCUSSION -->\n"
             f"<!-- Title: Feature {k} -->\n<!-- Source: {doc} -->\n<!-- Protocol: review -->\n"
             "<!-- Participants: architect, security, pragmatist -->\n\n"
             f"# Feature {k}\n\n---\n\n*Discussion begins below.*\n\n")
-    return head + "".join(comment(i, name, vote, decision_every=3) for i, (name, vote) in
-                          enumerate([("AI-Architect", "CHANGES"), ("AI-Security", "READY"),
-                                     ("Rob", None)], 1))
+    blocked = k % 4 == 0
+    panel = [("AI-Architect", "REJECT" if blocked else "READY"), ("AI-Security", "READY"),
+             ("AI-Pragmatist", "READY")]
+    text = head + "".join(comment(i, name, vote, decision_every=3, stamp={
+        "model": "bench", "prompt_tokens": str(900 + 10 * i), "completion_tokens": "120",
+        "cost": "0.000400", "seen": "all"}) for i, (name, vote) in enumerate(panel, 1))
+    text += comment(4, "Rob", None, decision_every=3)
+    if not blocked:
+        unsigned = f"READY n={nonce()}"
+        text += f"\n<!-- OUTCOME: {unsigned} sig={event_digest('OUTCOME', unsigned)} -->\n"
+    return text
 
 
 def build(root: Path, decisions: int, ledgers: int) -> None:
@@ -82,21 +98,24 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "rfcs"
         build(root, args.decisions, args.ledgers)
-        times = []
-        for n in range(args.repeat):
+        times: dict[str, list[float]] = {"site": [], "stats": []}
+        for n in range(args.repeat):  # interleaved: site, stats, site, stats ...
             out = Path(tmp) / f"site{n}"
-            start = time.perf_counter()
-            proc = subprocess.run([sys.executable, "-m", "cascade", "site", "-o", str(out)],
-                                  cwd=root, env=child_env(), capture_output=True, text=True)
-            times.append(time.perf_counter() - start)
-            if proc.returncode:
-                sys.exit(proc.stdout + proc.stderr)
+            for what, argv in (("site", ["site", "-o", str(out)]), ("stats", ["stats"])):
+                start = time.perf_counter()
+                proc = subprocess.run([sys.executable, "-m", "cascade", *argv], cwd=root,
+                                      env=child_env(), capture_output=True, text=True)
+                times[what].append(time.perf_counter() - start)
+                if proc.returncode:
+                    sys.exit(proc.stdout + proc.stderr)
         index = (out / "index.html").stat().st_size
         total = sum(p.stat().st_size for p in out.iterdir())
         files = sum(1 for _ in out.iterdir())
         table(f"cascade site: {args.decisions} decisions, {args.ledgers} with a ledger",
-              ("build s, median (min-max)", "index.html KiB", "site KiB", "files"),
-              [(spread(times), f"{index / 1024:.0f}", f"{total / 1024:.0f}", files)])
+              ("build s, median (min-max)", "index.html KiB", "site KiB", "files",
+               "cascade stats s"),
+              [(spread(times["site"]), f"{index / 1024:.0f}", f"{total / 1024:.0f}", files,
+                spread(times["stats"]))])
 
 
 if __name__ == "__main__":

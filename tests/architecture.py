@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {"cascade": len(FOLDERS),
 # more to import than the no-op hook's whole run, or loads a native library (ssl: OpenSSL),
 # or is an extra's that the hook's install does not hold (markdown_it, nh3: the site's).
 HEAVY = frozenset({"litellm", "jinja2", "textual", "llama_cpp", "openai", "httpx", "ssl",
-                   "markdown_it", "nh3"})
+                   "markdown_it", "nh3", "pygal"})
 
 # Entry points that answer before they know what they will need, and load it then: the
 # command line (a command loads its own modules, and nothing of the others), and the hook (a

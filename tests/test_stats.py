@@ -28,6 +28,7 @@ conclusion 2, 2, 1 (median 2), days 2, 4, 0 (median 2).
 from __future__ import annotations
 
 import json
+from xml.etree import ElementTree
 from pathlib import Path
 
 import inproc
@@ -197,3 +198,50 @@ def test_a_repository_without_discussions(repo):
 def test_stats_of_the_python_api_match_the_command(history):
     assert repository_stats(history).as_dict() == json.loads(
         cascade(history, "stats", "--json").stdout)
+
+
+def test_the_sites_page_of_the_panel_shows_the_same_figures(history):
+    """stats.html: the same figures (tables) and a chart per figure, each an SVG image file
+    with no script in it, with alt text that says its numbers."""
+    from test_site import Page
+    assert cascade(history, "site").returncode == 0
+    site = history / "_site"
+    page = Page((site / "stats.html").read_text())
+    rows = {r[0]: r for r in page.rows}
+    assert rows["AI-Architect"][1:9] == ["3", "4", "1", "25%",
+                                         "1 critical, 1 major (1 waived, 1 overridden)",
+                                         "2 of 3", "1", rows["AI-Architect"][8]]
+    assert rows["AI-Architect"][9] == "$0.0133"
+    assert rows["AI-Security"][1:5] == ["3", "4", "0", "0%"]
+    assert rows["adr"][1:8] == ["3", "3 READY", "12", "17%",
+                                "1 critical, 1 major, 1 minor (1 resolved, 1 waived, "
+                                "1 overridden)", "1",
+                                "2 commits (1-2), 2 days (0-4) over 3"]
+    images = [a for tag, a in page.tags if tag == "img"]
+    assert [a["src"] for a in images] == [f"charts/{n}.svg" for n in (
+        "block-rate", "findings", "findings-ended", "agreement", "tokens", "days")]
+    alt = {a["src"]: a["alt"] for a in images}
+    assert "AI-Architect: 25%" in alt["charts/block-rate.svg"]
+    assert "AI-Architect: 1 critical, 1 major" in alt["charts/findings.svg"]
+    assert "adr: 2 days" in alt["charts/days.svg"]
+    for a in images:
+        svg = (site / a["src"]).read_bytes()
+        ElementTree.fromstring(svg)  # well-formed
+        assert b"<script" not in svg and b"http://" not in svg.replace(
+            b"http://www.w3.org/", b"").replace(b"http://pygal.org", b"").replace(
+            b"http://github.com/Kozea/pygal", b"")
+    index = Page((site / "index.html").read_text())
+    assert ("a", {"href": "stats.html"}) in index.tags  # every page leads to it
+
+
+def test_a_rule_name_that_holds_markup_stays_text_in_the_page_and_its_charts(history):
+    rules = (history / ".ai-rules.yml").read_text()
+    (history / ".ai-rules.yml").write_text(rules.replace(
+        "name: adr", "name: \"<script>alert('rule')</script>\""))
+    assert cascade(history, "site").returncode == 0
+    html = (history / "_site/stats.html").read_text()
+    assert "<script>alert" not in html and "&lt;script&gt;alert(&#x27;rule&#x27;)" in html
+    svg = (history / "_site/charts/days.svg").read_bytes()
+    assert b"<script" not in svg and b"&lt;script&gt;alert('rule')&lt;/script&gt;" in svg
+    assert {e.text for e in ElementTree.fromstring(svg).iter()
+            if e.text and "alert" in e.text} == {"<script>alert('rule')</script>"}

@@ -145,6 +145,11 @@ class Stats(Struct):
                 "rules": [r.as_dict() for r in self.rules], "unread": self.unread}
 
 
+def counted_as(d: Discussion, rule: str, document: str, ledger: str) -> Reviewed:
+    """A ledger read, to be counted under its rule (none: a topic, under its protocol)."""
+    return Reviewed(d, rule or f"topic ({d.protocol.name})", document, ledger)
+
+
 def _ratio(part: int, whole: int) -> float | None:
     return round(part / whole, 4) if whole else None
 
@@ -175,7 +180,7 @@ def reviewed(root: Path) -> tuple[list[Reviewed], dict[str, str]]:
         except CascadeError as exc:
             unread[rel] = exc.message
             continue
-        items.append(Reviewed(d, rule or f"topic ({d.protocol.name})", document, rel))
+        items.append(counted_as(d, rule, document, rel))
     return items, unread
 
 

@@ -18,14 +18,17 @@ from pathlib import Path
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git_or_none, repo_root
+from cascade.commands.stats import Stats, counted_as, tally
+from cascade.site.charts import charts
 from cascade.site.collect import Entry, collect
 from cascade.site.pages import ASSETS, IMAGES, decision_page
+from cascade.site.panel import CHARTS, panel_page
 from cascade.site.preview import Preview
 from cascade.site.style import CSS
 from cascade.site.timeline import as_script, search_index, timeline
 
 MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
-EXTRA = ("markdown_it", "nh3")
+EXTRA = ("markdown_it", "nh3", "pygal")
 PORT = 8000  # --serve's default
 POLL = 1.0  # seconds between two looks at the files, with --serve
 
@@ -42,10 +45,23 @@ def _target(out: Path) -> None:
                                "wrote: name an empty or new folder", out)
 
 
+def measured(root: Path, entries: list[Entry]) -> Stats:
+    """``cascade stats``' figures, of the ledgers the site read."""
+    items = [counted_as(e.discussion.opened, e.rule, e.source, e.discussion.ledger)
+             for e in entries if e.discussion is not None and e.discussion.opened is not None]
+    figures = tally(items, root)
+    figures.unread = {e.discussion.ledger: e.discussion.error for e in entries
+                      if e.discussion is not None and e.discussion.error}
+    return figures
+
+
 def write(root: Path, out: Path, entries: list[Entry], commit: str) -> int:
     """Every page into ``out``, and the images they show; the number of files written."""
     out.mkdir(parents=True, exist_ok=True)
-    files = {"index.html": timeline(entries, commit), "style.css": CSS}
+    figures = measured(root, entries)
+    drawn = charts(figures)
+    files = {"index.html": timeline(entries, commit), "style.css": CSS,
+             "stats.html": panel_page(figures, drawn, commit)}
     by_slug = {e.slug: e for e in entries}
     assets: set[str] = set()
     for e in entries:
@@ -55,7 +71,10 @@ def write(root: Path, out: Path, entries: list[Entry], commit: str) -> int:
     files["search.js"] = as_script(index)
     for name, text in files.items():
         atomic_write(out / name, text.encode("utf-8"), durable=False)  # built again at will
-    return len(files) + copy_images(root, out / ASSETS, assets)
+    (out / CHARTS).mkdir(exist_ok=True)
+    for chart in drawn:
+        atomic_write(out / CHARTS / f"{chart.name}.svg", chart.svg, durable=False)
+    return len(files) + len(drawn) + copy_images(root, out / ASSETS, assets)
 
 
 def copy_images(root: Path, into: Path, wanted: set[str]) -> int:

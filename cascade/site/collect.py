@@ -26,6 +26,7 @@ from cascade.commands.list import Row, governed_rows
 from cascade.commands.status import knowing_authors, status_data
 from cascade.config.ruleset import RuleSet
 from cascade.ledger.records import SOURCE_REVISION, Event
+from cascade.protocol.discussion import Discussion
 from cascade.protocol.record import record_path, render_record
 
 # The date a document states: front matter's ``date:``, adr-tools' ``Date: ...``, an RFC's
@@ -65,6 +66,7 @@ class Review(Struct):
     record: str = ""
     error: str = ""
     comments: list[Said] = field(default_factory=list)
+    opened: Discussion | None = None  # the discussion read (none: ``error``), for the stats
 
 
 class Entry(Struct):
@@ -84,6 +86,7 @@ class Entry(Struct):
     drift: dict[str, Any] | None = None
     supersedes: list[str] = field(default_factory=list)  # the pages of those it supersedes
     superseded_slug: str = ""  # the page of the one that supersedes it
+    rule: str = ""  # the name of the rule that governs it
 
 
 def _slug(text: str, taken: set[str]) -> str:
@@ -137,7 +140,7 @@ def review(ledger: Path, root: Path) -> Review:
         record = render_record(d, d.state.run, "")
     said = [Said(c.author, c.vote or "", c.line, _COMMENT.sub("", c.body).strip(),
                  c.origin or "person") for c in d.ledger.comments]
-    return Review(rel, data, votes, _COMMENT.sub("", record), comments=said)
+    return Review(rel, data, votes, _COMMENT.sub("", record), comments=said, opened=d)
 
 
 def panel_votes(entries) -> list[Vote]:
@@ -169,7 +172,7 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entr
     text, readable = _read(root, row.source, "the document")
     if not readable:  # what ``list`` read from it (title, status) is not shown either
         shown = Row(row.path, row.number, Path(row.source).stem, "", row.review, "")
-        shown.source, shown.ledger = row.source, row.ledger
+        shown.source, shown.ledger, shown.rule = row.source, row.ledger, row.rule
         row = shown
     stated = _DATE.search(text)
     folder = row.source.rsplit("/", 1)[0] if "/" in row.source else "."
@@ -179,7 +182,8 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entr
     state = reviewed.data.get("status", row.review) if reviewed and reviewed.data else row.review
     return Entry(_slug(row.number or Path(row.source).stem, taken), row.number,
                  row.shown_title(), row.shown_status(), state, row.superseded, row.source,
-                 folder, stated.group(1) if stated else dates.get(row.source, ""), text, reviewed)
+                 folder, stated.group(1) if stated else dates.get(row.source, ""), text, reviewed,
+                 rule=row.rule)
 
 
 def collect(root: Path) -> list[Entry]:

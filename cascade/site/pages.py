@@ -27,7 +27,8 @@ def layout(title: str, body: str, commit: str, script: str = "") -> str:
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
             f"<title>{esc(title)}</title><link rel=\"stylesheet\" href=\"style.css\"></head>\n"
-            f"<body><header><a href=\"index.html\">Decision log</a></header>\n<main>\n{body}\n"
+            f"<body><header><a href=\"index.html\">Decision log</a> "
+            f"<a href=\"stats.html\">The panel</a></header>\n<main>\n{body}\n"
             f"</main>\n<footer>Built from commit <code>{esc(commit[:12] or 'none')}</code> "
             f"by cascade site.</footer>{script}</body></html>\n")
 

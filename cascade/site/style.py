@@ -4,7 +4,7 @@ from __future__ import annotations
 CSS = """\
 body { font: 15px/1.5 system-ui, sans-serif; margin: 0; color: #1d1d1f; background: #fff; }
 header, footer { padding: .6em 1.5em; background: #f3f4f6; }
-header a { font-weight: 600; text-decoration: none; color: inherit; }
+header a { font-weight: 600; text-decoration: none; color: inherit; margin-right: 1.5em; }
 footer { font-size: .85em; color: #555; margin-top: 3em; }
 main { padding: 0 1.5em; max-width: 75em; }
 table { border-collapse: collapse; margin: .8em 0; width: 100%; }
@@ -28,4 +28,7 @@ dl.meta dd { margin: 0; }
 .review-changes, .vote-changes, .severity-major, .state-open { background: #fef3c7; }
 .drifted { color: #9a3412; font-weight: 600; }
 .error { color: #b91c1c; }
+figure { margin: 1.5em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #e5e7eb; }
+figcaption { font-size: .9em; color: #555; }
 """

@@ -1,0 +1,75 @@
+"""The site's page of the panel, measured (stats.html): ``cascade stats``' figures -- the
+same ``Stats``, computed by cascade.commands.stats from the ledgers the site read -- as charts
+(cascade.site.charts: images, no script) and as tables that hold every number the charts
+draw, and more."""
+from __future__ import annotations
+
+from cascade.commands.stats import Counts, Stats
+from cascade.site.charts import Chart
+from cascade.site.pages import layout, table
+from cascade.site.render import esc
+
+CHARTS = "charts"  # the folder of the charts' SVG files, below the site
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{part / whole:.0%}" if whole else "-"
+
+
+def _findings(c: Counts) -> str:
+    found = ", ".join(f"{n} {s}" for s, n in c.findings.items() if n) or "none"
+    ended = ", ".join(f"{n} {s}" for s, n in c.fates.items() if n)
+    return esc(found + (f" ({ended})" if ended else ""))
+
+
+def _spend(c: Counts) -> tuple[str, str]:
+    tokens = f"{c.tokens / c.discussions:,.0f}" if c.discussions and c.tokens else "-"
+    cost = f"${c.cost / c.discussions:.4f}" if c.discussions and c.priced else "-"
+    return tokens, cost
+
+
+def _figure(chart: Chart) -> str:
+    return (f"<figure><img src=\"{CHARTS}/{esc(chart.name)}.svg\" "
+            f"alt=\"{esc(chart.title)}: {esc(chart.alt)}\" width=\"720\"></figure>")
+
+
+def panel_page(s: Stats, charts: list[Chart], commit: str) -> str:
+    """The page: what it counts, the charts, then a table per persona and per rule."""
+    if not s.discussions:
+        return layout("The panel", "<h1>The panel, measured</h1>\n<p>No discussions yet: "
+                      "nothing to measure.</p>", commit)
+    personas = [[esc(p.name), str(p.discussions), str(p.votes), str(p.blocks),
+                 _percent(p.blocks, p.votes), _findings(p),
+                 f"{p.agreed} of {p.concluded}", str(p.overruled), *_spend(p)]
+                for p in s.personas]
+    rules = []
+    for r in s.rules:
+        data = r.as_dict()["to_conclusion"]
+        landed = "-"
+        if data["commits"]:
+            c, d = data["commits"], data["days"]
+            landed = (f"{c['median']:g} commits ({c['min']}-{c['max']}), {d['median']:g} days "
+                      f"({d['min']:g}-{d['max']:g}) over {data['measured']}")
+        ended = ", ".join(f"{n} {o}" for o, n in sorted(r.outcomes.items()))
+        rules.append([esc(r.name), str(r.discussions), esc(ended), str(r.votes),
+                      _percent(r.blocks, r.votes), _findings(r), str(r.decided), esc(landed),
+                      *_spend(r)])
+    body = [f"<h1>The panel, measured</h1>\n<p>Over {s.discussions} discussion(s): each "
+            "persona's votes, how often it blocks, what it found and how that ended, and "
+            "whether its last vote went the way the discussion concluded; then each rule. "
+            "The same figures as <code>cascade stats</code>.</p>",
+            *[_figure(c) for c in charts],
+            "<h2>Per persona</h2>",
+            table(("Persona", "Discussions", "Votes", "Blocks", "Block rate",
+                   "Findings (how they ended)", "Last vote as concluded",
+                   "Overruled by a person", "Tokens per discussion", "Cost per discussion"),
+                  personas),
+            "<h2>Per rule</h2>",
+            table(("Rule", "Discussions", "Concluded", "Votes", "Block rate",
+                   "Findings (how they ended)", "Decided by a person", "To a conclusion",
+                   "Tokens per discussion", "Cost per discussion"), rules)]
+    if s.unread:
+        body.append("<h2>Not counted</h2><ul>" + "".join(
+            f"<li><code>{esc(path)}</code>: {esc(why)}</li>" for path, why in s.unread.items())
+            + "</ul>")
+    return layout("The panel, measured", "\n".join(body), commit)
