@@ -140,9 +140,10 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[:max(width - 1, 0)] + "\u2026"
 
 
-def governed_rows(here: Path) -> tuple[list[Row], set[Path]]:
+def governed_rows(here: Path, reviews: bool = True) -> tuple[list[Row], set[Path]]:
     """The governed documents below ``here`` (tracked, or new and not ignored), and the
-    ledgers they have (``cascade site`` lists them as this does)."""
+    ledgers they have (``cascade site`` lists them as this does). ``reviews=False``: each
+    row's review is left "" for a caller that reads the ledgers itself (the site, stats)."""
     try:
         root = repo_root(here)
     except CascadeError:
@@ -169,7 +170,7 @@ def governed_rows(here: Path) -> tuple[list[Row], set[Path]]:
         review = "unreviewed"
         if ledger.is_file():
             ledgers.add(ledger.resolve())
-            review = _review(ledger)
+            review = _review(ledger) if reviews else ""
         row = Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
                   stated.value if stated else "", review, superseded_by(text) or "")
         row.source, row.ledger = rel, (ledger if ledger.is_file() else None)

@@ -22,16 +22,15 @@ import json
 import re
 import statistics
 import sys
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
 
 from cascade.base.errors import CascadeError, display_path
-from cascade.base.gitio import git_or_none, repo_root
+from cascade.base.gitio import git_or_none, read_blobs, repo_root
 from cascade.base.text import json_printable, printable
-from cascade.check.governance import open_discussion
+from cascade.check.governance import LedgerReader
 from cascade.commands._common import find_ledgers
 from cascade.commands.list import governed_rows
 from cascade.commands.status import knowing_authors
@@ -168,15 +167,16 @@ def _way(vote: str) -> bool:
 def reviewed(root: Path) -> tuple[list[Reviewed], dict[str, str]]:
     """Every ledger of the repository, read as ``cascade status`` reads it: governed ones
     under their rule, the others as topics; and those that cannot be read (path: why)."""
-    rows, governed = governed_rows(root)
+    rows, governed = governed_rows(root, reviews=False)  # each ledger is read once, here
     items: list[Reviewed] = []
     unread: dict[str, str] = {}
     paths = [(r.ledger, r.rule, r.source) for r in rows if r.ledger is not None]
     paths += [(p, "", "") for p in find_ledgers(root) if p.resolve() not in governed]
+    reader = LedgerReader(root)  # the rules read once for every ledger
     for path, rule, document in paths:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
         try:
-            d = knowing_authors(open_discussion(path))
+            d = knowing_authors(reader.open(path))
         except CascadeError as exc:
             unread[rel] = exc.message
             continue
@@ -184,22 +184,20 @@ def reviewed(root: Path) -> tuple[list[Reviewed], dict[str, str]]:
     return items, unread
 
 
-def tally(items: Iterable[Reviewed], root: Path | None = None) -> Stats:
+def tally(items: list[Reviewed], root: Path | None = None) -> Stats:
     """The figures of ``items``; with ``root``, the commits and days to each conclusion
-    (read from its git history)."""
+    (read from its git history: ``landings``)."""
     personas: dict[str, Persona] = {}
     rules: dict[str, Rule] = {}
-    count = 0
+    landed = landings(root, items) if root is not None else {}
     for item in items:
-        count += 1
         rule = rules.setdefault(item.rule, Rule(item.rule))
         _count(item.discussion, rule, personas)
-        measured = _to_conclusion(root, item) if root is not None else None
-        if measured is not None:
-            rule.commits.append(measured[0])
-            rule.days.append(measured[1])
+        if item.ledger in landed:
+            rule.commits.append(landed[item.ledger][0])
+            rule.days.append(landed[item.ledger][1])
     return Stats(sorted(personas.values(), key=lambda p: p.name.lower()),
-                 sorted(rules.values(), key=lambda r: r.name.lower()), count)
+                 sorted(rules.values(), key=lambda r: r.name.lower()), len(items))
 
 
 def _count(d: Discussion, rule: Rule, personas: dict[str, Persona]) -> None:
@@ -254,25 +252,48 @@ def _marker(d: Discussion) -> str | None:
     return None
 
 
-def _to_conclusion(root: Path, item: Reviewed) -> tuple[int, float] | None:
-    """The commits that touched the document or its ledger up to and including the one that
-    recorded the conclusion (the first to hold its marker), and the days from the first of
-    them to it; None: not concluded, or not committed yet."""
-    marker = _marker(item.discussion)
-    if marker is None:
-        return None
-    found = git_or_none(root, "log", "HEAD", "--format=%H %ct", f"-Sn={marker}", "--",
-                        item.ledger)
-    landed = [line.split() for line in (found or b"").decode().splitlines() if line.strip()]
-    if not landed:
-        return None
-    commit, when = min(landed, key=lambda x: int(x[1]))
-    paths = [p for p in (item.document, item.ledger) if p]
-    times = git_or_none(root, "log", commit, "--format=%ct", "--", *paths)
-    stamps = [int(t) for t in (times or b"").decode().split()]
-    if not stamps:
-        return None
-    return len(stamps), round((int(when) - min(stamps)) / 86400, 2)
+def landings(root: Path, items: list[Reviewed]) -> dict[str, tuple[int, float]]:
+    """For each concluded discussion of ``items`` (by ledger): the commits of HEAD's history
+    that touched its document or its ledger up to the one that recorded its conclusion (the
+    first whose ledger holds the concluding entry's nonce), by commit date, and the days from
+    the first of them to it. One ``git log`` for every path, one ``git cat-file --batch`` for
+    the ledgers' versions: a repository of hundreds of decisions costs two processes."""
+    markers = {item.ledger: m for item in items if (m := _marker(item.discussion))}
+    if not markers:
+        return {}
+    concluded = [item for item in items if item.ledger in markers]
+    touched = _touching(root, sorted({p for item in concluded
+                                      for p in (item.document, item.ledger) if p}))
+    specs = [f"{commit}:{item.ledger}" for item in concluded
+             for commit, _ in touched.get(item.ledger, ())]
+    versions = read_blobs(root, specs)
+    out: dict[str, tuple[int, float]] = {}
+    for item in concluded:
+        mark = f"n={markers[item.ledger]}".encode()
+        landed = next(((c, t) for c, t in reversed(touched.get(item.ledger, ()))
+                       if mark in versions.get(f"{c}:{item.ledger}", b"")), None)
+        if landed is None:  # not committed yet
+            continue
+        times = {c: t for path in (item.document, item.ledger) if path
+                 for c, t in touched.get(path, ())}
+        before = [t for t in times.values() if t <= landed[1]]
+        out[item.ledger] = (len(before), round((landed[1] - min(before)) / 86400, 2))
+    return out
+
+
+def _touching(root: Path, paths: list[str]) -> dict[str, list[tuple[str, int]]]:
+    """The commits of HEAD's history (newest first) that touched each of ``paths``, with
+    their commit times."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for start in range(0, len(paths), 500):  # a command line of a few hundred paths
+        log = git_or_none(root, "log", "HEAD", "--format=%x00%H %ct", "--name-only",
+                          "--no-renames", "--", *paths[start:start + 500])
+        for chunk in (log or b"").decode("utf-8", "surrogateescape").split("\0")[1:]:
+            lines = chunk.strip().splitlines()
+            commit, when = lines[0].split()
+            for path in lines[1:]:
+                out.setdefault(path.strip(), []).append((commit, int(when)))
+    return out
 
 
 def repository_stats(root: Path) -> Stats:

@@ -4,11 +4,12 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
 
 from cascade.commands._common import ledger_paths
 from cascade.base.errors import CascadeError, display_path
-from cascade.base.gitio import index_blobs, repo_root
+from cascade.base.gitio import index_blobs
 from cascade.ledger.records import DRIFT_REVIEW
 from cascade.check.attribution import knowing_authors as knowing
 from cascade.check.governance import open_discussion
@@ -24,14 +25,15 @@ from cascade.base.safepath import read_inside
 from cascade.base.text import json_printable, printable
 
 
-def gate_view(d: Discussion) -> dict[str, Any] | None:
+def gate_view(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[str, Any] | None:
     """The gate's verdict for a governed ledger's document as it stands in the index (what a
-    commit would hold), or None when no rule governs the ledger."""
+    commit would hold), or None when no rule governs the ledger. ``staged``: the index's
+    blobs by path, read once for many ledgers (``index_blobs``); None: read here."""
     if not d.governed or not d.source:
         return None
 
-    root = repo_root(d.path.parent)
-    revision = index_blobs(root, [d.source]).get(d.source)
+    root = d.root  # a governed ledger is read under its repository's top (open_at)
+    revision = (staged if staged is not None else index_blobs(root, [d.source])).get(d.source)
     if revision is None:
         try:
             revision = blob_id(read_inside(root, d.source, "the document", where=d.path,
@@ -103,7 +105,8 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
             "artifacts": [display_path(p) for p in files if p.is_file()]}
 
 
-def status_data(d: Discussion) -> dict[str, Any]:
+def status_data(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """What ``status --json`` says of ``d`` (``staged``: as ``gate_view`` takes it)."""
     s = d.state
     result = s.result
     return {
@@ -126,7 +129,7 @@ def status_data(d: Discussion) -> dict[str, Any]:
         "forged": [x.as_dict() for x in s.forged],
         "unfounded": [x.as_dict() for x in s.unfounded],
         "failures": [x.as_dict() for x in s.failures],
-        "gate": gate_view(d),
+        "gate": gate_view(d, staged),
         **protocol_view(d),
         "questions": d.questions,
         "answers": d.answers,

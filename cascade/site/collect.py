@@ -15,12 +15,12 @@ from typing import Any
 from msgspec import Struct, field
 
 from cascade.base.errors import CascadeError
-from cascade.base.gitio import git, git_or_none
+from cascade.base.gitio import git, git_or_none, index_blobs
 from cascade.base.safepath import read_inside
 from cascade.check.config import committed_config
 from cascade.check.decision_drift import drifted
 from cascade.check.gittree import Blobs, Tree
-from cascade.check.governance import open_discussion
+from cascade.check.governance import LedgerReader
 from cascade.commands._common import find_ledgers
 from cascade.commands.list import Row, governed_rows
 from cascade.commands.status import knowing_authors, status_data
@@ -123,12 +123,21 @@ def added_dates(root: Path) -> dict[str, str]:
     return dates
 
 
-def review(ledger: Path, root: Path) -> Review:
+class Reading(Struct):
+    """What every ledger of one build is read with: the repository's ``LedgerReader`` (its
+    rules read once) and the index's blobs of the governed documents (one ``git ls-files``
+    for all: the gate's verdict is for the revision a commit would hold)."""
+
+    reader: LedgerReader
+    staged: dict[str, str]
+
+
+def review(ledger: Path, root: Path, reading: Reading) -> Review:
     """The ledger's state as ``cascade status --json`` gives it, and its votes."""
     rel = ledger.resolve().relative_to(root.resolve()).as_posix()
     try:
-        d = knowing_authors(open_discussion(ledger))
-        data = status_data(d)
+        d = knowing_authors(reading.reader.open(ledger))
+        data = status_data(d, reading.staged)
     except CascadeError as exc:
         return Review(rel, error=str(exc))
     votes = panel_votes(d.ledger.entries)
@@ -168,7 +177,8 @@ def drift_by_document(root: Path) -> dict[str, dict[str, Any]]:
         return {d.doc: d.as_dict() for d in drifted(root, tree, rules)}
 
 
-def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entry:
+def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str],
+           reading: Reading) -> Entry:
     text, readable = _read(root, row.source, "the document")
     if not readable:  # what ``list`` read from it (title, status) is not shown either
         shown = Row(row.path, row.number, Path(row.source).stem, "", row.review, "")
@@ -176,10 +186,12 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entr
         row = shown
     stated = _DATE.search(text)
     folder = row.source.rsplit("/", 1)[0] if "/" in row.source else "."
-    reviewed = review(row.ledger, root) if row.ledger else None
+    reviewed = review(row.ledger, root, reading) if row.ledger else None
     # the timeline's review is the page's (status's, knowing who added each line), not a
     # second reading of the ledger
-    state = reviewed.data.get("status", row.review) if reviewed and reviewed.data else row.review
+    state = row.review
+    if reviewed is not None:
+        state = reviewed.data.get("status", "") if reviewed.data else f"error: {reviewed.error}"
     return Entry(_slug(row.number or Path(row.source).stem, taken), row.number,
                  row.shown_title(), row.shown_status(), state, row.superseded, row.source,
                  folder, stated.group(1) if stated else dates.get(row.source, ""), text, reviewed,
@@ -188,11 +200,12 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str]) -> Entr
 
 def collect(root: Path) -> list[Entry]:
     """Every governed decision of the repository, then every topic discussion."""
-    rows, ledgers = governed_rows(root)
+    rows, ledgers = governed_rows(root, reviews=False)  # each ledger is read once, here
     dates = added_dates(root)
     drift = drift_by_document(root)
-    taken = {"index", "search"}
-    entries = [_entry(r, root, dates, taken) for r in rows]
+    taken = {"index", "search", "stats"}
+    reading = Reading(LedgerReader(root), index_blobs(root, [r.source for r in rows]))
+    entries = [_entry(r, root, dates, taken, reading) for r in rows]
     for e in entries:
         e.drift = drift.get(e.source)
     by_path = {e.source: e for e in entries}
@@ -204,7 +217,7 @@ def collect(root: Path) -> list[Entry]:
     for path in find_ledgers(root):
         if path.resolve() in ledgers:
             continue
-        r = review(path, root)
+        r = review(path, root, reading)
         title = r.data.get("title") or path.name
         rel = r.ledger
         entries.append(Entry(_slug("topic-" + Path(rel).name.split(".")[0], taken), "", title,
