@@ -15,7 +15,7 @@ Per rule (a topic discussion: its protocol): the discussions and how they conclu
 votes and findings, people's decisions in force, tokens and cost per discussion, and -- for
 each concluded discussion -- the commits and days from the first commit of its document or
 ledger to the commit that recorded its conclusion (the decision in force, else the ledger's
-last OUTCOME event of that outcome): how long the review took to land."""
+last OUTCOME event of that outcome): how long the review took to land (``landings``)."""
 from __future__ import annotations
 
 import json
