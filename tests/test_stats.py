@@ -36,6 +36,7 @@ import pytest
 from conftest import git
 from fakellm import Fault
 from inproc import commit
+from ledgers import stamp
 from test_findings import answer
 from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401  (a fixture)
 
@@ -245,3 +246,26 @@ def test_a_rule_name_that_holds_markup_stays_text_in_the_page_and_its_charts(his
     assert b"<script" not in svg and b"&lt;script&gt;alert('rule')&lt;/script&gt;" in svg
     assert {e.text for e in ElementTree.fromstring(svg).iter()
             if e.text and "alert" in e.text} == {"<script>alert('rule')</script>"}
+
+
+def test_a_topic_discussion_counts_under_its_protocol(repo):
+    """A discussion of no document: its replies count for its personas, under
+    ``topic (<protocol>)``; a ledger that cannot be read is named, not counted."""
+    topic = repo / "notes/caching.discussion.md"
+    topic.parent.mkdir()
+    topic.write_text(stamp(
+        "<!-- DISCUSSION -->\n<!-- Title: Caching -->\n<!-- Protocol: review -->\n"
+        "<!-- Participants: architect, security -->\n\n# Caching\n\n---\n\n"
+        "---\nName: AI-Architect\n\nCache reads.\n\nVOTE: READY\n---\n\n"
+        "---\nName: AI-Security\n\nNot yet.\n\nVOTE: CHANGES\n---\n"))
+    (repo / "notes/broken.discussion.md").write_text(
+        "<!-- DISCUSSION -->\n<!-- Title: Broken -->\n<!-- Protocol: no-such-protocol -->\n")
+    data = json.loads(cascade(repo, "stats", "--json").stdout)
+    assert [(r["name"], r["discussions"], r["votes"], r["blocks"]) for r in data["rules"]] == \
+        [("topic (review)", 1, 2, 1)]
+    assert {p["name"]: p["blocks"] for p in data["personas"]} == {"AI-Architect": 0,
+                                                                 "AI-Security": 1}
+    assert list(data["unread"]) == ["notes/broken.discussion.md"]
+    ran = cascade(repo, "stats")
+    assert ran.returncode == 0
+    assert "notes/broken.discussion.md: not counted:" in ran.stderr

@@ -177,10 +177,12 @@ def reviewed(root: Path) -> tuple[list[Reviewed], dict[str, str]]:
         rel = path.resolve().relative_to(root.resolve()).as_posix()
         try:
             d = knowing_authors(reader.open(path))
+            item = counted_as(d, rule, document, rel)
+            d.state  # derived now: a ledger that cannot be is named, not counted
         except CascadeError as exc:
             unread[rel] = exc.message
             continue
-        items.append(counted_as(d, rule, document, rel))
+        items.append(item)
     return items, unread
 
 
