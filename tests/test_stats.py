@@ -8,9 +8,10 @@ endpoint (each with a cost header: what a proxy reports), commits on set days:
   A person answers F1 and waives F2, and decides READY (overruling the architect, and
   overriding F1: an answer leaves a finding for a review or a decision to close): it lands on
   day 2. 2 commits, 2 days.
-- ADR 2, proposed on day 1. Day 4: the pragmatist asks for changes (a minor finding): blocked,
-  no commit. Day 5: the document changed, all three review again, READY (the pragmatist's
-  finding resolved): it lands. 2 commits, 4 days.
+- ADR 2, proposed on day 1. Day 4: the pragmatist asks for changes (a minor finding): blocked;
+  the ledger is committed as it stands past the gate (``--no-verify``). Day 5: the document
+  changed, all three review again, READY (the pragmatist's finding resolved): it lands.
+  3 commits, 4 days.
 - ADR 3, day 6: READY from all three at the first try. 1 commit, 0 days. On day 7 a block
   under AI-Security's name is written by hand into its ledger (no stamp): not its reply.
 
@@ -23,7 +24,7 @@ Counted by hand:
 | AI-Pragmatist | 3 | 4 | 1 | minor 1 (resolved) | 3 of 3 | 0 | 4 × 0.03 |
 
 rule adr: 3 discussions, all READY, 12 votes, 2 blocks, 1 decided by a person, commits to
-conclusion 2, 2, 1 (median 2), days 2, 4, 0 (median 2).
+conclusion 2, 3, 1 (median 2), days 2, 4, 0 (median 2).
 """
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ from cascade.commands.stats import repository_stats
 
 DOC2 = "docs/adr/0002-use-queues.md"
 DOC3 = "docs/adr/0003-use-caches.md"
+LEDGER2 = "docs/adr/discussions/0002-use-queues.discussion.md"
 LEDGER3 = "docs/adr/discussions/0003-use-caches.discussion.md"
 COST = {"AI-Architect": "0.01", "AI-Security": "0.02", "AI-Pragmatist": "0.03"}
 DAY = 86400
@@ -119,6 +121,8 @@ def history(loop_repo, fake_llm, monkeypatch):
     (repo / DOC2).write_text("# Use queues\n\nWe will use a queue for events.\n")
     git(repo, "add", DOC2)
     assert commit(repo).returncode == 1
+    git(repo, "add", LEDGER2)  # pushed as it stands, past the gate: not its conclusion
+    git(repo, "commit", "-qm", "work in progress", "--no-verify")
     on_day(monkeypatch, 5)
     (repo / DOC2).write_text("# Use queues\n\nWe will use a RabbitMQ queue.\n")
     git(repo, "add", DOC2)
@@ -173,7 +177,7 @@ def test_the_figures_are_the_hand_counted_ones(history, fake_llm):
     assert rule["findings"] == {"critical": 1, "major": 1, "minor": 1, "info": 0}
     assert rule["cost"] == 0.24 and rule["cost_per_discussion"] == 0.08
     assert rule["to_conclusion"] == {"measured": 3,
-                                     "commits": {"median": 2, "min": 1, "max": 2},
+                                     "commits": {"median": 2, "min": 1, "max": 3},
                                      "days": {"median": 2.0, "min": 0.0, "max": 4.0}}
 
 
@@ -184,7 +188,7 @@ def test_the_text_says_the_same_figures(history):
     assert "findings: 1 critical, 1 major (1 waived, 1 overridden)" in out
     assert "last vote as concluded: 2 of 3 (67%); overruled by a person: 1" in out
     assert "adr: 3 discussions (3 READY), 12 votes, 2 blocks (17%)" in out
-    assert "decided by a person: 1; to conclusion: median 2 commits (1-2), 2 days (0-4) " \
+    assert "decided by a person: 1; to conclusion: median 2 commits (1-3), 2 days (0-4) " \
            "over 3" in out
     assert "$0.0133 per discussion" in out  # the architect's 0.04 over 3
 
@@ -217,7 +221,7 @@ def test_the_sites_page_of_the_panel_shows_the_same_figures(history):
     assert rows["adr"][1:8] == ["3", "3 READY", "12", "17%",
                                 "1 critical, 1 major, 1 minor (1 resolved, 1 waived, "
                                 "1 overridden)", "1",
-                                "2 commits (1-2), 2 days (0-4) over 3"]
+                                "2 commits (1-3), 2 days (0-4) over 3"]
     images = [a for tag, a in page.tags if tag == "img"]
     assert [a["src"] for a in images] == [f"charts/{n}.svg" for n in (
         "block-rate", "findings", "findings-ended", "agreement", "tokens", "days")]
