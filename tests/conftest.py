@@ -38,7 +38,12 @@ if shutil.which("git", path=TEST_PATH) is None:
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path_factory.mktemp("home")
+    return isolate(tmp_path_factory.mktemp("home"), monkeypatch)
+
+
+def isolate(home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``home`` as HOME with the tests' git identity, and the tests' PATH: what every test
+    starts with (a module-scoped fixture that builds a repository once uses it too)."""
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[user]\n\tname = Test Person\n\temail = test@example.com\n"
                          "[init]\n\tdefaultBranch = main\n")

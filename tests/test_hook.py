@@ -58,8 +58,14 @@ def commit(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def loop_repo(repo, fake_llm, monkeypatch):
+    return start_loop(repo, fake_llm.url, monkeypatch)
+
+
+def start_loop(repo: Path, api_base: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``repo`` with the rules committed and an ADR written (not staged), the panel's model
+    the fake endpoint at ``api_base``."""
     monkeypatch.setenv("CASCADE_MODEL", "openai/fake")
-    monkeypatch.setenv("CASCADE_API_BASE", fake_llm.url)
+    monkeypatch.setenv("CASCADE_API_BASE", api_base)
     monkeypatch.setenv("CASCADE_BACKOFF", "0.05")
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     (repo / ".ai-rules.yml").write_text(RULES)

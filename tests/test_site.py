@@ -47,9 +47,13 @@ def cascade(repo: Path, *args: str) -> inproc.Ran:
 
 @pytest.fixture
 def decided(loop_repo, fake_llm):
+    return decided_repo(loop_repo, fake_llm)
+
+
+def decided_repo(repo: Path, fake_llm) -> Path:
     """ADR 1 reviewed: findings (one answered and waived), a question answered, a person's
-    decision; ADR 2 superseded by ADR 3 (neither reviewed); a topic discussion."""
-    repo = loop_repo
+    decision; ADR 2 superseded by ADR 3 (neither reviewed); a topic discussion. ``repo``: a
+    ``loop_repo`` (tests/test_site_browser.py builds one once for its module)."""
     panel(fake_llm, answer("Needs work.", "CHANGES", [
         {"severity": "major", "where": "Keep everything", "what": "unbounded retention",
          "why": "the disk fills", "suggestion": "archive after a year"},
