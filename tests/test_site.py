@@ -217,6 +217,8 @@ def test_untrusted_text_renders_inert(decided):
             home = "charts/" if name == "stats.html" else "files/"  # the panel's charts
             assert tag != "img" or (attrs.get("src") or home).startswith(home), attrs
             assert not any(a.lower().startswith("on") for a in attrs), (name, tag, attrs)
+            if (tag, attrs) == ICON:
+                continue  # the page's own empty icon
             for key in ("href", "src"):
                 value = "".join((attrs.get(key) or "").split()).lower()
                 assert not value.startswith(("javascript:", "data:", "vbscript:")), (name, attrs)
@@ -246,6 +248,17 @@ def test_untrusted_text_renders_inert(decided):
         "&lt;img src=x onerror", "")
     index = (out / "search.js").read_text()
     assert "</script" not in index.lower() and "<" not in index
+
+
+ICON = ("link", {"rel": "icon", "href": "data:,"})
+
+
+def test_every_page_has_its_icon_inline_so_a_host_is_not_asked_for_one(decided):
+    """Without an icon of its own a page makes the browser ask the host for /favicon.ico: a
+    404 on the console of every page (tests/test_site_browser.py: no error on the console)."""
+    for name, page in pages(built(decided)).items():
+        assert [t for t in page.tags if t[0] == "link" and t[1].get("rel") == "icon"] == [
+            ICON], name
 
 
 def test_the_renderer_keeps_links_to_http_mailto_and_relative():

@@ -23,10 +23,13 @@ _FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
 
 
 def layout(title: str, body: str, commit: str, script: str = "") -> str:
-    """A whole page: the stylesheet beside it, the timeline's link, the commit it shows."""
+    """A whole page: the stylesheet beside it, the timeline's link, the commit it shows. Its
+    icon is empty and inline: a browser asks a host for /favicon.ico otherwise, and logs the
+    404 on the console of every page."""
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{esc(title)}</title><link rel=\"stylesheet\" href=\"style.css\"></head>\n"
+            f"<title>{esc(title)}</title><link rel=\"icon\" href=\"data:,\">"
+            "<link rel=\"stylesheet\" href=\"style.css\"></head>\n"
             f"<body><header><a href=\"index.html\">Decision log</a> "
             f"<a href=\"stats.html\">The panel</a></header>\n<main>\n{body}\n"
             f"</main>\n<footer>Built from commit <code>{esc(commit[:12] or 'none')}</code> "
