@@ -170,7 +170,9 @@ def injected_review(repo: Path, fake: FakeLLM) -> None:
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Built:
     """The fixture repository and its site, built once for the module by the real commands
-    (the hook in-process, the panel from the fake endpoint)."""
+    (the hook in-process, the panel from the fake endpoint). Not built when no browser
+    would read it."""
+    need_browser(missing())
     top = tmp_path_factory.mktemp("browser-site")
     with pytest.MonkeyPatch.context() as mp, FakeLLM() as fake:
         (top / "home").mkdir()
