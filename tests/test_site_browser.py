@@ -29,6 +29,7 @@ from pathlib import Path
 import inproc
 import msgspec
 import pytest
+from browser import CHROMEDRIVER, chromium, missing
 from conftest import REPO, git, isolate
 from fakellm import FakeLLM
 from inproc import commit
@@ -37,22 +38,12 @@ from test_hook import LEDGER, start_loop
 from test_site import decided_repo
 
 try:  # the test extra's: without it these tests skip, saying so (need_browser)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.selenium_manager import SeleniumManager
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:  # pragma: no cover (a machine without the test extra)
-    webdriver = None
+    pass
 
-CHROMIUM = os.environ.get("CASCADE_CHROMIUM", "/usr/bin/chromium")
-CHROMEDRIVER = os.environ.get("CASCADE_CHROMEDRIVER", "/usr/bin/chromedriver")
 REQUIRED = "CASCADE_BROWSER_TESTS"
-# Headless, and quiet: without the background-networking flags Chromium reaches out at start
-# (updates, sync, field trials), which a closed network refuses.
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1280,900")
 WAIT = 10  # seconds a page may take to show what a test waits for
 
 RFC = "rfcs/0005-render-untrusted-text.md"
@@ -193,16 +184,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Built:
     return Built(repo, repo / "out", listed, status, env)
 
 
-def missing(chromium: str = CHROMIUM, driver: str = CHROMEDRIVER) -> str:
-    """Why the browser tests cannot run here ("" when they can)."""
-    gone = [f"{name} ({path})" for name, path in (("chromium", chromium),
-                                                  ("chromedriver", driver))
-            if not os.access(path, os.X_OK)]
-    if webdriver is None:
-        gone.append("selenium (the test extra)")
-    return "no " + ", no ".join(gone) if gone else ""
-
-
 def need_browser(reason: str) -> None:
     """Skip, saying why, when ``reason`` names what is missing; fail instead when the
     environment says the browser tests are required (CI)."""
@@ -214,28 +195,13 @@ def need_browser(reason: str) -> None:
                 f"{REQUIRED}=required makes this a failure)")
 
 
-def refuse_selenium_manager(*args: object) -> dict:
-    raise AssertionError("Selenium Manager was asked for a driver: it may download one")
-
-
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory):
-    """Headless Chromium for the module: a new empty profile, the console's every message
-    and every request kept (``goog:loggingPrefs``: browser, performance); any ``alert``/``confirm``/``prompt`` a page runs sets the
-    sentinel too."""
+    """Headless Chromium for the module (tests/browser.py): a new empty profile, the
+    console's every message and every request kept; any ``alert``, ``confirm`` or ``prompt``
+    a page runs sets the sentinel too."""
     need_browser(missing())
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
-    options.set_capability("unhandledPromptBehavior", "ignore")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SE_OFFLINE", "true")  # and were it asked: offline
-        mp.setattr(SeleniumManager, "binary_paths", refuse_selenium_manager)
-        driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    driver = chromium(tmp_path_factory.mktemp("chromium-profile"), logs=True)
     try:
         driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": (
             "['alert', 'confirm', 'prompt'].forEach(function (n) { window[n] = function (m) {"
