@@ -415,6 +415,20 @@ def test_links_lead_from_page_to_page(site, browser):
     assert what_ran(browser) == []
 
 
+def test_every_page_fits_a_window_1280_wide(site, browser):
+    """Nothing is pushed past the window's right edge (a long gate verdict, a status, a
+    path): the page scrolls down, never sideways; a table's long status wraps in its cell."""
+    for name in sorted(p.name for p in site.out.glob("*.html")):
+        visit(browser, site.out.as_uri() + "/" + name)
+        wide = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth,"
+            " Array.prototype.filter.call(document.querySelectorAll('main *'), function (e) {"
+            " return e.getBoundingClientRect().right > document.documentElement.clientWidth;"
+            " }).map(function (e) { return e.tagName + '.' + e.className; })]")
+        assert wide[0] <= wide[1] and wide[2] == [], (name, wide)
+    assert what_ran(browser) == []
+
+
 @pytest.mark.parametrize("kind", ["file", "http"])
 def test_no_injected_script_runs_on_any_page(site, browser, kind, request):
     """Every page of the site opened, its discussion unfolded, every link of what documents
