@@ -22,6 +22,7 @@ import base64
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -511,3 +512,15 @@ def test_without_a_browser_the_tests_skip_saying_why_unless_required(tmp_path, m
     with pytest.raises(pytest.fail.Exception, match="CASCADE_BROWSER_TESTS=required, but no"):
         need_browser(reason)
     need_browser("")  # all there: runs
+
+
+def test_the_screenshots_are_in_the_docs_and_small():
+    """docs/site.md shows the timeline and a decision's page, as docs/site_screenshots.py
+    makes them: PNGs 1280 wide, under 200 KB each."""
+    text = (REPO / "docs/site.md").read_text()
+    for name in ("site-timeline.png", "site-decision.png"):
+        assert f"]({name})" in text, name
+        data = (REPO / "docs" / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) < 200_000, (name, len(data))
+        assert struct.unpack(">I", data[16:20])[0] == 1280, name
+    assert "python docs/site_screenshots.py" in text
