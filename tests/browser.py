@@ -7,7 +7,9 @@ downloaded. The site's real-browser tests (tests/test_site_browser.py) and its s
 ``chromium-driver``) unless ``CASCADE_CHROMIUM`` and ``CASCADE_CHROMEDRIVER`` name others."""
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +23,11 @@ except ImportError:  # pragma: no cover (a machine without the test extra)
 CHROMIUM = os.environ.get("CASCADE_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("CASCADE_CHROMEDRIVER", "/usr/bin/chromedriver")
 # Headless, and quiet: without the background-networking flags Chromium reaches out at start
-# (updates, sync, field trials), which a closed network refuses.
+# (updates, sync, field trials), which a closed network refuses. No proxy: the pages are files
+# and 127.0.0.1, and nothing else may be fetched.
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--hide-scrollbars")
+         "--hide-scrollbars", "--no-proxy-server")
 
 
 def missing(chromium: str = CHROMIUM, driver: str = CHROMEDRIVER) -> str:
@@ -41,6 +44,27 @@ def _refuse(*args: object) -> dict:
     raise AssertionError("Selenium Manager was asked for a driver: it may download one")
 
 
+@contextlib.contextmanager
+def _starting() -> Iterator[None]:
+    """While the driver starts: Selenium Manager refused (and offline, were it asked), and
+    chromedriver reached directly on this machine, whatever proxy the environment names
+    (Selenium would send its commands through it)."""
+    saved = {k: os.environ.get(k) for k in ("SE_OFFLINE", "no_proxy", "NO_PROXY")}
+    local = ",".join(x for x in ("localhost,127.0.0.1", saved["no_proxy"] or saved["NO_PROXY"])
+                     if x)
+    os.environ.update({"SE_OFFLINE": "true", "no_proxy": local, "NO_PROXY": local})
+    asked, SeleniumManager.binary_paths = SeleniumManager.binary_paths, _refuse
+    try:
+        yield
+    finally:
+        SeleniumManager.binary_paths = asked
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
 def chromium(profile: Path, size: tuple[int, int] = (1280, 900), logs: bool = False) -> Any:
     """A headless Chromium with the new, empty profile ``profile``, its window ``size``;
     ``logs``: the console's every message and every request kept (``goog:loggingPrefs``:
@@ -52,14 +76,5 @@ def chromium(profile: Path, size: tuple[int, int] = (1280, 900), logs: bool = Fa
     if logs:
         options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     options.set_capability("unhandledPromptBehavior", "ignore")
-    asked, SeleniumManager.binary_paths = SeleniumManager.binary_paths, _refuse
-    offline = os.environ.get("SE_OFFLINE")
-    os.environ["SE_OFFLINE"] = "true"  # and were it asked: offline
-    try:
+    with _starting():
         return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    finally:
-        SeleniumManager.binary_paths = asked
-        if offline is None:
-            del os.environ["SE_OFFLINE"]
-        else:
-            os.environ["SE_OFFLINE"] = offline
