@@ -12,9 +12,11 @@ opens ``_site/index.html``) and over http from ``cascade site --serve`` (as a ho
 Without Chromium, chromedriver or selenium these tests skip, saying which is missing;
 ``CASCADE_BROWSER_TESTS=required`` (CI) makes that a failure.
 
-A page the site adds (the stats page's charts) gets its test beside these: ``visit(browser,
-url)`` opens it, ``what_ran(browser)`` says what ran that should not and what the console
-said; ``test_no_injected_script_runs_on_any_page`` already opens every page of the site.
+A page the site adds gets its test beside these (the panel's page, stats.html, and its
+charts have none of their own here): ``visit(browser, url)`` opens it, ``what_ran(browser)``
+says what ran that should not, what the console said and what was fetched off the machine;
+``test_no_injected_script_runs_on_any_page`` already opens every page and every SVG image of
+the site.
 """
 from __future__ import annotations
 
@@ -475,6 +477,14 @@ def test_no_injected_script_runs_on_any_page(site, browser, kind, request):
             lambda d: d.find_element(By.ID, "results").find_elements(By.TAG_NAME, "li"))
     assert browser.execute_script(INSPECT)["bad"] == []
     assert what_ran(browser) == []
+    images = sorted(p.relative_to(site.out).as_posix() for p in site.out.rglob("*.svg"))
+    for name in images:  # an image opened on its own runs its scripts: it holds none
+        visit(browser, base + name)
+        assert browser.execute_script("return document.querySelectorAll("
+                                      "'script, foreignObject, [onload], [onclick]').length"
+                                      ) == 0, name
+        # opened on its own, over http an image has the browser ask for /favicon.ico
+        assert [x for x in what_ran(browser) if "/favicon.ico " not in x] == [], name
     assert not browser.get_cookies()
 
 
