@@ -12,8 +12,8 @@ opens ``_site/index.html``) and over http from ``cascade site --serve`` (as a ho
 Without Chromium, chromedriver or selenium these tests skip, saying which is missing;
 ``CASCADE_BROWSER_TESTS=required`` (CI) makes that a failure.
 
-A page the site adds gets its test beside these (the panel's page, stats.html, and its
-charts have none of their own here): ``visit(browser, url)`` opens it, ``what_ran(browser)``
+A page the site adds gets its test beside these (as the panel's page, stats.html, has):
+``visit(browser, url)`` opens it, ``what_ran(browser)``
 says what ran that should not, what the console said and what was fetched off the machine;
 ``test_no_injected_script_runs_on_any_page`` already opens every page and every SVG image of
 the site.
@@ -128,6 +128,7 @@ class Built(msgspec.Struct, frozen=True):
     listed: list[dict]
     status: dict[str, dict]  # a ledger's ``cascade status --json``, by document
     env: dict[str, str]
+    stats: dict  # ``cascade stats --json``
 
 
 def cascade(repo: Path, *args: str) -> inproc.Ran:
@@ -184,7 +185,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Built:
         status = {doc: json.loads(cascade(repo, "status", ledger, "--json").stdout)
                   ["discussions"][0] for doc, ledger in (("0001", LEDGER), ("0005", RFC_LEDGER))}
         env = {k: v for k, v in os.environ.items() if not k.startswith("CASCADE_")}
-    return Built(repo, repo / "out", listed, status, env)
+        stats = json.loads(cascade(repo, "stats", "--json").stdout)
+    return Built(repo, repo / "out", listed, status, env, stats)
 
 
 def need_browser(reason: str) -> None:
@@ -321,6 +323,7 @@ def test_the_filters_show_the_rows_chosen(site, browser):
     folder = Select(browser.find_element(By.ID, "f-folder"))
     shown = browser.find_element(By.ID, "shown")
     docs = documents(site)
+    assert shown.text == "5 of 5"  # before any choice
 
     def key(text: str) -> str:
         return (text.split() or [""])[0].lower().strip(".,;:")
@@ -400,6 +403,39 @@ def test_a_decision_page_shows_its_findings_and_its_decision(site, browser):
     assert "waived" in {f["status"] for f in site.status["0001"]["findings"]}
     questions = browser.find_element(By.ID, "questions").text  # the RFC's, shown last
     assert "Q1 answered" in questions and "A: <img src=x onerror=" in questions
+
+
+@pytest.mark.parametrize("kind", ["file", "http"])
+def test_the_panels_page_shows_its_charts_and_figures(site, browser, kind, request):
+    """stats.html, reached from the timeline's header: every chart is an image the browser
+    loaded and drew (no script needed), and its tables say what ``cascade stats --json``
+    says."""
+    visit(browser, base_url(kind, site, request) + "index.html")
+    browser.find_element(By.CSS_SELECTOR, "header").find_element(By.LINK_TEXT,
+                                                                 "The panel").click()
+    WebDriverWait(browser, WAIT).until(lambda d: d.current_url.endswith("/stats.html"))
+    WebDriverWait(browser, WAIT).until(lambda d: d.execute_script(
+        "return Array.prototype.every.call(document.images, function (i) {"
+        " return i.complete; })"))
+    images = browser.execute_script(
+        "return Array.prototype.map.call(document.images, function (i) {"
+        " var box = i.getBoundingClientRect();"
+        " return [i.getAttribute('src'), i.naturalWidth, box.width, box.height, i.alt]; })")
+    assert [src for src, *_ in images] == [f"charts/{n}.svg" for n in (
+        "block-rate", "findings", "findings-ended", "agreement", "tokens")]
+    for src, drawn, width, height, alt in images:  # drawn: the SVG was read and laid out
+        assert drawn > 0 and width > 600 and height > 150, (src, drawn, width, height)
+        assert alt.split(":")[0], src
+    rows = {r.find_elements(By.TAG_NAME, "td")[0].text:
+            [c.text for c in r.find_elements(By.TAG_NAME, "td")]
+            for r in browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")}
+    for persona in site.stats["personas"]:
+        row = rows[persona["name"]]
+        assert row[1:4] == [str(persona[k]) for k in ("discussions", "votes", "blocks")]
+        assert row[6] == f"{persona['agreed']} of {persona['concluded']}"
+    for rule in site.stats["rules"]:
+        assert rows[rule["name"]][1] == str(rule["discussions"])
+    assert len(site.stats["personas"]) == 3 and what_ran(browser) == []
 
 
 def test_links_lead_from_page_to_page(site, browser):

@@ -31,6 +31,7 @@ SCRIPT = """<script>
   status.addEventListener('change', filter);
   folder.addEventListener('change', filter);
   document.getElementById('filters').hidden = false;
+  filter();  // the count shows from the start, not only after a first choice
   function search() {
     var words = q.value.toLowerCase().split(/\\s+/).filter(Boolean);
     out.textContent = '';
