@@ -13,7 +13,8 @@ superseded by the next. Everything is committed in one commit (``--no-verify``).
 
 Timed, as a command (``python -m cascade site -o DIR``, a fresh DIR each run): wall seconds,
 median (min-max) of ``--repeat`` runs; then the size of index.html and of the whole site
-(its top folder); and ``cascade stats`` on the same repository, timed in turn with the builds.
+(its top folder); ``cascade stats`` on the same repository, timed in turn with the builds;
+and how long headless Chromium takes to open the timeline (when the browser is installed).
 """
 from __future__ import annotations
 
@@ -108,14 +109,36 @@ def main() -> None:
                 times[what].append(time.perf_counter() - start)
                 if proc.returncode:
                     sys.exit(proc.stdout + proc.stderr)
+        opened = timeline_load(out / "index.html", Path(tmp) / "profile", max(5, args.repeat))
         index = (out / "index.html").stat().st_size
         total = sum(p.stat().st_size for p in out.iterdir())
         files = sum(1 for _ in out.iterdir())
         table(f"cascade site: {args.decisions} decisions, {args.ledgers} with a ledger",
               ("build s, median (min-max)", "index.html KiB", "site KiB", "files",
-               "cascade stats s"),
+               "cascade stats s", "timeline opens, ms"),
               [(spread(times["site"]), f"{index / 1024:.0f}", f"{total / 1024:.0f}", files,
-                spread(times["stats"]))])
+                spread(times["stats"]), opened)])
+
+
+def timeline_load(index: Path, profile: Path, repeat: int) -> str:
+    """How long headless Chromium takes to open the timeline from file:// until its load
+    event (the navigation's own timing, ms, median (min-max) of ``repeat``), or why it was
+    not measured (no browser here: tests/browser.py)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from browser import chromium, missing  # the test extra's Selenium, the system's Chromium
+    if missing():
+        return f"not measured: {missing()}"
+    driver = chromium(profile)
+    try:
+        took = []
+        for _ in range(repeat):
+            driver.get(index.as_uri())
+            took.append(driver.execute_script(
+                "var n = performance.getEntriesByType('navigation')[0];"
+                " return n.loadEventEnd - n.startTime;") / 1000)
+    finally:
+        driver.quit()
+    return spread(took, scale=1000, digits=0)
 
 
 if __name__ == "__main__":
