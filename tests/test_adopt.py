@@ -10,7 +10,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import REPO, cascade_subprocess, git
+import inproc
+from conftest import REPO, git
 
 from cascade.check.baseline import BASELINE, parse
 from cascade.config.layout import find_layout
@@ -63,6 +64,17 @@ def run(repo, *args, env=None):
                           env=env, check=False)
 
 
+def run_cascade(*args, cwd, env=None):
+    """``cascade ARGS`` in ``cwd``, in this process (what these tests assert is what the
+    command prints and decides, not how a process starts)."""
+    return inproc.cascade(cwd, *args, env=env)
+
+
+def fake_model(fake_llm):
+    """The environment that points cascade's model calls at the fake endpoint."""
+    return {"CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url}
+
+
 def adopt(repo, layout):
     for rel, text in layout["files"].items():
         path = repo / rel
@@ -70,7 +82,7 @@ def adopt(repo, layout):
         path.write_text(text)
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "legacy ADRs")
-    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    proc = run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -82,9 +94,9 @@ def test_init_governs_the_layout_and_history_stays_green(repo, name):
     assert f"ADRs in {layout['dir']}/" in out
     assert f"governs {len(layout['docs'])} document(s)" in out
     for doc in layout["docs"]:
-        assert cascade_subprocess("explain", doc, cwd=repo).returncode == 0, doc
+        assert run_cascade("explain", doc, cwd=repo).returncode == 0, doc
     for other in layout["not"]:
-        assert cascade_subprocess("explain", other, cwd=repo).returncode == 1, other
+        assert run_cascade("explain", other, cwd=repo).returncode == 1, other
     baseline = parse((repo / BASELINE).read_text())
     assert sorted(baseline) == sorted(layout["docs"])
     config = (repo / ".pre-commit-config.yaml").read_text()
@@ -93,13 +105,13 @@ def test_init_governs_the_layout_and_history_stays_green(repo, name):
 
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "adopt cascade", "--no-verify")
-    proc = cascade_subprocess("check", cwd=repo)
+    proc = run_cascade("check", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert f"({len(layout['docs'])} legacy, unchanged since adoption)" in proc.stdout
     assert "warning" not in proc.stdout  # healthy: one line
-    github = cascade_subprocess("check", "--format", "github", cwd=repo)
+    github = run_cascade("check", "--format", "github", cwd=repo)
     assert github.returncode == 0 and "::warning" not in github.stdout
-    proc = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)  # the adoption PR
+    proc = run_cascade("check", "--from-ref", "HEAD~1", cwd=repo)  # the adoption PR
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
     # an unreviewed change to a legacy ADR fails, in both modes
@@ -107,7 +119,7 @@ def test_init_governs_the_layout_and_history_stays_green(repo, name):
     (repo / doc).write_text((repo / doc).read_text() + "\nAmended without review.\n")
     git(repo, "commit", "-qam", "amend an ADR", "--no-verify")
     for args in ((), ("--from-ref", "HEAD~1")):
-        proc = cascade_subprocess("check", *args, cwd=repo)
+        proc = run_cascade("check", *args, cwd=repo)
         assert proc.returncode == 1, proc.stdout
         assert f"{doc}:1: governed by rule" in proc.stdout
 
@@ -119,7 +131,7 @@ def test_init_governs_the_layout_and_history_stays_green(repo, name):
         for line in text.splitlines()))
     git(repo, "commit", "-qam", "sneak the change into the baseline", "--no-verify")
     for args in ((), ("--from-ref", "HEAD~1"), ("--from-ref", "HEAD~2")):
-        proc = cascade_subprocess("check", *args, cwd=repo)
+        proc = run_cascade("check", *args, cwd=repo)
         assert proc.returncode == 1, (args, proc.stdout)
         assert f"{doc}:1: governed by rule" in proc.stdout
 
@@ -135,12 +147,12 @@ def test_a_range_that_adopts_and_changes_a_document_fails(repo):
     doc = layout["docs"][1]
     (repo / doc).write_text("# changed before adoption\n")
     git(repo, "commit", "-qam", "change")
-    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    assert run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "adopt", "--no-verify")
-    proc = cascade_subprocess("check", "--from-ref", "HEAD~2", cwd=repo)
+    proc = run_cascade("check", "--from-ref", "HEAD~2", cwd=repo)
     assert proc.returncode == 1 and f"{doc}:1: governed by rule" in proc.stdout
-    assert cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo).returncode == 0
+    assert run_cascade("check", "--from-ref", "HEAD~1", cwd=repo).returncode == 0
 
 
 def test_pre_commit_all_files_asks_no_model(repo, fake_llm):
@@ -158,7 +170,7 @@ def test_pre_commit_all_files_asks_no_model(repo, fake_llm):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert fake_llm.calls() == 0
     # the hook itself, given every tracked governed file (what --all-files passes)
-    proc = run(repo, sys.executable, "-m", "cascade", "hook", *layout["docs"], env=env)
+    proc = run_cascade("hook", *layout["docs"], cwd=repo, env=fake_model(fake_llm))
     assert proc.returncode == 0 and fake_llm.calls() == 0
 
 
@@ -173,9 +185,7 @@ def test_hook_skips_a_document_back_at_its_baseline_blob(repo, fake_llm):
     git(repo, "commit", "-qam", "unreviewed change", "--no-verify")
     (repo / doc).write_text(original)  # back to the adopted text
     git(repo, "add", doc)
-    env = {**os.environ, "CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
-           "PYTHONPATH": str(REPO)}
-    proc = run(repo, sys.executable, "-m", "cascade", "hook", doc, env=env)
+    proc = run_cascade("hook", doc, cwd=repo, env=fake_model(fake_llm))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert fake_llm.calls() == 0
 
@@ -192,19 +202,17 @@ def test_superseding_a_legacy_adr_is_not_a_change_to_review(repo, fake_llm, name
     doc = layout["docs"][0]
     text = (repo / doc).read_text()
     (repo / doc).write_text(text.replace("Accepted", "Superseded by [9. Other](0009-other.md)"))
-    env = {**os.environ, "CASCADE_MODEL": "openai/fake", "CASCADE_API_BASE": fake_llm.url,
-           "PYTHONPATH": str(REPO)}
     git(repo, "add", doc)
-    proc = run(repo, sys.executable, "-m", "cascade", "hook", doc, env=env)
+    proc = run_cascade("hook", doc, cwd=repo, env=fake_model(fake_llm))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert fake_llm.calls() == 0
     git(repo, "commit", "-qm", "supersede", "--no-verify")
     for args in ((), ("--from-ref", "HEAD~1")):
-        proc = cascade_subprocess("check", *args, cwd=repo)
+        proc = run_cascade("check", *args, cwd=repo)
         assert proc.returncode == 0, (args, proc.stdout)
     (repo / doc).write_text((repo / doc).read_text().replace("We do", "We now do"))
     git(repo, "commit", "-qam", "reword", "--no-verify")
-    proc = cascade_subprocess("check", cwd=repo)
+    proc = run_cascade("check", cwd=repo)
     assert proc.returncode == 1 and f"{doc}:1: governed by rule" in proc.stdout
 
 
@@ -226,18 +234,18 @@ def test_nested_areas_get_one_ledger_each(repo):
         path.write_text(ADR.format(title=area))
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "legacy")
-    out = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    out = run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert out.returncode == 0 and "governs 2 document(s)" in out.stdout
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "adopt", "--no-verify")
-    proc = cascade_subprocess("check", cwd=repo)
+    proc = run_cascade("check", cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_init_keeps_an_existing_baseline(repo):
     adopt(repo, LAYOUTS["madr"])
     (repo / BASELINE).write_text("# mine\n")
-    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    proc = run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0 and f"kept your {BASELINE}" in proc.stdout
     assert (repo / BASELINE).read_text() == "# mine\n"
 
@@ -252,7 +260,7 @@ def test_baseline_leaves_out_documents_already_under_review(repo):
     (repo / reviewed).write_text("<!-- a ledger from an earlier cascade -->\n")
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "legacy")
-    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    assert run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
     assert sorted(parse((repo / BASELINE).read_text())) == ["docs/decisions/0001-use-python.md"]
 
 
@@ -298,7 +306,7 @@ def _commit_files(repo, files):
 
 def test_init_finds_numbered_decisions_in_area_folders(repo):
     _commit_files(repo, ODH)
-    out = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).stdout
+    out = run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).stdout
     assert "found: ADRs in architecture-decision-records/ (area folders)" in out
     assert "governs 4 document(s)" in out  # not the README, not the 0000 template
     assert "next: commit init's files; then commit a document under " \
@@ -308,21 +316,21 @@ def test_init_finds_numbered_decisions_in_area_folders(repo):
 
 def test_init_says_what_it_looked_for_and_takes_the_folder_it_is_given(repo):
     _commit_files(repo, JPH)
-    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    proc = run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0
     assert "no ADR folder found (looked for --dir, .adr-dir, .log4brains.yml, doc/adr/, docs/adr/" \
         in proc.stdout
     assert "next: cascade init --dir PATH" in proc.stdout
     for name in (".ai-rules.yml", ".pre-commit-config.yaml", BASELINE):
         (repo / name).unlink(missing_ok=True)
-    proc = cascade_subprocess("init", "--dir", "locales/en/examples", cwd=repo,
-                              env={"PATH": "/usr/bin:/bin"})
+    proc = run_cascade("init", "--dir", "locales/en/examples", cwd=repo,
+                       env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     assert "named: ADRs in locales/en/examples/ (folder-per-ADR)" in proc.stdout
     assert "governs 2 document(s)" in proc.stdout
     assert "a document under locales/en/examples/ to see the panel" in proc.stdout
-    proc = cascade_subprocess("init", "--dir", "../elsewhere", cwd=repo,
-                              env={"PATH": "/usr/bin:/bin"})
+    proc = run_cascade("init", "--dir", "../elsewhere", cwd=repo,
+                       env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 2 and "--dir ../elsewhere: not a folder inside the repository" \
         in proc.stderr
 
@@ -359,7 +367,7 @@ def test_a_files_filter_kept_from_before_is_named_by_init_and_check(repo):
         "repos:\n  - repo: local\n    hooks:\n      - id: cascade\n        name: cascade\n"
         "        entry: cascade hook\n        language: system\n"
         "        files: '^docs/adr/'\n")
-    proc = cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
+    proc = run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"})
     assert "kept your .pre-commit-config.yaml" in proc.stdout
     assert ("warning: .pre-commit-config.yaml: the cascade hook runs only for files: "
             "'^docs/adr/': it hides 2 governed document(s) now (e.g. docs/decisions/") \
@@ -370,7 +378,7 @@ def test_a_files_filter_kept_from_before_is_named_by_init_and_check(repo):
     (repo / doc).write_text(ADR.format(title="kafka"))
     git(repo, "add", doc)
     git(repo, "commit", "-qm", "a new ADR, never seen by the hook", "--no-verify")
-    proc = cascade_subprocess("check", cwd=repo)
+    proc = run_cascade("check", cwd=repo)
     assert proc.returncode == 1
     assert f"{doc}:1: governed by rule 'adr'" in proc.stdout
     assert ("docs/decisions/discussions/0003-use-kafka.discussion.md is not committed: "
@@ -378,7 +386,7 @@ def test_a_files_filter_kept_from_before_is_named_by_init_and_check(repo):
             "which hides it: remove that filter") in proc.stdout
     (repo / ".pre-commit-config.yaml").unlink()
     git(repo, "commit", "-qam", "no config", "--no-verify")
-    proc = cascade_subprocess("check", cwd=repo)
+    proc = run_cascade("check", cwd=repo)
     assert (f"is not committed: review its committed revision and commit the ledger: cascade "
             f"review {doc} && git commit -m 'Review of {doc}'") in proc.stdout
 
@@ -387,7 +395,7 @@ def test_the_config_checks_against_the_default_branch_of_origin(repo):
     _commit_files(repo, LAYOUTS["adr-tools"]["files"])
     git(repo, "update-ref", "refs/remotes/origin/trunk", "HEAD")
     git(repo, "symbolic-ref", "refs/remotes/origin/HEAD", "refs/remotes/origin/trunk")
-    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    assert run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
     config = (repo / ".pre-commit-config.yaml").read_text()
     assert "--from-ref origin/trunk --to-ref HEAD" in config and "origin/main" not in config
 
@@ -398,8 +406,8 @@ def test_list_shows_the_decisions_as_adr_list_does(repo):
     files[first] = ("# 1. Record decisions\n\n## Status\n\nSuperseded by "
                     "[3. Use Kafka](0003-use-kafka.md)\n\n## Decision\n\nWe record.\n")
     _commit_files(repo, files)
-    assert cascade_subprocess("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
-    proc = cascade_subprocess("list", cwd=repo, env={"COLUMNS": "120"})
+    assert run_cascade("init", cwd=repo, env={"PATH": "/usr/bin:/bin"}).returncode == 0
+    proc = run_cascade("list", cwd=repo, env={"COLUMNS": "120"})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split() == ["No.", "Title", "Status", "Review", "Path"]
@@ -411,9 +419,9 @@ def test_list_shows_the_decisions_as_adr_list_does(repo):
          "doc/architecture/decisions/0002-use-postgres.md"],
         ["0003", "kafka", "Accepted", "unreviewed",
          "doc/architecture/decisions/0003-use-kafka.md"]]  # no template, no README
-    proc = cascade_subprocess("list", "--status", "superseded", cwd=repo, env={"COLUMNS": "120"})
+    proc = run_cascade("list", "--status", "superseded", cwd=repo, env={"COLUMNS": "120"})
     assert [line.split()[0] for line in proc.stdout.splitlines()[1:]] == ["0001"]
-    proc = cascade_subprocess("list", "--status", "bogus", cwd=repo)
+    proc = run_cascade("list", "--status", "bogus", cwd=repo)
     assert proc.returncode == 2
     assert "--status bogus: not a status (known: accepted, changes, deprecated" in proc.stderr
 
@@ -443,10 +451,10 @@ ODH_APPROVED = {  # most of opendatahub's ADRs say Approved for a decision taken
 
 def test_init_writes_the_status_words_the_adrs_use_and_consensus_writes_approved(
         repo, fake_llm, monkeypatch):
-    from test_hook import commit, script
+    from test_hook import script
 
     _commit_files(repo, ODH_APPROVED)
-    proc = cascade_subprocess("init", "--plain", cwd=repo)
+    proc = run_cascade("init", "--plain", cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert "their status words: Approved (accepted), Rejected (rejected)" in proc.stdout
     rules = (repo / ".ai-rules.yml").read_text()
@@ -462,13 +470,13 @@ def test_init_writes_the_status_words_the_adrs_use_and_consensus_writes_approved
     (repo / doc).write_text(text)
     script(fake_llm, ("READY", "READY", "READY"))
     git(repo, "add", doc)
-    landed = commit(repo)  # the hook stages the ledger and the status it moved: one commit
+    landed = inproc.commit(repo)  # the hook stages the ledger and the status it moved
     assert landed.returncode == 0, landed.out
     assert f"{doc}'s status is now 'Approved'" in landed.out, landed.out
     assert (repo / doc).read_text() == text.replace("| Proposed |", "| Approved |")
     assert "| Status         | Approved |" in git(repo, "show", f"HEAD:{doc}")
     assert git(repo, "status", "--porcelain") == ""
-    assert cascade_subprocess("check", cwd=repo).returncode == 0
+    assert run_cascade("check", cwd=repo).returncode == 0
 
 
 @pytest.mark.parametrize("statuses, words", [

@@ -14,10 +14,10 @@ import sys
 import pytest
 import test_hook
 from conftest import REPO, git
-from inproc import commit
+from inproc import cascade, commit
 from roundtable_script import Table
 from swarm_script import Swarm
-from test_hook import DOC, LEDGER, RULES, install_plain, run
+from test_hook import DOC, LEDGER, RULES, install_plain
 from test_terminal import Tmux
 
 from cascade import Discussion
@@ -115,7 +115,7 @@ def test_an_escalation_shows_the_question_the_sides_and_the_recommendation(loop_
     assert ("  NEXT: accept -- conclude on the facilitator's recommendation: Adopt the "
             "converged proposal. (recommended)") in told
     assert "  NEXT: continue [N] -- go on; no escalation for N rounds (default 1)" in told
-    status = run(repo, sys.executable, "-m", "cascade", "status", LEDGER)  # says it too
+    status = cascade(repo, "status", LEDGER)  # says it too
     assert "    Sides: pro: AI-Architect, AI-Pragmatist; con: AI-Security" in status.stdout
     assert ("    NEXT: accept -- conclude on the facilitator's recommendation: Adopt the "
             "converged proposal. (recommended)") in status.stdout
@@ -134,12 +134,12 @@ def test_an_answer_not_understood_is_said_with_the_choices(loop_repo, fake_llm):
     assert blocked.returncode == 1
     assert ("  not understood: 'NEXT: synthesizeNEXT:' (Alice, line " in blocked.out
             and ") -- answer with one of the choices: start, modify, mode" in blocked.out)
-    said = run(repo, sys.executable, "-m", "cascade", "comment", LEDGER, "startNEXT:")
+    said = cascade(repo, "comment", LEDGER, "startNEXT:")
     assert said.returncode == 0, said.stderr
     lines = [line for line in said.stdout.splitlines() if "not understood" in line]
     assert len(lines) == 2 and lines[-1].startswith("cascade: not understood: 'startNEXT:'")
     assert lines[-1].endswith("-- answer with one of the choices: start, modify, mode")
-    said = run(repo, sys.executable, "-m", "cascade", "run", LEDGER)  # no terminal: --auto
+    said = cascade(repo, "run", LEDGER)  # no terminal: --auto
     assert "note: not understood: 'startNEXT:'" in said.stdout
     assert "took the recommended choice start (--auto)" in said.stdout
     d = Discussion.load(repo / LEDGER, root=repo)
@@ -256,7 +256,7 @@ def test_an_impasse_says_what_the_protocol_recommends(loop_repo, fake_llm):
     told = lines_after(blocked.out, ": IMPASSE: impasse after 3 rounds")
     assert told[1].startswith("  Recommendation (AI-Synthesizer, r3-msg-")
     assert told[1].endswith("): Recommend SQLite with a migration trigger.")
-    status = run(repo, sys.executable, "-m", "cascade", "status", LEDGER)
+    status = cascade(repo, "status", LEDGER)
     lines = lines_after(status.stdout, "Waiting for a person: impasse after 3 rounds")
     assert lines[1].startswith("    Recommendation (AI-Synthesizer, r3-msg-")
 
@@ -266,8 +266,7 @@ def test_plan_and_explain_say_what_each_choice_does(loop_repo, fake_llm):
     is listed with what it does; once the ledger waits, `explain` shows the question as the
     hook does: the panel, then the choices."""
     repo = loop_repo
-    plan = run(repo, sys.executable, "-m", "cascade", "plan", "--protocol", "swarm", "--mode",
-               "lightweight")
+    plan = cascade(repo, "plan", "--protocol", "swarm", "--mode", "lightweight")
     assert plan.returncode == 0, plan.stderr
     lines = plan.stdout.splitlines()
     assert "2. Confirm the panel: a person answers 'Start the discussion with this panel?'" \
@@ -277,7 +276,7 @@ def test_plan_and_explain_say_what_each_choice_does(loop_repo, fake_llm):
     assert ("       NEXT: pause -- stop here; a resume context is written and cascade run "
             "picks it up") in lines
     gate_repo(repo, SWARM_RULES)
-    before = run(repo, sys.executable, "-m", "cascade", "explain", DOC)
+    before = cascade(repo, "explain", DOC)
     assert before.returncode == 0, before.stderr
     assert "A person decides at Confirm the panel: Start the discussion with this panel?" \
         in before.stdout
@@ -285,7 +284,7 @@ def test_plan_and_explain_say_what_each_choice_does(loop_repo, fake_llm):
             "your change") in before.stdout.splitlines()
     Swarm(fake_llm)
     assert commit(repo).returncode == 1
-    waiting = run(repo, sys.executable, "-m", "cascade", "explain", DOC).stdout.splitlines()
+    waiting = cascade(repo, "explain", DOC).stdout.splitlines()
     at = waiting.index("Waiting for a person at Confirm the panel: Start the discussion with "
                        "this panel?")
     told = waiting[at + 1:]

@@ -5,8 +5,10 @@ fake endpoint, and small Python scripts each test writes for the faults (a non-z
 garbage, a hang, a secret echoed, a program not installed)."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -30,8 +32,18 @@ KEY = "sk-proj-Qw81Lq0Vb3NmC4Tg7Hr2Jp5Ks9Wd6Fy1"
 TOKEN = "ghp_R2d2C3poBb8Yoda77Lukeskywalker000"
 
 
+@pytest.fixture(scope="module")
+def llm_database(tmp_path_factory) -> Path:
+    """llm's database as its first run leaves it, made once for the module (an llm run costs
+    ~1.5 s of CPU): each test's llm home gets a copy."""
+    home = tmp_path_factory.mktemp("llm-first-run")
+    subprocess.run([str(LLM), "-m", "echo", "hello"], check=True, capture_output=True,
+                   env={**os.environ, "LLM_USER_PATH": str(home)})
+    return home / "logs.db"
+
+
 @pytest.fixture
-def llm_models(tmp_path, fake_llm, monkeypatch) -> Path:
+def llm_models(tmp_path, fake_llm, monkeypatch, llm_database) -> Path:
     """llm's configuration for the test: one OpenAI-compatible model, ``fake-review``, served
     by the fake endpoint (llm's own ``extra-openai-models.yaml``; no key needed)."""
     home = tmp_path / "llm-home"
@@ -42,7 +54,7 @@ def llm_models(tmp_path, fake_llm, monkeypatch) -> Path:
     # llm has been used here before: its database exists. Every run opens it (--no-log too),
     # and the first runs create its tables: three first runs at once collide ("no such
     # table: log") -- llm's failure, not what these tests are about.
-    subprocess.run([str(LLM), "-m", "echo", "hello"], check=True, capture_output=True)
+    shutil.copyfile(llm_database, home / "logs.db")
     return home
 
 

@@ -99,17 +99,12 @@ def test_a_streamed_reply_is_scrubbed_across_its_pieces():
 def test_explain_names_the_endpoint_without_its_password(loop_repo, monkeypatch):
     """``cascade explain`` says which endpoint a rule's personas are asked through: its
     URL without the user info, in text and JSON alike."""
-    import subprocess
-    import sys
-
-    from conftest import REPO
+    import inproc
 
     repo = loop_repo
     monkeypatch.setenv("CASCADE_API_BASE", f"http://gateway:{PASSWORD}@127.0.0.1:9/v1")
     for args in (["explain", DOC], ["explain", DOC, "--json"]):
-        proc = subprocess.run([sys.executable, "-m", "cascade", *args], cwd=repo, text=True,
-                              capture_output=True, env={**__import__("os").environ,
-                                                        "PYTHONPATH": str(REPO)})
+        proc = inproc.cascade(repo, *args)  # stdout and stderr, as a process would print them
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "127.0.0.1:9/v1" in proc.stdout and PASSWORD not in proc.stdout + proc.stderr
 

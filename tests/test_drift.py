@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, cascade_subprocess, git
+import inproc
+from conftest import REPO, git
 from scripted import Scripted
 from test_check import RULES, commit, review, write
 
@@ -32,7 +32,7 @@ def short(repo: Path, commit_id: str) -> str:
 
 
 def drift(repo: Path, *args: str):
-    return cascade_subprocess("drift", *args, cwd=repo)
+    return inproc.cascade(repo, "drift", *args)
 
 
 @pytest.fixture
@@ -203,7 +203,7 @@ def test_a_bad_governs_is_one_line_at_its_file_and_line(repo, where, text, line,
 
 
 def check(repo: Path):
-    return cascade_subprocess("check", cwd=repo)
+    return inproc.cascade(repo, "check")
 
 
 def test_check_warns_of_drift_only_when_the_rule_asks(repo, history):
@@ -219,7 +219,7 @@ def test_check_warns_of_drift_only_when_the_rule_asks(repo, history):
     assert lines[0].startswith(f"{PG}:3: warning: decision drift: 2 commit(s) since it was "
                                f"accepted at {short(repo, history['accepted'])}")
     assert "grow the pool" in lines[0] and UI not in lines[0]
-    github = cascade_subprocess("check", "--format", "github", cwd=repo)
+    github = inproc.cascade(repo, "check", "--format", "github")
     assert github.returncode == 0
     assert f"::warning file={PG},line=3," in github.stdout  # an annotation on the decision
 
@@ -259,8 +259,7 @@ def drift_repo(repo: Path, monkeypatch, fake_llm, review_key: bool) -> str:
           + "\nThe pool holds at most 50 connections.\n")
     review(repo, doc=PG, ledger=PG_LEDGER)
     start = commit(repo, "accept 0001")
-    proc = subprocess.run([sys.executable, "-m", "cascade", "init", "--plain"], cwd=repo,
-                          capture_output=True, text=True, check=False)
+    proc = inproc.cascade(repo, "init", "--plain")
     assert proc.returncode == 0, proc.stderr
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "hooks", "--no-verify")
@@ -285,7 +284,7 @@ def test_the_hook_asks_a_persona_about_a_change_to_governed_code(repo, fake_llm,
     assert script.seen == [] and "drift" not in quiet.out.lower()
     write(repo, "src/db/pool.py", "size = 500\n")
     git(repo, "add", "-A")
-    hook = cascade_subprocess("hook", cwd=repo)  # by hand first: the answer, once
+    hook = inproc.cascade(repo, "hook")  # by hand first: the answer, once
     assert hook.returncode == 0 and "CONTRADICTS (advisory)" in hook.stdout, hook.stdout
     assert f"recorded in {PG_LEDGER}: git add {PG_LEDGER}" in hook.stdout  # outside a commit
     git(repo, "add", PG_LEDGER)
@@ -311,9 +310,9 @@ def test_the_hook_asks_a_persona_about_a_change_to_governed_code(repo, fake_llm,
     assert f"recorded in {PG_LEDGER} (staged)" in again.out
     assert git(repo, "show", f"HEAD:{PG_LEDGER}").count("step=drift") == 2
     assert git(repo, "status", "--porcelain") == ""
-    check = cascade_subprocess("check", "--from-ref", start, cwd=repo)
+    check = inproc.cascade(repo, "check", "--from-ref", start)
     assert check.returncode == 0, check.stdout  # the decision's own verdict holds
-    status = cascade_subprocess("status", PG_LEDGER, cwd=repo)
+    status = inproc.cascade(repo, "status", PG_LEDGER)
     assert status.returncode == 0, status.stderr
     review_line = next(line for line in status.stdout.splitlines() if "AI-Architect:" in line)
     assert "READY - AI-Architect: looks fine." in review_line, status.stdout  # its review
@@ -322,7 +321,7 @@ def test_the_hook_asks_a_persona_about_a_change_to_governed_code(repo, fake_llm,
     assert drift_lines == [f"Drift review by AI-Architect (line {stamp - 1}, advisory): "
                            "CONTRADICTS - The pool grows to 500 connections: the decision caps "
                            "it at 50."], status.stdout  # its latest, apart from the review
-    [data] = json.loads(cascade_subprocess("status", "--json", PG_LEDGER, cwd=repo).stdout)[
+    [data] = json.loads(inproc.cascade(repo, "status", "--json", PG_LEDGER).stdout)[
         "discussions"]
     assert [(r["author"], r["answer"]) for r in data["drift_reviews"]] == [
         ("AI-Architect", "CONTRADICTS")] * 2
@@ -337,7 +336,7 @@ def test_without_the_rule_key_the_hook_asks_nobody(repo, fake_llm, monkeypatch):
     drift_repo(repo, monkeypatch, fake_llm, review_key=False)
     write(repo, "src/db/pool.py", "size = 500\n")
     git(repo, "add", "-A")
-    proc = git_commit(repo, "grow the pool")
+    proc = inproc.commit(repo)  # the hook in process (the test above commits through git)
     assert proc.returncode == 0, proc.out
     assert script.seen == [] and fake_llm.calls() == 0
     assert git(repo, "status", "--porcelain") == ""

@@ -20,7 +20,7 @@ from conftest import git
 from hypothesis import given
 from hypothesis import strategies as st
 from inproc import commit
-from test_hook import DOC, LEDGER, RULES, hook, install_plain, loop_repo, match  # noqa: F401  (loop_repo is a fixture)
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo, match  # noqa: F401  (loop_repo is a fixture)
 
 from cascade import Discussion
 from cascade.config.rules import SEVERITIES
@@ -319,7 +319,7 @@ def test_a_bad_policy_is_one_line_at_its_file_and_line(loop_repo, policy, messag
     repo = loop_repo
     (repo / ".ai-rules.yml").write_text(RULES + policy)
     git(repo, "add", DOC)
-    proc = hook(repo, DOC)
+    proc = inproc.cascade(repo, "hook", DOC)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.strip() == proc.stderr.strip().splitlines()[0]
     assert proc.stderr.startswith(f"cascade: .ai-rules.yml:{line}: "), proc.stderr

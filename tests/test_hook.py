@@ -137,8 +137,9 @@ def test_the_loop_end_to_end(loop_repo, fake_llm, installer):
 
     # The author answers security alone: only security is asked (one call), and its READY
     # brings 2 of 3, which meets 0.67: the commit lands with the reply in it.
-    assert run(repo, sys.executable, "-m", "cascade", "comment", LEDGER,
-               "Added a backup plan. @security does this address your concern?").returncode == 0
+    assert inproc.cascade(repo, "comment", LEDGER,  # the command in process, the commit git's
+                          "Added a backup plan. @security does this address your concern?"
+                          ).returncode == 0
     script(fake_llm, ("READY", "READY", "READY"), "better")
     git(repo, "add", LEDGER)
     third = commit(repo)
@@ -216,8 +217,7 @@ def test_unstaged_edit_in_the_ledger_survives(loop_repo, fake_llm):
     git(repo, "add", DOC)
     commit(repo)
     git(repo, "add", LEDGER)
-    run(repo, sys.executable, "-m", "cascade", "comment", LEDGER, "Please look again, all of you.",
-        check=True)
+    assert inproc.cascade(repo, "comment", LEDGER, "Please look again, all of you.").returncode == 0
     git(repo, "add", LEDGER)
     mine = "\nMy private notes, not staged yet.\n"
     with open(repo / LEDGER, "a") as fh:
@@ -328,8 +328,8 @@ def test_init_plain_refuses_to_replace_a_foreign_hook(repo, cli):
 
 def test_staged_ledger_without_rule_is_gated(loop_repo, fake_llm):
     repo = loop_repo
-    run(repo, sys.executable, "-m", "cascade", "new", "Loose idea", "--protocol", "review",
-        "--participants", "security", check=True)
+    assert inproc.cascade(repo, "new", "Loose idea", "--protocol", "review", "--participants",
+                          "security").returncode == 0
     fake_llm.script(match("AI-Security"), reply("no", "CHANGES"))
     git(repo, "add", "discussions/loose-idea.discussion.md")
     proc = hook(repo, "discussions/loose-idea.discussion.md")

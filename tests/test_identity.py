@@ -2,7 +2,8 @@
 the next commit's author (``GIT_AUTHOR_NAME``/``GIT_AUTHOR_EMAIL`` over git's configuration, or
 ``--author``), so the commit that adds them is theirs and they count; and a blocked commit's
 hint never names a `cascade decide` that could not count. Real repositories, the plain hook
-under a real `git commit`, the fake endpoint over HTTP."""
+under a real `git commit` wherever a person's identity reaches it (the shell lines), in this
+process for the setup (tests/inproc.py), the fake endpoint over HTTP."""
 from __future__ import annotations
 
 import json
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, git
+from inproc import commit
 from test_gate_holds import cascade, check, commit_rules, head
 from test_trust import rejected_where_carol_decides as rejected
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
@@ -22,7 +24,6 @@ from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     LEDGER,
     PANEL,
     RULES,
-    commit,
     install_plain,
     loop_repo,
     match,

@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+import inproc
 import pytest
 from conftest import REPO, git
 from test_hook import DOC, LEDGER, PANEL, commit, install_plain, loop_repo, match, reply, script  # noqa: F401  (loop_repo: the hook tests' repository, a fixture)
@@ -322,8 +323,7 @@ def test_a_hook_and_a_run_at_once_ask_the_panel_once(loop_repo, fake_llm):
     git(repo, "add", DOC)
     assert commit(repo).returncode == 1  # the ledger, with the panel's first reviews
     assert fake_llm.calls() == 3
-    said = subprocess.run([sys.executable, "-m", "cascade", "comment", LEDGER,
-                           "Added a backup plan."], cwd=repo, capture_output=True, text=True)
+    said = inproc.cascade(repo, "comment", LEDGER, "Added a backup plan.")
     assert said.returncode == 0, said.stderr  # new input: the whole panel is due again
     asked_from = len((repo / LEDGER).read_text().splitlines())
     git(repo, "add", LEDGER)
@@ -367,12 +367,10 @@ def writers_repo(loop_repo, fake_llm):
     (repo / DOC).write_text("# Use SQLite\n\n## Status\n\nProposed\n\n## Context\n\nEvents.\n")
     script(fake_llm, ("CHANGES", "CHANGES", "CHANGES"))
     git(repo, "add", DOC)
-    first = subprocess.run([sys.executable, "-m", "cascade", "hook", DOC], cwd=repo,
-                           capture_output=True, text=True)
+    first = inproc.cascade(repo, "hook", DOC)  # the setup, in this process
     assert first.returncode == 1 and (repo / LEDGER).is_file(), first.stdout + first.stderr
-    made = subprocess.run([sys.executable, "-m", "cascade", "new", "Idea", "--protocol",
-                           "phased", "--participants", "architect"], cwd=repo,
-                          capture_output=True, text=True)
+    made = inproc.cascade(repo, "new", "Idea", "--protocol", "phased", "--participants",
+                          "architect")
     assert made.returncode == 0 and (repo / IDEA).is_file(), made.stderr
     fake_llm.default(reply("A thought.", "READY"))
     return repo
@@ -459,14 +457,12 @@ def test_a_discussion_given_to_the_runner_is_brought_up_to_date_under_the_lock(
 
     repo = writers_repo
     plain = "discussions/plain.discussion.md"
-    made = subprocess.run([sys.executable, "-m", "cascade", "new", "Plain", "--protocol",
-                           "review", "--participants", "architect"], cwd=repo,
-                          capture_output=True, text=True, timeout=120)
+    made = inproc.cascade(repo, "new", "Plain", "--protocol", "review", "--participants",
+                          "architect")
     assert made.returncode == 0, made.stderr
     stale = Discussion.load(repo / plain, root=repo)  # the architect is due
     calls = fake_llm.calls()
-    answered = subprocess.run([sys.executable, "-m", "cascade", "turn", plain], cwd=repo,
-                              capture_output=True, text=True, timeout=120)
+    answered = inproc.cascade(repo, "turn", plain)  # another writer answers
     assert answered.returncode == 0, answered.stderr
     assert fake_llm.calls() == calls + 1  # the architect answered
     assert Runner().run_turn(stale) == []  # nobody is due any more
@@ -477,11 +473,9 @@ def test_a_discussion_given_to_the_runner_is_brought_up_to_date_under_the_lock(
 def test_discuss_into_a_new_folder_runs_under_its_own_lock(writers_repo, fake_llm):
     """The lock is taken before the folder exists and taken again, by the turn the discussion
     runs, once it does: the same lock (no waiting for itself)."""
-    proc = subprocess.run([sys.executable, "-m", "cascade", "discuss", "Caching", "--protocol",
-                           "review", "--participants", "architect", "--output",
-                           "notes/deep/caching.discussion.md"], cwd=writers_repo,
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CASCADE_LOCK_TIMEOUT": "5"})
+    proc = inproc.cascade(writers_repo, "discuss", "Caching", "--protocol", "review",
+                          "--participants", "architect", "--output",
+                          "notes/deep/caching.discussion.md", env={"CASCADE_LOCK_TIMEOUT": "5"})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "waiting" not in proc.stderr
     d = Discussion.load(writers_repo / "notes/deep/caching.discussion.md", root=writers_repo)

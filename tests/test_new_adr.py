@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, cascade_subprocess, git
+import inproc
+from conftest import REPO, git
 
 from cascade import Discussion
 from cascade.commands.new import fill
@@ -72,7 +73,7 @@ def adopt(root: Path, files: dict[str, str]) -> None:
     """A repository with legacy ADRs, adopted with `cascade init` and committed."""
     write(root, files)
     commit_all(root, "legacy ADRs")
-    proc = cascade_subprocess("init", "--plain", cwd=root, env={"PATH": "/usr/bin:/bin"})
+    proc = inproc.cascade(root, "init", "--plain", env={"PATH": "/usr/bin:/bin"})
     assert proc.returncode == 0, proc.stderr
     commit_all(root, "adopt cascade")
 
@@ -203,7 +204,7 @@ def test_folder_per_adr(repo, cli):
     ledger = "docs/adr/0003-use-kafka/discussions/index.discussion.md"
     assert (repo / doc).read_text().startswith("# 3. Use Kafka\n")
     assert Discussion.load(repo / ledger, root=repo).source == doc
-    assert cascade_subprocess("explain", doc, cwd=repo).returncode == 0
+    assert inproc.cascade(repo, "explain", doc).returncode == 0
 
 
 def test_area_folders_take_dir(repo, cli):
@@ -418,7 +419,7 @@ def test_new_then_commit_through_the_hook(repo, fake_llm, monkeypatch):
                                                          "vote": "READY"}))
     old = "docs/adr/0001-use-mysql.md"
     write(repo, {".ai-rules.yml": RULES, old: NYGARD.format(n=1, title="Use MySQL")})
-    assert cascade_subprocess("init", "--plain", cwd=repo).returncode == 0
+    assert inproc.cascade(repo, "init", "--plain").returncode == 0
     commit_all(repo, "rules")  # (the ADR too: a committed ADR the panel reviews next)
 
     def commit() -> subprocess.CompletedProcess[str]:
@@ -432,8 +433,7 @@ def test_new_then_commit_through_the_hook(repo, fake_llm, monkeypatch):
     assert landed.returncode == 0, landed.stdout + landed.stderr
     assert fake_llm.calls() == 3
 
-    proc = cascade_subprocess("new", "Use PostgreSQL", "--rule", "adr", "--supersedes", "1",
-                              cwd=repo)
+    proc = inproc.cascade(repo, "new", "Use PostgreSQL", "--rule", "adr", "--supersedes", "1")
     assert proc.returncode == 0, proc.stderr
     command = proc.stdout.splitlines()[-1].split(", then: ", 1)[1]
     assert command.startswith("git add docs/adr/0002-use-postgresql.md ")
@@ -447,7 +447,7 @@ def test_new_then_commit_through_the_hook(repo, fake_llm, monkeypatch):
     assert all("0002-use-postgresql.md" in r.text for r in fake_llm.chat_requests[3:])
     new = Discussion.load(repo / "docs/adr/discussions/0002-use-postgresql.discussion.md", root=repo)
     assert sorted(c.author for c in new.comments) == sorted(PANEL)
-    check = cascade_subprocess("check", "--from-ref", "HEAD~1", cwd=repo)
+    check = inproc.cascade(repo, "check", "--from-ref", "HEAD~1")
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -589,7 +589,7 @@ def test_madr_adr_new_made_is_accepted_at_consensus(repo, fake_llm, monkeypatch)
                  MADR4_DOC.format(n=0, title="Use MADR"),
                  "docs/decisions/adr-template.md": MADR4_TEMPLATE})
     assert "status: true" in (repo / ".ai-rules.yml").read_text()
-    proc = cascade_subprocess("new", "Use PostgreSQL", "--rule", "adr", cwd=repo)
+    proc = inproc.cascade(repo, "new", "Use PostgreSQL", "--rule", "adr")
     assert proc.returncode == 0, proc.stderr
     doc = "docs/decisions/0001-use-postgresql.md"
     ledger = "docs/decisions/discussions/0001-use-postgresql.discussion.md"

@@ -185,7 +185,18 @@ def test_an_installed_package_adds_a_provider(tmp_path):
                           text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert "ANSWER HI echo/any" in proc.stdout
-    inside = subprocess.run([sys.executable, "-c", code], cwd=site, env={
+    # Run from inside that folder: not trusted. Which provider asks echo/any is the question
+    # (litellm, which would then say it knows no such provider: its import alone is ~5 s of
+    # CPU), and the package's module never imported.
+    asked = ("import sys\n"
+             "from cascade.turns.providers import target\n"
+             "from cascade.turns.settings import Settings\n"
+             "print('TARGET', target('echo/any', Settings(retries=0)).provider,\n"
+             "      'cascade_echo_provider' in sys.modules)\n")
+    inside = subprocess.run([sys.executable, "-c", asked], cwd=site, env={
         **os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(site)])},
         capture_output=True, text=True, timeout=60)
-    assert "ANSWER HI" not in inside.stdout  # run from inside that folder: not trusted
+    assert "TARGET litellm False" in inside.stdout, inside.stdout + inside.stderr
+    outside = subprocess.run([sys.executable, "-c", asked], cwd=REPO, env=env,
+                             capture_output=True, text=True, timeout=60)
+    assert "TARGET echo True" in outside.stdout, outside.stdout + outside.stderr

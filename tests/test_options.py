@@ -5,13 +5,13 @@ the heavy tier and two rounds, in a real repository with the real hook."""
 from __future__ import annotations
 
 import json
-import sys
 
+import inproc
 import pytest
 from conftest import git
 from council_script import Council
 from inproc import commit
-from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo, run  # noqa: F401
+from test_hook import DOC, LEDGER, RULES, install_plain, loop_repo  # noqa: F401
 
 from cascade import Discussion
 
@@ -65,7 +65,7 @@ def test_the_hook_discuss_plan_and_check_run_the_same_protocol(loop_repo, cli, f
     assert discussed.steps == hooked.steps  # one specialization, whoever asks
     git(repo, "add", "-A")
     assert commit(repo).returncode == 0
-    check = run(repo, sys.executable, "-m", "cascade", "check", "--format", "json")
+    check = inproc.cascade(repo, "check", "--format", "json")
     verdict = next(v for v in json.loads(check.stdout)["verdicts"] if v["ledger"] == LEDGER)
     assert check.returncode == 0 and verdict["verdict"] == (
         "consensus READY (the referee's verdict after round 2: READY)")

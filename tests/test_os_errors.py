@@ -6,6 +6,9 @@ Real processes and real limits, no mocks: ``ulimit -f`` (bash counts 1024-byte b
 write past the limit fail with EFBIG, as a full disk fails with ENOSPC; Python ignores
 SIGXFSZ, so the process sees the error instead of being killed. The write that crosses the
 limit is always cascade's own (the ledger, the summary, the cache), never a git command's.
+A limit or a closed stdout needs a process of its own; the setup commands and the errors a
+folder or a file gives (a refusing folder, a file where a folder should be) run the command
+in this process (tests/inproc.py), which prints what the process would.
 """
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, cascade_subprocess
+import inproc
+from conftest import REPO
 
 from cascade.base.errors import is_config_path, os_error_line
 from cascade.ledger.parse import parse
@@ -40,7 +44,7 @@ def limited(*args: str, cwd: Path, kib: int, env: dict[str, str] | None = None,
 
 
 def ok(*args: str, cwd: Path, env: dict[str, str] | None = None) -> str:
-    proc = cascade_subprocess(*args, cwd=cwd, env=env)
+    proc = inproc.cascade(cwd, *args, env=env)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
@@ -221,7 +225,7 @@ def test_a_folder_that_refuses_writes(repo, refusing, how):
     ok("new", "Title", cwd=repo)
     before = (repo / LEDGER).read_bytes()
     reason = refusing(repo / "discussions", how)
-    proc = cascade_subprocess("comment", LEDGER, "More.", "--author", "Dana", cwd=repo)
+    proc = inproc.cascade(repo, "comment", LEDGER, "More.", "--author", "Dana")
     assert proc.returncode == 1
     one_line(proc, f"cascade: {LEDGER}: {reason}")
     assert (repo / LEDGER).read_bytes() == before
@@ -230,7 +234,7 @@ def test_a_folder_that_refuses_writes(repo, refusing, how):
 
 def test_a_file_where_a_folder_should_be(repo):
     (repo / "notes").write_text("a file, not a folder\n")
-    proc = cascade_subprocess("new", "Title", "-o", "notes/sub/title.discussion.md", cwd=repo)
+    proc = inproc.cascade(repo, "new", "Title", "-o", "notes/sub/title.discussion.md")
     assert proc.returncode == 1
     one_line(proc, "cascade: notes/sub: Not a directory")
     assert (repo / "notes").read_text() == "a file, not a folder\n"
@@ -239,7 +243,7 @@ def test_a_file_where_a_folder_should_be(repo):
 def test_a_folder_where_the_summary_should_be(repo):
     ok("new", "Title", cwd=repo)
     (repo / "discussions/title.discussion.sum.md").mkdir()
-    proc = cascade_subprocess("summary", LEDGER, cwd=repo)
+    proc = inproc.cascade(repo, "summary", LEDGER)
     assert proc.returncode == 1
     one_line(proc, "cascade: discussions/title.discussion.sum.md: Is a directory")
     assert leftovers(repo / "discussions") == []
@@ -250,7 +254,7 @@ def test_a_folder_where_the_summary_should_be(repo):
 def test_a_persona_file_that_is_a_folder_is_a_configuration_error(repo):
     ok("new", "Title", cwd=repo)
     (repo / ".cascade/personas/broken.yml").mkdir(parents=True)
-    proc = cascade_subprocess("comment", LEDGER, "More.", "--author", "Dana", cwd=repo)
+    proc = inproc.cascade(repo, "comment", LEDGER, "More.", "--author", "Dana")
     assert proc.returncode == 2
     one_line(proc, "cascade: .cascade/personas/broken.yml: is a directory, not a file")
 
@@ -259,7 +263,7 @@ def test_a_rule_file_that_is_a_folder_is_a_configuration_error(repo):
     """Not "no rules": every governed document would pass unreviewed."""
     (repo / "README.md").write_text("# Project\n")
     (repo / ".ai-rules.yml").mkdir()
-    proc = cascade_subprocess("hook", "README.md", cwd=repo)
+    proc = inproc.cascade(repo, "hook", "README.md")
     assert proc.returncode == 2
     one_line(proc, "cascade: .ai-rules.yml: is not a file: a rule file must be a regular file")
 
@@ -271,7 +275,7 @@ def test_an_unreadable_rule_file_is_a_configuration_error(repo):
     rules.write_text("rules: []\n")
     rules.chmod(0)
     try:
-        proc = cascade_subprocess("hook", "README.md", cwd=repo)
+        proc = inproc.cascade(repo, "hook", "README.md")
     finally:
         rules.chmod(0o644)
     assert proc.returncode == 2
@@ -282,7 +286,7 @@ def test_an_unreadable_rule_file_is_a_configuration_error(repo):
 def test_writing_a_configuration_file_that_fails_is_exit_2(repo):
     subprocess.run(["chattr", "+i", str(repo)], check=True)
     try:
-        proc = cascade_subprocess("init", "--plain", cwd=repo)
+        proc = inproc.cascade(repo, "init", "--plain")
     finally:
         subprocess.run(["chattr", "-i", str(repo)], check=True)
     assert proc.returncode == 2
@@ -325,8 +329,8 @@ def test_the_cache_is_never_written_through_a_link(repo, fake_llm, model_env, tm
         (cache / f"{i:02x}").symlink_to(outside, target_is_directory=True)
     for name in PANEL:
         fake_llm.script(match(name), reply(f"{name} agrees.", None))
-    proc = cascade_subprocess("turn", LEDGER, cwd=repo,
-                              env={**model_env, "CASCADE_CACHE_DIR": str(cache)})
+    proc = inproc.cascade(repo, "turn", LEDGER,
+                          env={**model_env, "CASCADE_CACHE_DIR": str(cache)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [warning] = proc.stderr.splitlines()
     assert "reply cache not written: " in warning and "a symbolic link, not followed" in warning

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import sys
 
+import inproc
 import pytest
 import test_hook
 from conftest import REPO, git
@@ -290,11 +290,11 @@ def test_in_the_gate_the_ranking_runs_and_check_agrees(loop_repo, fake_llm):
     script.ballots = {"AI-Pragmatist": ["token-bravo", "token-charlie"],
                       "AI-Visionary": ["token-alpha", "token-charlie"],
                       "AI-Skeptic": ["token-alpha", "token-bravo"]}
-    done = test_hook.commit(repo)
+    done = inproc.commit(repo)  # the plain hook in process, then git's commit
     assert done.returncode == 0 and fake_llm.calls() == 7, done.out  # 3 + 3 + the referee
     assert "Borda count of 3 ballots" in done.out
     d = Discussion.load(repo / test_hook.LEDGER, root=repo)
     table = [c for c in d.comments if c.author == "Cascade"][-1].body
     assert "| 1 |" in table and "| AI-Pragmatist | 2 | 2 |" in table, table
-    check = test_hook.run(repo, sys.executable, "-m", "cascade", "check")
+    check = inproc.cascade(repo, "check")
     assert check.returncode == 0, check.stdout + check.stderr

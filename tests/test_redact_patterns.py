@@ -8,13 +8,13 @@ Made-up tokens are assembled from pieces so that this file does not look like a 
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
+import inproc
 import pytest
 from conftest import git
-from test_hook import DOC, LEDGER, hook, loop_repo, match, reply  # noqa: F401 (a fixture)
+from test_hook import DOC, LEDGER, loop_repo, match, reply  # noqa: F401 (a fixture)
 
 from cascade.base.errors import CascadeError
 from cascade.turns import redact as redact_module
@@ -76,8 +76,7 @@ path = '''(?i)\\.p12$'''
 def test_a_team_pattern_redacts_an_in_house_token_through_the_hook(loop_repo, fake_llm):
     repo = loop_repo
     _patterns(repo, TEAM, GITLEAKS)
-    proc = subprocess.run([sys.executable, "-m", "cascade", "init", "--plain"], cwd=repo,
-                          capture_output=True, text=True, check=False)
+    proc = inproc.cascade(repo, "init", "--plain")
     assert proc.returncode == 0, proc.stderr
     (repo / DOC).write_text("# Use SQLite\n\nThe billing job calls Acme with\n"
                             f"`ACME_KEY={ACME}` and Initech with {INITECH} (rotated monthly).\n")
@@ -128,7 +127,7 @@ def test_a_bad_pattern_file_names_file_and_line(loop_repo, fake_llm, team, toml,
     repo = loop_repo
     _patterns(repo, team, toml)
     git(repo, "add", DOC)
-    proc = hook(repo, DOC)
+    proc = inproc.cascade(repo, "hook", DOC)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.strip() == proc.stderr.strip().splitlines()[0]  # one line
     assert proc.stderr.startswith(f"cascade: {where}: "), proc.stderr
@@ -144,7 +143,7 @@ def test_a_linked_pattern_file_is_refused(loop_repo, fake_llm, tmp_path):
     (repo / ".cascade").mkdir()
     (repo / ".cascade" / "secrets.yml").symlink_to(elsewhere)
     git(repo, "add", DOC)
-    proc = hook(repo, DOC)
+    proc = inproc.cascade(repo, "hook", DOC)
     assert proc.returncode == 2 and "symbolic link" in proc.stderr, proc.stderr
     assert fake_llm.calls() == 0
 

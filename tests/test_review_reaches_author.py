@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+import inproc
 import pytest
 from conftest import git
 from inproc import commit
@@ -78,7 +79,7 @@ def test_pre_commit_shows_a_passing_review_s_open_items(loop_repo, fake_llm):
     """The configuration `cascade init` writes (its local hook, verbose: true), run by the real
     pre-commit: a passing hook's output is shown only with verbose, so the author reads it."""
     repo = loop_repo
-    assert run(repo, sys.executable, "-m", "cascade", "init").returncode == 0
+    assert inproc.cascade(repo, "init").returncode == 0  # in process; pre-commit runs below
     config = repo / ".pre-commit-config.yaml"
     text = config.read_text()
     assert "verbose: true" in text

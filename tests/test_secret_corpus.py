@@ -14,9 +14,9 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
+import inproc
 import pytest
 import yaml
 from conftest import REPO, git
@@ -238,7 +238,7 @@ def secret_repo(repo, fake_llm, monkeypatch):
     (personas / "security.yml").write_text(yaml.safe_dump(bundled, sort_keys=False))
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "start")
-    proc = _run(repo, sys.executable, "-m", "cascade", "init", "--plain")
+    proc = inproc.cascade(repo, "init", "--plain")
     assert proc.returncode == 0, proc.stderr
     (repo / "docs/adr").mkdir(parents=True)
     (repo / DOC).write_text(adr_text(), encoding="utf-8")
@@ -273,7 +273,7 @@ def test_no_corpus_secret_reaches_the_model(secret_repo, fake_llm):
     at = text.index("\n---")  # the first block of the ledger starts after the background
     ledger.write_text(text[:at] + "\n\n" + background + "\n" + text[at:], encoding="utf-8")
     body = " ".join(t for t, _ in COMMENT_SECRETS.values())
-    proc = _run(repo, sys.executable, "-m", "cascade", "comment", LEDGER, f"@security {body}")
+    proc = inproc.cascade(repo, "comment", LEDGER, f"@security {body}")
     assert proc.returncode == 0, proc.stderr
     calls = fake_llm.calls()
     git(repo, "add", LEDGER)

@@ -4,11 +4,9 @@ read as written: a phased protocol copied from the design runs in the gate. What
 cannot honour is one line naming the file and the line, exit 2."""
 from __future__ import annotations
 
-import subprocess
-import sys
-
+import inproc
 import pytest
-from conftest import cascade_subprocess, git
+from conftest import git
 from inproc import commit
 from test_hook import DOC, LEDGER, PANEL, install_plain, loop_repo, script  # noqa: F401
 
@@ -62,9 +60,9 @@ rules:
 """
 
 
-def run(repo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "cascade", *args], cwd=repo,
-                          capture_output=True, text=True, timeout=120)
+def run(repo, *args: str) -> inproc.Ran:
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py)."""
+    return inproc.cascade(repo, *args)
 
 
 def test_a_phase_file_copied_from_the_design_runs_in_the_gate(loop_repo, fake_llm):
@@ -148,7 +146,7 @@ def test_what_the_engine_cannot_honour_names_the_file_and_line(loop_repo, fake_l
     (repo / PROTOCOL).write_text(SEED_PHASES.replace(old, new, 1))
     (repo / ".ai-rules.yml").write_text(RULES)
     git(repo, "add", DOC)
-    proc = cascade_subprocess("hook", DOC, cwd=repo)
+    proc = run(repo, "hook", DOC)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert proc.stderr.startswith(f"cascade: {PROTOCOL}:{line}: {message}"), proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr

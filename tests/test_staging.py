@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 
+import inproc
 import pytest
 from conftest import git
 from test_hook import (
@@ -18,7 +19,6 @@ from test_hook import (
     install_plain,
     install_pre_commit,
     loop_repo,  # noqa: F401  (the fixture)
-    run,
     script,
 )
 
@@ -56,7 +56,7 @@ def test_a_unanimous_panel_lands_in_the_same_commit(loop_repo, fake_llm, install
     assert porcelain(repo) == ""
     d = Discussion.load(repo / LEDGER, root=repo)
     assert d.consensus_result.outcome == "READY"
-    assert run(repo, sys.executable, "-m", "cascade", "check").returncode == 0
+    assert cascade(repo, "check", check=False).returncode == 0
 
 
 @INSTALLERS
@@ -75,8 +75,8 @@ def test_a_blocked_commit_leaves_the_ledger_staged(loop_repo, fake_llm, installe
     assert "commit again" in line
 
     # read, answer, commit: the answer is the second and last attempt
-    run(repo, sys.executable, "-m", "cascade", "comment", LEDGER,
-        "Added nightly backups. @architect @security does that cover it?", check=True)
+    cascade(repo, "comment", LEDGER,
+            "Added nightly backups. @architect @security does that cover it?")
     git(repo, "add", LEDGER)
     script(fake_llm, ("READY", "READY", "READY"), "better")
     second = commit(repo)
@@ -128,8 +128,8 @@ def test_a_blocked_commit_a_or_commit_path_names_the_git_add_git_dropped(loop_re
     line = blocked_line(blocked.out)
     assert line.count("git add") == 1, line
     assert f"read the replies in {LEDGER}, answer in the ledger, then {step};" in line, line
-    run(repo, sys.executable, "-m", "cascade", "comment", LEDGER,
-        "Added nightly backups. @architect @security does that cover it?", check=True)
+    cascade(repo, "comment", LEDGER,
+            "Added nightly backups. @architect @security does that cover it?")
     script(fake_llm, ("READY", "READY", "READY"), "better")
     add, again = step.split(" && ")
     git(repo, *add.split()[1:])
@@ -177,7 +177,7 @@ def test_the_status_moves_and_is_staged_in_the_same_commit(loop_repo, fake_llm, 
     assert landed.returncode == 0, landed.out
     assert "Accepted" in git(repo, "show", f"HEAD:{DOC}")
     assert porcelain(repo) == ""
-    assert run(repo, sys.executable, "-m", "cascade", "check").returncode == 0
+    assert cascade(repo, "check", check=False).returncode == 0
 
 
 @INSTALLERS
@@ -192,8 +192,7 @@ def test_an_unstaged_edit_in_the_ledger_is_never_staged_nor_lost(loop_repo, fake
     git(repo, "add", DOC)
     assert commit(repo).returncode == 1
     assert LEDGER in git(repo, "diff", "--cached", "--name-only").split()  # staged
-    run(repo, sys.executable, "-m", "cascade", "comment", LEDGER, "Please look again, all of you.",
-        check=True)
+    cascade(repo, "comment", LEDGER, "Please look again, all of you.")
     git(repo, "add", LEDGER)
     mine = "\nMy private notes, not staged yet.\n"
     with open(repo / LEDGER, "a") as fh:
@@ -244,8 +243,8 @@ def test_a_rename_moves_the_discussion_in_the_same_commit(accepted, fake_llm, ho
     d = Discussion.load(repo / NEW_LEDGER, root=repo)
     assert d.source == NEW_DOC  # the ledger's recorded document follows
     assert d.consensus_result.outcome == "READY"
-    assert run(repo, sys.executable, "-m", "cascade", "check").returncode == 0
-    check = run(repo, sys.executable, "-m", "cascade", "check", "--from-ref", first)
+    assert cascade(repo, "check", check=False).returncode == 0
+    check = cascade(repo, "check", "--from-ref", first, check=False)
     assert check.returncode == 0, check.stdout + check.stderr
 
 
@@ -354,8 +353,13 @@ def test_pre_commit_leaves_the_unstaged_edit_of_another_file_alone(loop_repo, fa
 
 
 
-def cascade(repo, *args: str, check: bool = True):
-    return run(repo, sys.executable, "-m", "cascade", *args, check=check)
+def cascade(repo, *args: str, check: bool = True) -> inproc.Ran:
+    """``cascade ARGS`` in ``repo``, in this process (tests/inproc.py): a command stages what
+    it wrote as it would from a shell; the commits stay git's, with the hook in its process."""
+    ran = inproc.cascade(repo, *args)
+    if check and ran.returncode:
+        raise AssertionError(ran.out)
+    return ran
 
 
 def blocked_once(repo, fake_llm, rules: str = RULES):

@@ -3,9 +3,10 @@ only in the ledger it was written for. A READY copied from the reviewed ledger o
 into the ledger of another at the same text is shown and never counted; `cascade check`
 names it, in range and snapshot mode alike. A legitimate move keeps every stamp.
 
-Real repositories, the real hook under `git commit`, the fake endpoint over real HTTP; the
-stamps' own rules (a copy of an event, stamps from before stamps named their ledger) on real
-ledgers written through the Python API."""
+Real repositories, the hook in this process (tests/inproc.py) and once under the real
+`git commit` (the copy refused), the fake endpoint over real HTTP; the stamps' own rules (a
+copy of an event, stamps from before stamps named their ledger) on real ledgers written
+through the Python API."""
 from __future__ import annotations
 
 import json
@@ -14,16 +15,17 @@ from pathlib import Path
 
 import pytest
 from conftest import git
+from inproc import commit
 from test_gate_holds import cascade, check, head, land
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     DOC,
     LEDGER,
     PANEL,
-    commit,
     install_plain,
     loop_repo,
     script,
 )
+from test_hook import commit as git_commit
 from test_revisions import NEW_DOC, NEW_LEDGER, hint
 from test_trust import accepted, block_text
 
@@ -118,7 +120,7 @@ def test_the_hook_refuses_to_commit_the_copy(loop_repo, fake_llm):
     path.write_text(text + "\n" + block_text(repo, "AI-Security"))
     calls = fake_llm.calls()
     git(repo, "add", OTHER_LEDGER)
-    blocked = commit(repo)
+    blocked = git_commit(repo)  # the real git commit, the hook in its own process
     assert blocked.returncode == 1, blocked.out
     assert fake_llm.calls() == calls
     assert (f"{OTHER_LEDGER}:{line}: a block under AI-Security's name that cascade did not "

@@ -1,7 +1,8 @@
 """The gate holds, part two: each way past `cascade check` found by trying it as an attacker
-would, rebuilt in a real repository (real git, the real hook under `git commit`, the fake
-endpoint over real HTTP) and judged by the hook, by `check` over a range and by the snapshot
-`check`.
+would, rebuilt in a real repository (real git, the fake endpoint over real HTTP) and judged
+by the hook, by `check` over a range and by the snapshot `check`. The hook runs in this
+process (tests/inproc.py), as in tests/test_gate_holds.py; the refused append goes through the
+real `git commit` with the hook in its own process.
 
 No event is taken on trust, history only grows, a decider is who they are, the reason to
 block is in the ledger.
@@ -14,19 +15,20 @@ from pathlib import Path
 import pytest
 from conftest import git
 from fakellm import delayed
+from inproc import commit
 from test_gate_holds import cascade, check, commit_rules, head, land
 from test_hook import (  # noqa: F401  (loop_repo is a fixture)
     DOC,
     LEDGER,
     PANEL,
     RULES,
-    commit,
     install_plain,
     loop_repo,
     match,
     reply,
     script,
 )
+from test_hook import commit as git_commit
 
 from cascade import Discussion
 from cascade.ledger.parse import parse
@@ -95,7 +97,7 @@ def test_an_appended_event_and_copied_blocks_cannot_flip_a_reject(loop_repo, fak
     line = append(repo, event + "\n\n" + copies)
     git(repo, "add", LEDGER)
     calls = fake_llm.calls()
-    proc = commit(repo)  # the hook refuses the append before any call
+    proc = git_commit(repo)  # under git commit, the hook refuses the append before any call
     assert proc.returncode == 1, proc.out
     assert fake_llm.calls() == calls
     assert f"{LEDGER}:{line}:" in proc.out
