@@ -323,11 +323,13 @@ def _n(count: float, word: str) -> str:
     return f"{count:g} {word}" if count == 1 else f"{count:g} {word}s"
 
 
-def _percent(part: int, whole: int) -> str:
+def percent(part: int, whole: int) -> str:
+    """``25%``; ``-`` of nothing (the text and the site's panel say it the same way)."""
     return f"{part / whole:.0%}" if whole else "-"
 
 
-def _findings(c: Counts) -> str:
+def findings_text(c: Counts) -> str:
+    """``1 critical, 1 major (1 waived, 1 overridden)``, or ``none``."""
     found = [f"{n} {s}" for s, n in c.findings.items() if n]
     if not found:
         return "none"
@@ -351,10 +353,10 @@ def stats_text(s: Stats) -> str:
         out += [f"  {p.name}: {_n(p.discussions, 'discussion')}, "
                 f"{p.replies} {'reply' if p.replies == 1 else 'replies'}, "
                 f"{_n(p.votes, 'vote')}, {_n(p.blocks, 'block')} "
-                f"({_percent(p.blocks, p.votes)})",
-                f"    findings: {_findings(p)}",
+                f"({percent(p.blocks, p.votes)})",
+                f"    findings: {findings_text(p)}",
                 f"    last vote as concluded: {p.agreed} of {p.concluded} "
-                f"({_percent(p.agreed, p.concluded)}); overruled by a person: {p.overruled}",
+                f"({percent(p.agreed, p.concluded)}); overruled by a person: {p.overruled}",
                 f"    {_spend(p)}"]
     if not s.personas:
         out.append("  none replied yet")
@@ -363,17 +365,20 @@ def stats_text(s: Stats) -> str:
         ended = ", ".join(f"{n} {o}" for o, n in sorted(r.outcomes.items()))
         out += [f"  {r.name}: {_n(r.discussions, 'discussion')} ({ended}), "
                 f"{_n(r.votes, 'vote')}, {_n(r.blocks, 'block')} "
-                f"({_percent(r.blocks, r.votes)})",
-                f"    findings: {_findings(r)}",
-                f"    decided by a person: {r.decided}; to conclusion: {_landing(r)}",
+                f"({percent(r.blocks, r.votes)})",
+                f"    findings: {findings_text(r)}",
+                f"    decided by a person: {r.decided}; to conclusion: "
+                f"{'median ' + landing(r) if r.commits else 'none concluded in a commit yet'}",
                 f"    {_spend(r)}"]
     return "\n".join(out)
 
 
-def _landing(r: Rule) -> str:
+def landing(r: Rule) -> str:
+    """The commits and days to a conclusion: ``2 commits (1-3), 2 days (0-4) over 3`` (the
+    medians, their range, how many were measured); "" when none concluded in a commit."""
     if not r.commits:
-        return "none concluded in a commit yet"
+        return ""
     commits, days = _spread(r.commits), _spread(r.days)
-    return (f"median {_n(commits['median'], 'commit')} ({commits['min']}-{commits['max']}), "
+    return (f"{_n(commits['median'], 'commit')} ({commits['min']}-{commits['max']}), "
             f"{_n(days['median'], 'day')} ({days['min']:g}-{days['max']:g}) over "
             f"{len(r.commits)}")

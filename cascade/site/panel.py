@@ -4,22 +4,12 @@ same ``Stats``, computed by cascade.commands.stats from the ledgers the site rea
 draw, and more."""
 from __future__ import annotations
 
-from cascade.commands.stats import Counts, Stats
+from cascade.commands.stats import Counts, Stats, findings_text, landing, percent
 from cascade.site.charts import Chart
 from cascade.site.pages import layout, table
 from cascade.site.render import esc
 
 CHARTS = "charts"  # the folder of the charts' SVG files, below the site
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{part / whole:.0%}" if whole else "-"
-
-
-def _findings(c: Counts) -> str:
-    found = ", ".join(f"{n} {s}" for s, n in c.findings.items() if n) or "none"
-    ended = ", ".join(f"{n} {s}" for s, n in c.fates.items() if n)
-    return esc(found + (f" ({ended})" if ended else ""))
 
 
 def _spend(c: Counts) -> tuple[str, str]:
@@ -39,20 +29,15 @@ def panel_page(s: Stats, charts: list[Chart], commit: str) -> str:
         return layout("The panel", "<h1>The panel, measured</h1>\n<p>No discussions yet: "
                       "nothing to measure.</p>", commit)
     personas = [[esc(p.name), str(p.discussions), str(p.votes), str(p.blocks),
-                 _percent(p.blocks, p.votes), _findings(p),
+                 percent(p.blocks, p.votes), esc(findings_text(p)),
                  f"{p.agreed} of {p.concluded}", str(p.overruled), *_spend(p)]
                 for p in s.personas]
     rules = []
     for r in s.rules:
-        data = r.as_dict()["to_conclusion"]
-        landed = "-"
-        if data["commits"]:
-            c, d = data["commits"], data["days"]
-            landed = (f"{c['median']:g} commits ({c['min']}-{c['max']}), {d['median']:g} days "
-                      f"({d['min']:g}-{d['max']:g}) over {data['measured']}")
+        landed = landing(r) or "-"
         ended = ", ".join(f"{n} {o}" for o, n in sorted(r.outcomes.items()))
         rules.append([esc(r.name), str(r.discussions), esc(ended), str(r.votes),
-                      _percent(r.blocks, r.votes), _findings(r), str(r.decided), esc(landed),
+                      percent(r.blocks, r.votes), esc(findings_text(r)), str(r.decided), esc(landed),
                       *_spend(r)])
     body = [f"<h1>The panel, measured</h1>\n<p>Over {s.discussions} discussion(s): each "
             "persona's votes, how often it blocks, what it found and how that ended, and "
