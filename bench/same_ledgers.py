@@ -11,7 +11,8 @@ protocol's test script (tests/*_script.py of the checkout that runs), one call a
 arrive). Every file each leaves in discussions/ (ledger, record, graph, side files) is
 compared byte for byte after what differs by design from one run to the next is masked:
 the creation time and every time stamp, and the nonces, signatures and ledger bindings
-(``n=``, ``sig=``, ``ledger=``: the binding digests the creation time).
+(``n=``, ``sig=``, ``ledger=``: the binding digests the creation time). What `status`, `list`
+and `stats --json` then print of each is compared too (exit code, stdout and stderr).
 """
 from __future__ import annotations
 
@@ -46,7 +47,7 @@ RUNS = {  # name: (the test script's module and class, discuss's options)
 }
 PCS_REPLY = json.dumps({"comment": "I accept this.", "vote": "READY",
                         "position": "Use Postgres.", "decision": "accept"})
-_MASKS = ((re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"), "TIME"),
+_MASKS = ((re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\dZ| UTC)"), "TIME"),
           (re.compile(r" (ledger|n|sig)=[0-9a-f]+"), r" \1=X"))
 
 
@@ -81,6 +82,11 @@ for name, (script, args) in runs.items():
         (dest / "exit code").write_text(f"{proc.returncode}\\n")
         for f in sorted((tmp / "discussions").glob("*")):
             shutil.copy(f, dest / f.name)
+        for command, kept in ((["status"], "status.out"), (["list"], "list.out"),
+                              (["stats", "--json"], "stats.json")):
+            shown = subprocess.run([sys.executable, "-m", "cascade", *command], cwd=tmp,
+                                   env=env, capture_output=True, text=True)
+            (dest / kept).write_text(f"{shown.returncode}\\n{shown.stdout}{shown.stderr}")
         shutil.rmtree(tmp, ignore_errors=True)
 ''' % TOPIC
 
