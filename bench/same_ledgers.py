@@ -12,7 +12,9 @@ arrive). Every file each leaves in discussions/ (ledger, record, graph, side fil
 compared byte for byte after what differs by design from one run to the next is masked:
 the creation time and every time stamp, and the nonces, signatures and ledger bindings
 (``n=``, ``sig=``, ``ledger=``: the binding digests the creation time). What `status`, `list`
-and `stats --json` then print of each is compared too (exit code, stdout and stderr).
+and `stats --json` then print of each is compared too (exit code, stdout and stderr). Last,
+the hook's loop: `cascade demo --keep` (the panel asks for changes), its output (its folder,
+seconds, commit ids and dates masked), the ledger it commits, and `check --format json` there.
 """
 from __future__ import annotations
 
@@ -49,6 +51,9 @@ PCS_REPLY = json.dumps({"comment": "I accept this.", "vote": "READY",
                         "position": "Use Postgres.", "decision": "accept"})
 _MASKS = ((re.compile(r"\b\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\dZ| UTC)"), "TIME"),
           (re.compile(r" (ledger|n|sig)=[0-9a-f]+"), r" \1=X"))
+_DEMO_MASKS = ((re.compile(r"cascade-demo-\w+"), "cascade-demo-X"),  # its folder, seconds,
+               (re.compile(r"\(\d+\.\ds\)"), "(Ts)"),  # commits and their date
+               (re.compile(r"\b[0-9a-f]{7,40}\b"), "HASH"), (re.compile(r"Date: .*"), "Date: X"))
 
 
 def _runner() -> str:
@@ -88,6 +93,26 @@ for name, (script, args) in runs.items():
                                    env=env, capture_output=True, text=True)
             (dest / kept).write_text(f"{shown.returncode}\\n{shown.stdout}{shown.stderr}")
         shutil.rmtree(tmp, ignore_errors=True)
+with FakeLLM() as fake:  # the hook's loop: cascade demo, its panel asking for changes
+    for persona in ("AI-Architect", "AI-Security", "AI-Pragmatist"):
+        fake.script(f"Reply as {persona} ", json.dumps(
+            {"comment": f"{persona} wants a rollback plan.", "vote": "CHANGES", "findings": [
+                {"severity": "major", "where": "Decision", "what": "no rollback plan"}]}))
+    env = {**os.environ, "PYTHONPATH": str(code), "CASCADE_MODEL": "openai/fake",
+           "CASCADE_API_BASE": fake.url, "CASCADE_BACKOFF": "0.05", "CASCADE_CONCURRENCY": "1",
+           "HOME": tempfile.mkdtemp()}
+    proc = subprocess.run([sys.executable, "-m", "cascade", "demo", "--keep"], env=env,
+                          capture_output=True, text=True)
+    dest = out / "demo (the hook)"
+    dest.mkdir(parents=True)
+    (dest / "demo.out").write_text(f"{proc.returncode}\\n{proc.stdout}{proc.stderr}")
+    kept = Path(proc.stdout.rsplit("is kept at ", 1)[1].strip().rstrip("."))
+    for f in sorted((kept / "docs/adr/discussions").glob("*")):
+        shutil.copy(f, dest / f.name)
+    shown = subprocess.run([sys.executable, "-m", "cascade", "check", "--format", "json"],
+                           cwd=kept, env=env, capture_output=True, text=True)
+    (dest / "check.json").write_text(f"{shown.returncode}\\n{shown.stdout}{shown.stderr}")
+    shutil.rmtree(kept, ignore_errors=True)
 ''' % TOPIC
 
 
@@ -98,7 +123,7 @@ def run(code: Path, out: Path) -> None:
 
 def masked(path: Path) -> str:
     text = path.read_text()
-    for pattern, replacement in _MASKS:
+    for pattern, replacement in _MASKS + (_DEMO_MASKS if path.name in ("demo.out", "check.json") else ()):
         text = pattern.sub(replacement, text)
     return text
 
@@ -112,7 +137,7 @@ def main() -> None:
         run(HERE.parent, tmp / "this")
         run(Path(args.reference).resolve(), tmp / "reference")
         rows = []
-        for name in RUNS:
+        for name in [*RUNS, "demo (the hook)"]:
             mine, theirs = tmp / "this" / name, tmp / "reference" / name
             files = sorted({p.name for p in mine.iterdir()} | {p.name for p in theirs.iterdir()})
             same = [f for f in files if (mine / f).is_file() and (theirs / f).is_file()
