@@ -14,7 +14,6 @@ from urllib.parse import quote, unquote
 from cascade.site.collect import Entry, Review
 from cascade.site.render import esc, markdown_html
 
-# A page's scripts are its own (inline, no network); the timeline reads without them.
 ASSETS = "files"  # where the images the documents show are copied, below the site
 # The images copied: raster only. Opened on its own (a link to its copy), an SVG's scripts
 # would run in the site's origin.
@@ -172,8 +171,7 @@ def decision_page(e: Entry, by_slug: dict[str, Entry], commit: str, assets: set[
                     "</section>")
     body.append(drift_section(e.drift))
     if e.discussion is not None:
-        from_review = review_section(e.discussion)
-        body.append(from_review)
+        body.append(review_section(e.discussion))
     elif e.source:
         body.append("<section id=\"review\"><h2>Review</h2><p>Not reviewed: no ledger.</p>"
                     "</section>")
@@ -249,16 +247,13 @@ def findings_section(findings: list[dict[str, Any]]) -> str:
         lines = f["lines"]
         where = (f"line {lines[0]}" if lines and lines[0] == lines[1] else
                  f"lines {lines[0]}-{lines[1]}" if lines else "not located")
-        closed = f.get("closed_by") or {}
-        how = ", ".join(f"{k}: {v}" for k, v in closed.items()) if isinstance(closed, dict) \
-            else str(closed)
+        how = ", ".join(f"{k}: {v}" for k, v in (f["closed_by"] or {}).items())
         what = esc(f["what"]) + "".join(
             f"<br><small>{esc(label)}: {esc(f[k])}</small>"
             for k, label in (("why", "why"), ("suggestion", "suggestion"), ("where", "where"))
             if f.get(k))
-        what += "".join(f"<br><small>A: {esc(a.get('text', a) if isinstance(a, dict) else a)}"
-                        + (f" ({esc(a.get('author'))})" if isinstance(a, dict) else "")
-                        + "</small>" for a in f.get("answers") or [])
+        what += "".join(f"<br><small>A: {esc(a['text'])} ({esc(a['author'])})</small>"
+                        for a in f["answers"])
         rows.append((esc(f["id"]), badge("severity", f["severity"]), esc(where), what,
                      esc(f["author"]), badge("state", f["status"]) + (
                          f"<br><small>{esc(how)}</small>" if how else "")))
@@ -276,10 +271,7 @@ def questions_section(d: dict[str, Any]) -> str:
                      f"</small>" + (f"<ul>{answers}</ul>" if answers else "") + "</li>")
     items += [f"<li>A (to no question): {esc(a['text'])} <small>({esc(a['author'])})</small>"
               "</li>" for a in d["answers"] if a["question"] is None]
-    if not items:
-        return ""
-    return ("<section id=\"questions\"><h3>Questions and answers</h3><ul>" + "".join(items)
-            + "</ul></section>")
+    return _listed("questions", "Questions and answers", items)
 
 
 def decisions_section(d: dict[str, Any]) -> str:
@@ -290,10 +282,7 @@ def decisions_section(d: dict[str, Any]) -> str:
              for x in d["decision_history"]]
     items += [f"<li>DECISION: {esc(x['text'])} <small>({esc(', '.join(x['supporters']))}, line "
               f"{esc(x['line'])})</small></li>" for x in d["decisions"]]
-    if not items:
-        return ""
-    return ("<section id=\"decisions\"><h3>Decisions</h3><ul>" + "".join(items)
-            + "</ul></section>")
+    return _listed("decisions", "Decisions", items)
 
 
 def not_counted_section(d: dict[str, Any]) -> str:
@@ -301,7 +290,11 @@ def not_counted_section(d: dict[str, Any]) -> str:
              for key in ("not_counted", "forged") for x in d[key]]
     items += [f"<li>line {esc(x['line'])}: {esc(x['kind'])}: {esc(x['reason'])}</li>"
               for x in d["unfounded"]]
+    return _listed("not-counted", "Not counted", items)
+
+
+def _listed(section: str, title: str, items: list[str]) -> str:
+    """A section of a review holding ``items`` (HTML) as a list; none: no section."""
     if not items:
         return ""
-    return ("<section id=\"not-counted\"><h3>Not counted</h3><ul>" + "".join(items)
-            + "</ul></section>")
+    return f"<section id=\"{section}\"><h3>{title}</h3><ul>{''.join(items)}</ul></section>"
