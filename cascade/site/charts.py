@@ -1,10 +1,8 @@
-"""The charts of the site's page of the panel (stats.html), drawn by pygal as SVG files the
-page shows as images: they read without JavaScript, and an image's scripts never run.
-
-pygal writes a ``<script>`` of its own configuration into every chart (for its optional
-tooltips, which load a script from the network: ``js=[]`` turns that off); the chart is written
-without it, so the file holds no script even opened on its own. Every label (a persona's or a
-rule's name) is escaped as XML text by pygal."""
+"""The charts of the site's page of the panel (stats.html), drawn by pygal as SVG images: they
+read without JavaScript, and an image's scripts never run. pygal writes a ``<script>`` of its
+own configuration into every chart (``js=[]`` stops its tooltips loading one from the network);
+the chart is written without it, so the file holds no script even opened on its own. Every
+label is escaped as XML text by pygal."""
 from __future__ import annotations
 
 import re
@@ -84,12 +82,9 @@ def charts(s: Stats) -> list[Chart]:
                          _alt(names, rates, "%"), _bars("Block rate (% of votes)", names,
                                                         [("block rate", rates)],
                                                         percent=True)))
-        out.append(Chart("findings", "Findings raised, by severity",
-                         _alt_series(names, [(s_, [p.findings.get(s_, 0) for p in s.personas])
-                                             for s_ in SEVERITIES]),
-                         _bars("Findings by severity", names,
-                               [(s_, [p.findings.get(s_, 0) for p in s.personas])
-                                for s_ in SEVERITIES], stacked=True)))
+        raised = [(s_, [p.findings.get(s_, 0) for p in s.personas]) for s_ in SEVERITIES]
+        out.append(Chart("findings", "Findings raised, by severity", _alt_series(names, raised),
+                         _bars("Findings by severity", names, raised, stacked=True)))
         fates = [(state, [p.fates.get(state, 0) for p in s.personas]) for state in STATUSES]
         out.append(Chart("findings-ended", "How its findings ended", _alt_series(names, fates),
                          _bars("How its findings ended", names, fates, stacked=True)))
@@ -109,8 +104,7 @@ def charts(s: Stats) -> list[Chart]:
         days = [r.as_dict()["to_conclusion"]["days"]["median"] for r in measured]
         out.append(Chart("days", "Days to a conclusion, per rule (median)",
                          _alt(rules, days, " days"),
-                         _bars("Days to a conclusion (median)", rules,
-                               [("days", days)])))
+                         _bars("Days to a conclusion (median)", rules, [("days", days)])))
     return out
 
 

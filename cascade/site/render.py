@@ -1,12 +1,8 @@
-"""Untrusted text as HTML that stays text. Documents and ledgers hold what models and pull
-requests wrote: every value goes into a page through ``esc`` (html.escape, quotes included),
-and markdown through ``markdown_html`` -- markdown-it with raw HTML off (a ``<script>`` in the
-source comes out as the text ``&lt;script&gt;``), then the nh3 sanitiser (ammonia) over its
-output, which keeps a short list of tags and attributes and drops every ``on*`` attribute.
-Links keep only http(s), mailto and relative addresses: ``javascript:``, ``data:``,
-``vbscript:`` and any other scheme lose their href (the link's text stays).
-
-markdown-it-py and nh3 are the ``site`` extra, imported when a page is rendered."""
+"""Untrusted text as HTML that stays text (docs/site.md): every value goes into a page through
+``esc`` (html.escape, quotes included), markdown through ``markdown_html`` -- markdown-it with
+raw HTML off, then the nh3 sanitiser (ammonia) over its output. Links keep only http(s),
+mailto and relative addresses. markdown-it-py and nh3 are the ``site`` extra, imported when a
+page is rendered."""
 from __future__ import annotations
 
 import html
