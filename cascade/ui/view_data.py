@@ -36,7 +36,6 @@ class Row(Struct):
 class Entry(Struct):
     author: str
     vote: str | None
-    origin: str  # "persona", "person", "decision" or "tool"
     body: str
     line: int
     label: str = ""  # a protocol turn's step and round, or its verdict
@@ -66,14 +65,6 @@ def ledgers(start: Path) -> list[Path]:
     return list(find_ledgers(start))
 
 
-def top(start: Path) -> Path | None:
-    """The repository's top above ``start``, None outside one."""
-    try:
-        return repo_root(start if start.is_dir() else start.parent)
-    except CascadeError:
-        return None
-
-
 def placeholder(path: Path, titled: bool = True) -> Row:
     """A row before its ledger is read: the title its header names (only the first bytes
     are read; ``titled=False``: the file's name, nothing read), the rest to come."""
@@ -92,8 +83,11 @@ def placeholder(path: Path, titled: bool = True) -> Row:
 def reader(start: Path) -> LedgerReader | None:
     """What reads the rows of the repository above ``start`` (its rules read once, each
     ledger parsed once); None outside one."""
-    root = top(start)
-    return LedgerReader(root) if root is not None else None
+    try:
+        root = repo_root(start if start.is_dir() else start.parent)
+    except CascadeError:
+        return None
+    return LedgerReader(root)
 
 
 def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
@@ -161,22 +155,17 @@ def view(path: Path) -> View:
     d = knowing_authors(open_discussion(str(path)))  # as status and the gate read it
     result = d.consensus_result
     proto = protocol_view(d)
-    if result.reached:
-        consensus = f"Consensus: reached, {result.outcome} ({result.reason})"
-    else:
-        consensus = f"Consensus: not reached ({result.reason})"
+    consensus = (f"Consensus: reached, {result.outcome} ({result.reason})" if result.reached
+                 else f"Consensus: not reached ({result.reason})")
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
                about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
-        origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
-            c.origin or "", "person")
-        label = ""
-        if c.provenance.get("step"):
-            label = f"{c.provenance['step']}, round {c.provenance.get('round', '?')}"
+        label = (f"{c.provenance['step']}, round {c.provenance.get('round', '?')}"
+                 if c.provenance.get("step") else "")
         vote = c.vote or c.provenance.get("vote") or c.provenance.get("verdict")
-        out.entries.append(Entry(printable(c.author), vote, origin, c.body, c.line, label))
+        out.entries.append(Entry(printable(c.author), vote, c.body, c.line, label))
     out.questions = [printable(f"{q.get('id', 'Q')}: {q['text']} ({q['author']})")
                      for q in d.questions if q.get("status") == "open"]
     out.findings = [printable(line) for line in listing(d.findings)]
