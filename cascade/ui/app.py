@@ -1,13 +1,9 @@
-"""``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
-folder, a discussion's view (cascade.ui.discussion_screen: its comments, questions, decisions and
-consensus line, with its actions) and the persona manager (cascade.ui.persona_screen). Works in
-80x24 and over SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
+"""``cascade ui [PATH]``: the terminal UI (Textual, docs/ui.md): a browser of every discussion
+below a folder, a discussion's view (cascade.ui.discussion_screen) and the persona manager
+(cascade.ui.persona_screen), both imported when first opened.
 
-The browser is there first: every ledger below the folder gets a row at once, titled from
-its header for the first screenfuls (the rest by file name), the table filled in batches
-after the first frame, and each ledger read off the screen's thread -- the rows in view
-first, so the rest loads as the person scrolls. The discussion view and the persona manager
-(and the run machinery behind their actions) are imported when first opened.
+The browser is there first: every ledger gets a row at once, the table filled in batches
+after the first frame, each ledger read off the screen's thread, the rows in view first.
 """
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""One discussion in the terminal UI: its comments, open questions, decisions, the consensus
-line and who is missing, with its actions -- comment and vote as the git user, run what is
-due with the replies streaming in, advance, decide. Everything it reads comes from
+"""One discussion in the terminal UI, with its actions. Everything it reads comes from
 cascade.ui.view_data and everything it does goes through cascade.ui.actions (the same functions
-as the commands); cascade.ui.app opens it, and imports it only then: the run machinery
-behind the actions is not needed for the browser's first screen.
+as the commands); cascade.ui.app imports it only when a discussion is opened.
 """
 from __future__ import annotations
 
