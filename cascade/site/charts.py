@@ -20,8 +20,7 @@ WIDTH = 720
 
 
 class Chart:
-    """A chart of the page: its file name, title, the text that says it to a reader who does
-    not see it (``alt``), and its SVG."""
+    """A chart of the page; ``alt``: what it says to a reader who does not see it."""
 
     def __init__(self, name: str, title: str, alt: str, svg: bytes) -> None:
         self.name, self.title, self.alt, self.svg = name, title, alt, svg
@@ -71,9 +70,7 @@ def _step(top: float) -> int:
 
 
 def charts(s: Stats) -> list[Chart]:
-    """The page's charts: per persona its block rate, findings by severity, how its findings
-    ended, its last vote as concluded, its tokens per discussion; per rule the days to a
-    conclusion."""
+    """The page's charts: five per persona, one per rule."""
     names = [p.name for p in s.personas]
     out: list[Chart] = []
     if s.personas:

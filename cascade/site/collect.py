@@ -181,7 +181,7 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str],
         shown.source, shown.ledger, shown.rule = row.source, row.ledger, row.rule
         row = shown
     stated = _DATE.search(text)
-    folder = row.source.rsplit("/", 1)[0] if "/" in row.source else "."
+    folder = posixpath.dirname(row.source) or "."
     reviewed = review(row.ledger, root, reading) if row.ledger else None
     # the timeline's review is the page's (status's, knowing who added each line), not a
     # second reading of the ledger
@@ -214,12 +214,10 @@ def collect(root: Path) -> list[Entry]:
         if path.resolve() in ledgers:
             continue
         r = review(path, root, reading)
-        title = r.data.get("title") or path.name
-        rel = r.ledger
-        entries.append(Entry(_slug("topic-" + Path(rel).name.split(".")[0], taken), "", title,
-                             "", r.data.get("status", "error"), "", "",
-                             rel.rsplit("/", 1)[0] if "/" in rel else ".",
-                             dates.get(rel, ""), discussion=r))
+        entries.append(Entry(_slug("topic-" + Path(r.ledger).name.split(".")[0], taken), "",
+                             r.data.get("title") or path.name, "", r.data.get("status", "error"),
+                             "", "", posixpath.dirname(r.ledger) or ".", dates.get(r.ledger, ""),
+                             discussion=r))
     return entries
 
 

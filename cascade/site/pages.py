@@ -119,20 +119,18 @@ def meta(e: Entry, by_slug: dict[str, Entry]) -> str:
 def chain(e: Entry, by_slug: dict[str, Entry]) -> list[Entry]:
     """The supersession chain through ``e``, oldest first: back through the first of what
     each supersedes, forward through what supersedes each (a cycle stops it)."""
-    back: list[Entry] = []
     seen = {e.slug}
-    x = e
-    while x.supersedes and x.supersedes[0] not in seen:
-        x = by_slug[x.supersedes[0]]
-        seen.add(x.slug)
-        back.append(x)
-    forward: list[Entry] = []
-    x = e
-    while x.superseded_slug and x.superseded_slug not in seen:
-        x = by_slug[x.superseded_slug]
-        seen.add(x.slug)
-        forward.append(x)
-    return back[::-1] + [e] + forward
+
+    def walk(step) -> list[Entry]:
+        out, x = [], e
+        while (slug := step(x)) and slug not in seen:
+            x = by_slug[slug]
+            seen.add(x.slug)
+            out.append(x)
+        return out
+
+    back = walk(lambda x: x.supersedes[0] if x.supersedes else "")
+    return back[::-1] + [e] + walk(lambda x: x.superseded_slug)
 
 
 def _label(e: Entry) -> str:
@@ -179,8 +177,7 @@ def decision_page(e: Entry, by_slug: dict[str, Entry], commit: str, assets: set[
 
 
 def review_section(r: Review) -> str:
-    """A ledger's review: the protocol and consensus, the panel's votes per revision, the
-    findings, questions and answers, decisions, and the record."""
+    """A ledger's review: its state, votes, findings, questions, decisions and record."""
     if r.error:
         return (f"<section id=\"review\"><h2>Review</h2><p class=\"error\">{esc(r.error)}</p>"
                 "</section>")
@@ -209,8 +206,7 @@ def review_section(r: Review) -> str:
 
 
 def comments_section(r: Review) -> str:
-    """The discussion as the ledger holds it, folded: each comment, who, its vote, its line,
-    its text rendered (sanitised as a document is)."""
+    """The discussion as the ledger holds it, folded, each comment sanitised as a document."""
     if not r.comments:
         return ""
     items = [f"<li><p><strong>{esc(c.author)}</strong>"
