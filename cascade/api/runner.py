@@ -116,9 +116,6 @@ def _rule(d):
 
 def _reply(d, outcome) -> TurnReply:
     name = outcome.persona.name
-    comment = ""
-    if outcome.ok:
-        mine = [c for c in d.comments if c.author == name and c.origin == "ai"]
-        comment = mine[-1].body if mine else ""
-    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote, comment,
-                     outcome.model, outcome.error)
+    mine = [c for c in d.comments if c.author == name and c.origin == "ai"] if outcome.ok else []
+    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote,
+                     mine[-1].body if mine else "", outcome.model, outcome.error)

@@ -132,10 +132,8 @@ def _conversation(d: Discussion, head: Frame) -> dict:
         cut = index
     recent.reverse()
     older = comments[:cut]
-    earlier_at = None
-    if older:
-        earlier_at = blocks.add("earlier comments, summarised",
-                                scrub(_earlier_summary(older), ledger_name, 1))
+    earlier_at = (blocks.add("earlier comments, summarised",
+                             scrub(_earlier_summary(older), ledger_name, 1)) if older else None)
     head.prompt.summarised = len(older)
     recent_at = [blocks.add(what, body) for what, body in recent]
     open_questions = [q for q in d.questions if q["status"] == "open"][-_LIST_CAP:]
@@ -163,16 +161,14 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     shown = scrub_persona(persona, head.scrub)
     run = d.state.run
     steps = run.steps
-    mode = None
-    if steps.mode is not None:
-        count = steps.participants
-        mode = {"name": steps.mode, "low": count.min, "high": count.max,
-                "default": count.default}
+    count = steps.participants
+    mode = ({"name": steps.mode, "low": count.min, "high": count.max, "default": count.default}
+            if steps.mode is not None else None)
     system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=steps.rounds.max if steps.shape.own_rounds else 1, protocol=d.protocol, mode=mode,
-        setup=not run.setup.done, **opening,
+        max_rounds=steps.rounds.max if steps.shape.own_rounds else 1, protocol=d.protocol,
+        mode=mode, setup=not run.setup.done, **opening,
         **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
         shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],
         blind=VISIBILITIES.has(request.step.visibility, "blind"),

@@ -26,7 +26,6 @@ from cascade.ui.view_data import FILTERS, vote_style
 
 LOAD_BATCH, LOAD_EVERY = 25, 0.2  # rows read before the browser shows them, at most (s)
 ADD_BATCH, ADD_EVERY = 100, 0.05  # rows added to the table after the first screenful, every (s)
-SCREENFULS = 1  # rows added (and titled from their header) before the first frame, in screens
 HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
 [b]A discussion[/b]  c comment (and vote) · n answer the question · r run what is due
@@ -84,8 +83,8 @@ class BrowserScreen(Screen):
         self.top = int(value)
 
     def _first(self) -> int:
-        """How many rows the first frame holds (a screenful, and one more to scroll to)."""
-        return max(self.app.size.height, 24) * SCREENFULS
+        """How many rows the first frame holds (and titles from their header): a screenful."""
+        return max(self.app.size.height, 24)
 
     def action_refresh(self) -> None:
         """Every ledger's row at once (the first screenfuls by the title their header names,
@@ -205,8 +204,8 @@ class _Order:
 
 
 def discussion_screen(path: Path) -> Screen:
-    """One discussion's screen. Its module (Textual's widgets, and the run machinery behind
-    its actions) is imported when a discussion is first opened, not for the browser."""
+    """One discussion's screen; its module (and the run machinery behind its actions) is
+    imported when a discussion is first opened."""
     from cascade.ui.discussion_screen import DiscussionScreen  # Textual: not the browser's path
 
     return DiscussionScreen(path)
@@ -247,17 +246,14 @@ class CascadeApp(App):
         self.target = target
 
     def on_mount(self) -> None:
-        if self.target.is_file():
-            self.push_screen(discussion_screen(self.target))
-        else:
-            self.push_screen(BrowserScreen(self.target))
+        target = self.target
+        self.push_screen(discussion_screen(target) if target.is_file() else BrowserScreen(target))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     def action_quit(self) -> None:
-        screen = self.screen
-        if getattr(screen, "running", False):  # a discussion's run
+        if getattr(self.screen, "running", False):  # a discussion's run
             self.notify("a run is going on: q again when it is done", severity="warning")
             return
         self.exit(0)

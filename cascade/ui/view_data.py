@@ -72,8 +72,7 @@ def placeholder(path: Path, titled: bool = True) -> Row:
     if titled:
         try:
             with open(path, "rb") as f:
-                head = f.read(HEADER_BYTES)
-            title = parse_header(head.decode("utf-8", "replace")).title
+                title = parse_header(f.read(HEADER_BYTES).decode("utf-8", "replace")).title
         except OSError:
             pass
     title = title or path.name.split(".")[0]  # as Discussion.title falls back
@@ -91,9 +90,8 @@ def reader(start: Path) -> LedgerReader | None:
 
 
 def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
-    """A ledger's row (``ledgers``: the repository's reader, when there is one: made once, not
-    per row); one that cannot be read is a row that says why (the browser never dies on one
-    bad file)."""
+    """A ledger's row (``ledgers``: the repository's reader, made once, not per row); one that
+    cannot be read is a row that says why (the browser never dies on one bad file)."""
     try:
         if ledgers is None:
             return _row(knowing_authors(open_discussion(str(path))), path)
@@ -108,8 +106,7 @@ def _where(d) -> str:
 
 
 def _outcome(d) -> str:
-    view = protocol_view(d)
-    return view["outcome"] or ("-" if d.status == "OPEN" else d.status)
+    return protocol_view(d)["outcome"] or ("-" if d.status == "OPEN" else d.status)
 
 
 def _row(d, path: Path) -> Row:
