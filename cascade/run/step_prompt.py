@@ -215,7 +215,7 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
     scrub, blocks, ledger_name = head.scrub, head.blocks, head.ledger_name
     run = d.state.run
     at: dict = {"summary": None, "problem": None, "direction": None, "target": None,
-                "callout": None, "objective": None}
+                "callout": None, "objective": None, "findings": None}
     if d.objective:  # the larger goal, given apart from the topic (discuss --objective)
         at["objective"] = blocks.add("objective", scrub(d.objective, ledger_name,
                                                         d.header.line or 1))
@@ -243,7 +243,6 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
         at["target"] = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
     at["talk"] = (_conversation(d, head) if VISIBILITIES.has(request.step.visibility, "comments")
                   else None)
-    at["findings"] = None
     if any(f.kind == "findings" for f in request.step.fields):
         shown = open_findings_text(d)
         if shown:
