@@ -74,9 +74,8 @@ class Runner:
 
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person
-        (``auto``: decision points take their recommended choice, recorded as such, as
-        ``cascade run`` does off a terminal) -- its cascade.run.run_result.Result; for a
-        protocol of phases, the pending turns -- their replies (``run_turn``)."""
+        (``auto``: the recommended choice, recorded as such) -- its Result; for a protocol of
+        phases, the pending turns -- their replies (``run_turn``)."""
         with _writing(discussion) as d:
             d.current_phase
             if d.protocol.steps.shape.one_wave:  # its one wave: the replies

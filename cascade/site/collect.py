@@ -120,9 +120,8 @@ def added_dates(root: Path) -> dict[str, str]:
 
 
 class Reading(Struct):
-    """What every ledger of one build is read with: the repository's ``LedgerReader`` (its
-    rules read once) and the index's blobs of the governed documents (one ``git ls-files``
-    for all: the gate's verdict is for the revision a commit would hold)."""
+    """What every ledger of one build is read with (its rules read once), and the index's
+    blobs of the governed documents: the gate's verdict is for the revision a commit holds."""
 
     reader: LedgerReader
     staged: dict[str, str]

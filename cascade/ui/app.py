@@ -87,9 +87,8 @@ class BrowserScreen(Screen):
         return max(self.app.size.height, 24)
 
     def action_refresh(self) -> None:
-        """Every ledger's row at once (the first screenfuls by the title their header names,
-        the rest by file name); then each read, the rows in view first, off the screen's
-        thread: the browser is there before a thousand ledgers are parsed."""
+        """Every ledger's row at once, then each read off the screen's thread, the rows in
+        view first: the browser is there before a thousand ledgers are parsed."""
         first = self._first()
         self.rows = [view_data.placeholder(p, titled=i < first)
                      for i, p in enumerate(view_data.ledgers(self.start))]
@@ -137,9 +136,8 @@ class BrowserScreen(Screen):
         return r.title, r.protocol, r.where, Text(r.outcome, vote_style(r.outcome)), r.votes
 
     def _fill(self) -> None:
-        """The rows the filter keeps: the first screenfuls now, the rest a batch per frame
-        (each row added is measured for the columns' widths: a thousand at once would hold
-        up the first frame)."""
+        """The rows the filter keeps: a screenful now, the rest a batch per frame (each row
+        added is measured for the columns' widths: a thousand would hold up the first frame)."""
         self.query_one(DataTable).clear()
         self.in_table = set()
         self.pending = [i for i, r in enumerate(self.rows) if view_data.keep(r, self.which)]
