@@ -21,6 +21,7 @@ from textual.widgets import Button, DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cascade.base.errors import display_path
+from cascade.commands._common import find_ledgers
 from cascade.ui import view_data
 from cascade.ui.view_data import FILTERS, vote_style
 
@@ -91,7 +92,7 @@ class BrowserScreen(Screen):
         view first: the browser is there before a thousand ledgers are parsed."""
         first = self._first()
         self.rows = [view_data.placeholder(p, titled=i < first)
-                     for i, p in enumerate(view_data.ledgers(self.start))]
+                     for i, p in enumerate(find_ledgers(self.start))]
         self._fill()
         self.call_after_refresh(self.painted.set)
         self._load(self.rows)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from msgspec import Struct, field
 
-from cascade.commands._common import find_ledgers
 from cascade.commands.status import gate_view, knowing_authors, protocol_view, vote_label
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import repo_root
@@ -59,10 +58,6 @@ class View(Struct):
     about: About | None = None  # the open decision point: what it is about, its choices
     gate: str | None = None  # the gate's verdict on its document (a governed ledger), one line
     gate_ok: bool = False
-
-
-def ledgers(start: Path) -> list[Path]:
-    return list(find_ledgers(start))
 
 
 def placeholder(path: Path, titled: bool = True) -> Row:
