@@ -16,13 +16,12 @@ from cascade.base.gitio import git_or_none, repo_root
 from cascade.commands.stats import Stats, counted_as, tally
 from cascade.site.charts import charts
 from cascade.site.collect import Entry, collect
-from cascade.site.pages import ASSETS, IMAGES, decision_page
+from cascade.site.pages import ASSETS, IMAGES, MARK, decision_page
 from cascade.site.panel import CHARTS, panel_page
 from cascade.site.preview import Preview
 from cascade.site.style import CSS
 from cascade.site.timeline import as_script, search_index, timeline
 
-MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
 EXTRA = ("markdown_it", "nh3", "pygal")
 PORT = 8000  # --serve's default
 POLL = 1.0  # seconds between two looks at the files, with --serve

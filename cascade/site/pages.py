@@ -18,6 +18,7 @@ ASSETS = "files"  # where the images the documents show are copied, below the si
 # The images copied: raster only. Opened on its own (a link to its copy), an SVG's scripts
 # would run in the site's origin.
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
 _FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
 
 
@@ -32,7 +33,7 @@ def layout(title: str, body: str, commit: str, script: str = "") -> str:
             f"<body><header><a href=\"index.html\">Decision log</a> "
             f"<a href=\"stats.html\">The panel</a></header>\n<main>\n{body}\n"
             f"</main>\n<footer>Built from commit <code>{esc(commit[:12] or 'none')}</code> "
-            f"by cascade site.</footer>{script}</body></html>\n")
+            f"{MARK}</footer>{script}</body></html>\n")
 
 
 def table(head: Iterable[str], rows: Iterable[Iterable[str]], attrs: str = "") -> str:
