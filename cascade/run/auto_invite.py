@@ -1,9 +1,7 @@
-"""Auto-invite (seed 000): the protocol's synthesizer picks the participants for a topic from
-the persona registry, within the protocol's range, and says why in one sentence. One call,
-fenced, redacted and cached like every other. A pick that is not usable (unknown or repeated
-aliases, a fixed role, too few or too many, no reply) is never guessed at: the panel is
-picked by topic words instead (``pick_by_topic``), and the note says why. A persona with a
-fixed role in some protocol is never picked.
+"""Auto-invite (seed 000; docs/cli.md, ``discuss --auto-invite``): the protocol's synthesizer
+picks the participants for a topic and says why, in one call fenced, redacted and cached like
+every other. A pick that is not usable is never guessed at: the panel is picked by topic
+words instead (``pick_by_topic``), and the note says why.
 """
 from __future__ import annotations
 

@@ -47,8 +47,7 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
         source = (read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
                   if d.source else None)
         revision = blob_id(source.data) if source is not None and source.data is not None else None
-        # rounds.append: round -- a round reaches the ledger whole (seed 003's batch write);
-        # a run that stops inside a round writes none of it (its replies are cached).
+        # rounds.append: round -- a round reaches the ledger whole (docs/protocols.md)
         run = d.state.run
         wave = Wave(d, settings, shared, asyncio.Lock(), ReplyCache(cache_dir(d.root)),
                     revision, rule_model, rule_models, source, [0],
