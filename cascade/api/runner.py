@@ -1,16 +1,7 @@
-"""``from cascade import Runner``: seed 002's Python API for running persona turns.
-
-    runner = Runner()
-    replies = runner.run_turn(discussion, participants=["architect", "security"],
-                              callout="Please review the updated proposal.")
-    result = runner.run(discussion)      # a protocol's next steps (or the pending turns)
-
-The same runs as ``cascade turn`` and ``cascade run``, appended to the ledger and saved, with
-the ledger's lock held as they hold it (cascade.ledger.lock): a Discussion loaded earlier is
-brought up to date with its file first, so nobody another writer answered is asked again. A
-model's failure is not an exception: it is a reply with ``status`` "failed" and its
-``error``, as the commands report it. Bad input (an unknown persona, a step protocol asked
-by name) raises CascadeError.
+"""``from cascade import Runner``: seed 002's Python API for running persona turns
+(docs/api.md). The same runs as ``cascade turn`` and ``cascade run``, with the ledger's lock
+held as they hold it. A model's failure is a reply with ``status`` "failed" and its
+``error``; bad input (an unknown persona, a step protocol asked by name) raises CascadeError.
 """
 from __future__ import annotations
 
@@ -67,10 +58,8 @@ class Runner:
         with _writing(discussion) as d:
             d.current_phase  # an unknown phase is a configuration error, before any call
             if not d.protocol.steps.shape.by_name:
-                if participants:
-                    raise CascadeError(f"protocol {d.protocol.name!r} asks by its steps, not "
-                                       "by name: use Runner().run(discussion)", d.path)
-                raise CascadeError(f"protocol {d.protocol.name!r} runs by its steps: use "
+                how = "asks by its steps, not by name" if participants else "runs by its steps"
+                raise CascadeError(f"protocol {d.protocol.name!r} {how}: use "
                                    "Runner().run(discussion)", d.path)
             pending = requested_turns(d, list(participants)) if participants else [
                 Pending(d.personas.get(r.alias), r.why) for r in next_wave(d)]
@@ -85,9 +74,8 @@ class Runner:
 
     def run(self, discussion, auto: bool = True, progress=None):
         """What is due: a step protocol's next steps until it concludes or needs a person
-        (``auto``: decision points take their recommended choice, recorded as such, as
-        ``cascade run`` does off a terminal) -- its cascade.run.run_result.Result; for a
-        protocol of phases, the pending turns -- their replies (``run_turn``)."""
+        (``auto``: the recommended choice, recorded as such) -- its Result; for a protocol of
+        phases, the pending turns -- their replies (``run_turn``)."""
         with _writing(discussion) as d:
             d.current_phase
             if d.protocol.steps.shape.one_wave:  # its one wave: the replies
@@ -127,9 +115,6 @@ def _rule(d):
 
 def _reply(d, outcome) -> TurnReply:
     name = outcome.persona.name
-    comment = ""
-    if outcome.ok:
-        mine = [c for c in d.comments if c.author == name and c.origin == "ai"]
-        comment = mine[-1].body if mine else ""
-    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote, comment,
-                     outcome.model, outcome.error)
+    mine = [c for c in d.comments if c.author == name and c.origin == "ai"] if outcome.ok else []
+    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote,
+                     mine[-1].body if mine else "", outcome.model, outcome.error)

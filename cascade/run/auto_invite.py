@@ -1,11 +1,7 @@
-"""Auto-invite (seed 000): the protocol's synthesizer picks the participants for a topic from
-the persona registry, within the protocol's range, and says why in one sentence.
-
-One call, fenced and redacted like every prompt, cached like every reply. A pick that is not
-usable (unknown or repeated aliases, a fixed role, too few or too many, no reply at all) is
-never guessed at: the panel is picked by topic words instead (``pick_by_topic``: the voting
-personas whose lens -- role, expertise, concerns -- fits the topic most), and the note says
-why, for each one picked. A persona with a fixed role in some protocol is never picked.
+"""Auto-invite (seed 000; docs/cli.md, ``discuss --auto-invite``): the protocol's synthesizer
+picks the participants for a topic and says why, in one call fenced, redacted and cached like
+every other. A pick that is not usable is never guessed at: the panel is picked by topic
+words instead (``pick_by_topic``), and the note says why.
 """
 from __future__ import annotations
 
@@ -68,10 +64,8 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
     key = prompt_key(synthesizer.alias, model, messages)
     hit = cache.get(key)
     try:
-        if hit is not None:
-            text = hit["text"]
-        else:
-            text = asyncio.run(complete(model, messages, settings)).text
+        text = (hit["text"] if hit is not None
+                else asyncio.run(complete(model, messages, settings)).text)
         reply = parse_reply(text)
     except (ModelError, ReplyError) as exc:
         notes.append(f"{synthesizer.name} could not pick ({exc}): picked by topic words")

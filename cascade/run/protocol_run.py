@@ -1,11 +1,8 @@
-"""Run a protocol on one ledger: waves of turns (a blind step's speakers at once, a
-sequential step's one at a time) until the protocol reaches its outcome, the run's budget
-ends, or a persona fails; a protocol whose steps are phases (planner ``respond``) runs one
-wave of whoever is concerned, then its phase's ``advance`` trigger. Each reply is appended
-as a whole block the moment it arrives, stamped with its message id, step, round,
-references and fields; a table follows a step that asks for one; the round and the outcome
-are events. The ledger is the checkpoint: a run that stops anywhere resumes where the file
-ends, asking no one twice (cascade.protocol.engine).
+"""Run a protocol on one ledger: waves of turns until the protocol reaches its outcome, the
+run's budget ends, or a persona fails. Each reply is appended as a whole block the moment it
+arrives; a table follows a step that asks for one; the round and the outcome are events. The
+ledger is the checkpoint: a run that stops anywhere resumes where the file ends, asking no
+one twice (cascade.protocol.engine).
 """
 from __future__ import annotations
 
@@ -31,7 +28,7 @@ from cascade.turns.cache import ReplyCache, cache_dir
 from cascade.turns.asking import Outcome, Progress, Shared, record_failure
 from cascade.turns.sessions import session
 from cascade.turns.settings import Settings
-from cascade.turns.sources import SourceText, read_source
+from cascade.turns.sources import read_source
 
 
 async def run_protocol(d: Discussion, settings: Settings, progress: Progress | None = None,
@@ -42,21 +39,15 @@ async def run_protocol(d: Discussion, settings: Settings, progress: Progress | N
     """Run ``d``'s protocol until it concludes or stops; appends to the ledger. ``pending``:
     the personas a person named, asked instead of whoever is due (one wave); ``shared``: the
     budget and cap on calls in flight of a run over several ledgers. A protocol of phases
-    runs one wave of whoever its planner says is due, then the phase's ``advance`` trigger.
-    At a decision point: ``auto`` takes the recommended choice (a NEXT event says it was
-    taken automatically); else ``ask(step, run) -> choice`` (a terminal) answers as the
-    person; else the run stops there, waiting (``Result.waiting``). Every turn is asked and
-    written alike (cascade.run.step_turn)."""
+    runs one wave of whoever is due, then the phase's ``advance`` trigger. At a decision
+    point: ``auto`` takes the recommended choice (recorded as automatic); else ``ask(step,
+    run) -> choice`` answers as the person; else the run stops, waiting (``Result.waiting``)."""
     async with session():
         shared = shared or Shared(settings, progress or Progress())
-        source: SourceText | None = None
-        if d.source:
-            source = read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
-        revision = (blob_id(source.data) if source is not None and source.data is not None
-                    else None)
-        # rounds.append: round -- a round reaches the ledger whole (seed 003's batch write):
-        # its replies are held until its last step is done; a run that stops inside a round
-        # writes none of it, and the next run gets those replies from the reply cache.
+        source = (read_source(d.root, d.source, source_data, where=d.path, line=d.source_line)
+                  if d.source else None)
+        revision = blob_id(source.data) if source is not None and source.data is not None else None
+        # rounds.append: round -- a round reaches the ledger whole (docs/protocols.md)
         run = d.state.run
         wave = Wave(d, settings, shared, asyncio.Lock(), ReplyCache(cache_dir(d.root)),
                     revision, rule_model, rule_models, source, [0],
@@ -85,8 +76,7 @@ def _comments_in_phase(d: Discussion) -> list[Comment]:
 
 
 class _Loop(Struct):
-    """One run of a step protocol, a move at a time (``step``): record the outcome, write a
-    pause's resume context, begin a round, answer a decision point, or ask a wave."""
+    """One run of a step protocol, a move at a time (``step``)."""
 
     wave: Wave
     result: Result
@@ -162,15 +152,13 @@ class _Loop(Struct):
                         round=str(run.round) if run.setup.done else "0", auto="true")
             result.notes.append(f"{step.title}: took the recommended choice "
                                 f"{step.recommended} (--auto), recorded in the ledger")
-        elif self.ask is not None:
-            answer = " ".join(str(self.ask(step, run) or "").split())
+        else:  # a person's answer at the terminal; no one to ask: no answer, the run waits
+            given = self.ask(step, run) if self.ask is not None else ""
+            answer = " ".join(str(given or "").split())
             if answer.split(" ")[0].lower() not in step.choices:
                 result.waiting = question(run)
                 return False
             d.add_comment(next_author(d.path.parent).name, f"NEXT: {answer}")
-        else:
-            result.waiting = question(run)
-            return False
         d.save()
         result.appended += 1
         return True
@@ -185,7 +173,7 @@ class _Loop(Struct):
         if not self.imported:
             self.imported = True
             await import_models(requests, registry, wave.rule_model, wave.rule_models,
-                                    wave.settings)
+                                wave.settings)
         wave.ids[0] = run.messages  # the last message id's number: the wave's replies go on
         outcomes = await turns(wave, requests, registry)
         wave.shared.progress.settle()  # the step's line stays; a table or the next step below
@@ -230,10 +218,8 @@ class _Loop(Struct):
         recorded = ("failed", "skipped") if self.once else ("failed",)
         failures = [o for o in failed if o.status in recorded
                     and not o.error.startswith("not written")]
-        if wave.batch and failures and wave.d.pending_text:
-            wave.d.discard()  # the round is not written (see below): only why it stopped
-            result.appended = self.written
-            result.notes.append(_CUT_ROUND.format(round=result.round))
+        if failures:
+            self._drop_round()  # only why it stopped is written
         for o in failures:
             record_failure(wave.d, o.persona, wave.revision, o.error)
 
@@ -263,23 +249,25 @@ class _Loop(Struct):
                 d.save()  # the round is complete: it reaches the ledger at once
                 self.written = result.appended
 
-    def close(self) -> None:
-        """A round cut short is not written (its replies are in the cache); the artifacts
-        are written when anything was appended."""
+    def _drop_round(self) -> None:
+        """A round cut short is not written (a round is appended whole)."""
         d, result = self.wave.d, self.result
         if self.wave.batch and d.pending_text:
             d.discard()
             result.appended = self.written
-            result.notes.append(_CUT_ROUND.format(round=result.round))
+            result.notes.append(f"round {result.round} stopped before its end: nothing of it "
+                                "is written (a round is appended whole); its replies are "
+                                "cached, so the next run asks no one again")
+
+    def close(self) -> None:
+        """The round cut short dropped; the artifacts written when anything was appended."""
+        d, result = self.wave.d, self.result
+        self._drop_round()
         if result.appended and any(a != "argument-graph" for a in d.protocol.steps.artifacts):
             try:
                 result.artifacts = write_artifacts(d, d.state.run)
             except OSError as exc:
                 result.notes.append(f"artifacts not written: {exc.strerror or exc}")
-
-
-_CUT_ROUND = ("round {round} stopped before its end: nothing of it is written (a round is "
-              "appended whole); its replies are cached, so the next run asks no one again")
 
 
 def _round_recorded(d: Discussion, round_: int) -> bool:
@@ -306,9 +294,9 @@ class Stepped(Struct):
 
 
 def run_all(stepped: list[Stepped], settings: Settings, progress: Progress) -> list[Result]:
-    """One run of everything due, concurrently; returns each discussion's result, in order.
-    The runs share one budget and cap on calls in flight. When one fails, the others finish first (their blocks are whole); then the first
-    failure is raised."""
+    """One run of everything due, concurrently, sharing one budget and cap on calls in flight;
+    each discussion's result, in order. When one fails, the others finish first (their blocks
+    are whole); then the first failure is raised."""
     async def each():
         shared = Shared(settings, progress)
         results = await asyncio.gather(*(

@@ -1,7 +1,5 @@
-"""What a persona's turn writes: the block of a reply -- its fields read by kind, the
-messages it cites, the sections a person should see (a shortlist, a bridge packet), a
-proposed panel as a table -- the tables a step asks for, and the record and graph written
-beside the ledger when a discussion concludes."""
+"""What a persona's turn writes: a reply's block (its fields, citations, sections, a proposed
+panel), the tables a step asks for, and the record and graph written when it concludes."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -34,25 +32,23 @@ from cascade.turns.replies import Reply
 TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)
 
 
-def cited(request: Request, reply: Reply | None) -> tuple[list[str], list[str]]:
-    """The typed references a reply cites in its ``refs`` and ``references`` fields, each one
-    a message the persona was shown (its view and its target); (references, notes on the
-    ones dropped)."""
-    refs, notes = [], []
-    for f, msg, edge, _ in _citations(request, reply, notes):
-        if f"{edge}:{msg}" not in refs:
-            refs.append(f"{edge}:{msg}")
+def cited(request: Request, reply: Reply) -> tuple[list[str], list[str]]:
+    """The typed references a reply cites, each a message the persona was shown (its view
+    and its target); (references, notes on the ones dropped)."""
+    notes: list[str] = []
+    refs = list(dict.fromkeys(f"{edge}:{msg}" for _, msg, edge, _ in
+                              _citations(request, reply, notes)))
     if len(refs) < request.step.min_refs:
         notes.append(f"cites {len(refs)} message(s) it was shown; the step asks for at least "
                      f"{request.step.min_refs}")
     return refs, notes
 
 
-def _citations(request: Request, reply: Reply | None, notes: list[str]):
+def _citations(request: Request, reply: Reply, notes: list[str]):
     """Each cited message a reply's refs fields give, shown to the persona and of a relation
     the field takes: (field, id, edge, comment); the rest dropped with a note."""
     shown = {t.msg for t in request.shown} | ({request.target.msg} if request.target else set())
-    extra = {str(k).lower(): v for k, v in (reply.extra if reply else {}).items()}
+    extra = {str(k).lower(): v for k, v in reply.extra.items()}
     out = []
     for f in request.step.fields:
         if not f.refs:
@@ -75,7 +71,7 @@ def _citations(request: Request, reply: Reply | None, notes: list[str]):
     return out
 
 
-def explained(request: Request, reply: Reply | None) -> dict[str, str]:
+def explained(request: Request, reply: Reply) -> dict[str, str]:
     """What the ``references`` fields stamp: each kept citation as ``<relation> <id>: <why>``
     (`` | `` between), so the ledger keeps why each message was cited."""
     out: dict[str, list[str]] = {}
@@ -87,10 +83,8 @@ def explained(request: Request, reply: Reply | None) -> dict[str, str]:
 
 
 def fields_of(request: Request, reply: Reply | None) -> tuple[dict[str, str], list[str]]:
-    """The step's fields from a reply, each read by its kind (cascade.protocol.fields); a
-    missing or invalid value gets the field's fallback (the cautious choice) and a note. A
-    confirmation's vote becomes ``verdict``. References (``refs`` fields) are not among
-    them: see ``cited``."""
+    """The step's fields from a reply, each read by its kind (cascade.protocol.fields), with
+    notes; a confirmation's vote becomes ``verdict``. References: see ``cited``."""
     values, notes = read_fields(request.step.fields, reply, request.shown)
     if request.step.confirm and ballot_of(request.step) is None:
         values["verdict"] = values.pop("vote", "REJECT")
@@ -105,9 +99,8 @@ def ballot_of(step):
 
 def ledger_vote(step, verdict: str) -> tuple[str | None, str]:
     """What a turn's verdict writes: a ``VOTE:`` line when its step asks for the ledger's own
-    words (READY, CHANGES, REJECT: a vote on the document), else no vote and a line of the
-    body that gives the answer as it was asked (a confirmation's ACCEPT or REJECT of a
-    synthesis is no vote on the document)."""
+    words (READY, CHANGES, REJECT), else no vote and a line of the body that gives the answer
+    as it was asked (a confirmation's ACCEPT or REJECT of a synthesis)."""
     asked = next((f.choices for f in step.fields if f.name in ("vote", "verdict")
                   and f.choices), None) or ()
     if asked and not set(asked) <= set(VOTES):
@@ -121,7 +114,7 @@ def reply_budget(words: int) -> int:
     return int(words * 1.5) + 200
 
 
-def refs_text(request: Request, citations: list[str] = ()) -> str | None:  # type: ignore[assignment]
+def refs_text(request: Request, citations: list[str]) -> str | None:
     refs = list(citations)
     if request.target is not None:
         refs.append(f"counters:{request.target.msg}")
@@ -130,19 +123,15 @@ def refs_text(request: Request, citations: list[str] = ()) -> str | None:  # typ
     return ",".join(refs) or None
 
 
-# The cells' widths a step's table tries, widest first, until it fits its summary's length
-# (the reply's first sentence, then its other fields)
+# The cells' widths (the reply's first sentence, its other fields) a table tries, widest first
 _WIDTHS = ((160, 120), (120, 90), (90, 60), (60, 40), (40, 24), (24, 16))
 
 
 def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: int) -> str:
     """The step's replies of ``round_`` as a markdown table: participant, the reply's first
-    sentence (or the field named like the column), and its other fields (shift, verdict). The
-    round is given: once a round's last step is done, the run has moved on to the next. A
-    step whose field kind aggregates its replies (a peer ranking) has that kind's table.
-    A table is a summary of its step: at most as long as the round's summary (``rounds:
-    carry``; the preset's "each phase summary max 1000 chars"), its cells cut shorter as
-    needed, every participant still in it."""
+    sentence (or the field named like the column), and its other fields; a field kind that
+    aggregates replies (a peer ranking) gives its own table. At most as long as the round's
+    summary (``rounds: carry``), its cells cut shorter as needed, every participant in it."""
     step = run.steps.step(step_id)
     for f in step.fields if step is not None else ():
         kind = FIELD_KINDS.behaviour(f.kind or "text")
@@ -160,8 +149,7 @@ def table(run: Run, step_id: str, column: str, names: dict[str, str], round_: in
 
 def _table(run: Run, step_id: str, column: str, names: dict[str, str], round_: int,
            widths: tuple[int, int]) -> str:
-    """The table of ``table``, its cells at most ``widths`` characters (the column's, the
-    other fields')."""
+    """The table of ``table``, its cells at most ``widths`` characters."""
     turns = run.of(round_, step_id)
     own = next((k for t in turns for k in t.fields if k.lower() == column.lower()), None)
     extra = sorted({k for t in turns for k in t.fields if k != own})
@@ -211,7 +199,6 @@ def write_record(d: Discussion, run: Run, when: str) -> str:
         pass  # a ledger outside any repository: its own folder
     atomic_write(path, render_record(d, run, when).encode("utf-8"))
     if "argument-graph" in run.steps.artifacts:
-
         atomic_write(artifact_path(d.path, "argument-graph"), graph_json(run).encode("utf-8"))
     return display_path(path)
 
@@ -227,9 +214,8 @@ def with_sections(request: Request, body: str, fields: dict[str, str], reply: Re
 
 
 def panel_block(d: Discussion, request: Request, reply: Reply, comment: str):
-    """A setup turn's proposed panel, checked (cascade.protocol.panel): the block's body (the
-    reply's comment and the panel as a table), the events that record it, and notes. A
-    proposal that cannot be used is replaced by the registry's personas picked by topic."""
+    """A setup turn's proposed panel, checked (cascade.protocol.panel): the block's body, the
+    events that record it, and notes. One that cannot be used: personas picked by topic."""
     run = d.state.run
     count = run.steps.participants
     registry = d.setting.personas  # the registry the discussion is read under

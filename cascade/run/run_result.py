@@ -45,9 +45,8 @@ def outcome_text(result: Result, topic: bool = False) -> str:
 
 
 def nothing_to_run(state) -> str | None:
-    """Why a run of a step protocol's discussion (its ``State``) would do nothing -- a
-    person's decision is in force (no more rounds), or the outcome its rounds reached is
-    recorded --, said from its conclusion; None: there is something to run."""
+    """Why a run of a step protocol's discussion (its ``State``) would do nothing (a person's
+    decision in force, or its outcome recorded); None: there is something to run."""
     said = state.conclusion
     if said.decision is not None:
         return f"concluded, {said.said}"

@@ -1,8 +1,6 @@
-"""What a persona is told at a step: the topic (or the document), the earlier rounds in short,
-the turns its step's visibility shows it, the position it must answer, its role and the task.
-Built as every prompt is (cascade.turns.prompt): each piece someone else wrote fenced in its
-own block, everything redacted, the role and the task last. Imports Jinja2: the model path
-only.
+"""What a persona is told at a step, built as every prompt is (cascade.turns.prompt): each
+piece someone else wrote fenced in its own block, everything redacted, the role and the task
+last. Imports Jinja2: the model path only.
 """
 from __future__ import annotations
 
@@ -87,13 +85,12 @@ def _with_fields(t, hidden: frozenset[str] = frozenset()) -> str:
     return ("\n".join(lines) + "\n\n" + t.body) if lines else t.body
 
 
-def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
+def _earlier_summary(older: list[Comment]) -> str:
     positions: dict[str, tuple[str | None, str]] = {}
     for c in older:
         positions[c.author] = (c.vote or positions.get(c.author, (None, ""))[0], gist(c.body, 100))
     out = [f"{len(older)} earlier comments, in short:"]
     out += [f"- {name}: {vote or 'no vote'} - {text}" for name, (vote, text) in positions.items()]
-    older_ids = {id(c) for c in older}
 
     def capped(title: str, items: list[str]) -> None:
         if items:
@@ -103,8 +100,7 @@ def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
             out.extend(f"- {item}" for item in shown)
 
     def marked(kind: str) -> list[str]:
-        return [f"{m.text} ({m.author})" for c in older if id(c) in older_ids
-                for m in c.markers if m.kind == kind]
+        return [f"{m.text} ({m.author})" for c in older for m in c.markers if m.kind == kind]
 
     # Questions are not listed here: the open ones, numbered, have a block of their own.
     capped("Decisions proposed", marked("DECISION"))
@@ -114,9 +110,8 @@ def _earlier_summary(d: Discussion, older: list[Comment]) -> str:
 
 
 def _conversation(d: Discussion, head: Frame) -> dict:
-    """The discussion as a step whose visibility shows it (``discussion``) sees it: the most
-    recent comments within the context budget, each in its own block, the older ones as a
-    deterministic summary (never silently cut), and the open questions."""
+    """The discussion as a phase sees it: the most recent comments within the context budget,
+    each in its own block, the older ones summarised (never silently cut), the open questions."""
     scrub, blocks, ledger_name = head.scrub, head.blocks, head.ledger_name
     budget = head.rest
     ledger_lines = d.text.split("\n")
@@ -137,10 +132,8 @@ def _conversation(d: Discussion, head: Frame) -> dict:
         cut = index
     recent.reverse()
     older = comments[:cut]
-    earlier_at = None
-    if older:
-        earlier_at = blocks.add("earlier comments, summarised",
-                                scrub(_earlier_summary(d, older), ledger_name, 1))
+    earlier_at = (blocks.add("earlier comments, summarised",
+                             scrub(_earlier_summary(older), ledger_name, 1)) if older else None)
     head.prompt.summarised = len(older)
     recent_at = [blocks.add(what, body) for what, body in recent]
     open_questions = [q for q in d.questions if q["status"] == "open"][-_LIST_CAP:]
@@ -155,9 +148,8 @@ def _conversation(d: Discussion, head: Frame) -> dict:
 
 def build_step_prompt(d: Discussion, persona: Persona, request: Request,
                       source: SourceText | None, settings: Settings) -> Prompt:
-    """A turn's prompt: the opening blocks (``frame``), what the request shows -- each piece
-    someone else wrote in its own block (``_material``) -- then the step, the role and the
-    task (the template's, trusted)."""
+    """A turn's prompt: the opening blocks (``frame``), what the request shows (``_material``),
+    then the step, the role and the task (the template's, trusted)."""
     head = frame(d, source, settings, "topic" if not d.source else "title")
     at = _material(d, request, head, settings)
     talk = at.pop("talk")
@@ -169,16 +161,14 @@ def build_step_prompt(d: Discussion, persona: Persona, request: Request,
     shown = scrub_persona(persona, head.scrub)
     run = d.state.run
     steps = run.steps
-    mode = None
-    if steps.mode is not None:
-        count = steps.participants
-        mode = {"name": steps.mode, "low": count.min, "high": count.max,
-                "default": count.default}
+    count = steps.participants
+    mode = ({"name": steps.mode, "low": count.min, "high": count.max, "default": count.default}
+            if steps.mode is not None else None)
     system = templates.render("prompts", "step_system", d.root, persona=shown)
     user = templates.render(
         "prompts", "step", d.root, id=ident, step=request.step, round=request.round,
-        max_rounds=steps.rounds.max if steps.shape.own_rounds else 1, protocol=d.protocol, mode=mode,
-        setup=not run.setup.done, **opening,
+        max_rounds=steps.rounds.max if steps.shape.own_rounds else 1, protocol=d.protocol,
+        mode=mode, setup=not run.setup.done, **opening,
         **{k: block(v) for k, v in at.items() if k not in ("shown", "shows")},
         shown=[rendered[i] for i in at["shown"]], shows=[rendered[i] for i in at["shows"]],
         blind=VISIBILITIES.has(request.step.visibility, "blind"),
@@ -219,15 +209,13 @@ def open_findings_text(d: Discussion) -> str:
 
 
 def _material(d: Discussion, request: Request, head: Frame, settings: Settings) -> dict:
-    """The blocks of what the request shows, added to the frame's: the earlier rounds in
-    short, the problem a generated panel works on, a person's direction, the turns its
-    visibility shows (each within its share of the budget), the turn it answers, the
-    discussion itself (a phase's view: ``talk``) and what a person asks of it. Their
-    indices, by the template's names."""
+    """The blocks of what the request shows, added to the frame's (each turn shown within its
+    share of the budget; a phase's view of the discussion: ``talk``); their indices, by the
+    template's names."""
     scrub, blocks, ledger_name = head.scrub, head.blocks, head.ledger_name
     run = d.state.run
     at: dict = {"summary": None, "problem": None, "direction": None, "target": None,
-                "callout": None, "objective": None}
+                "callout": None, "objective": None, "findings": None}
     if d.objective:  # the larger goal, given apart from the topic (discuss --objective)
         at["objective"] = blocks.add("objective", scrub(d.objective, ledger_name,
                                                         d.header.line or 1))
@@ -255,7 +243,6 @@ def _material(d: Discussion, request: Request, head: Frame, settings: Settings) 
         at["target"] = blocks.add(f"{t.msg} by {t.name}", scrub(t.body, ledger_name, t.line + 1))
     at["talk"] = (_conversation(d, head) if VISIBILITIES.has(request.step.visibility, "comments")
                   else None)
-    at["findings"] = None
     if any(f.kind == "findings" for f in request.step.fields):
         shown = open_findings_text(d)
         if shown:

@@ -1,7 +1,6 @@
 """One persona's turn in a step protocol's wave: its prompt (cascade.run.step_prompt), its
-reply -- from the reply cache, or asked (cascade.turns.asking.ask), with the step's fallback
-for an unreadable or empty one -- and its block, stamped (message id, step, round,
-references, fields) and appended in the ledger's order, gapless."""
+reply (cached, or asked: cascade.turns.asking.ask) and its block, stamped and appended in the
+ledger's order, gapless."""
 from __future__ import annotations
 
 import asyncio
@@ -40,9 +39,8 @@ from cascade.turns.tiers import models_for
 
 
 class Wave(Struct):
-    """What the turns of a run share: the ledger, settings, budget and progress, one append
-    at a time (``lock``), the reply cache, the document's revision and text, the rule's
-    models, the last message id's number, and whether a round is written whole (``batch``)."""
+    """What the turns of a run share: one append at a time (``lock``), the last message id's
+    number (``ids[0]``), and whether a round is written whole (``batch``)."""
 
     d: Discussion
     settings: Settings
@@ -74,8 +72,7 @@ async def turns(wave: Wave, requests: list[Request], personas) -> list[Outcome]:
 
 
 class _Asked(Struct):
-    """One turn, ready to ask: its request, persona, prompt, outcome so far, the settings it
-    is asked with and the models to fall back on."""
+    """One turn, ready to ask: its outcome so far, its settings and its fallback models."""
 
     request: Request
     persona: Any
@@ -106,39 +103,46 @@ def _prepare(wave: Wave, request: Request, persona) -> _Asked:
 
 async def _turn(wave: Wave, asked: _Asked) -> Outcome:
     """Ask for the turn's reply (or take it from the cache) and append its block."""
-    request, persona, prompt, out = asked.request, asked.persona, asked.prompt, asked.out
+    out = asked.out
     started = time.monotonic()
     wave.shared.progress.start(out)
-    reply = await _reply(wave, request, persona, prompt, out, asked.settings, asked.fallbacks)
-    if reply is not None and unexplained(request, reply, persona.votes,
+    reply = await _reply(wave, asked)
+    if reply is not None and unexplained(asked.request, reply, asked.persona.votes,
                                          asked.settings.model_string(out.model)):
         reply = await _explain(wave, asked, reply)
     if reply is not None:
-        await _append(wave, request, persona, prompt, out, reply)
+        await _append(wave, asked, reply)
     out.seconds = time.monotonic() - started
     wave.shared.progress.finish(out)
     return out
 
 
-async def _reply(wave: Wave, request: Request, persona, prompt, out: Outcome,
-                 settings: Settings, fallbacks) -> Reply | None:  # long: one turn's parts
+async def _cached_or_asked(wave: Wave, asked: _Asked, messages) -> tuple[Reply, dict | None]:
+    """The reply to ``messages``, and the cache's entry it was read from (None: asked)."""
+    out, settings = asked.out, asked.settings
+    key = prompt_key(asked.persona.alias, settings.model_string(out.model), messages)
+    hit = wave.cache.get(key)
+    if hit is not None:
+        return parse_reply(hit["text"], reply_tokens=settings.reply_tokens), hit
+    shape = reply_shape(asked.request, asked.persona.votes)
+    return await ask(Call(out, messages, key, asked.fallbacks, shape), out.model, settings,
+                     wave.shared, wave.cache), None
+
+
+async def _reply(wave: Wave, asked: _Asked) -> Reply | None:
     """The reply: cached, or asked (with the step's fallback for an unreadable or empty
     one); None when the turn failed (``out`` says why)."""
-    key = prompt_key(persona.alias, settings.model_string(out.model), prompt.messages)
-    hit = wave.cache.get(key)
+    request, persona, out = asked.request, asked.persona, asked.out
     reply: Reply | None = None
     fallback = fallback_reply(request.step, wave.d.title)
     try:
+        reply, hit = await _cached_or_asked(wave, asked, asked.prompt.messages)
+        out.status = "ok" if hit is None else "cached"
         if hit is not None:
-            reply = parse_reply(hit["text"], reply_tokens=settings.reply_tokens)
-            out.status, out.model = "cached", hit.get("model", out.model)
+            out.model = hit.get("model", out.model)
             out.prompt_tokens = hit.get("prompt_tokens") or 0
             out.completion_tokens = hit.get("completion_tokens") or 0
             out.cost = hit.get("cost")
-        else:
-            reply = await ask(Call(out, prompt.messages, key, fallbacks, reply_shape(request, persona.votes)),
-                              out.model, settings, wave.shared, wave.cache)
-            out.status = "ok"
     except Failed as failure:
         if request.step.fallback and not failure.skipped and str(failure).startswith(
                 "unparseable"):  # the step's deterministic fallback stands in (seed 003)
@@ -178,10 +182,9 @@ def _vote_of(request: Request, reply: Reply) -> str | None:
 
 
 def unexplained(request: Request, reply: Reply, votes: bool, model: str = "") -> bool:
-    """A blocking vote (CHANGES, REJECT) that counts, in a step that asks findings, given with
-    none, by a model whose replies can hold them (the embedded model's cannot: asked again,
-    it could only say the same). An advisory phase's vote is not asked again: it cannot
-    block."""
+    """A blocking vote that counts, in a step that asks findings, given with none, by a model
+    whose replies can hold them (the embedded model's cannot: asked again, it could only say
+    the same). An advisory phase's vote cannot block: it is not asked again."""
     asks = any(f.kind == "findings" for f in request.step.fields)
     if not asks or not votes or reply.sentinel or reply.cut or not holds_fields(model) \
             or advisory_vote(request.step):
@@ -202,13 +205,8 @@ async def _explain(wave: Wave, asked: _Asked, reply: Reply) -> Reply:
                     "again with the same JSON object, adding in \"findings\" what is wrong: "
                     "each with its severity, where (a short exact quote of the document or a "
                     "section heading), what, why and a suggestion.")}]
-    key = prompt_key(persona.alias, asked.settings.model_string(out.model), messages)
     try:
-        hit = wave.cache.get(key)
-        again = parse_reply(hit["text"], reply_tokens=asked.settings.reply_tokens) if hit else \
-            await ask(Call(out, messages, key, asked.fallbacks,
-                           reply_shape(request, persona.votes)), out.model, asked.settings,
-                      wave.shared, wave.cache)
+        again, _ = await _cached_or_asked(wave, asked, messages)
     except (Failed, ReplyError) as exc:
         out.notes = [*out.notes, f"{persona.name}: asked again for its findings: {exc}"]
         return reply
@@ -218,11 +216,10 @@ async def _explain(wave: Wave, asked: _Asked, reply: Reply) -> Reply:
     return again
 
 
-async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
-                  reply: Reply) -> None:  # long: one turn's parts
+async def _append(wave: Wave, asked: _Asked, reply: Reply) -> None:  # long: a block, stamped
     """The reply's block, stamped (message id, step, round, references, fields), appended
     in the ledger's order; a block that cannot be written fails the turn."""
-    d = wave.d
+    d, request, persona, out = wave.d, asked.request, asked.persona, asked.out
     fields, notes = fields_of(request, reply)
     citations, dropped = cited(request, reply)
     fields.update(explained(request, reply))  # why each message was cited, where it says
@@ -264,7 +261,7 @@ async def _append(wave: Wave, request: Request, persona, prompt, out: Outcome,
                       "prompt_tokens": out.prompt_tokens or None if counted else None,
                       "completion_tokens": out.completion_tokens or None if counted else None,
                       "cost": f"{out.cost:.6f}" if out.cost else None,
-                      "revision": wave.revision, "seen": prompt.seen,
+                      "revision": wave.revision, "seen": asked.prompt.seen,
                       "msg": f"r{request.round}-msg-{number:03d}",
                       "step": request.step.id, "round": str(request.round),
                       "refs": refs_text(request, citations), **fields}

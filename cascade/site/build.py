@@ -1,12 +1,7 @@
 """``cascade site [-o DIR]``: the repository's governed decisions as a static site in DIR
-(default ``_site``): index.html (the timeline), a page per decision and per topic discussion,
-search.json and search.js (the search index, built now), style.css. Every link is relative and
-nothing is fetched from the network: it reads the same from file:// as from any static host.
-
-DIR is the site's own: the pages it wrote before are replaced, other files are left alone;
-a DIR that is a file, or a folder holding something that is not a site (no index.html of
-ours) and not empty, is refused (one line, exit 2): nothing of the user's is overwritten.
-``--serve``: then serve it on 127.0.0.1 and build it again on change (cascade.site.preview)."""
+(default ``_site``), every link relative, nothing fetched from the network: docs/site.md says
+what it writes. A DIR that is a file, or a folder holding something that is not a site of
+ours, is refused: nothing of the user's is overwritten. ``--serve``: cascade.site.preview."""
 from __future__ import annotations
 
 import importlib.util
@@ -21,13 +16,12 @@ from cascade.base.gitio import git_or_none, repo_root
 from cascade.commands.stats import Stats, counted_as, tally
 from cascade.site.charts import charts
 from cascade.site.collect import Entry, collect
-from cascade.site.pages import ASSETS, IMAGES, decision_page
+from cascade.site.pages import ASSETS, IMAGES, MARK, decision_page
 from cascade.site.panel import CHARTS, panel_page
 from cascade.site.preview import Preview
 from cascade.site.style import CSS
 from cascade.site.timeline import as_script, search_index, timeline
 
-MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
 EXTRA = ("markdown_it", "nh3", "pygal")
 PORT = 8000  # --serve's default
 POLL = 1.0  # seconds between two looks at the files, with --serve

@@ -1,10 +1,8 @@
-"""The charts of the site's page of the panel (stats.html), drawn by pygal as SVG files the
-page shows as images: they read without JavaScript, and an image's scripts never run.
-
-pygal writes a ``<script>`` of its own configuration into every chart (for its optional
-tooltips, which load a script from the network: ``js=[]`` turns that off); the chart is written
-without it, so the file holds no script even opened on its own. Every label (a persona's or a
-rule's name) is escaped as XML text by pygal."""
+"""The charts of the site's page of the panel (stats.html), drawn by pygal as SVG images: they
+read without JavaScript, and an image's scripts never run. pygal writes a ``<script>`` of its
+own configuration into every chart (``js=[]`` stops its tooltips loading one from the network);
+the chart is written without it, so the file holds no script even opened on its own. Every
+label is escaped as XML text by pygal."""
 from __future__ import annotations
 
 import re
@@ -22,8 +20,7 @@ WIDTH = 720
 
 
 class Chart:
-    """A chart of the page: its file name, title, the text that says it to a reader who does
-    not see it (``alt``), and its SVG."""
+    """A chart of the page; ``alt``: what it says to a reader who does not see it."""
 
     def __init__(self, name: str, title: str, alt: str, svg: bytes) -> None:
         self.name, self.title, self.alt, self.svg = name, title, alt, svg
@@ -73,9 +70,7 @@ def _step(top: float) -> int:
 
 
 def charts(s: Stats) -> list[Chart]:
-    """The page's charts: per persona its block rate, findings by severity, how its findings
-    ended, its last vote as concluded, its tokens per discussion; per rule the days to a
-    conclusion."""
+    """The page's charts: five per persona, one per rule."""
     names = [p.name for p in s.personas]
     out: list[Chart] = []
     if s.personas:
@@ -84,12 +79,9 @@ def charts(s: Stats) -> list[Chart]:
                          _alt(names, rates, "%"), _bars("Block rate (% of votes)", names,
                                                         [("block rate", rates)],
                                                         percent=True)))
-        out.append(Chart("findings", "Findings raised, by severity",
-                         _alt_series(names, [(s_, [p.findings.get(s_, 0) for p in s.personas])
-                                             for s_ in SEVERITIES]),
-                         _bars("Findings by severity", names,
-                               [(s_, [p.findings.get(s_, 0) for p in s.personas])
-                                for s_ in SEVERITIES], stacked=True)))
+        raised = [(s_, [p.findings.get(s_, 0) for p in s.personas]) for s_ in SEVERITIES]
+        out.append(Chart("findings", "Findings raised, by severity", _alt_series(names, raised),
+                         _bars("Findings by severity", names, raised, stacked=True)))
         fates = [(state, [p.fates.get(state, 0) for p in s.personas]) for state in STATUSES]
         out.append(Chart("findings-ended", "How its findings ended", _alt_series(names, fates),
                          _bars("How its findings ended", names, fates, stacked=True)))
@@ -109,8 +101,7 @@ def charts(s: Stats) -> list[Chart]:
         days = [r.as_dict()["to_conclusion"]["days"]["median"] for r in measured]
         out.append(Chart("days", "Days to a conclusion, per rule (median)",
                          _alt(rules, days, " days"),
-                         _bars("Days to a conclusion (median)", rules,
-                               [("days", days)])))
+                         _bars("Days to a conclusion (median)", rules, [("days", days)])))
     return out
 
 

@@ -1,12 +1,9 @@
 """What the site shows, read as the commands read it: the governed documents as ``cascade
-list`` finds them (cascade.commands.list.governed_rows: number, title, status, review,
-supersession), each ledger's state as ``cascade status --json`` gives it (status_data on the
-discussion read under its rule's authority, authors known: the gate's verdict included), the
-drift ``cascade drift`` finds (cascade.check.decision_drift), the topic discussions and their
-records (cascade.protocol.record). Nothing here re-derives a verdict."""
+list`` finds them, each ledger's state as ``cascade status --json`` gives it (the gate's
+verdict included), the drift ``cascade drift`` finds, the topic discussions and their records.
+Nothing here re-derives a verdict."""
 from __future__ import annotations
 
-import contextlib
 import posixpath
 import re
 from pathlib import Path
@@ -37,7 +34,7 @@ _COMMENT = re.compile(r"<!--.*?-->\n?", re.S)
 
 
 class Vote(Struct, frozen=True):
-    """A vote as the ledger holds it: who, what, the revision it reviewed, its line."""
+    """A vote as the ledger holds it, with the revision it reviewed."""
 
     author: str
     vote: str
@@ -46,8 +43,8 @@ class Vote(Struct, frozen=True):
 
 
 class Said(Struct, frozen=True):
-    """A comment of the discussion: who, the vote it gave, its line, its text (markdown), and
-    who wrote it (``ai``: a model's turn, ``decision``: a person's decision, else a person)."""
+    """A comment of the discussion; ``origin``: ``ai`` (a model's turn), ``decision`` (a
+    person's decision), else a person."""
 
     author: str
     vote: str
@@ -57,8 +54,8 @@ class Said(Struct, frozen=True):
 
 
 class Review(Struct):
-    """A ledger: its path, the state ``cascade status --json`` gives, the votes in ledger
-    order, its comments, the record (markdown), or the error that stops it being read."""
+    """A ledger: the state ``cascade status --json`` gives, its votes and comments in ledger
+    order, the record (markdown), or the error that stops it being read."""
 
     ledger: str
     data: dict[str, Any] = field(default_factory=dict)
@@ -100,8 +97,7 @@ def _slug(text: str, taken: set[str]) -> str:
 
 
 def _read(root: Path, rel: str, what: str) -> tuple[str, bool]:
-    """A file of the work tree as text, never through a symbolic link (one could lead out of
-    the repository, and a site published from a pull request would show what it leads to),
+    """A file of the work tree as text, never through a symbolic link (docs/site.md: why),
     and whether it was read: one that was not is a line that says why."""
     try:
         return read_inside(root, rel, what).decode("utf-8", "replace"), True
@@ -124,9 +120,8 @@ def added_dates(root: Path) -> dict[str, str]:
 
 
 class Reading(Struct):
-    """What every ledger of one build is read with: the repository's ``LedgerReader`` (its
-    rules read once) and the index's blobs of the governed documents (one ``git ls-files``
-    for all: the gate's verdict is for the revision a commit would hold)."""
+    """What every ledger of one build is read with (its rules read once), and the index's
+    blobs of the governed documents: the gate's verdict is for the revision a commit holds."""
 
     reader: LedgerReader
     staged: dict[str, str]
@@ -171,9 +166,9 @@ def drift_by_document(root: Path) -> dict[str, dict[str, Any]]:
     head = git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if not head:
         return {}
-    with contextlib.ExitStack() as stack:
-        tree = Tree(root, head.decode().strip(), Blobs(root))
-        rules = RuleSet(root, reader=tree, config_root=stack.enter_context(committed_config(tree)))
+    tree = Tree(root, head.decode().strip(), Blobs(root))
+    with committed_config(tree) as config_root:
+        rules = RuleSet(root, reader=tree, config_root=config_root)
         return {d.doc: d.as_dict() for d in drifted(root, tree, rules)}
 
 
@@ -185,7 +180,7 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str],
         shown.source, shown.ledger, shown.rule = row.source, row.ledger, row.rule
         row = shown
     stated = _DATE.search(text)
-    folder = row.source.rsplit("/", 1)[0] if "/" in row.source else "."
+    folder = posixpath.dirname(row.source) or "."
     reviewed = review(row.ledger, root, reading) if row.ledger else None
     # the timeline's review is the page's (status's, knowing who added each line), not a
     # second reading of the ledger
@@ -218,12 +213,10 @@ def collect(root: Path) -> list[Entry]:
         if path.resolve() in ledgers:
             continue
         r = review(path, root, reading)
-        title = r.data.get("title") or path.name
-        rel = r.ledger
-        entries.append(Entry(_slug("topic-" + Path(rel).name.split(".")[0], taken), "", title,
-                             "", r.data.get("status", "error"), "", "",
-                             rel.rsplit("/", 1)[0] if "/" in rel else ".",
-                             dates.get(rel, ""), discussion=r))
+        entries.append(Entry(_slug("topic-" + Path(r.ledger).name.split(".")[0], taken), "",
+                             r.data.get("title") or path.name, "", r.data.get("status", "error"),
+                             "", "", posixpath.dirname(r.ledger) or ".", dates.get(r.ledger, ""),
+                             discussion=r))
     return entries
 
 

@@ -14,11 +14,11 @@ from urllib.parse import quote, unquote
 from cascade.site.collect import Entry, Review
 from cascade.site.render import esc, markdown_html
 
-# A page's scripts are its own (inline, no network); the timeline reads without them.
 ASSETS = "files"  # where the images the documents show are copied, below the site
 # The images copied: raster only. Opened on its own (a link to its copy), an SVG's scripts
 # would run in the site's origin.
 IMAGES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+MARK = "by cascade site."  # in every page's footer: a folder holding it is a site of ours
 _FRONT = re.compile(r"\A---\n(.*?\n)---\n", re.S)
 
 
@@ -33,7 +33,7 @@ def layout(title: str, body: str, commit: str, script: str = "") -> str:
             f"<body><header><a href=\"index.html\">Decision log</a> "
             f"<a href=\"stats.html\">The panel</a></header>\n<main>\n{body}\n"
             f"</main>\n<footer>Built from commit <code>{esc(commit[:12] or 'none')}</code> "
-            f"by cascade site.</footer>{script}</body></html>\n")
+            f"{MARK}</footer>{script}</body></html>\n")
 
 
 def table(head: Iterable[str], rows: Iterable[Iterable[str]], attrs: str = "") -> str:
@@ -120,20 +120,18 @@ def meta(e: Entry, by_slug: dict[str, Entry]) -> str:
 def chain(e: Entry, by_slug: dict[str, Entry]) -> list[Entry]:
     """The supersession chain through ``e``, oldest first: back through the first of what
     each supersedes, forward through what supersedes each (a cycle stops it)."""
-    back: list[Entry] = []
     seen = {e.slug}
-    x = e
-    while x.supersedes and x.supersedes[0] not in seen:
-        x = by_slug[x.supersedes[0]]
-        seen.add(x.slug)
-        back.append(x)
-    forward: list[Entry] = []
-    x = e
-    while x.superseded_slug and x.superseded_slug not in seen:
-        x = by_slug[x.superseded_slug]
-        seen.add(x.slug)
-        forward.append(x)
-    return back[::-1] + [e] + forward
+
+    def walk(step) -> list[Entry]:
+        out, x = [], e
+        while (slug := step(x)) and slug not in seen:
+            x = by_slug[slug]
+            seen.add(x.slug)
+            out.append(x)
+        return out
+
+    back = walk(lambda x: x.supersedes[0] if x.supersedes else "")
+    return back[::-1] + [e] + walk(lambda x: x.superseded_slug)
 
 
 def _label(e: Entry) -> str:
@@ -172,8 +170,7 @@ def decision_page(e: Entry, by_slug: dict[str, Entry], commit: str, assets: set[
                     "</section>")
     body.append(drift_section(e.drift))
     if e.discussion is not None:
-        from_review = review_section(e.discussion)
-        body.append(from_review)
+        body.append(review_section(e.discussion))
     elif e.source:
         body.append("<section id=\"review\"><h2>Review</h2><p>Not reviewed: no ledger.</p>"
                     "</section>")
@@ -181,8 +178,7 @@ def decision_page(e: Entry, by_slug: dict[str, Entry], commit: str, assets: set[
 
 
 def review_section(r: Review) -> str:
-    """A ledger's review: the protocol and consensus, the panel's votes per revision, the
-    findings, questions and answers, decisions, and the record."""
+    """A ledger's review: its state, votes, findings, questions, decisions and record."""
     if r.error:
         return (f"<section id=\"review\"><h2>Review</h2><p class=\"error\">{esc(r.error)}</p>"
                 "</section>")
@@ -211,8 +207,7 @@ def review_section(r: Review) -> str:
 
 
 def comments_section(r: Review) -> str:
-    """The discussion as the ledger holds it, folded: each comment, who, its vote, its line,
-    its text rendered (sanitised as a document is)."""
+    """The discussion as the ledger holds it, folded, each comment sanitised as a document."""
     if not r.comments:
         return ""
     items = [f"<li><p><strong>{esc(c.author)}</strong>"
@@ -249,16 +244,13 @@ def findings_section(findings: list[dict[str, Any]]) -> str:
         lines = f["lines"]
         where = (f"line {lines[0]}" if lines and lines[0] == lines[1] else
                  f"lines {lines[0]}-{lines[1]}" if lines else "not located")
-        closed = f.get("closed_by") or {}
-        how = ", ".join(f"{k}: {v}" for k, v in closed.items()) if isinstance(closed, dict) \
-            else str(closed)
+        how = ", ".join(f"{k}: {v}" for k, v in (f["closed_by"] or {}).items())
         what = esc(f["what"]) + "".join(
             f"<br><small>{esc(label)}: {esc(f[k])}</small>"
             for k, label in (("why", "why"), ("suggestion", "suggestion"), ("where", "where"))
             if f.get(k))
-        what += "".join(f"<br><small>A: {esc(a.get('text', a) if isinstance(a, dict) else a)}"
-                        + (f" ({esc(a.get('author'))})" if isinstance(a, dict) else "")
-                        + "</small>" for a in f.get("answers") or [])
+        what += "".join(f"<br><small>A: {esc(a['text'])} ({esc(a['author'])})</small>"
+                        for a in f["answers"])
         rows.append((esc(f["id"]), badge("severity", f["severity"]), esc(where), what,
                      esc(f["author"]), badge("state", f["status"]) + (
                          f"<br><small>{esc(how)}</small>" if how else "")))
@@ -276,10 +268,7 @@ def questions_section(d: dict[str, Any]) -> str:
                      f"</small>" + (f"<ul>{answers}</ul>" if answers else "") + "</li>")
     items += [f"<li>A (to no question): {esc(a['text'])} <small>({esc(a['author'])})</small>"
               "</li>" for a in d["answers"] if a["question"] is None]
-    if not items:
-        return ""
-    return ("<section id=\"questions\"><h3>Questions and answers</h3><ul>" + "".join(items)
-            + "</ul></section>")
+    return _listed("questions", "Questions and answers", items)
 
 
 def decisions_section(d: dict[str, Any]) -> str:
@@ -290,10 +279,7 @@ def decisions_section(d: dict[str, Any]) -> str:
              for x in d["decision_history"]]
     items += [f"<li>DECISION: {esc(x['text'])} <small>({esc(', '.join(x['supporters']))}, line "
               f"{esc(x['line'])})</small></li>" for x in d["decisions"]]
-    if not items:
-        return ""
-    return ("<section id=\"decisions\"><h3>Decisions</h3><ul>" + "".join(items)
-            + "</ul></section>")
+    return _listed("decisions", "Decisions", items)
 
 
 def not_counted_section(d: dict[str, Any]) -> str:
@@ -301,7 +287,11 @@ def not_counted_section(d: dict[str, Any]) -> str:
              for key in ("not_counted", "forged") for x in d[key]]
     items += [f"<li>line {esc(x['line'])}: {esc(x['kind'])}: {esc(x['reason'])}</li>"
               for x in d["unfounded"]]
+    return _listed("not-counted", "Not counted", items)
+
+
+def _listed(section: str, title: str, items: list[str]) -> str:
+    """A section of a review holding ``items`` (HTML) as a list; none: no section."""
     if not items:
         return ""
-    return ("<section id=\"not-counted\"><h3>Not counted</h3><ul>" + "".join(items)
-            + "</ul></section>")
+    return f"<section id=\"{section}\"><h3>{title}</h3><ul>{''.join(items)}</ul></section>"

@@ -1,7 +1,6 @@
-"""The site's page of the panel, measured (stats.html): ``cascade stats``' figures -- the
-same ``Stats``, computed by cascade.commands.stats from the ledgers the site read -- as charts
-(cascade.site.charts: images, no script) and as tables that hold every number the charts
-draw, and more."""
+"""The site's page of the panel, measured (stats.html): ``cascade stats``' figures, of the
+ledgers the site read, as charts (cascade.site.charts) and as tables that hold every number
+the charts draw, and more."""
 from __future__ import annotations
 
 from cascade.commands.stats import Counts, Stats, findings_text, landing, percent
@@ -37,8 +36,8 @@ def panel_page(s: Stats, charts: list[Chart], commit: str) -> str:
         landed = landing(r) or "-"
         ended = ", ".join(f"{n} {o}" for o, n in sorted(r.outcomes.items()))
         rules.append([esc(r.name), str(r.discussions), esc(ended), str(r.votes),
-                      percent(r.blocks, r.votes), esc(findings_text(r)), str(r.decided), esc(landed),
-                      *_spend(r)])
+                      percent(r.blocks, r.votes), esc(findings_text(r)), str(r.decided),
+                      esc(landed), *_spend(r)])
     body = [f"<h1>The panel, measured</h1>\n<p>Over {s.discussions} discussion(s): each "
             "persona's votes, how often it blocks, what it found and how that ended, and "
             "whether its last vote went the way the discussion concluded; then each rule. "

@@ -1,8 +1,6 @@
-"""``cascade site --serve``: the site served on 127.0.0.1 and built again when a document, a
-ledger, a record or a rule file changes, or a commit is made (git's HEAD and index). A poll
-of the files' times and sizes, once a second: no file-watching library. The server is
-Python's own (http.server), for a preview on this machine only: a host serves the folder
-``cascade site`` writes."""
+"""``cascade site --serve``: the site served on 127.0.0.1 and built again when a watched file
+changes or a commit is made (docs/site.md). A poll of the files' times and sizes, once a
+second: no file-watching library; the server is Python's own, for this machine only."""
 from __future__ import annotations
 
 import os

@@ -1,12 +1,8 @@
-"""Untrusted text as HTML that stays text. Documents and ledgers hold what models and pull
-requests wrote: every value goes into a page through ``esc`` (html.escape, quotes included),
-and markdown through ``markdown_html`` -- markdown-it with raw HTML off (a ``<script>`` in the
-source comes out as the text ``&lt;script&gt;``), then the nh3 sanitiser (ammonia) over its
-output, which keeps a short list of tags and attributes and drops every ``on*`` attribute.
-Links keep only http(s), mailto and relative addresses: ``javascript:``, ``data:``,
-``vbscript:`` and any other scheme lose their href (the link's text stays).
-
-markdown-it-py and nh3 are the ``site`` extra, imported when a page is rendered."""
+"""Untrusted text as HTML that stays text (docs/site.md): every value goes into a page through
+``esc`` (html.escape, quotes included), markdown through ``markdown_html`` -- markdown-it with
+raw HTML off, then the nh3 sanitiser (ammonia) over its output. Links keep only http(s),
+mailto and relative addresses. markdown-it-py and nh3 are the ``site`` extra, imported when a
+page is rendered."""
 from __future__ import annotations
 
 import html
@@ -47,35 +43,26 @@ def _parser() -> Any:
     return md
 
 
-def _attribute(tag: str, name: str, value: str) -> str | None:
-    if name in ("href", "src") and not safe_url(value):
-        return None
-    if name == "src" and (_SCHEME.match(value) or value.lstrip().startswith("//")):
-        return None  # an image from another host: a page fetches nothing from the network
-    if name == "style":  # markdown-it's table alignment only
-        return value if value in ("text-align:left", "text-align:right",
-                                  "text-align:center") else None
-    return value
-
-
-def sanitise(fragment: str, relink: Callable[[str, str], str | None] | None = None) -> str:
-    """HTML reduced to ``TAGS`` and ``ATTRIBUTES``, links to ``SCHEMES`` (nh3, ammonia);
-    ``relink(attribute, address)``: what a relative href or src becomes (a governed
-    document's: its page; an image beside it: its copy; None: dropped)."""
+def markdown_html(text: str, relink: Callable[[str, str], str | None] | None = None) -> str:
+    """Markdown as HTML (raw HTML in it stays text) reduced to ``TAGS`` and ``ATTRIBUTES``,
+    links to ``SCHEMES`` (nh3, ammonia); ``relink(attribute, address)``: what a relative href
+    or src becomes (a governed document's: its page; an image beside it: its copy; None:
+    dropped)."""
     import nh3  # the site extra: not installed with the hook
 
     def attribute(tag: str, name: str, value: str) -> str | None:
-        kept = _attribute(tag, name, value)
-        if kept and relink and name in ("href", "src") and _SCHEME.match(kept) is None:
-            return relink(name, kept)
-        return kept
+        if name in ("href", "src") and not safe_url(value):
+            return None
+        if name == "src" and (_SCHEME.match(value) or value.lstrip().startswith("//")):
+            return None  # an image from another host: a page fetches nothing from the network
+        if name == "style":  # markdown-it's table alignment only
+            return value if value in ("text-align:left", "text-align:right",
+                                      "text-align:center") else None
+        if value and relink and name in ("href", "src") and _SCHEME.match(value) is None:
+            return relink(name, value)
+        return value
 
-    return nh3.clean(fragment, tags=set(TAGS),
+    return nh3.clean(_parser().render(text), tags=set(TAGS),
                      attributes={k: set(v) for k, v in ATTRIBUTES.items()},
                      url_schemes=set(SCHEMES), attribute_filter=attribute,
                      link_rel="noopener noreferrer nofollow", strip_comments=True)
-
-
-def markdown_html(text: str, relink: Callable[[str, str], str | None] | None = None) -> str:
-    """Markdown as sanitised HTML: raw HTML in it stays text, unsafe links lose their href."""
-    return sanitise(_parser().render(text), relink)

@@ -1,7 +1,6 @@
-"""The timeline (index.html) and the search index. The table is the page: it reads without
-JavaScript; a small inline script filters its rows by status and folder, and searches the
-index (search.js, loaded on the first search: a script file works from file://, where a
-browser refuses to fetch a JSON file). The script writes results with textContent only."""
+"""The timeline (index.html) and the search index. The table reads without JavaScript; a small
+inline script filters its rows and searches the index (search.js: a browser loads a script
+from file://, not a JSON file). The script writes results with textContent only."""
 from __future__ import annotations
 
 import json

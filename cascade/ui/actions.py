@@ -1,12 +1,8 @@
 """What the terminal UI does to a discussion, through the same functions as the commands:
 comment, decide and advance run ``cascade comment``/``decide``/``advance`` (their output is
-the UI's message); ``run_next`` runs the pending turns, or a step protocol's next steps, as
-``cascade run`` does -- with a Progress that receives the replies as they stream in. A
-decision point is not asked inline: the run stops there, and the person answers with a
-comment (``NEXT: <choice>``). Each takes the ledger's lock as the commands do: it waits
-for another writer of the ledger (the UI calls them from a worker thread, so the screen
-does not freeze meanwhile). What each writes is staged as the commands stage it
-(cascade.loop.staging.Written)."""
+the UI's message); ``run_next`` runs what is due as ``cascade run`` does, stopping at a
+decision point (the person answers with a comment). Each takes the ledger's lock and stages
+what it writes as the commands do (the UI calls them from a worker thread)."""
 from __future__ import annotations
 
 import contextlib

@@ -1,8 +1,7 @@
 """The answer to a decision point, picked from a list: what the question is about (as
-cascade.protocol.about says it, the same lines the terminal and the hook print), its choices
-with what each does (the recommended one highlighted), and the person's own words for a
-choice that takes them (the point of a deep dive, what to change in a panel). Saved as the
-comment ``NEXT: <choice> [words]``, which the protocol reads like any person's answer."""
+cascade.protocol.about says it), its choices (the recommended one highlighted), and the
+person's own words for a choice that takes them. Saved as the comment ``NEXT: <choice>
+[words]``, which the protocol reads like any person's answer."""
 from __future__ import annotations
 
 from rich import box

@@ -1,13 +1,9 @@
-"""``cascade ui [PATH]``: the terminal UI (Textual). A browser of every discussion below a
-folder, a discussion's view (cascade.ui.discussion_screen: its comments, questions, decisions and
-consensus line, with its actions) and the persona manager (cascade.ui.persona_screen). Works in
-80x24 and over SSH; NO_COLOR turns colour off (Textual reads it). ``q`` quits with exit 0.
+"""``cascade ui [PATH]``: the terminal UI (Textual, docs/ui.md): a browser of every discussion
+below a folder, a discussion's view (cascade.ui.discussion_screen) and the persona manager
+(cascade.ui.persona_screen), both imported when first opened.
 
-The browser is there first: every ledger below the folder gets a row at once, titled from
-its header for the first screenfuls (the rest by file name), the table filled in batches
-after the first frame, and each ledger read off the screen's thread -- the rows in view
-first, so the rest loads as the person scrolls. The discussion view and the persona manager
-(and the run machinery behind their actions) are imported when first opened.
+The browser is there first: every ledger gets a row at once, the table filled in batches
+after the first frame, each ledger read off the screen's thread, the rows in view first.
 """
 from __future__ import annotations
 
@@ -25,12 +21,12 @@ from textual.widgets import Button, DataTable, Footer, Header, Static
 from textual.worker import get_current_worker
 
 from cascade.base.errors import display_path
+from cascade.commands._common import find_ledgers
 from cascade.ui import view_data
 from cascade.ui.view_data import FILTERS, vote_style
 
 LOAD_BATCH, LOAD_EVERY = 25, 0.2  # rows read before the browser shows them, at most (s)
 ADD_BATCH, ADD_EVERY = 100, 0.05  # rows added to the table after the first screenful, every (s)
-SCREENFULS = 1  # rows added (and titled from their header) before the first frame, in screens
 HELP = """\
 [b]Discussions[/b]  enter open · f filter (all, open, concluded) · g refresh · p personas
 [b]A discussion[/b]  c comment (and vote) · n answer the question · r run what is due
@@ -88,16 +84,15 @@ class BrowserScreen(Screen):
         self.top = int(value)
 
     def _first(self) -> int:
-        """How many rows the first frame holds (a screenful, and one more to scroll to)."""
-        return max(self.app.size.height, 24) * SCREENFULS
+        """How many rows the first frame holds (and titles from their header): a screenful."""
+        return max(self.app.size.height, 24)
 
     def action_refresh(self) -> None:
-        """Every ledger's row at once (the first screenfuls by the title their header names,
-        the rest by file name); then each read, the rows in view first, off the screen's
-        thread: the browser is there before a thousand ledgers are parsed."""
+        """Every ledger's row at once, then each read off the screen's thread, the rows in
+        view first: the browser is there before a thousand ledgers are parsed."""
         first = self._first()
         self.rows = [view_data.placeholder(p, titled=i < first)
-                     for i, p in enumerate(view_data.ledgers(self.start))]
+                     for i, p in enumerate(find_ledgers(self.start))]
         self._fill()
         self.call_after_refresh(self.painted.set)
         self._load(self.rows)
@@ -142,9 +137,8 @@ class BrowserScreen(Screen):
         return r.title, r.protocol, r.where, Text(r.outcome, vote_style(r.outcome)), r.votes
 
     def _fill(self) -> None:
-        """The rows the filter keeps: the first screenfuls now, the rest a batch per frame
-        (each row added is measured for the columns' widths: a thousand at once would hold
-        up the first frame)."""
+        """The rows the filter keeps: a screenful now, the rest a batch per frame (each row
+        added is measured for the columns' widths: a thousand would hold up the first frame)."""
         self.query_one(DataTable).clear()
         self.in_table = set()
         self.pending = [i for i, r in enumerate(self.rows) if view_data.keep(r, self.which)]
@@ -209,8 +203,8 @@ class _Order:
 
 
 def discussion_screen(path: Path) -> Screen:
-    """One discussion's screen. Its module (Textual's widgets, and the run machinery behind
-    its actions) is imported when a discussion is first opened, not for the browser."""
+    """One discussion's screen; its module (and the run machinery behind its actions) is
+    imported when a discussion is first opened."""
     from cascade.ui.discussion_screen import DiscussionScreen  # Textual: not the browser's path
 
     return DiscussionScreen(path)
@@ -251,17 +245,14 @@ class CascadeApp(App):
         self.target = target
 
     def on_mount(self) -> None:
-        if self.target.is_file():
-            self.push_screen(discussion_screen(self.target))
-        else:
-            self.push_screen(BrowserScreen(self.target))
+        target = self.target
+        self.push_screen(discussion_screen(target) if target.is_file() else BrowserScreen(target))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
     def action_quit(self) -> None:
-        screen = self.screen
-        if getattr(screen, "running", False):  # a discussion's run
+        if getattr(self.screen, "running", False):  # a discussion's run
             self.notify("a run is going on: q again when it is done", severity="warning")
             return
         self.exit(0)

@@ -35,21 +35,15 @@ class Dialog(ModalScreen):
         if self.first:
             self.query_one(self.first).focus()
 
+    @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
+    @on(Button.Pressed, "#ok")
     def action_ok(self) -> None:
         self.dismiss(self.result())
-
-    @on(Button.Pressed, "#ok")
-    def _ok(self) -> None:
-        self.action_ok()
 
     @on(Input.Submitted)
     def _submitted(self) -> None:
         if self.submit_on_enter:
             self.action_ok()
-
-    @on(Button.Pressed, "#cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)

@@ -1,9 +1,6 @@
-"""One discussion in the terminal UI: its comments, open questions, decisions, the consensus
-line and who is missing, with its actions -- comment and vote as the git user, run what is
-due with the replies streaming in, advance, decide. Everything it reads comes from
+"""One discussion in the terminal UI, with its actions. Everything it reads comes from
 cascade.ui.view_data and everything it does goes through cascade.ui.actions (the same functions
-as the commands); cascade.ui.app opens it, and imports it only then: the run machinery
-behind the actions is not needed for the browser's first screen.
+as the commands); cascade.ui.app imports it only when a discussion is opened.
 """
 from __future__ import annotations
 
@@ -63,8 +60,7 @@ class DecideScreen(Dialog):
 
 
 class DiscussionScreen(Screen):
-    """One discussion: its comments, its questions, decisions and consensus line; its
-    actions; a live panel for replies as they arrive."""
+    """One discussion, its actions, and a live panel for replies as they arrive."""
 
     BINDINGS = [Binding("escape", "back", "back"), Binding("c", "comment", "comment"),
                 Binding("n", "answer", "answer"),
@@ -123,34 +119,27 @@ class DiscussionScreen(Screen):
         box.scroll_end(animate=False)
         side = Text()
         side.append("Participants\n", "bold")
-        for line in v.participants or ["(none yet)"]:
-            side.append(f" {line}\n")
+        side.append("".join(f" {line}\n" for line in v.participants or ["(none yet)"]))
         if v.missing:
             side.append("Missing: ", "bold")
             side.append(", ".join(v.missing) + "\n")
         side.append("\nOpen questions\n", "bold")
-        for q in v.questions or ["(none)"]:
-            side.append(f" {q}\n")
+        side.append("".join(f" {q}\n" for q in v.questions or ["(none)"]))
         if v.findings:
             side.append("\nOpen findings\n", "bold")
-            for f in v.findings:
-                side.append(f" {f}\n")
+            side.append("".join(f" {f}\n" for f in v.findings))
         side.append("\nDecisions\n", "bold")
-        for x in v.decisions or ([] if v.rulings else ["(none)"]):
-            side.append(f" {x}\n")
+        side.append("".join(f" {x}\n" for x in v.decisions or ([] if v.rulings else ["(none)"])))
         for said, in_force in v.rulings:  # a person's decision: the one in force stands out
             side.append(f" {said}\n", "bold green" if in_force else "dim")
         self.query_one("#side-text", Static).update(side)
 
     def _entry(self, e: view_data.Entry) -> Group:
-        """A comment: who, its step, vote and line, then its body rendered as markdown
-        (emphasis, headings, lists, tables; links shown, not followed)."""
-        head = Text()
-        head.append(e.author, "bold")
-        if e.label:
-            head.append(f"  ({e.label})", "dim")
-        head.append(f"  {e.vote or 'no vote'}", vote_style(e.vote))
-        head.append(f"  line {e.line}", "dim")
+        """A comment: who, its step, vote and line, then its body as markdown (links shown,
+        not followed)."""
+        head = Text.assemble((e.author, "bold"), (f"  ({e.label})" if e.label else "", "dim"),
+                             (f"  {e.vote or 'no vote'}", vote_style(e.vote)),
+                             (f"  line {e.line}", "dim"))
         return Group(head, Markdown(markdown_of(e.body), hyperlinks=False))
 
     def action_back(self) -> None:
@@ -244,8 +233,8 @@ class DiscussionScreen(Screen):
 
 
 class _LiveProgress:
-    """The run's progress, from its worker thread to the screen: who was asked, their reply
-    as it streams in, and when each is done."""
+    """The run's progress (cascade.turns.asking.Progress), from its worker thread to the
+    screen."""
 
     wants_stream = True
 

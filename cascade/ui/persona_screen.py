@@ -57,8 +57,7 @@ class NewPersonaScreen(Dialog):
 
 
 class PersonasScreen(Screen):
-    """Every persona; ``a`` adds from a file, ``n`` from a form, ``x`` removes the selected
-    repository persona."""
+    """Every persona, with the keys that add and remove them."""
 
     BINDINGS = [Binding("escape", "back", "back"), Binding("a", "from_file", "add from file"),
                 Binding("n", "new", "new"), Binding("x", "remove", "remove")]
@@ -84,7 +83,6 @@ class PersonasScreen(Screen):
         except CascadeError as exc:
             self.app.notify(escape(str(exc)), severity="error")
             return
-
         bundled = list(search_path("personas", root))[-1]  # the bundled folder comes last
         for p in registry:
             where = "bundled" if p.path.parent == bundled else display_path(p.path)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from msgspec import Struct, field
 
-from cascade.commands._common import find_ledgers
 from cascade.commands.status import gate_view, knowing_authors, protocol_view, vote_label
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import repo_root
@@ -36,7 +35,6 @@ class Row(Struct):
 class Entry(Struct):
     author: str
     vote: str | None
-    origin: str  # "persona", "person", "decision" or "tool"
     body: str
     line: int
     label: str = ""  # a protocol turn's step and round, or its verdict
@@ -62,18 +60,6 @@ class View(Struct):
     gate_ok: bool = False
 
 
-def ledgers(start: Path) -> list[Path]:
-    return list(find_ledgers(start))
-
-
-def top(start: Path) -> Path | None:
-    """The repository's top above ``start``, None outside one."""
-    try:
-        return repo_root(start if start.is_dir() else start.parent)
-    except CascadeError:
-        return None
-
-
 def placeholder(path: Path, titled: bool = True) -> Row:
     """A row before its ledger is read: the title its header names (only the first bytes
     are read; ``titled=False``: the file's name, nothing read), the rest to come."""
@@ -81,8 +67,7 @@ def placeholder(path: Path, titled: bool = True) -> Row:
     if titled:
         try:
             with open(path, "rb") as f:
-                head = f.read(HEADER_BYTES)
-            title = parse_header(head.decode("utf-8", "replace")).title
+                title = parse_header(f.read(HEADER_BYTES).decode("utf-8", "replace")).title
         except OSError:
             pass
     title = title or path.name.split(".")[0]  # as Discussion.title falls back
@@ -92,14 +77,16 @@ def placeholder(path: Path, titled: bool = True) -> Row:
 def reader(start: Path) -> LedgerReader | None:
     """What reads the rows of the repository above ``start`` (its rules read once, each
     ledger parsed once); None outside one."""
-    root = top(start)
-    return LedgerReader(root) if root is not None else None
+    try:
+        root = repo_root(start if start.is_dir() else start.parent)
+    except CascadeError:
+        return None
+    return LedgerReader(root)
 
 
 def row(path: Path, ledgers: LedgerReader | None = None) -> Row:
-    """A ledger's row (``ledgers``: the repository's reader, when there is one: made once, not
-    per row); one that cannot be read is a row that says why (the browser never dies on one
-    bad file)."""
+    """A ledger's row (``ledgers``: the repository's reader, made once, not per row); one that
+    cannot be read is a row that says why (the browser never dies on one bad file)."""
     try:
         if ledgers is None:
             return _row(knowing_authors(open_discussion(str(path))), path)
@@ -114,8 +101,7 @@ def _where(d) -> str:
 
 
 def _outcome(d) -> str:
-    view = protocol_view(d)
-    return view["outcome"] or ("-" if d.status == "OPEN" else d.status)
+    return protocol_view(d)["outcome"] or ("-" if d.status == "OPEN" else d.status)
 
 
 def _row(d, path: Path) -> Row:
@@ -161,22 +147,17 @@ def view(path: Path) -> View:
     d = knowing_authors(open_discussion(str(path)))  # as status and the gate read it
     result = d.consensus_result
     proto = protocol_view(d)
-    if result.reached:
-        consensus = f"Consensus: reached, {result.outcome} ({result.reason})"
-    else:
-        consensus = f"Consensus: not reached ({result.reason})"
+    consensus = (f"Consensus: reached, {result.outcome} ({result.reason})" if result.reached
+                 else f"Consensus: not reached ({result.reason})")
     out = View(path, printable(d.title), f"{d.protocol.name} ({d.protocol.title})", _where(d),
                d.status, printable(consensus), list(result.missing),
                printable(proto["waiting_for"]) if proto["waiting_for"] else None,
                about=about(d.state.run, d.personas) if proto["outcome"] == "WAITING" else None)
     for c in d.comments:
-        origin = {"ai": "persona", "decision": "decision", "tool": "tool"}.get(
-            c.origin or "", "person")
-        label = ""
-        if c.provenance.get("step"):
-            label = f"{c.provenance['step']}, round {c.provenance.get('round', '?')}"
+        label = (f"{c.provenance['step']}, round {c.provenance.get('round', '?')}"
+                 if c.provenance.get("step") else "")
         vote = c.vote or c.provenance.get("vote") or c.provenance.get("verdict")
-        out.entries.append(Entry(printable(c.author), vote, origin, c.body, c.line, label))
+        out.entries.append(Entry(printable(c.author), vote, c.body, c.line, label))
     out.questions = [printable(f"{q.get('id', 'Q')}: {q['text']} ({q['author']})")
                      for q in d.questions if q.get("status") == "open"]
     out.findings = [printable(line) for line in listing(d.findings)]
