@@ -1,15 +1,8 @@
 """What a step shows a persona besides the turns its visibility lets it see: the pieces its
-``shows:`` names, each a registered behaviour -- a pure function of the run and the request
-that returns a block's title and text (None: nothing to show). The prompt fences each block
-as material (cascade.run.step_prompt), since a panel's tensions and the turns' references
-come from the models.
-
-- ``tensions``: the panel's designed tensions (who against whom, on which axis, why);
-- ``argument-graph``: the typed references among the turns the persona is shown, one edge a
-  line (who counters, supports, extends, questions or responds to whom);
-- ``disagreements``: the active disagreements the earlier round's last turn with a
-  ``disagreements`` field (a quality gate) left open;
-- ``resume-context``: what the tool wrote when the earlier round paused.
+``shows:`` names (docs/protocols.md, "The keys"), each a registered behaviour -- a pure
+function of the run and the request that returns a block's title and text (None: nothing
+to show). The prompt fences each block as material (cascade.run.step_prompt), since a
+panel's tensions and the turns' references come from the models.
 """
 from __future__ import annotations
 
@@ -24,6 +17,7 @@ SHOWS = Registry("shown context")
 
 @SHOWS.register("tensions")
 def tensions(run: Any, request: Any) -> tuple[str, str] | None:
+    """The panel's designed tensions: who against whom, on which axis, why."""
     panel = run.setup.panel
     if panel is None or not panel.tensions:
         return None

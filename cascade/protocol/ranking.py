@@ -1,23 +1,10 @@
-"""A peer ranking, as registered behaviours any step protocol may name in its data:
-
-- the visibility ``anonymous``: a speaker is shown the other speakers' answers of this round
-  of the steps it ``sees`` (default: the round's first step) -- never its own -- each
-  labelled ``Answer A``, ``Answer B``, ... in an order shuffled per reader (seeded by the
-  round, the step, the reader and the answers' authors, so a rerun shows the same), with no name,
-  no field, no summary of the earlier rounds, and the other speakers' names taken out of
-  the text (a flow's phase does not override it: the trait ``kept``);
-- the field kind ``ranking``: the labels, best first, read tolerantly -- a label not shown
-  is dropped with a note, a shown one left out is ranked last (a note says so) -- and
-  stamped as the message ids they stand for (``ranking``: ``r1-msg-002 > r1-msg-001``, the
-  ones left out under ``ranking.unranked``);
-- the step's table (``table:``) is the Borda count of the round's rankings (``borda``); a
-  later step shows it with ``shows: [peer-ranking]``, and an outcome rule may read it
-  (``borda``).
-
-Borda: on a ballot of n answers the first gets n-1 points, the next n-2, ... the last 0; an
-answer a ballot left out counts as last (0). Ties are broken by more first places, then by
-the earlier answer (the ledger's order), and the table says how each was broken. Pure: no
-model, no file.
+"""A peer ranking, as registered behaviours any step protocol may name in its data: the
+visibility ``anonymous`` (the others' answers of the round, labelled ``Answer A``, ... in an
+order shuffled per reader, without names), the field kind ``ranking`` (the labels, best
+first, stamped as the message ids they stand for), the step's table -- the Borda count of
+the round's rankings (``borda``) -- and ``shows: [peer-ranking]`` for a later step. What
+each does, and how Borda places and breaks ties: docs/protocols.md ("Peer ranking"). Pure:
+no model, no file.
 """
 from __future__ import annotations
 
