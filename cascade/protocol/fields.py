@@ -67,9 +67,6 @@ class Kind(Struct, frozen=True):
     # round, field, names by alias) -> markdown or None: an aggregate (a peer ranking's)
     table: Callable[[Any, str, int, Field, dict[str, str]], str | None] | None = None
 
-    def __call__(self, *args: Any) -> Field:
-        return self.parse(*args)
-
 
 def num(value: float) -> str:
     return f"{value:g}"
