@@ -137,8 +137,7 @@ def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None)
     also = spec.get("also", ()) if isinstance(spec, dict) else ()
     also = [also] if isinstance(also, str) else also
     if not isinstance(also, list | tuple) or not all(isinstance(a, str) and a for a in also):
-        raise CascadeError(f"step {sid!r}: field {name!r}: also takes a name or a list of "
-                           "names", path, line)
+        raise field_error(name, sid, "also takes a name or a list of names", path, line)
     if also:  # {<kind>: ..., also: [names]}: the reply may give the field by those names
         spec = {k: v for k, v in spec.items() if k != "also"}
         return msgspec.structs.replace(kind.fn.parse(name, spec, sid, path, line),
@@ -183,6 +182,11 @@ def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
                         "{list: [fewest, most]}, {shortlist: [criteria], decisions: "
                         "[words]}, {items: {key: kind}} or {packet: [keys]} (a mapping may add "
                         "also: [other names a reply may give it by])", path, line)
+
+
+def field_error(name: str, sid: str, says: str, path: Path, line: int | None) -> CascadeError:
+    """A field declared wrong: ``step 'sid': field 'name': <says>``, at its line."""
+    return CascadeError(f"step {sid!r}: field {name!r}: {says}", path, line)
 
 
 def read_fields(fields, reply, shown=()) -> tuple[dict[str, str], list[str]]:
@@ -230,8 +234,7 @@ def _parse_text(name, spec, sid, path, line) -> Field:
         if (set(spec) != {"text"} or not isinstance(bounds, list) or len(bounds) != 2
                 or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0
                            for b in bounds) or bounds[0] > bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: text takes [fewest, most] "
-                               "characters", path, line)
+            raise field_error(name, sid, "text takes [fewest, most] characters", path, line)
         return Field(name, None, "", aim=(float(bounds[0]), float(bounds[1])))
     if spec != "text":
         raise _unknown(name, sid, path, line)
@@ -247,9 +250,8 @@ def _parse_choices(name, spec, sid, path, line) -> Field:
         missing = spec.get("missing")
         if set(spec) - {"choices", "missing"} or missing not in (None, "absent", *(
                 spec.get("choices") or ())):
-            raise CascadeError(f"step {sid!r}: field {name!r}: {{choices: [...], missing: "
-                               "absent}} takes the choices and, for missing, absent or one of "
-                               "them", path, line)
+            raise field_error(name, sid, "{choices: [...], missing: absent}} takes the choices "
+                              "and, for missing, absent or one of them", path, line)
         spec = spec.get("choices")
     if not isinstance(spec, list) or not spec or not all(isinstance(c, str) for c in spec):
         raise _unknown(name, sid, path, line)
@@ -345,8 +347,8 @@ def _parse_references(name, spec, sid, path, line) -> Field:
         raise _unknown(name, sid, path, line)
     if (not isinstance(edges, list) or not edges or not all(e in REF_TYPES for e in edges)
             or (isinstance(spec, dict) and set(spec) != {"references"})):
-        raise CascadeError(f"step {sid!r}: field {name!r}: references takes a list of edge "
-                           f"types, each one of {', '.join(REF_TYPES)}", path, line)
+        raise field_error(name, sid, "references takes a list of edge types, each one of "
+                          + ", ".join(REF_TYPES), path, line)
     return Field(name, tuple(edges), "", refs=True, kind="references")
 
 
@@ -397,8 +399,7 @@ def _parse_list(name, spec, sid, path, line) -> Field:
     if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
             isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
             or bounds[0] > bounds[1]):
-        raise CascadeError(f"step {sid!r}: field {name!r}: list takes [fewest, most] items",
-                           path, line)
+        raise field_error(name, sid, "list takes [fewest, most] items", path, line)
     return Field(name, None, "", kind="list", aim=(float(bounds[0]), float(bounds[1])))
 
 
@@ -469,9 +470,9 @@ def _parse_items(name, spec, sid, path, line) -> Field:
     choices), each a list the reply gives."""
     parts = _parts(spec.get("items"))
     if set(spec) != {"items"} or parts is None:
-        raise CascadeError(f"step {sid!r}: field {name!r}: items takes a mapping of each key "
-                           "to text, ref, refs, names, list, a list of choices or {items: "
-                           "{key: kind}}, the first a text", path, line)
+        raise field_error(name, sid, "items takes a mapping of each key to text, ref, refs, "
+                          "names, list, a list of choices or {items: {key: kind}}, the first a "
+                          "text", path, line)
     return Field(name, None, "", kind="items", parts=tuple(parts))
 
 
@@ -636,17 +637,14 @@ def _parse_number(name, spec, sid, path, line) -> Field:
     if (not isinstance(bounds, list) or len(bounds) != 2
             or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
             or bounds[0] >= bounds[1]):
-        raise CascadeError(f"step {sid!r}: field {name!r}: number takes [low, high]", path,
-                           line)
+        raise field_error(name, sid, "number takes [low, high]", path, line)
     fallback = spec.get("fallback", bounds[0])
     if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
-        raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
-                           f"{bounds}", path, line)
+        raise field_error(name, sid, f"fallback must be within {bounds}", path, line)
     aim = spec.get("aim")
     if aim is not None and (not isinstance(aim, list) or len(aim) != 2 or not all(
             isinstance(a, (int, float)) and bounds[0] <= a <= bounds[1] for a in aim)):
-        raise CascadeError(f"step {sid!r}: field {name!r}: aim takes [low, high] within "
-                           f"{bounds}", path, line)
+        raise field_error(name, sid, f"aim takes [low, high] within {bounds}", path, line)
     return Field(name, None, num(fallback), kind="number", low=float(bounds[0]),
                  high=float(bounds[1]),
                  aim=(float(aim[0]), float(aim[1])) if aim is not None else None)
@@ -686,15 +684,14 @@ def _parse_scores(name, spec, sid, path, line) -> Field:
     names = spec.get("scores")
     if (not isinstance(names, list) or not names
             or not all(isinstance(n, str) and n for n in names)):
-        raise CascadeError(f"step {sid!r}: field {name!r}: scores takes a list of names, "
-                           "the overall score last", path, line)
+        raise field_error(name, sid, "scores takes a list of names, the overall score last",
+                          path, line)
     bounds = _bounds(spec)
     if bounds is None:
-        raise CascadeError(f"step {sid!r}: field {name!r}: range takes [low, high]", path, line)
+        raise field_error(name, sid, "range takes [low, high]", path, line)
     flag = spec.get("flag_below", 0)
     if not isinstance(flag, (int, float)) or isinstance(flag, bool):
-        raise CascadeError(f"step {sid!r}: field {name!r}: flag_below must be a number",
-                           path, line)
+        raise field_error(name, sid, "flag_below must be a number", path, line)
     return Field(name, None, str(bounds[0]), kind="scores", low=float(bounds[0]),
                  high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
 
@@ -742,9 +739,8 @@ def _parse_shortlist(name, spec, sid, path, line) -> Field:
             or not all(isinstance(n, str) and n for n in names)
             or not isinstance(decisions, list) or not decisions
             or not all(isinstance(c, str) and c for c in decisions) or bounds is None):
-        raise CascadeError(f"step {sid!r}: field {name!r}: shortlist takes a list of "
-                           "criteria, decisions (a list of words, the cautious one last) "
-                           "and a range [low, high]", path, line)
+        raise field_error(name, sid, "shortlist takes a list of criteria, decisions (a list "
+                          "of words, the cautious one last) and a range [low, high]", path, line)
     return Field(name, None, decisions[-1], kind="shortlist", low=float(bounds[0]),
                  high=float(bounds[1]), names=tuple(names), choices_of=tuple(decisions))
 
@@ -806,8 +802,8 @@ def _parse_packet(name, spec, sid, path, line) -> Field:
     keys = spec.get("packet")  # a bridge packet: its whitelisted keys
     if (not isinstance(keys, list) or not keys
             or not all(isinstance(k, str) and k.replace("_", "").isalnum() for k in keys)):
-        raise CascadeError(f"step {sid!r}: field {name!r}: packet takes a list of its keys "
-                           "(words joined by _)", path, line)
+        raise field_error(name, sid, "packet takes a list of its keys (words joined by _)",
+                          path, line)
     return Field(name, None, "", kind="packet", names=tuple(keys))
 
 
@@ -829,8 +825,8 @@ def _parse_findings(name, spec, sid, path, line) -> Field:
     quote or a section heading), what, why and a suggestion; the field is named findings
     (the policy reads it by that name)."""
     if spec != "findings" or name != findings.FIELD:
-        raise CascadeError(f"step {sid!r}: field {name!r}: a findings field is declared as "
-                           "findings: findings", path, line)
+        raise field_error(name, sid, "a findings field is declared as findings: findings",
+                          path, line)
     return Field(name, None, "", kind="findings")
 
 

@@ -17,10 +17,9 @@ from typing import Any
 import msgspec.structs
 from msgspec import Struct
 
-from cascade.base.errors import CascadeError
 from cascade.protocol.behaviours import Param
 from cascade.protocol.context import SHOWS
-from cascade.protocol.fields import FIELD_KINDS, Field, Kind
+from cascade.protocol.fields import FIELD_KINDS, Field, Kind, field_error
 from cascade.protocol.visibility import VISIBILITIES
 
 LABEL = "Answer "  # a shown answer's label: Answer A, Answer B, ...
@@ -70,8 +69,7 @@ def anonymous(run, step, alias: str) -> list:
 
 def _parse(name, spec, sid, path, line) -> Field:
     if spec != "ranking":
-        raise CascadeError(f"step {sid!r}: field {name!r}: a ranking is declared as "
-                           "ranking", path, line)
+        raise field_error(name, sid, "a ranking is declared as ranking", path, line)
     return Field(name, None, "", kind="ranking")
 
 
