@@ -35,6 +35,11 @@ class Param(Struct, frozen=True):
     check: Callable[[Any], str | None] | None = None
 
 
+def named(what: str) -> Callable[[Any], str | None]:
+    """A ``Param.check``: the value is a non-empty string, else ``must be <what>``."""
+    return lambda value: None if isinstance(value, str) and value.strip() else f"must be {what}"
+
+
 class Behaviour(Struct, frozen=True):
     name: str
     fn: Callable[..., Any]

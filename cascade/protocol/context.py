@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from cascade.protocol.behaviours import Param, Registry
+from cascade.protocol.behaviours import Param, Registry, named
 from cascade.protocol.fields import item_line, items_of, split_list
 
 # (run, request) -> (title, text) or None
@@ -39,13 +39,9 @@ def argument_graph(run: Any, request: Any) -> tuple[str, str] | None:
     return "argument graph", "\n".join(edges)
 
 
-def _field_name(value: object) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "must be a field's name"
-
-
 @SHOWS.register("disagreements", params={
     "field": Param((str,), "disagreements", "the list field that names them",
-                   check=_field_name)})
+                   check=named("a field's name"))})
 def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple[str, str] | None:
     """The earlier round's active disagreements: its last turn that lists them."""
     earlier = [t for t in run.turns if t.round < request.round and field in t.fields]

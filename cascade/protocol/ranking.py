@@ -17,7 +17,7 @@ from typing import Any
 import msgspec.structs
 from msgspec import Struct
 
-from cascade.protocol.behaviours import Param
+from cascade.protocol.behaviours import Param, named
 from cascade.protocol.context import SHOWS
 from cascade.protocol.fields import FIELD_KINDS, Field, Kind, field_error
 from cascade.protocol.visibility import VISIBILITIES
@@ -224,13 +224,9 @@ FIELD_KINDS.register("ranking", Kind(
 
 # --- what a later step is shown --------------------------------------------------------
 
-def _step_name(value: object) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "must be a step's id"
-
-
 @SHOWS.register("peer-ranking", params={
     "step": Param((str,), "", "the ranking step (default: the one with a ranking field)",
-                  check=_step_name)})
+                  check=named("a step's id"))})
 def peer_ranking(run: Any, request: Any, step: str = "") -> tuple[str, str] | None:
     """The latest Borda count of the ranking step before this one."""
     step_id = step or next((s.id for s in run.steps.all_steps
