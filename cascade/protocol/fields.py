@@ -140,9 +140,8 @@ def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None)
         raise field_error(name, sid, "also takes a name or a list of names", path, line)
     if also:  # {<kind>: ..., also: [names]}: the reply may give the field by those names
         spec = {k: v for k, v in spec.items() if k != "also"}
-        return msgspec.structs.replace(kind.fn.parse(name, spec, sid, path, line),
-                                       also=tuple(also))
-    return kind.fn.parse(name, spec, sid, path, line)
+    field = kind.fn.parse(name, spec, sid, path, line)
+    return msgspec.structs.replace(field, also=tuple(also)) if also else field
 
 
 def parse_fallback(spec: object, fields, sid: str, path: Path,
