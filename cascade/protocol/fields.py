@@ -1,10 +1,8 @@
 """The kinds of a step's reply fields, registered: how each is declared in a protocol's YAML
 (``parse``), asked for in the prompt (``shape``), read from a reply into the values stamped
 on the turn (``read``: the value, or the cautious fallback and a note) and shown in the
-block's body (``section``). A field is declared as ``text``, ``list``, ``panel``,
-``refs[:<edge>]``, ``references``, a list of choices, or ``{<kind>: ..., <option>: ...}`` (number, scores,
-list, shortlist, packet); a new kind registers here (or in a module of its own:
-cascade.protocol.ranking's ``ranking``) and is declared the same way.
+block's body (``section``). The kinds, as declared: docs/protocols.md ("The keys"); a new
+kind registers here (or in a module of its own: cascade.protocol.ranking's ``ranking``).
 
 Over 400 lines: one section per kind, each with its four parts side by side.
 """
