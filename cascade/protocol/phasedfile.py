@@ -47,8 +47,7 @@ def phased_steps(data: LineDict, path: Path) -> Steps:
                            f"{', '.join(sorted(registry.PLANNERS))})", path,
                            data.line_of("planner"))
     role = _phased_role(data, path)
-    top = read(data.get("rounds") or {}, PHASED_ROUNDS, path, "rounds",
-               data.line_of("rounds"))["max"]
+    top = _most_rounds(data, path)
     outcome = data.get("outcome", "thresholds")
     if outcome != "thresholds":
         raise CascadeError(f"a protocol whose planner is respond counts each participant's "
@@ -102,7 +101,7 @@ def seed_phases(data: LineDict, path: Path) -> Steps:
     if not isinstance(raw_phases, list) or not raw_phases:
         raise CascadeError("protocol 'phases' must be a non-empty list", path,
                            data.line_of("phases"))
-    top = _seed_rounds(data, path)
+    top = _most_rounds(data, path)
     items = list(items_with_lines(raw_phases, data.line_of("phases")))
     phases = {}  # id -> (item, read phase, the phase after it)
     for index, (item, line) in enumerate(items):
@@ -135,9 +134,9 @@ def seed_phases(data: LineDict, path: Path) -> Steps:
     return _phased(_SEED_ROLE, steps, top, "respond", path, data.line_of("phases"))
 
 
-def _seed_rounds(data: LineDict, path: Path) -> int:
+def _most_rounds(data: LineDict, path: Path) -> int:
     """The most rounds: ``rounds: {max: N}``, or ``max_rounds: N`` as this tool's files once
-    wrote it (3 when neither is given)."""
+    wrote it in the design's form (3 when neither is given)."""
     if "max_rounds" not in data:
         return read(data.get("rounds") or {}, PHASED_ROUNDS, path, "rounds",
                     data.line_of("rounds"))["max"]
