@@ -87,17 +87,17 @@ def split_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
 
 
-def join_list(value: object, items: int = 8, width: int = 240) -> str:
+def join_list(value: object) -> str:
     """A list field's items, each one line, as the stamp holds them (`` | `` between)."""
     if isinstance(value, str):
         value = [value] if value.strip() else []
     if not isinstance(value, list):
         return ""
     out = []
-    for item in value[:items]:
+    for item in value[:8]:
         if isinstance(item, dict):  # {"question": ..., "whyOpen": ...}: its texts, in order
             item = " -- ".join(str(v) for v in item.values() if isinstance(v, (str, int, float)))
-        text = " ".join(str(item).replace("|", "/").split())[:width] if isinstance(
+        text = " ".join(str(item).replace("|", "/").split())[:240] if isinstance(
             item, (str, int, float)) else ""
         if text:
             out.append(text)
