@@ -278,13 +278,12 @@ def _read_plain(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
                                     f"{int(f.aim[0])} to {int(f.aim[1])} asked for")
         return {f.name: text}, None
     chosen = next((c for c in f.choices if raw is not None and c.upper() == raw), None)
-    if chosen is None and f.absent:
-        return {}, (f"{f.name}: {'no value' if raw is None else repr(raw)} given; recorded "
-                    "as absent")
-    if chosen is None:
-        return {f.name: f.fallback}, (f"{f.name}: {'no value' if raw is None else repr(raw)} "
-                                      f"given; taken as {f.fallback}")
-    return {f.name: chosen}, None
+    if chosen is not None:
+        return {f.name: chosen}, None
+    shown = "no value" if raw is None else repr(raw)
+    if f.absent:
+        return {}, f"{f.name}: {shown} given; recorded as absent"
+    return {f.name: f.fallback}, f"{f.name}: {shown} given; taken as {f.fallback}"
 
 
 def _shape_plain(f: Field) -> str:
@@ -619,8 +618,7 @@ def _items_section(f: Field, stamped: dict[str, str], value: object) -> str | No
     records = items_of(f, stamped.get(f.name, ""))
     if not records:
         return None
-    lines = [item_line(f, r) for r in records]
-    return f"**{column_title(f.name)}**:\n\n" + "\n".join(lines)
+    return f"**{column_title(f.name)}**:\n\n" + "\n".join(item_line(f, r) for r in records)
 
 
 FIELD_KINDS.register("items", Kind(_parse_items, _items_shape, _read_items, _items_section),
