@@ -13,6 +13,7 @@ Over 400 lines: the bundled protocols' rules, each next to the others of its reg
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -160,8 +161,7 @@ def converged(run, round_: int, field: str, within: float, relative: bool = Fals
                            f"{max(quorum, 1)}")
     ordered = sorted(values.values())
     spread = ordered[-1] - ordered[0]
-    middle = ordered[len(ordered) // 2] if len(ordered) % 2 else (
-        ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+    middle = statistics.median(ordered)
     measured = spread / abs(middle) if relative and middle else spread
     shown = f"{measured:.0%}" if relative else f"{measured:g}"
     limit = f"{within:.0%}" if relative else f"{within:g}"
