@@ -3,12 +3,10 @@ it takes. A protocol names one as ``name`` or ``{name: {param: value}}``
 (``exit: {converged: {field: estimate, within: 0.1}}``); the parameters are checked when the
 protocol loads (one line naming file and line) and passed to the behaviour as keywords.
 
-Installed packages add behaviours through the entry point group ``cascade.behaviours``: each
-entry point names a module (or an object in one) whose import registers its behaviours here.
-They are loaded lazily, the first time a name is not known, and only from installed
-distributions: a path entry in the working directory (the repository under review) is
-skipped unless it is an installed environment's ``site-packages``, so no code of the
-repository under review ever runs.
+Installed packages add behaviours through the entry point group ``cascade.behaviours`` (each
+names a module, or an object in one, whose import registers them), loaded the first time a
+name is not known and only from installed distributions (cascade.base.plugins), so no code
+of the repository under review ever runs.
 """
 from __future__ import annotations
 
@@ -33,6 +31,11 @@ class Param(Struct, frozen=True):
     default: Any = REQUIRED
     doc: str = ""
     check: Callable[[Any], str | None] | None = None
+
+
+def named(what: str) -> Callable[[Any], str | None]:
+    """A ``Param.check``: the value is a non-empty string, else ``must be <what>``."""
+    return lambda value: None if isinstance(value, str) and value.strip() else f"must be {what}"
 
 
 class Behaviour(Struct, frozen=True):

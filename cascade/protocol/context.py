@@ -1,21 +1,14 @@
 """What a step shows a persona besides the turns its visibility lets it see: the pieces its
-``shows:`` names, each a registered behaviour -- a pure function of the run and the request
-that returns a block's title and text (None: nothing to show). The prompt fences each block
-as material (cascade.run.step_prompt), since a panel's tensions and the turns' references
-come from the models.
-
-- ``tensions``: the panel's designed tensions (who against whom, on which axis, why);
-- ``argument-graph``: the typed references among the turns the persona is shown, one edge a
-  line (who counters, supports, extends, questions or responds to whom);
-- ``disagreements``: the active disagreements the earlier round's last turn with a
-  ``disagreements`` field (a quality gate) left open;
-- ``resume-context``: what the tool wrote when the earlier round paused.
+``shows:`` names (docs/protocols.md, "The keys"), each a registered behaviour -- a pure
+function of the run and the request that returns a block's title and text (None: nothing
+to show). The prompt fences each block as material (cascade.run.step_prompt), since a
+panel's tensions and the turns' references come from the models.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from cascade.protocol.behaviours import Param, Registry
+from cascade.protocol.behaviours import Param, Registry, named
 from cascade.protocol.fields import item_line, items_of, split_list
 
 # (run, request) -> (title, text) or None
@@ -24,6 +17,7 @@ SHOWS = Registry("shown context")
 
 @SHOWS.register("tensions")
 def tensions(run: Any, request: Any) -> tuple[str, str] | None:
+    """The panel's designed tensions: who against whom, on which axis, why."""
     panel = run.setup.panel
     if panel is None or not panel.tensions:
         return None
@@ -45,13 +39,9 @@ def argument_graph(run: Any, request: Any) -> tuple[str, str] | None:
     return "argument graph", "\n".join(edges)
 
 
-def _field_name(value: object) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "must be a field's name"
-
-
 @SHOWS.register("disagreements", params={
     "field": Param((str,), "disagreements", "the list field that names them",
-                   check=_field_name)})
+                   check=named("a field's name"))})
 def disagreements(run: Any, request: Any, field: str = "disagreements") -> tuple[str, str] | None:
     """The earlier round's active disagreements: its last turn that lists them."""
     earlier = [t for t in run.turns if t.round < request.round and field in t.fields]

@@ -1,10 +1,8 @@
 """The kinds of a step's reply fields, registered: how each is declared in a protocol's YAML
 (``parse``), asked for in the prompt (``shape``), read from a reply into the values stamped
 on the turn (``read``: the value, or the cautious fallback and a note) and shown in the
-block's body (``section``). A field is declared as ``text``, ``list``, ``panel``,
-``refs[:<edge>]``, ``references``, a list of choices, or ``{<kind>: ..., <option>: ...}`` (number, scores,
-list, shortlist, packet); a new kind registers here (or in a module of its own:
-cascade.protocol.ranking's ``ranking``) and is declared the same way.
+block's body (``section``). The kinds, as declared: docs/protocols.md ("The keys"); a new
+kind registers here (or in a module of its own: cascade.protocol.ranking's ``ranking``).
 
 Over 400 lines: one section per kind, each with its four parts side by side.
 """
@@ -67,9 +65,6 @@ class Kind(Struct, frozen=True):
     # round, field, names by alias) -> markdown or None: an aggregate (a peer ranking's)
     table: Callable[[Any, str, int, Field, dict[str, str]], str | None] | None = None
 
-    def __call__(self, *args: Any) -> Field:
-        return self.parse(*args)
-
 
 def num(value: float) -> str:
     return f"{value:g}"
@@ -92,17 +87,17 @@ def split_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(LIST_SEP.strip()) if v.strip()]
 
 
-def join_list(value: object, items: int = 8, width: int = 240) -> str:
+def join_list(value: object) -> str:
     """A list field's items, each one line, as the stamp holds them (`` | `` between)."""
     if isinstance(value, str):
         value = [value] if value.strip() else []
     if not isinstance(value, list):
         return ""
     out = []
-    for item in value[:items]:
+    for item in value[:8]:
         if isinstance(item, dict):  # {"question": ..., "whyOpen": ...}: its texts, in order
             item = " -- ".join(str(v) for v in item.values() if isinstance(v, (str, int, float)))
-        text = " ".join(str(item).replace("|", "/").split())[:width] if isinstance(
+        text = " ".join(str(item).replace("|", "/").split())[:240] if isinstance(
             item, (str, int, float)) else ""
         if text:
             out.append(text)
@@ -140,13 +135,11 @@ def parse_field(name: str, spec: object, sid: str, path: Path, line: int | None)
     also = spec.get("also", ()) if isinstance(spec, dict) else ()
     also = [also] if isinstance(also, str) else also
     if not isinstance(also, list | tuple) or not all(isinstance(a, str) and a for a in also):
-        raise CascadeError(f"step {sid!r}: field {name!r}: also takes a name or a list of "
-                           "names", path, line)
+        raise field_error(name, sid, "also takes a name or a list of names", path, line)
     if also:  # {<kind>: ..., also: [names]}: the reply may give the field by those names
         spec = {k: v for k, v in spec.items() if k != "also"}
-        return msgspec.structs.replace(kind.fn.parse(name, spec, sid, path, line),
-                                       also=tuple(also))
-    return kind.fn.parse(name, spec, sid, path, line)
+    field = kind.fn.parse(name, spec, sid, path, line)
+    return msgspec.structs.replace(field, also=tuple(also)) if also else field
 
 
 def parse_fallback(spec: object, fields, sid: str, path: Path,
@@ -186,6 +179,11 @@ def _unknown(name: str, sid: str, path: Path, line: int | None) -> CascadeError:
                         "{list: [fewest, most]}, {shortlist: [criteria], decisions: "
                         "[words]}, {items: {key: kind}} or {packet: [keys]} (a mapping may add "
                         "also: [other names a reply may give it by])", path, line)
+
+
+def field_error(name: str, sid: str, says: str, path: Path, line: int | None) -> CascadeError:
+    """A field declared wrong: ``step 'sid': field 'name': <says>``, at its line."""
+    return CascadeError(f"step {sid!r}: field {name!r}: {says}", path, line)
 
 
 def read_fields(fields, reply, shown=()) -> tuple[dict[str, str], list[str]]:
@@ -233,8 +231,7 @@ def _parse_text(name, spec, sid, path, line) -> Field:
         if (set(spec) != {"text"} or not isinstance(bounds, list) or len(bounds) != 2
                 or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 0
                            for b in bounds) or bounds[0] > bounds[1]):
-            raise CascadeError(f"step {sid!r}: field {name!r}: text takes [fewest, most] "
-                               "characters", path, line)
+            raise field_error(name, sid, "text takes [fewest, most] characters", path, line)
         return Field(name, None, "", aim=(float(bounds[0]), float(bounds[1])))
     if spec != "text":
         raise _unknown(name, sid, path, line)
@@ -250,9 +247,8 @@ def _parse_choices(name, spec, sid, path, line) -> Field:
         missing = spec.get("missing")
         if set(spec) - {"choices", "missing"} or missing not in (None, "absent", *(
                 spec.get("choices") or ())):
-            raise CascadeError(f"step {sid!r}: field {name!r}: {{choices: [...], missing: "
-                               "absent}} takes the choices and, for missing, absent or one of "
-                               "them", path, line)
+            raise field_error(name, sid, "{choices: [...], missing: absent}} takes the choices "
+                              "and, for missing, absent or one of them", path, line)
         spec = spec.get("choices")
     if not isinstance(spec, list) or not spec or not all(isinstance(c, str) for c in spec):
         raise _unknown(name, sid, path, line)
@@ -282,13 +278,12 @@ def _read_plain(f: Field, value: object, reply) -> tuple[dict[str, str], str | N
                                     f"{int(f.aim[0])} to {int(f.aim[1])} asked for")
         return {f.name: text}, None
     chosen = next((c for c in f.choices if raw is not None and c.upper() == raw), None)
-    if chosen is None and f.absent:
-        return {}, (f"{f.name}: {'no value' if raw is None else repr(raw)} given; recorded "
-                    "as absent")
-    if chosen is None:
-        return {f.name: f.fallback}, (f"{f.name}: {'no value' if raw is None else repr(raw)} "
-                                      f"given; taken as {f.fallback}")
-    return {f.name: chosen}, None
+    if chosen is not None:
+        return {f.name: chosen}, None
+    shown = "no value" if raw is None else repr(raw)
+    if f.absent:
+        return {}, f"{f.name}: {shown} given; recorded as absent"
+    return {f.name: f.fallback}, f"{f.name}: {shown} given; taken as {f.fallback}"
 
 
 def _shape_plain(f: Field) -> str:
@@ -348,8 +343,8 @@ def _parse_references(name, spec, sid, path, line) -> Field:
         raise _unknown(name, sid, path, line)
     if (not isinstance(edges, list) or not edges or not all(e in REF_TYPES for e in edges)
             or (isinstance(spec, dict) and set(spec) != {"references"})):
-        raise CascadeError(f"step {sid!r}: field {name!r}: references takes a list of edge "
-                           f"types, each one of {', '.join(REF_TYPES)}", path, line)
+        raise field_error(name, sid, "references takes a list of edge types, each one of "
+                          + ", ".join(REF_TYPES), path, line)
     return Field(name, tuple(edges), "", refs=True, kind="references")
 
 
@@ -400,8 +395,7 @@ def _parse_list(name, spec, sid, path, line) -> Field:
     if (not isinstance(bounds, list) or len(bounds) != 2 or not all(
             isinstance(b, int) and not isinstance(b, bool) and b >= 0 for b in bounds)
             or bounds[0] > bounds[1]):
-        raise CascadeError(f"step {sid!r}: field {name!r}: list takes [fewest, most] items",
-                           path, line)
+        raise field_error(name, sid, "list takes [fewest, most] items", path, line)
     return Field(name, None, "", kind="list", aim=(float(bounds[0]), float(bounds[1])))
 
 
@@ -472,9 +466,9 @@ def _parse_items(name, spec, sid, path, line) -> Field:
     choices), each a list the reply gives."""
     parts = _parts(spec.get("items"))
     if set(spec) != {"items"} or parts is None:
-        raise CascadeError(f"step {sid!r}: field {name!r}: items takes a mapping of each key "
-                           "to text, ref, refs, names, list, a list of choices or {items: "
-                           "{key: kind}}, the first a text", path, line)
+        raise field_error(name, sid, "items takes a mapping of each key to text, ref, refs, "
+                          "names, list, a list of choices or {items: {key: kind}}, the first a "
+                          "text", path, line)
     return Field(name, None, "", kind="items", parts=tuple(parts))
 
 
@@ -624,8 +618,7 @@ def _items_section(f: Field, stamped: dict[str, str], value: object) -> str | No
     records = items_of(f, stamped.get(f.name, ""))
     if not records:
         return None
-    lines = [item_line(f, r) for r in records]
-    return f"**{column_title(f.name)}**:\n\n" + "\n".join(lines)
+    return f"**{column_title(f.name)}**:\n\n" + "\n".join(item_line(f, r) for r in records)
 
 
 FIELD_KINDS.register("items", Kind(_parse_items, _items_shape, _read_items, _items_section),
@@ -639,17 +632,14 @@ def _parse_number(name, spec, sid, path, line) -> Field:
     if (not isinstance(bounds, list) or len(bounds) != 2
             or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
             or bounds[0] >= bounds[1]):
-        raise CascadeError(f"step {sid!r}: field {name!r}: number takes [low, high]", path,
-                           line)
+        raise field_error(name, sid, "number takes [low, high]", path, line)
     fallback = spec.get("fallback", bounds[0])
     if not isinstance(fallback, (int, float)) or not bounds[0] <= fallback <= bounds[1]:
-        raise CascadeError(f"step {sid!r}: field {name!r}: fallback must be within "
-                           f"{bounds}", path, line)
+        raise field_error(name, sid, f"fallback must be within {bounds}", path, line)
     aim = spec.get("aim")
     if aim is not None and (not isinstance(aim, list) or len(aim) != 2 or not all(
             isinstance(a, (int, float)) and bounds[0] <= a <= bounds[1] for a in aim)):
-        raise CascadeError(f"step {sid!r}: field {name!r}: aim takes [low, high] within "
-                           f"{bounds}", path, line)
+        raise field_error(name, sid, f"aim takes [low, high] within {bounds}", path, line)
     return Field(name, None, num(fallback), kind="number", low=float(bounds[0]),
                  high=float(bounds[1]),
                  aim=(float(aim[0]), float(aim[1])) if aim is not None else None)
@@ -689,15 +679,14 @@ def _parse_scores(name, spec, sid, path, line) -> Field:
     names = spec.get("scores")
     if (not isinstance(names, list) or not names
             or not all(isinstance(n, str) and n for n in names)):
-        raise CascadeError(f"step {sid!r}: field {name!r}: scores takes a list of names, "
-                           "the overall score last", path, line)
+        raise field_error(name, sid, "scores takes a list of names, the overall score last",
+                          path, line)
     bounds = _bounds(spec)
     if bounds is None:
-        raise CascadeError(f"step {sid!r}: field {name!r}: range takes [low, high]", path, line)
+        raise field_error(name, sid, "range takes [low, high]", path, line)
     flag = spec.get("flag_below", 0)
     if not isinstance(flag, (int, float)) or isinstance(flag, bool):
-        raise CascadeError(f"step {sid!r}: field {name!r}: flag_below must be a number",
-                           path, line)
+        raise field_error(name, sid, "flag_below must be a number", path, line)
     return Field(name, None, str(bounds[0]), kind="scores", low=float(bounds[0]),
                  high=float(bounds[1]), names=tuple(names), flag_below=float(flag))
 
@@ -745,9 +734,8 @@ def _parse_shortlist(name, spec, sid, path, line) -> Field:
             or not all(isinstance(n, str) and n for n in names)
             or not isinstance(decisions, list) or not decisions
             or not all(isinstance(c, str) and c for c in decisions) or bounds is None):
-        raise CascadeError(f"step {sid!r}: field {name!r}: shortlist takes a list of "
-                           "criteria, decisions (a list of words, the cautious one last) "
-                           "and a range [low, high]", path, line)
+        raise field_error(name, sid, "shortlist takes a list of criteria, decisions (a list "
+                          "of words, the cautious one last) and a range [low, high]", path, line)
     return Field(name, None, decisions[-1], kind="shortlist", low=float(bounds[0]),
                  high=float(bounds[1]), names=tuple(names), choices_of=tuple(decisions))
 
@@ -809,8 +797,8 @@ def _parse_packet(name, spec, sid, path, line) -> Field:
     keys = spec.get("packet")  # a bridge packet: its whitelisted keys
     if (not isinstance(keys, list) or not keys
             or not all(isinstance(k, str) and k.replace("_", "").isalnum() for k in keys)):
-        raise CascadeError(f"step {sid!r}: field {name!r}: packet takes a list of its keys "
-                           "(words joined by _)", path, line)
+        raise field_error(name, sid, "packet takes a list of its keys (words joined by _)",
+                          path, line)
     return Field(name, None, "", kind="packet", names=tuple(keys))
 
 
@@ -832,8 +820,8 @@ def _parse_findings(name, spec, sid, path, line) -> Field:
     quote or a section heading), what, why and a suggestion; the field is named findings
     (the policy reads it by that name)."""
     if spec != "findings" or name != findings.FIELD:
-        raise CascadeError(f"step {sid!r}: field {name!r}: a findings field is declared as "
-                           "findings: findings", path, line)
+        raise field_error(name, sid, "a findings field is declared as findings: findings",
+                          path, line)
     return Field(name, None, "", kind="findings")
 
 

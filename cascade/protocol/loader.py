@@ -1,10 +1,8 @@
-"""Discussion protocols as data: roles, steps and rounds.
-
-A protocol is a YAML file (bundled in protocols/, or a repository's .cascade/protocols/),
-read by cascade.protocol.spec. A protocol that names a registered ``planner`` (``respond``:
-``review``, ``phased``, whoever is concerned speaks, seed 002) has steps that are phases --
-entered in order, by the step's registered ``advance`` trigger or by a person; advancing a
-phase is an appended ledger event. Any other protocol's one phase is the whole discussion.
+"""Discussion protocols as data: roles, steps and rounds. A protocol is a YAML file (bundled
+in protocols/, or a repository's .cascade/protocols/), read by cascade.protocol.specfile. One
+that names a registered ``planner`` (``respond``: ``review``, ``phased``, seed 002) has steps
+that are phases, entered in order (advancing one is an appended ledger event); any other
+protocol's one phase is the whole discussion.
 """
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""A discussion's options among its protocol's -- each a section of named choices its file
-offers (cascade.config.protocol_options: a mode, a strategy or flow, a tier) -- its own round
-cap and debate sides, and the one function that applies them (``specialize``: discuss, run,
-plan, explain, the hook and check all come here); the names an option takes, checked with
-one line that lists them."""
+"""A discussion's options among its protocol's (cascade.config.protocol_options: a mode, a
+strategy or flow, a tier), its own round cap and debate sides, the one function that applies
+them (``specialize``) and the checks of the names an option takes."""
 from __future__ import annotations
 
 from pathlib import Path

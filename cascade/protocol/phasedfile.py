@@ -1,11 +1,8 @@
 """A protocol whose steps are phases, read from its file: a registered ``planner``
 (``respond``: whoever is concerned speaks), one role from the rule's participants, and steps
-entered in order, each asking a vote (``confirm: true``: its votes count), moved on by its
-registered ``advance`` trigger or by a person; the outcome counts thresholds.
-
-The same protocol written as the phased discussion design writes it -- ``phases:``, each
-with ``id``, ``title``, ``instructions``, ``voting_mode``, ``auto_trigger`` and ``next`` --
-is read here too, and only here (``seed_phases``): each phase becomes such a step."""
+entered in order, each asking a vote, moved on by its registered ``advance`` trigger or by a
+person; the outcome counts thresholds. The phased discussion design's own form (``phases:``)
+is read here too, and only here (``seed_phases``). Both forms: docs/configuration.md."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -50,8 +47,7 @@ def phased_steps(data: LineDict, path: Path) -> Steps:
                            f"{', '.join(sorted(registry.PLANNERS))})", path,
                            data.line_of("planner"))
     role = _phased_role(data, path)
-    top = read(data.get("rounds") or {}, PHASED_ROUNDS, path, "rounds",
-               data.line_of("rounds"))["max"]
+    top = _most_rounds(data, path)
     outcome = data.get("outcome", "thresholds")
     if outcome != "thresholds":
         raise CascadeError(f"a protocol whose planner is respond counts each participant's "
@@ -98,18 +94,14 @@ _SEED_FIELDS = {"vote": list(PHASED_VOTE), "findings": "findings"}
 
 def seed_phases(data: LineDict, path: Path) -> Steps:
     """``phases:`` as the design writes them, read as steps that are phases (planner
-    ``respond``, the rule's participants): ``instructions`` -> the step's instructions,
-    ``voting_mode: true`` -> its votes count (``confirm``; false: they are advisory),
-    ``auto_trigger`` -> its registered ``advance`` trigger (null: a person advances), ``next``
-    -> the order they run in, from the first listed (absent: the phase listed after it). What
-    the engine cannot honour -- a trigger it has not, a ``next`` that names no phase, skips
-    one or comes back, a last phase that advances, no phase that votes -- is an error naming
-    the line."""
+    ``respond``, the rule's participants): ``voting_mode`` -> ``confirm``, ``auto_trigger`` ->
+    ``advance``, ``next`` -> the order. What the engine cannot honour is an error naming the
+    line."""
     raw_phases = data["phases"]
     if not isinstance(raw_phases, list) or not raw_phases:
         raise CascadeError("protocol 'phases' must be a non-empty list", path,
                            data.line_of("phases"))
-    top = _seed_rounds(data, path)
+    top = _most_rounds(data, path)
     items = list(items_with_lines(raw_phases, data.line_of("phases")))
     phases = {}  # id -> (item, read phase, the phase after it)
     for index, (item, line) in enumerate(items):
@@ -142,9 +134,9 @@ def seed_phases(data: LineDict, path: Path) -> Steps:
     return _phased(_SEED_ROLE, steps, top, "respond", path, data.line_of("phases"))
 
 
-def _seed_rounds(data: LineDict, path: Path) -> int:
+def _most_rounds(data: LineDict, path: Path) -> int:
     """The most rounds: ``rounds: {max: N}``, or ``max_rounds: N`` as this tool's files once
-    wrote it (3 when neither is given)."""
+    wrote it in the design's form (3 when neither is given)."""
     if "max_rounds" not in data:
         return read(data.get("rounds") or {}, PHASED_ROUNDS, path, "rounds",
                     data.line_of("rounds"))["max"]

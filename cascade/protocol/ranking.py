@@ -1,23 +1,10 @@
-"""A peer ranking, as registered behaviours any step protocol may name in its data:
-
-- the visibility ``anonymous``: a speaker is shown the other speakers' answers of this round
-  of the steps it ``sees`` (default: the round's first step) -- never its own -- each
-  labelled ``Answer A``, ``Answer B``, ... in an order shuffled per reader (seeded by the
-  round, the step, the reader and the answers' authors, so a rerun shows the same), with no name,
-  no field, no summary of the earlier rounds, and the other speakers' names taken out of
-  the text (a flow's phase does not override it: the trait ``kept``);
-- the field kind ``ranking``: the labels, best first, read tolerantly -- a label not shown
-  is dropped with a note, a shown one left out is ranked last (a note says so) -- and
-  stamped as the message ids they stand for (``ranking``: ``r1-msg-002 > r1-msg-001``, the
-  ones left out under ``ranking.unranked``);
-- the step's table (``table:``) is the Borda count of the round's rankings (``borda``); a
-  later step shows it with ``shows: [peer-ranking]``, and an outcome rule may read it
-  (``borda``).
-
-Borda: on a ballot of n answers the first gets n-1 points, the next n-2, ... the last 0; an
-answer a ballot left out counts as last (0). Ties are broken by more first places, then by
-the earlier answer (the ledger's order), and the table says how each was broken. Pure: no
-model, no file.
+"""A peer ranking, as registered behaviours any step protocol may name in its data: the
+visibility ``anonymous`` (the others' answers of the round, labelled ``Answer A``, ... in an
+order shuffled per reader, without names), the field kind ``ranking`` (the labels, best
+first, stamped as the message ids they stand for), the step's table -- the Borda count of
+the round's rankings (``borda``) -- and ``shows: [peer-ranking]`` for a later step. What
+each does, and how Borda places and breaks ties: docs/protocols.md ("Peer ranking"). Pure:
+no model, no file.
 """
 from __future__ import annotations
 
@@ -30,10 +17,9 @@ from typing import Any
 import msgspec.structs
 from msgspec import Struct
 
-from cascade.base.errors import CascadeError
-from cascade.protocol.behaviours import Param
+from cascade.protocol.behaviours import Param, named
 from cascade.protocol.context import SHOWS
-from cascade.protocol.fields import FIELD_KINDS, Field, Kind
+from cascade.protocol.fields import FIELD_KINDS, Field, Kind, field_error
 from cascade.protocol.visibility import VISIBILITIES
 
 LABEL = "Answer "  # a shown answer's label: Answer A, Answer B, ...
@@ -83,8 +69,7 @@ def anonymous(run, step, alias: str) -> list:
 
 def _parse(name, spec, sid, path, line) -> Field:
     if spec != "ranking":
-        raise CascadeError(f"step {sid!r}: field {name!r}: a ranking is declared as "
-                           "ranking", path, line)
+        raise field_error(name, sid, "a ranking is declared as ranking", path, line)
     return Field(name, None, "", kind="ranking")
 
 
@@ -239,13 +224,9 @@ FIELD_KINDS.register("ranking", Kind(
 
 # --- what a later step is shown --------------------------------------------------------
 
-def _step_name(value: object) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "must be a step's id"
-
-
 @SHOWS.register("peer-ranking", params={
     "step": Param((str,), "", "the ranking step (default: the one with a ranking field)",
-                  check=_step_name)})
+                  check=named("a step's id"))})
 def peer_ranking(run: Any, request: Any, step: str = "") -> tuple[str, str] | None:
     """The latest Borda count of the ranking step before this one."""
     step_id = step or next((s.id for s in run.steps.all_steps

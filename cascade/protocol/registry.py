@@ -13,6 +13,7 @@ Over 400 lines: the bundled protocols' rules, each next to the others of its reg
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -160,8 +161,7 @@ def converged(run, round_: int, field: str, within: float, relative: bool = Fals
                            f"{max(quorum, 1)}")
     ordered = sorted(values.values())
     spread = ordered[-1] - ordered[0]
-    middle = ordered[len(ordered) // 2] if len(ordered) % 2 else (
-        ordered[len(ordered) // 2 - 1] + ordered[len(ordered) // 2]) / 2
+    middle = statistics.median(ordered)
     measured = spread / abs(middle) if relative and middle else spread
     shown = f"{measured:.0%}" if relative else f"{measured:g}"
     limit = f"{within:.0%}" if relative else f"{within:g}"
@@ -516,24 +516,12 @@ def _decider(steps, step_id: str | None) -> str:
 
 
 # A phase's ``advance`` trigger: after a wave of turns that all succeeded, whether the
-# phase is done. ``spoke``: the authors who commented in the current phase; ``asked``: the
-# personas of the wave; ``d``: the Discussion.
-def all_mentioned_responded(d, spoke: set[str], asked: Sequence[str]) -> bool:
-    return all(name in spoke for name in asked)
-
-
-def all_responded(d, spoke: set[str], asked: Sequence[str]) -> bool:
-    return all(name in spoke for name in d.expected_voters())
-
-
-def consensus(d, spoke: set[str], asked: Sequence[str]) -> bool:
-    return d.consensus_result.reached
-
-
+# phase is done: (the Discussion, the authors who commented in the current phase, the
+# personas of the wave) -> bool.
 TRIGGERS: dict[str, Callable[[Any, set[str], Sequence[str]], bool]] = {
-    "all_mentioned_responded": all_mentioned_responded,
-    "all_responded": all_responded,
-    "consensus": consensus,
+    "all_mentioned_responded": lambda d, spoke, asked: all(name in spoke for name in asked),
+    "all_responded": lambda d, spoke, asked: all(name in spoke for name in d.expected_voters()),
+    "consensus": lambda d, spoke, asked: d.consensus_result.reached,
 }
 
 

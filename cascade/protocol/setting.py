@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,27 +24,26 @@ from cascade.base.resources import find_root
 
 
 class Setting(Struct, frozen=True):
-    """Where a ledger's configuration comes from, and how each part of it is found."""
+    """Where a ledger's configuration comes from: the repository at ``root`` (its .cascade/
+    is read, and its caches kept, under it)."""
 
-    root: Path  # the repository's top: its .cascade/ is read, and its caches kept, under it
-    personas_loader: Callable[[], Personas]
-    # (name, the file that asked for it: named in the error when there is no such protocol)
-    protocol_loader: Callable[[str, Path | None], Protocol]
-    # (kind, name, **values) -> (the name the template answers to, its text)
-    template_renderer: Callable[..., tuple[str, str]]
+    root: Path
 
     @property
     def personas(self) -> Personas:
         """The personas registry."""
-        return self.personas_loader()
+        return load_personas(self.root)
 
     def protocol(self, name: str, where: Path | None = None) -> Protocol:
-        return self.protocol_loader(name, where)
+        """Protocol ``name``; an unknown name is an error naming ``where`` (the file that
+        asked for it)."""
+        return load_protocol(name, self.root, where)
 
     def template(self, kind: str, name: str, **values: Any) -> tuple[str, str]:
         """Template ``name`` of ``kind`` rendered with ``values``: its canonical name (an alias
         resolved) and its text."""
-        return self.template_renderer(kind, name, **values)
+        name = templates.canonical(kind, name, self.root)
+        return name, templates.render(kind, name, self.root, **values)
 
 
 def setting_of(root: Path | None = None,
@@ -57,11 +55,4 @@ def setting_of(root: Path | None = None,
 
 @functools.lru_cache(maxsize=64)
 def _setting(root: Path) -> Setting:
-    def protocol(name: str, where: Path | None = None) -> Protocol:
-        return load_protocol(name, root, where)
-
-    def template(kind: str, name: str, **values: Any) -> tuple[str, str]:
-        name = templates.canonical(kind, name, root)
-        return name, templates.render(kind, name, root, **values)
-
-    return Setting(root, functools.partial(load_personas, root), protocol, template)
+    return Setting(root)

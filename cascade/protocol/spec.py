@@ -13,7 +13,7 @@ from msgspec import Struct
 
 from cascade.protocol import registry
 from cascade.protocol.behaviours import Ref
-from cascade.protocol.fields import REF_TYPES, Field, parse_field  # noqa: F401  (re-exported)
+from cascade.protocol.fields import Field
 
 VISIBILITIES = registry.VISIBILITIES  # registered (cascade.protocol.visibility)
 TIERS = ("fast", "strong")

@@ -1,72 +1,9 @@
-"""The records of a step protocol, declared once: its roles, steps, rounds and outcome, read
-from the protocol's YAML (cascade.protocol.loader calls ``parse_steps``; the records are cascade.protocol.spec, the modes, strategies and tiers are read by cascade.protocol.variants). A protocol that
-names a registered ``planner`` (``respond``: ``review``, ``phased``, whoever is concerned
-speaks) is steps too, each step a phase entered in order -- by its registered ``advance``
-trigger or by a person -- read by ``_phased_steps``: one role from the rule's participants,
-each step asks a vote (``confirm: true``: its votes count), the outcome counts thresholds.
-
-```yaml
-participants: {min: 2, max: 4, default: 2}   # how many of the rule's participants deliberate
-roles:
-  - {id: participant, from: participants, tier: fast}
-  - {id: synthesizer, persona: synthesizer, tier: strong}   # a fixed role: never a participant
-rounds: {max: 3, exit: all_accept, carry: 1000, on_impasse: recommend}
-        # exit rule (registered); characters of the summary that seeds the next round; a
-        # step run once when the last round ends without consensus
-steps:
-  - id: propose
-    role: participant
-    visibility: blind            # blind | sequential | synthesis | all
-    words: 60                    # the reply's word budget, said in the prompt
-    fields: {}                   # reply fields besides "comment": name -> [choices], "text",
-                                 # or "refs" (cited message ids; the name is the edge type)
-    target: most_opposing        # registered: whom each speaker answers
-    speakers: addressed          # registered: which members speak (default: every one)
-    table: Position              # a table of the step's replies, in the ledger and on screen
-    confirm: true                # the step's "vote" is the confirmation (ACCEPT / REJECT)
-```
-
-A protocol whose panel is generated for its discussion (swarm) takes its members ``from:
-panel``, runs ``setup`` steps once before round 1 (the panel, then a decision point that
-confirms it; a choice listed in the decision's ``redo`` runs the setup again), its ``after``
-steps once when the rounds end (a synthesis, a closing vote), and may declare ``modes``:
-
-```yaml
-modes:
-  default: standard
-  lightweight: {experts: 2, roles: [moderator, contrarian], rounds: {min: 1, max: 2},
-                stand_in: {historian: moderator}}   # who speaks for a role the mode lacks
-```
-A step whose role a mode lacks (and no stand-in covers) is not run in that mode; a mode with
-``experts: 0`` runs none of the members' steps (council's D/P mode: its fixed roles speak).
-A step may name several fixed roles (``role: [d-freethinker, p-freethinker]``): they speak in
-one wave, each on its own role's tier. A fixed role may belong to a ``group``; ``visibility:
-group`` shows a speaker its group's turns of this round and the last, and of the other
-groups only the bridge packets of the last round (cascade.protocol.packet). ``sees: [step
-ids]`` narrows what a step is shown to those steps' turns (no summary either), and ``words:
-[low, high]`` gives a reply's word range (said in the prompt, and its max tokens).
-Field kinds besides choices, text and refs: ``refs:<edge type>`` (a refs field under another
-name), ``{number: [low, high], fallback: x}``, ``list`` (of short texts), ``{scores: [names],
-range: [1, 5], flag_below: 3}`` (the last name is the overall score; below the flag, the turn
-is flagged), ``panel`` (a generated panel, cascade.protocol.panel), ``{list: [fewest, most]}``,
-``{shortlist: [criteria], decisions: [advance, hold, drop], range: [1, 5]}`` (scored items,
-each with a decision, the cautious one last), ``{items: {key: kind}}`` (records) and
-``{packet: [keys]}`` (a bridge packet); a mapping may add ``also: [names]`` (other keys a
-reply may give the field by).
-
-A decision point is a step a person answers (``_decision``); each choice says what it does,
-with the question, in ``cascade plan``, ``explain``, the hook and the UI:
-
-```yaml
-  - id: next
-    role: person
-    question: What next after this round?
-    choices:                     # or a list of words, when they say enough
-      follow: "do what the quality gate recommends: {recommendation}"  # the round's
-      deep-dive: <point> -- the next round digs into the point you name  # <..>: its words
-    recommended: follow
-    goto: {}                     # a choice -> a later step of the round
-```
+"""The records of a step protocol, read from its YAML (cascade.protocol.loader calls
+``parse_steps``): its roles, steps, rounds and outcome -- the records are
+cascade.protocol.spec; its modes, strategies and tiers are read by cascade.protocol.variants,
+a protocol that names a registered ``planner`` (steps that are phases) by
+cascade.protocol.phasedfile. The file's format, every key and field kind: docs/protocols.md
+("Writing a protocol"); a decision point (``role: person``) is read by ``_decision``.
 """
 from __future__ import annotations
 

@@ -40,13 +40,9 @@ def shown(run, step, alias: str, visibility: str | None = None) -> list:
 
 def answered_apart(steps, step) -> bool:
     """Whether the speakers of ``step`` (of ``steps``, specialized for the discussion's
-    options) answer the same question -- a revision of the document, a round's question --
-    without seeing each other's replies: they are asked in one wave (the visibility in effect
-    is not ``one_at_a_time``) and it shows none of the others' answers to it (``independent``:
-    blind, a peer ranking, a phase of the discussion, a roundtable's question, a closing
-    vote on the synthesis). A members' step a strategy reshapes counts when one of its phases
-    does. Several speakers on one model family there are one model answering several times:
-    ``cascade plan``, ``explain`` and the hook say so (cascade.turns.independence)."""
+    options) answer the same question without seeing each other's replies: one wave (not
+    ``one_at_a_time``) of a visibility ``independent``; a members' step counts when one of
+    its strategy's phases does. Why it matters: docs/protocols.md ("Independence")."""
     names = [step.visibility]
     if (steps.strategy is not None and step.role == steps.member_role.id
             and not VISIBILITIES.has(step.visibility, "kept")):  # else the phases' count
