@@ -180,7 +180,7 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
         if not problems:
             for item in items:  # what each file held before the hook wrote: may it stage it?
                 stager.remember(item.ledger, item.doc)
-            prepared = [prepare(root, item, out, save=False) for item in items]
+            prepared = [prepare(root, item, out) for item in items]
             check_models(root, prepared)  # nobody to ask: said before anything is written
             for item in prepared:
                 item.ran.discussion.save()
