@@ -73,9 +73,6 @@ class Located(Struct):
                 + (f" -- suggestion: {self.suggestion}" if self.suggestion else "")
                 + ("" if self.on_document else " (not located in the document)"))
 
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
 
 class Report(Struct):
     from_commit: str | None
