@@ -29,6 +29,16 @@ def _lines(data: bytes) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+def edges(lines: list[str]) -> tuple[int, int]:
+    """Where ``lines`` begin and end without the blank and delimiter lines at their edges."""
+    lo, hi = 0, len(lines)
+    while lo < hi and _EDGE.match(lines[lo]):
+        lo += 1
+    while hi > lo and _EDGE.match(lines[hi - 1]):
+        hi -= 1
+    return lo, hi
+
+
 def _units(data: bytes, start: int) -> list[tuple[int, list[str]]]:
     """(first line number, lines) of each unit after the first ``start`` lines."""
     lines = _lines(data)
@@ -38,13 +48,9 @@ def _units(data: bytes, start: int) -> list[tuple[int, list[str]]]:
     units = []
     for lo, hi in zip(bounds, bounds[1:]):
         chunk = lines[lo - 1:hi - 1]
-        first = 0
-        while first < len(chunk) and _EDGE.match(chunk[first]):
-            first += 1
-        while chunk and len(chunk) > first and _EDGE.match(chunk[-1]):
-            chunk.pop()
-        if chunk[first:]:
-            units.append((lo + first, chunk[first:]))
+        first, last = edges(chunk)
+        if last > first:
+            units.append((lo + first, chunk[first:last]))
     return units
 
 

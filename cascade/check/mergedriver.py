@@ -46,14 +46,13 @@ import re
 from msgspec import Struct, field
 
 from cascade.check.appendonly import is_append
-from cascade.check.merge import merge_problem
+from cascade.check.merge import edges, merge_problem
 from cascade.ledger.grammar import is_delimiter, name_of
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.records import Comment, Ledger
 from cascade.ledger.parse import parse
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")  # a line with its ending; the parser splits on \n
-_EDGE = re.compile(r"\s*(-{3,}\s*)?\Z")  # a blank line or a bare delimiter (as merge.py)
 
 
 def _bare(line: str) -> str:
@@ -72,11 +71,7 @@ class _Side(Struct):
 def _key(lines: list[str]) -> tuple[str, ...]:
     """A unit's lines without line endings and without blank or delimiter lines at its edges."""
     bare = [_bare(ln) for ln in lines]
-    lo, hi = 0, len(bare)
-    while lo < hi and _EDGE.match(bare[lo]):
-        lo += 1
-    while hi > lo and _EDGE.match(bare[hi - 1]):
-        hi -= 1
+    lo, hi = edges(bare)
     return tuple(bare[lo:hi])
 
 
