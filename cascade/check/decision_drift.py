@@ -1,20 +1,17 @@
 """Decision drift: the commits since a decision was accepted that changed the paths it
-governs. No model; read from git objects only (what is committed at ``ref``).
+governs. No model; read from git objects at ``ref`` only (docs/configuration.md, *What a
+decision governs and its drift*).
 
-A decision is a governed document whose own status says it is accepted (superseded,
-proposed, rejected or deprecated ones are not: cascade.base.docstatus) -- or, stating no status,
-whose ledger's last outcome is READY -- and that names the paths it governs: its own
-``governs:`` (cascade.base.docstatus.governs; repository-relative) or else its rule's
-(``governs:``, relative to the rule file's folder).
+A decision is a governed document whose own status says accepted (cascade.base.docstatus)
+-- or, stating none, whose ledger's last outcome is READY -- and that names the paths it
+governs: its own ``governs:`` (repository-relative), else its rule's (relative to the rule
+file's folder). It was accepted by the commit whose version first said so, in the latest run
+of versions that all say so; without a status, by the commit that appended the ledger's last
+``OUTCOME: READY`` (ledgers only grow: the versions are searched by halves). Drift is every
+later commit (merges aside) that changed a governed path.
 
-It was accepted by the commit whose version first said so, of the latest run of versions
-that all say so (the status line turning Accepted); for a document without a status, the
-commit that appended its ledger's last ``OUTCOME: READY`` (ledgers only grow: the versions
-are searched by halves). Drift is every commit after that one (not an ancestor of it, merges
-aside) that changed a governed path.
-
-Git calls: the governed documents' and ledgers' histories in one ``git log``, their versions
-in a few ``cat-file`` batches, then one ``git log`` per decision.
+Git calls: one ``git log`` for the histories, a few ``cat-file`` batches, one ``git log`` per
+decision.
 """
 from __future__ import annotations
 
@@ -79,15 +76,11 @@ class Decision(Struct):
                 "commits": [c.as_dict() for c in self.drift]}
 
 
-def rule_files(tree: Tree) -> list[str]:
-    """The folders (repository-relative) of every committed rule file."""
-    return sorted(posixpath.dirname(p) for p in tree.files
-                  if p == RULES_FILE or p.endswith("/" + RULES_FILE))
-
-
 def any_rule(rules: RuleSet, tree: Tree, wanted) -> bool:
     """Whether a committed rule file holds a rule ``wanted(rule)`` says yes to."""
-    return any(wanted(rule) for folder in rule_files(tree) for rule in rules.rules_in(folder))
+    folders = sorted(posixpath.dirname(p) for p in tree.files
+                     if p == RULES_FILE or p.endswith("/" + RULES_FILE))
+    return any(wanted(rule) for folder in folders for rule in rules.rules_in(folder))
 
 
 def _within(path: str, paths: list[str] | None) -> bool:
