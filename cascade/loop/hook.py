@@ -185,7 +185,7 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
             for item in prepared:
                 item.ran.discussion.save()
                 stager.remember(*artifacts(item))
-            items = close(root, run_turns(root, prepared, out), out, stager)
+            items = [close(root, item, out, stager) for item in run_turns(root, prepared, out)]
             items = stage_items(stager, items, out)
         items = decide(root, items)
         for item in items:
