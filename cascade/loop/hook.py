@@ -90,7 +90,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
         for path in set(staged_blobs) - set(differ):
             del governed[path]
         if differ:  # only the status or spacing changed (adr-tools' "Superseded by"): legacy
-
             texts = read_blobs(root, list(differ.values()) + [entries[p] for p in differ])
             for path, blob in differ.items():
                 old = texts.get(entries[path])

@@ -60,21 +60,20 @@ def allowed() -> bool:
 def enabled() -> bool:
     """Whether this hook run may stage at all: inside a commit (git gave it an index file, or
     pre-commit runs it), unless ``CASCADE_STAGE`` says no."""
-    if not allowed():
-        return False
-    return bool(os.environ.get("GIT_INDEX_FILE")) or os.environ.get("PRE_COMMIT") == "1"
+    return allowed() and (bool(os.environ.get("GIT_INDEX_FILE"))
+                          or os.environ.get("PRE_COMMIT") == "1")
 
 
-def pre_commit_touched(environ=os.environ, parent: int | None = None) -> set[str] | None:
+def pre_commit_touched() -> set[str] | None:
     """The paths pre-commit's stash patch touches (empty: it stashed nothing), or None when
     that cannot be told (the parent is not pre-commit, its cache cannot be read, a path in
     the patch is quoted)."""
-    parent = os.getppid() if parent is None else parent
+    parent = os.getppid()
     started = _started(parent)
     if started is None:
         return None
-    home = environ.get("PRE_COMMIT_HOME") or os.path.join(
-        environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit")
+    home = os.environ.get("PRE_COMMIT_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit")
     folder = Path(os.path.realpath(home))
     try:
         names = [p.name for p in folder.iterdir()]
