@@ -9,8 +9,7 @@ class Problem(Struct):
     file: str  # repository-relative
     line: int
     reason: str
-    kind: str  # missing-ledger, no-consensus, stale-revision, parse, edited, removed,
-    #            inserted, deleted, merge
+    kind: str  # missing-ledger, no-consensus, edited, ... (docs/ci.md, Output formats)
     commit: str | None = None
 
     def __str__(self) -> str:

@@ -167,7 +167,7 @@ def prepare(root: Path, item: Item, out: TextIO) -> Item:
             carried = KINDS[kind]
             print(f"cascade: {item.doc}: {KINDS[kind]}: recorded the revision in "
                   f"{item.ledger}; the review holds, nobody is asked", file=out)
-        if kind and kind == NEW and seen:
+        if kind == NEW and seen:
             print(f"cascade: {item.doc}: back to the text of an earlier revision ({item.ledger}"
                   f" line {seen[-1]}), recorded before cascade kept its core: the panel is "
                   "asked again", file=out)
