@@ -16,6 +16,7 @@ decision.
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_left
 from pathlib import Path
 
 from msgspec import Struct, field
@@ -214,14 +215,8 @@ def _by_outcome(decision: Decision, versions: list[tuple[str, str | None]],
         if blob is None:
             break
         run.append((commit, blob))
-    run.reverse()  # oldest first
-    lo, hi = 0, len(run)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if decision.outcome_line in reader.read(run[mid][1]):
-            hi = mid
-        else:
-            lo = mid + 1
+    run.reverse()  # oldest first: the versions without the line, then those with it
+    lo = bisect_left(run, True, key=lambda v: decision.outcome_line in reader.read(v[1]))
     return run[lo][0] if lo < len(run) else None
 
 
