@@ -14,8 +14,8 @@ from cascade.base.text import json_printable, printable
 
 
 def text(report: Report, out: TextIO) -> None:
-    for line in [*report.problems, *report.warnings]:
-        print(printable(line), file=out)
+    for entry in [*report.problems, *report.warnings]:
+        print(printable(entry), file=out)
     print(printable(report.summary()), file=out)
 
 
@@ -86,8 +86,8 @@ def step_summary(report: Report) -> str:
     for title, rows in (("Problems", [(p.file, p.line, p.reason) for p in report.problems]),
                         ("Warnings", [(w.file, w.line, w.message) for w in report.warnings])):
         if rows:
-            lines += [f"### {title}", "", *(f"- `{_cell(f)}:{n}` {_cell(m)}" for f, n, m in rows),
-                      ""]
+            lines += [f"### {title}", ""]
+            lines += [f"- `{_cell(f)}:{n}` {_cell(m)}" for f, n, m in rows] + [""]
     return "\n".join(lines) + "\n"
 
 
