@@ -89,7 +89,7 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
         states = evaluate_all(jobs)
         _raise_config_errors(root, [end.config_root] + ([scope.old.config_root] if scope.old
                                                         else []), states)
-        first_lines = _first_lines(root, scope.base_tree, ledger_paths, blobs)
+        first_lines = _first_lines(scope.base_tree, ledger_paths, blobs)
         for path in ledger_paths:
             _ledger_problems(report, path, states[path], jobs,
                              first_lines.get(path, 0) if from_commit else None)
@@ -270,8 +270,7 @@ def _loosened(report: Report, item: Governed, states: dict[str, LedgerState], ol
                      f"{now_text}", "loosened"))
 
 
-def _first_lines(root: Path, base_tree: Tree | None, paths: list[str],
-                 blobs: Blobs) -> dict[str, int]:
+def _first_lines(base_tree: Tree | None, paths: list[str], blobs: Blobs) -> dict[str, int]:
     """How many lines each ledger had at the merge base (0: it did not exist)."""
     if base_tree is None:
         return {}

@@ -179,7 +179,7 @@ def prepare(root: Path, item: Item, out: TextIO) -> Item:
 def _recorded_phase(d: Discussion) -> str:
     phase = d.header.phase or "start"
     for event in d.events:
-        if event.kind == "PHASE-TRANSITION" and event.fields.get("to"):
+        if event.kind == PHASE_TRANSITION and event.fields.get("to"):
             phase = event.fields["to"]
     return phase
 
