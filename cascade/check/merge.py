@@ -1,15 +1,10 @@
-"""The append-only rule for a merge commit's version of a ledger.
-
-A merge may interleave what its parents appended, but must keep every parent's text:
-
-1. the lines all parents' versions share at the start must begin the merged version
-   unchanged (this covers the merge base's text and anything both sides appended alike);
-2. after those lines, every *unit* a parent appended -- a comment block from its ``Name:``
-   line to its last line, a state event line, or the text before the first block -- must
-   appear in the merged version unchanged and contiguous, each parent's units in their order.
-
-Blank lines and ``---`` delimiters at the edges of a unit are not part of it: a merge may
-share or duplicate delimiters between blocks. Text the merge itself adds is an append.
+"""The append-only rule for a merge commit's version of a ledger (docs/ci.md, 5, *Merges*):
+the lines all parents' versions share at the start (the merge base's text, and what both
+sides appended alike) begin the merged version unchanged; after them, every *unit* a parent
+appended -- a comment block from its ``Name:`` line to its last line, a state event line, or
+the text before the first block -- appears in it unchanged and contiguous, each parent's units
+in their order. Blank lines and ``---`` delimiters at a unit's edges are not part of it (a
+merge may share or duplicate delimiters); text the merge itself adds is an append.
 """
 from __future__ import annotations
 
