@@ -10,5 +10,5 @@ the committed trees). The rules it applies are in docs/ci.md.
 - documents.py: governed documents, their ledgers, and the gate's verdict on each
 - ledgers.py: ledger state derived as the hook derives it, fast and in bulk
 - history.py, appendonly.py, merge.py: every commit of the range only appends to ledgers
-- report.py, output.py: problems, warnings and verdicts as text, JSON or GitHub annotations
+- report.py, formats.py: problems, warnings and verdicts as text, JSON, GitHub or SARIF
 """

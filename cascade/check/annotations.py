@@ -1,9 +1,7 @@
-"""The open findings of the governed documents' ledgers, placed on the documents' lines for a
-pull request, each at the level the gate's verdict gives it (error: it fails the check;
-warning, notice: open on a revision that passes, or fails for another reason): each
-finding's ``where`` located again in the committed document (no model); where it is not
-found there, the lines the finding recorded when the document is still the revision it was
-found in; else the block in the ledger that gave it."""
+"""The open findings of the governed documents' ledgers, placed for a pull request at the
+level the gate's verdict gives each: on the document's lines where its ``where`` is found
+again (or its recorded lines still apply), else on the ledger block that gave it (docs/ci.md,
+``--format github``)."""
 from __future__ import annotations
 
 from cascade.check.report import Located, Report

@@ -1,12 +1,10 @@
-"""The append-only rule for one ledger change (old bytes -> new bytes).
+"""The append-only rule for one ledger change, old bytes -> new bytes (docs/ci.md, 5).
 
-New text is an append when the old text is a prefix of it. An old text that lacks a final
-newline is extended by a newline first: appending after it is not an edit (a diff shows
-that case as one line removed and added again), but lengthening its last line is.
-The old text is not even read for that test: the new text's first bytes must hash to the
-old blob's id, or git's pack must store one version as the other's first bytes (packs.py).
-Only when that test fails is the change diffed (``git diff -U0``, its hunks read here) to
-find the first line that was edited, removed, or had text inserted before it.
+An old text that lacks a final newline is extended by one first: appending after it is not an
+edit (a diff shows one line removed and added again), lengthening its last line is. The old
+text need not be read (``extends``: its blob id, or git's pack, packs.py); only when that
+fails is the change diffed (``git diff -U0``) for the first line edited, removed, or with
+text inserted before it.
 """
 from __future__ import annotations
 
@@ -17,6 +15,8 @@ from pathlib import Path
 from cascade.base.gitio import git
 
 _HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+EDITS = {"edited": "ledger text edited", "removed": "ledger text removed",
+         "inserted": "text inserted into the ledger's earlier text"}  # first_edit's kinds
 
 
 def is_append(old: bytes, new: bytes) -> bool:

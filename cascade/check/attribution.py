@@ -14,7 +14,6 @@ from pathlib import Path
 
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import git, merge_head, next_author, version_at
-from cascade.ledger.records import Comment
 from cascade.protocol.discussion import Discussion
 
 
@@ -54,10 +53,6 @@ def identity(root: Path) -> str | None:
         return None
 
 
-def _block_lines(text_lines: list[str], c: Comment) -> list[str]:
-    return text_lines[c.line - 2:c.end_line + 1]  # from the opening delimiter to the closing one
-
-
 def pending(root: Path, path: str, d: Discussion, lines: Iterable[int]) -> dict[int, str]:
     """{line: author} for ``lines`` of ``d``, the ledger ``path`` as a commit about to be made
     holds it: the lines HEAD has (its text begins with them) are blamed at HEAD, the others
@@ -89,7 +84,7 @@ def _added(root: Path, path: str, d: Discussion, lines: list[int]) -> dict[int, 
     for n in lines:
         c = blocks.get(n)
         if merging and c is not None and other:
-            k = _find(other, _block_lines(text_lines, c))
+            k = _find(other, text_lines[c.line - 2:c.end_line + 1])  # its delimiters too
             if k is not None:
                 at_theirs[n] = k + 2  # the Name: line, 1-based
                 continue

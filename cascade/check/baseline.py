@@ -1,25 +1,13 @@
-"""The adoption baseline: documents committed before cascade was adopted need no ledger until
-they change.
+"""The adoption baseline (``.cascade/baseline``, written by ``cascade init``): documents
+committed before adoption need no ledger until they change. One line per such document,
+``<blob id> <path>`` (what ``git ls-tree`` says), ``#`` comments.
 
-``cascade init`` writes ``.cascade/baseline``: one line per governed document committed at
-adoption, ``<blob id> <path>`` (what ``git ls-tree`` says), ``#`` comments. Commit it with the
-rules: it is configuration, reviewable like them.
-
-An entry *vouches* for a document -- "legacy, unchanged since adoption" -- only when the
-document's text is the entry's blob, or differs from it only in its status or spacing
-(cascade.base.docstatus.core: adr-tools' "Superseded by" is not a change to review):
-
-- at the checked commit (a later change to the document is judged normally: it needs its
-  ledger at consensus), and
-- at the *adoption commit*: the first commit, in the checked commit's history, that added
-  ``.cascade/baseline``. An entry added after adoption therefore never vouches for a document
-  that changed since: writing the changed document's new blob into the baseline does not let
-  it through.
-- In range mode (``--from-ref``), an entry that the baseline at the range's merge base does
-  not hold vouches only for a document the range does not change (its blob at the merge base
-  equals the entry): the adoption pull request passes on legacy documents, and an entry
-  written in a range cannot let a document changed in that range through, even when the
-  range is the one that adopts.
+An entry vouches for a document only when its text is the entry's blob (or differs from it
+only in its status or spacing: cascade.base.docstatus.core) both at the checked commit and at
+the *adoption commit* (the first that added the baseline); in range mode, an entry the merge
+base's baseline lacks vouches only for a document the range does not change. So writing a
+changed document's new blob into the baseline lets nothing through. docs/ci.md, *Legacy
+documents*, has the rules in full.
 """
 from __future__ import annotations
 
@@ -69,22 +57,16 @@ class Baseline:
     def __init__(self, root: Path, tree, base_tree=None) -> None:
         self.entries = _read(tree.files, tree.blobs)
         self.blobs = tree.blobs
+        self.ranged = base_tree is not None
+        self.at_base = _read(base_tree.files, tree.blobs) if self.ranged else {}
+        self.base_files: dict[str, str] = base_tree.files if self.ranged else {}
         self.at_adoption: dict[str, str] = {}
-        self.at_base: dict[str, str] = {}
-        self.base_files: dict[str, str] = {}
-        self.adoption: str | None = None
-        if base_tree is not None:
-            self.at_base = _read(base_tree.files, tree.blobs)
         if not self.entries:
             return
         out = git(root, "log", "--diff-filter=A", "--format=%H", tree.commit, "--",
                   BASELINE, check=False).decode().split()
-        if out:
-            self.adoption = out[-1]
-            self.at_adoption = Tree(root, self.adoption, tree.blobs).files
-        if base_tree is not None:
-            self.base_files = base_tree.files
-        self.ranged = base_tree is not None
+        if out:  # the adoption commit: the first that added the baseline
+            self.at_adoption = Tree(root, out[-1], tree.blobs).files
 
     def vouches(self, doc: str, blob: str | None) -> bool:
         entry = self.entries.get(doc)
@@ -102,11 +84,7 @@ class Baseline:
         (cascade.base.docstatus.core): superseding a legacy ADR is not a change to review."""
         if blob == entry:
             return True
-
         try:
             return core(self.blobs.get(blob)) == core(self.blobs.get(entry))
         except CascadeError:  # an object this clone lacks: not shown to be the same
             return False
-
-    ranged = False
-    blobs = None

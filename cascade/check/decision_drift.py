@@ -1,24 +1,22 @@
 """Decision drift: the commits since a decision was accepted that changed the paths it
-governs. No model; read from git objects only (what is committed at ``ref``).
+governs. No model; read from git objects at ``ref`` only (docs/configuration.md, *What a
+decision governs and its drift*).
 
-A decision is a governed document whose own status says it is accepted (superseded,
-proposed, rejected or deprecated ones are not: cascade.base.docstatus) -- or, stating no status,
-whose ledger's last outcome is READY -- and that names the paths it governs: its own
-``governs:`` (cascade.base.docstatus.governs; repository-relative) or else its rule's
-(``governs:``, relative to the rule file's folder).
+A decision is a governed document whose own status says accepted (cascade.base.docstatus)
+-- or, stating none, whose ledger's last outcome is READY -- and that names the paths it
+governs: its own ``governs:`` (repository-relative), else its rule's (relative to the rule
+file's folder). It was accepted by the commit whose version first said so, in the latest run
+of versions that all say so; without a status, by the commit that appended the ledger's last
+``OUTCOME: READY`` (ledgers only grow: the versions are searched by halves). Drift is every
+later commit (merges aside) that changed a governed path.
 
-It was accepted by the commit whose version first said so, of the latest run of versions
-that all say so (the status line turning Accepted); for a document without a status, the
-commit that appended its ledger's last ``OUTCOME: READY`` (ledgers only grow: the versions
-are searched by halves). Drift is every commit after that one (not an ancestor of it, merges
-aside) that changed a governed path.
-
-Git calls: the governed documents' and ledgers' histories in one ``git log``, their versions
-in a few ``cat-file`` batches, then one ``git log`` per decision.
+Git calls: one ``git log`` for the histories, a few ``cat-file`` batches, one ``git log`` per
+decision.
 """
 from __future__ import annotations
 
 import posixpath
+from bisect import bisect_left
 from pathlib import Path
 
 from msgspec import Struct, field
@@ -79,15 +77,11 @@ class Decision(Struct):
                 "commits": [c.as_dict() for c in self.drift]}
 
 
-def rule_files(tree: Tree) -> list[str]:
-    """The folders (repository-relative) of every committed rule file."""
-    return sorted(posixpath.dirname(p) for p in tree.files
-                  if p == RULES_FILE or p.endswith("/" + RULES_FILE))
-
-
 def any_rule(rules: RuleSet, tree: Tree, wanted) -> bool:
     """Whether a committed rule file holds a rule ``wanted(rule)`` says yes to."""
-    return any(wanted(rule) for folder in rule_files(tree) for rule in rules.rules_in(folder))
+    folders = sorted(posixpath.dirname(p) for p in tree.files
+                     if p == RULES_FILE or p.endswith("/" + RULES_FILE))
+    return any(wanted(rule) for folder in folders for rule in rules.rules_in(folder))
 
 
 def _within(path: str, paths: list[str] | None) -> bool:
@@ -221,14 +215,8 @@ def _by_outcome(decision: Decision, versions: list[tuple[str, str | None]],
         if blob is None:
             break
         run.append((commit, blob))
-    run.reverse()  # oldest first
-    lo, hi = 0, len(run)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if decision.outcome_line in reader.read(run[mid][1]):
-            hi = mid
-        else:
-            lo = mid + 1
+    run.reverse()  # oldest first: the versions without the line, then those with it
+    lo = bisect_left(run, True, key=lambda v: decision.outcome_line in reader.read(v[1]))
     return run[lo][0] if lo < len(run) else None
 
 

@@ -1,9 +1,6 @@
-"""Governed documents at the checked commit, their ledgers, and the gate's verdict on each.
-
-The verdict is the hook's (cascade.protocol.derivation.gate) applied to committed content, under the
-authority of the rule that governs the document: the ledger must exist, must have reviewed
-the committed revision of the document (its last ``SOURCE-REVISION`` is the document's blob
-id), and must be at consensus READY for it (or a person allowed to decide decided READY).
+"""Governed documents at the checked commit, their ledgers, and the gate's verdict on each:
+the hook's (cascade.protocol.verdict.gate) on committed content, under the authority of the
+rule that governs the document (docs/ci.md, 1).
 """
 from __future__ import annotations
 
@@ -68,12 +65,12 @@ def source_of(tree: Tree, path: str) -> str | None:
 LEGACY = "legacy, unchanged since adoption (.cascade/baseline): ok"
 
 
-def _how_to_review(doc: str, tree: Tree | None) -> str:
+def _how_to_review(doc: str, tree: Tree) -> str:
     """How the committed document gets its review: ``cascade review`` runs the hook's review
     of the revision a commit holds (the committed one: ``git add`` of it stages nothing, so
     no commit of it would run the hook) and stages the ledger, and ``git commit`` lands the
     ledger through the hook -- unless the pre-commit config keeps the hook from seeing it."""
-    if tree is not None and CONFIG in tree.files and CONFIG not in tree.links:
+    if CONFIG in tree.files and CONFIG not in tree.links:
         view = hook_filter(tree.data(CONFIG).decode("utf-8", "replace"))
         if view is not None and view.hides(doc):
             return (f"{CONFIG} runs the cascade hook only for {view.describe()}, which hides "
@@ -84,20 +81,19 @@ def _how_to_review(doc: str, tree: Tree | None) -> str:
             f"&& git commit -m {message}")
 
 
-def judge(item: Governed, state: LedgerState | None, where: str,
-          tree: Tree | None = None, baseline=None) -> tuple[DocumentVerdict, list[Problem]]:
+def judge(item: Governed, state: LedgerState | None, where: str, tree: Tree,
+          baseline=None) -> tuple[DocumentVerdict, list[Problem]]:
     """The gate's verdict on one governed document; the problems when it blocks. A document
     the adoption baseline vouches for (cascade.check.baseline) needs no ledger."""
     doc, ledger = item.doc, item.ledger
-
-    links = [p for p in (doc, ledger) if tree is not None and p in tree.links]
+    links = [p for p in (doc, ledger) if p in tree.links]
     if links:
         what = "document" if links[0] == doc else "ledger"
         reason = (f"the {what} {links[0]} is a symbolic link: cascade never follows one "
                   "(commit the file itself)")
         return (DocumentVerdict(doc, ledger, False, reason),
                 [Problem(links[0], 1, reason, "symlink")])
-    if baseline is not None and tree is not None and baseline.vouches(doc, tree.files.get(doc)):
+    if baseline is not None and baseline.vouches(doc, tree.files.get(doc)):
         return DocumentVerdict(doc, ledger, True, LEGACY), []
     if state is None:
         reason = (f"governed by rule {item.rule.name!r} ({where}) but its ledger {ledger} is "
@@ -107,22 +103,21 @@ def judge(item: Governed, state: LedgerState | None, where: str,
     if state.error or state.config_error:
         return DocumentVerdict(doc, ledger, False, "ledger does not parse"), []  # reported once
     problems = []
-    if state.source and state.source != doc and tree is not None and state.source in tree.files:
+    if state.source and state.source != doc and state.source in tree.files:
         reason = (f"the ledger {ledger} names {state.source} as its document, not {doc}: "
                   f"put {{dir}} in rule {item.rule.name!r}'s discussion: path ({where})")
         problems.append(Problem(ledger, state.header_line, reason, "wrong-ledger"))
-    if state.ok and state.carried and tree is not None and doc in tree.files:
+    if state.ok and state.carried and doc in tree.files:
         # The ledger says this text differs from the reviewed one only in its status, spacing
         # or path: verify it on the committed text (the hook does the same).
-
         if core(tree.data(doc)) != state.core:
             reason = changed_core(doc)
             problems.append(Problem(ledger, state.revision_line, reason, "changed-core"))
             return DocumentVerdict(doc, ledger, False, reason, state.votes), problems
     if state.ok:
         return DocumentVerdict(doc, ledger, not problems, state.verdict, state.votes), problems
-    line = {"stale-revision": state.revision_line,
-            "no-revision": state.revision_line}.get(state.kind, state.last_line)
+    revision = state.kind in ("stale-revision", "no-revision")
+    line = state.revision_line if revision else state.last_line
     reason = state.verdict
     if state.kind == "no-consensus":
         reason = f"no consensus on {doc}: {state.verdict}"

@@ -14,10 +14,8 @@ from cascade.base.text import json_printable, printable
 
 
 def text(report: Report, out: TextIO) -> None:
-    for problem in report.problems:
-        print(printable(problem), file=out)
-    for warning in report.warnings:
-        print(printable(warning), file=out)
+    for entry in [*report.problems, *report.warnings]:
+        print(printable(entry), file=out)
     print(printable(report.summary()), file=out)
 
 
@@ -52,8 +50,7 @@ def github(report: Report, out: TextIO) -> None:
         print(f"::warning file={_property(w.file)},line={w.line},"
               f"title={_property('cascade check')}::{_data(w.message)}", file=out)
     for f in report.findings:  # open findings, on the document's lines, at the verdict's level
-        level = GITHUB_LEVEL[f.level]
-        print(f"::{level} file={_property(f.file)},line={f.line},endLine={f.end_line},"
+        print(f"::{f.level} file={_property(f.file)},line={f.line},endLine={f.end_line},"
               f"title={_property(f'cascade {f.id} ({f.severity})')}::{_data(f.message)}",
               file=out)
     print(printable(report.summary()), file=out)
@@ -86,19 +83,16 @@ def step_summary(report: Report) -> str:
                   f"{'✅' if v.ok else '❌'} {_cell(v.verdict)} | {_cell(v.votes)} | "
                   f"{_open(report, v.ledger)} |" for v in report.verdicts]
         lines.append("")
-    if report.problems:
-        lines += ["### Problems", ""]
-        lines += [f"- `{_cell(p.file)}:{p.line}` {_cell(p.reason)}" for p in report.problems]
-        lines.append("")
-    if report.warnings:
-        lines += ["### Warnings", ""]
-        lines += [f"- `{_cell(w.file)}:{w.line}` {_cell(w.message)}" for w in report.warnings]
-        lines.append("")
+    for title, rows in (("Problems", [(p.file, p.line, p.reason) for p in report.problems]),
+                        ("Warnings", [(w.file, w.line, w.message) for w in report.warnings])):
+        if rows:
+            lines += [f"### {title}", ""]
+            lines += [f"- `{_cell(f)}:{n}` {_cell(m)}" for f, n, m in rows] + [""]
     return "\n".join(lines) + "\n"
 
 
-# a finding's level is the verdict's effect (cascade.protocol.verdict.Judgement.effect)
-GITHUB_LEVEL = {"error": "error", "warning": "warning", "notice": "notice"}
+# a finding's level is the verdict's effect (cascade.protocol.verdict.Judgement.effect):
+# error, warning or notice, GitHub's own levels
 SARIF_LEVEL = {"error": "error", "warning": "warning", "notice": "note"}
 _EFFECT = {"error": "fails the check", "warning": "open (does not fail it)",
            "notice": "open (does not fail it)"}

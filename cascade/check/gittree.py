@@ -154,25 +154,28 @@ def parse_raw(fields: list[str], i: int) -> tuple[Change, int]:
     return Change(kind, path, path, _blob(old_blob), _blob(new_blob)), i + 2
 
 
-def _fields(out: bytes) -> list[str]:
+def _sections(out: bytes) -> list[list[Change]]:
+    """The records of ``git diff-tree -z --raw`` output, a section for each header line (the
+    first section: the records before any header)."""
     fields = out.decode("utf-8", "surrogateescape").split("\0")
     if fields and fields[-1] == "":
         fields.pop()
-    return fields
+    sections: list[list[Change]] = [[]]
+    i = 0
+    while i < len(fields):
+        if fields[i].startswith(":"):
+            change, i = parse_raw(fields, i)
+            sections[-1].append(change)
+        else:
+            sections.append([])
+            i += 1
+    return sections
 
 
 def diff(root: Path, old: str | None, new: str) -> list[Change]:
     """What changed from ``old`` (None: the empty tree) to ``new``, renames detected."""
-    fields = _fields(git(root, "diff-tree", "-r", "-z", "-M", "--raw", old or empty_tree(root),
-                         new))
-    changes, i = [], 0
-    while i < len(fields):
-        if fields[i].startswith(":"):
-            change, i = parse_raw(fields, i)
-            changes.append(change)
-        else:
-            i += 1
-    return changes
+    return _sections(git(root, "diff-tree", "-r", "-z", "-M", "--raw",
+                         old or empty_tree(root), new))[0]
 
 
 def commit_diffs(root: Path, pairs: list[tuple[str, str | None]]) -> list[list[Change]]:
@@ -182,18 +185,8 @@ def commit_diffs(root: Path, pairs: list[tuple[str, str | None]]) -> list[list[C
     if not pairs:
         return []
     lines = "".join(f"{c} {p}\n" if p else f"{c}\n" for c, p in pairs)
-    out = git(root, "diff-tree", "--stdin", "--always", "--root", "-r", "-z", "-M", "--raw",
-              input=lines.encode())
-    fields = _fields(out)
-    sections: list[list[Change]] = []
-    i = 0
-    while i < len(fields):
-        if fields[i].startswith(":"):
-            change, i = parse_raw(fields, i)
-            sections[-1].append(change)
-        else:
-            sections.append([])
-            i += 1
+    sections = _sections(git(root, "diff-tree", "--stdin", "--always", "--root", "-r", "-z",
+                             "-M", "--raw", input=lines.encode()))[1:]
     if len(sections) != len(pairs):
         raise CascadeError(f"git diff-tree gave {len(sections)} sections for {len(pairs)} commits")
     return sections

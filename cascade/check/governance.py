@@ -36,17 +36,17 @@ def authority(rule: Rule, *tops: Path) -> Authority:
     under the last of ``tops``): a rule naming an unknown one is a configuration error at the
     rule's line, never a smaller panel -- said with the other rules' of its file, so that
     every error of the file is read in one run."""
+    config_root = tops[-1] if tops else None
     try:
-        check_references(rule, tops[-1] if tops else None)
+        check_references(rule, config_root)
     except CascadeError as exc:
         found = Found(list(exc.errors))
         for other in rule.siblings or ():
             if other.name != rule.name:
                 with found.kept():
-                    check_references(other, tops[-1] if tops else None)
+                    check_references(other, config_root)
         raise_all(in_order(list({str(e): e for e in found.errors}.values())))
-
-    steps = load_protocol(rule.protocol, tops[-1] if tops else None, where=rule.file).steps
+    steps = load_protocol(rule.protocol, config_root, where=rule.file).steps
     return Authority(participants_of(rule, steps), rule.protocol,
                      voting_config(rule.consensus, rule.file), tuple(rule.deciders or ()),
                      bool(rule.revote_on_change), f"rule {rule.name!r} ({rule.where(*tops)})",
@@ -202,7 +202,6 @@ def ledger_rule(rules: RuleSet, ledger: str, source: str | None) -> Rule | None:
 def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | None, Rule | None]:
     """A path a user typed -- a ledger or a governed document -- as (ledger path, document,
     rule). A document no rule governs is an error (exit 2), naming the file."""
-
     p = Path(path)
     if not p.exists():
         raise CascadeError("no such discussion file" if p.name.endswith(LEDGER_SUFFIX)
@@ -210,16 +209,11 @@ def resolve(path: str | Path, root: Path | None = None) -> tuple[Path, str | Non
     try:
         root = root or repo_root(p.parent if p.parent.exists() else None)
     except CascadeError:
-        root = None
-    if p.name.endswith(LEDGER_SUFFIX) or root is None:
-        if root is None:
-            return p, None, None
-
-        rel = repo_relative(p, root)
-        source = Discussion.load(p, setting_of(root)).source if p.is_file() and rel else None
-        rule = ledger_rule(RuleSet(root), rel, source) if rel else None
-        return p, source, rule
+        return p, None, None
     rel = repo_relative(p, root)
+    if p.name.endswith(LEDGER_SUFFIX):
+        source = Discussion.load(p, setting_of(root)).source if p.is_file() and rel else None
+        return p, source, ledger_rule(RuleSet(root), rel, source) if rel else None
     rules = RuleSet(root)
     rule = rules.governing(rel) if rel else None
     if rule is None:

@@ -1,17 +1,13 @@
-"""Walk every commit of the range and prove that no ledger's earlier text was rewritten.
-
-For each commit (merges included) and each ``*.discussion.md`` it modifies or renames, the
-append-only rule (appendonly.py) compares the parent's version with the commit's; a merge
-uses merge.py. Bytes are not enough: the entries parsed from the old text (authors, votes,
-bodies, stamps, events) must read the same at the start of the new one, and a merge must keep
-every parent's entries (cascade.ledger.meaning). A ledger deleted while its document (the
-header's ``Source:``) still exists in that commit is a failure too.
+"""Walk every commit of the range and prove that no ledger's earlier text was rewritten
+(docs/ci.md, 5): each ``*.discussion.md`` a commit modifies or renames extends the parent's
+version (appendonly.py; a merge: merge.py) and keeps what its entries say
+(cascade.ledger.meaning); a ledger deleted while its document (its ``Source:``) still exists
+in that commit is a failure too.
 
 The proofs run from the newest step back, so that a version is read from the later version
-that holds it rather than whole (versions.py), and proved to begin it from the delta git's
-pack stores between them (packs.py) rather than by hashing it again (only where the pack
-says nothing): the cost grows with what was appended, not with the sum of every version's
-size. The problems are reported in the walk's order.
+that holds it (versions.py) and proved to begin it from the delta git's pack stores
+(packs.py) rather than by hashing it again: the cost grows with what was appended, not with
+the sum of every version's size. The problems are reported in the walk's order.
 """
 from __future__ import annotations
 
@@ -19,7 +15,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from cascade.check.appendonly import extends, first_edit, is_append
+from cascade.check.appendonly import EDITS, extends, first_edit, is_append
 from cascade.check.gittree import Blobs, Change, commit_diffs
 from cascade.check.merge import merge_problem
 from cascade.check.packs import Packs
@@ -30,11 +26,6 @@ from cascade.ledger.meaning import merge_lost
 from cascade.ledger.parse import parse
 from cascade.base.resources import LEDGER_SUFFIX
 
-_EDIT_REASONS = {
-    "edited": "ledger text edited in {sha}",
-    "removed": "ledger text removed in {sha}",
-    "inserted": "text inserted into the ledger's earlier text in {sha}",
-}
 APPEND, MERGED, DELETED = "append", "merge", "delete"  # the kinds of step
 
 
@@ -168,9 +159,8 @@ class History:
             anchor.asks.append((MEANING, step.index, len(old), len(new)))
             return
         line, kind = first_edit(self.root, old_blob, step.blob, old)
-        self._found[step.index] = Problem(step.path, line,
-                                          _EDIT_REASONS[kind].format(sha=step.commit[:7]), kind,
-                                          step.commit)
+        self._found[step.index] = Problem(step.path, line, f"{EDITS[kind]} in {step.commit[:7]}",
+                                          kind, step.commit)
 
     def _begins(self, versions: Versions, anchor: Anchor, old: str, new: str, size: int) -> bool:
         """Whether the packs prove ``old`` (``size`` bytes) the first bytes of ``new`` (read

@@ -1,10 +1,7 @@
 """Derive each committed ledger's state -- through the same ``derive`` and ``gate`` as the hook
--- in bulk.
-
-Parsing dominates the check's time: ledgers are parsed without markers and mentions (the
-gate needs votes, events and line numbers only), and a large batch is shared by this process
-and one forked worker, each taking the next ledgers when free (Linux; elsewhere it stays
-serial).
+-- in bulk. Parsing dominates the check's time: ledgers are parsed without markers unless one
+bears on the verdict, and a large batch is shared by this process and one forked worker, each
+taking the next ledgers when free (Linux; elsewhere it stays serial).
 
 Results are plain data. A CascadeError that names the ledger (not UTF-8, a protocol or phase
 the repository does not have, bad consensus settings) is the ledger's problem; any other (a
@@ -68,11 +65,9 @@ class LedgerState(Struct):
     config_error: tuple[str | None, int | None, str] | None = None  # (file, line, message)
     warnings: list[tuple[int, str]] = field(default_factory=list)
     source: str | None = None
-    source_revision: str | None = None
     header_line: int = 1
     revision_line: int = 1  # the line of the last SOURCE-REVISION event
     last_line: int = 1
-    line_count: int = 0
     ok: bool = False  # the gate's verdict, for a governed document
     verdict: str = ""
     kind: str = ""
@@ -86,7 +81,6 @@ class LedgerState(Struct):
     unfounded: list[tuple[int, str, str]] = field(default_factory=list)  # (line, kind, reason)
     findings: list[dict] = field(default_factory=list)  # open ones, each with its effect
     strays: list[tuple[int, str]] = field(default_factory=list)  # A(Fn)/WAIVE(Fn) of no finding
-    awaited: list[str] = field(default_factory=list)  # participants not heard on the revision
     ways_out: str = ""  # what ends the block (cascade.protocol.verdict.Judgement.ways_out)
 
     @property
@@ -103,8 +97,7 @@ def evaluate(job: Job) -> LedgerState:
     path = job.repo / job.path  # never read: only names the ledger in errors
     try:
         d = Discussion(path, decode_utf8(job.raw, path), setting_of(job.config_root), raw=job.raw,
-                       details=_markers_bear(job),
-                       authority=job.authority)
+                       details=_markers_bear(job), authority=job.authority)
         ledger = d.ledger
         fence = ledger.open_fence
         state.warnings = [w for w in ledger.warnings
@@ -119,11 +112,9 @@ def evaluate(job: Job) -> LedgerState:
             d = d.with_authors(committed(job.repo, job.commit, job.path, s.claims))
             s = d.state
         state.source = d.source
-        state.source_revision = s.source_revision
         state.header_line = ledger.header.line or 1
         revisions = [e.line for e in d.events if e.kind == SOURCE_REVISION]
         state.revision_line = revisions[-1] if revisions else state.header_line
-        state.line_count = ledger.line_count
         state.last_line = max(ledger.line_count, 1)
         state.counts = dict(s.result.counts)
         state.advisory = len(s.result.advisory)
@@ -136,7 +127,6 @@ def evaluate(job: Job) -> LedgerState:
         if job.doc is not None:
             verdict = gate(s, job.blob, job.doc)
             state.ok, state.verdict, state.kind = verdict.ok, verdict.reason, verdict.kind
-            state.awaited = list(verdict.awaited)
             state.ways_out = verdict.ways_out(job.doc)
             state.findings = [{**f.as_dict(), "effect": verdict.effect(f)}
                               for f in verdict.findings if f.status == "open"]

@@ -1,15 +1,10 @@
-"""The append-only rule for a merge commit's version of a ledger.
-
-A merge may interleave what its parents appended, but must keep every parent's text:
-
-1. the lines all parents' versions share at the start must begin the merged version
-   unchanged (this covers the merge base's text and anything both sides appended alike);
-2. after those lines, every *unit* a parent appended -- a comment block from its ``Name:``
-   line to its last line, a state event line, or the text before the first block -- must
-   appear in the merged version unchanged and contiguous, each parent's units in their order.
-
-Blank lines and ``---`` delimiters at the edges of a unit are not part of it: a merge may
-share or duplicate delimiters between blocks. Text the merge itself adds is an append.
+"""The append-only rule for a merge commit's version of a ledger (docs/ci.md, 5, *Merges*):
+the lines all parents' versions share at the start (the merge base's text, and what both
+sides appended alike) begin the merged version unchanged; after them, every *unit* a parent
+appended -- a comment block from its ``Name:`` line to its last line, a state event line, or
+the text before the first block -- appears in it unchanged and contiguous, each parent's units
+in their order. Blank lines and ``---`` delimiters at a unit's edges are not part of it (a
+merge may share or duplicate delimiters); text the merge itself adds is an append.
 """
 from __future__ import annotations
 
@@ -29,6 +24,16 @@ def _lines(data: bytes) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+def edges(lines: list[str]) -> tuple[int, int]:
+    """Where ``lines`` begin and end without the blank and delimiter lines at their edges."""
+    lo, hi = 0, len(lines)
+    while lo < hi and _EDGE.match(lines[lo]):
+        lo += 1
+    while hi > lo and _EDGE.match(lines[hi - 1]):
+        hi -= 1
+    return lo, hi
+
+
 def _units(data: bytes, start: int) -> list[tuple[int, list[str]]]:
     """(first line number, lines) of each unit after the first ``start`` lines."""
     lines = _lines(data)
@@ -38,13 +43,9 @@ def _units(data: bytes, start: int) -> list[tuple[int, list[str]]]:
     units = []
     for lo, hi in zip(bounds, bounds[1:]):
         chunk = lines[lo - 1:hi - 1]
-        first = 0
-        while first < len(chunk) and _EDGE.match(chunk[first]):
-            first += 1
-        while chunk and len(chunk) > first and _EDGE.match(chunk[-1]):
-            chunk.pop()
-        if chunk[first:]:
-            units.append((lo + first, chunk[first:]))
+        first, last = edges(chunk)
+        if last > first:
+            units.append((lo + first, chunk[first:last]))
     return units
 
 

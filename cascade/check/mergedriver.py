@@ -5,39 +5,35 @@ add a comment no longer conflict (both append at the end of the file).
 The result is the base's bytes, then the whole text one side appended, then the whole blocks
 (and state events) the other side appended that the first did not already write, each side's
 text verbatim. Blocks both sides appended alike (the same cached persona reply, the same
-``SOURCE-REVISION`` event) are kept once when the later side begins with them (the first side
-has them in that order); a block in common elsewhere is kept twice rather than reordered.
-Between the two sides the merge adds only what a ledger adds before its first append
-(``LedgerFile._lead``): a missing final newline, the ``---`` that closes a block the first
-side left open, a blank line; and the opening ``---`` of a block whose delimiter the other
-side shared with a block it had in common with the first.
+``SOURCE-REVISION`` event) are kept once when the later side begins with them; a block in
+common elsewhere is kept twice rather than reordered. Between the two sides the merge adds
+only what a ledger adds before its first append (``LedgerFile._lead``: a missing final
+newline, the ``---`` closing a block the first side left open, a blank line), and the opening
+``---`` of a block whose delimiter the other side shared with a block in common.
 
 Order. A merge cannot know which side's comments came first, and the ledger's state is read
-in file order: each voter's *latest* vote counts, and a phase transition or vote reset ends the
-votes before it. The order is therefore fixed, and chosen to fail closed:
+in file order (each voter's *latest* vote counts; a phase transition or vote reset ends the
+votes before it), so the order is fixed, and chosen to fail closed:
 
 - a side whose new entries change the state (a ``PHASE-TRANSITION``, ``VOTE-RESET``,
   ``SOURCE-REVISION``, ``OUTCOME`` or ``SETTINGS`` event the other side did not also write)
-  goes last, when the other side wrote no such event: the other side's comments and votes
-  were cast in the base's state (for the document's earlier revision, in the earlier phase),
-  and read before that change they are reset by it, as they would have been, rather than
-  counted as answers to it;
-- otherwise "ours" (``%A``, the branch being merged into; in a rebase, the upstream) comes
-  first and "theirs" (``%B``, the branch merged in; in a rebase, the commit replayed) last: a
+  goes last when the other side wrote none: the other side's comments and votes, cast in the
+  base's state (the earlier revision, the earlier phase), are then reset by that change as
+  they would have been, not counted as answers to it;
+- otherwise "ours" (``%A``, the branch merged into; in a rebase, the upstream) comes first
+  and "theirs" (``%B``, the branch merged in; in a rebase, the commit replayed) last: a
   person who voted differently on the two branches is read as having voted last on theirs.
 
-A merge never adds, removes or changes a vote. What the order can decide: which of one
-voter's two votes is the latest, what a reset ends when both sides wrote one, which question a
-plain ``A:`` answers. The gate judges the merged ledger against the merged document like any
-other version (a document changed on both sides is a new revision: stale until the panel
-reviews it).
+A merge never adds, removes or changes a vote; the order decides only which of one voter's
+two votes is the latest, what a reset ends when both sides wrote one, which question a plain
+``A:`` answers. The gate judges the merged ledger against the merged document like any other
+version (a document changed on both sides is a new revision: stale until the panel reviews it).
 
 Anything else is a conflict (``None`` and the reason): a ledger both branches created (no
-base: two headers), a side that is not an append of the base or whose append changes what the
-base's text says, a version that is not UTF-8, a side that ends inside a code fence or an
-unfinished header, or a result that the merge rules of ``cascade check`` and of the hook
-(``merge_problem``, ``merge_lost``) would not accept -- every result is checked with them
-before it is returned.
+base: two headers), a side that is not an append of the base or whose append changes what
+the base's text says, a version that is not UTF-8, a side that ends inside a code fence or an
+unfinished header, or a result the merge rules of ``cascade check`` and of the hook
+(``merge_problem``, ``merge_lost``) would not accept: every result is checked with them.
 """
 from __future__ import annotations
 
@@ -46,14 +42,13 @@ import re
 from msgspec import Struct, field
 
 from cascade.check.appendonly import is_append
-from cascade.check.merge import merge_problem
+from cascade.check.merge import edges, merge_problem
 from cascade.ledger.grammar import is_delimiter, name_of
 from cascade.ledger.meaning import changed_by_append, merge_lost
 from cascade.ledger.records import Comment, Ledger
 from cascade.ledger.parse import parse
 
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")  # a line with its ending; the parser splits on \n
-_EDGE = re.compile(r"\s*(-{3,}\s*)?\Z")  # a blank line or a bare delimiter (as merge.py)
 
 
 def _bare(line: str) -> str:
@@ -72,11 +67,7 @@ class _Side(Struct):
 def _key(lines: list[str]) -> tuple[str, ...]:
     """A unit's lines without line endings and without blank or delimiter lines at its edges."""
     bare = [_bare(ln) for ln in lines]
-    lo, hi = 0, len(bare)
-    while lo < hi and _EDGE.match(bare[lo]):
-        lo += 1
-    while hi > lo and _EDGE.match(bare[hi - 1]):
-        hi -= 1
+    lo, hi = edges(bare)
     return tuple(bare[lo:hi])
 
 

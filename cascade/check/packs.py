@@ -1,20 +1,15 @@
 """What git's packs say about how two versions of a file begin, read without reading either.
 
-A pack stores most versions of a file as a *delta* against another object: instructions that
-copy byte ranges of the base and insert new bytes. A delta whose leading instructions copy
-the base from its first byte on, range after range in order, proves that the two texts begin
-with those bytes in common. For a ledger that only grew, that is the proof of an append
-(history.py): a clone stores the newest version whole and an older one as "copy the first n
-bytes of a newer one"; a commit (fast-import, a fresh pack) stores the new version as "copy
-the old one, insert what was appended". Reading a few bytes of the delta costs what was
-appended, where hashing the old text again (appendonly.extends) costs its whole size, for
-every commit of the history.
+A pack stores most versions as a *delta* against another object: instructions that copy byte
+ranges of the base and insert new bytes. A delta whose leading instructions copy the base
+from its first byte on, range after range, proves that the two texts begin with those bytes:
+for a ledger that only grew, the proof of an append (history.py) that costs what was
+appended, where hashing the old text again (appendonly.extends) costs its whole size.
 
 The proof is as strict as the hash, and trusts the object store as far as reading a blob
-does (``git cat-file`` does not re-hash what it reads either): the delta is the stored form
-of the object that id names. Anything not understood here -- a loose object, one in an
-alternate object store or an index version other than 2, one stored whole, a base that is
-not the other version -- proves nothing, and the walk hashes as before.
+does (``git cat-file`` does not re-hash either). Anything not understood here -- a loose
+object, an alternate object store, an index version other than 2, an object stored whole, a
+base that is not the other version -- proves nothing, and the walk hashes as before.
 """
 from __future__ import annotations
 

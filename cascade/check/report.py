@@ -9,8 +9,7 @@ class Problem(Struct):
     file: str  # repository-relative
     line: int
     reason: str
-    kind: str  # missing-ledger, no-consensus, stale-revision, parse, edited, removed,
-    #            inserted, deleted, merge
+    kind: str  # missing-ledger, no-consensus, edited, ... (docs/ci.md, Output formats)
     commit: str | None = None
 
     def __str__(self) -> str:
@@ -72,9 +71,6 @@ class Located(Struct):
                 + (f" -- why: {self.why}" if self.why else "")
                 + (f" -- suggestion: {self.suggestion}" if self.suggestion else "")
                 + ("" if self.on_document else " (not located in the document)"))
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
 
 
 class Report(Struct):

@@ -1,15 +1,11 @@
-"""``cascade check``: re-derive every verdict from what is committed. No model, no key.
+"""``cascade check``: re-derive every verdict from what is committed. No model, no key; the
+rules it applies are docs/ci.md's.
 
-With a range (``from_ref``..``to_ref``): governed documents added, modified or renamed
-between the merge base of the two refs and ``to_ref`` must pass the gate at ``to_ref``, under
-the rules at ``to_ref`` -- and under the rules at the merge base, when the range changes rules,
-personas, protocols or presets (then every governed document is judged again, and a change
-that lets a document through that the old configuration blocked is reported). Every ledger
-changed there must parse, match its rule and hold no block forged under a persona's name;
-every commit of the range must only append to ledgers, without changing what the earlier
-text says; and the from-ref's ledgers must survive into the to-ref's.
-Without ``from_ref``: every governed document and every ledger at ``to_ref`` (default HEAD),
-and no history walk.
+With a range (``from_ref``..``to_ref``): the governed documents changed since the merge base
+pass the gate at ``to_ref`` (all of them, under the configuration at both ends, when the range
+changes it); the ledgers changed parse, match their rule and hold no forged block; every
+commit only appends to ledgers; the from-ref's ledgers survive into the to-ref's. Without
+``from_ref``: every governed document and every ledger at ``to_ref`` (default HEAD), no walk.
 """
 from __future__ import annotations
 
@@ -19,6 +15,7 @@ from pathlib import Path
 from msgspec import Struct
 from msgspec.structs import replace
 
+from cascade.check.appendonly import line_count
 from cascade.check.baseline import BASELINE, Baseline
 from cascade.check.config import committed_config, repository_path
 from cascade.check.documents import LEGACY, Governed, find_ledgers, governed, judge, source_of
@@ -92,7 +89,7 @@ def run_check(root: Path, from_ref: str | None = None, to_ref: str | None = None
         states = evaluate_all(jobs)
         _raise_config_errors(root, [end.config_root] + ([scope.old.config_root] if scope.old
                                                         else []), states)
-        first_lines = _first_lines(root, scope.base_tree, ledger_paths, blobs)
+        first_lines = _first_lines(scope.base_tree, ledger_paths, blobs)
         for path in ledger_paths:
             _ledger_problems(report, path, states[path], jobs,
                              first_lines.get(path, 0) if from_commit else None)
@@ -273,18 +270,13 @@ def _loosened(report: Report, item: Governed, states: dict[str, LedgerState], ol
                      f"{now_text}", "loosened"))
 
 
-def _first_lines(root: Path, base_tree: Tree | None, paths: list[str],
-                 blobs: Blobs) -> dict[str, int]:
+def _first_lines(base_tree: Tree | None, paths: list[str], blobs: Blobs) -> dict[str, int]:
     """How many lines each ledger had at the merge base (0: it did not exist)."""
     if base_tree is None:
         return {}
     present = {p: base_tree.files[p] for p in paths if p in base_tree.files}
     blobs.fetch(list(present.values()))
-    out = {}
-    for path, blob in present.items():
-        data = blobs.get(blob)
-        out[path] = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
-    return out
+    return {path: line_count(blobs.get(blob)) for path, blob in present.items()}
 
 
 def _survival(root: Path, blobs: Blobs, from_commit: str, base: str | None, tree: Tree,

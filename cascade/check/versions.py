@@ -1,20 +1,14 @@
 """The versions of ledgers a history walk proves, read without reading every one whole.
 
-A ledger that only grows is a chain of versions, each the start of the next. Reading each
-version from git would cost the sum of their sizes -- quadratic in the history's length -- and
-so would parsing each. Instead the walk goes from the newest commit back (history.py): a
-version is read whole only when no later version holds it (the last of its chain, one that a
-later commit edited, a merge's parent the merge did not keep); each earlier version is proved
-to be the first bytes of a later one by its blob id -- the hash of those bytes -- and is read
-from there. A version read whole is an *anchor*; the versions proved to begin it are read
-from it.
+Reading each version of a ledger that only grows would cost the sum of their sizes --
+quadratic in the history's length -- and so would parsing each. The walk goes from the newest
+commit back (history.py): a version is read whole (an *anchor*) only when no later version
+holds it; each earlier version is proved to be the first bytes of a later one and is read
+from there (docs/ci.md, *Speed*).
 
-An anchor is kept only while a step still to be walked may need it. Then ``scan`` reads it
-once, answering what the walk asked about its versions: whether an append changed what the
-old text says (only what is open where the old text ends can read differently -- a block, the
-header, a last line without its newline -- and only then is the text up to the new version's
-end read in full; the rest is skimmed for its structure), whether each parent of a merge ends
-clean, a deleted ledger's ``Source:``.
+An anchor is kept only while a step still to be walked may need it; then ``scan`` reads it
+once, answering what the walk asked about its versions (whether an append changed what the
+old text says, whether each parent of a merge ends clean, a deleted ledger's ``Source:``).
 Memory holds the anchors alive at once: in a linear history, one per ledger.
 """
 from __future__ import annotations

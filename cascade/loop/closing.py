@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from msgspec import Struct
+
 from cascade.base import docstatus
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import display_path
@@ -26,13 +28,10 @@ from cascade.base.revision import blob_id
 from cascade.base.safepath import first_link
 
 
-class Closed:
-    __slots__ = ("outcome", "status", "note")
-
-    def __init__(self, outcome: str, status: str | None, note: str) -> None:
-        self.outcome = outcome
-        self.status = status  # the status word written into the document, if any
-        self.note = note  # why the status was left as it is, if it was
+class Closed(Struct, frozen=True):
+    outcome: str
+    status: str | None  # the status word written into the document, if any
+    note: str  # why the status was left as it is, if it was
 
     def describe(self, doc: str | None) -> str:
         text = f"consensus {self.outcome}: the outcome is recorded"
@@ -54,16 +53,13 @@ def close(root: Path, d: Discussion, rule, doc: str | None, data: bytes | None) 
         return None
     if d.protocol.next_phase(d.current_phase) is not None:
         return None  # consensus in an earlier phase moves the discussion on, not closes it
-    if data is not None:
-        if state.source_revision != blob_id(data):
-            return None  # consensus on another revision than the one being committed
+    if data is not None and state.source_revision != blob_id(data):
+        return None  # consensus on another revision than the one being committed
     if result.outcome == "READY" and not gate(state, state.source_revision, doc).ok:
         return None  # the gate holds it (a participant awaited, a finding the rule holds on)
     words = getattr(rule, "status", None) or {}
     # A step protocol's run records its own outcome; the document's status still moves.
     recorded = state.status == "OPEN"
-    if not recorded and not (doc and data is not None and result.outcome in words):
-        return None
     if recorded:
         d.record_outcome(result.outcome)
     status, note = None, ""

@@ -1,14 +1,9 @@
-"""The hook's drift review: when a commit stages a change to paths an accepted decision
-governs (cascade.check.decision_drift) and the decision's rule names a persona in ``drift_review:``,
-that persona (its fast tier) is shown the decision and the staged diff of those paths and
-asked whether the change contradicts it: ``CONTRADICTS``, ``CONSISTENT`` or ``UNCLEAR``, and
-why. Its answer is a turn like any other (cascade.run.step_turn): a stamped block appended
-to the decision's ledger, staged with the commit where that is safe (cascade.loop.staging),
-and shown in the hook's output.
-
-Advisory: the answer never blocks the commit, and a persona that cannot be asked (no model,
-no budget) is said in one line and skipped. The ledger's own verdict is untouched: the block
-carries no vote. Decisions are read from HEAD, as committed.
+"""The hook's drift review (``drift_review:``, docs/configuration.md): a staged change to
+paths an accepted decision governs (cascade.check.decision_drift, read from HEAD) is shown,
+with the decision, to the persona its rule names, asked whether the change contradicts it.
+Its answer is a turn like any other (cascade.run.step_turn): a stamped block, with no vote,
+appended to the decision's ledger and staged where that is safe (cascade.loop.staging).
+Advisory: it never blocks the commit; a persona that cannot be asked is said in one line.
 """
 from __future__ import annotations
 
@@ -72,12 +67,6 @@ def _diff(root: Path, paths: list[str]) -> str:
     if len(text) > DIFF_CHARS:
         text = text[:DIFF_CHARS] + f"\n[... {len(text) - DIFF_CHARS:,} more characters cut]\n"
     return text
-
-
-def decision_path(d: Discussion) -> str:
-    if not d.source:
-        raise CascadeError("the ledger names no Source: document", d.path)
-    return d.source
 
 
 def _asked_already(root: Path, d: Discussion, rel: str) -> bool:
@@ -153,8 +142,10 @@ def _ask(root: Path, decision: Decision, paths: list[str], stager: Stager, out: 
 
 async def _turn(d: Discussion, request: Request, rule, accepted: bytes | None, out: TextIO):
     """The one turn, on the decision as committed (``accepted``: its bytes at HEAD)."""
+    if not d.source:
+        raise CascadeError("the ledger names no Source: document", d.path)
     settings = Settings.from_env(d.root)
-    source = read_source(d.root, decision_path(d), accepted, where=d.path, line=d.source_line)
+    source = read_source(d.root, d.source, accepted, where=d.path, line=d.source_line)
     revision = blob_id(source.data) if source.data is not None else None
     async with session():
         shared = Shared(settings, LineProgress(out, causes=False))

@@ -32,20 +32,15 @@ from cascade.turns.settings import Settings
 from cascade.turns.tiers import first_model, models_for
 
 
-def close(root: Path, items: list[Item], out: TextIO,
-          stager: Stager | None = None) -> list[Item]:
+def close(root: Path, item: Item, out: TextIO, stager: Stager) -> Item:
     """After the turns: a ledger at consensus in its last phase records the outcome, and the
     document's status moves where its rule says so (cascade.loop.closing) -- unless
     pre-commit stashed an edit of the document (restoring it over the move would fail).
-    Returns the items, with the outcomes recorded."""
-    return [_close(root, item, out, stager) for item in items]
-
-
-def _close(root: Path, item: Item, out: TextIO, stager: Stager | None) -> Item:
+    Returns the item, with the outcome recorded."""
     d = item.ran.discussion
     if d is not None and not item.problems and not item.ran.failures:
         rule = item.rule
-        if rule is not None and item.doc and stager is not None and not stager.may_write(item.doc):
+        if rule is not None and item.doc and not stager.may_write(item.doc):
             rule = rule.replace(status=None)
         closed = close_one(root, d, rule, item.doc, item.doc_data)
         if closed is not None:

@@ -90,7 +90,6 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
         for path in set(staged_blobs) - set(differ):
             del governed[path]
         if differ:  # only the status or spacing changed (adr-tools' "Superseded by"): legacy
-
             texts = read_blobs(root, list(differ.values()) + [entries[p] for p in differ])
             for path, blob in differ.items():
                 old = texts.get(entries[path])
@@ -180,12 +179,12 @@ def gate_items(root: Path, rules: RuleSet, governed: dict[str, Rule], ledgers: l
         if not problems:
             for item in items:  # what each file held before the hook wrote: may it stage it?
                 stager.remember(item.ledger, item.doc)
-            prepared = [prepare(root, item, out, save=False) for item in items]
+            prepared = [prepare(root, item, out) for item in items]
             check_models(root, prepared)  # nobody to ask: said before anything is written
             for item in prepared:
                 item.ran.discussion.save()
                 stager.remember(*artifacts(item))
-            items = close(root, run_turns(root, prepared, out), out, stager)
+            items = [close(root, item, out, stager) for item in run_turns(root, prepared, out)]
             items = stage_items(stager, items, out)
         items = decide(root, items)
         for item in items:

@@ -19,7 +19,7 @@ from cascade.protocol.setting import setting_of
 from cascade.protocol.verdict import Judgement, gate
 
 
-def next_step(item: Item, index_file: str | None = None) -> str:
+def next_step(item: Item) -> str:
     """The exact command that stages the ledger and commits again, for the way this commit
     was made: git names its index file by the form of `git commit` (FACTS: `index.lock` for
     -a, `next-index-*.lock` for `git commit <path>`). A bare `git add <ledger>` after
@@ -29,8 +29,7 @@ def next_step(item: Item, index_file: str | None = None) -> str:
                                                *item.ran.also_add])
     move = (f"git mv {shlex.quote(item.ledger)} {shlex.quote(item.move_to)} && "
             if item.move_to else "")
-    name = Path(index_file if index_file is not None
-                else os.environ.get("GIT_INDEX_FILE", "")).name
+    name = Path(os.environ.get("GIT_INDEX_FILE", "")).name
     if name == "index.lock":
         return f"{move}git add {ledger} && git commit -a"
     if name.startswith("next-index"):

@@ -1,10 +1,7 @@
-"""One ledger a commit involves, as the hook's gate carries it from discovery to its
-verdict (cascade.loop.gate): immutable records, each step returning the item it made.
-
-``Item`` is what discovery finds (the ledger, its document and rule, the problems that
-block it before any call); what the run does to it (``Ran``), what the hook staged of that
-(``Staged``) and the gate's verdict (``HookVerdict``) are records of their own, replaced
-(``msgspec.structs.replace``) by the step that works them out."""
+"""One ledger a commit involves, as the hook's gate carries it from discovery to its verdict
+(cascade.loop.gate): immutable records, each step returning the item it made
+(``msgspec.structs.replace``).
+"""
 from __future__ import annotations
 
 from msgspec import Struct, field

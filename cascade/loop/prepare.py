@@ -9,7 +9,7 @@ from typing import TextIO
 
 from msgspec.structs import replace
 
-from cascade.check.appendonly import first_edit, is_append
+from cascade.check.appendonly import EDITS, first_edit, is_append
 from cascade.check.merge import merge_problem
 from cascade.base.docstatus import document_title
 from cascade.base.errors import CascadeError, display_path
@@ -101,8 +101,7 @@ def _staged_problems(root: Path, item: Item, blob: str, new: bytes,
         elif not is_append(old, new):
             head_blob = git(root, "rev-parse", f"HEAD:{item.ledger}").decode().strip()
             line, kind = first_edit(root, head_blob, blob, old)
-            found = (line, {"edited": "ledger text edited", "removed": "ledger text removed",
-                            "inserted": "text inserted into the ledger's earlier text"}[kind])
+            found = (line, EDITS[kind])
         else:
             found = changed_by_append(parse(old.decode("utf-8", "replace"), details=False),
                                       new_ledger)
@@ -132,11 +131,11 @@ def _staged_problems(root: Path, item: Item, blob: str, new: bytes,
     return problems
 
 
-def prepare(root: Path, item: Item, out: TextIO, save: bool = True) -> Item:
+def prepare(root: Path, item: Item, out: TextIO) -> Item:
     """Create the ledger if missing; record the rule's settings where the header differs;
     record a new revision of the document (keeping the votes people cast in this commit).
-    Returns the item with what was done (``Ran``). ``save``: false, nothing is written yet
-    (the discussion's ``save()`` writes it, the new ledger whole)."""
+    Returns the item with what was done (``Ran``); nothing is written yet (the discussion's
+    ``save()`` writes it, a new ledger whole)."""
     path = root / item.ledger
     created = not path.exists()
     appended, carried = 0, ""
@@ -168,13 +167,11 @@ def prepare(root: Path, item: Item, out: TextIO, save: bool = True) -> Item:
             carried = KINDS[kind]
             print(f"cascade: {item.doc}: {KINDS[kind]}: recorded the revision in "
                   f"{item.ledger}; the review holds, nobody is asked", file=out)
-        if kind and kind == NEW and seen:
+        if kind == NEW and seen:
             print(f"cascade: {item.doc}: back to the text of an earlier revision ({item.ledger}"
                   f" line {seen[-1]}), recorded before cascade kept its core: the panel is "
                   "asked again", file=out)
         appended += 1 if kind else 0
-    if save:
-        d.save()
     return replace(item, ran=replace(item.ran, discussion=d, created=created,
                                      appended=item.ran.appended + appended, carried=carried))
 
@@ -182,7 +179,7 @@ def prepare(root: Path, item: Item, out: TextIO, save: bool = True) -> Item:
 def _recorded_phase(d: Discussion) -> str:
     phase = d.header.phase or "start"
     for event in d.events:
-        if event.kind == "PHASE-TRANSITION" and event.fields.get("to"):
+        if event.kind == PHASE_TRANSITION and event.fields.get("to"):
             phase = event.fields["to"]
     return phase
 

@@ -1,37 +1,27 @@
 """What the hook may stage of what it wrote, and staging it: the one place the tool writes
-to git's index.
+to git's index (the rules, and their reasons, as users read them: docs/hook.md, *Staging*).
 
 Inside a commit the hook stages its own writes -- the ledger, a step protocol's record and
 artifacts, the document whose status it moved, a ledger moved after its document -- so a
-panel that reaches consensus lands in the same ``git commit``, and a blocked commit leaves
-the ledger staged for the person to read and answer. A file is staged only where that cannot
-touch the person's own unstaged work:
+panel that reaches consensus lands in the same ``git commit``. A file is staged only where
+that cannot touch the person's own unstaged work:
 
 - its working-tree text before the hook wrote equals its staged text in the index git gave
   the hook (``GIT_INDEX_FILE``: ``.git/index`` for ``git commit``, ``.git/index.lock`` for
-  ``git commit -a``, ``.git/next-index-<pid>.lock`` for ``git commit <path>``), or it was in
-  neither;
+  ``-a``, ``.git/next-index-<pid>.lock`` for ``git commit <path>``), or it was in neither;
 - for ``git commit <path>``, the same holds in the real index (``.git/index.lock``, which
-  becomes ``.git/index`` once the commit lands): it is staged there too, or the real index
-  would show a staged revert of it after the commit;
-- under pre-commit (``PRE_COMMIT=1``), which has stashed the unstaged edits into a patch file
-  (``<cache>/pre-commit/patch<time>-<pid of pre-commit>``), the patch does not touch it:
-  restoring a patch over a staged change to the same file fails and leaves the person's edit
-  only in that patch file. When the patch cannot be found or read, nothing is staged, and the
-  hook says why in one line. pre-commit tells its hooks nothing of the patch (no variable
-  names it; its name holds pre-commit's pid and the time it was written): telling this
-  commit's patch from an earlier one of the same pid takes the parent's start time, read
-  from ``/proc``. Without ``/proc`` (macOS, Windows) nothing is staged under pre-commit; the
-  plain git hooks (``cascade init --plain``) stage there too.
+  becomes ``.git/index``): it is staged there too, or the real index would show a staged
+  revert of it after the commit;
+- under pre-commit (``PRE_COMMIT=1``), the patch it stashed the unstaged edits into does not
+  touch it: restoring a patch over a staged change to the same file fails and leaves the
+  person's edit only in that patch. pre-commit names its patch to nobody: it is found by
+  pre-commit's pid and start time, read from ``/proc``; without them (macOS, Windows), or
+  when the patch cannot be read, nothing is staged, and one line says why.
 
-Staging is off outside a commit (``cascade hook`` run by hand), with ``CASCADE_STAGE=0``, and
-for a rule with ``stage: false``: the hook then leaves its appends in the working tree and
-names the exact ``git add``.
-
-A command a person runs on a ledger (``cascade comment``, ``decide``, ``advance``, ``turn``,
-``run``, the UI's actions) stages what it wrote under the same rule, in the real index
-(``Written``): a file whose text before the command wrote is its staged text (or that was in
-neither); it says so in one line, and names the ``git add`` for what it could not stage.
+Staging is off outside a commit, with ``CASCADE_STAGE=0``, and for a rule with ``stage:
+false``: the appends stay in the working tree and the hook names the exact ``git add``. A
+command a person runs on a ledger stages what it wrote under the same rule, in the real index
+(``Written``).
 """
 from __future__ import annotations
 
@@ -70,21 +60,20 @@ def allowed() -> bool:
 def enabled() -> bool:
     """Whether this hook run may stage at all: inside a commit (git gave it an index file, or
     pre-commit runs it), unless ``CASCADE_STAGE`` says no."""
-    if not allowed():
-        return False
-    return bool(os.environ.get("GIT_INDEX_FILE")) or os.environ.get("PRE_COMMIT") == "1"
+    return allowed() and (bool(os.environ.get("GIT_INDEX_FILE"))
+                          or os.environ.get("PRE_COMMIT") == "1")
 
 
-def pre_commit_touched(environ=os.environ, parent: int | None = None) -> set[str] | None:
+def pre_commit_touched() -> set[str] | None:
     """The paths pre-commit's stash patch touches (empty: it stashed nothing), or None when
     that cannot be told (the parent is not pre-commit, its cache cannot be read, a path in
     the patch is quoted)."""
-    parent = os.getppid() if parent is None else parent
+    parent = os.getppid()
     started = _started(parent)
     if started is None:
         return None
-    home = environ.get("PRE_COMMIT_HOME") or os.path.join(
-        environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit")
+    home = os.environ.get("PRE_COMMIT_HOME") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "pre-commit")
     folder = Path(os.path.realpath(home))
     try:
         names = [p.name for p in folder.iterdir()]
@@ -127,6 +116,17 @@ def _started(pid: int) -> float | None:
         return None
 
 
+def _text_id(path: Path) -> str:
+    """The blob id of a file's text; ``_ABSENT`` when there is none, "?" when it cannot be read
+    (never staged)."""
+    try:
+        return blob_id(path.read_bytes())
+    except FileNotFoundError:
+        return _ABSENT
+    except OSError:
+        return "?"
+
+
 class Stager:
     """Remembers the working-tree text of the files the hook is about to write, then stages
     those it may. ``active``: staging is on and it can be told what is safe."""
@@ -155,14 +155,8 @@ class Stager:
     def remember(self, *paths: str | None) -> None:
         """Note the text of ``paths`` before anything is written to them."""
         for path in paths:
-            if not path or path in self.before:
-                continue
-            try:
-                self.before[path] = blob_id((self.root / path).read_bytes())
-            except FileNotFoundError:
-                self.before[path] = _ABSENT
-            except OSError:
-                self.before[path] = "?"  # unreadable: never staged
+            if path and path not in self.before:
+                self.before[path] = _text_id(self.root / path)
 
     def may_write(self, path: str) -> bool:
         """Whether a write to ``path`` is safe from pre-commit's stash: not when its patch
@@ -239,21 +233,14 @@ class Written:
         """Stage, of the files the command changed, those it may."""
         if self.root is None:
             return
-        changed = [p for p in self.paths if self._now(p) != self.stager.before.get(p)]
+        changed = [p for p in self.paths
+                   if _text_id(self.root / p) != self.stager.before.get(p)]
         ok = self.stager.stageable(changed)
         if not self.stager.stage([p for p in changed if p in ok]):
             ok = set()
         self.staged = [p for p in changed if p in ok]
         self.kept = self.stager.active and any(p not in ok for p in changed)
         self.left = [p for p in changed + self.extra if p not in ok and p not in self.left]
-
-    def _now(self, path: str) -> str:
-        try:
-            return blob_id((self.root / path).read_bytes())  # type: ignore[operator]
-        except FileNotFoundError:
-            return _ABSENT
-        except OSError:
-            return "?"
 
     def line(self) -> str | None:
         """One line: what was staged, and the ``git add`` for the rest (None: nothing to say)."""
