@@ -18,7 +18,13 @@ from conftest import REPO, git
 from cascade import Discussion
 from cascade.commands.new import fill
 
-TODAY = _dt.date.today().isoformat()
+
+def today() -> str:
+    """Today, asked when a test runs, not when the module is imported (a run may cross
+    midnight)."""
+    return _dt.date.today().isoformat()
+
+
 RULES = """\
 rules:
   - name: adr
@@ -95,13 +101,14 @@ def changed_lines(before: bytes, after: bytes) -> list[tuple[str, str]]:
     (["001-a.md", "012-b.md"], "013-use-postgresql.md"),                   # width 3 kept
     (["ADR-006-a.md", "ADR-007-b.md"], "ADR-008-use-postgresql.md"),       # prefix kept
     (["0003-a.md", "README.md", "template.md", "notes-2.md"], "0004-use-postgresql.md"),
-    (["20240105-a.md", "20240219-b.md"], TODAY.replace("-", "") + "-use-postgresql.md"),
+    (["20240105-a.md", "20240219-b.md"], "{today}-use-postgresql.md"),  # today, dated
 ])
 def test_the_next_number_after_the_existing_ones(repo, cli, existing, expected):
     write(repo, {".ai-rules.yml": RULES, **{f"docs/adr/{name}": "# x\n" for name in existing}})
     commit_all(repo)
     code, out, err = cli("new", "Use PostgreSQL", "--rule", "adr")
     assert code == 0, err
+    expected = expected.format(today=today().replace("-", ""))
     doc = f"docs/adr/{expected}"
     ledger = f"docs/adr/discussions/{expected[:-3]}.discussion.md"
     assert (repo / doc).is_file() and (repo / ledger).is_file()
@@ -129,8 +136,8 @@ def test_built_in_template_without_one_of_the_repository(repo, cli):
     assert "(from the built-in ADR template)" in out
     text = (repo / "docs/adr/0004-use-postgresql.md").read_text()
     bundled = (REPO / "templates/documents/adr.md").read_text()
-    assert text == fill(bundled, number="4", title="Use PostgreSQL", date=TODAY)
-    assert text.startswith(f"# 4. Use PostgreSQL\n\nDate: {TODAY}\n\n## Status\n\nProposed\n\n"
+    assert text == fill(bundled, number="4", title="Use PostgreSQL", date=today())
+    assert text.startswith(f"# 4. Use PostgreSQL\n\nDate: {today()}\n\n## Status\n\nProposed\n\n"
                            "## Context\n\n")
     assert "\n## Decision\n\n" in text and "\n## Consequences\n\n" in text
     assert "NUMBER" not in text and "TITLE" not in text and "STATUS" not in text
@@ -148,7 +155,7 @@ def test_adr_tools_repository_template(repo, cli):
     assert code == 0, err
     assert f"(from {folder}/templates/template.md)" in out
     text = (repo / folder / "0003-use-postgresql.md").read_text()
-    assert text == (f"# 3. Use PostgreSQL\n\nDate: {TODAY}\n\n## Status\n\nProposed\n\n"
+    assert text == (f"# 3. Use PostgreSQL\n\nDate: {today()}\n\n## Status\n\nProposed\n\n"
                     "## Context\n\nOur own template: the issue motivating this decision.\n")
     d = Discussion.load(repo / folder / "discussions/0003-use-postgresql.discussion.md", root=repo)
     assert d.source == f"{folder}/0003-use-postgresql.md"
@@ -165,7 +172,7 @@ def test_madr_template_front_matter_and_title(repo, cli):
     text = (repo / "docs/decisions/0002-use-postgresql.md").read_text()
     expected = MADR_TEMPLATE.split("\n")
     expected[1] = "status: proposed"  # in the template's case
-    expected[2] = f"date: {TODAY}"
+    expected[2] = f"date: {today()}"
     expected[5] = "# Use PostgreSQL"
     assert text == "\n".join(expected)  # nothing else of the template changed
     d = Discussion.load(repo / "docs/decisions/discussions/0002-use-postgresql.discussion.md",
@@ -190,8 +197,8 @@ def test_madr_template_front_matter_and_title(repo, cli):
     ("# NUMBER. TITLE\n\nDate: DATE\n", "# 7. Use X\n\nDate: {today}\n"),
 ])
 def test_fill(template, expected):
-    assert fill(template, number="7", title="Use X", date=TODAY) == expected.format(today=TODAY)
-    assert fill("# TITLE\n", number="1", title="DATE and STATUS", date=TODAY) == "# DATE and STATUS\n"
+    assert fill(template, number="7", title="Use X", date=today()) == expected.format(today=today())
+    assert fill("# TITLE\n", number="1", title="DATE and STATUS", date=today()) == "# DATE and STATUS\n"
 
 
 def test_folder_per_adr(repo, cli):
@@ -505,7 +512,7 @@ def test_opendatahub_prefix_next_number_and_own_template(repo, cli):
     text = (repo / doc).read_text()
     expected = ODH_TEMPLATE.split("\n")
     expected[0] = "# Cut CI time in half"
-    expected[6] = f"| Date           | {TODAY} |"
+    expected[6] = f"| Date           | {today()} |"
     expected[8] = "| Status         | Proposed |"
     assert text == "\n".join(expected)
     assert (repo / f"{ODH_TOP}/discussions/ODH-ADR-0008-cut-ci-time-in-half.discussion.md"
