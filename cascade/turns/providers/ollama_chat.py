@@ -2,10 +2,6 @@
 ``ollama/<name>`` and ``ollama_chat/<name>`` -- no litellm, and no key (a server behind a
 proxy that wants one gets ``CASCADE_API_KEY`` as a bearer).
 
-This module is the whole of it: what a provider is asked for (cascade.turns.call's Target
-and Ask) in, a Route out, registered by name. Retries, fallbacks, failures in one line and
-the bound on what is read are the seam's and the HTTP client's.
-
 The request: ``{"model": "<name>", "messages": [...], "stream": false, "options":
 {"num_predict": N}}``. The answer: ``{"message": {"content": ...}, "prompt_eval_count",
 "eval_count", "done": true}``; streamed, one such object per line, each with a piece of the
@@ -16,7 +12,6 @@ http://localhost:11434.
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -29,6 +24,7 @@ from cascade.turns.providers.httpclient import (
     InternalServerError,
     post_json,
     post_lines,
+    streamed_json,
 )
 from cascade.turns.providers.openai_chat import finish
 
@@ -62,11 +58,7 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
     last: dict[str, Any] = {}
 
     def take(line: str) -> bool:
-        try:
-            chunk = json.loads(line)
-        except ValueError as exc:
-            raise InternalServerError(f"a streamed line from {endpoint.shown} is not JSON: "
-                                      f"{line[:80]!r}") from exc
+        chunk = streamed_json(line, "line", endpoint.shown)
         piece = _content(chunk)
         if piece:
             parts.append(piece)
@@ -100,13 +92,12 @@ def _answer(text: str, data: dict[str, Any]) -> Answer:
 def route(target: Target, ask: Ask) -> Route:
     """Ollama asks no key: always a route."""
     settings = ask.settings
-    name = target.model.partition("/")[2]
     endpoint = Endpoint(base_url(target.option("api_base") or settings.api_base),
                         settings.api_key, settings.timeout, settings.max_reply_bytes)
+    name = target.model.partition("/")[2]
 
     def request() -> Any:
-        return chat(name, ask.messages, endpoint, max_tokens=ask.max_tokens,
-                    on_text=ask.on_text)
+        return chat(name, ask.messages, endpoint, max_tokens=ask.max_tokens, on_text=ask.on_text)
 
     return Route(request, finish(target.name), endpoint.base, None)
 
