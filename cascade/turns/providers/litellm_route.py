@@ -16,14 +16,10 @@ from cascade.turns.local import register as register_local
 from cascade.turns.providers import LITELLM, Provider, register
 
 
-async def route(target: Target, ask: Ask) -> Route | str:
-    """Any model string litellm knows; a refusal: why not (no key where one is needed)."""
-    return await routed(target, ask)
-
-
-async def routed(target: Target, ask: Ask, local: bool = False) -> Route | str:
-    """``target`` through litellm; ``local``: the embedded model, registered with litellm as
-    its provider first."""
+async def route(target: Target, ask: Ask, local: bool = False) -> Route | str:
+    """``target`` (any model string litellm knows) through litellm; a refusal: why not (no
+    key where one is needed). ``local``: the embedded model, registered with litellm as its
+    provider first."""
     candidate = target.model
     settings = ask.settings
     litellm = loaded() or await asyncio.to_thread(litellm_module)
@@ -73,7 +69,6 @@ async def _streamed(litellm: ModuleType, kwargs: dict[str, Any], on_text: Any) -
         if isinstance(text, str) and text:
             on_text(text)
     return litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
-
 
 
 def _completion(litellm: ModuleType, response: Any, model: str, attempts: int) -> Completion:
