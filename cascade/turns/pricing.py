@@ -24,7 +24,6 @@ class Answer(Struct):
     cost: float | None
 
 
-
 def _package_file(package: str, name: str) -> Path | None:
     """The file ``name`` in an installed ``package``, found without importing it."""
     spec = importlib.util.find_spec(package)
@@ -55,10 +54,10 @@ def _count(value: Any) -> int:
 
 def _header_cost(value: str | None) -> float | None:
     try:
-        cost = float(value) if value is not None else None
-    except ValueError:
+        cost = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # TypeError: no header
         return None
-    return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
+    return cost if math.isfinite(cost) and cost >= 0 else None
 
 
 _index: str | None = None  # the price index's text (see _price_index)
