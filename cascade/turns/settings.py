@@ -80,8 +80,8 @@ class Settings(Struct):
             context_tokens=int(number("CASCADE_CONTEXT_TOKENS", 6000, int, 200)),
             source_tokens=int(number("CASCADE_SOURCE_TOKENS", 8000, int, 200)),
             reply_tokens=int(number("CASCADE_REPLY_TOKENS", 1024, int, 16)),
-            max_calls=_int_or_none(number("CASCADE_MAX_CALLS", None, int, 0)),
-            max_tokens=_int_or_none(number("CASCADE_MAX_TOKENS", None, int, 0)),
+            max_calls=number("CASCADE_MAX_CALLS", None, int, 0),  # an int, or None
+            max_tokens=number("CASCADE_MAX_TOKENS", None, int, 0),
             max_cost=number("CASCADE_MAX_COST", None, float, 0),
             http=_choice("CASCADE_HTTP", ("auto", "litellm")),
             max_reply_bytes=int(number("CASCADE_MAX_REPLY_BYTES", MAX_REPLY_BYTES, int, 1024)),
@@ -96,7 +96,3 @@ def _choice(name: str, choices: tuple[str, ...]) -> str:
     if raw.lower() not in choices:
         raise CascadeError(f"{name}={raw!r} must be one of: {', '.join(choices)}")
     return raw.lower()
-
-
-def _int_or_none(value: float | None) -> int | None:
-    return None if value is None else int(value)
