@@ -29,8 +29,7 @@ _CREDENTIAL_WORDS = re.compile(
     r"missing (\w+ )*(api[ _-]?key|credentials)|no api[ _-]?key|unable to locate credentials|"
     r"api_key client option must be set|could not automatically determine credentials|"
     r"partial credentials", re.IGNORECASE)
-_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/messages", "/responses",
-                      "/embeddings")
+_ENDPOINT_SUFFIX = re.compile(r"/(chat/completions|completions|messages|responses|embeddings)\Z")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -111,14 +110,9 @@ def _endpoint(exc: BaseException, endpoint: str | None) -> str | None:
     url = _url_of(exc)
     if url is None:
         return None
-    path = url.path or ""
-    for suffix in _ENDPOINT_SUFFIXES:
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-            break
-    else:
-        if "/models/" in path:
-            path = path[: path.index("/models/")]
+    path, cut = _ENDPOINT_SUFFIX.subn("", url.path or "")
+    if not cut and "/models/" in path:
+        path = path[: path.index("/models/")]
     port = f":{url.port}" if url.port else ""
     return f"{url.scheme}://{url.host}{port}{path}".rstrip("/")
 
@@ -308,12 +302,6 @@ def retry_after(exc: BaseException) -> float | None:
         response = _http_response(exc)
         headers = getattr(response, "headers", None) or {}
     try:
-        value = headers.get("retry-after")
-    except AttributeError:
-        value = None
-    if value is None:
-        return None
-    try:
-        return max(0.0, min(float(value), _RETRY_AFTER_CAP))
-    except (TypeError, ValueError):
+        return max(0.0, min(float(headers.get("retry-after")), _RETRY_AFTER_CAP))
+    except (AttributeError, TypeError, ValueError):  # no headers, no such header, not a number
         return None
