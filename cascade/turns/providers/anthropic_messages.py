@@ -37,6 +37,7 @@ from cascade.turns.providers.httpclient import (
     COST_HEADER,
     Endpoint,
     InternalServerError,
+    Streamed,
     post_events,
     post_json,
     streamed_json,
@@ -176,15 +177,10 @@ def _content(data: Any) -> str | None:
                    and isinstance(block.get("text"), str))
 
 
-class _Stream:
+class _Stream(Streamed):
     """What the events of a streamed message said so far."""
 
-    def __init__(self, base: str, on_text: Callable[[str], None]) -> None:
-        self.base, self.on_text = base, on_text
-        self.parts: list[str] = []
-        self.usage: dict[str, Any] = {}
-        self.served: Any = None
-        self.started = False
+    started = False
 
     def take(self, data: str) -> bool:
         """Read one event's data; False at ``message_stop``."""
@@ -195,10 +191,8 @@ class _Stream:
             self.served = event["message"].get("model") or self.served
             self._count(event["message"].get("usage"))
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
-            text = event["delta"].get("text")
-            if event["delta"].get("type") == "text_delta" and isinstance(text, str) and text:
-                self.parts.append(text)
-                self.on_text(text)
+            if event["delta"].get("type") == "text_delta":
+                self.add(event["delta"].get("text"))
         elif kind == "message_delta":
             self._count(event.get("usage"))
         elif kind == "error":

@@ -63,18 +63,6 @@ class Endpoint:
         return shown_url(self.base)
 
 
-def status_error(response: httpx.Response, text: str) -> httpx.HTTPStatusError:
-    """The exception for ``response`` (not 2xx), whose body begins ``text``."""
-    name = _STATUS_NAMES.get(response.status_code, "APIError")
-    cls = _status_classes.get(name)
-    if cls is None:
-        cls = _status_classes[name] = type(name, (httpx.HTTPStatusError,),
-                                           {"__module__": __name__})
-    text = text.strip()
-    message = f"Error code: {response.status_code}" + (f" - {text[:300]}" if text else "")
-    return cls(message, request=response.request, response=response)
-
-
 @contextlib.asynccontextmanager
 async def _client(endpoint: Endpoint) -> AsyncIterator[httpx.AsyncClient]:
     """The client to ask ``endpoint`` with: the session's, kept for every request of the
@@ -160,7 +148,14 @@ async def _refused(response: httpx.Response) -> httpx.HTTPStatusError:
         if len(body) >= ERROR_BODY_LIMIT:
             break
     read = _read(response, body[:ERROR_BODY_LIMIT])
-    return status_error(read, read.text)
+    name = _STATUS_NAMES.get(read.status_code, "APIError")
+    cls = _status_classes.get(name)
+    if cls is None:
+        cls = _status_classes[name] = type(name, (httpx.HTTPStatusError,),
+                                           {"__module__": __name__})
+    text = read.text.strip()
+    message = f"Error code: {read.status_code}" + (f" - {text[:300]}" if text else "")
+    return cls(message, request=read.request, response=read)
 
 
 async def _lines(response: httpx.Response, limit: int, where: str) -> AsyncIterator[str]:
@@ -246,3 +241,20 @@ def streamed_json(data: str, what: str, where: str) -> Any:
     except ValueError as exc:
         raise InternalServerError(f"a streamed {what} from {where} is not JSON: "
                                   f"{data[:80]!r}") from exc
+
+
+class Streamed:
+    """What a streamed answer said so far: its text, in pieces (each passed to ``on_text`` as
+    it arrives), its usage and the model that served it; ``base``: the endpoint, as shown."""
+
+    def __init__(self, base: str, on_text: Callable[[str], None]) -> None:
+        self.base, self.on_text = base, on_text
+        self.parts: list[str] = []
+        self.usage: dict[str, Any] = {}
+        self.served: Any = None
+
+    def add(self, text: Any) -> None:
+        """One piece of the reply's text (none: an empty one, or one that is not text)."""
+        if isinstance(text, str) and text:
+            self.parts.append(text)
+            self.on_text(text)

@@ -22,6 +22,7 @@ from cascade.turns.providers import Provider, register
 from cascade.turns.providers.httpclient import (
     Endpoint,
     InternalServerError,
+    Streamed,
     post_json,
     post_lines,
     streamed_json,
@@ -54,15 +55,12 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
             raise InternalServerError(f"the response from {endpoint.shown} is not a chat "
                                       f"answer (no message): {response.text[:80]!r}")
         return _answer(text, data)
-    parts: list[str] = []
+    stream = Streamed(endpoint.shown, on_text)
     last: dict[str, Any] = {}
 
     def take(line: str) -> bool:
         chunk = streamed_json(line, "line", endpoint.shown)
-        piece = _content(chunk)
-        if piece:
-            parts.append(piece)
-            on_text(piece)
+        stream.add(_content(chunk))
         if isinstance(chunk, dict) and chunk.get("error"):
             raise InternalServerError(f"the stream from {endpoint.shown} reported: "
                                       f"{chunk['error']}")
@@ -70,7 +68,7 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
         return not last.get("done")
 
     await post_lines(endpoint, url, body, headers, take)
-    return _answer("".join(parts), last)
+    return _answer("".join(stream.parts), last)
 
 
 def _content(data: Any) -> str | None:

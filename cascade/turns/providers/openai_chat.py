@@ -25,6 +25,7 @@ from cascade.turns.providers.httpclient import (
     COST_HEADER,
     Endpoint,
     InternalServerError,
+    Streamed,
     post_events,
     post_json,
     streamed_json,
@@ -92,15 +93,10 @@ def _answer(text: str, usage: dict[str, Any], name: str, served: Any,
                   (name, f"{PREFIX}{name}", served), cost_header)
 
 
-class _Stream:
+class _Stream(Streamed):
     """What the chunks of a streamed completion said so far."""
 
-    def __init__(self, base: str, on_text: Callable[[str], None]) -> None:
-        self.base, self.on_text = base, on_text
-        self.parts: list[str] = []
-        self.usage: dict[str, Any] = {}
-        self.served: Any = None
-        self.events = 0
+    events = 0
 
     def take(self, data: str) -> bool:
         """Read one event's data; False at the end of the stream (``[DONE]``)."""
@@ -114,10 +110,7 @@ class _Stream:
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         delta = _choice(chunk, "delta")
-        text = delta.get("content") if delta is not None else None
-        if isinstance(text, str) and text:
-            self.parts.append(text)
-            self.on_text(text)
+        self.add(delta.get("content") if delta is not None else None)
         return True
 
 
