@@ -64,10 +64,6 @@ _index: str | None = None  # the price index's text (see _price_index)
 INDEX_HEAD = '["cascade price index", 1]\n'
 
 
-def _price_file() -> Path | None:
-    return _package_file("litellm", "model_prices_and_context_window_backup.json")
-
-
 def _price_index(path: Path) -> str:
     """The per-token prices of the price list at ``path``, one model a line after a header
     line: ``[name, input cost, output cost]`` as JSON, for each model it gives a price entry.
@@ -117,7 +113,7 @@ def listed_cost(names: tuple[Any, ...], prompt_tokens: int,
     global _index
     try:
         if _index is None:
-            path = _price_file()
+            path = _package_file("litellm", "model_prices_and_context_window_backup.json")
             _index = _price_index(path) if path else INDEX_HEAD
         for candidate in (n for n in names if isinstance(n, str) and n):
             listed = _listed_prices(_index, candidate)

@@ -29,11 +29,8 @@ class Settings(Struct):
     max_calls: int | None = None  # CASCADE_MAX_CALLS per run
     max_tokens: int | None = None  # CASCADE_MAX_TOKENS per run (prompt + completion)
     max_cost: float | None = None  # CASCADE_MAX_COST per run, in dollars
-    # CASCADE_HTTP: "auto" asks openai/ models over plain HTTP, others through litellm;
-    # "litellm" sends every model through litellm.
-    http: str = "auto"
-    # CASCADE_MAX_REPLY_BYTES: the most of one answer read (an HTTP body, a command's output)
-    max_reply_bytes: int = MAX_REPLY_BYTES
+    http: str = "auto"  # CASCADE_HTTP: "litellm" sends every model through litellm
+    max_reply_bytes: int = MAX_REPLY_BYTES  # CASCADE_MAX_REPLY_BYTES: the most of an answer read
     # the providers declared by name (.cascade/providers.yml, the user's providers.yml)
     providers: ProviderTable = field(default_factory=ProviderTable)
 

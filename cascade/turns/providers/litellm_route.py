@@ -79,7 +79,6 @@ def _completion(litellm: ModuleType, response: Any, model: str, attempts: int) -
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    cost = None
     hidden = getattr(response, "_hidden_params", None) or {}
     if isinstance(hidden, dict) and hidden.get("response_cost") is not None:
         cost = float(hidden["response_cost"])
