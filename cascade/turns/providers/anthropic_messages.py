@@ -15,9 +15,7 @@ Where and with what, as litellm reads them: the base URL is ``CASCADE_API_BASE``
 
 The reply is a ``message`` whose ``content`` holds text blocks; usage counts
 ``input_tokens`` (plus the cache's) and ``output_tokens``. Streamed (``stream: true``), the
-answer comes as named events: ``message_start`` (the model, the input tokens),
-``content_block_delta`` with ``text_delta`` pieces, ``message_delta`` (the output tokens, a
-running total), ``message_stop``; ``ping`` and unknown events are skipped, and an ``error``
+answer comes as named events (``_Stream.take``): unknown ones are skipped, and an ``error``
 event (e.g. ``overloaded_error``) fails the call as a server error does. An error status
 carries ``{"type": "error", "error": {"type", "message"}}``.
 """

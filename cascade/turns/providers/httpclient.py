@@ -105,19 +105,15 @@ def _new_client(endpoint: Endpoint) -> httpx.AsyncClient:
                               "the proxy as http://host:port)") from None
 
 
-def _sent(headers: dict[str, str]) -> dict[str, str]:
-    """The headers sent: the caller's, with the body's type and no compression asked (a
-    compressed body could inflate past the bound between two reads)."""
-    return {"Content-Type": "application/json", "Accept-Encoding": "identity", **headers}
-
-
 @contextlib.asynccontextmanager
 async def _answered(endpoint: Endpoint, url: str, body: dict[str, Any],
                     headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
     """POST ``body`` to ``url``: the 2xx response, its body not read yet; a status error
-    for any other status."""
+    for any other status. No compression is asked: a compressed body could inflate past the
+    bound between two reads."""
+    sent = {"Content-Type": "application/json", "Accept-Encoding": "identity", **headers}
     async with _client(endpoint) as client, client.stream(
-            "POST", url, json=body, headers=_sent(headers)) as response:
+            "POST", url, json=body, headers=sent) as response:
         if not 200 <= response.status_code < 300:
             raise await _refused(response)
         yield response

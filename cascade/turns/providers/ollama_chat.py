@@ -6,9 +6,7 @@ The request: ``{"model": "<name>", "messages": [...], "stream": false, "options"
 {"num_predict": N}}``. The answer: ``{"message": {"content": ...}, "prompt_eval_count",
 "eval_count", "done": true}``; streamed, one such object per line, each with a piece of the
 text, the last (``"done": true``) with the counts. A failure: a status with ``{"error":
-"..."}``. The base URL: a declared provider's ``api_base``, else ``CASCADE_API_BASE``, else
-``OLLAMA_API_BASE`` (as litellm reads it), else ``OLLAMA_HOST``, else
-http://localhost:11434.
+"..."}``. The base URL: ``base_url`` (OLLAMA_API_BASE as litellm reads it, then OLLAMA_HOST).
 """
 from __future__ import annotations
 
