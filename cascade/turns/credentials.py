@@ -32,8 +32,7 @@ def configured(api_key: str | None = None, api_base: str | None = None,
         except ValueError:
             password = None
         values.append(password or "")
-    forms = {form for v in values for form in (v.strip(), unquote(v.strip()), quote(v.strip(),
-                                                                                    safe=""))}
+    forms = {form for v in map(str.strip, values) for form in (v, unquote(v), quote(v, safe=""))}
     return sorted((f for f in forms if len(f) >= _SHORTEST), key=len, reverse=True)
 
 
