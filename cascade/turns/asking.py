@@ -1,12 +1,11 @@
 """Ask for a persona's reply: within the run's budget and its cap on calls in flight, with
 one repair re-ask, shown as it goes (``Progress``); what a turn's outcome holds (``Outcome``).
-A turn's prompt and block are cascade.protocol's (prompt, turn).
 
 A failed persona (an error, a timeout, a reply that could not be read twice, not asked within
-the budget) is reported in one line and recorded in the ledger as a ``FAILURE`` event (who,
-why, for which revision): the reason to block is in the ledger, so ``check`` blocks where the
-hook did, until the persona answers or a person decides. It stays pending, so the next run
-asks it again. Ctrl-C cancels the calls in flight; blocks already written are whole.
+the budget) is reported in one line and recorded in the ledger as a ``FAILURE`` event
+(``record_failure``), so ``check`` blocks where the hook did (docs/ci.md); it stays pending,
+so the next run asks it again. Ctrl-C cancels the calls in flight; blocks already written
+are whole.
 """
 from __future__ import annotations
 
@@ -80,9 +79,19 @@ class Budget:
             return f"budget reached: ${self.cost:.4f} (CASCADE_MAX_COST={s.max_cost})"
         return None
 
-    def charge(self, prompt_tokens: int, completion_tokens: int, cost: float | None) -> None:
-        self.tokens += prompt_tokens + completion_tokens
-        self.cost += cost or 0.0
+    def charge(self, out: Outcome, done) -> None:
+        """A reply had: its tokens and cost charged to the run and to the turn (a provider that
+        cannot count them, such as a command, is said to once a run)."""
+        self.tokens += done.prompt_tokens + done.completion_tokens
+        self.cost += done.cost or 0.0
+        if not done.tokens_known:
+            out.tokens_known = False
+            out.notes = [*out.notes, *self.unknown(done.model)]
+        out.model = done.model
+        out.prompt_tokens += done.prompt_tokens
+        out.completion_tokens += done.completion_tokens
+        if done.cost is not None:
+            out.cost = (out.cost or 0.0) + done.cost
 
     def unknown(self, model: str) -> list[str]:
         """What to say, once a run, of ``model`` answering with no token counts (a
@@ -146,20 +155,6 @@ class Failed(Exception):
         self.skipped = skipped
 
 
-def _charge(budget: Budget, out: Outcome, done) -> None:
-    """A reply had: its tokens and cost charged to the run and to the turn (a provider that
-    cannot count them, such as a command, is said to once a run)."""
-    budget.charge(done.prompt_tokens, done.completion_tokens, done.cost)
-    if not done.tokens_known:
-        out.tokens_known = False
-        out.notes = [*out.notes, *budget.unknown(done.model)]
-    out.model = done.model
-    out.prompt_tokens += done.prompt_tokens
-    out.completion_tokens += done.completion_tokens
-    if done.cost is not None:
-        out.cost = (out.cost or 0.0) + done.cost
-
-
 class Call(Struct):
     """One reply to ask for: its outcome (charged and shown as it goes), the messages, the
     key its reply is cached under, the models to try after the first, and the reply's form."""
@@ -178,30 +173,30 @@ async def ask(call: Call, model: str, settings: Settings, shared: Shared,
     Raises ``Failed``."""
     from cascade.turns import chain as seam  # the model seam: off every path that asks none
 
-    out, messages, key, fallbacks, shape = (call.out, call.messages, call.key, call.fallbacks,
-                                            call.shape)
-    budget, semaphore, progress = shared.budget, shared.semaphore, shared.progress
-    async def call(msgs: list[dict[str, str]]):
+    out, budget, progress = call.out, shared.budget, shared.progress
+
+    async def asked(msgs: list[dict[str, str]]):
         stop = budget.exhausted()
         if stop:
             raise Failed(f"not asked: {stop}", skipped=True)
         budget.calls += 1
         out.calls += 1
-        async with semaphore:
+        async with shared.semaphore:
             try:
                 done = await seam.complete(
-                    model, msgs, settings, fallbacks=fallbacks,
+                    model, msgs, settings, fallbacks=call.fallbacks,
                     on_retry=lambda m, reason, wait: _retried(progress, out, m, reason, wait),
                     **({"on_text": lambda text: progress.stream(out, text)}
                        if getattr(progress, "wants_stream", False) else {}))
             except seam.ModelError as exc:
                 raise Failed(str(exc)) from None
-        _charge(budget, out, done)
+        budget.charge(out, done)
         return done
 
     def remember(text: str, model_used: str) -> None:
-        cache.put(key, {"text": text, "model": model_used, "prompt_tokens": out.prompt_tokens,
-                        "completion_tokens": out.completion_tokens, "cost": out.cost})
+        cache.put(call.key, {"text": text, "model": model_used,
+                             "prompt_tokens": out.prompt_tokens,
+                             "completion_tokens": out.completion_tokens, "cost": out.cost})
 
     def parse(text: str) -> Reply:
         refused = too_large(text, settings.reply_tokens)  # bounded before it is read at all
@@ -209,17 +204,17 @@ async def ask(call: Call, model: str, settings: Settings, shared: Shared,
             raise Failed(refused)
         return parse_reply(text, reply_tokens=settings.reply_tokens)
 
-    first = await call(messages)
+    first = await asked(call.messages)
     try:
         reply = parse(first.text)
         remember(first.text, first.model)
         return reply
     except ReplyError as exc:
         reason = str(exc)
-    repair = messages + [{"role": "assistant",
-                          "content": (first.text or "")[:comment_limit(settings.reply_tokens)]},
-                         {"role": "user", "content": REPAIR.format(reason=reason, shape=shape)}]
-    second = await call(repair)
+    repair = call.messages + [
+        {"role": "assistant", "content": (first.text or "")[:comment_limit(settings.reply_tokens)]},
+        {"role": "user", "content": REPAIR.format(reason=reason, shape=call.shape)}]
+    second = await asked(repair)
     try:
         reply = parse(second.text)
     except ReplyError as exc:

@@ -34,6 +34,14 @@ class ProviderFailure(Exception):
         self.retryable = retryable
 
 
+def past_limit(said: str, limit: int) -> ProviderFailure:
+    """An answer past ``limit`` bytes (CASCADE_MAX_REPLY_BYTES), not read: ``said`` names
+    what went past it ("... wrote more than")."""
+    mib = limit / (1024 * 1024)
+    size = f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
+    return ProviderFailure(f"{said} {size}: not read (CASCADE_MAX_REPLY_BYTES sets the limit)")
+
+
 class Completion(Struct):
     text: str
     model: str  # the model that answered (after fallbacks)

@@ -1,15 +1,14 @@
 """The one seam between CascadingDev and a model: ``complete()`` asks a model, retrying what
-may pass and falling back along the chain; which provider asks each model, and how, is
-cascade.turns.providers' (a registry: one module per provider).
+may pass and falling back along the chain (a name of it may be a model string or a declared
+provider's name); which provider asks each model, and how, is cascade.turns.providers' (a
+registry: one module per provider).
 
-The chain: the model asked, then the role's own fallbacks, then ``CASCADE_FALLBACK_MODELS``,
-then the declared providers' ``fallback:`` (cascade.config.providers), each once; a name may be
-a model string or a declared provider's name. Calls retry on 429, 5xx, timeouts, dropped
-connections and a provider's own retryable failure, with exponential backoff (honouring
-Retry-After), then fall back. A provider model whose key is missing from the environment is
-not called at all ("no credentials for <model>: set <VAR>"), and a 401/403 is never retried.
-Failures are said in one line by what happened (cascade.turns.failures), and a configured
-credential is scrubbed from every one of them and from the reply (cascade.turns.credentials).
+Calls retry on 429, 5xx, timeouts, dropped connections and a provider's own retryable
+failure, with exponential backoff (honouring Retry-After), then fall back. A provider model
+whose key is missing from the environment is not called at all ("no credentials for <model>:
+set <VAR>"), and a 401/403 is never retried. Failures are said in one line by what happened
+(cascade.turns.failures), and a configured credential is scrubbed from every one of them and
+from the reply (cascade.turns.credentials).
 """
 from __future__ import annotations
 
@@ -75,7 +74,6 @@ def _restarting(stream: credentials.Stream, on_retry: Any) -> Any:
     return retry
 
 
-
 async def _attempts(candidate: str, route: Route, ask: Ask, on_retry: Any,
                     attempts: int, errors: list[tuple[str, str]]) -> tuple[Completion | None, int]:
     """Ask one model, retrying what may pass (a timeout, a rate limit, a server error) with
@@ -110,7 +108,6 @@ async def _attempts(candidate: str, route: Route, ask: Ask, on_retry: Any,
     return None, attempts
 
 
-
 def _summary(model: str, errors: list[tuple[str, str]]) -> str:
     """The caller names the model it asked for; other models of the chain are named here."""
     if not errors:
@@ -122,4 +119,3 @@ def _summary(model: str, errors: list[tuple[str, str]]) -> str:
                                          f"(provider {candidate})"))  # a command names it
         parts.append(message if named else f"{candidate}: {message}")
     return "; then ".join(parts)
-

@@ -1,15 +1,8 @@
-"""The credentials this run is configured with, and their removal from any text the tool
-prints or writes: a server that echoes the rejected key in its error (a 401's "Incorrect API
-key provided: sk-...") must not get it into the terminal, a ledger's FAILURE line, a log or
-the cache, where the next commit would put it into git for good.
-
-What counts as configured: ``CASCADE_API_KEY``; the password of a ``user:password@`` in
-``CASCADE_API_BASE``, in a declared provider's ``api_base``, or in any ``*_API_BASE`` /
-``*_BASE_URL`` variable; the value of every
-environment variable whose name says it holds a secret (``*_API_KEY``, ``*_API_TOKEN``,
-``*_AUTH_TOKEN``, ``*_KEY``, ``*_SECRET``, ``*_PASSWORD``, ``*_TOKEN``). Values shorter than
-8 characters are left alone (too short to tell from words). Pure but for reading the
-environment; no model, no files.
+"""The credentials this run is configured with (``configured``; which ones: docs/secrets.md,
+"Secrets"), and their removal from any text the tool prints or writes: a server that echoes
+the rejected key in its error (a 401's "Incorrect API key provided: sk-...") must not get it
+into the terminal, a ledger's FAILURE line, a log or the cache, where the next commit would
+put it into git for good. Pure but for reading the environment; no model, no files.
 """
 from __future__ import annotations
 
@@ -21,7 +14,7 @@ from urllib.parse import quote, unquote, urlsplit
 SHOWN = "[REDACTED:configured-credential]"
 _NAMES = ("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_KEY", "_SECRET", "_PASSWORD", "_TOKEN")
 _BASES = ("_API_BASE", "_BASE_URL")
-_SHORTEST = 8
+_SHORTEST = 8  # a shorter value is left alone: too short to tell from words
 
 
 def configured(api_key: str | None = None, api_base: str | None = None,
@@ -39,8 +32,7 @@ def configured(api_key: str | None = None, api_base: str | None = None,
         except ValueError:
             password = None
         values.append(password or "")
-    forms = {form for v in values for form in (v.strip(), unquote(v.strip()), quote(v.strip(),
-                                                                                    safe=""))}
+    forms = {form for v in map(str.strip, values) for form in (v, unquote(v), quote(v, safe=""))}
     return sorted((f for f in forms if len(f) >= _SHORTEST), key=len, reverse=True)
 
 

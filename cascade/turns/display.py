@@ -45,15 +45,12 @@ def _state(o: Outcome, causes: bool = True) -> str:
 
 
 class LineProgress(Progress):
-    """Plain lines: one when each persona finishes (and one per retry). ``causes=False``: a
-    failure's cause is left to the caller, who prints it once."""
+    """Plain lines: one when each persona finishes, its retries said in it (``retried``).
+    ``causes=False``: a failure's cause is left to the caller, who prints it once."""
 
     def __init__(self, stream: TextIO | None = None, causes: bool = True) -> None:
         self.out = stream or sys.stdout
         self.causes = causes
-
-    def retry(self, outcome: Outcome, model: str, reason: str, wait: float) -> None:
-        """Said once, in the persona's one line when it is done (``retried``)."""
 
     def finish(self, outcome: Outcome) -> None:
         print(printable(f"{_who(outcome)}: {_state(outcome, self.causes)} "
@@ -158,8 +155,7 @@ class LiveProgress(Progress):
 
 def progress_for(stream: TextIO | None = None, causes: bool = True) -> Progress:
     stream = stream or sys.stdout
-    return (LiveProgress(stream, causes) if stream.isatty()
-            else LineProgress(stream, causes))
+    return (LiveProgress if stream.isatty() else LineProgress)(stream, causes)
 
 
 def closing_table(outcomes: list[Outcome]) -> str:
@@ -181,18 +177,15 @@ def _cost(o: Outcome) -> str:
     return "?" if o.calls and not o.tokens_known else "-"
 
 
-def retried(o: Outcome) -> str:
+def retried(o: Outcome, why: bool = True) -> str:
     """``, after 2 retries (rate limited)``: the retries of a persona's calls, folded into
-    its one line (the last reason; the others are most often the same)."""
-    n = len(getattr(o, "retries", ()))
+    its one line (the last reason; the others are most often the same); without ``why``,
+    `` (after 2 retries)``."""
+    n = len(o.retries)
     if not n:
         return ""
-    return f", after {n} retr{'y' if n == 1 else 'ies'} ({o.retries[-1]})"
-
-
-def _tries(o: Outcome) -> str:
-    n = len(getattr(o, "retries", ()))
-    return f" (after {n} retr{'y' if n == 1 else 'ies'})" if n else ""
+    tries = f"after {n} retr{'y' if n == 1 else 'ies'}"
+    return f", {tries} ({o.retries[-1]})" if why else f" ({tries})"
 
 
 def failure_lines(outcomes: list[Outcome]) -> list[str]:
@@ -201,7 +194,7 @@ def failure_lines(outcomes: list[Outcome]) -> list[str]:
     groups: dict[tuple, list[Outcome]] = {}
     for o in outcomes:
         if o.status in ("failed", "skipped"):
-            groups.setdefault((o.ledger, o.model, o.error, _tries(o)), []).append(o)
+            groups.setdefault((o.ledger, o.model, o.error, retried(o, why=False)), []).append(o)
     return [printable(f"cascade: {display_path(ledger)}: "
                       f"{', '.join(o.persona.name for o in group)} ({model}): {error}{tries}")
             for (ledger, model, error, tries), group in groups.items()]

@@ -29,10 +29,7 @@ _CREDENTIAL_WORDS = re.compile(
     r"missing (\w+ )*(api[ _-]?key|credentials)|no api[ _-]?key|unable to locate credentials|"
     r"api_key client option must be set|could not automatically determine credentials|"
     r"partial credentials", re.IGNORECASE)
-_ENDPOINT_SUFFIXES = ("/chat/completions", "/completions", "/messages", "/responses",
-                      "/embeddings")
-
-
+_ENDPOINT_SUFFIX = re.compile(r"/(chat/completions|completions|messages|responses|embeddings)\Z")
 
 
 def _chain(exc: BaseException) -> list[BaseException]:
@@ -113,20 +110,11 @@ def _endpoint(exc: BaseException, endpoint: str | None) -> str | None:
     url = _url_of(exc)
     if url is None:
         return None
-    path = url.path or ""
-    for suffix in _ENDPOINT_SUFFIXES:
-        if path.endswith(suffix):
-            path = path[: -len(suffix)]
-            break
-    else:
-        if "/models/" in path:
-            path = path[: path.index("/models/")]
+    path, cut = _ENDPOINT_SUFFIX.subn("", url.path or "")
+    if not cut and "/models/" in path:
+        path = path[: path.index("/models/")]
     port = f":{url.port}" if url.port else ""
     return f"{url.scheme}://{url.host}{port}{path}".rstrip("/")
-
-
-def _seconds(value: float) -> str:
-    return f"{value:g}s"
 
 
 def _clean(text: str) -> str:
@@ -210,7 +198,7 @@ def _connect_reason(chain: list[BaseException], timeout: float | None) -> str | 
             return "network unreachable" if link.errno == errno.ENETUNREACH else "host unreachable"
         names = _names(link)
         if "ConnectTimeout" in names:
-            return f"timed out after {_seconds(timeout)}" if timeout else "connect timed out"
+            return f"timed out after {timeout:g}s" if timeout else "connect timed out"
         if "ProxyError" in names:
             return f"proxy error ({_clean(str(link))})"
     for link in chain:
@@ -222,7 +210,6 @@ def _connect_reason(chain: list[BaseException], timeout: float | None) -> str | 
 
 
 class Failure(Struct):
-    kind: str  # credentials|auth|http|timeout|connect|dropped|bad-response|provider|other
     message: str
     retryable: bool
 
@@ -230,7 +217,7 @@ class Failure(Struct):
 def classify(exc: BaseException, *, model: str | None = None, endpoint: str | None = None,
               timeout: float | None = None, key_hint: str | None = None) -> Failure:
     if isinstance(exc, ProviderFailure):
-        return Failure("provider", str(exc), exc.retryable)
+        return Failure(str(exc), exc.retryable)
     chain = _chain(exc)
     names = set().union(*(_names(link) for link in chain))
     model = model or getattr(exc, "model", None) or None
@@ -245,24 +232,22 @@ def classify(exc: BaseException, *, model: str | None = None, endpoint: str | No
             or "DefaultCredentialsError" in names or _CREDENTIAL_WORDS.search(texts)):
         phrase = key_phrase(model) if model else None
         detail = phrase or _clean(str(chain[-1]))
-        return Failure("credentials", f"no credentials for {model or 'the model'}: {detail}",
-                        False)
+        return Failure(f"no credentials for {model or 'the model'}: {detail}", False)
     unreached = _unreached(chain, names, texts, where, timeout)
     if unreached is not None:
         return unreached
     decode = next((link for link in chain if isinstance(link, json.JSONDecodeError)), None)
     if decode is not None:
-        return Failure("bad-response", f"{name}: the response from {where or 'the server'} is "
-                        f"not valid JSON ({_clean(str(decode))})", True)
+        return Failure(f"{name}: the response from {where or 'the server'} is not valid JSON "
+                       f"({_clean(str(decode))})", True)
     if "LLM Provider NOT provided" in texts:
-        return Failure("other", f"unknown provider in model {model or '?'}: give a litellm "
-                        "provider prefix, e.g. openai/<name> for an OpenAI-compatible endpoint",
-                        False)
+        return Failure(f"unknown provider in model {model or '?'}: give a litellm provider "
+                       "prefix, e.g. openai/<name> for an OpenAI-compatible endpoint", False)
     message = _clean(str(exc))
-    local_status = getattr(exc, "status_code", None)
-    retry = bool(names & set(_RETRYABLE)) and not (
-        isinstance(local_status, int) and 400 <= local_status < 500 and local_status not in (408, 429))
-    return Failure("other", f"{name}: {message}" if message else name, retry)
+    local = getattr(exc, "status_code", None)
+    client_error = isinstance(local, int) and 400 <= local < 500 and local not in (408, 429)
+    retry = bool(names & set(_RETRYABLE)) and not client_error
+    return Failure(f"{name}: {message}" if message else name, retry)
 
 
 def _refused(exc: BaseException, status: int, model: str | None, where: str | None,
@@ -277,10 +262,9 @@ def _refused(exc: BaseException, status: int, model: str | None, where: str | No
         text = f"{what} by {where or 'the server'} (HTTP {status})"
         text += f": {message}" if message else ""
         text += f"; {hint}" if hint else ""
-        return Failure("auth", text, False)
+        return Failure(text, False)
     head = f"{type(exc).__name__} (HTTP {status})"
-    return Failure("http", f"{head}: {message}" if message else head,
-                    status in (408, 429) or status >= 500)
+    return Failure(f"{head}: {message}" if message else head, status in (408, 429) or status >= 500)
 
 
 def _unreached(chain: list[BaseException], names: set[str], texts: str, where: str | None,
@@ -290,25 +274,25 @@ def _unreached(chain: list[BaseException], names: set[str], texts: str, where: s
     timed_out = any(isinstance(link, (asyncio.TimeoutError, TimeoutError)) for link in chain) or \
         names & {"Timeout", "APITimeoutError", "TimeoutException", "ServerTimeoutError"}
     reason = _connect_reason(chain, timeout)
+    place = where or "the endpoint"
     if reason is not None:
-        return Failure("connect", f"cannot connect to {where or 'the endpoint'}: {reason}", True)
+        return Failure(f"cannot connect to {place}: {reason}", True)
     if timed_out:
         if timeout is None:
             found = re.search(r"timeout value=([\d.]+)", texts)
             timeout = float(found.group(1)) if found else None
-        text = f"Timeout: timed out after {_seconds(timeout)}" if timeout else "Timeout: timed out"
-        return Failure("timeout", text + (f" waiting for {where}" if where else ""), True)
+        text = f"Timeout: timed out after {timeout:g}s" if timeout else "Timeout: timed out"
+        return Failure(text + (f" waiting for {where}" if where else ""), True)
     if any(_transport(link) for link in chain):
         if names & {"ServerDisconnectedError", "RemoteProtocolError", "ReadError"} or any(
                 isinstance(link, ConnectionResetError) for link in chain):
-            return Failure("dropped", f"no response from {where or 'the endpoint'}: "
-                            "the connection was closed before an answer", True)
+            return Failure(f"no response from {place}: the connection was closed before an "
+                           "answer", True)
         bad_url = next((link for link in chain if "InvalidURL" in _names(link)), None)
         if bad_url is not None:  # said by httpx, not by the int() behind it; never passes
-            return Failure("connect", f"cannot reach {where or 'the endpoint'}: "
-                           f"{_clean(str(bad_url))}", False)
-        return Failure("connect", f"cannot reach {where or 'the endpoint'}: "
-                       f"{_clean(str(chain[-1])) or 'connection error'}", True)
+            return Failure(f"cannot reach {place}: {_clean(str(bad_url))}", False)
+        return Failure(f"cannot reach {place}: {_clean(str(chain[-1])) or 'connection error'}",
+                       True)
     return None
 
 
@@ -318,25 +302,6 @@ def retry_after(exc: BaseException) -> float | None:
         response = _http_response(exc)
         headers = getattr(response, "headers", None) or {}
     try:
-        value = headers.get("retry-after")
-    except AttributeError:
-        value = None
-    if value is None:
+        return max(0.0, min(float(headers.get("retry-after")), _RETRY_AFTER_CAP))
+    except (AttributeError, TypeError, ValueError):  # no headers, no such header, not a number
         return None
-    try:
-        return max(0.0, min(float(value), _RETRY_AFTER_CAP))
-    except (TypeError, ValueError):
-        return None
-
-
-def describe(exc: BaseException, *, model: str | None = None, endpoint: str | None = None,
-             timeout: float | None = None, key_hint: str | None = None) -> str:
-    """One line naming what happened, without litellm's noise: ``no credentials for <model>:
-    set <VAR>``, ``cannot connect to <endpoint>: connection refused``, ``Timeout: timed out
-    after <n>s``, ``<Error> (HTTP <n>): <server message>`` -- "HTTP <n>" only when a server
-    really answered with that status. ``model`` names the model and its key variable,
-    ``endpoint`` the configured base URL (else the one requested is named), ``timeout`` the
-    limit in seconds, ``key_hint`` what to add after a 401/403."""
-    return classify(exc, model=model, endpoint=endpoint, timeout=timeout,
-                     key_hint=key_hint).message
-

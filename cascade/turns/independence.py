@@ -5,17 +5,7 @@ review's panel on a revision, a blind step, a peer ranking, a closing vote), and
 the roles it ``weighs`` (a referee and its advisors, an arbiter and its group's freethinker,
 a synthesizer and the participants). ``cascade plan``, ``explain`` and the hook say each
 clash in one line, with what to do (``Clash.warning``); a rule with ``distinct_models: true``
-refuses them.
-
-A model's family is the lineage its name starts with (``family``): the provider and any
-router before the last ``/`` are dropped (whoever serves it, it is the same model), so are a
-local file's ``.gguf`` and a leading maker's name (``meta-``, ``anthropic.``); the family is
-then the name's leading letters, lower-cased -- a one-letter name keeps its number (``o1``):
-
-- ``openai/gpt-4o-mini``, ``gpt-4o``, ``azure/gpt-35-turbo`` -> ``gpt``
-- ``anthropic/claude-3-5-sonnet-20241022``, ``bedrock/anthropic.claude-3-haiku`` -> ``claude``
-- ``ollama/llama3``, ``meta-llama/Meta-Llama-3-8B-Instruct`` -> ``llama``
-- ``/models/qwen2.5-0.5b-instruct-q4_k_m.gguf`` -> ``qwen``; ``openai/o1-mini`` -> ``o1``
+refuses them. What a model's family is, with examples: docs/protocols.md (``family``).
 
 Pure: the caller says which model each (persona, role, tier) asks first.
 """
@@ -39,7 +29,8 @@ FIX = ("give them models of different families: a persona's model:, or the rule'
 
 
 def family(model: str) -> str:
-    """The family of ``model`` (see the module's docstring): ``openai/gpt-4o`` -> ``gpt``."""
+    """The lineage ``model``'s name starts with, whoever serves it: ``openai/gpt-4o`` ->
+    ``gpt``, ``openai/o1-mini`` -> ``o1`` (the rules: docs/protocols.md)."""
     name = model.strip().replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
     name = name.removesuffix(".gguf")
     tokens = [t for t in _TOKEN.split(name) if t]
@@ -56,7 +47,8 @@ def family(model: str) -> str:
 
 class Clash(Struct, frozen=True):
     """Roles meant to judge independently that share a model family: ``where`` says why they
-    are meant to (``step Advice, answered independently``), ``who`` names them (``pragmatist (advisor)``)."""
+    are meant to (``step Advice, answered independently``), ``who`` names them
+    (``pragmatist (advisor)``)."""
 
     where: str
     who: tuple[tuple[str, str], ...]  # (alias, role id)
@@ -129,7 +121,8 @@ def clashes(steps, members: list[str], fixed: dict[str, str], model_of: ModelOf)
                     m for _, m in speakers)))
                 found.setdefault(key, []).append(step.title)
     out = [Clash(("step " if len(titles) == 1 else "steps ") + _and(titles)
-                 + ", answered independently", names, fam, models) for (names, fam, models), titles in found.items()]
+                 + ", answered independently", names, fam, models)
+           for (names, fam, models), titles in found.items()]
     for role in steps.roles:
         if not role.weighs or not who(role.id):
             continue

@@ -54,17 +54,18 @@ def key_phrase(model: str) -> str | None:
     if provider in _KEY_VARS:
         shown, joiner, _ = _KEY_VARS[provider]
     else:
-        try:
-            missing = litellm_module().validate_environment(model=model).get("missing_keys") or []
-        except Exception:  # noqa: BLE001
-            missing = []
-        shown = tuple(v for v in missing if _key_like(v))
-        joiner = "or"
+        shown, joiner = _missing_keys(model), "or"
     return f"set {f' {joiner} '.join(shown)}" if shown else None
 
 
-def _key_like(var: str) -> bool:
-    return var.endswith(("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_KEY"))
+def _missing_keys(model: str, api_base: str | None = None) -> tuple[str, ...]:
+    """The key variables litellm says ``model`` lacks (none when it cannot say)."""
+    try:
+        report = litellm_module().validate_environment(model=model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - an unknown provider: litellm says so when called
+        return ()
+    return tuple(v for v in report.get("missing_keys") or []
+                 if v.endswith(("_API_KEY", "_API_TOKEN", "_AUTH_TOKEN", "_KEY")))
 
 
 def missing_credentials(model: str, api_key: str | None = None,
@@ -84,23 +85,14 @@ def missing_credentials(model: str, api_key: str | None = None,
         return None
     if provider in _KEY_VARS:
         shown, joiner, also = _KEY_VARS[provider]
-        if joiner == "and":
-            present = all(_is_set(v) for v in shown)
-        else:
-            present = any(_is_set(v) for v in shown + also)
-        if present:
+        present = all if joiner == "and" else any
+        if present(_is_set(v) for v in shown + also):
             return None
     else:
-        try:
-            report = litellm.validate_environment(model=model, api_base=api_base)
-        except Exception:  # noqa: BLE001
-            return None
-        shown = tuple(v for v in report.get("missing_keys") or [] if _key_like(v))
+        shown, joiner = _missing_keys(model, api_base), "or"
         if not shown or any(_is_set(v) for v in shown):
             return None  # only a base URL or a project is missing, or a key is there after all
-        joiner = "or"
     return f"no credentials for {model}: set {f' {joiner} '.join(shown)}"
-
 
 
 def key_hint(settings: Settings, key: str | None) -> str | None:
@@ -109,7 +101,6 @@ def key_hint(settings: Settings, key: str | None) -> str | None:
     if key == "no-key":
         return "no key was sent: set CASCADE_API_KEY"
     return None
-
 
 
 def openai_key(settings: Settings, api_base: str | None = None) -> str | None:
@@ -121,8 +112,6 @@ def openai_key(settings: Settings, api_base: str | None = None) -> str | None:
     env_key = os.environ.get("OPENAI_API_KEY", "").strip() or None
     if (api_base or settings.api_base) and not env_key:
         return "no-key"
-    library = sys.modules.get("litellm")
-    in_code = (getattr(library, "api_key", None) or getattr(library, "openai_key", None)
-               if library is not None else None)
+    library = sys.modules.get("litellm")  # None: getattr gives None
+    in_code = getattr(library, "api_key", None) or getattr(library, "openai_key", None)
     return (in_code if isinstance(in_code, str) and in_code else None) or env_key
-

@@ -37,4 +37,3 @@ def litellm_module() -> ModuleType:
             pass
         _litellm = litellm
     return _litellm
-

@@ -126,47 +126,44 @@ _MODEL = _Model()
 def _handler_class(litellm: ModuleType) -> type:
     from litellm.llms.custom_llm import CustomLLM, CustomLLMError  # heavy: litellm
 
+    def submit(messages: list) -> Future:
+        """Ask the model, on its thread (the grammar bounds a reply to COMMENT_CHARS: this
+        many tokens always fit it)."""
+        chat = [{"role": m["role"], "content": _text(m.get("content"))} for m in messages]
+        return _MODEL.submit(chat, COMMENT_CHARS + 40)
+
+    def response(model: str, result: dict) -> Any:
+        usage = result.get("usage") or {}
+        return litellm.ModelResponse(
+            model=model,
+            choices=[{"index": 0, "finish_reason": "stop",
+                      "message": {"role": "assistant",
+                                  "content": result["choices"][0]["message"]["content"]}}],
+            usage=litellm.Usage(prompt_tokens=usage.get("prompt_tokens", 0),
+                                completion_tokens=usage.get("completion_tokens", 0),
+                                total_tokens=usage.get("total_tokens", 0)))
+
     class LocalLLM(CustomLLM):
-        @staticmethod
-        def _request(messages: list, optional_params: dict) -> tuple[list, int]:
-            # The grammar bounds a reply to COMMENT_CHARS; this many tokens always fit it.
-            return ([{"role": m["role"], "content": _text(m.get("content"))} for m in messages],
-                    COMMENT_CHARS + 40)
-
-        @staticmethod
-        def _response(model: str, result: dict) -> Any:
-            usage = result.get("usage") or {}
-            return litellm.ModelResponse(
-                model=model,
-                choices=[{"index": 0, "finish_reason": "stop",
-                          "message": {"role": "assistant",
-                                      "content": result["choices"][0]["message"]["content"]}}],
-                usage=litellm.Usage(prompt_tokens=usage.get("prompt_tokens", 0),
-                                    completion_tokens=usage.get("completion_tokens", 0),
-                                    total_tokens=usage.get("total_tokens", 0)))
-
-        def completion(self, model, messages, *args, optional_params=None, **kwargs):  # noqa: ANN001
+        def completion(self, model, messages, *args, **kwargs):  # noqa: ANN001
             try:
-                return self._response(model, _MODEL.submit(*self._request(messages, {})).result())
+                return response(model, submit(messages).result())
             except ValueError as exc:
                 raise CustomLLMError(status_code=400, message=str(exc)) from None
 
-        async def acompletion(self, model, messages, *args, optional_params=None, **kwargs):  # noqa: ANN001
+        async def acompletion(self, model, messages, *args, **kwargs):  # noqa: ANN001
             try:
-                result = await asyncio.wrap_future(_MODEL.submit(*self._request(messages, {})))
+                result = await asyncio.wrap_future(submit(messages))
             except ValueError as exc:
                 raise CustomLLMError(status_code=400, message=str(exc)) from None
-            return self._response(model, result)
+            return response(model, result)
 
     return LocalLLM
 
 
 def _text(content: Any) -> str:
     """OpenAI content may be a list of parts; the chat template wants a string."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
+    if content is None or isinstance(content, str):
+        return content or ""
     return "".join(p.get("text", "") for p in content if isinstance(p, dict))
 
 

@@ -24,7 +24,6 @@ class Answer(Struct):
     cost: float | None
 
 
-
 def _package_file(package: str, name: str) -> Path | None:
     """The file ``name`` in an installed ``package``, found without importing it."""
     spec = importlib.util.find_spec(package)
@@ -55,18 +54,14 @@ def _count(value: Any) -> int:
 
 def _header_cost(value: str | None) -> float | None:
     try:
-        cost = float(value) if value is not None else None
-    except ValueError:
+        cost = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):  # TypeError: no header
         return None
-    return cost if cost is not None and math.isfinite(cost) and cost >= 0 else None
+    return cost if math.isfinite(cost) and cost >= 0 else None
 
 
 _index: str | None = None  # the price index's text (see _price_index)
 INDEX_HEAD = '["cascade price index", 1]\n'
-
-
-def _price_file() -> Path | None:
-    return _package_file("litellm", "model_prices_and_context_window_backup.json")
 
 
 def _price_index(path: Path) -> str:
@@ -118,7 +113,7 @@ def listed_cost(names: tuple[Any, ...], prompt_tokens: int,
     global _index
     try:
         if _index is None:
-            path = _price_file()
+            path = _package_file("litellm", "model_prices_and_context_window_backup.json")
             _index = _price_index(path) if path else INDEX_HEAD
         for candidate in (n for n in names if isinstance(n, str) and n):
             listed = _listed_prices(_index, candidate)

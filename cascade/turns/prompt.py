@@ -1,14 +1,8 @@
-"""What a persona is told: its personality, the phase, the document, the discussion.
-
-Bounded: past the token budget, older comments go in as a deterministic summary (never
-silently cut). Redacted: credential-looking text never leaves the machine -- the title, the
-document, the background, every comment and author, the persona's own file, and then the
-whole request once more; each redaction is reported with the file and line it came from.
-Fenced: everything someone else wrote sits in its own block that it cannot close, the system
-prompt says that blocks are material and never instructions, and the role and the task come
-last, outside every block. What every prompt shares -- its opening blocks (``frame``) and
-the last scan (``finish``) -- is here once; every turn's prompt (cascade.run.step_prompt)
-is built on it.
+"""What a persona is told: its personality, the phase, the document, the discussion --
+bounded (past the token budget, older comments go in as a deterministic summary), redacted
+and fenced as docs/secrets.md says (each redaction reported with the file and line it came
+from). What every prompt shares -- its opening blocks (``frame``) and the last scan
+(``finish``) -- is here once; every turn's prompt (cascade.run.step_prompt) is built on it.
 """
 from __future__ import annotations
 
@@ -69,17 +63,13 @@ def preamble_of(d: Discussion) -> str:
 def _label(text: str) -> str:
     """An author name or path as it may stand in a block's opening line: one line, no angle
     brackets, at most 80 characters."""
-    text = " ".join(str(text).replace("<", "(").replace(">", ")").split())
-    return text[:80]
+    return " ".join(str(text).replace("<", "(").replace(">", ")").split())[:80]
 
 
 class Blocks:
-    """Untrusted text, each piece in its own block: ``<<<material ID: what>>>`` ...
-    ``<<<end ID>>>``. ID is a digest of every piece of the request, so no piece can contain
-    it -- a piece cannot close its block (an accidental occurrence is taken out anyway).
-    Quoted pieces (title, background, comments) get "> " before every line, so no line of
-    theirs can stand at the start of a line of the request and pass for one of its sections;
-    the document keeps its lines inside a code fence it cannot close."""
+    """Untrusted text, each piece in its own block that it cannot close (docs/secrets.md,
+    "Prompt injection"): ID, a digest of every piece of the request, taken out of any piece
+    that holds it anyway; a quoted piece's lines start with "> "."""
 
     def __init__(self) -> None:
         self.pieces: list[tuple[str, str, bool]] = []  # (what, text, quoted)

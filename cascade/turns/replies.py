@@ -30,15 +30,11 @@ neutralising forged ledger markers and control characters inside it is another m
 (cascade.ledger.render).
 
 Size. A reply is asked for with ``max_tokens`` = the reply budget (CASCADE_REPLY_TOKENS); an
-endpoint that ignores it can answer with megabytes. Counted at about 4 characters a token,
-with a margin of 2x and 1,024 characters (``comment_limit``: 9,216 characters for the default
-1,024 tokens):
-  - a raw reply longer than 64 times that (``raw_limit``: 589,824 characters by default) is
-    refused unread (``too_large``): no parse, no cache, no repair re-ask that would send it back;
-  - with ``reply_tokens``, a comment longer than ``comment_limit`` is cut (``cut_reply``): at
-    a line end near the limit, a code fence it leaves open closed, and a visible note added;
-    the reply's vote is dropped -- a reply that overran its budget is not a reply the gate can
-    trust -- and ``Reply.cut`` holds the comment's original length.
+endpoint that ignores it can answer with megabytes. A raw reply past ``raw_limit`` (589,824
+characters for the default 1,024 tokens) is refused unread (``too_large``): no parse, no
+cache, no repair re-ask that would send it back. A comment past ``comment_limit`` (9,216) is
+cut and its vote dropped (``cut_reply``): a reply that overran its budget is not a reply the
+gate can trust.
 """
 from __future__ import annotations
 
@@ -104,11 +100,9 @@ def parse_reply(text: str | None, *, reply_tokens: int | None = None) -> Reply:
     """The reply in a model's text; raises ReplyError (only) when there is none. With
     ``reply_tokens`` (the budget the reply was asked for), a comment over its budget is cut
     and its vote dropped (``cut_reply``)."""
-    if text is None:
-        raise ReplyError("empty reply")
-    if not isinstance(text, str):
+    if text is not None and not isinstance(text, str):
         raise ReplyError("reply is not text")
-    if not text.strip():
+    if text is None or not text.strip():
         raise ReplyError("empty reply")
     reply = _parse(text, unwrap=True)
     return reply if reply_tokens is None else cut_reply(reply, reply_tokens)
@@ -118,6 +112,8 @@ CHARS_PER_TOKEN = 4
 
 
 _COMMENT_KEY = re.compile(r'"comment"\s*:\s*"')
+# A piece of a JSON string's text: plain characters, a \u escape, or another escape.
+_STRING_PIECE = re.compile(r'[^"\\]+|\\u(.{4})|\\([^u])', re.DOTALL)
 _ESCAPES = {"n": "\n", "t": "\t", "r": "", '"': '"', "\\": "\\", "/": "/", "b": "", "f": ""}
 
 
@@ -128,29 +124,18 @@ def streamed_comment(text: str) -> str:
     m = _COMMENT_KEY.search(text)
     if m is None:
         return "" if text.lstrip().startswith(("{", "`")) else text
-    out, i = [], m.end()
-    while i < len(text):
-        c = text[i]
-        if c == '"':
-            break
-        if c == "\\":
-            if i + 1 >= len(text):
-                break
-            nxt = text[i + 1]
-            if nxt == "u":
-                if i + 6 > len(text):
-                    break
-                try:
-                    out.append(chr(int(text[i + 2:i + 6], 16)))
-                except ValueError:
-                    pass
-                i += 6
-                continue
-            out.append(_ESCAPES.get(nxt, nxt))
-            i += 2
-            continue
-        out.append(c)
-        i += 1
+    out = []
+    piece = _STRING_PIECE.match(text, m.end())
+    while piece is not None:  # up to the closing quote, or an escape not whole yet
+        code, escaped = piece.groups()
+        if code is not None:
+            try:
+                out.append(chr(int(code, 16)))
+            except ValueError:
+                pass
+        else:
+            out.append(piece.group() if escaped is None else _ESCAPES.get(escaped, escaped))
+        piece = _STRING_PIECE.match(text, piece.end())
     return "".join(out)
 
 
@@ -174,8 +159,9 @@ def too_large(text: str | None, reply_tokens: int) -> str | None:
 
 
 def cut_reply(reply: Reply, reply_tokens: int) -> Reply:
-    """``reply`` with its comment cut to ``comment_limit(reply_tokens)`` and a note saying so,
-    and no vote; unchanged when the comment fits."""
+    """``reply`` with its comment cut to ``comment_limit(reply_tokens)`` (at a line end near
+    the limit, a code fence it leaves open closed) and a note saying so, no vote, and
+    ``cut``: the comment's length; unchanged when the comment fits."""
     limit = comment_limit(reply_tokens)
     if reply.sentinel or len(reply.comment) <= limit:
         return reply
@@ -442,18 +428,12 @@ def _valid_text(text: str) -> str:
     return _LONE_SURROGATE.sub("\ufffd", text) if _LONE_SURROGATE.search(text) else text
 
 
+_JSON_TYPES = {list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+               type(None): "null", dict: "object"}
+
+
 def _json_type(value: Any) -> str:
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if value is None:
-        return "null"
-    return "object" if isinstance(value, dict) else type(value).__name__
+    return _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 def _short(value: str, limit: int = 40) -> str:

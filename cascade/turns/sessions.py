@@ -1,10 +1,7 @@
-"""Shared HTTP clients for a run of many waves.
-
-A step protocol's run asks in waves, one after another; inside ``session()`` the calls of
-every wave share their clients (cascade.turns.providers.httpclient keeps one per
-timeout), so a wave reuses the connections the last one opened instead of setting up its own.
-Outside a session each call has its own client, closed when it returns. This module imports
-no HTTP library: a run served from the reply cache never loads one.
+"""Shared HTTP clients for a run of many waves: inside ``session()`` the calls of every wave
+share their clients (cascade.turns.providers.httpclient keeps one per timeout), so a wave
+reuses the connections the last one opened; outside, each call has its own, closed when it
+returns. No HTTP library is imported here: a run served from the reply cache loads none.
 """
 from __future__ import annotations
 

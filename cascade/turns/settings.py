@@ -29,11 +29,8 @@ class Settings(Struct):
     max_calls: int | None = None  # CASCADE_MAX_CALLS per run
     max_tokens: int | None = None  # CASCADE_MAX_TOKENS per run (prompt + completion)
     max_cost: float | None = None  # CASCADE_MAX_COST per run, in dollars
-    # CASCADE_HTTP: "auto" asks openai/ models over plain HTTP, others through litellm;
-    # "litellm" sends every model through litellm.
-    http: str = "auto"
-    # CASCADE_MAX_REPLY_BYTES: the most of one answer read (an HTTP body, a command's output)
-    max_reply_bytes: int = MAX_REPLY_BYTES
+    http: str = "auto"  # CASCADE_HTTP: "litellm" sends every model through litellm
+    max_reply_bytes: int = MAX_REPLY_BYTES  # CASCADE_MAX_REPLY_BYTES: the most of an answer read
     # the providers declared by name (.cascade/providers.yml, the user's providers.yml)
     providers: ProviderTable = field(default_factory=ProviderTable)
 
@@ -80,8 +77,8 @@ class Settings(Struct):
             context_tokens=int(number("CASCADE_CONTEXT_TOKENS", 6000, int, 200)),
             source_tokens=int(number("CASCADE_SOURCE_TOKENS", 8000, int, 200)),
             reply_tokens=int(number("CASCADE_REPLY_TOKENS", 1024, int, 16)),
-            max_calls=_int_or_none(number("CASCADE_MAX_CALLS", None, int, 0)),
-            max_tokens=_int_or_none(number("CASCADE_MAX_TOKENS", None, int, 0)),
+            max_calls=number("CASCADE_MAX_CALLS", None, int, 0),  # an int, or None
+            max_tokens=number("CASCADE_MAX_TOKENS", None, int, 0),
             max_cost=number("CASCADE_MAX_COST", None, float, 0),
             http=_choice("CASCADE_HTTP", ("auto", "litellm")),
             max_reply_bytes=int(number("CASCADE_MAX_REPLY_BYTES", MAX_REPLY_BYTES, int, 1024)),
@@ -96,7 +93,3 @@ def _choice(name: str, choices: tuple[str, ...]) -> str:
     if raw.lower() not in choices:
         raise CascadeError(f"{name}={raw!r} must be one of: {', '.join(choices)}")
     return raw.lower()
-
-
-def _int_or_none(value: float | None) -> int | None:
-    return None if value is None else int(value)

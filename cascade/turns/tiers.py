@@ -1,6 +1,4 @@
-"""Which model a role asks: the persona's own, the rule's for the role or its tier, a
-declared provider the persona hints at, the strong model for a strong role, the rule's or the
-environment's, the declared default, then the embedded one."""
+"""Which model a role asks (the order: docs/providers.md, "Which provider a persona asks")."""
 from __future__ import annotations
 
 import importlib.util
@@ -40,13 +38,11 @@ def strong_model() -> str | None:
 
 def models_for(persona, role: str | None, tier: str, rule_model: str | None,
                rule_models: dict | None, settings: Settings) -> tuple[str, ...]:
-    """The model a role asks, then its own fallbacks (before CASCADE_FALLBACK_MODELS). The
-    model: persona ``model:`` > the rule's ``models:`` for the role, else for its tier (the
-    persona's ``provider_hint`` when it names one) > the declared provider the hint names > CASCADE_MODEL_STRONG
-    (a strong role) > the rule's ``model:`` / CASCADE_MODEL > the declared default > the
-    embedded model. The fallbacks: the rest of that ``models:`` entry. A hint that names
-    neither a tier, nor a ``models:`` entry, nor a declared provider is a preference this
-    repository does not serve: the role asks what it would without it."""
+    """The model a role asks, then its own fallbacks (before CASCADE_FALLBACK_MODELS): the
+    rest of the rule's ``models:`` entry for the role, else for its tier (the persona's
+    ``provider_hint`` when it names one). A hint that names neither a tier, nor a ``models:``
+    entry, nor a declared provider is a preference this repository does not serve: the role
+    asks what it would without it."""
     hint = persona.provider_hint
     tier = hint if hint in TIERS else tier
     given = rule_models or {}

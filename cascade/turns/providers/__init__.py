@@ -1,23 +1,13 @@
-"""Providers: the ways a model is asked, registered by name.
+"""Providers: the ways a model is asked, registered by name (the built-in ones, and how a
+package adds one through the entry point group ``cascade.providers``: docs/providers.md).
 
 A provider is a module that registers a ``Provider``: its name, and ``route(target, ask)``,
 which says how one model of the fallback chain is asked (a ``cascade.turns.call.Route``) or
 why it is not (one line: "no credentials for ..."). Whatever every provider shares --
 retries, the fallback chain, a failure said in one line, credentials scrubbed from what is
 shown, the budget -- is cascade.turns.chain's, so a provider only builds its request and
-reads its answer.
-
-Built in, each a module of this folder, imported the first time it is asked for (a run
-served from the reply cache loads no HTTP client):
-  openai         an OpenAI-compatible endpoint, ``openai/<name>`` (httpx)
-  anthropic      Anthropic's Messages API, ``anthropic/<name>`` (httpx)
-  ollama         Ollama's own ``/api/chat``, ``ollama/<name>`` and ``ollama_chat/<name>``
-  command        a program that reads the prompt on stdin and writes the reply (a declared
-                 provider's ``command:``)
-  cascade-local  the embedded offline model, ``cascade-local/smollm2``
-  litellm        every other model string, through litellm's translation
-Installed packages add more through the entry point group ``cascade.providers``: each
-entry point names a module whose import calls ``register``; as for behaviours, only installed
+reads its answer. A built-in provider's module is imported the first time it is asked for (a
+run served from the reply cache loads no HTTP client); of installed packages, only
 distributions are read, never the repository under review.
 
 Which provider asks a name of the chain (``target``): a provider declared by that name

@@ -11,21 +11,16 @@ token (``sk-ant-oat...``) or ``ANTHROPIC_AUTH_TOKEN`` goes as ``Authorization: B
 
 Where and with what, as litellm reads them: the base URL is ``CASCADE_API_BASE``, else
 ``ANTHROPIC_API_BASE``, else ``ANTHROPIC_BASE_URL``, else https://api.anthropic.com, with
-``/v1/messages`` appended unless it ends so already; the key is ``CASCADE_API_KEY``, else one
-set in code on litellm, else ``ANTHROPIC_API_KEY``, else the token ``ANTHROPIC_AUTH_TOKEN``.
+``/v1/messages`` appended unless it ends so already; the key: ``credentials``.
 
 The reply is a ``message`` whose ``content`` holds text blocks; usage counts
 ``input_tokens`` (plus the cache's) and ``output_tokens``. Streamed (``stream: true``), the
-answer comes as named events: ``message_start`` (the model, the input tokens),
-``content_block_delta`` with ``text_delta`` pieces, ``message_delta`` (the output tokens, a
-running total), ``message_stop``; ``ping`` and unknown events are skipped, and an ``error``
+answer comes as named events (``_Stream.take``): unknown ones are skipped, and an ``error``
 event (e.g. ``overloaded_error``) fails the call as a server error does. An error status
-carries ``{"type": "error", "error": {"type", "message"}}``. The client, timeouts, failure
-classes are cascade.turns.providers.httpclient's, the price cascade.turns.pricing's.
+carries ``{"type": "error", "error": {"type", "message"}}``.
 """
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -40,8 +35,10 @@ from cascade.turns.providers.httpclient import (
     COST_HEADER,
     Endpoint,
     InternalServerError,
+    Streamed,
     post_events,
     post_json,
+    streamed_json,
 )
 from cascade.turns.providers.openai_chat import finish
 
@@ -69,9 +66,8 @@ def credentials(api_key: str | None) -> tuple[str | None, str | None]:
     key."""
     if api_key:
         return api_key, None
-    library = sys.modules.get("litellm")
-    for value in ((getattr(library, "anthropic_key", None), getattr(library, "api_key", None))
-                  if library is not None else ()):
+    library = sys.modules.get("litellm")  # None: getattr gives None
+    for value in (getattr(library, "anthropic_key", None), getattr(library, "api_key", None)):
         if isinstance(value, str) and value.strip():
             return value.strip(), None
     key = os.environ.get("ANTHROPIC_API_KEY", "").strip() or None
@@ -90,10 +86,6 @@ def _headers(key: str | None, token: str | None) -> dict[str, str]:
     elif token:
         headers["authorization"] = f"Bearer {token}"
     return headers
-
-
-def _url(endpoint: Endpoint) -> str:
-    return endpoint_url(endpoint.base, SUFFIX)
 
 
 def request_body(name: str, messages: list[dict[str, Any]], max_tokens: int) -> dict[str, Any]:
@@ -143,16 +135,17 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
     text passed to it as it arrives; the answer is the whole text all the same."""
     body = request_body(name, messages, max_tokens)
     headers = _headers(endpoint.key, token)
+    url = endpoint_url(endpoint.base, SUFFIX)
     if on_text is not None:
         body["stream"] = True
         stream = _Stream(endpoint.shown, on_text)
-        got = await post_events(endpoint, _url(endpoint), body, headers, stream.take)
+        got = await post_events(endpoint, url, body, headers, stream.take)
         if not stream.started:
             raise InternalServerError(f"the stream from {endpoint.shown} held no message_start "
                                       "event")
         return _answer("".join(stream.parts), stream.usage, name, stream.served,
                        got.get(COST_HEADER))
-    data, response = await post_json(endpoint, _url(endpoint), body, headers)
+    data, response = await post_json(endpoint, url, body, headers)
     text = _content(data)
     if text is None:
         raise InternalServerError(f"the response from {endpoint.shown} is not a message "
@@ -182,33 +175,22 @@ def _content(data: Any) -> str | None:
                    and isinstance(block.get("text"), str))
 
 
-class _Stream:
+class _Stream(Streamed):
     """What the events of a streamed message said so far."""
 
-    def __init__(self, base: str, on_text: Callable[[str], None]) -> None:
-        self.base, self.on_text = base, on_text
-        self.parts: list[str] = []
-        self.usage: dict[str, Any] = {}
-        self.served: Any = None
-        self.started = False
+    started = False
 
     def take(self, data: str) -> bool:
         """Read one event's data; False at ``message_stop``."""
-        try:
-            event = json.loads(data)
-        except ValueError as exc:
-            raise InternalServerError(f"a streamed event from {self.base} is not JSON: "
-                                      f"{data[:80]!r}") from exc
+        event = streamed_json(data, "event", self.base)
         kind = event.get("type") if isinstance(event, dict) else None
         if kind == "message_start" and isinstance(event.get("message"), dict):
             self.started = True
             self.served = event["message"].get("model") or self.served
             self._count(event["message"].get("usage"))
         elif kind == "content_block_delta" and isinstance(event.get("delta"), dict):
-            text = event["delta"].get("text")
-            if event["delta"].get("type") == "text_delta" and isinstance(text, str) and text:
-                self.parts.append(text)
-                self.on_text(text)
+            if event["delta"].get("type") == "text_delta":
+                self.add(event["delta"].get("text"))
         elif kind == "message_delta":
             self._count(event.get("usage"))
         elif kind == "error":
@@ -229,18 +211,18 @@ def route(target: Target, ask: Ask) -> Route | str:
     """How ``target`` is asked; a refusal: why not (no key)."""
     settings = ask.settings
     name = target.model.partition("/")[2]  # ``anthropic/<name>``: the name to send
-    endpoint = base_url(target.option("api_base") or settings.api_base)
     key, token = credentials(settings.api_key)
     refused = missing_credentials(target.model, key or token, settings.api_base)
     if refused:
         return refused
+    endpoint = Endpoint(base_url(target.option("api_base") or settings.api_base), key,
+                        settings.timeout, settings.max_reply_bytes)
 
     def request() -> Any:
-        return chat(name, ask.messages,
-                    Endpoint(endpoint, key, settings.timeout, settings.max_reply_bytes),
-                    max_tokens=ask.max_tokens, token=token, on_text=ask.on_text)
+        return chat(name, ask.messages, endpoint, max_tokens=ask.max_tokens, token=token,
+                    on_text=ask.on_text)
 
-    return Route(request, finish(target.name), endpoint, key_hint(settings, key))
+    return Route(request, finish(target.name), endpoint.base, key_hint(settings, key))
 
 
 register(Provider("anthropic", route))

@@ -1,31 +1,11 @@
 """The ``command`` provider: a program the developer is already logged in to (``claude -p``,
 ``codex exec -``, ``llm -m <model>``, ``opencode run``) asked as a declared provider's
 ``command:`` (cascade.config.providers) -- the prompt on its standard input, the reply on its
-standard output.
-
-How it is run:
-- The command line is split as a shell splits words (shlex: quotes group, nothing else of a
-  shell applies -- no pipes, no globbing), then ``$VAR`` / ``${VAR}`` and a leading ``~`` are
-  expanded in each word (``$HOME/.opencode/bin/opencode run ...``). No shell is started.
-- The environment is the user's, as it is (a subscription login, a config path, a proxy keep
-  working); the working directory is the current one (the repository's top, for the hook).
-- The system prompt goes where the tool takes it: the entry's ``system:`` (a flag such as
-  ``--system-prompt``, its value the system text; or ``stdin``), else the flag of a tool known
-  by its program's name (``claude``: ``--system-prompt``, ``llm``: ``--system``), else first
-  on standard input. A repair re-ask (a reply, then a request about it) is written out on
-  standard input with the earlier reply marked as such.
-- The reply is what the program writes on standard output, streamed on as it arrives. At
-  most ``CASCADE_MAX_REPLY_BYTES`` are read: past that the program is killed and the call
-  fails in one line (memory stays flat).
-- ``CASCADE_TIMEOUT`` bounds the whole call; the program runs in a session of its own, so a
-  timeout (or Ctrl-C) kills it with every process it started.
-- A failure is one line naming the provider and the cause: the exit status and the last
-  line the program wrote on standard error (at most 160 characters). A non-zero exit is
-  retried, but for 126 and 127 (the shell's "not executable" / "not found") and an error
-  that says "not found"; a program that is not installed is never retried. The chain
-  (cascade.turns.chain) scrubs configured credentials from the message and the reply.
-- A command reports no token counts: its Completion says ``tokens_known=False`` (no count,
-  no cost), and the run says so.
+standard output, no shell started. How its command line is split and expanded, where the
+system prompt goes, the bounds on time and size, its one-line failures and which are retried:
+docs/providers.md, "Command providers". The program runs in a session of its own, so a
+timeout, a reply past the bound or Ctrl-C kills it with every process it started; the chain
+(cascade.turns.chain) scrubs configured credentials from its message and its reply.
 """
 from __future__ import annotations
 
@@ -41,7 +21,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.turns.call import Ask, Completion, ProviderFailure, Route, Target
+from cascade.turns.call import Ask, Completion, ProviderFailure, Route, Target, past_limit
 from cascade.turns.providers import COMMAND, Provider, register
 
 STDIN = "stdin"
@@ -76,16 +56,12 @@ def split(command: str) -> list[str]:
 
 def system_mode(target: Target, program: str) -> str:
     """How the command takes the system prompt: a flag, or ``stdin``."""
-    given = target.option("system")
-    if given:
-        return given
-    return SYSTEM_FLAGS.get(os.path.basename(program), STDIN)
+    return target.option("system") or SYSTEM_FLAGS.get(os.path.basename(program), STDIN)
 
 
-def render(messages: list[dict[str, Any]], on_stdin: bool) -> tuple[str, str]:
-    """(the system prompt, what goes on standard input): the turns after the system prompt
-    in order, an earlier reply of the model's marked as such; with ``on_stdin``, the system
-    prompt first."""
+def render(messages: list[dict[str, Any]]) -> tuple[str, str]:
+    """(the system prompt, the turns after it): in order, an earlier reply of the model's
+    marked as such."""
     system = "\n\n".join(str(m.get("content") or "") for m in messages
                          if m.get("role") == "system")
     parts: list[str] = []
@@ -95,10 +71,7 @@ def render(messages: list[dict[str, Any]], on_stdin: bool) -> tuple[str, str]:
             parts.append(f"{EARLIER_REPLY}\n{content}\n{EARLIER_END}")
         elif message.get("role") != "system":
             parts.append(content)
-    prompt = "\n\n".join(parts)
-    if on_stdin and system:
-        prompt = f"{system}\n\n{prompt}"
-    return system, prompt + "\n"
+    return system, "\n\n".join(parts)
 
 
 def invocation(target: Target, messages: list[dict[str, Any]]) -> Invocation:
@@ -113,11 +86,12 @@ def invocation(target: Target, messages: list[dict[str, Any]]) -> Invocation:
     if not argv:
         raise ProviderFailure(f"{shown}: an empty command line")
     mode = system_mode(target, argv[0])
-    system, _ = render(messages, False)
+    system, prompt = render(messages)
     flag = mode != STDIN and system and len(system.encode()) <= LONGEST_ARGUMENT
-    _, text = render(messages, not flag)
+    if system and not flag:  # on standard input, first
+        prompt = f"{system}\n\n{prompt}"
     args = [*argv, mode, system] if flag else argv
-    return Invocation(target.name, tuple(args), text.encode("utf-8", "replace"), shown)
+    return Invocation(target.name, tuple(args), f"{prompt}\n".encode("utf-8", "replace"), shown)
 
 
 def _last_line(data: bytes) -> str:
@@ -126,11 +100,6 @@ def _last_line(data: bytes) -> str:
     lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
     line = lines[-1] if lines else ""
     return line if len(line) <= SHOWN else line[:SHOWN - 3] + "..."
-
-
-def _size(limit: int) -> str:
-    mib = limit / (1024 * 1024)
-    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
 
 
 def exit_failure(inv: Invocation, code: int, stderr: bytes) -> ProviderFailure:
@@ -181,8 +150,7 @@ async def _reply(stream: asyncio.StreamReader, inv: Invocation, limit: int,
     while chunk := await stream.read(CHUNK):
         size += len(chunk)
         if size > limit:
-            raise ProviderFailure(f"{inv.shown} wrote more than {_size(limit)}: not read "
-                                  "(CASCADE_MAX_REPLY_BYTES sets the limit)")
+            raise past_limit(f"{inv.shown} wrote more than", limit)
         piece = decoder.decode(chunk)
         if piece:
             parts.append(piece)

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from cascade.turns.call import Ask, Route, Target
 from cascade.turns.providers import LOCAL, Provider, register
-from cascade.turns.providers.litellm_route import routed
+from cascade.turns.providers.litellm_route import route as litellm_route
 
 
 async def route(target: Target, ask: Ask) -> Route | str:
     """The embedded model needs no key: always asked."""
-    return await routed(target, ask, local=True)
+    return await litellm_route(target, ask, local=True)
 
 
 register(Provider(LOCAL, route, uses_litellm=True))

@@ -1,19 +1,9 @@
-"""What the HTTP providers share: one POST through httpx, answered with JSON or with
-Server-Sent Events, its failures, and a bound on what is read.
-
-httpx does the HTTP: connections kept per client (one per session of waves,
-cascade.turns.sessions, else one per call), TLS verified against certifi's bundle (or
-``SSL_CERT_FILE`` / ``SSL_CERT_DIR``), proxies and ``NO_PROXY`` from the environment,
-redirects not followed (a 3xx is a status like any other). What is added here:
-
-- **A bounded answer.** At most ``CASCADE_MAX_REPLY_BYTES`` (default 4 MiB) of a body is read,
-  streamed or not; past it the call fails with one line and the connection is dropped, so
-  memory stays flat whatever a server sends (an error page is read up to 64 KiB).
-- **A total deadline.** ``CASCADE_TIMEOUT`` bounds the whole call, not each read: a server
-  that trickles bytes cannot hold a run past it.
-- **Failures named as litellm names them**: a status that is not 2xx raises an
-  ``httpx.HTTPStatusError`` subclass named for it (RateLimitError for 429, ...), worded as
-  the openai SDK words it; a 2xx that is not an answer raises ``InternalServerError``.
+"""What the HTTP providers share: one POST through httpx, answered with JSON or streamed, its
+failures, and a bound on what is read. What httpx does (connections, TLS, proxies, no
+redirects), the bound (``CASCADE_MAX_REPLY_BYTES``) and the deadline (``CASCADE_TIMEOUT``,
+for the whole call, not each read): docs/configuration.md. A status that is not 2xx raises
+an ``httpx.HTTPStatusError`` subclass named as litellm names it (RateLimitError for 429,
+...), worded as the openai SDK words it; a 2xx that is not an answer, InternalServerError.
 """
 from __future__ import annotations
 
@@ -36,7 +26,7 @@ import httpx  # noqa: E402
 
 from cascade.base.version import __version__
 from cascade.base.text import shown_url
-from cascade.turns.call import ProviderFailure
+from cascade.turns.call import ProviderFailure, past_limit
 from cascade.turns.sessions import SESSION
 
 USER_AGENT = f"cascadingdev/{__version__}"
@@ -59,7 +49,8 @@ class InternalServerError(Exception):
 
 class Endpoint:
     """Where a model is asked: the base URL, the key sent (None: none), the seconds the
-    whole call may take, and the most bytes of an answer read."""
+    whole call may take, and the most bytes of an answer read. Not a record: its repr must
+    never show the key."""
 
     __slots__ = ("base", "key", "limit", "timeout")
 
@@ -70,18 +61,6 @@ class Endpoint:
     def shown(self) -> str:
         """The base URL as a message names it (no password, no query string)."""
         return shown_url(self.base)
-
-
-def status_error(response: httpx.Response, text: str) -> httpx.HTTPStatusError:
-    """The exception for ``response`` (not 2xx), whose body begins ``text``."""
-    name = _STATUS_NAMES.get(response.status_code, "APIError")
-    cls = _status_classes.get(name)
-    if cls is None:
-        cls = _status_classes[name] = type(name, (httpx.HTTPStatusError,),
-                                           {"__module__": __name__})
-    text = text.strip()
-    message = f"Error code: {response.status_code}" + (f" - {text[:300]}" if text else "")
-    return cls(message, request=response.request, response=response)
 
 
 @contextlib.asynccontextmanager
@@ -126,32 +105,29 @@ def _new_client(endpoint: Endpoint) -> httpx.AsyncClient:
                               "the proxy as http://host:port)") from None
 
 
-def _sent(headers: dict[str, str]) -> dict[str, str]:
-    """The headers sent: the caller's, with the body's type and no compression asked (a
-    compressed body could inflate past the bound between two reads)."""
-    return {"Content-Type": "application/json", "Accept-Encoding": "identity", **headers}
+@contextlib.asynccontextmanager
+async def _answered(endpoint: Endpoint, url: str, body: dict[str, Any],
+                    headers: dict[str, str]) -> AsyncIterator[httpx.Response]:
+    """POST ``body`` to ``url``: the 2xx response, its body not read yet; a status error
+    for any other status. No compression is asked: a compressed body could inflate past the
+    bound between two reads."""
+    sent = {"Content-Type": "application/json", "Accept-Encoding": "identity", **headers}
+    async with _client(endpoint) as client, client.stream(
+            "POST", url, json=body, headers=sent) as response:
+        if not 200 <= response.status_code < 300:
+            raise await _refused(response)
+        yield response
 
 
-async def _bounded(response: httpx.Response, limit: int, where: str) -> bytes:
-    """The body of ``response``, read up to ``limit`` bytes; past it, ProviderFailure."""
-    parts: list[bytes] = []
+async def _chunks(response: httpx.Response, limit: int, where: str) -> AsyncIterator[bytes]:
+    """The body of ``response`` as it arrives, up to ``limit`` bytes; past it,
+    ProviderFailure."""
     size = 0
     async for chunk in response.aiter_bytes():
         size += len(chunk)
         if size > limit:
-            raise _too_large(where, limit)
-        parts.append(chunk)
-    return b"".join(parts)
-
-
-def _too_large(where: str, limit: int) -> ProviderFailure:
-    return ProviderFailure(f"the response from {where} is larger than {_size(limit)}: not "
-                           "read (CASCADE_MAX_REPLY_BYTES sets the limit)")
-
-
-def _size(limit: int) -> str:
-    mib = limit / (1024 * 1024)
-    return f"{mib:g} MiB" if mib >= 1 else f"{limit} bytes"
+            raise past_limit(f"the response from {where} is larger than", limit)
+        yield chunk
 
 
 def _read(response: httpx.Response, content: bytes) -> httpx.Response:
@@ -168,18 +144,22 @@ async def _refused(response: httpx.Response) -> httpx.HTTPStatusError:
         if len(body) >= ERROR_BODY_LIMIT:
             break
     read = _read(response, body[:ERROR_BODY_LIMIT])
-    return status_error(read, read.text)
+    name = _STATUS_NAMES.get(read.status_code, "APIError")
+    cls = _status_classes.get(name)
+    if cls is None:
+        cls = _status_classes[name] = type(name, (httpx.HTTPStatusError,),
+                                           {"__module__": __name__})
+    text = read.text.strip()
+    message = f"Error code: {read.status_code}" + (f" - {text[:300]}" if text else "")
+    return cls(message, request=read.request, response=read)
 
 
 async def _lines(response: httpx.Response, limit: int, where: str) -> AsyncIterator[str]:
     """The lines of a streamed body (ended by LF, CR LF or CR), its bytes counted against
     ``limit`` as they arrive (a body without a line end is bounded too)."""
     decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    pending, size = "", 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            raise _too_large(where, limit)
+    pending = ""
+    async for chunk in _chunks(response, limit, where):
         *done, pending = _LINE_END.split(pending + decoder.decode(chunk))
         for line in done:
             yield line
@@ -203,11 +183,9 @@ async def post_json(endpoint: Endpoint, url: str, body: dict[str, Any],
     status error for any other status, InternalServerError for a body that is not JSON,
     ProviderFailure for one past the limit."""
     async def call() -> tuple[Any, httpx.Response]:
-        async with _client(endpoint) as client, client.stream(
-                "POST", url, json=body, headers=_sent(headers)) as response:
-            if not 200 <= response.status_code < 300:
-                raise await _refused(response)
-            content = await _bounded(response, endpoint.limit, endpoint.shown)
+        async with _answered(endpoint, url, body, headers) as response:
+            content = b"".join([c async for c in _chunks(response, endpoint.limit,
+                                                         endpoint.shown)])
         try:
             return json.loads(content), _read(response, content)
         except (ValueError, UnicodeDecodeError) as exc:
@@ -241,10 +219,7 @@ async def _streamed(endpoint: Endpoint, url: str, body: dict[str, Any],  # long:
     """A streamed POST: each line ``pick`` keeps (None: skipped) passed to ``take`` until it
     says the stream ended; within the endpoint's deadline and its bound."""
     async def call() -> httpx.Headers:
-        async with _client(endpoint) as client, client.stream(
-                "POST", url, json=body, headers=_sent(headers)) as response:
-            if not 200 <= response.status_code < 300:
-                raise await _refused(response)
+        async with _answered(endpoint, url, body, headers) as response:
             async for line in _lines(response, endpoint.limit, endpoint.shown):
                 picked = pick(line)
                 if picked is not None and not take(picked):
@@ -252,3 +227,30 @@ async def _streamed(endpoint: Endpoint, url: str, body: dict[str, Any],  # long:
             return response.headers
 
     return await _deadline(endpoint, call())
+
+
+def streamed_json(data: str, what: str, where: str) -> Any:
+    """One piece of a streamed answer (a ``what`` from ``where``) read as JSON;
+    InternalServerError when it is not JSON."""
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise InternalServerError(f"a streamed {what} from {where} is not JSON: "
+                                  f"{data[:80]!r}") from exc
+
+
+class Streamed:
+    """What a streamed answer said so far: its text, in pieces (each passed to ``on_text`` as
+    it arrives), its usage and the model that served it; ``base``: the endpoint, as shown."""
+
+    def __init__(self, base: str, on_text: Callable[[str], None]) -> None:
+        self.base, self.on_text = base, on_text
+        self.parts: list[str] = []
+        self.usage: dict[str, Any] = {}
+        self.served: Any = None
+
+    def add(self, text: Any) -> None:
+        """One piece of the reply's text (none: an empty one, or one that is not text)."""
+        if isinstance(text, str) and text:
+            self.parts.append(text)
+            self.on_text(text)

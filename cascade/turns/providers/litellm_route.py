@@ -16,14 +16,10 @@ from cascade.turns.local import register as register_local
 from cascade.turns.providers import LITELLM, Provider, register
 
 
-async def route(target: Target, ask: Ask) -> Route | str:
-    """Any model string litellm knows; a refusal: why not (no key where one is needed)."""
-    return await routed(target, ask)
-
-
-async def routed(target: Target, ask: Ask, local: bool = False) -> Route | str:
-    """``target`` through litellm; ``local``: the embedded model, registered with litellm as
-    its provider first."""
+async def route(target: Target, ask: Ask, local: bool = False) -> Route | str:
+    """``target`` (any model string litellm knows) through litellm; a refusal: why not (no
+    key where one is needed). ``local``: the embedded model, registered with litellm as its
+    provider first."""
     candidate = target.model
     settings = ask.settings
     litellm = loaded() or await asyncio.to_thread(litellm_module)
@@ -75,7 +71,6 @@ async def _streamed(litellm: ModuleType, kwargs: dict[str, Any], on_text: Any) -
     return litellm.stream_chunk_builder(chunks, messages=kwargs["messages"])
 
 
-
 def _completion(litellm: ModuleType, response: Any, model: str, attempts: int) -> Completion:
     try:
         text = response.choices[0].message.content
@@ -84,7 +79,6 @@ def _completion(litellm: ModuleType, response: Any, model: str, attempts: int) -
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-    cost = None
     hidden = getattr(response, "_hidden_params", None) or {}
     if isinstance(hidden, dict) and hidden.get("response_cost") is not None:
         cost = float(hidden["response_cost"])

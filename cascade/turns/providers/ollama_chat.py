@@ -2,21 +2,14 @@
 ``ollama/<name>`` and ``ollama_chat/<name>`` -- no litellm, and no key (a server behind a
 proxy that wants one gets ``CASCADE_API_KEY`` as a bearer).
 
-This module is the whole of it: what a provider is asked for (cascade.turns.call's Target
-and Ask) in, a Route out, registered by name. Retries, fallbacks, failures in one line and
-the bound on what is read are the seam's and the HTTP client's.
-
 The request: ``{"model": "<name>", "messages": [...], "stream": false, "options":
 {"num_predict": N}}``. The answer: ``{"message": {"content": ...}, "prompt_eval_count",
 "eval_count", "done": true}``; streamed, one such object per line, each with a piece of the
 text, the last (``"done": true``) with the counts. A failure: a status with ``{"error":
-"..."}``. The base URL: a declared provider's ``api_base``, else ``CASCADE_API_BASE``, else
-``OLLAMA_API_BASE`` (as litellm reads it), else ``OLLAMA_HOST``, else
-http://localhost:11434.
+"..."}``. The base URL: ``base_url`` (OLLAMA_API_BASE as litellm reads it, then OLLAMA_HOST).
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any
@@ -27,8 +20,10 @@ from cascade.turns.providers import Provider, register
 from cascade.turns.providers.httpclient import (
     Endpoint,
     InternalServerError,
+    Streamed,
     post_json,
     post_lines,
+    streamed_json,
 )
 from cascade.turns.providers.openai_chat import finish
 
@@ -58,19 +53,12 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
             raise InternalServerError(f"the response from {endpoint.shown} is not a chat "
                                       f"answer (no message): {response.text[:80]!r}")
         return _answer(text, data)
-    parts: list[str] = []
+    stream = Streamed(endpoint.shown, on_text)
     last: dict[str, Any] = {}
 
     def take(line: str) -> bool:
-        try:
-            chunk = json.loads(line)
-        except ValueError as exc:
-            raise InternalServerError(f"a streamed line from {endpoint.shown} is not JSON: "
-                                      f"{line[:80]!r}") from exc
-        piece = _content(chunk)
-        if piece:
-            parts.append(piece)
-            on_text(piece)
+        chunk = streamed_json(line, "line", endpoint.shown)
+        stream.add(_content(chunk))
         if isinstance(chunk, dict) and chunk.get("error"):
             raise InternalServerError(f"the stream from {endpoint.shown} reported: "
                                       f"{chunk['error']}")
@@ -78,7 +66,7 @@ async def chat(name: str, messages: list[dict[str, Any]], endpoint: Endpoint, *,
         return not last.get("done")
 
     await post_lines(endpoint, url, body, headers, take)
-    return _answer("".join(parts), last)
+    return _answer("".join(stream.parts), last)
 
 
 def _content(data: Any) -> str | None:
@@ -100,13 +88,12 @@ def _answer(text: str, data: dict[str, Any]) -> Answer:
 def route(target: Target, ask: Ask) -> Route:
     """Ollama asks no key: always a route."""
     settings = ask.settings
-    name = target.model.partition("/")[2]
     endpoint = Endpoint(base_url(target.option("api_base") or settings.api_base),
                         settings.api_key, settings.timeout, settings.max_reply_bytes)
+    name = target.model.partition("/")[2]
 
     def request() -> Any:
-        return chat(name, ask.messages, endpoint, max_tokens=ask.max_tokens,
-                    on_text=ask.on_text)
+        return chat(name, ask.messages, endpoint, max_tokens=ask.max_tokens, on_text=ask.on_text)
 
     return Route(request, finish(target.name), endpoint.base, None)
 
