@@ -25,7 +25,7 @@ from cascade.protocol.authority import Authority
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.findings import policy_of
 from cascade.protocol.loader import load_protocol
-from cascade.protocol.options import Options, Where, check_option, most_rounds, specialize
+from cascade.protocol.options import Options, check_option, most_rounds, specialize
 from cascade.protocol.setting import setting_of
 from cascade.base.resources import LEDGER_SUFFIX, find_root
 from cascade.base.safepath import refuse_outside
@@ -104,8 +104,8 @@ def _protocol_errors(rule: Rule, protocol, personas) -> list[CascadeError]:
     steps = protocol.steps
     for key, name in rule.options:
         with Found(errors).kept():
-            check_option(protocol.name, steps, key, name,
-                         Where(rule.file, rule.line_of(key), f"rule {rule.name!r}: "))
+            check_option(protocol.name, steps, key, name, rule.file, rule.line_of(key),
+                         f"rule {rule.name!r}: ")
     with Found(errors).kept():
         check_models(rule, protocol)
     if errors:

@@ -122,24 +122,16 @@ def describe(ref) -> str:
     return f"{ref.name!r}" + (f" ({params})" if params else "")
 
 
-class Where(Struct, frozen=True):
-    """Where a value was given, for the error about it: its file and line, and the words
-    that name what gave it (``"rule 'adr': "``)."""
-
-    path: Path | None = None
-    line: int | None = None
-    prefix: str = ""
-
-
 def check_option(protocol: str, steps: Steps | None, kind: str, value: str | None,
-                 where: Where | None = None) -> None:
+                 path: Path | None = None, line: int | None = None,
+                 prefix: str = "") -> None:  # long: the value, then where it was given
     """A name given for a protocol's option must be one it has: else one line that lists
-    them (or says it has none)."""
+    them (or says it has none), at the file and line that gave it, after the words that name
+    what gave it (``prefix``: ``"rule 'adr': "``)."""
     if value is None:
         return
     names = offered(steps).get(kind, [])
     if value not in names:
-        at = where or Where()
-        raise CascadeError(f"{at.prefix}protocol {protocol!r} has no {kind} {value!r}"
+        raise CascadeError(f"{prefix}protocol {protocol!r} has no {kind} {value!r}"
                            + (f" ({SECTIONS[kind]}: {', '.join(names)})" if names else ""),
-                           at.path, at.line)
+                           path, line)

@@ -15,7 +15,7 @@ from cascade.turns.cache import ReplyCache, cache_dir, prompt_key
 from cascade.turns.chain import ModelError, complete
 from cascade.turns.prompt import Blocks, Prompt, scrubber
 from cascade.turns.replies import ReplyError, parse_reply
-from cascade.turns.tiers import model_for
+from cascade.turns.tiers import models_for
 
 
 def _messages(topic: str, synthesizer: Persona, candidates: list[Persona], low: int,
@@ -57,7 +57,7 @@ def invite(topic: str, registry, steps, settings, root) -> tuple[list[str], str,
                                      count.default)
     notes = [f"redacted before sending: {r}" for r in redactions]
     try:
-        model = model_for(synthesizer, synth_role.tier, None, None, settings)
+        model = models_for(synthesizer, None, synth_role.tier, None, None, settings)[0]
     except CascadeError as exc:
         return fallback, f"{by_words} ({exc.message})", notes
     cache = ReplyCache(cache_dir(root))

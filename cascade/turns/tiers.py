@@ -55,12 +55,6 @@ def models_for(persona, role: str | None, tier: str, rule_model: str | None,
     return tuple(dict.fromkeys((model, *entry[1:])))
 
 
-def model_for(persona, tier: str, rule_model: str | None, rule_models: dict | None,
-              settings: Settings, role: str | None = None) -> str:
-    """The model a role asks first (``models_for``)."""
-    return models_for(persona, role, tier, rule_model, rule_models, settings)[0]
-
-
 def first_model(personas, rule_model: str | None, rule_models: dict | None,
                 settings: Settings) -> Callable[[str, str, str], str | None]:
     """(alias, role id, tier) -> the model that persona asks first there, as
