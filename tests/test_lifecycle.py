@@ -222,3 +222,22 @@ def test_decide_refuses_a_document_not_in_the_index(loop_repo, fake_llm):
         "decision names the revision a commit will hold")
     assert (repo / LEDGER).read_bytes() == before
     assert fake_llm.calls() == 0
+
+
+def test_decide_on_a_revision_in_the_working_tree_names_the_document_once(with_status,
+                                                                          fake_llm):
+    """The decided revision is only in the working tree and the decision moves its status:
+    the document is both a file the command changed and one left for the person to stage,
+    and the hint names it once."""
+    repo = with_status
+    (repo / DOC).write_text(ADR)
+    git(repo, "add", DOC)
+    git(repo, "commit", "-qm", "legacy", "--no-verify")
+    (repo / DOC).write_text(ADR + "\nWith a nightly backup.\n")
+    script(fake_llm, ("CHANGES", "CHANGES", "CHANGES"))
+    assert commit(repo, "-a").returncode == 1
+    decided = cascade(repo, "decide", DOC, "READY", "--reason", "backups settle it")
+    assert decided.returncode == 0, decided.stderr
+    assert "\nAccepted\n" in (repo / DOC).read_text()
+    step = decided.stdout.strip().splitlines()[-1]
+    assert step == f"Stage it and commit: git add {LEDGER} {DOC}"

@@ -240,7 +240,7 @@ class Written:
             ok = set()
         self.staged = [p for p in changed if p in ok]
         self.kept = self.stager.active and any(p not in ok for p in changed)
-        self.left = [p for p in changed + self.extra if p not in ok and p not in self.left]
+        self.left = list(dict.fromkeys(p for p in changed + self.extra if p not in ok))
 
     def line(self) -> str | None:
         """One line: what was staged, and the ``git add`` for the rest (None: nothing to say)."""
