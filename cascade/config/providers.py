@@ -27,7 +27,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.config.schema import Bad, Key, read, texts
+from cascade.config.schema import Bad, Key, raw, read, texts, word
 from cascade.config.yamlio import LineDict, LineList, items_with_lines, load_yaml, start_line
 from cascade.base.errors import CascadeError
 from cascade.base.resources import CONFIG_DIR
@@ -84,12 +84,6 @@ def _command(value: object) -> str:
     return value.strip()
 
 
-def _text(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise Bad("a non-empty string")
-    return value.strip()
-
-
 def _system(value: object) -> str:
     if not isinstance(value, str) or not (value.strip() == "stdin"
                                           or value.strip().startswith("-")):
@@ -97,22 +91,23 @@ def _system(value: object) -> str:
     return value.strip()
 
 
+_TEXT = word("a non-empty string")
 ENTRY = {
     "name": Key(_name, required=True, label="provider 'name'"),
     "command": Key(_command, label="provider {name!r}: 'command'"),
-    "model": Key(_text, label="provider {name!r}: 'model'"),
+    "model": Key(_TEXT, label="provider {name!r}: 'model'"),
     "system": Key(_system, label="provider {name!r}: 'system'"),
-    "api_base": Key(_text, label="provider {name!r}: 'api_base'"),
-    "description": Key(_text, label="provider {name!r}: 'description'"),
+    "api_base": Key(_TEXT, label="provider {name!r}: 'api_base'"),
+    "description": Key(_TEXT, label="provider {name!r}: 'description'"),
 }
 TOP = {
-    "providers": Key(lambda v: v),
+    "providers": Key(raw),
     "default": Key(_name, label="'default'"),
-    "fallback": Key(lambda v: texts(v), (), label="'fallback'"),
+    "fallback": Key(texts, (), label="'fallback'"),
 }
 CHOICE = {
     "default": Key(_name, label="providers 'default'"),
-    "fallback": Key(lambda v: texts(v), (), label="providers 'fallback'"),
+    "fallback": Key(texts, (), label="providers 'fallback'"),
 }
 
 
@@ -156,8 +151,7 @@ def load_file(path: Path) -> ProviderTable:
         raise CascadeError("'providers' must be a list of providers (name and command or "
                            "model) or a mapping of default and fallback", path,
                            data.line_of("providers") if isinstance(data, LineDict) else None)
-    table = ProviderTable(entries, default, tuple(fallback))
-    return table
+    return ProviderTable(entries, default, tuple(fallback))
 
 
 def _entries(listed: list, path: Path, line: int | None) -> tuple[ProviderEntry, ...]:

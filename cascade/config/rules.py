@@ -57,11 +57,8 @@ class OnConsensus:
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
                 "models", "auto", "stage", "distinct_models", "options", "rounds", "base",
-                "file", "line", "key_lines")
-
-_RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
-_RULE_FIELDS += ("policy", "require_location", "hold")  # what its findings ask of a vote
-_RULE_FIELDS += ("siblings",)  # the rules written in its file (cascade.config.ruleset)
+                "file", "line", "key_lines", "governs", "drift", "drift_review", "policy",
+                "require_location", "hold", "siblings")  # each said below
 
 
 class Rule:
