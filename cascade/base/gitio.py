@@ -201,7 +201,6 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
     return result
 
 
-
 class BlobReader:
     """Blobs read one at a time, in any order, through one ``git cat-file --batch`` kept open;
     nothing is kept. For a reader that learns what it needs as it goes (the history walk)."""
