@@ -1,12 +1,10 @@
-"""An ADR template, found and filled (``cascade new``): the repository's own template (the
-ecosystems', cascade.config.adr_conventions: adr-tools' ``templates/template.md``, MADR's
-``adr-template.md``, ...) in the new document's folder or the rule's, else
-``templates/documents/adr.md`` (a Nygard ADR; ``.cascade/templates/documents/adr.md``
-overrides it). Filled with plain replacements, no Jinja2: adr-tools' ``NUMBER``, ``TITLE``,
-``DATE``, ``STATUS``; the first heading, front matter ``title:``/``date:``/``nav_order:``, a
-``Date:`` bullet or table row; status ``Proposed`` in the template's case, and a template that
-states no status gets one (MADR: ``status: proposed`` in the front matter). And the status
-line of a superseded record, in its tool's form.
+"""An ADR template, found and filled (``cascade new``, docs/cli.md): the repository's own
+(cascade.config.adr_conventions) in the new document's folder or the rule's, else
+``templates/documents/adr.md``. Filled with plain replacements, no Jinja2: adr-tools'
+``NUMBER``, ``TITLE``, ``DATE``, ``STATUS``; the first heading, front matter
+``title:``/``date:``/``nav_order:``, a ``Date:`` bullet or table row; status ``Proposed`` in
+the template's case (one that states none gets ``status: proposed`` front matter: _add_status).
+And the status line of a superseded record, in its tool's form.
 """
 from __future__ import annotations
 

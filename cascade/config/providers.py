@@ -1,21 +1,10 @@
 """Providers declared by name: the models and commands a persona's ``provider_hint``, a
 rule's ``model:`` or ``CASCADE_MODEL`` may name, with the default and the fallback chain.
-
-Two files, read in this order, the second overriding the first name by name:
-``.cascade/providers.yml`` in the repository (the team's), then the user's own
-(``$XDG_CONFIG_HOME/cascade/providers.yml``, by default ``~/.config/cascade/providers.yml``:
-a login, a path or a model only this machine has). A file holds a ``providers:`` list, each
-entry a ``name`` and either a ``command`` (a program that reads the prompt on stdin and writes
-the reply on stdout: ``claude -p --model sonnet``, ``llm -m gpt-4o-mini``) or a ``model`` (a
-model string: ``openai/gpt-4o-mini``, ``ollama/llama3.2``, ``cascade-local/smollm2``), and,
-at the top, ``default:`` (the provider asked when nothing else names one) and ``fallback:``
-(the providers asked, in order, when it fails). The form of a design that keeps the list in
-one file and the choice in another loads too: ``providers: {default: ..., fallback: [...]}``.
-
-An entry may also say ``system:`` (how its command takes the system prompt: a flag such as
-``--system-prompt``, or ``stdin`` to put it before the prompt; by default the flag of the
-tools cascade knows, else ``stdin``), ``api_base:`` (the endpoint of its model) and
-``description:``. Anything else is an error naming the file and the line.
+The file's form is docs/providers.md's: ``.cascade/providers.yml`` (the team's), then the
+user's own (``$XDG_CONFIG_HOME/cascade/providers.yml``) over it, name by name; each entry a
+``name`` and either a ``command`` or a ``model``, and ``system:``, ``api_base:``,
+``description:``; ``default:`` and ``fallback:`` at the top, or as ``providers: {default: ...,
+fallback: [...]}``. Anything else is an error naming the file and the line.
 """
 from __future__ import annotations
 

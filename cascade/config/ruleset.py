@@ -2,11 +2,9 @@
 
 Patterns are relative to the rule file's folder. For a changed file, rule files cascade from
 the repository top down to the file's folder; a nearer file's rule replaces a same-named one
-from farther up. ``extends:`` pulls in a bundled preset (``rules/<name>.yml``, or the
-repository's ``.cascade/rules/<name>.yml``) as if its rules were written in that file. What a
-rule says, and how it is read: cascade.config.rules.
-
-Loading rule files imports only PyYAML: a commit that touches no governed path stays cheap.
+from farther up. ``extends:`` pulls in a preset (``rules/<name>.yml``, or the repository's
+``.cascade/rules/<name>.yml``) as if its rules were written in that file. What a rule says:
+cascade.config.rules. Loading rule files imports only PyYAML: a no-op commit stays cheap.
 """
 from __future__ import annotations
 

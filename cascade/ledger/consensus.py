@@ -1,10 +1,7 @@
-"""Votes and consensus (seed 002 §5).
-
-Fractions are compared at two-decimal precision, the precision thresholds are written in:
-``threshold_ready: 0.67`` is met by two votes of three.
-
-``persona_votes: advisory`` makes the panel advise and people decide: the personas still vote,
-and their votes are shown, but the thresholds are computed over human votes only.
+"""Votes and consensus (seed 002 §5). Fractions are compared at the two-decimal precision
+thresholds are written in: ``threshold_ready: 0.67`` is met by two votes of three.
+``persona_votes: advisory``: the personas still vote, and their votes are shown, but the
+thresholds are computed over human votes only.
 """
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
 """One ledger's file: its text as read, what is appended to it, and the save that writes it.
 
-The file only ever grows. ``save()`` writes atomically (temp file + rename) and refuses to
-write if the file on disk was rewritten meanwhile. An append is read alone, after the text
-read before it (cascade.ledger.growing): appending costs what is appended, not what the
-ledger holds. What the ledger's state is, and the configuration it is read under, are not
-the file's: cascade.protocol.discussion puts the three together.
+The file only ever grows. ``save()`` writes atomically and refuses to write if the file on
+disk was rewritten meanwhile. An append is read alone, after the text read before it
+(cascade.ledger.growing): appending costs what is appended, not what the ledger holds. The
+ledger's state and configuration are not the file's: cascade.protocol.discussion adds them.
 """
 from __future__ import annotations
 
