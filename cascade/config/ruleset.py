@@ -65,10 +65,8 @@ class RuleSet:
 
     def files_for(self, rel: str) -> list[str]:
         """Folders (repository-relative) from the top down to ``rel``'s folder with a rule file."""
-        folders = [""]
         parts = rel.split("/")[:-1]
-        for i in range(len(parts)):
-            folders.append("/".join(parts[: i + 1]))
+        folders = [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
         return [f for f in folders if self.reader.is_file(_rules_rel(f))]
 
     def rules_in(self, folder: str) -> list[Rule]:
