@@ -30,9 +30,8 @@ _BIDI = "\u202a-\u202e\u2066-\u2069"
 _INVISIBLE = "\u180e\u200b\u2060-\u2064\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
 
 _LEDGER_CONTROL = re.compile(f"[{_CONTROLS}]")
-_LEDGER_UNTRUSTED = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
+_UNTRUSTED = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")  # every acting character
 _ACTING = re.compile(f"\r\n|[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
-_JSON_ACTING = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
 
 REPLACEMENT = "\ufffd"
 
@@ -52,7 +51,7 @@ def ledger_text(text: str, *, untrusted: bool = False) -> str:
     format characters become U+FFFD too. Idempotent."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    pattern = _LEDGER_UNTRUSTED if untrusted else _LEDGER_CONTROL
+    pattern = _UNTRUSTED if untrusted else _LEDGER_CONTROL
     return pattern.sub(_picture, text) if pattern.search(text) else text
 
 
@@ -87,7 +86,7 @@ def json_printable(document: str) -> str:
     that is still raw -- DEL, C1, bidi, invisible: json escapes only C0 -- written as a
     ``\\uXXXX`` escape. Such characters only occur inside strings, so the document still
     loads to the same value."""
-    return _JSON_ACTING.sub(_json_escape, document) if _JSON_ACTING.search(document) else document
+    return _UNTRUSTED.sub(_json_escape, document) if _UNTRUSTED.search(document) else document
 
 
 def shown_url(url: str) -> str:

@@ -135,8 +135,7 @@ def remove(root: Path, alias: str) -> Path:
             raise CascadeError(f"{alias!r} is a bundled persona: it cannot be removed (a "
                                f"repository file replaces it: cascade personas add {alias} "
                                "--from-file F)")
-        own = sorted(p.stem for p in folder(root).glob("*.y*ml")) if folder(root).is_dir() \
-            else []
+        own = sorted(p.stem for p in folder(root).glob("*.y*ml"))  # none: no folder
         raise CascadeError(f"no repository persona {alias!r} (the repository's own: "
                            f"{', '.join(own) or 'none'})")
     for rule in _rules(root):

@@ -146,9 +146,8 @@ class _Head:
         return self.state in (_FIELDS, _COMMENT)
 
     def copy(self) -> _Head:
-        other = _Head()
-        other.state, other.raw = self.state, dict(self.raw)
-        other.line, other.end = self.line, self.end
+        other = copy.copy(self)
+        other.raw = dict(self.raw)
         return other
 
     def take(self, line: str, index: int) -> bool:

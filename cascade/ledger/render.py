@@ -91,15 +91,11 @@ def _comment_safe(text: str) -> str:
 def render_comment(author: str, body: str, vote: str | None = None, *,
                    provenance: Mapping[str, object] | None = None, untrusted: bool = False,
                    origin: str = "ai") -> str:
-    """One whole comment block, ending with its closing delimiter and a newline.
-
-    With ``provenance`` the block carries the tool's stamp (``<!-- cascade:<origin> ... -->``)
-    with a digest of what the parser reads back from the block (author, body, vote, fields)
-    and a fresh nonce (``n=``): a block edited later, or one written by hand under a persona's
-    name, does not verify, and a copy of it is told from it.
-    The rendered block is parsed back before it is returned; if the parser does not read
-    exactly the block that was meant, nothing is returned (ValueError).
-    """
+    """One whole comment block, ending with its closing delimiter and a newline; with
+    ``provenance``, carrying the tool's stamp (``<!-- cascade:<origin> ... -->``: a fresh
+    nonce, and a digest of what the parser reads back: cascade.ledger.provenance). The block
+    is parsed back first: if the parser does not read exactly the block meant, nothing is
+    returned (ValueError)."""
     author = " ".join(ledger_text(author).split())
     if vote is not None and vote not in VOTES:
         raise ValueError(f"vote must be one of {', '.join(VOTES)}, not {vote!r}")
