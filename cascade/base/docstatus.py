@@ -54,17 +54,13 @@ _FRONT_ITEM = re.compile(r"^[ \t]+-[ \t]*(.*?)[ \t]*$")
 
 
 class Status:
-    """Where a document states its status: lines ``first``..``last`` (0-based, inclusive)
-    hold it; ``line`` holds the value itself."""
+    """Where a document states its status, in which ``form`` (front-matter, section, bullet,
+    row): lines ``first``..``last`` (0-based, inclusive) hold it; ``line`` holds the value."""
 
     __slots__ = ("form", "value", "line", "first", "last")
 
     def __init__(self, form: str, value: str, line: int, first: int, last: int) -> None:
-        self.form = form  # front-matter | section | bullet | row
-        self.value = value
-        self.line = line
-        self.first = first
-        self.last = last
+        self.form, self.value, self.line, self.first, self.last = form, value, line, first, last
 
     def __repr__(self) -> str:
         return f"Status({self.form!r}, {self.value!r}, line={self.line + 1})"

@@ -11,7 +11,8 @@ the ledger is the next persona's prompt). Left alone on purpose: the zero-width 
 non-joiner (emoji, Indic and Persian scripts) and the left-to-right / right-to-left marks
 (right-to-left text needs them; they cannot reorder a whole line).
 
-Two treatments, both visible (nothing silently vanishes from a review) and idempotent:
+Two treatments, both visible (nothing silently vanishes from a review) and idempotent
+(nothing they write is a character they replace):
 - ``ledger_text``, for text written into a ledger: a C0 control or DEL becomes its control
   picture (ESC ``␛``, NUL ``␀``: one printable character, which can never re-form a control
   sequence), a C1 control -- and in a model's text a bidi or invisible character -- U+FFFD;
