@@ -12,18 +12,18 @@ from __future__ import annotations
 import functools
 import re
 
+import msgspec
 import yaml
 
 CONFIG = ".pre-commit-config.yaml"
 HOOK_ID = "cascade"
 
 
-class HookFilter:
+class HookFilter(msgspec.Struct, frozen=True):
     """The cascade hook's view: the paths it is run for."""
 
-    def __init__(self, files: list[str], exclude: list[str]) -> None:
-        self.files = files  # every one must match (the config's and the hook's)
-        self.exclude = exclude  # none may match
+    files: list[str]  # every one must match (the config's and the hook's)
+    exclude: list[str]  # none may match
 
     def hides(self, path: str) -> bool:
         return (not all(re.search(f, path) for f in self.files)
