@@ -1,24 +1,17 @@
-"""A decision record's own status, as the ADR tools write it.
-
-Four forms are recognised (the first found wins; which ecosystem writes which:
-cascade.config.adr_conventions; the one-line forms, for any key, a template's date too:
-``LINE_FORMS``):
-
-- front matter (MADR 3+, log4brains): a ``status:`` key in a leading ``---`` block;
-- a ``## Status`` section (adr-tools, Nygard): its first non-blank line is the status, the
-  lines after it (``Supersedes [...]``, ``Superseded by [...]``) belong to it too;
-- a bullet (MADR 2): ``* Status: proposed`` or ``- Status: proposed``;
-- a table row (a metadata table, as opendatahub's ADRs have): ``| Status | Proposed |``.
-
-``governs()`` reads the paths a decision governs, in the same forms: a ``governs:`` key in
-the front matter (a list, a flow list ``[a, b]`` or one value), a ``## Governs`` section (a
-bullet a path), a ``Governs: a, b`` line or bullet in the header block, or a table row.
+"""A decision record's own status, as the ADR tools write it (which ecosystem writes which:
+cascade.config.adr_conventions). Four forms, the first found wins: a ``status:`` key in
+leading ``---`` front matter (MADR 3+, log4brains); a ``## Status`` section (adr-tools,
+Nygard: its first non-blank line is the status, the lines after it -- ``Supersedes [...]``
+-- belong to it too); a bullet ``* Status: proposed`` (MADR 2); a table row ``| Status |
+Proposed |`` (opendatahub). The one-line forms serve any key (a template's date too):
+``LINE_FORMS``. ``governs()`` reads the paths a decision governs in the same forms (a
+``## Governs`` section: a path a bullet; front matter: a list, ``[a, b]`` or one value).
 
 ``core()`` is what a review is about: the text without its status and without spacing
-differences (runs of spaces, trailing spaces, runs of blank lines; indentation is kept: it is
-markdown's structure). Two revisions with the same core differ only in their status or
-their spacing; a review of one holds for the other (cascade.protocol.derivation). Re-wrapping a
-paragraph changes the core: it may change what a list or a table says, so it is reviewed.
+differences (indentation is kept: it is markdown's structure). Two revisions with the same
+core differ only in their status or their spacing; a review of one holds for the other
+(cascade.protocol.derivation). Re-wrapping a paragraph changes the core: it may change what a
+list or a table says, so it is reviewed.
 
 Pure functions on text; nothing here imports more than ``re`` and ``hashlib``.
 """
@@ -61,17 +54,13 @@ _FRONT_ITEM = re.compile(r"^[ \t]+-[ \t]*(.*?)[ \t]*$")
 
 
 class Status:
-    """Where a document states its status: lines ``first``..``last`` (0-based, inclusive)
-    hold it; ``line`` holds the value itself."""
+    """Where a document states its status, in which ``form`` (front-matter, section, bullet,
+    row): lines ``first``..``last`` (0-based, inclusive) hold it; ``line`` holds the value."""
 
     __slots__ = ("form", "value", "line", "first", "last")
 
     def __init__(self, form: str, value: str, line: int, first: int, last: int) -> None:
-        self.form = form  # front-matter | section | bullet | row
-        self.value = value
-        self.line = line
-        self.first = first
-        self.last = last
+        self.form, self.value, self.line, self.first, self.last = form, value, line, first, last
 
     def __repr__(self) -> str:
         return f"Status({self.form!r}, {self.value!r}, line={self.line + 1})"
@@ -79,6 +68,15 @@ class Status:
 
 def _lines(text: str) -> list[str]:
     return text.replace("\r\n", "\n").split("\n")
+
+
+def _front(lines: list[str]):
+    """Each line of a leading ``---`` block, with its index, up to its end (or the file's)."""
+    if lines and lines[0].strip() == "---":
+        for i in range(1, len(lines)):
+            if lines[i].strip() in ("---", "..."):
+                return
+            yield i, lines[i]
 
 
 def unfenced(lines: list[str], start: int = 0):
@@ -100,13 +98,10 @@ def _unquote(value: str) -> str:
 
 def find(text: str) -> Status | None:
     lines = _lines(text)
-    if lines and lines[0].strip() == "---":
-        for i in range(1, len(lines)):
-            if lines[i].strip() in ("---", "..."):
-                break
-            m = _FRONT_STATUS.match(lines[i])
-            if m:
-                return Status("front-matter", _unquote(m.group(2)), i, i, i)
+    for i, line in _front(lines):
+        m = _FRONT_STATUS.match(line)
+        if m:
+            return Status("front-matter", _unquote(m.group(2)), i, i, i)
     for i, line in unfenced(lines):
         if _SECTION.match(line):
             end = i + 1
@@ -177,7 +172,8 @@ def matching_case(word: str, current: str) -> str:
 
 def core(data: bytes) -> str:
     """A short digest of what a review of ``data`` is about: the text without its status
-    and with runs of spaces inside lines, trailing spaces, runs of blank lines and line endings normalised."""
+    and with runs of spaces inside lines, trailing spaces, runs of blank lines and line
+    endings normalised."""
     text = data.decode("utf-8", "surrogateescape")
     found = find(text)
     lines = _lines(text)
@@ -252,10 +248,8 @@ def _path_items(value: str) -> list[str]:
 
 
 def _front_governs(lines: list[str]) -> Governs | None:
-    for i in range(1, len(lines)):
-        if lines[i].strip() in ("---", "..."):
-            return None
-        m = _FRONT_GOVERNS.match(lines[i])
+    for i, line in _front(lines):
+        m = _FRONT_GOVERNS.match(line)
         if m is None:
             continue
         if m.group(2):
@@ -278,10 +272,9 @@ def _front_governs(lines: list[str]) -> Governs | None:
 def governs(text: str) -> Governs | None:
     """What the document says it governs (the first form found wins), or None."""
     lines = _lines(text)
-    if lines and lines[0].strip() == "---":
-        found = _front_governs(lines)
-        if found is not None:
-            return found
+    found = _front_governs(lines)
+    if found is not None:
+        return found
     for i, line in unfenced(lines):
         if _GOVERNS_SECTION.match(line):
             items = []

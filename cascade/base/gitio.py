@@ -143,10 +143,7 @@ def repo_root(start: Path | None = None) -> Path:
 def git_dir_or_none(root: Path) -> Path | None:
     """The common git directory, or None outside a repository (or without git)."""
     dirs = _git_dirs(root)
-    text = dirs[1] if dirs else ""
-    if not text:
-        return None
-    return Path(text) if Path(text).is_absolute() else root / text
+    return root / dirs[1] if dirs is not None else None  # an absolute one: itself
 
 
 def staged_paths(root: Path) -> list[str]:
@@ -199,7 +196,6 @@ def read_blobs(root: Path, blobs: list[str]) -> dict[str, bytes]:
         result[blob] = out[pos:pos + size]
         pos += size + 1
     return result
-
 
 
 class BlobReader:
@@ -258,8 +254,7 @@ def version_at(root: Path, rel: str, ref: str = "HEAD") -> bytes | None:
 def merge_head(root: Path) -> str | None:
     """The other parent of a merge in progress, if any."""
     dirs = _git_dirs(root)
-    path = Path(dirs[0] if dirs else git(root, "rev-parse", "--git-dir").decode().strip())
-    path = path if path.is_absolute() else root / path
+    path = root / (dirs[0] if dirs else git(root, "rev-parse", "--git-dir").decode().strip())
     try:
         return (path / "MERGE_HEAD").read_text().split()[0]
     except (OSError, IndexError):

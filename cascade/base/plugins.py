@@ -1,9 +1,7 @@
 """Entry points of installed packages: how behaviours (``cascade.behaviours``) and providers
-(``cascade.providers``) are added without a line of cascade.
-
-Only installed distributions are read: a path entry in the working directory (the
-repository under review) is skipped unless it is an installed environment's
-``site-packages``, so no code of the repository under review ever runs.
+(``cascade.providers``) are added without a line of cascade. Only installed distributions are
+read: a path entry in the working directory (the repository under review) is skipped unless
+it is an installed environment's ``site-packages``, so no code of that repository ever runs.
 """
 from __future__ import annotations
 

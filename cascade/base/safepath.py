@@ -1,18 +1,14 @@
 """The repository's edge: paths cascade reads or writes stay inside the work tree and never
 pass through a symbolic link.
 
-A ``Source:`` header, a rule's ``discussion:`` path or ``cascade new --source`` is data
-someone wrote; a symbolic link is one line in a commit. Followed, either would carry
-``~/.pgpass`` to a model, or carry a ledger write out of the repository. So: a path that is
-absolute or climbs out with ``..`` is refused; every folder from the top of the repository
-down to the file, and the file itself, must not be a symbolic link (checked with ``lstat``,
-and the final open uses ``O_NOFOLLOW``). A refusal is one line naming the path, exit 2.
-
-The repository's own configuration (rule files, presets, personas, protocols, templates) is
-read the same way (``read_config``): a persona's text is part of a prompt. A path a person
-types (``-o``, a ledger given to a command) may be absolute or relative to the current
-folder, but must lie inside the work tree, reached through no link below its top
-(``refuse_outside``).
+A ``Source:`` header, a rule's ``discussion:`` path or ``cascade new --source`` is data someone
+wrote, and a symbolic link is one line in a commit: followed, either would carry
+``~/.pgpass`` to a model, or a ledger write out of the repository. So a path that is absolute
+or climbs out with ``..`` is refused, and so is one where the file, or a folder of it below
+the top, is a symbolic link (``lstat``; the final open uses ``O_NOFOLLOW``): one line naming
+the path, exit 2. The repository's own configuration is read the same way (``read_config``):
+a persona's text is part of a prompt. A path a person types may be absolute or relative to
+the current folder, but must lie inside the work tree (``refuse_outside``).
 """
 from __future__ import annotations
 

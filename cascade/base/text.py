@@ -1,32 +1,25 @@
 """Text from outside -- a model's reply, a ledger, a document, an endpoint's message -- made
 inert: it can neither act on a terminal nor make git take a ledger for a binary file.
 
-Which characters act:
-- controls: C0 (U+0000-U+001F) except the tab and the newline, DEL (U+007F) and C1
-  (U+0080-U+009F). ESC and CSI (U+009B) start terminal sequences (clear the screen, move the
-  cursor, colour a forged "all checks passed"); NUL makes git treat a file as binary, so
-  ``git diff`` hides the whole review; a carriage return alone rewinds a terminal line.
-- bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): they
-  reorder what a reader sees without changing what is there ("Trojan Source").
-- invisible format characters that can carry hidden text: zero-width space (U+200B), word
-  joiner and invisible operators (U+2060-U+2064), a BOM inside text (U+FEFF), the Mongolian
-  vowel separator (U+180E), interlinear annotations (U+FFF9-U+FFFB) and the tag characters
-  (U+E0000-U+E007F, which spell invisible ASCII a model reads and a person does not: the
-  ledger is the next persona's prompt). Left alone on purpose: the zero-width joiner and
-  non-joiner (emoji sequences, Indic and Persian scripts) and the left-to-right / right-to-left
-  marks (ordinary right-to-left text needs them; they cannot reorder a whole line).
+Which characters act: the controls (C0 but the tab and the newline, DEL, C1: ESC and CSI start
+terminal sequences, NUL makes git treat a file as binary, a lone CR rewinds a terminal line);
+the bidi embeddings, overrides and isolates ("Trojan Source": they reorder what a reader sees);
+invisible format characters that can carry hidden text (zero-width space, word joiner and
+invisible operators, a BOM inside text, the Mongolian vowel separator, interlinear
+annotations, and the tag characters, which spell ASCII a model reads and a person does not:
+the ledger is the next persona's prompt). Left alone on purpose: the zero-width joiner and
+non-joiner (emoji, Indic and Persian scripts) and the left-to-right / right-to-left marks
+(right-to-left text needs them; they cannot reorder a whole line).
 
 Two treatments, both visible (nothing silently vanishes from a review) and idempotent
 (nothing they write is a character they replace):
-- ``ledger_text``: for text written into a ledger. A C0 control or DEL becomes its Unicode
-  control picture (ESC is ``␛``, NUL ``␀``: the review shows what was sent), a C1 control,
-  and -- in a model's text -- a bidi control or invisible character becomes U+FFFD. A picture
-  is one printable character: it can never re-form a control sequence, whatever surrounds it.
-  Line ends become ``\\n`` (CRLF and a lone CR alike), so no CR reaches a ledger.
-- ``printable``: for whatever is printed (``cascade status``, ``list``, ``check``, the hook's
-  lines). Every acting character becomes a backslash escape in ASCII (``\\x1b``,
-  ``\\u202e``), so a ledger written by hand, or by an older cascade, cannot paint the terminal;
-  ``json_printable`` does the same for a JSON document, with JSON's ``\\uXXXX`` escapes.
+- ``ledger_text``, for text written into a ledger: a C0 control or DEL becomes its control
+  picture (ESC ``␛``, NUL ``␀``: one printable character, which can never re-form a control
+  sequence), a C1 control -- and in a model's text a bidi or invisible character -- U+FFFD;
+  line ends (CRLF, a lone CR) become ``\\n``.
+- ``printable``, for whatever is printed: every acting character as an ASCII escape
+  (``\\x1b``, ``\\u202e``), so a ledger written by hand cannot paint the terminal;
+  ``json_printable`` does the same in a JSON document, with JSON's ``\\uXXXX`` escapes.
 """
 from __future__ import annotations
 
@@ -38,9 +31,8 @@ _BIDI = "\u202a-\u202e\u2066-\u2069"
 _INVISIBLE = "\u180e\u200b\u2060-\u2064\ufeff\ufff9-\ufffb\U000e0000-\U000e007f"
 
 _LEDGER_CONTROL = re.compile(f"[{_CONTROLS}]")
-_LEDGER_UNTRUSTED = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
+_UNTRUSTED = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")  # every acting character
 _ACTING = re.compile(f"\r\n|[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
-_JSON_ACTING = re.compile(f"[{_CONTROLS}{_BIDI}{_INVISIBLE}]")
 
 REPLACEMENT = "\ufffd"
 
@@ -60,7 +52,7 @@ def ledger_text(text: str, *, untrusted: bool = False) -> str:
     format characters become U+FFFD too. Idempotent."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    pattern = _LEDGER_UNTRUSTED if untrusted else _LEDGER_CONTROL
+    pattern = _UNTRUSTED if untrusted else _LEDGER_CONTROL
     return pattern.sub(_picture, text) if pattern.search(text) else text
 
 
@@ -95,7 +87,7 @@ def json_printable(document: str) -> str:
     that is still raw -- DEL, C1, bidi, invisible: json escapes only C0 -- written as a
     ``\\uXXXX`` escape. Such characters only occur inside strings, so the document still
     loads to the same value."""
-    return _JSON_ACTING.sub(_json_escape, document) if _JSON_ACTING.search(document) else document
+    return _UNTRUSTED.sub(_json_escape, document) if _UNTRUSTED.search(document) else document
 
 
 def shown_url(url: str) -> str:

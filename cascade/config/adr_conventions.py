@@ -1,10 +1,9 @@
 """The ADR tools' conventions, as data: where each ecosystem keeps its decision records, how
 it names and numbers them, its template, the form its records state their status in
-(``CONVENTIONS``), and the status words they use. ``cascade init`` looks for the folders
-(cascade.config.layout), ``cascade new`` numbers and fills (cascade.config.adr_numbering,
-cascade.config.adr_template), ``cascade list`` shows the numbers, the hook moves only the open
-statuses at consensus (cascade.loop.closing). Reading and rewriting a status in each form is
-cascade.base.docstatus (the protocol and the CI check need it too).
+(``CONVENTIONS``), and the status words they use -- for ``cascade init``
+(cascade.config.layout), ``cascade new`` (cascade.config.adr_numbering, adr_template),
+``cascade list`` and the hook's status moves (cascade.loop.closing). Reading and rewriting a
+status in each form is cascade.base.docstatus.
 """
 from __future__ import annotations
 

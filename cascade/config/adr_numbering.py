@@ -1,15 +1,10 @@
 """The next numbered document of a rule's folder, the way adr-tools' ``adr new``, MADR and
-log4brains users expect (cascade.config.adr_conventions):
-
-- the folder: the fixed part of the rule's first match pattern (relative to its rule file),
-  e.g. ``docs/adr`` for ``docs/adr/*.md``; area folders (``docs/adr/**/*.md``) take an area
-  below it, else the folder itself;
-- the number: one more than the highest leading number of the documents the rule governs in
-  that folder (``0007-x.md``, ``7-x.md``, ``ADR-007-x.md``, opendatahub's
-  ``ODH-ADR-MS-0007-x.md``, folder-per-ADR ``0007-x/index.md``) with the folder's most common
-  prefix, keeping its width; none yet: ``0001``; documents but none numbered (joelparkerhenderson's
-  ``<slug>/index.md``): no number, the slug alone. Dated names (log4brains' ``YYYYMMDD-``)
-  get today's date.
+log4brains users expect (docs/cli.md, ``cascade new --rule``): in the fixed part of the
+rule's first match pattern (``docs/adr`` for ``docs/adr/*.md``; area folders take an area
+below it), one more than the highest leading number of the documents the rule governs there,
+with the folder's most common prefix (``ADR-``, ``ODH-ADR-MS-``) in its width; none yet:
+``0001``; documents but none numbered (``<slug>/index.md``): the slug alone; dated names
+(log4brains' ``YYYYMMDD-``): today's date.
 """
 from __future__ import annotations
 

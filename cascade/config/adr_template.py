@@ -1,12 +1,10 @@
-"""An ADR template, found and filled (``cascade new``): the repository's own template (the
-ecosystems', cascade.config.adr_conventions: adr-tools' ``templates/template.md``, MADR's
-``adr-template.md``, ...) in the new document's folder or the rule's, else
-``templates/documents/adr.md`` (a Nygard ADR; ``.cascade/templates/documents/adr.md``
-overrides it). Filled with plain replacements, no Jinja2: adr-tools' ``NUMBER``, ``TITLE``,
-``DATE``, ``STATUS``; the first heading, front matter ``title:``/``date:``/``nav_order:``, a
-``Date:`` bullet or table row; status ``Proposed`` in the template's case, and a template that
-states no status gets one (MADR: ``status: proposed`` in the front matter). And the status
-line of a superseded record, in its tool's form.
+"""An ADR template, found and filled (``cascade new``, docs/cli.md): the repository's own
+(cascade.config.adr_conventions) in the new document's folder or the rule's, else
+``templates/documents/adr.md``. Filled with plain replacements, no Jinja2: adr-tools'
+``NUMBER``, ``TITLE``, ``DATE``, ``STATUS``; the first heading, front matter
+``title:``/``date:``/``nav_order:``, a ``Date:`` bullet or table row; status ``Proposed`` in
+the template's case (one that states none gets ``status: proposed`` front matter: _add_status).
+And the status line of a superseded record, in its tool's form.
 """
 from __future__ import annotations
 
@@ -82,7 +80,7 @@ def fill(text: str, *, number: str, title: str, date: str, status: str = PROPOSE
     if "TITLE" not in seen:
         text = _set_title(text, title)
     if number.isdigit():  # MADR's own docs order their pages by number (Just the Docs)
-        text = _set_front(text, "nav_order", number)
+        text = _set_front(text, "nav_order", number) or text
     found = docstatus.find(text)
     if found is not None:
         text = docstatus.set_status(text, docstatus.matching_case(status, _bare(found.value)))
@@ -136,19 +134,19 @@ def _replace(line: str, pattern: re.Pattern[str], value: str) -> str:
     return f"{m.group(1)}{quote}{value}{quote}{end}"
 
 
-def _set_front(text: str, name: str, value: str) -> str:
-    """``text`` with its front matter's key ``name`` (if it has one) saying ``value``."""
+def _set_front(text: str, name: str, value: str) -> str | None:
+    """``text`` with its front matter's key ``name`` saying ``value``; None: it has no such key."""
     lines = text.split("\n")
     key = docstatus.line_form("front-matter", name)
     for i in range(1, _front_end(lines)):
         if key.match(lines[i].rstrip("\r")):
             lines[i] = _replace(lines[i], key, value)
             return "\n".join(lines)
-    return text
+    return None
 
 
 def _set_title(text: str, title: str) -> str:
-    text = _set_front(text, "title", title)
+    text = _set_front(text, "title", title) or text
     lines = text.split("\n")
     front = _front_end(lines)
     for i, line in unfenced(lines, front + 1):
@@ -161,14 +159,11 @@ def _set_title(text: str, title: str) -> str:
 
 
 def _set_date(text: str, date: str) -> str:
+    dated = _set_front(text, "date", date)
+    if dated is not None:
+        return dated
     lines = text.split("\n")
-    front = _front_end(lines)
-    key = docstatus.line_form("front-matter", "date")
-    for i in range(1, front):
-        if key.match(lines[i].rstrip("\r")):
-            lines[i] = _replace(lines[i], key, date)
-            return "\n".join(lines)
-    for i, line in unfenced(lines, front + 1):
+    for i, line in unfenced(lines, _front_end(lines) + 1):
         for pattern in (_DATE_BULLET, _DATE_LINE):
             if pattern.match(line.rstrip("\r")):
                 lines[i] = _replace(line, pattern, date)

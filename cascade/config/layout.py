@@ -1,28 +1,18 @@
-"""Where a repository keeps its ADRs: what ``cascade init`` writes rules for.
+"""Where a repository keeps its ADRs: what ``cascade init`` writes rules for (README.md,
+"It finds your layout").
 
-Found from the tracked files (``git ls-files``): the folders named with ``cascade init --dir``,
-adr-tools' ``.adr-dir`` (its content is the ADR folder), log4brains' ``.log4brains.yml`` (its
-``project.adrFolder``, and each of ``project.packages``' ``adrFolder``: a rule each, named
-``adr-<package>``), the ecosystems' known folders
-(cascade.config.adr_conventions: ``doc/adr``, ``docs/adr``, ``docs/decisions``, ...); when
-none of these has documents, the folders whose files are named like numbered decisions
-(``0001-title.md``, ``ADR-0001-title.md``, ``ODH-ADR-0001-title.md``, log4brains'
-``20201002-title.md``): the folder that holds
-them, or, when they sit in area folders of one parent, that parent. Three shapes, one rule
-each:
-
-- flat: ``<dir>/*.md``;
-- folder per ADR: ``<dir>/<topic>/index.md`` (plus ``<dir>/*.md`` when there are flat ones);
-- area folders: ``<dir>/**/*.md`` (``<dir>/<area>/*.md``, any depth).
-
-Every rule's ledger is ``{dir}/discussions/{stem}.discussion.md``: next to the document, one
-per document whatever the shape (a folder-per-ADR ``index.md`` gets
-``<dir>/<topic>/discussions/index.discussion.md``). Templates (``*template*.md``
-and such folders), READMEs, and the ``index.md`` at the ADR folder's top are excluded; a
-``0000-*.md`` that is not a template is a decision like any other (MADR's first one).
-
-The rule moves a document's status at consensus (``status:``) to the words the folder's ADRs
-already use: opendatahub's say Approved where cascade would write Accepted.
+Found from the tracked files: the folders ``--dir`` names, else adr-tools' ``.adr-dir``,
+log4brains' ``.log4brains.yml`` (``project.adrFolder``, and each package's ``adrFolder``: a
+rule ``adr-<package>`` each) and the ecosystems' known folders (cascade.config.adr_conventions);
+when none of these has documents, the folders of files named like numbered decisions (or,
+when they are area folders of one parent, that parent). Three shapes, one rule each: flat
+``<dir>/*.md``; folder per ADR ``<dir>/<topic>/index.md`` (plus ``<dir>/*.md`` when there are
+flat ones); area folders ``<dir>/**/*.md``. Every ledger is
+``{dir}/discussions/{stem}.discussion.md``, next to its document. Templates, READMEs and the
+``index.md`` at the ADR folder's top are excluded; a ``0000-*.md`` that is not a template is a
+decision like any other (MADR's first one). The rule's ``status:`` moves a document's status
+at consensus to the words the folder's ADRs already use (Approved, where cascade says
+Accepted).
 """
 from __future__ import annotations
 
@@ -30,6 +20,7 @@ import posixpath
 import re
 from collections import Counter
 
+import msgspec
 import yaml
 
 from cascade.base import docstatus
@@ -44,19 +35,17 @@ LOOKED_FOR = (f"--dir, {ADR_DIR_FILE}, {LOG4BRAINS_FILE}, " + ", ".join(f"{d}/" 
               + ", and files named like numbered decisions (0001-title.md, ADR-0001-title.md)")
 
 
-class Found:
+class Found(msgspec.Struct):
     """One ADR folder and the rule that governs its documents."""
 
-    def __init__(self, name: str, folder: str, shape: str, match: list[str],
-                 exclude: list[str], source: str) -> None:
-        self.name = name
-        self.folder = folder
-        self.shape = shape  # flat, folder-per-ADR, area folders
-        self.match = match
-        self.exclude = exclude
-        self.source = source  # how it was found: ".adr-dir", ".log4brains.yml", "known folder"
-        self.documents: list[str] = []
-        self.status: dict[str, str] | None = None  # its ADRs' own status words (status_words)
+    name: str
+    folder: str
+    shape: str  # flat, folder-per-ADR, area folders
+    match: list[str]
+    exclude: list[str]
+    source: str  # how it was found: ".adr-dir", ".log4brains.yml", "known folder"
+    documents: list[str] = []
+    status: dict[str, str] | None = None  # its ADRs' own status words (status_words)
 
     def governs(self, path: str) -> bool:
         return (not path.endswith(NEVER_GOVERNED)

@@ -95,7 +95,6 @@ def add(root: Path, alias: str, text: str, source: Path | None = None,
     target = existing or folder(root) / f"{alias}.yml"
     before = existing.read_bytes() if existing is not None else None
     target.parent.mkdir(parents=True, exist_ok=True)
-
     atomic_write(target, text.encode("utf-8"))
     forget_loaded()
     try:
@@ -122,8 +121,7 @@ def _with_alias(text: str, alias: str, shown: Path) -> str:
         return f"alias: {alias}\n" + text
     if given != alias:
         raise CascadeError(f"its alias is {given!r}, not {alias!r}: add it as {given!r}, or "
-                           "change its alias", shown, getattr(data, "line_of", lambda k: None)(
-                               "alias"))
+                           "change its alias", shown, data.line_of("alias"))
     return text
 
 
@@ -137,8 +135,7 @@ def remove(root: Path, alias: str) -> Path:
             raise CascadeError(f"{alias!r} is a bundled persona: it cannot be removed (a "
                                f"repository file replaces it: cascade personas add {alias} "
                                "--from-file F)")
-        own = sorted(p.stem for p in folder(root).glob("*.y*ml")) if folder(root).is_dir() \
-            else []
+        own = sorted(p.stem for p in folder(root).glob("*.y*ml"))  # none: no folder
         raise CascadeError(f"no repository persona {alias!r} (the repository's own: "
                            f"{', '.join(own) or 'none'})")
     for rule in _rules(root):

@@ -65,11 +65,9 @@ class Personas:
 
     def of_author(self, author: str) -> Persona | None:
         """The persona a block's ``Name:`` stands for (look-alikes included), or None."""
-        try:
-            return self._authors[author]
-        except KeyError:
-            found = self._authors[author] = self._by_normal.get(normal_name(author))
-            return found
+        if author not in self._authors:
+            self._authors[author] = self._by_normal.get(normal_name(author))
+        return self._authors[author]
 
     def __contains__(self, alias: str) -> bool:
         return alias in self.by_alias

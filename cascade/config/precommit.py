@@ -12,18 +12,18 @@ from __future__ import annotations
 import functools
 import re
 
+import msgspec
 import yaml
 
 CONFIG = ".pre-commit-config.yaml"
 HOOK_ID = "cascade"
 
 
-class HookFilter:
+class HookFilter(msgspec.Struct, frozen=True):
     """The cascade hook's view: the paths it is run for."""
 
-    def __init__(self, files: list[str], exclude: list[str]) -> None:
-        self.files = files  # every one must match (the config's and the hook's)
-        self.exclude = exclude  # none may match
+    files: list[str]  # every one must match (the config's and the hook's)
+    exclude: list[str]  # none may match
 
     def hides(self, path: str) -> bool:
         return (not all(re.search(f, path) for f in self.files)
@@ -36,32 +36,27 @@ class HookFilter:
 
 def has_hook(text: str) -> bool:
     """Whether a config's text has the cascade hook (a config that cannot be read: no)."""
-    return bool(_hooks(text))
+    return bool(_hooks(text)[1])
 
 
-def _hooks(text: str) -> list[dict]:
+def _hooks(text: str) -> tuple[dict, list[dict]]:
+    """The config a text loads to, and its cascade hooks (none when it cannot be read)."""
     try:
         config = yaml.safe_load(text)
     except yaml.YAMLError:
-        return []
+        return {}, []
     if not isinstance(config, dict) or not isinstance(config.get("repos"), list):
-        return []
-    return [h for r in config["repos"] if isinstance(r, dict)
-            for h in (r.get("hooks") or []) if isinstance(h, dict) and h.get("id") == HOOK_ID]
+        return {}, []
+    return config, [h for r in config["repos"] if isinstance(r, dict)
+                    for h in (r.get("hooks") or [])
+                    if isinstance(h, dict) and h.get("id") == HOOK_ID]
 
 
 @functools.lru_cache(maxsize=8)
 def hook_filter(text: str) -> HookFilter | None:
     """The filter on the cascade hook in a config's text; None when there is no cascade hook,
     it sees every staged path, or the config cannot be read (pre-commit says why itself)."""
-    try:
-        config = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
-    if not isinstance(config, dict) or not isinstance(config.get("repos"), list):
-        return None
-    hooks = [h for r in config["repos"] if isinstance(r, dict)
-             for h in (r.get("hooks") or []) if isinstance(h, dict) and h.get("id") == HOOK_ID]
+    config, hooks = _hooks(text)
     if not hooks:
         return None
     hook = hooks[0]

@@ -1,21 +1,10 @@
 """Providers declared by name: the models and commands a persona's ``provider_hint``, a
 rule's ``model:`` or ``CASCADE_MODEL`` may name, with the default and the fallback chain.
-
-Two files, read in this order, the second overriding the first name by name:
-``.cascade/providers.yml`` in the repository (the team's), then the user's own
-(``$XDG_CONFIG_HOME/cascade/providers.yml``, by default ``~/.config/cascade/providers.yml``:
-a login, a path or a model only this machine has). A file holds a ``providers:`` list, each
-entry a ``name`` and either a ``command`` (a program that reads the prompt on stdin and writes
-the reply on stdout: ``claude -p --model sonnet``, ``llm -m gpt-4o-mini``) or a ``model`` (a
-model string: ``openai/gpt-4o-mini``, ``ollama/llama3.2``, ``cascade-local/smollm2``), and,
-at the top, ``default:`` (the provider asked when nothing else names one) and ``fallback:``
-(the providers asked, in order, when it fails). The form of a design that keeps the list in
-one file and the choice in another loads too: ``providers: {default: ..., fallback: [...]}``.
-
-An entry may also say ``system:`` (how its command takes the system prompt: a flag such as
-``--system-prompt``, or ``stdin`` to put it before the prompt; by default the flag of the
-tools cascade knows, else ``stdin``), ``api_base:`` (the endpoint of its model) and
-``description:``. Anything else is an error naming the file and the line.
+The file's form is docs/providers.md's: ``.cascade/providers.yml`` (the team's), then the
+user's own (``$XDG_CONFIG_HOME/cascade/providers.yml``) over it, name by name; each entry a
+``name`` and either a ``command`` or a ``model``, and ``system:``, ``api_base:``,
+``description:``; ``default:`` and ``fallback:`` at the top, or as ``providers: {default: ...,
+fallback: [...]}``. Anything else is an error naming the file and the line.
 """
 from __future__ import annotations
 
@@ -27,7 +16,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from cascade.config.schema import Bad, Key, read, texts
+from cascade.config.schema import Bad, Key, raw, read, texts, word
 from cascade.config.yamlio import LineDict, LineList, items_with_lines, load_yaml, start_line
 from cascade.base.errors import CascadeError
 from cascade.base.resources import CONFIG_DIR
@@ -84,12 +73,6 @@ def _command(value: object) -> str:
     return value.strip()
 
 
-def _text(value: object) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise Bad("a non-empty string")
-    return value.strip()
-
-
 def _system(value: object) -> str:
     if not isinstance(value, str) or not (value.strip() == "stdin"
                                           or value.strip().startswith("-")):
@@ -97,22 +80,23 @@ def _system(value: object) -> str:
     return value.strip()
 
 
+_TEXT = word("a non-empty string")
 ENTRY = {
     "name": Key(_name, required=True, label="provider 'name'"),
     "command": Key(_command, label="provider {name!r}: 'command'"),
-    "model": Key(_text, label="provider {name!r}: 'model'"),
+    "model": Key(_TEXT, label="provider {name!r}: 'model'"),
     "system": Key(_system, label="provider {name!r}: 'system'"),
-    "api_base": Key(_text, label="provider {name!r}: 'api_base'"),
-    "description": Key(_text, label="provider {name!r}: 'description'"),
+    "api_base": Key(_TEXT, label="provider {name!r}: 'api_base'"),
+    "description": Key(_TEXT, label="provider {name!r}: 'description'"),
 }
 TOP = {
-    "providers": Key(lambda v: v),
+    "providers": Key(raw),
     "default": Key(_name, label="'default'"),
-    "fallback": Key(lambda v: texts(v), (), label="'fallback'"),
+    "fallback": Key(texts, (), label="'fallback'"),
 }
 CHOICE = {
     "default": Key(_name, label="providers 'default'"),
-    "fallback": Key(lambda v: texts(v), (), label="providers 'fallback'"),
+    "fallback": Key(texts, (), label="providers 'fallback'"),
 }
 
 
@@ -156,8 +140,7 @@ def load_file(path: Path) -> ProviderTable:
         raise CascadeError("'providers' must be a list of providers (name and command or "
                            "model) or a mapping of default and fallback", path,
                            data.line_of("providers") if isinstance(data, LineDict) else None)
-    table = ProviderTable(entries, default, tuple(fallback))
-    return table
+    return ProviderTable(entries, default, tuple(fallback))
 
 
 def _entries(listed: list, path: Path, line: int | None) -> tuple[ProviderEntry, ...]:

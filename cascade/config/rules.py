@@ -57,11 +57,8 @@ class OnConsensus:
 _RULE_FIELDS = ("name", "match", "exclude", "template", "discussion", "participants", "protocol",
                 "model", "consensus", "revote_on_change", "on_consensus", "deciders", "status",
                 "models", "auto", "stage", "distinct_models", "options", "rounds", "base",
-                "file", "line", "key_lines")
-
-_RULE_FIELDS += ("governs", "drift", "drift_review")  # what its decisions govern, and drift
-_RULE_FIELDS += ("policy", "require_location", "hold")  # what its findings ask of a vote
-_RULE_FIELDS += ("siblings",)  # the rules written in its file (cascade.config.ruleset)
+                "file", "line", "key_lines", "governs", "drift", "drift_review", "policy",
+                "require_location", "hold", "siblings")  # each annotated in Rule
 
 
 class Rule:
@@ -229,13 +226,13 @@ def parse_rule(data: object, file: Path, base: str, line: int | None = None) -> 
     """One rule from its YAML; ``line``: where it stands (for a rule that is not a mapping).
     Every error in it is raised at once, each at its line."""
     v, errors = read_all(data, RULE, file, "rule", line)
-    r: LineDict = data  # type: ignore[assignment]  # read_all proved it a mapping
-    line_of = r.line_of if isinstance(r, LineDict) else (lambda _k: None)
+    r: LineDict = data  # type: ignore[assignment]  # read_all proved it a mapping (load_yaml's)
+    line_of = r.line_of
     take = Found(errors).take
     discussion = take(_discussion, v["discussion"], file, line_of("discussion"))
     consensus = take(_consensus, v["consensus"], file, line_of("consensus")) or {}
     on_consensus = take(_on_consensus, v["on_consensus"], file, line_of("on_consensus"))
-    lines = dict(r.key_lines) if isinstance(r, LineDict) else {}
+    lines = dict(r.key_lines)
     governs = take(lambda: tuple(_check_pattern(g, file, line_of("governs"), "governs") for g
                                  in _governs(v["governs"], file, line_of("governs")))) or ()
     models, model_lines = take(_models, v["models"], file, line_of("models")) or (None, {})

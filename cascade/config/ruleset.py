@@ -2,11 +2,9 @@
 
 Patterns are relative to the rule file's folder. For a changed file, rule files cascade from
 the repository top down to the file's folder; a nearer file's rule replaces a same-named one
-from farther up. ``extends:`` pulls in a bundled preset (``rules/<name>.yml``, or the
-repository's ``.cascade/rules/<name>.yml``) as if its rules were written in that file. What a
-rule says, and how it is read: cascade.config.rules.
-
-Loading rule files imports only PyYAML: a commit that touches no governed path stays cheap.
+from farther up. ``extends:`` pulls in a preset (``rules/<name>.yml``, or the repository's
+``.cascade/rules/<name>.yml``) as if its rules were written in that file. What a rule says:
+cascade.config.rules. Loading rule files imports only PyYAML: a no-op commit stays cheap.
 """
 from __future__ import annotations
 
@@ -67,10 +65,8 @@ class RuleSet:
 
     def files_for(self, rel: str) -> list[str]:
         """Folders (repository-relative) from the top down to ``rel``'s folder with a rule file."""
-        folders = [""]
         parts = rel.split("/")[:-1]
-        for i in range(len(parts)):
-            folders.append("/".join(parts[: i + 1]))
+        folders = [""] + ["/".join(parts[: i + 1]) for i in range(len(parts))]
         return [f for f in folders if self.reader.is_file(_rules_rel(f))]
 
     def rules_in(self, folder: str) -> list[Rule]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
@@ -131,15 +132,19 @@ def _only_ends(text: str, mark) -> bool:
 def read_text(path: Path) -> str:
     """Read a UTF-8 configuration file (never through a symbolic link, unless bundled:
     cascade.base.safepath.read_config); a missing or undecodable file is a one-line error."""
+    return decode_utf8(read_bytes(read_config, path), path)
+
+
+def read_bytes(read: Callable[[Path], bytes], path: Path, what: str = "file") -> bytes:
+    """``read(path)``; an OS error is one line naming ``path`` (``what``: its kind of file)."""
     try:
-        data = read_config(path)
+        return read(path)
     except FileNotFoundError:
-        raise CascadeError("no such file", path) from None
+        raise CascadeError(f"no such {what}", path) from None
     except IsADirectoryError:
-        raise CascadeError("is a directory, not a file", path) from None
+        raise CascadeError(f"is a directory, not a {what}", path) from None
     except OSError as exc:
         raise CascadeError(f"cannot read: {exc.strerror}", path) from None
-    return decode_utf8(data, path)
 
 
 def decode_utf8(data: bytes, path: Path | str) -> str:

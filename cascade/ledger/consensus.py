@@ -1,10 +1,7 @@
-"""Votes and consensus (seed 002 §5).
-
-Fractions are compared at two-decimal precision, the precision thresholds are written in:
-``threshold_ready: 0.67`` is met by two votes of three.
-
-``persona_votes: advisory`` makes the panel advise and people decide: the personas still vote,
-and their votes are shown, but the thresholds are computed over human votes only.
+"""Votes and consensus (seed 002 §5). Fractions are compared at the two-decimal precision
+thresholds are written in: ``threshold_ready: 0.67`` is met by two votes of three.
+``persona_votes: advisory``: the personas still vote, and their votes are shown, but the
+thresholds are computed over human votes only.
 """
 from __future__ import annotations
 
@@ -13,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from msgspec import Struct, field
-from msgspec.structs import replace
 
 from cascade.base.errors import CascadeError
 from cascade.ledger.records import VOTES
@@ -94,7 +90,6 @@ def calculate_consensus(votes: Mapping[str, str], config: VotingConfig = VotingC
 
 def voting_config(settings: dict[str, Any], where: Path | None = None) -> VotingConfig:
     """A VotingConfig from header or rule settings (strings or YAML values)."""
-    base = VotingConfig()
     out: dict[str, Any] = {}
     for key in ("threshold_ready", "threshold_reject"):
         if key in settings:
@@ -117,4 +112,4 @@ def voting_config(settings: dict[str, Any], where: Path | None = None) -> Voting
             raise CascadeError(f"consensus persona_votes must be counted or advisory, "
                                f"not {settings['persona_votes']!r}", where)
         out["persona_votes"] = value
-    return replace(base, **out)
+    return VotingConfig(**out)

@@ -81,6 +81,16 @@ def structural_in_block(line: str) -> bool:
     return False
 
 
+def trimmed(lines: list[str]) -> str:
+    """``lines`` joined, without the blank lines at either end (as a block's body is read)."""
+    lo, hi = 0, len(lines)
+    while lo < hi and is_blank(lines[lo]):
+        lo += 1
+    while hi > lo and is_blank(lines[hi - 1]):
+        hi -= 1
+    return "\n".join(lines[lo:hi])
+
+
 def fence_state(lines: list[str], fence: str | None = None) -> str | None:
     """The fence still open after ``lines`` (None: none), tracked as the parser tracks it."""
     for line in lines:

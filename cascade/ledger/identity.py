@@ -7,13 +7,13 @@ a committer named ``carol@example.com`` is not carol@example.com.
 """
 from __future__ import annotations
 
+from cascade.base.gitio import Author
+
 
 def split_identity(identity: str) -> tuple[str, str]:
     """``("Name", "email")`` of ``"Name <email>"`` (the address empty when there is none)."""
-    name, sep, rest = identity.partition("<")
-    if not sep:
-        return " ".join(identity.split()), ""
-    return " ".join(name.split()), rest.split(">", 1)[0].strip()
+    author = Author.parse(identity)
+    return author.name, author.email
 
 
 def same_address(a: str, b: str) -> bool:

@@ -1,20 +1,20 @@
 """One ledger's file: its text as read, what is appended to it, and the save that writes it.
 
-The file only ever grows. ``save()`` writes atomically (temp file + rename) and refuses to
-write if the file on disk was rewritten meanwhile. An append is read alone, after the text
-read before it (cascade.ledger.growing): appending costs what is appended, not what the
-ledger holds. What the ledger's state is, and the configuration it is read under, are not
-the file's: cascade.protocol.discussion puts the three together.
+The file only ever grows. ``save()`` writes atomically and refuses to write if the file on
+disk was rewritten meanwhile. An append is read alone, after the text read before it
+(cascade.ledger.growing): appending costs what is appended, not what the ledger holds. The
+ledger's state and configuration are not the file's: cascade.protocol.discussion adds them.
 """
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import CascadeError
 from cascade.base.safepath import check_local, open_nofollow
-from cascade.config.yamlio import decode_utf8
+from cascade.config.yamlio import decode_utf8, read_bytes
 from cascade.ledger.growing import Growing
 from cascade.ledger.records import Ledger
 
@@ -40,14 +40,8 @@ class LedgerFile:
     def read(cls, path: str | os.PathLike[str]) -> LedgerFile:
         """The ledger at ``path``, as it is on disk (never read through a link)."""
         p = Path(path)
-        try:
-            raw = open_nofollow(p, "the ledger")
-        except FileNotFoundError:
-            raise CascadeError("no such discussion file", p) from None
-        except IsADirectoryError:
-            raise CascadeError("is a directory, not a discussion file", p) from None
-        except OSError as exc:
-            raise CascadeError(f"cannot read: {exc.strerror}", p) from None
+        raw = read_bytes(functools.partial(open_nofollow, what="the ledger"), p,
+                         "discussion file")
         return cls(p, decode_utf8(raw, p), raw=raw)
 
     def copy(self) -> LedgerFile:

@@ -1,8 +1,6 @@
 """What a ledger's text says, read without a protocol: its header, comments and warnings,
 its title and identity, and the markers its comments carry (cascade.ledger.items).
-
-cascade.protocol.derived_view adds what a protocol derives from the same ledger.
-"""
+cascade.protocol.derived_view adds what a protocol derives from the same ledger."""
 from __future__ import annotations
 
 from typing import Any
@@ -59,14 +57,10 @@ class LedgerView:
 
     @property
     def questions(self) -> list[dict[str, Any]]:
-        """Every ``Q:``, numbered Q1, Q2... in ledger order: open, or answered by ``A:`` /
-        ``A(Qn):`` (cascade.ledger.items). ``answer`` is the answer that closed the question,
-        ``answers`` every answer in ledger order."""
         return items.questions_and_answers(self.comments)[0]
 
     @property
     def answers(self) -> list[dict[str, Any]]:
-        """Every ``A:`` marker, with the question it answers (``"Q2"``, or None: none)."""
         return items.questions_and_answers(self.comments)[1]
 
     @property
@@ -79,8 +73,6 @@ class LedgerView:
 
     @property
     def todos(self) -> list[dict[str, Any]]:
-        """TODO and ASSIGNED items, numbered T1, T2..., and the DONE markers, in ledger order
-        (cascade.ledger.items)."""
         return items.todos(self.comments)
 
     @property

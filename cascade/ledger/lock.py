@@ -2,18 +2,15 @@
 reads the ledger until its appends are written. A second writer waits -- saying once, on
 stderr, for whom -- then reads what the first wrote, so it asks only whoever is still due.
 
-A lock per ledger (not per repository): two ledgers can be written at once, and a writer of
-several (the hook) takes theirs in one order, sorted by lock file, so two such writers never
-wait for each other crosswise. The lock files live in the repository's git directory,
-``.git/cascade/locks/<ledger name>.<digest of its path>.lock`` (beside the ledger, hidden,
-when it is in no repository). A holder writes its pid and what it is (``cascade hook``) into
-the file, after the first byte; a waiter reads them from there.
-
-POSIX: ``flock`` on the whole file. Windows (no ``fcntl``): ``msvcrt.locking`` on the file's
-first byte. Either way the lock is tried without blocking until the timeout (120 s, or
-``CASCADE_LOCK_TIMEOUT``), and the operating system drops it when the holder exits, however it
-exits. Within one thread the lock is re-entrant (``cascade turn`` hands a step protocol to
-``cascade run``); another thread of the same process waits like another process."""
+A lock per ledger: two ledgers can be written at once, and a writer of several (the hook)
+takes theirs sorted by lock file, so two such writers never wait for each other crosswise.
+The lock files live in ``.git/cascade/locks/<ledger name>.<digest of its path>.lock``
+(beside the ledger, hidden, outside a repository); a holder writes its pid and what it is
+(``cascade hook``) after the first byte, for a waiter to show. POSIX: ``flock`` on the whole
+file; Windows: ``msvcrt.locking`` on its first byte. Tried without blocking until the timeout
+(``lock_timeout``); the system drops it when the holder exits, however it exits. Re-entrant
+within one thread (``cascade turn`` hands a step protocol to ``cascade run``); another thread
+waits like another process."""
 from __future__ import annotations
 
 import contextlib

@@ -1,10 +1,8 @@
 """What an append must not change: the entries (authors, votes, bodies, stamps, events) and the
-header parsed from the earlier text. Pure; used by the hook on the staged ledger and by
-``cascade check`` on every commit, merge and range.
-
-A byte-prefix test alone is not enough: text appended after a block can change how the text
-before it parses (it used to, when a closing ``---`` at the end of the file became a thematic
-break). These functions compare what the parser reads.
+header parsed from the earlier text; used by the hook on the staged ledger and by ``cascade
+check`` on every commit, merge and range. A byte-prefix test alone is not enough: text
+appended after a block can change how the text before it parses (it used to, when a closing
+``---`` at the end of the file became a thematic break). So these compare what the parser reads.
 """
 from __future__ import annotations
 

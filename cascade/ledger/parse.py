@@ -2,50 +2,32 @@
 (Over 400 lines: the one parser -- header, blocks, events, markers -- kept whole, so that
 nothing reads a ledger any other way.)
 
-Structure (seed 002): an optional header of HTML comments, free markdown (the context),
-then comment blocks::
+The format is docs/ledger.md's. What is structure is defined once, in cascade.ledger.grammar,
+which the writer uses too: inside a block the first delimiter outside a fence ends it,
+whatever follows, so an append can never reopen a block.
 
-    ---
-    Name: AI-Architect
-    markdown ...
-    VOTE: CHANGES
-    ---
+Markers, inside a block, outside code fences, at the start of a line (up to three spaces,
+optionally after a list bullet or number, optionally in bold), upper case, followed by a space
+and text: ``Q: TODO: DECISION: ASSIGNED: DONE: CONCERN:`` and the answer ``A:``. Quoted
+(``> Q:``), indented-as-code and lower-case lines are not markers. Questions are numbered Q1,
+Q2, ..., ``TODO:`` and ``ASSIGNED:`` items together T1, T2, ..., in ledger order: the numbers
+never change, because the ledger only grows.
 
-and state events, one HTML comment line each, between blocks. What is structure is defined
-once, in cascade.ledger.grammar, which the writer uses too. Inside a block the first
-delimiter outside a fence ends it, whatever follows: an append can never reopen a block.
+- ``A(Q2): text`` answers question 2, whoever asked it, answered already or not; a number not
+  asked before that line answers nothing. ``DONE(T2): text`` marks item 2 done.
+- ``A: text`` answers the first still-open question of the latest comment that has one asked
+  by someone else, after the block's ``A(Qn):`` lines; each further ``A:`` takes the next by
+  the same rule (one comment with two answers means what two comments with one each would).
+  It never answers its author's own question, one already answered, or one asked after it.
+  The first answer closes a question; later ones are kept.
+- ``DONE: text`` marks done the open item, written before it, whose text it repeats or starts
+  with at a word boundary (case, spacing, trailing punctuation and an item's leading
+  @mentions aside): ``DONE: Write the plan, see #12`` closes ``TODO: write the plan``. Of
+  several such items, the longest text, then the oldest.
 
-Markers (seed 002), inside a block, outside code fences, at the start of a line (up to three
-spaces, optionally after a list bullet or number, optionally in bold), upper case, followed
-by a space and text: ``Q: TODO: DECISION: ASSIGNED: DONE: CONCERN:`` and the answer ``A:``.
-Quoted (``> Q:``), indented-as-code and lower-case lines are not markers.
-
-Questions and answers. Every ``Q:`` is numbered in ledger order, Q1, Q2, ... (``status`` and
-the summary print the numbers); numbers never change, because the ledger only grows.
-
-- ``A(Q2): text`` answers question 2, whoever asked it (the asker too: "found it: ..."),
-  answered already or not. A number not asked before that line answers nothing.
-- ``A: text`` answers the first still-open question of the latest comment that has one
-  asked by someone else: a reply to the comment just made answers its questions in the order
-  they were asked; each further ``A:`` takes the next one by the same rule (so one comment
-  with two answers means what two comments with one answer each would). A block's
-  ``A(Qn):`` lines count first. A plain ``A:`` never answers its own author's question, nor
-  one already answered (that takes ``A(Qn):``), nor one asked after it; with no such
-  question it answers nothing.
-- A question with an answer is answered; the first answer closed it, later ones are kept.
-
-Action items. ``TODO:`` and ``ASSIGNED:`` items are numbered together, T1, T2, ...
-
-- ``DONE(T2): text`` marks item 2 done.
-- ``DONE: text`` marks done the open item, written before it, whose text it repeats or
-  starts with (case, spacing, trailing punctuation and an item's leading @mentions aside;
-  a prefix must end at a word boundary): ``DONE: Write the plan, see #12`` closes
-  ``TODO: write the plan``. Of several such items, the longest text, then the oldest.
-
-Ledger order decides everything, so an answer or a DONE means what it meant when it was
-written: nothing appended later changes what an earlier one closed. ``A:`` at the start of a
-line is a marker like ``Q:``: write options as "Option A: ..." (or "- **A** ...").
-The matching itself is in cascade.ledger.items (``questions_and_answers``, ``todos``).
+Ledger order decides everything: nothing appended later changes what an earlier answer or
+DONE closed. Write options as "Option A: ...", not ``A:``. The matching itself is in
+cascade.ledger.items.
 """
 from __future__ import annotations
 
@@ -61,6 +43,7 @@ from cascade.ledger.grammar import (
     is_blank,
     is_delimiter,
     name_of,
+    trimmed,
 )
 from cascade.ledger.records import (
     EVENT_KINDS,
@@ -110,15 +93,12 @@ def parse(text: str, default_phase: str = "", *, details: bool = True,
     all, only where the text ends (in a block, a fence, the header): see ``sealed``.
     """
     reader = Reader(default_phase, details=details, structure_only=structure_only)
-    reader.newline = "\r\n" if "\r\n" in text[: text.find("\n") + 1 or len(text)] else "\n"
-    ends_with_newline = text.endswith("\n") or text == ""
-    lines = text.split("\n")
-    if ends_with_newline:
-        lines.pop()
-    if "\r" in text:
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    reader.take(lines)
-    return reader.close(ends_with_newline)
+    whole = text[: text.rfind("\n") + 1]
+    reader.feed(whole)
+    tail = text[len(whole):]  # a last line without its newline
+    if tail:
+        reader.take([_one_cr(tail)])
+    return reader.close(not tail)
 
 
 def sealed(text: str) -> bool:
@@ -166,9 +146,8 @@ class _Head:
         return self.state in (_FIELDS, _COMMENT)
 
     def copy(self) -> _Head:
-        other = _Head()
-        other.state, other.raw = self.state, dict(self.raw)
-        other.line, other.end = self.line, self.end
+        other = copy.copy(self)
+        other.raw = dict(self.raw)
         return other
 
     def take(self, line: str, index: int) -> bool:
@@ -210,12 +189,8 @@ class _Head:
         raw = dict(self.raw)
         header.line, header.end_line = self.line, self.end
         header.title = raw.pop("title", "")
-        header.source = raw.pop("source", None) or None
-        header.template = raw.pop("template", None) or None
-        header.protocol = raw.pop("protocol", None) or None
-        header.phase = raw.pop("phase", None) or None
-        header.status = raw.pop("status", None) or None
-        header.created = raw.pop("created", None) or None
+        for key in ("source", "template", "protocol", "phase", "status", "created"):
+            setattr(header, key, raw.pop(key, None) or None)
         parts = raw.pop("participants", "")
         header.participants = [p.strip().lstrip("@") for p in re.split(r"[,\s]+", parts)
                                if p.strip()]
@@ -359,16 +334,10 @@ class Reader:
         """What the text read so far says, followed by ``tail`` (a last line without its
         newline, if any), as ``parse`` reads it; its entries from index ``start`` on. The
         reader is left as it was."""
-        other = copy.copy(self)
-        other.base = self.base + len(self.entries)
-        other.entries = []
-        other.warnings = list(self.warnings)
-        if self.block is not None:
-            other.block = list(self.block)
-        if self.header is None:
-            other.head = self.head.copy()
+        other = self.copy()
+        other.base, other.entries = self.base + len(self.entries), []
         if tail:
-            other.take([tail[:-1] if tail.endswith("\r") else tail])
+            other.take([_one_cr(tail)])
         ledger = other.close(not tail)
         ledger.entries[:0] = self.entries[start:]
         return ledger
@@ -550,7 +519,7 @@ def _make_comment(block: list[tuple[int, str]], start: int, end: int, phase: str
         if "@" in line:
             _add_mentions(line, mentions)
         body.append(line)
-    return Comment(author, _trimmed(body), vote, start, end, phase, markers, mentions,
+    return Comment(author, trimmed(body), vote, start, end, phase, markers, mentions,
                    provenance, origin, stamps)
 
 
@@ -576,13 +545,3 @@ def _add_mentions(line: str, mentions: list[str]) -> None:
         alias = alias.lower()
         if alias not in mentions:
             mentions.append(alias)
-
-
-def _trimmed(body: list[str]) -> str:
-    """A block's body lines, joined, without its leading and trailing blank lines."""
-    lo, hi = 0, len(body)
-    while lo < hi and is_blank(body[lo]):
-        lo += 1
-    while hi > lo and is_blank(body[hi - 1]):
-        hi -= 1
-    return "\n".join(body[lo:hi])

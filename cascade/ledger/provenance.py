@@ -1,30 +1,17 @@
-"""The tool's stamp on the blocks and events it writes, bound to their content.
+"""The tool's stamp on the blocks and events it writes, bound to their content (docs/trust.md).
 
-A block the tool writes for a persona (``<!-- cascade:ai ... -->``) or for a person's decision
+A block the tool writes for a persona (``<!-- cascade:ai ... -->``) or a person's decision
 (``<!-- cascade:decision ... -->``) carries ``sig=``, a SHA-256 digest of what the parser reads
-back from the block: its kind, author, vote, markdown and the stamp's other fields (the model,
-the reviewed revision, ...). A block that is edited after it was written, a stamp copied onto
-another block, or a block written by hand under a persona's name does not verify, and does
-not count.
+back from it (kind, author, vote, markdown, the stamp's other fields); an event, a digest of
+its kind and everything before ``sig=``. Edited, copied onto another block, or written by hand
+under a persona's name, it does not verify. A nonce (``n=``) makes everything the tool writes
+unique: a stamp seen a second time is a copy (``Replays``). ``ledger=`` names the ledger it
+was written for (``ledger_id``, from the header, which never changes): a copy in another
+ledger counts only in its own. Stamps from before stamps named their ledger count up to the
+first stamp that names it (``Binding``).
 
-Every event the tool writes (``<!-- VOTE-RESET: ... ledger=... n=... sig=... -->``) carries
-the same kind of digest, over its kind and everything before ``sig=``. Blocks and events alike carry a
-nonce (``n=``), so no two things the tool writes are the same: a stamped block or event that
-appears a second time is a copy (a replay of the tool's earlier words), and does not count.
-
-A stamp also names the ledger it was written for (``ledger=``, among the fields its digest
-covers): the identity of that ledger (``ledger_id``: a digest of what its header says the
-ledger is for -- its document, its title, when it was created). The header is written once
-and never changes (the file only grows; a renamed document's ledger records the new path in an
-event), so the identity holds for the ledger's life, a move included; a stamped block or event
-copied into another ledger names the one it came from, and counts only there. Stamps written
-before stamps named their ledger name none: they still count, up to the first stamp in the
-ledger that names it -- from then on cascade writes none without (``Binding``).
-
-This is integrity, not authentication: the digest has no secret, so a committer who means to
-forge can compute it. What it catches is every edit and hand-written block made without
-that intent, and it makes a forgery deliberate. The organisational guard against deliberate
-forgery is review of the ledgers themselves (CODEOWNERS on ledgers and rule files).
+Integrity, not authentication: the digest has no secret, so a deliberate forgery can compute
+it; the guard against that is review of the ledgers (CODEOWNERS on ledgers and rule files).
 """
 from __future__ import annotations
 
@@ -97,12 +84,6 @@ def event_digest(kind: str, unsigned: str) -> str:
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def event_sig(event: Event) -> str | None:
-    """The digest an event carries (its stamp's ``sig=``), or None."""
-    m = _EVENT_STAMP.fullmatch(event.stamp)
-    return m.group(3) if m else None
-
-
 def verify_event(event: Event, ledger: str | None = None) -> str | None:
     """None when the event carries the tool's valid stamp; otherwise why it does not.
     ``ledger``: as ``verify``'s."""
@@ -120,7 +101,8 @@ def verify_event(event: Event, ledger: str | None = None) -> str | None:
 def sig_of(entry: Comment | Event) -> str | None:
     """The digest an entry carries (None: none), whether or not it verifies."""
     if isinstance(entry, Event):
-        return event_sig(entry)
+        m = _EVENT_STAMP.fullmatch(entry.stamp)
+        return m.group(3) if m else None
     return entry.provenance.get(SIG) if entry.origin else None
 
 

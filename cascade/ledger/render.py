@@ -36,23 +36,14 @@ _CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)*?\1")
 def neutralise(text: str, *, untrusted: bool = False) -> str:
     """Make text safe to place inside a comment block.
 
-    - first, controls are made visible and inert (cascade.base.text.ledger_text): line ends become
-      ``\\n`` (CRLF, and a lone CR as the line break old text means by it, so that every
-      piece is checked as a line below); a C0 control or DEL becomes its control picture
-      (ESC ``␛``, NUL ``␀``), a C1 control U+FFFD. A picture rather than removal: the review
-      shows that something was sent, and it is one printable character that can never
-      re-form a control sequence with its neighbours (removal could: ``\\x1b\\x00[2J``);
-    - ``untrusted`` (model output): bidi embeddings, overrides and isolates (U+202A-U+202E,
-      U+2066-U+2069, "Trojan Source") and invisible format characters that can hide text
-      (zero-width space, word joiner, BOM, tag characters...) become U+FFFD as well. A
-      person's text keeps them: right-to-left writing may need them;
-    - outside fenced code, every line the parser could read as structure (a delimiter,
-      ``Name:``, ``VOTE:``, ``<!--``; see grammar.structural_in_block) gains a leading space;
-      inside a fence nothing is structural, so code stays as written. Fences are tracked by
-      the parser's own functions, so the writer and the parser agree on where each ends;
+    - first made inert (cascade.base.text.ledger_text, ``untrusted``: a model's text); its
+      line ends, a lone CR too, become ``\\n``, so that every piece is checked as a line;
+    - outside fenced code, every line the parser could read as structure
+      (grammar.structural_in_block) gains a leading space; inside a fence nothing is
+      structural, so code stays as written (fences tracked by the parser's own functions);
     - an unclosed code fence is closed, so it cannot swallow the blocks after it;
-    - ``untrusted`` (model output): outside code, ``<!--`` becomes ``&lt;!--``, so an HTML
-      comment shows as text instead of hiding what follows it from a reader;
+    - ``untrusted``: outside code, ``<!--`` becomes ``&lt;!--``, so an HTML comment shows as
+      text instead of hiding what follows it from a reader;
     - blank lines at either end are dropped, as the parser drops them from a comment.
     """
     text = ledger_text(text, untrusted=untrusted)
@@ -76,12 +67,7 @@ def neutralise(text: str, *, untrusted: bool = False) -> str:
         out.append(line)
     if fence is not None:
         out.append(fence)
-    lo, hi = 0, len(out)
-    while lo < hi and grammar.is_blank(out[lo]):
-        lo += 1
-    while hi > lo and grammar.is_blank(out[hi - 1]):
-        hi -= 1
-    return "\n".join(out[lo:hi])
+    return grammar.trimmed(out)
 
 
 def _escape_comments(line: str) -> str:
@@ -105,15 +91,11 @@ def _comment_safe(text: str) -> str:
 def render_comment(author: str, body: str, vote: str | None = None, *,
                    provenance: Mapping[str, object] | None = None, untrusted: bool = False,
                    origin: str = "ai") -> str:
-    """One whole comment block, ending with its closing delimiter and a newline.
-
-    With ``provenance`` the block carries the tool's stamp (``<!-- cascade:<origin> ... -->``)
-    with a digest of what the parser reads back from the block (author, body, vote, fields)
-    and a fresh nonce (``n=``): a block edited later, or one written by hand under a persona's
-    name, does not verify, and a copy of it is told from it.
-    The rendered block is parsed back before it is returned; if the parser does not read
-    exactly the block that was meant, nothing is returned (ValueError).
-    """
+    """One whole comment block, ending with its closing delimiter and a newline; with
+    ``provenance``, carrying the tool's stamp (``<!-- cascade:<origin> ... -->``: a fresh
+    nonce, and a digest of what the parser reads back: cascade.ledger.provenance). The block
+    is parsed back first: if the parser does not read exactly the block meant, nothing is
+    returned (ValueError)."""
     author = " ".join(ledger_text(author).split())
     if vote is not None and vote not in VOTES:
         raise ValueError(f"vote must be one of {', '.join(VOTES)}, not {vote!r}")
