@@ -45,6 +45,15 @@ def git_or_none(root: Path | None, *args: str) -> bytes | None:
     return proc.stdout if proc.returncode == 0 else None
 
 
+def staged_changes(root: Path, paths: list[str]) -> list[str] | None:
+    """Of ``paths``, those whose staged content differs from HEAD's (one ``git diff-index``);
+    None before the first commit, or when git cannot tell."""
+    out = git_or_none(root, "--literal-pathspecs", "diff-index", "--cached", "--name-only", "-z",
+                      "--no-renames", "HEAD", "--", *paths)
+    return None if out is None else [p for p in out.decode("utf-8", "surrogateescape")
+                                     .split("\0") if p]
+
+
 class Author(Struct, frozen=True):
     """A person as git writes a commit's author: a name and an e-mail address ('' if none)."""
 

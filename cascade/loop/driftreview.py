@@ -15,7 +15,7 @@ from typing import TextIO
 from cascade.check.decision_drift import Decision, decisions
 from cascade.check.gittree import Blobs, Tree
 from cascade.base.errors import CascadeError
-from cascade.base.gitio import git, git_or_none, version_at
+from cascade.base.gitio import git, staged_changes, version_at
 from cascade.ledger.records import DRIFT_REVIEW, Comment
 from cascade.ledger.lock import ledger_lock
 from cascade.config.ruleset import RuleSet
@@ -54,11 +54,7 @@ STEP = Step(
 def _changed(root: Path, staged: list[str]) -> list[str]:
     """Of ``staged``, the paths whose staged content differs from HEAD's (none before the
     first commit: nothing is accepted yet)."""
-    out = git_or_none(root, "--literal-pathspecs", "diff-index", "--cached", "--name-only",
-                      "-z", "--no-renames", "HEAD", "--", *staged)
-    if out is None:
-        return []
-    return [p for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
+    return staged_changes(root, staged) or []
 
 
 def _diff(root: Path, paths: list[str]) -> str:

@@ -63,16 +63,14 @@ def _only_changed(root: Path, staged: list[str], governed: dict[str, Rule],
     """Drop the paths whose staged content is HEAD's (one ``git diff-index`` call), and the
     documents whose staged content is their baseline blob (or differs from it only in its
     status or spacing)."""
-    from cascade.base.gitio import git_or_none, index_blobs, read_blobs  # subprocess: not for a no-op
+    from cascade.base.gitio import index_blobs, read_blobs, staged_changes  # subprocess: not for a no-op
 
     listed = set(ledgers)
     wanted = [p for p in staged if p in governed or p in listed or is_config(p)]
-    out = git_or_none(root, "--literal-pathspecs", "diff-index", "--cached", "--name-only", "-z",
-                      "--no-renames", "HEAD", "--", *wanted)
-    if out is None:
+    changed = staged_changes(root, wanted)
+    if changed is None:
         return  # no commit yet (or git cannot tell): every path counts as changed
-    changed = set(out.decode("utf-8", "surrogateescape").split("\0"))
-    unchanged = {p for p in wanted if p not in changed}
+    unchanged = set(wanted) - set(changed)
     if unchanged:
         staged[:] = [p for p in staged if p not in unchanged]
         ledgers[:] = [p for p in ledgers if p not in unchanged]
