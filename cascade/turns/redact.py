@@ -12,14 +12,11 @@ for 1 MB of design documents here (twice that when it holds secrets: the result 
 again), about a second for the worst adversarial megabyte we know -- with the bundled
 patterns; a repository's own cost what their regexes cost (see _bounded).
 
-What is read, and how, is described once, in docs/secrets.md: the forms a secret takes
-(wrapped at a column, cut short, split across table cells or by <br>), the private-key block,
-the detectors found by their context, what makes a key secret-named, the value rules
-(``is_placeholder``, the further rules of a secret-assignment, where an unquoted value stops),
-the context rule for a value outside an assignment, the rescan to a fixed point, and what is
-out of scope. The tokens found on their own are data: the patterns of secret_patterns.yml, its
-format documented at its top. Their kinds, the <kind> of a marker (a test holds this list to
-the file):
+What is read, and how -- the forms a secret takes, the detectors, secret-named keys, the value
+rules, the context rule, the rescan to a fixed point, what is out of scope -- is described once,
+in docs/secrets.md. The tokens found on their own are data: the patterns of
+secret_patterns.yml, its format documented at its top. Their kinds, the <kind> of a marker (a
+test holds this list to the file):
   aws-access-key  azure-storage-key  azure-sas-signature  (cloud accounts)
   google-api-key  google-oauth-secret  digitalocean-token  databricks-token  (cloud platforms)
   github-token  gitlab-token  npm-token  pypi-token  huggingface-token  (code and packages)
@@ -29,12 +26,9 @@ the file):
 and, found by their context here: private-key, bearer-token, basic-auth, password-in-url,
 aws-secret-key, secret-assignment, secret-in-table, secret-in-prose, password-in-command.
 
-A repository adds its own, never taking one away: .cascade/secrets.yml, in the same format
-(``patterns:``), and ``include:`` of gitleaks rule files (TOML; the subset that maps is
-described above _gitleaks). Its regular expressions are bounded: a repeat without an upper
-bound (* + {n,}) matches at most 1,024 times, and a group repeated more than 16 times may hold
-neither an alternation nor a repeat that can match its first character ((a+)+, (a|ab)*): the
-file is refused, one line naming it and the line (exit 2), before any prompt is built.
+A repository adds its own, never taking one away: .cascade/secrets.yml and the gitleaks rule
+files it includes, its regular expressions bounded (_bounded); a bad one is refused, one line
+naming the file and the line (exit 2), before any prompt is built.
 """
 from __future__ import annotations
 
@@ -96,13 +90,11 @@ class _Lazy:
 
 
 # ---- tokens recognisable on their own: the pattern table, data ---------------------------------
-# cascade/turns/secret_patterns.yml (its format is documented at its top), read the first time a
-# text is redacted -- never on a path that sends no prompt. Its patterns that start with a literal
-# and name no keywords become one alternation grouped by that first character, so the regex
-# engine skips ahead to the characters that can start a token and tries one group there; each
-# pattern ends with an empty group, whose number (the match's lastindex) says which matched.
-# The others, and a repository's own (.cascade/secrets.yml), are tried one by one, each only
-# when the text holds one of its keywords.
+# secret_patterns.yml, read the first time a text is redacted. Its patterns that start with a
+# literal and name no keywords become one alternation grouped by that first character, so the
+# engine skips ahead to where a token can start and tries one group there; each ends with an
+# empty group whose number (the match's lastindex) says which matched. The others, and a
+# repository's own, are tried one by one, each only when the text holds one of its keywords.
 _PATTERN_FILE = Path(__file__).with_name("secret_patterns.yml")
 TEAM_FILE = ".cascade/secrets.yml"
 _PATTERN_KEYS = frozenset({"kind", "regex", "secret", "keywords", "holding", "entropy", "allow",
@@ -154,16 +146,15 @@ def _bundled() -> _Table:
     with the starts of its tokens followed by token characters up to where a token may have
     been cut (a line's end, a <br>, a table cell's border): where a token cut short may start
     (_cut_short), found in the same pass."""
-    text = _PATTERN_FILE.read_text("utf-8")
-    entries = _entries(load_yaml(_PATTERN_FILE, text), _PATTERN_FILE, frozenset({"patterns"}))
+    data = load_yaml(_PATTERN_FILE, _PATTERN_FILE.read_text("utf-8"))
     joined: dict[str, list[tuple[_Pattern, str, int]]] = {}
     passes = []
-    for entry, line in entries:
-        pattern, source = _pattern_of(entry, _PATTERN_FILE, line, bundled=True)
+    for entry, line in _entries(data, _PATTERN_FILE, frozenset({"patterns"})):
+        pattern = _pattern_of(entry, _PATTERN_FILE, line, bundled=True)
         if pattern.regex is None:
-            shape = _shape(source)
-            joined.setdefault(shape.first, []).append((pattern, source[len(shape.first):],
-                                                       shape.groups))
+            shape = _shape(entry["regex"])
+            rest = entry["regex"][len(shape.first):]
+            joined.setdefault(shape.first, []).append((pattern, rest, shape.groups))
         else:
             passes.append(pattern)
     parts, members, number = [], {}, 0
@@ -192,9 +183,9 @@ def _entries(data: object, path: Path, allowed: frozenset[str]) -> list[tuple[di
 
 
 def _pattern_of(entry: object, path: Path, line: int | None, *,
-                bundled: bool) -> tuple[_Pattern, str]:  # long: one check a field
-    """A pattern of the documented format, checked, and its regex's text (bounded when it
-    is a repository's: _bounded)."""
+                bundled: bool) -> _Pattern:  # long: one check a field
+    """A pattern of the documented format, checked (its regexes bounded when it is a
+    repository's: _bounded)."""
     entry = check_keys(entry, path, set(_PATTERN_KEYS), {"kind", "regex"}, "secret pattern",
                        line)
     where = entry.line_of
@@ -209,8 +200,7 @@ def _pattern_of(entry: object, path: Path, line: int | None, *,
     if shape is not None and shape.first:  # the alternation compiles it
         regex, groups = None, shape.groups
     else:
-        regex = _compiled(source if bundled else _bounded_or_error(source, path, where("regex")),
-                          path, where("regex"))
+        regex = _compiled(source, path, where("regex"), bundled)
         groups = regex.groups
     secret = entry.get("secret", 0)
     if not isinstance(secret, int) or isinstance(secret, bool) or not 0 <= secret <= groups:
@@ -220,20 +210,17 @@ def _pattern_of(entry: object, path: Path, line: int | None, *,
     if holding is not None and holding not in _HOLDING:
         raise CascadeError(f"unknown holding {holding!r} (known: {', '.join(_HOLDING)})", path,
                            where("holding"))
-    entropy = entry.get("entropy")
-    if entropy is not None and (isinstance(entropy, bool)
-                                or not isinstance(entropy, (int, float))):
-        raise CascadeError("entropy must be a number (bits a character)", path, where("entropy"))
+    entropy = _number(entry.get("entropy"), "entropy must be a number (bits a character)", path,
+                      where("entropy"))
     allow = _strings(entry.get("allow"), "allow", path, where("allow"))
     glued = entry.get("glued", False)
     if not isinstance(glued, bool):
         raise CascadeError("glued must be true or false", path, where("glued"))
-    allows = (_Allow(tuple(_compiled(a if bundled else _bounded_or_error(a, path, where("allow")),
-                                     path, where("allow")) for a in allow)),) if allow else ()
-    pattern = _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
-                       re.compile(_HOLDING[holding]) if holding else None,
-                       None if entropy is None else float(entropy), allows, glued, bundled)
-    return pattern, source
+    allows = (_Allow(tuple(_compiled(a, path, where("allow"), bundled) for a in allow)),) \
+        if allow else ()
+    return _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
+                    re.compile(_HOLDING[holding]) if holding else None, entropy, allows, glued,
+                    bundled)
 
 
 def _strings(value: object, what: str, path: Path, line: int | None) -> list[str]:
@@ -246,21 +233,25 @@ def _strings(value: object, what: str, path: Path, line: int | None) -> list[str
     return value
 
 
-def _compiled(source: str, path: Path, line: int | None) -> Any:
-    """``source`` compiled, or a one-line error naming the file and line."""
+def _number(value: object, message: str, path: Path, line: int | None) -> float | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise CascadeError(message, path, line)
+    return None if value is None else float(value)
+
+
+def _compiled(source: str, path: Path, line: int | None, bundled: bool = False) -> Any:
+    """``source`` compiled (bounded first when it is a repository's: _bounded), or a one-line
+    error naming the file and line."""
+    try:
+        source = source if bundled else _bounded(source)
+    except ValueError as exc:
+        raise CascadeError(f"regex refused: {exc}", path, line) from None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a FutureWarning about nested sets: Go's syntax
             return re.compile(source)
     except (re.error, OverflowError, RecursionError) as exc:
         raise CascadeError(f"regex does not compile: {exc}", path, line) from None
-
-
-def _bounded_or_error(source: str, path: Path, line: int | None) -> str:
-    try:
-        return _bounded(source)
-    except ValueError as exc:
-        raise CascadeError(f"regex refused: {exc}", path, line) from None
 
 
 def _tokens(text: str, low: str, extra: tuple[_Pattern, ...], found: list,
@@ -1341,7 +1332,7 @@ def _load_team(top: Path) -> tuple[tuple[_Pattern, ...], list[str]]:
         raise CascadeError(f"cannot read: {exc.strerror}", path) from None
     data = load_yaml(path, decode_utf8(raw, path))
     entries = _entries(data, path, frozenset({"patterns", "include"}))
-    patterns = [_pattern_of(entry, path, line, bundled=False)[0] for entry, line in entries]
+    patterns = [_pattern_of(entry, path, line, bundled=False) for entry, line in entries]
     files = [TEAM_FILE]
     include = data.get("include") if isinstance(data, dict) else None
     line = data.line_of("include") if isinstance(data, LineDict) else None
@@ -1356,16 +1347,8 @@ def _load_team(top: Path) -> tuple[tuple[_Pattern, ...], list[str]]:
 
 
 # ---- gitleaks rule files -------------------------------------------------------------------------
-# What maps: [[rules]] id (the kind), regex, secretGroup (0: the first group that matched, as
-# gitleaks takes it), entropy, keywords, and a rule's [rules.allowlist] / [[rules.allowlists]]
-# and the file's [allowlist] / [[allowlists]] (targetRules too): regexes (regexTarget secret,
-# match or line), stopwords, condition. What does not: path (a file name: nothing here is a
-# file), paths and commits in an allowlist (an "AND" allowlist naming one never applies; an
-# "OR" one applies by its regexes and stopwords), [extend] (gitleaks' own default rules are not
-# loaded: cascade's bundled patterns are the default), [[rules.required]] (the rule applies
-# alone: redacting more, never less), tags, description. A rule without a regex is skipped.
-# Go's syntax that Python's re reads otherwise is translated: (?i) in mid-pattern (to the end
-# of its group), \z, [[:alpha:]] classes, (?<name>...).
+# What of the format is read and what is not (a rule without a regex is skipped), and the Go
+# syntax translated (_Walk): docs/secrets.md, "The pattern table, and a repository's own patterns".
 _RULE_HEADER = re.compile(r"\[\[[ \t]*rules[ \t]*\]\]")
 _RULE_REGEX = re.compile(r"regex[ \t]*=")
 
@@ -1390,13 +1373,9 @@ def _gitleaks(text: str, path: Path, included: tuple[Path, int | None]) -> list[
         elif lines and lines[-1][0] == lines[-1][1] and _RULE_REGEX.match(line.strip()):
             lines[-1][1] = number
     shared = _shared_allowlists(data, path)
-    out = []
-    for index, rule in enumerate(rules):
-        header, regex_line = lines[index] if index < len(lines) else (None, None)
-        pattern = _gitleaks_rule(rule, path, (header, regex_line), shared)
-        if pattern is not None:
-            out.append(pattern)
-    return out
+    out = [_gitleaks_rule(rule, path, tuple(lines[i]) if i < len(lines) else (None, None), shared)
+           for i, rule in enumerate(rules)]
+    return [pattern for pattern in out if pattern is not None]
 
 
 def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pattern | None:
@@ -1411,36 +1390,29 @@ def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pat
         return None  # a file-name rule, or one that amends a gitleaks default: nothing to match
     if not isinstance(source, str) or not source:
         raise CascadeError(f"rule {rule_id!r}: regex must be a string", path, regex_line)
-    regex = _compiled(_bounded_or_error(source, path, regex_line), path, regex_line)
+    regex = _compiled(source, path, regex_line)
     group = rule.get("secretGroup", 0)
     if not isinstance(group, int) or isinstance(group, bool) or not 0 <= group <= regex.groups:
         raise CascadeError(f"rule {rule_id!r}: secretGroup must be the number of a group of "
                            f"its regex (0 to {regex.groups})", path, header)
-    entropy = rule.get("entropy") or None
-    if entropy is not None and (isinstance(entropy, bool)
-                                or not isinstance(entropy, (int, float))):
-        raise CascadeError(f"rule {rule_id!r}: entropy must be a number", path, header)
+    entropy = _number(rule.get("entropy") or None, f"rule {rule_id!r}: entropy must be a number",
+                      path, header)
     keywords = _strings(rule.get("keywords"), "keywords", path, header)
     own = _allow_tables(rule, "allowlist", path, header)
     allows = [a for a in (_allow_of(t, path, header) for t in own) if a is not None]
     allows += [a for a, targets in shared if targets is None or rule_id in targets]
     kind = re.sub(r"[^a-z0-9]+", "-", rule_id.lower()).strip("-") or "gitleaks-rule"
     return _Pattern(kind, regex, group or (-1 if regex.groups else 0),
-                    tuple(k.lower() for k in keywords), None,
-                    None if entropy is None else float(entropy), tuple(allows), True, False)
+                    tuple(k.lower() for k in keywords), None, entropy, tuple(allows), True, False)
 
 
 def _allow_tables(data: dict, name: str, path: Path, line: int | None) -> list[dict]:
     """The allowlist tables of a rule or of the file: ``name`` (one table, gitleaks' older
     form) and ``name`` + s (an array of tables)."""
-    tables = []
     one, many = data.get(name), data.get(name + "s")
-    if one is not None:
-        tables.append(one)
-    if many is not None:
-        if not isinstance(many, list):
-            raise CascadeError(f"{name}s must be an array of tables", path, line)
-        tables += many
+    if many is not None and not isinstance(many, list):
+        raise CascadeError(f"{name}s must be an array of tables", path, line)
+    tables = ([] if one is None else [one]) + (many or [])
     for table in tables:
         if not isinstance(table, dict):
             raise CascadeError(f"an {name} must be a table", path, line)
@@ -1450,8 +1422,8 @@ def _allow_tables(data: dict, name: str, path: Path, line: int | None) -> list[d
 def _allow_of(table: dict, path: Path, line: int | None) -> _Allow | None:
     """An allowlist as far as it can apply to text (None when it cannot: paths or commits
     only, or "AND" with one of them)."""
-    regexes = [_compiled(_bounded_or_error(r, path, line), path, line)
-               for r in _strings(table.get("regexes"), "regexes", path, line)]
+    regexes = tuple(_compiled(r, path, line)
+                    for r in _strings(table.get("regexes"), "regexes", path, line))
     stopwords = tuple(w.lower() for w in _strings(table.get("stopwords"), "stopwords", path,
                                                   line))
     target = table.get("regexTarget", "secret")
@@ -1463,7 +1435,7 @@ def _allow_of(table: dict, path: Path, line: int | None) -> _Allow | None:
     every = condition == "AND"
     if (every and (table.get("paths") or table.get("commits"))) or not (regexes or stopwords):
         return None
-    return _Allow(tuple(regexes), target, stopwords, every)
+    return _Allow(regexes, target, stopwords, every)
 
 
 def _shared_allowlists(data: dict, path: Path) -> list[tuple[_Allow, frozenset[str] | None]]:
