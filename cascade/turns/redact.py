@@ -345,18 +345,16 @@ _B64_AUTH = _Lazy(r"(?:\"auth\"|_auth)[ \t]*[:=][ \t]*\"?"
                   r"([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")
 
 # ---- keys and what follows them (matched on the lower-cased text) ------------------------------
-# A secret word ("key" only after a qualifier: api_key, apiKey, API key), the rest of the key,
-# then one of:
+# A secret word ("key" only after a qualifier: api_key, apiKey, API key), the rest of the key
+# (group 1), then one of:
 #   group 2, an operator: an optional closing quote (JSON, escaped JSON), ']' (env["X"] = ...)
 #            or '**' (markdown bold), then = : := => == or '>' (an XML element);
 #   group 3, the end of a markdown table cell: | DB password | s3cr3t! |
-#   neither, prose or a command-line flag: the key, blanks, optionally "is"/"was" and
-#            "now"/"set to"/..., then something holding a digit or a symbol
-#            (the admin password is Tr0ub4dor&3, --password Hunter2024); or the key, "for",
-#            "of" or "on", a few words, then "is"/"was" (the password for the replica is ...).
-# The start of the key is found by looking left. The rest of the key is matched in a
-# lookahead and consumed by a backreference -- an atomic group, so a run like
-# "passpasspass..." is never backtracked into.
+#   group 4, "to" or "as" (set DB_PASSWORD to ...: _set_to);
+#   none, prose or a flag: blanks, optionally is/was and now/set to/..., or for/of/on, a few
+#            words and is/was, then something holding a digit or a symbol (--password Hunter2024).
+# The start of the key is found by looking left. The rest of the key is matched in a lookahead
+# and consumed by a backreference -- an atomic group: "passpass..." is never backtracked into.
 _PROSE_VALUE = r"(?=[`'\"]?[^\s`'\"]{0,128}[0-9!@#$%^&+=?~])"
 _ASSIGN = _Lazy(r"(?:pass|pwd|secret|token|k(?<=[a-z0-9_.\- ]k)ey|cred)"
                 r"(?=([a-z0-9_.\-]{0,24}))\1"
@@ -401,11 +399,8 @@ _NOISE_WORDS = frozenset({"base", "value", "val", "plain", "plaintext", "raw", "
 # A key named by one plain word in prose: "the password is ...", "Authorization: Token ...".
 _PROSE_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "secret", "token",
                           "credentials", "creds", "requirepass"})
-_VALUE_DQ = _Lazy(r'"((?:[^"\\\n]|\\.){0,4096})"')
-_VALUE_EDQ = _Lazy(r'\\"([^"\\\n]{0,4096})\\"')
-_VALUE_SQ = _Lazy(r"'([^'\n]{0,4096})'")
-_VALUE_BT = _Lazy(r"`([^`\n]{0,4096})`")
-_QUOTED = {"\\": _VALUE_EDQ, '"': _VALUE_DQ, "'": _VALUE_SQ, "`": _VALUE_BT}
+_QUOTED = {"\\": _Lazy(r'\\"([^"\\\n]{0,4096})\\"'), "'": _Lazy(r"'([^'\n]{0,4096})'"),
+           '"': _Lazy(r'"((?:[^"\\\n]|\\.){0,4096})"'), "`": _Lazy(r"`([^`\n]{0,4096})`")}
 _VALUE_BARE = _Lazy(r"[^\s\"'`,;(){}\[\]<>&|]{1,4096}")
 _BARE_END = _Lazy(r"[ \t]*(?:$|[\r\n,;)}\]&#`'\"|]|//)")
 _PROSE_BARE = _Lazy(r"[^\s\"'`,;(){}\[\]<>|]{1,256}")
@@ -467,11 +462,8 @@ _PLACEHOLDER = _Lazy(
       | .*[-_]here""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL)
 _MASK_CHARS = frozenset("*xX.#-_?•")
-# A documentation placeholder in the shape of a token: one holding example (or another of the
-# words above: dummy, placeholder, ...), as AWS's AKIAIOSFODNN7EXAMPLE and
-# wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, or a mask character 8 times in a row, as
-# ghp_xxxxxxxx..., AKIAXXXXXXXXXXXXXXXX, Slack's .../T00000000/B00000000/XXXXXXXX...: no issued
-# key looks like that.
+# A documentation placeholder in a token's shape: holding one of the infixes above
+# (AKIAIOSFODNN7EXAMPLE) or a mask character 8 times in a row (ghp_xxxxxxxx...).
 _DOCUMENTATION_PARTS = _PLACEHOLDER_INFIXES + tuple(c * 8 for c in "0x*#?_.-")
 
 
@@ -522,9 +514,7 @@ def _value_at(text: str, pos: int) -> tuple[int, int, str, int]:
     m = _VALUE_BARE.match(text, pos)
     if not m:
         return pos, pos, "", pos
-    end = m.end()
-    while end > pos and text[end - 1] in ".?":  # sentence punctuation after a prose value
-        end -= 1
+    end = pos + len(m.group().rstrip(".?"))  # no sentence punctuation after a prose value
     if end == pos:
         return pos, pos, "", m.end()
     if _BARE_END.match(text, m.end()):
@@ -545,10 +535,7 @@ def _loose_value(text: str, pos: int) -> tuple[int, int]:
     m = _PROSE_BARE.match(text, pos)
     if not m:
         return pos, pos
-    end = m.end()
-    while end > pos and text[end - 1] in ".,:?":
-        end -= 1
-    return pos, end
+    return pos, pos + len(m.group().rstrip(".,:?"))
 
 
 def _looks_secret(v: str) -> bool:
@@ -631,8 +618,7 @@ def _assignments(text: str, low: str, found: list) -> None:
 
 def _assigned(v: str, how: str, op: str, spaced: bool, aws: bool) -> tuple[int, str] | None:
     """What a value ``v`` assigned with ``op`` to a secret-named key is (``how`` as _value_at
-    says it): (priority, label) of a finding, or None when the module doc's rules leave it
-    alone."""
+    says it): (priority, label) of a finding, or None when the value rules leave it alone."""
     if aws and _AWS_SECRET.fullmatch(v) and not is_placeholder(v):
         return 1, "aws-secret-key"
     if len(v) < 6:
@@ -743,10 +729,9 @@ def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
 
 
 def _set_to(text: str, key: str, key_start: int) -> bool:
-    """``key`` (starting at ``key_start``), which "to" or "as" follows, is secret-named and
-    given a value by a verb before it on its line: "set the DB_PASSWORD to", "export
-    STRIPE_WEBHOOK_SECRET as", "change the API key to", "set DB_USER to app and DB_PASSWORD
-    to". Not an option (--token to), nor "the token to expire": the value rule sees to that."""
+    """``key`` (at ``key_start``), which "to" or "as" follows, is secret-named and given a value
+    by a verb before it on its line (docs/secrets.md, "Setting a variable in prose"). Not an
+    option (--token to), nor "the token to expire": the value rule sees to that."""
     if key.startswith("-"):
         return False
     if key.lower() == "key":
@@ -764,6 +749,7 @@ def _set_to(text: str, key: str, key_start: int) -> bool:
 
 
 # ---- markdown tables ----------------------------------------------------------------------------
+_PIPE = _Lazy(r"(?<!\\)\|")
 _LINE_LIMIT = 4096  # a table row or a command line is looked at only this far back and forward
 
 
@@ -783,13 +769,7 @@ def _line_bounds(text: str, pos: int) -> tuple[int, int]:
 
 def _pipes(text: str, start: int, end: int) -> list[int]:
     """Offsets of the cell borders of a table row (an escaped \\| is not one)."""
-    out = []
-    i = text.find("|", start, end)
-    while i >= 0:
-        if i == 0 or text[i - 1] != "\\":
-            out.append(i)
-        i = text.find("|", i + 1, end)
-    return out
+    return [m.start() for m in _PIPE.finditer(text, start, end)]
 
 
 def _is_row(text: str, start: int, end: int) -> bool:
@@ -841,11 +821,10 @@ def _table_cell(text: str, m: re.Match, found: list, headers: set[int]) -> None:
             return
         headers.add(row_start)  # a row of this table, not the header of another
         pipes = _pipes(text, row_start, row_end)
+        ends = pipes[1:] + [row_end]  # a last cell without its closing | ends with its row
         for column in columns:
-            if column + 1 < len(pipes):
-                _cell_secret(text, pipes[column] + 1, pipes[column + 1], found)
-            elif column < len(pipes):
-                _cell_secret(text, pipes[column] + 1, row_end, found)
+            if column < len(pipes):
+                _cell_secret(text, pipes[column] + 1, ends[column], found)
         row_start = row_end + 1
 
 
@@ -866,9 +845,7 @@ def _arg_at(text: str, pos: int) -> tuple[int, int]:
     """The shell word at ``pos`` (inside its quotes when quoted)."""
     q = text[pos:pos + 1]
     m = (_ARG_SQ if q == "'" else _ARG_DQ if q == '"' else _ARG_BARE).match(text, pos)
-    if not m:
-        return pos, pos
-    return (m.start(1), m.end(1)) if q in ("'", '"') else (m.start(), m.end())
+    return m.span(1 if q in ("'", '"') else 0) if m else (pos, pos)
 
 
 def _command_value(text: str, start: int, end: int, found: list) -> None:
@@ -958,21 +935,15 @@ def _htpasswd(text: str, at: int, need: int, found: list) -> None:
 
 def _private_keys(text: str, found: list) -> None:
     pos = 0
-    while True:
-        m = _PEM_BEGIN.search(text, pos)
-        if not m:
-            return
+    while (m := _PEM_BEGIN.search(text, pos)) is not None:
         body = _PEM_BODY.match(text, m.end())
         if not body or (body.group(2) and "\n" not in body.group(1)
                         and "\\n" not in body.group(1)):
             pos = m.end()  # the header named in prose, no key material after it
             continue
         end = _PEM_END.search(text, m.end())
-        if end is None:
-            found.append((m.start(), len(text), 0, "private-key"))
-            return
-        found.append((m.start(), end.end(), 0, "private-key"))
-        pos = end.end()
+        pos = len(text) if end is None else end.end()  # no END line: to the end of the text
+        found.append((m.start(), pos, 0, "private-key"))
 
 
 def _url_passwords(text: str, found: list) -> None:
@@ -1065,10 +1036,8 @@ def _classes(s: str) -> tuple[bool, bool, bool]:
 
 
 def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, or
-    a piece of a table cell before a <br>, the rest of it at the start of the next line or
-    piece (and the next, while the rest fills its line too): a token an editor hard-wrapped at
-    80 columns, in a quote too. The rest is its own redaction, on its line."""
+    """``spans`` and the rest of each secret wrapped at a column or cut by a <br> (_rest_of),
+    and the next while a rest fills its line too: each rest its own redaction, on its line."""
     rests: list[tuple[int, int, str]] = []
     for i, (start, end, kind) in enumerate(spans):
         if kind == "private-key":
@@ -1109,11 +1078,9 @@ def _next_piece(text: str, end: int, cells: bool) -> tuple[int, str] | None:
 
 def _rest_of(text: str, end: int, limit: int, secret: str,
              cells: bool = False) -> tuple[int, int] | None:
-    """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: a run of
-    token characters ending its line or followed by a blank or punctuation -- with ``cells``,
-    filling its cell -- that looks random (a digit, + % =, a lower-case letter before a
-    capital), holds no letter case or digits the secret does not, and is no secret of its own
-    (``limit``: where the next one starts)."""
+    """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: the rules
+    of docs/secrets.md, "A wrapped token" (with ``cells``, it fills its cell; ``limit``: where
+    the next secret starts)."""
     piece = _next_piece(text, end, cells)
     if piece is None:
         return None
@@ -1283,10 +1250,7 @@ def _repository_top() -> Path | None:
         here = Path(os.getcwd())
     except OSError:
         return None
-    for folder in (here, *here.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return None
+    return next((f for f in (here, *here.parents) if os.path.lexists(f / ".git")), None)
 
 
 def _signature(top: Path, files: list[str]) -> tuple:
@@ -1294,10 +1258,9 @@ def _signature(top: Path, files: list[str]) -> tuple:
     for rel in files:
         try:
             st = os.lstat(top / rel)
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
         except OSError:
             out.append(None)
-            continue
-        out.append((st.st_mtime_ns, st.st_size, st.st_ino))
     return tuple(out)
 
 
@@ -1314,10 +1277,7 @@ def repository_patterns(top: Path) -> tuple[_Pattern, ...]:
     cached = _TEAM.get(str(top))
     if cached is not None and cached[0] == _signature(top, cached[2]):
         return cached[1]
-    files = [TEAM_FILE]
-    patterns: tuple[_Pattern, ...] = ()
-    if os.path.lexists(top / TEAM_FILE):
-        patterns, files = _load_team(top)
+    patterns, files = _load_team(top) if os.path.lexists(top / TEAM_FILE) else ((), [TEAM_FILE])
     _TEAM[str(top)] = (_signature(top, files), patterns, files)
     return patterns
 
@@ -1510,7 +1470,7 @@ class _Walk:
     def __init__(self, source: str, cap: int | None) -> None:
         self.source, self.cap = source, cap
         self.out: list[str] = []
-        self.frames = [_Frame(repeats=[], flags=[])]
+        self.frames = [_Frame()]
         self.atom_at: int | None = None  # where in ``out`` the atom a repeat would repeat starts
         self.group: _Frame | None = None  # that atom, when it is a group
         self.groups = 0
@@ -1608,7 +1568,7 @@ class _Walk:
         if parent.first == "":
             parent.first = None  # a group first: no literal to start on
         parent.atoms += 1
-        self.frames.append(_Frame(start=len(self.out), repeats=[], flags=[]))
+        self.frames.append(_Frame(start=len(self.out)))
         self.out.append(opener)
         self.atom_at = None
         return i + taken
