@@ -1118,11 +1118,9 @@ def _head(source: str) -> str:
 
 def _cut_short(text: str, spans: list[tuple[int, int, str]],
                cut: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """The tokens no pattern finds because they were cut before the length their pattern needs:
-    a token's start (``cut``: ghp_, sk-proj-, eyJ ... up to a line's end, a <br> or a cell's
-    border) and the pieces after it (_rest_of, up to _PIECES, across cells too) that, joined
-    to it, make a token a bundled pattern finds past the first piece. Each piece is a
-    redaction of that token's kind."""
+    """The tokens cut before the length their pattern needs (docs/secrets.md, "A token cut
+    short"): a start in ``cut`` (ghp_, eyJ ...) and up to _PIECES pieces after it (_rest_of,
+    across cells too) that, joined, make a token reaching past the first piece."""
     table = _bundled()
     out: list[tuple[int, int, str]] = []
     starts = [s for s, _, _ in spans]
@@ -1445,8 +1443,7 @@ def _shape(source: str) -> _Shape:
 def _bounded(source: str) -> str:
     """A repository's regular expression as Python's re is to read it: Go's syntax translated,
     every unbounded repeat at most _CAP times (so a match is bounded), and ValueError for a
-    group that repeats or alternates inside and is itself repeated more than _NESTED times
-    ((a+)+, (a|ab)*: exponential backtracking)."""
+    group that can backtrack exponentially ((a+)+, (a|ab)*: _refuse_nested)."""
     return _Walk(source, _CAP).run()
 
 
