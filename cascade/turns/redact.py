@@ -749,7 +749,6 @@ def _set_to(text: str, key: str, key_start: int) -> bool:
 
 
 # ---- markdown tables ----------------------------------------------------------------------------
-_PIPE = _Lazy(r"(?<!\\)\|")
 _LINE_LIMIT = 4096  # a table row or a command line is looked at only this far back and forward
 
 
@@ -769,7 +768,13 @@ def _line_bounds(text: str, pos: int) -> tuple[int, int]:
 
 def _pipes(text: str, start: int, end: int) -> list[int]:
     """Offsets of the cell borders of a table row (an escaped \\| is not one)."""
-    return [m.start() for m in _PIPE.finditer(text, start, end)]
+    out = []
+    i = text.find("|", start, end)
+    while i >= 0:
+        if i == 0 or text[i - 1] != "\\":
+            out.append(i)
+        i = text.find("|", i + 1, end)
+    return out
 
 
 def _is_row(text: str, start: int, end: int) -> bool:
