@@ -711,18 +711,14 @@ def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
                 and _set_to(text, key, key_start)):
             found.append((vstart, vend, 5, "secret-in-prose"))
         return
-    if key.startswith("-"):
-        kind = "password-in-command"  # --password X, -storepass X
-        if not _key_kind(key)[0]:
-            return
-    else:
-        kind = "secret-in-prose"
-        low_key = key.lower()
-        if low_key == "key":
-            if _word_before(text, key_start).lower() not in _KEY_QUALIFIERS:
-                return
-        elif low_key not in _PROSE_WORDS:
-            return  # "pass 2fa" is English; an identifier and a blank is not an assignment
+    if key.startswith("-"):  # --password X, -storepass X
+        kind, named = "password-in-command", _key_kind(key)[0]
+    elif key.lower() == "key":
+        kind, named = "secret-in-prose", _word_before(text, key_start).lower() in _KEY_QUALIFIERS
+    else:  # "pass 2fa" is English; an identifier and a blank is not an assignment
+        kind, named = "secret-in-prose", key.lower() in _PROSE_WORDS
+    if not named:
+        return
     vstart, vend = _loose_value(text, m.end())
     if vend > vstart and _looks_secret(text[vstart:vend]):
         found.append((vstart, vend, 5, kind))
