@@ -12,14 +12,11 @@ for 1 MB of design documents here (twice that when it holds secrets: the result 
 again), about a second for the worst adversarial megabyte we know -- with the bundled
 patterns; a repository's own cost what their regexes cost (see _bounded).
 
-What is read, and how, is described once, in docs/secrets.md: the forms a secret takes
-(wrapped at a column, cut short, split across table cells or by <br>), the private-key block,
-the detectors found by their context, what makes a key secret-named, the value rules
-(``is_placeholder``, the further rules of a secret-assignment, where an unquoted value stops),
-the context rule for a value outside an assignment, the rescan to a fixed point, and what is
-out of scope. The tokens found on their own are data: the patterns of secret_patterns.yml, its
-format documented at its top. Their kinds, the <kind> of a marker (a test holds this list to
-the file):
+What is read, and how -- the forms a secret takes, the detectors, secret-named keys, the value
+rules, the context rule, the rescan to a fixed point, what is out of scope -- is described once,
+in docs/secrets.md. The tokens found on their own are data: the patterns of
+secret_patterns.yml, its format documented at its top. Their kinds, the <kind> of a marker (a
+test holds this list to the file):
   aws-access-key  azure-storage-key  azure-sas-signature  (cloud accounts)
   google-api-key  google-oauth-secret  digitalocean-token  databricks-token  (cloud platforms)
   github-token  gitlab-token  npm-token  pypi-token  huggingface-token  (code and packages)
@@ -29,12 +26,9 @@ the file):
 and, found by their context here: private-key, bearer-token, basic-auth, password-in-url,
 aws-secret-key, secret-assignment, secret-in-table, secret-in-prose, password-in-command.
 
-A repository adds its own, never taking one away: .cascade/secrets.yml, in the same format
-(``patterns:``), and ``include:`` of gitleaks rule files (TOML; the subset that maps is
-described above _gitleaks). Its regular expressions are bounded: a repeat without an upper
-bound (* + {n,}) matches at most 1,024 times, and a group repeated more than 16 times may hold
-neither an alternation nor a repeat that can match its first character ((a+)+, (a|ab)*): the
-file is refused, one line naming it and the line (exit 2), before any prompt is built.
+A repository adds its own, never taking one away: .cascade/secrets.yml and the gitleaks rule
+files it includes, its regular expressions bounded (_bounded); a bad one is refused, one line
+naming the file and the line (exit 2), before any prompt is built.
 """
 from __future__ import annotations
 
@@ -96,13 +90,11 @@ class _Lazy:
 
 
 # ---- tokens recognisable on their own: the pattern table, data ---------------------------------
-# cascade/turns/secret_patterns.yml (its format is documented at its top), read the first time a
-# text is redacted -- never on a path that sends no prompt. Its patterns that start with a literal
-# and name no keywords become one alternation grouped by that first character, so the regex
-# engine skips ahead to the characters that can start a token and tries one group there; each
-# pattern ends with an empty group, whose number (the match's lastindex) says which matched.
-# The others, and a repository's own (.cascade/secrets.yml), are tried one by one, each only
-# when the text holds one of its keywords.
+# secret_patterns.yml, read the first time a text is redacted. Its patterns that start with a
+# literal and name no keywords become one alternation grouped by that first character, so the
+# engine skips ahead to where a token can start and tries one group there; each ends with an
+# empty group whose number (the match's lastindex) says which matched. The others, and a
+# repository's own, are tried one by one, each only when the text holds one of its keywords.
 _PATTERN_FILE = Path(__file__).with_name("secret_patterns.yml")
 TEAM_FILE = ".cascade/secrets.yml"
 _PATTERN_KEYS = frozenset({"kind", "regex", "secret", "keywords", "holding", "entropy", "allow",
@@ -154,16 +146,15 @@ def _bundled() -> _Table:
     with the starts of its tokens followed by token characters up to where a token may have
     been cut (a line's end, a <br>, a table cell's border): where a token cut short may start
     (_cut_short), found in the same pass."""
-    text = _PATTERN_FILE.read_text("utf-8")
-    entries = _entries(load_yaml(_PATTERN_FILE, text), _PATTERN_FILE, frozenset({"patterns"}))
+    data = load_yaml(_PATTERN_FILE, _PATTERN_FILE.read_text("utf-8"))
     joined: dict[str, list[tuple[_Pattern, str, int]]] = {}
     passes = []
-    for entry, line in entries:
-        pattern, source = _pattern_of(entry, _PATTERN_FILE, line, bundled=True)
+    for entry, line in _entries(data, _PATTERN_FILE, frozenset({"patterns"})):
+        pattern = _pattern_of(entry, _PATTERN_FILE, line, bundled=True)
         if pattern.regex is None:
-            shape = _shape(source)
-            joined.setdefault(shape.first, []).append((pattern, source[len(shape.first):],
-                                                       shape.groups))
+            shape = _shape(entry["regex"])
+            rest = entry["regex"][len(shape.first):]
+            joined.setdefault(shape.first, []).append((pattern, rest, shape.groups))
         else:
             passes.append(pattern)
     parts, members, number = [], {}, 0
@@ -192,9 +183,9 @@ def _entries(data: object, path: Path, allowed: frozenset[str]) -> list[tuple[di
 
 
 def _pattern_of(entry: object, path: Path, line: int | None, *,
-                bundled: bool) -> tuple[_Pattern, str]:  # long: one check a field
-    """A pattern of the documented format, checked, and its regex's text (bounded when it
-    is a repository's: _bounded)."""
+                bundled: bool) -> _Pattern:  # long: one check a field
+    """A pattern of the documented format, checked (its regexes bounded when it is a
+    repository's: _bounded)."""
     entry = check_keys(entry, path, set(_PATTERN_KEYS), {"kind", "regex"}, "secret pattern",
                        line)
     where = entry.line_of
@@ -209,8 +200,7 @@ def _pattern_of(entry: object, path: Path, line: int | None, *,
     if shape is not None and shape.first:  # the alternation compiles it
         regex, groups = None, shape.groups
     else:
-        regex = _compiled(source if bundled else _bounded_or_error(source, path, where("regex")),
-                          path, where("regex"))
+        regex = _compiled(source, path, where("regex"), bundled)
         groups = regex.groups
     secret = entry.get("secret", 0)
     if not isinstance(secret, int) or isinstance(secret, bool) or not 0 <= secret <= groups:
@@ -220,20 +210,17 @@ def _pattern_of(entry: object, path: Path, line: int | None, *,
     if holding is not None and holding not in _HOLDING:
         raise CascadeError(f"unknown holding {holding!r} (known: {', '.join(_HOLDING)})", path,
                            where("holding"))
-    entropy = entry.get("entropy")
-    if entropy is not None and (isinstance(entropy, bool)
-                                or not isinstance(entropy, (int, float))):
-        raise CascadeError("entropy must be a number (bits a character)", path, where("entropy"))
+    entropy = _number(entry.get("entropy"), "entropy must be a number (bits a character)", path,
+                      where("entropy"))
     allow = _strings(entry.get("allow"), "allow", path, where("allow"))
     glued = entry.get("glued", False)
     if not isinstance(glued, bool):
         raise CascadeError("glued must be true or false", path, where("glued"))
-    allows = (_Allow(tuple(_compiled(a if bundled else _bounded_or_error(a, path, where("allow")),
-                                     path, where("allow")) for a in allow)),) if allow else ()
-    pattern = _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
-                       re.compile(_HOLDING[holding]) if holding else None,
-                       None if entropy is None else float(entropy), allows, glued, bundled)
-    return pattern, source
+    allows = (_Allow(tuple(_compiled(a, path, where("allow"), bundled) for a in allow)),) \
+        if allow else ()
+    return _Pattern(kind, regex, secret, tuple(k.lower() for k in keywords),
+                    re.compile(_HOLDING[holding]) if holding else None, entropy, allows, glued,
+                    bundled)
 
 
 def _strings(value: object, what: str, path: Path, line: int | None) -> list[str]:
@@ -246,21 +233,25 @@ def _strings(value: object, what: str, path: Path, line: int | None) -> list[str
     return value
 
 
-def _compiled(source: str, path: Path, line: int | None) -> Any:
-    """``source`` compiled, or a one-line error naming the file and line."""
+def _number(value: object, message: str, path: Path, line: int | None) -> float | None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise CascadeError(message, path, line)
+    return None if value is None else float(value)
+
+
+def _compiled(source: str, path: Path, line: int | None, bundled: bool = False) -> Any:
+    """``source`` compiled (bounded first when it is a repository's: _bounded), or a one-line
+    error naming the file and line."""
+    try:
+        source = source if bundled else _bounded(source)
+    except ValueError as exc:
+        raise CascadeError(f"regex refused: {exc}", path, line) from None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a FutureWarning about nested sets: Go's syntax
             return re.compile(source)
     except (re.error, OverflowError, RecursionError) as exc:
         raise CascadeError(f"regex does not compile: {exc}", path, line) from None
-
-
-def _bounded_or_error(source: str, path: Path, line: int | None) -> str:
-    try:
-        return _bounded(source)
-    except ValueError as exc:
-        raise CascadeError(f"regex refused: {exc}", path, line) from None
 
 
 def _tokens(text: str, low: str, extra: tuple[_Pattern, ...], found: list,
@@ -354,18 +345,16 @@ _B64_AUTH = _Lazy(r"(?:\"auth\"|_auth)[ \t]*[:=][ \t]*\"?"
                   r"([A-Za-z0-9+/]{12,}={0,2})(?![A-Za-z0-9+/=])")
 
 # ---- keys and what follows them (matched on the lower-cased text) ------------------------------
-# A secret word ("key" only after a qualifier: api_key, apiKey, API key), the rest of the key,
-# then one of:
+# A secret word ("key" only after a qualifier: api_key, apiKey, API key), the rest of the key
+# (group 1), then one of:
 #   group 2, an operator: an optional closing quote (JSON, escaped JSON), ']' (env["X"] = ...)
 #            or '**' (markdown bold), then = : := => == or '>' (an XML element);
 #   group 3, the end of a markdown table cell: | DB password | s3cr3t! |
-#   neither, prose or a command-line flag: the key, blanks, optionally "is"/"was" and
-#            "now"/"set to"/..., then something holding a digit or a symbol
-#            (the admin password is Tr0ub4dor&3, --password Hunter2024); or the key, "for",
-#            "of" or "on", a few words, then "is"/"was" (the password for the replica is ...).
-# The start of the key is found by looking left. The rest of the key is matched in a
-# lookahead and consumed by a backreference -- an atomic group, so a run like
-# "passpasspass..." is never backtracked into.
+#   group 4, "to" or "as" (set DB_PASSWORD to ...: _set_to);
+#   none, prose or a flag: blanks, optionally is/was and now/set to/..., or for/of/on, a few
+#            words and is/was, then something holding a digit or a symbol (--password Hunter2024).
+# The start of the key is found by looking left. The rest of the key is matched in a lookahead
+# and consumed by a backreference -- an atomic group: "passpass..." is never backtracked into.
 _PROSE_VALUE = r"(?=[`'\"]?[^\s`'\"]{0,128}[0-9!@#$%^&+=?~])"
 _ASSIGN = _Lazy(r"(?:pass|pwd|secret|token|k(?<=[a-z0-9_.\- ]k)ey|cred)"
                 r"(?=([a-z0-9_.\-]{0,24}))\1"
@@ -410,11 +399,8 @@ _NOISE_WORDS = frozenset({"base", "value", "val", "plain", "plaintext", "raw", "
 # A key named by one plain word in prose: "the password is ...", "Authorization: Token ...".
 _PROSE_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd", "secret", "token",
                           "credentials", "creds", "requirepass"})
-_VALUE_DQ = _Lazy(r'"((?:[^"\\\n]|\\.){0,4096})"')
-_VALUE_EDQ = _Lazy(r'\\"([^"\\\n]{0,4096})\\"')
-_VALUE_SQ = _Lazy(r"'([^'\n]{0,4096})'")
-_VALUE_BT = _Lazy(r"`([^`\n]{0,4096})`")
-_QUOTED = {"\\": _VALUE_EDQ, '"': _VALUE_DQ, "'": _VALUE_SQ, "`": _VALUE_BT}
+_QUOTED = {"\\": _Lazy(r'\\"([^"\\\n]{0,4096})\\"'), "'": _Lazy(r"'([^'\n]{0,4096})'"),
+           '"': _Lazy(r'"((?:[^"\\\n]|\\.){0,4096})"'), "`": _Lazy(r"`([^`\n]{0,4096})`")}
 _VALUE_BARE = _Lazy(r"[^\s\"'`,;(){}\[\]<>&|]{1,4096}")
 _BARE_END = _Lazy(r"[ \t]*(?:$|[\r\n,;)}\]&#`'\"|]|//)")
 _PROSE_BARE = _Lazy(r"[^\s\"'`,;(){}\[\]<>|]{1,256}")
@@ -476,11 +462,8 @@ _PLACEHOLDER = _Lazy(
       | .*[-_]here""",
     re.IGNORECASE | re.VERBOSE | re.DOTALL)
 _MASK_CHARS = frozenset("*xX.#-_?•")
-# A documentation placeholder in the shape of a token: one holding example (or another of the
-# words above: dummy, placeholder, ...), as AWS's AKIAIOSFODNN7EXAMPLE and
-# wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY, or a mask character 8 times in a row, as
-# ghp_xxxxxxxx..., AKIAXXXXXXXXXXXXXXXX, Slack's .../T00000000/B00000000/XXXXXXXX...: no issued
-# key looks like that.
+# A documentation placeholder in a token's shape: holding one of the infixes above
+# (AKIAIOSFODNN7EXAMPLE) or a mask character 8 times in a row (ghp_xxxxxxxx...).
 _DOCUMENTATION_PARTS = _PLACEHOLDER_INFIXES + tuple(c * 8 for c in "0x*#?_.-")
 
 
@@ -531,9 +514,7 @@ def _value_at(text: str, pos: int) -> tuple[int, int, str, int]:
     m = _VALUE_BARE.match(text, pos)
     if not m:
         return pos, pos, "", pos
-    end = m.end()
-    while end > pos and text[end - 1] in ".?":  # sentence punctuation after a prose value
-        end -= 1
+    end = pos + len(m.group().rstrip(".?"))  # no sentence punctuation after a prose value
     if end == pos:
         return pos, pos, "", m.end()
     if _BARE_END.match(text, m.end()):
@@ -554,10 +535,7 @@ def _loose_value(text: str, pos: int) -> tuple[int, int]:
     m = _PROSE_BARE.match(text, pos)
     if not m:
         return pos, pos
-    end = m.end()
-    while end > pos and text[end - 1] in ".,:?":
-        end -= 1
-    return pos, end
+    return pos, pos + len(m.group().rstrip(".,:?"))
 
 
 def _looks_secret(v: str) -> bool:
@@ -640,8 +618,7 @@ def _assignments(text: str, low: str, found: list) -> None:
 
 def _assigned(v: str, how: str, op: str, spaced: bool, aws: bool) -> tuple[int, str] | None:
     """What a value ``v`` assigned with ``op`` to a secret-named key is (``how`` as _value_at
-    says it): (priority, label) of a finding, or None when the module doc's rules leave it
-    alone."""
+    says it): (priority, label) of a finding, or None when the value rules leave it alone."""
     if aws and _AWS_SECRET.fullmatch(v) and not is_placeholder(v):
         return 1, "aws-secret-key"
     if len(v) < 6:
@@ -734,28 +711,23 @@ def _prose(text: str, m: re.Match, key_start: int, found: list) -> None:
                 and _set_to(text, key, key_start)):
             found.append((vstart, vend, 5, "secret-in-prose"))
         return
-    if key.startswith("-"):
-        kind = "password-in-command"  # --password X, -storepass X
-        if not _key_kind(key)[0]:
-            return
-    else:
-        kind = "secret-in-prose"
-        low_key = key.lower()
-        if low_key == "key":
-            if _word_before(text, key_start).lower() not in _KEY_QUALIFIERS:
-                return
-        elif low_key not in _PROSE_WORDS:
-            return  # "pass 2fa" is English; an identifier and a blank is not an assignment
+    if key.startswith("-"):  # --password X, -storepass X
+        kind, named = "password-in-command", _key_kind(key)[0]
+    elif key.lower() == "key":
+        kind, named = "secret-in-prose", _word_before(text, key_start).lower() in _KEY_QUALIFIERS
+    else:  # "pass 2fa" is English; an identifier and a blank is not an assignment
+        kind, named = "secret-in-prose", key.lower() in _PROSE_WORDS
+    if not named:
+        return
     vstart, vend = _loose_value(text, m.end())
     if vend > vstart and _looks_secret(text[vstart:vend]):
         found.append((vstart, vend, 5, kind))
 
 
 def _set_to(text: str, key: str, key_start: int) -> bool:
-    """``key`` (starting at ``key_start``), which "to" or "as" follows, is secret-named and
-    given a value by a verb before it on its line: "set the DB_PASSWORD to", "export
-    STRIPE_WEBHOOK_SECRET as", "change the API key to", "set DB_USER to app and DB_PASSWORD
-    to". Not an option (--token to), nor "the token to expire": the value rule sees to that."""
+    """``key`` (at ``key_start``), which "to" or "as" follows, is secret-named and given a value
+    by a verb before it on its line (docs/secrets.md, "Setting a variable in prose"). Not an
+    option (--token to), nor "the token to expire": the value rule sees to that."""
     if key.startswith("-"):
         return False
     if key.lower() == "key":
@@ -850,11 +822,10 @@ def _table_cell(text: str, m: re.Match, found: list, headers: set[int]) -> None:
             return
         headers.add(row_start)  # a row of this table, not the header of another
         pipes = _pipes(text, row_start, row_end)
+        ends = pipes[1:] + [row_end]  # a last cell without its closing | ends with its row
         for column in columns:
-            if column + 1 < len(pipes):
-                _cell_secret(text, pipes[column] + 1, pipes[column + 1], found)
-            elif column < len(pipes):
-                _cell_secret(text, pipes[column] + 1, row_end, found)
+            if column < len(pipes):
+                _cell_secret(text, pipes[column] + 1, ends[column], found)
         row_start = row_end + 1
 
 
@@ -875,9 +846,7 @@ def _arg_at(text: str, pos: int) -> tuple[int, int]:
     """The shell word at ``pos`` (inside its quotes when quoted)."""
     q = text[pos:pos + 1]
     m = (_ARG_SQ if q == "'" else _ARG_DQ if q == '"' else _ARG_BARE).match(text, pos)
-    if not m:
-        return pos, pos
-    return (m.start(1), m.end(1)) if q in ("'", '"') else (m.start(), m.end())
+    return m.span(1 if q in ("'", '"') else 0) if m else (pos, pos)
 
 
 def _command_value(text: str, start: int, end: int, found: list) -> None:
@@ -967,21 +936,15 @@ def _htpasswd(text: str, at: int, need: int, found: list) -> None:
 
 def _private_keys(text: str, found: list) -> None:
     pos = 0
-    while True:
-        m = _PEM_BEGIN.search(text, pos)
-        if not m:
-            return
+    while (m := _PEM_BEGIN.search(text, pos)) is not None:
         body = _PEM_BODY.match(text, m.end())
         if not body or (body.group(2) and "\n" not in body.group(1)
                         and "\\n" not in body.group(1)):
             pos = m.end()  # the header named in prose, no key material after it
             continue
         end = _PEM_END.search(text, m.end())
-        if end is None:
-            found.append((m.start(), len(text), 0, "private-key"))
-            return
-        found.append((m.start(), end.end(), 0, "private-key"))
-        pos = end.end()
+        pos = len(text) if end is None else end.end()  # no END line: to the end of the text
+        found.append((m.start(), pos, 0, "private-key"))
 
 
 def _url_passwords(text: str, found: list) -> None:
@@ -1074,10 +1037,8 @@ def _classes(s: str) -> tuple[bool, bool, bool]:
 
 
 def _wrapped(text: str, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
-    """``spans`` and, after each secret that ends a line of _WRAP_WIDTH characters or more, or
-    a piece of a table cell before a <br>, the rest of it at the start of the next line or
-    piece (and the next, while the rest fills its line too): a token an editor hard-wrapped at
-    80 columns, in a quote too. The rest is its own redaction, on its line."""
+    """``spans`` and the rest of each secret wrapped at a column or cut by a <br> (_rest_of),
+    and the next while a rest fills its line too: each rest its own redaction, on its line."""
     rests: list[tuple[int, int, str]] = []
     for i, (start, end, kind) in enumerate(spans):
         if kind == "private-key":
@@ -1118,11 +1079,9 @@ def _next_piece(text: str, end: int, cells: bool) -> tuple[int, str] | None:
 
 def _rest_of(text: str, end: int, limit: int, secret: str,
              cells: bool = False) -> tuple[int, int] | None:
-    """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: a run of
-    token characters ending its line or followed by a blank or punctuation -- with ``cells``,
-    filling its cell -- that looks random (a digit, + % =, a lower-case letter before a
-    capital), holds no letter case or digits the secret does not, and is no secret of its own
-    (``limit``: where the next one starts)."""
+    """Where the rest of a secret that ``end`` cuts stands (_next_piece), if it does: the rules
+    of docs/secrets.md, "A wrapped token" (with ``cells``, it fills its cell; ``limit``: where
+    the next secret starts)."""
     piece = _next_piece(text, end, cells)
     if piece is None:
         return None
@@ -1160,11 +1119,9 @@ def _head(source: str) -> str:
 
 def _cut_short(text: str, spans: list[tuple[int, int, str]],
                cut: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
-    """The tokens no pattern finds because they were cut before the length their pattern needs:
-    a token's start (``cut``: ghp_, sk-proj-, eyJ ... up to a line's end, a <br> or a cell's
-    border) and the pieces after it (_rest_of, up to _PIECES, across cells too) that, joined
-    to it, make a token a bundled pattern finds past the first piece. Each piece is a
-    redaction of that token's kind."""
+    """The tokens cut before the length their pattern needs (docs/secrets.md, "A token cut
+    short"): a start in ``cut`` (ghp_, eyJ ...) and up to _PIECES pieces after it (_rest_of,
+    across cells too) that, joined, make a token reaching past the first piece."""
     table = _bundled()
     out: list[tuple[int, int, str]] = []
     starts = [s for s, _, _ in spans]
@@ -1292,10 +1249,7 @@ def _repository_top() -> Path | None:
         here = Path(os.getcwd())
     except OSError:
         return None
-    for folder in (here, *here.parents):
-        if os.path.lexists(folder / ".git"):
-            return folder
-    return None
+    return next((f for f in (here, *here.parents) if os.path.lexists(f / ".git")), None)
 
 
 def _signature(top: Path, files: list[str]) -> tuple:
@@ -1303,10 +1257,9 @@ def _signature(top: Path, files: list[str]) -> tuple:
     for rel in files:
         try:
             st = os.lstat(top / rel)
+            out.append((st.st_mtime_ns, st.st_size, st.st_ino))
         except OSError:
             out.append(None)
-            continue
-        out.append((st.st_mtime_ns, st.st_size, st.st_ino))
     return tuple(out)
 
 
@@ -1323,10 +1276,7 @@ def repository_patterns(top: Path) -> tuple[_Pattern, ...]:
     cached = _TEAM.get(str(top))
     if cached is not None and cached[0] == _signature(top, cached[2]):
         return cached[1]
-    files = [TEAM_FILE]
-    patterns: tuple[_Pattern, ...] = ()
-    if os.path.lexists(top / TEAM_FILE):
-        patterns, files = _load_team(top)
+    patterns, files = _load_team(top) if os.path.lexists(top / TEAM_FILE) else ((), [TEAM_FILE])
     _TEAM[str(top)] = (_signature(top, files), patterns, files)
     return patterns
 
@@ -1341,7 +1291,7 @@ def _load_team(top: Path) -> tuple[tuple[_Pattern, ...], list[str]]:
         raise CascadeError(f"cannot read: {exc.strerror}", path) from None
     data = load_yaml(path, decode_utf8(raw, path))
     entries = _entries(data, path, frozenset({"patterns", "include"}))
-    patterns = [_pattern_of(entry, path, line, bundled=False)[0] for entry, line in entries]
+    patterns = [_pattern_of(entry, path, line, bundled=False) for entry, line in entries]
     files = [TEAM_FILE]
     include = data.get("include") if isinstance(data, dict) else None
     line = data.line_of("include") if isinstance(data, LineDict) else None
@@ -1356,16 +1306,8 @@ def _load_team(top: Path) -> tuple[tuple[_Pattern, ...], list[str]]:
 
 
 # ---- gitleaks rule files -------------------------------------------------------------------------
-# What maps: [[rules]] id (the kind), regex, secretGroup (0: the first group that matched, as
-# gitleaks takes it), entropy, keywords, and a rule's [rules.allowlist] / [[rules.allowlists]]
-# and the file's [allowlist] / [[allowlists]] (targetRules too): regexes (regexTarget secret,
-# match or line), stopwords, condition. What does not: path (a file name: nothing here is a
-# file), paths and commits in an allowlist (an "AND" allowlist naming one never applies; an
-# "OR" one applies by its regexes and stopwords), [extend] (gitleaks' own default rules are not
-# loaded: cascade's bundled patterns are the default), [[rules.required]] (the rule applies
-# alone: redacting more, never less), tags, description. A rule without a regex is skipped.
-# Go's syntax that Python's re reads otherwise is translated: (?i) in mid-pattern (to the end
-# of its group), \z, [[:alpha:]] classes, (?<name>...).
+# What of the format is read and what is not (a rule without a regex is skipped), and the Go
+# syntax translated (_Walk): docs/secrets.md, "The pattern table, and a repository's own patterns".
 _RULE_HEADER = re.compile(r"\[\[[ \t]*rules[ \t]*\]\]")
 _RULE_REGEX = re.compile(r"regex[ \t]*=")
 
@@ -1390,13 +1332,9 @@ def _gitleaks(text: str, path: Path, included: tuple[Path, int | None]) -> list[
         elif lines and lines[-1][0] == lines[-1][1] and _RULE_REGEX.match(line.strip()):
             lines[-1][1] = number
     shared = _shared_allowlists(data, path)
-    out = []
-    for index, rule in enumerate(rules):
-        header, regex_line = lines[index] if index < len(lines) else (None, None)
-        pattern = _gitleaks_rule(rule, path, (header, regex_line), shared)
-        if pattern is not None:
-            out.append(pattern)
-    return out
+    out = [_gitleaks_rule(rule, path, tuple(lines[i]) if i < len(lines) else (None, None), shared)
+           for i, rule in enumerate(rules)]
+    return [pattern for pattern in out if pattern is not None]
 
 
 def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pattern | None:
@@ -1411,36 +1349,29 @@ def _gitleaks_rule(rule: object, path: Path, lines: tuple, shared: list) -> _Pat
         return None  # a file-name rule, or one that amends a gitleaks default: nothing to match
     if not isinstance(source, str) or not source:
         raise CascadeError(f"rule {rule_id!r}: regex must be a string", path, regex_line)
-    regex = _compiled(_bounded_or_error(source, path, regex_line), path, regex_line)
+    regex = _compiled(source, path, regex_line)
     group = rule.get("secretGroup", 0)
     if not isinstance(group, int) or isinstance(group, bool) or not 0 <= group <= regex.groups:
         raise CascadeError(f"rule {rule_id!r}: secretGroup must be the number of a group of "
                            f"its regex (0 to {regex.groups})", path, header)
-    entropy = rule.get("entropy") or None
-    if entropy is not None and (isinstance(entropy, bool)
-                                or not isinstance(entropy, (int, float))):
-        raise CascadeError(f"rule {rule_id!r}: entropy must be a number", path, header)
+    entropy = _number(rule.get("entropy") or None, f"rule {rule_id!r}: entropy must be a number",
+                      path, header)
     keywords = _strings(rule.get("keywords"), "keywords", path, header)
     own = _allow_tables(rule, "allowlist", path, header)
     allows = [a for a in (_allow_of(t, path, header) for t in own) if a is not None]
     allows += [a for a, targets in shared if targets is None or rule_id in targets]
     kind = re.sub(r"[^a-z0-9]+", "-", rule_id.lower()).strip("-") or "gitleaks-rule"
     return _Pattern(kind, regex, group or (-1 if regex.groups else 0),
-                    tuple(k.lower() for k in keywords), None,
-                    None if entropy is None else float(entropy), tuple(allows), True, False)
+                    tuple(k.lower() for k in keywords), None, entropy, tuple(allows), True, False)
 
 
 def _allow_tables(data: dict, name: str, path: Path, line: int | None) -> list[dict]:
     """The allowlist tables of a rule or of the file: ``name`` (one table, gitleaks' older
     form) and ``name`` + s (an array of tables)."""
-    tables = []
     one, many = data.get(name), data.get(name + "s")
-    if one is not None:
-        tables.append(one)
-    if many is not None:
-        if not isinstance(many, list):
-            raise CascadeError(f"{name}s must be an array of tables", path, line)
-        tables += many
+    if many is not None and not isinstance(many, list):
+        raise CascadeError(f"{name}s must be an array of tables", path, line)
+    tables = ([] if one is None else [one]) + (many or [])
     for table in tables:
         if not isinstance(table, dict):
             raise CascadeError(f"an {name} must be a table", path, line)
@@ -1450,8 +1381,8 @@ def _allow_tables(data: dict, name: str, path: Path, line: int | None) -> list[d
 def _allow_of(table: dict, path: Path, line: int | None) -> _Allow | None:
     """An allowlist as far as it can apply to text (None when it cannot: paths or commits
     only, or "AND" with one of them)."""
-    regexes = [_compiled(_bounded_or_error(r, path, line), path, line)
-               for r in _strings(table.get("regexes"), "regexes", path, line)]
+    regexes = tuple(_compiled(r, path, line)
+                    for r in _strings(table.get("regexes"), "regexes", path, line))
     stopwords = tuple(w.lower() for w in _strings(table.get("stopwords"), "stopwords", path,
                                                   line))
     target = table.get("regexTarget", "secret")
@@ -1463,7 +1394,7 @@ def _allow_of(table: dict, path: Path, line: int | None) -> _Allow | None:
     every = condition == "AND"
     if (every and (table.get("paths") or table.get("commits"))) or not (regexes or stopwords):
         return None
-    return _Allow(tuple(regexes), target, stopwords, every)
+    return _Allow(regexes, target, stopwords, every)
 
 
 def _shared_allowlists(data: dict, path: Path) -> list[tuple[_Allow, frozenset[str] | None]]:
@@ -1513,8 +1444,7 @@ def _shape(source: str) -> _Shape:
 def _bounded(source: str) -> str:
     """A repository's regular expression as Python's re is to read it: Go's syntax translated,
     every unbounded repeat at most _CAP times (so a match is bounded), and ValueError for a
-    group that repeats or alternates inside and is itself repeated more than _NESTED times
-    ((a+)+, (a|ab)*: exponential backtracking)."""
+    group that can backtrack exponentially ((a+)+, (a|ab)*: _refuse_nested)."""
     return _Walk(source, _CAP).run()
 
 
@@ -1538,7 +1468,7 @@ class _Walk:
     def __init__(self, source: str, cap: int | None) -> None:
         self.source, self.cap = source, cap
         self.out: list[str] = []
-        self.frames = [_Frame(repeats=[], flags=[])]
+        self.frames = [_Frame()]
         self.atom_at: int | None = None  # where in ``out`` the atom a repeat would repeat starts
         self.group: _Frame | None = None  # that atom, when it is a group
         self.groups = 0
@@ -1636,7 +1566,7 @@ class _Walk:
         if parent.first == "":
             parent.first = None  # a group first: no literal to start on
         parent.atoms += 1
-        self.frames.append(_Frame(start=len(self.out), repeats=[], flags=[]))
+        self.frames.append(_Frame(start=len(self.out)))
         self.out.append(opener)
         self.atom_at = None
         return i + taken
