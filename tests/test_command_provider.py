@@ -292,6 +292,20 @@ def test_the_environment_reaches_the_command_unchanged(tmp_path, monkeypatch):
     assert env["CASCADE_API_KEY"] == "redacted"  # it reached the program; not the reply
 
 
+def test_the_commit_s_temporary_index_does_not_reach_the_command(tmp_path, monkeypatch):
+    """In a hook git names the commit's index in GIT_INDEX_FILE (.git/index.lock under
+    `commit -a`): a program that runs git (an agent's `git status` refreshes the index it
+    reads) must not write the index being committed. It sees the repository as the person
+    does; every other variable reaches it."""
+    monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / ".git" / "index.lock"))
+    monkeypatch.setenv("SOME_LOGIN_STATE", "on")
+    command = script(tmp_path, "env", "import json, os\nprint(json.dumps(dict(os.environ)))\n")
+    settings = declared(tmp_path, f"providers:\n  - name: env\n    command: {command}\n")
+    env = json.loads(ask("env", settings).text)
+    assert "GIT_INDEX_FILE" not in env and env["SOME_LOGIN_STATE"] == "on"
+    assert os.environ["GIT_INDEX_FILE"]  # the hook's own process keeps reading the commit's
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 def test_a_cancelled_call_kills_the_command_with_every_process_it_started(tmp_path):
     """Ctrl-C (the run's calls cancelled) leaves no program of a command running."""

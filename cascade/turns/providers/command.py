@@ -191,13 +191,19 @@ def _kill(process: asyncio.subprocess.Process) -> None:
         pass
 
 
+def _environment() -> dict[str, str]:
+    """The user's environment, but the index a hook's git names (GIT_INDEX_FILE: the commit's,
+    a lock file under ``commit -a``): a program that runs git must not refresh or write it."""
+    return {k: v for k, v in os.environ.items() if k != "GIT_INDEX_FILE"}
+
+
 async def run(inv: Invocation, settings: Any, on_text: Callable[[str], None] | None) -> str:
     """Run the command once: its reply, or ProviderFailure (one line)."""
     program = inv.argv[0]
     try:
         process = await asyncio.create_subprocess_exec(
             *inv.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, start_new_session=True)
+            stderr=asyncio.subprocess.PIPE, start_new_session=True, env=_environment())
     except FileNotFoundError:
         raise ProviderFailure(f"command not found: {program} (provider {inv.name})") from None
     except PermissionError:
