@@ -263,6 +263,10 @@ CASES = [
      "step 'quality': field 'disagreements': items takes a mapping of each key to text, "
      "ref, refs, names, list, a list of choices or {items: {key: kind}}, the first a text",
      204),
+    ('council', 'shift: {choices: [none, minor, major], missing: absent}',
+     'shift: {choices: [none, minor, major], missing: maybe}',
+     "step 'advise': field 'shift': {choices: [...], missing: absent} takes the choices and, "
+     "for missing, absent or one of them", 74),
     ('phased', 'planner: respond',
      'planner: shout',
      "unknown planner 'shout' (known: respond)", 10),

@@ -247,7 +247,7 @@ def _parse_choices(name, spec, sid, path, line) -> Field:
         missing = spec.get("missing")
         if set(spec) - {"choices", "missing"} or missing not in (None, "absent", *(
                 spec.get("choices") or ())):
-            raise field_error(name, sid, "{choices: [...], missing: absent}} takes the choices "
+            raise field_error(name, sid, "{choices: [...], missing: absent} takes the choices "
                               "and, for missing, absent or one of them", path, line)
         spec = spec.get("choices")
     if not isinstance(spec, list) or not spec or not all(isinstance(c, str) for c in spec):
