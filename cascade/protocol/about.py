@@ -1,12 +1,8 @@
 """What a decision point is about, derived from the run alone, so that a person never answers
 blind: the panel proposed (who speaks, in which role, on which model or tier, and why), the
-turns the question shows (a quality gate's scores and recommendation; a facilitator's question
-and synthesis), who argues which side, what each choice does (``follow``: the recommendation it
-follows), and each answer given since the question was asked that is not one of its choices.
-
-The terminal (``cascade discuss``/``run``), the hook's blocked message and the UI render this,
-and nothing else: ``lines`` for a terminal and the hook, the fields for the UI's list of
-choices. Pure: no model, no file, no git.
+turns the question shows, who argues which side, what each choice does, and each answer given
+since the question was asked that is not one of its choices. The terminal, the hook's blocked
+message and the UI render this and nothing else. Pure: no model, no file, no git.
 """
 from __future__ import annotations
 
@@ -82,11 +78,7 @@ def about(run: Run, personas=None) -> About | None:
     for turn in _shown(run, step):
         out.context += turn_lines(run, turn)
     shifts = shifts_line(run) if run.setup.done else ""
-    if shifts:
-        out.context.append(shifts)
-    sides = sides_line(run)
-    if sides:
-        out.context.append(sides)
+    out.context += [line for line in (shifts, sides_line(run)) if line]
     rec = run.recommendation(run.round) if run.setup.done else None
     out.choices = choices(step, rec or "(none given)")
     out.unclear = unclear(run)
@@ -133,10 +125,8 @@ def _shown(run: Run, step: Step) -> list[Turn]:
     """The turns the question shows: of the steps it names (``sees``), else of the step just
     before it -- this round's (the setup's latest, for a setup decision)."""
     if not run.setup.done:
-        order = run.steps.setup
-        turns = run.setup.turns
-        ids = step.sees or _before(order, step)
-        return [t for t in turns[::-1] if t.step in ids][:1]
+        ids = step.sees or _before(run.steps.setup, step)
+        return [t for t in run.setup.turns[::-1] if t.step in ids][:1]
     ids = step.sees or _before(run.steps.round_steps, step)
     return [t for t in run.turns if t.round == run.round and t.step in ids]
 
@@ -149,7 +139,7 @@ def _before(order, step: Step) -> tuple[str, ...]:
 def turn_lines(run: Run, turn: Turn) -> list[str]:
     """A shown turn: its step and speaker with what it said (its first sentences), then its
     fields, one a line (scores spelled out; a panel is the table instead)."""
-    step = run.steps.step(turn.step) or (run.terms.base.step(turn.step) if run.terms.base else None)
+    step = run.step_of(turn.step)
     title = step.title if step is not None else turn.step
     out = [f"{title} ({turn.name}, {turn.msg}): {sentence(_prose(turn.body), 300)}"]
     for f in step.fields if step is not None else ():
@@ -200,7 +190,7 @@ def shifts_line(run: Run) -> str:
     shift field: a swarm's responses), or "" when the round has none of those steps."""
     stepped = [t for t in run.turns if t.round == run.round]
     said = [(t, t.fields.get(name)) for t in stepped
-            for name in [shift_field(_step(run, t.step))] if name is not None]
+            for name in [shift_field(run.step_of(t.step))] if name is not None]
     if not said:
         return ""
     moved = [(t, shift) for t, shift in said if shift not in (None, "none")]
@@ -208,10 +198,6 @@ def shifts_line(run: Run) -> str:
         f" (triggered by {', '.join(m for k, m in t.refs if k == 'responds_to')})"
         if any(k == "responds_to" for k, _ in t.refs) else "") for t, shift in moved)
     return f"Position shifts: {len(moved)}" + (f" -- {who}" if who else "")
-
-
-def _step(run: Run, step_id: str) -> Step | None:
-    return run.steps.step(step_id) or (run.terms.base.step(step_id) if run.terms.base else None)
 
 
 def sides_line(run: Run) -> str:
