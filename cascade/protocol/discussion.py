@@ -24,7 +24,7 @@ from cascade.ledger.ledger_file import LedgerFile
 from cascade.ledger.provenance import LEDGER
 from cascade.ledger.records import OUTCOME, PHASE_TRANSITION, VOTES, Event
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.protocol.authority import Authority
+from cascade.protocol.authority import Authority, consensus_text
 from cascade.protocol.derived_view import DerivedView
 from cascade.protocol.ledger_setting import LedgerSetting
 from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
@@ -117,10 +117,7 @@ class Discussion(DerivedView):
             ("Phase", proto.first_phase),
             ("Status", "OPEN"),
             *([("Participants", ", ".join(participants))] if participants else []),
-            ("Consensus", f"threshold_ready={config.threshold_ready} "
-                          f"threshold_reject={config.threshold_reject} "
-                          f"human_required={str(config.human_required).lower()}"
-                          + (" persona_votes=advisory" if config.advisory else "")),
+            ("Consensus", consensus_text(config)),
             ("Created", created),
             *(extra or {}).items(),
         ]
