@@ -1,12 +1,8 @@
 """The checks of a ledger's events, as its walk meets them (cascade.protocol.derivation): no
 event is taken on trust. Each is believed only when it carries the tool's stamp, written for
 this ledger (cascade.ledger.provenance.Binding), is no copy of an earlier one, and what it
-claims holds at its place in the ledger -- a new revision of the document (and whether it
-keeps its review), a vote reset right after one, a phase transition only forward (by a
-person, or by the phase's registered trigger), an outcome where the votes reach it, settings,
-a round, a persona's failure, a generated panel's parts right after the turn that proposed
-them. An event that does not hold is listed as unfounded and ignored; one that holds is
-applied to the walk."""
+claims holds at its place in the ledger (each claim: docs/trust.md). An event that does not
+hold is listed as unfounded and ignored; one that holds is applied to the walk."""
 from __future__ import annotations
 
 import re
@@ -94,7 +90,6 @@ class EventChecks:
         self.revision = new
         self.path = e.fields.get("path") or self.path
         return None
-
 
     def _vote_reset(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
         if not fresh:
