@@ -92,7 +92,8 @@ def choices(step: Step, rec: str | None = None) -> list[Choice]:
     does = dict(step.does)
     out = []
     for word in step.choices:
-        arg, text = _split_does(does.get(word, ""))
+        m = _ARG.match(does.get(word, ""))
+        arg, text = (m.group(1), m.group(2).strip()) if m else ("", does.get(word, ""))
         if rec is None:
             text = re.sub(r":?\s*\{recommendation\}", "", text)
         out.append(Choice(word, arg, text.replace("{recommendation}", rec or "")))
@@ -110,15 +111,8 @@ def impasse(run: Run) -> list[str]:
     """At an impasse (a person decides with ``cascade decide``), what the protocol recommends:
     the turn of its ``on_impasse`` step, a line an item; [] otherwise."""
     step_id = run.steps.rounds.on_impasse
-    if run.outcome != "IMPASSE" or not step_id:
-        return []
-    turns = [t for t in run.turns if t.step == step_id]
-    return turn_lines(run, turns[-1]) if turns else []
-
-
-def _split_does(text: str) -> tuple[str, str]:
-    m = _ARG.match(text)
-    return (m.group(1), m.group(2).strip()) if m else ("", text)
+    turns = [t for t in run.turns if t.step == step_id] if run.outcome == "IMPASSE" else []
+    return turn_lines(run, turns[-1]) if step_id and turns else []
 
 
 def _shown(run: Run, step: Step) -> list[Turn]:
@@ -181,8 +175,7 @@ def answering(run: Run, step: Step, round_: int) -> list[str]:
     if prior is None or prior.decision or not all(run.steps.role(r).fixed
                                                   for r in prior.speaking):
         return []
-    turns = [t for t in run.turns if t.round == round_ and t.step == prior.id]
-    return [line for t in turns for line in turn_lines(run, t)]
+    return [line for t in run.of(round_, prior.id) for line in turn_lines(run, t)]
 
 
 def shifts_line(run: Run) -> str:

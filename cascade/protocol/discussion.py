@@ -1,11 +1,8 @@
 """The Python API over one ledger (seed 002): load or create, read state, append, save.
 
-A ``Discussion`` puts three parts together: the ledger's file (cascade.ledger.ledger_file:
-its text read once, its appends, its atomic save; the file only ever grows), what it is
-read under (cascade.protocol.ledger_setting: the repository's setting, the authority that
-decides, the protocol and the personas) and the state derived from its log alone
-(cascade.protocol.derived_view, with the queries over it). What is left here is creating a
-ledger, appending to it what the protocol allows, and the API's names for the parts.
+A ``Discussion`` puts three parts together (docs/api.md): the ledger's file, what it is read
+under and the state derived from its log alone. What is left here is creating a ledger,
+appending to it what the protocol allows, and the API's names for the parts.
 """
 from __future__ import annotations
 

@@ -3,21 +3,12 @@ next. Pure: no model, no file writes -- the hook, ``check``, ``status``, ``plan`
 runner (cascade.run.protocol_run) all read the same ``Run`` (its records:
 cascade.protocol.runstate; the next wave it asks for: cascade.protocol.requests).
 
-A turn is a block cascade wrote for a persona, stamped with its message id ``r{round}-msg-
-{nnn}`` (gapless over the whole ledger, never restarting), its ``step`` and ``round``, the
-ids it answers (``refs=counters:r1-msg-002``) and its choice fields (``shift=minor``,
-``verdict=ACCEPT``). A new revision of the document (not one that keeps its review) starts
-the protocol again at round 1; message ids go on counting. A stopped run resumes where the
-file ends: the next wave is whoever has not spoken in the first unfinished step.
-
-A protocol whose panel is generated (swarm) first runs its setup steps -- the panel's
-proposal, then a person's confirmation; ``modify`` or ``mode <name>`` runs the proposal again
--- once per discussion (a new revision of the document keeps the panel); its members are the
-experts of the accepted panel (cascade.protocol.panel). Its mode (the header's ``Mode``, or
-the last ``NEXT: mode <name>`` of the setup) picks its roles, member count and rounds. When
-its rounds end, its ``after`` steps run once (a synthesis, a closing vote) and its outcome
-rule reads them; a topic's discussion (no document) has no closing vote: its synthesis is
-the outcome (``registry.on_topic``).
+A turn is a block cascade wrote for a persona, stamped with its message id (docs/protocols.md,
+"Replies and decision points"). A new revision of the document (not one that keeps its
+review) starts the protocol again at round 1; message ids go on counting. A stopped run
+resumes where the file ends: the next wave is whoever has not spoken in the first unfinished
+step. A generated panel's setup steps run once per discussion (cascade.protocol.setup); a
+protocol's ``after`` steps run once when its rounds end, and its outcome rule reads them.
 """
 from __future__ import annotations
 

@@ -45,18 +45,14 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              authors: Mapping[int, str] | None = None,
              strays: list[Stray] | None = None, *, trusted=None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
-    adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
-    major finding, not located). Each is open, or closed (``STATUSES``): resolved by a later
-    review of its author (its ``resolved`` names it, or it votes READY), answered (``A(Fn):
-    ...``, by a person; every answer is kept with it), or waived (``WAIVE(Fn): reason`` by a
-    person the rule's ``deciders:`` allow; anyone else's waiver is listed in ``closed_by`` as refused and
-    the finding stays open). ``authors``: who added each waiver's line (the git identity),
-    when known: a waiver counts only when added by the person it names, as a decision does;
-    None: names are taken as written. A marker naming no finding goes to ``strays``.
-    (Overridden: by a decision in force, which only the state knows: ``overridden``.)
-    ``trusted``: the lines of the blocks the state's walk verified as this ledger's (a block
-    copied from another ledger gives no finding here); None: any block whose digest
-    verifies."""
+    adds): those of the tool's blocks and each ``CONCERN:`` marker (a major finding, not
+    located), each open or closed as the module says (a waiver by someone the rule's
+    ``deciders:`` do not allow is kept in ``closed_by`` as refused; overridden: see
+    ``overridden``). ``authors``: who added each waiver's line (the git identity), when known:
+    a waiver counts only when added by the person it names; None: names are taken as
+    written. A marker naming no finding goes to ``strays``. ``trusted``: the lines of the
+    blocks the state's walk verified as this ledger's (a copy from another ledger gives no
+    finding here); None: any block whose digest verifies."""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:

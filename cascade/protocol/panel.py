@@ -88,7 +88,7 @@ def _clean(value: object, limit: int = _MAX_TEXT) -> str:
 
 def _strings(value: object) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [v for v in re.split(r"[;,]", value)]
+        value = re.split(r"[;,]", value)
     if not isinstance(value, list):
         return ()
     return tuple(t for t in (_clean(v, 80) for v in value) if t)[:8]
@@ -226,11 +226,9 @@ def fallback_panel(topic: str, registry, count: int, exclude: set[str]) -> Panel
     for alias in by_topic(topic, registry, count, exclude):
         p = registry.get(alias)
         experts.append(Expert(alias, p.role.split(",")[0].strip()[:60] or alias,
-                              tuple(p.expertise)[:8], "", "", "",
-                              _clean("; ".join(p.concerns)), ()))
-    tensions: list[Tension] = []
-    for a, b in zip(experts[::2], experts[1::2]):
-        tensions.append(Tension(a.id, b.id, f"{a.name} vs {b.name}"))
+                              tuple(p.expertise)[:8], stakes=_clean("; ".join(p.concerns))))
+    tensions = [Tension(a.id, b.id, f"{a.name} vs {b.name}")
+                for a, b in zip(experts[::2], experts[1::2])]
     _pair_everyone(experts, tensions, [])
     return Panel(experts, tensions, _clean(topic, 500))
 
@@ -307,21 +305,14 @@ def personas_of(panel: Panel, path: Path):
     """The panel's experts as voting personas of the discussion at ``path``."""
     out = []
     for e in panel.experts:
+        said = (("Thinking style: {}.", e.thinking), ("Your natural bias: {}.", e.bias),
+                ("How you tend to reply: {}.", e.tendency),
+                ("What you stand to lose from a bad decision: {}.", e.stakes),
+                ("Your known blind spots: {}. Guard against them.", ", ".join(e.blind)))
         lines = [f"You are {e.name}, an expert brought into this discussion for your view."]
-        if e.thinking:
-            lines.append(f"Thinking style: {e.thinking}.")
-        if e.bias:
-            lines.append(f"Your natural bias: {e.bias}.")
-        if e.tendency:
-            lines.append(f"How you tend to reply: {e.tendency}.")
-        if e.stakes:
-            lines.append(f"What you stand to lose from a bad decision: {e.stakes}.")
-        if e.blind:
-            lines.append(f"Your known blind spots: {', '.join(e.blind)}. Guard against them.")
-        tensions = panel.tensions_of(e.id)
-        for t in tensions:
-            other = t.b if t.a == e.id else t.a
-            lines.append(f"You and @{other} disagree by design on: {t.axis}.")
+        lines += [text.format(value) for text, value in said if value]
+        lines += [f"You and @{t.b if t.a == e.id else t.a} disagree by design on: {t.axis}."
+                  for t in panel.tensions_of(e.id)]
         out.append(Persona(persona_name(e.id), e.id, e.name, "\n".join(lines), e.expertise,
                            (e.stakes,) if e.stakes else (), "voting", None, path, panel.line))
     return out

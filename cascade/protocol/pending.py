@@ -1,15 +1,9 @@
 """Who speaks now in a protocol whose planner is ``respond`` (seed 002: "mentioned
 participants or all"). Pure: a function of the ledger, its state and the personas; no model.
-
-A participant is pending when it has not spoken since the last input addressed to everyone:
-a new revision of the document, a vote reset, a phase transition, or a person's comment that
-mentions nobody. A person's comment that @mentions personas asks only those (``@all``: every
-participant). A person's vote with no text, and a decision, ask nobody. A closed discussion
-(an OUTCOME recorded) stays quiet: only a new revision of its document, or a mention, wakes
-anyone. A revision that changes only the document's status, spacing or path wakes nobody. A persona's own comment is not input: personas never wake each other, so turns cannot
-loop. Only a block the tool wrote for a persona counts as that persona having spoken. While a
-person's decision is in force for the current revision, nobody is asked: the person decided
-(``cascade turn PATH @alias`` still asks anyone by name).
+The rules of who is pending are docs/hook.md's ("Who speaks"). Besides: a revision that
+changes only the document's status, spacing or path wakes nobody; only a block the tool wrote
+for a persona counts as that persona having spoken; while a person's decision is in force for
+the current revision, nobody is asked (``cascade turn PATH @alias`` still asks anyone by name).
 """
 from __future__ import annotations
 
@@ -45,11 +39,10 @@ def pending_turns(ledger: Ledger, participants: list[str], basis) -> list[Pendin
     that do not hold, copied blocks: nobody's input); ``decided``, a person's decision is in
     force; ``verified``, the lines of the persona blocks whose stamp verifies, when the state's
     walk checked them (None: each is checked here)."""
-    personas, carried, ignored = basis.personas, basis.carried, basis.skip
-    decided, verified = basis.decided, basis.verified
-    if decided:
+    if basis.decided:
         return []
-    registry = personas
+    registry, carried, ignored = basis.personas, basis.carried, basis.skip
+    verified = basis.verified
     last_all = -1
     last_spoke: dict[str, int] = {}
     asked: dict[str, tuple[int, str]] = {}  # alias -> (index, who)

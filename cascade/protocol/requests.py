@@ -7,6 +7,7 @@ import re
 
 from cascade.base.markdown import sentence
 from cascade.protocol import registry
+from cascade.protocol.about import tier_of
 from cascade.protocol.runstate import Request, Run
 from cascade.protocol.spec import Step
 from cascade.protocol.visibility import VISIBILITIES, shown
@@ -120,9 +121,7 @@ def plan(run: Run) -> list[Request]:
                   else "the protocol, which assigns the sides in turn")
             side = f"From {by}: Your side: {side}."
             said = f"{direction}\n{side}" if direction else side
-        strong = run.steps.strong_roles()
-        tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
-        out.append(Request(alias, role.id, step, run.round, tier, seen, target,
+        out.append(Request(alias, role.id, step, run.round, tier_of(run.steps, role), seen, target,
                            "" if phase is not None and phase.visibility
                            and VISIBILITIES.has(phase.visibility, "blind")
                            and phase.at == "first" else text, said,

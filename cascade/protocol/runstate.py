@@ -329,34 +329,15 @@ def draft(steps: Steps, members: list[str], fixed: dict[str, str], **values: Any
     the run, ``consensus`` on its terms, ``verdicts`` on its closing)."""
     run = Draft(steps, members, fixed)
     for name, value in values.items():
-        holders = _HOLDERS.get(name, ())
-        if len(holders) != 1:
+        holders = [run] if name in Draft.__struct_fields__ else [
+            getattr(run, group_name) for group_name, _, group in _layout(Run)
+            if group is not None and name in group.__struct_fields__]
+        if len(holders) != 1:  # a name two groups declare is no one field
             raise TypeError(f"{name!r} names no one field of a run")
-        setattr(run if holders[0] is None else getattr(run, holders[0]), name, value)
+        setattr(holders[0], name, value)
     return run
 
 
-def _holders() -> dict[str, tuple[str | None, ...]]:
-    """Field name -> where a draft holds it: None (the run itself; its own field wins) or the
-    name of each group that declares it."""
-    out: dict[str, tuple[str | None, ...]] = {}
-    for name, _, group in _layout(Run):
-        if group is None:
-            out[name] = (None,)
-            continue
-        for inner, _, _ in _layout(group):
-            if out.get(inner) != (None,):
-                out[inner] = (*out.get(inner, ()), name)
-    return out
-
-
-_HOLDERS = _holders()
-
-
 def refs_of(value: str) -> list[tuple[str, str]]:
-    out = []
-    for part in value.split(","):
-        kind, _, msg = part.partition(":")
-        if msg and MSG.match(msg):
-            out.append((kind, msg))
-    return out
+    parts = (part.partition(":") for part in value.split(","))
+    return [(kind, msg) for kind, _, msg in parts if msg and MSG.match(msg)]

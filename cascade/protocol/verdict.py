@@ -1,13 +1,7 @@
 """The gate's verdict on one governed document, from its ledger's derived state alone: the
 hook, ``cascade check`` (every format), ``cascade status``, ``explain``, the record and the UI
-all read ``gate()``, so they cannot disagree.
-
-The verdict weighs every piece of evidence once: each participant's latest counted reply to
-the committed revision (its vote, weighed by its findings through the rule's ``policy:``),
-who is still awaited, the participants that failed, people's decisions and the findings'
-lives (open, resolved, answered, waived, overridden). ``Judgement.effect`` says what each
-finding does to it, for every surface to show: ``error`` (it fails the gate), ``warning`` or
-``notice`` (open on a revision that passes, or fails for another reason), None (closed).
+all read ``gate()``, so they cannot disagree. It weighs every piece of evidence once (the
+list: docs/trust.md, "One verdict"); ``Judgement.effect`` says what each finding does to it.
 """
 from __future__ import annotations
 
