@@ -105,19 +105,12 @@ class Discussion(DerivedView):
         template, body = setting.template(
             "discussions", template, title=title, source=source,
             context=neutralise(context or ""), created=created[:10], participants=participants)
-        fields: list[tuple[str, str]] = [("Title", title)]
-        if source:
-            fields.append(("Source", source))
-        fields += [
-            ("Template", template),
-            ("Protocol", proto.name),
-            ("Phase", proto.first_phase),
-            ("Status", "OPEN"),
-            *([("Participants", ", ".join(participants))] if participants else []),
-            ("Consensus", consensus_text(config)),
-            ("Created", created),
-            *(extra or {}).items(),
-        ]
+        fields = [("Title", title), *([("Source", source)] if source else []),
+                  ("Template", template), ("Protocol", proto.name),
+                  ("Phase", proto.first_phase), ("Status", "OPEN"),
+                  *([("Participants", ", ".join(participants))] if participants else []),
+                  ("Consensus", consensus_text(config)), ("Created", created),
+                  *(extra or {}).items()]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
         d = cls(path, text, setting)
         d.file.exists = False

@@ -172,11 +172,11 @@ def _turn_of(entry: Comment, personas,
     round_ = _number(entry.provenance.get("round", "0"))
     if round_ is None:
         return int(m.group(2)), None
-    fields = {k: v for k, v in entry.provenance.items() if k not in _NOT_FIELDS}
-    return int(m.group(2)), Turn(persona.alias, persona.name, entry.provenance.get("step", ""), round_, msg,
-                int(m.group(2)), entry.body.strip(), fields,
-                refs_of(entry.provenance.get("refs", "")), entry.line,
-                entry.provenance.get("revision"), entry.provenance.get("seen"))
+    stamp, number = entry.provenance, int(m.group(2))
+    fields = {k: v for k, v in stamp.items() if k not in _NOT_FIELDS}
+    return number, Turn(persona.alias, persona.name, stamp.get("step", ""), round_, msg, number,
+                        entry.body.strip(), fields, refs_of(stamp.get("refs", "")), entry.line,
+                        stamp.get("revision"), stamp.get("seen"))
 
 
 def _number(value: str) -> int | None:
@@ -213,7 +213,8 @@ def _progress(run: Draft) -> None:
                     return
                 run.decisions.chosen[(round_, step.id)] = answer
                 target = dict(step.goto).get(answer.choice)
-                index = next(i for i, s in enumerate(order) if s.id == target) if target else index + 1
+                index = next(i for i, s in enumerate(order) if s.id == target) if target \
+                    else index + 1
                 continue
             spoken = {t.alias for t in run.of(round_, step.id)}
             waiting = [a for a in _speakers(run, step, round_) if a not in spoken]

@@ -1,7 +1,7 @@
 """The life of a finding across a discussion: numbered F1, F2... in ledger order, each open
-until its author's later review resolves it, a person answers it, a decider waives it, or a
-person's decision in force overrides it (``STATUSES``); and the lists every surface shows.
-Pure: no model, no git, no files."""
+until its author's later review resolves it (naming it, or voting READY), a person answers it
+(``A(Fn):``), a decider waives it (``WAIVE(Fn): reason``), or a person's decision in force
+overrides it (``STATUSES``); and the lists every surface shows. Pure: no model, git, files."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -148,8 +148,7 @@ def listing(found: Iterable[Finding], name=lambda author: author) -> list[str]:
     12-14): what (AI-Security)`` (``name``: how an author is shown)."""
     rows = []
     for f in pending(found):
-        at = (f" (line {f.at})" if f.located and "-" not in f.at else f" (lines {f.at})"
-              if f.located else " (not located)" if f.where else "")
+        at = f" ({f.place})" if f.located else " (not located)" if f.where else ""
         refused = f" [waiver refused: {f.closed_by['refused']}]" if f.closed_by.get(
             "refused") else ""
         answered = f" [answered by {name(f.answers[-1]['author'])}]" if f.answers else ""

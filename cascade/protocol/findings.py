@@ -28,9 +28,7 @@ UNEXPLAINED = "unexplained"  # stamped "yes" on a blocking vote that gave no fin
 _SEP, _PART = " | ", " -- "
 _MOST = 12  # findings kept of one reply
 _FID = re.compile(r"\bF(\d{1,5})\b", re.IGNORECASE)
-# A finding's life: open until its author's later review resolves it (naming it, or voting
-# READY), a person answers it (``A(Fn):``), a decider waives it (``WAIVE(Fn): reason``), or a
-# person's decision in force overrides it. Only an open one can hold a verdict.
+# A finding's life (cascade.protocol.finding_life): only an open one can hold a verdict.
 STATUSES = ("open", "resolved", "answered", "waived", "overridden")
 HOLD_DEFAULT = "critical"  # a rule's ``hold:``: open findings at or above it hold the gate
 
@@ -61,6 +59,13 @@ class Finding(Struct, frozen=True):
             return "not found"
         a, b = self.lines
         return str(a) if a == b else f"{a}-{b}"
+
+    @property
+    def place(self) -> str:
+        """Its lines in words: ``line 12``, ``lines 12-14``; "" when not found."""
+        if self.lines is None:
+            return ""
+        return f"line {self.at}" if self.lines[0] == self.lines[1] else f"lines {self.at}"
 
     def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "severity": self.severity, "where": self.where,
@@ -218,10 +223,8 @@ def decode(stamped: str) -> list[Finding]:
             continue
         cells = [("" if c == "-" else c) for c in cells] + [""] * 2
         severity, at, where, what, why, suggestion = cells[:6]
-        lines = None
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", at)
-        if m:
-            lines = (int(m.group(1)), int(m.group(2) or m.group(1)))
+        lines = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else None
         out.append(Finding(severity, where, what, why, suggestion, lines))
     return out
 
@@ -247,10 +250,8 @@ def section(stamped: Mapping[str, str], first: int = 0) -> str | None:
     rows = []
     for index, f in enumerate(findings):
         name = f"F{first + index} " if first else ""
-        at = f"lines {f.at}" if f.located and "-" in f.at else (
-            f"line {f.at}" if f.located else "not found in the document")
-        rows.append(f"- {name}**{f.severity}** ({at}): {f.what}"
-                    + (f" -- {f.suggestion}" if f.suggestion else ""))
+        rows.append(f"- {name}**{f.severity}** ({f.place or 'not found in the document'}): "
+                    f"{f.what}" + (f" -- {f.suggestion}" if f.suggestion else ""))
     return "**Findings**:\n\n" + "\n".join(rows)
 
 

@@ -20,12 +20,7 @@ def _asked(run: Run) -> str:
 
 
 def _items(run: Run, what: str, turns: list[Turn]) -> list[str]:
-    out: list[str] = []
-    for t in turns:
-        for item in split_list(run.read(t, what)):
-            if item.strip() and item.strip() not in out:
-                out.append(item.strip())
-    return out
+    return list(dict.fromkeys(item for t in turns for item in split_list(run.read(t, what))))
 
 
 def _open(run: Run) -> list[str]:

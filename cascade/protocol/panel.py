@@ -7,18 +7,14 @@ so that a rerun, ``check`` and ``status`` see the same panel without a model::
          bias="..." tendency="..." stakes="..." blind="..." -->
     <!-- TENSION: database-expert api-designer axis="..." description="..." -->
 
-The events follow the turn that proposed them, together, each with the tool's stamp: an event
-elsewhere, one not stamped, and a copy of an earlier turn or event are no panel's (as
-cascade.protocol.derivation.derive does not believe them). A later proposal (the person asked
-to modify the panel, or changed the mode) supersedes them. Each expert becomes a voting persona of that
-discussion only (``AI-Database-Expert``, alias ``database-expert``), alongside the registry's.
+The events follow the turn that proposed them, together, each with the tool's stamp (others
+are no panel's); a later proposal supersedes them. Each expert becomes a voting persona of
+that discussion only (``AI-Database-Expert``, alias ``database-expert``).
 
-A proposal is checked, never trusted: ids are made into aliases (lower-case words and
-hyphens), a name the registry or a fixed role already uses gets ``-expert`` appended, a panel
-larger than the mode allows keeps its first experts, and a tension naming an unknown expert is
-dropped; an expert in no pair is paired with the expert whose expertise differs most. A
-proposal with too few usable experts is replaced by the registry's voting personas picked by
-topic words -- every change said in a note.
+A proposal is checked, never trusted (``parse_panel``): ids become aliases, a taken one is
+renamed, a panel larger than the mode allows keeps its first experts, a tension naming an
+unknown expert is dropped, an expert in no pair is paired; too few usable experts: the
+registry's voting personas picked by topic words stand in -- every change said in a note.
 """
 from __future__ import annotations
 

@@ -155,8 +155,8 @@ def _ready(state: State, base: dict, policy: Policy) -> Judgement:
     holding = [f for f in state.findings if policy.holds(f) and f.author not in
                state.advisory]
     if holding:
-        named = ", ".join(f"{f.id} ({f.severity}, {_where(f)}, {f.author})"
-                          for f in holding[:3])
+        named = ", ".join(f"{f.id} ({f.severity}, {f.place or f'ledger line {f.line}'}, "
+                          f"{f.author})" for f in holding[:3])
         more = f" and {len(holding) - 3} more" if len(holding) > 3 else ""
         word = "is" if len(holding) == 1 else "are"
         at_least = "" if policy.hold == "info" else " or worse"
@@ -164,12 +164,6 @@ def _ready(state: State, base: dict, policy: Policy) -> Judgement:
                                 f"rule holds the commit on a {policy.hold}{at_least} finding",
                          "findings", holding=tuple(f.id for f in holding), **base)
     return Judgement(True, f"consensus READY ({result.reason})", "ok", **base)
-
-
-def _where(f: Finding) -> str:
-    if f.located:
-        return f"line {f.at}" if "-" not in f.at else f"lines {f.at}"
-    return f"ledger line {f.line}"
 
 
 def _gist(text: str, width: int = 60) -> str:
