@@ -6,6 +6,7 @@ ledger says, and ``check`` or a person can render it again and compare.
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import display_path
@@ -50,9 +51,7 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
         return (f"{len(panel.experts)} experts proposed, {len(panel.tensions)} designed "
                 f"tension(s)")
     if step.confirm:
-        tally: dict[str, int] = {}
-        for t in turns:
-            tally[t.fields.get("verdict", "-")] = tally.get(t.fields.get("verdict", "-"), 0) + 1
+        tally = Counter(t.fields.get("verdict", "-") for t in turns)
         return "votes: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
     if any(f.kind == "scores" for f in step.fields) and turns:
         t = turns[-1]

@@ -3,10 +3,6 @@ that governs its document; only a ledger no rule governs falls back to its own h
 no files, no git, no model. The hook, ``cascade check`` and ``cascade status`` all read a
 ledger through ``derive()`` and judge it with ``gate()``, so they cannot disagree. What
 counts (a persona's vote, a person's, a decision) and why: docs/trust.md.
-
-Over 400 lines: the walk is one pass over the ledger whose steps (entries, tally, verdict,
-finish) share its running state; its event checks and ballots already live apart
-(cascade.protocol.events, cascade.protocol.ballot).
 """
 from __future__ import annotations
 
@@ -69,9 +65,8 @@ class _Walk(EventChecks):
 
     def __init__(self, ledger: Ledger, authority: Authority, personas, protocol,
                  authors: Mapping[int, str] | None) -> None:
-        self.ledger, self.authority, self.personas, self.protocol = (ledger, authority, personas,
-                                                                      protocol)
-        self.authors = authors
+        self.ledger, self.authority, self.authors = ledger, authority, authors
+        self.personas, self.protocol = personas, protocol
         self.steps = protocol.steps
         self.participants = {a.lower() for a in authority.participants}
         self.binding = Binding(ledger_id(ledger.header))  # its stamps name it
@@ -269,10 +264,8 @@ class _Walk(EventChecks):
         return result
 
     def _by_them(self, line: int, name: str) -> bool:
-        if self.authors is None:
-            return True
-        author = self.authors.get(line)
-        return author is not None and same_person(name, author)
+        author = self.authors.get(line) if self.authors is not None else None
+        return self.authors is None or (author is not None and same_person(name, author))
 
     def _blocked(self, result: ConsensusResult, decision: Decision | None) -> ConsensusResult:
         """A participant that did not answer for the revision blocks until it does, or a

@@ -3,10 +3,8 @@
 A finding is ``{severity, where, what, why, suggestion}``: ``where`` is a short quote of the
 document or one of its section headings, located (at write time, in the revision the persona
 reviewed) as a line range, or recorded as not found -- never guessed. A reply's findings are
-read tolerantly (``read``), stamped compactly on its block (``encode``/``decode``), numbered
-F1, F2... in ledger order across the whole discussion (``numbered``), and weighed against the
-vote they come with by one rule (``counted``): a rule's ``policy:`` gives each severity the
-least verdict it allows (default: critical -> REJECT, major -> CHANGES).
+weighed against the vote they come with by one rule (``counted``), under a rule's ``policy:``
+(docs/configuration.md).
 """
 from __future__ import annotations
 

@@ -96,7 +96,7 @@ class Request(Struct):
     target: Turn | None  # the turn it must answer (a step with ``target:``)
     summary: str  # the earlier rounds, in at most rounds.carry characters
     direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
-    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
+    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase's)
     why: str = ""  # why a planner asks it ("new input", "mentioned by Rob", "asked")
     callout: str = ""  # what a person asks of this turn (``cascade turn``'s callout)
 
@@ -115,12 +115,9 @@ class Basis(Struct, frozen=True):
     phase: str | None = None  # a protocol of phases: the phase its believed events put it in
     decided: bool = False  # a person's decision is in force: a planner asks nobody
     policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
-    verified: frozenset[int] | None = None  # lines of the persona blocks whose stamp the
-    # state's walk verified (None: each is verified here)
-    ballot: Any = None  # a protocol of phases: each voter's latest vote that counts
-    # (cascade.protocol.ballot.Ballot), which its outcome rule counts
-    document: bool = True  # the discussion has a document (a governed one, or --source);
-    # False: a topic's (cascade.protocol.registry.on_topic)
+    verified: frozenset[int] | None = None  # persona blocks the walk verified (None: verify)
+    ballot: Any = None  # a protocol of phases: the ballot its outcome rule counts
+    document: bool = True  # it has a document (governed, or --source); False: a topic's
 
 
 class Reads:
@@ -180,10 +177,8 @@ class Reads:
 
     def recommendation(self, round_: int) -> str | None:
         """The round's recommendation field (the last turn of the round that gave one)."""
-        for t in reversed(self.turns):
-            if t.round == round_ and self.read(t, "recommendation"):
-                return self.read(t, "recommendation")
-        return None
+        said = (self.read(t, "recommendation") for t in reversed(self.turns) if t.round == round_)
+        return next((rec for rec in said if rec), None)
 
     @property
     def why(self) -> str:
