@@ -87,8 +87,7 @@ def about(run: Run, personas=None) -> About | None:
 
 def choices(step: Step, rec: str | None = None) -> list[Choice]:
     """A decision point's choices with what each does (its protocol's words); ``{recommendation}``
-    in them is ``rec``, the round's -- or, with none (before any run: ``cascade plan``), left
-    out."""
+    in them is ``rec``, the round's; with none (before any run: ``cascade plan``), left out."""
     does = dict(step.does)
     out = []
     for word in step.choices:
@@ -213,8 +212,7 @@ def tier_of(steps: Steps, role) -> str:
 def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
            names: dict[str, str] | None = None) -> list[list[str]]:
     """Who speaks, as a table: persona, role, model (a persona's own) or tier, and why it is
-    there (``why``: by alias, else the persona's role and expertise; a fixed role's: that it
-    is the protocol's)."""
+    there (``why``: by alias, else the persona's role and expertise; or the protocol's role)."""
     rows = [["Persona", "Role", "Model", "Why"]]
     member = steps.member_role
 

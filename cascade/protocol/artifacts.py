@@ -209,9 +209,8 @@ def synthesis_md(d, run: Run) -> str:
 
 
 def synthesis_data(d, run: Run) -> dict:
-    """The synthesis as data (``x.synthesis.json``; ``x.synthesis.md`` renders the same):
-    each of its step's fields by kind (an items field: records; a list: items; a refs field:
-    the ids cited), and its comment as ``account`` (without the sections the tool added)."""
+    """The synthesis as data (``x.synthesis.json``; ``x.synthesis.md`` renders the same): its
+    step's fields by kind, and its comment as ``account`` (less the sections the tool added)."""
     synthesis = _synthesis_turn(run)
     out: dict = {"title": d.title, "mode": run.terms.mode, "rounds": run.round,
                  "outcome": run.outcome}
@@ -240,9 +239,8 @@ def synthesis_data(d, run: Run) -> dict:
 
 
 def journeys(run: Run) -> list[dict]:
-    """Each member's positions from the ledger, in the seed's ``positionEvolution`` shape:
-    its declared position, then each position a shift moved it to, and the messages that
-    triggered the shifts."""
+    """Each member's positions from the ledger, in the seed's ``positionEvolution`` shape: its
+    declared position, each position a shift moved it to, and the messages that triggered them."""
     first = run.steps.round_steps[0].id if run.steps.round_steps else ""
     out = []
     for alias in run.members:
@@ -283,9 +281,8 @@ def _data_md(step, data: dict) -> list[str]:
 
 
 def resume_context(d, run: Run) -> str:
-    """What a later run (or a person) needs to pick the discussion up, from the ledger alone:
-    theme, progress, each member's current position, disagreements, open questions, the
-    direction chosen, the quality trajectory. At most RESUME_LIMIT characters."""
+    """What a later run (or a person) needs to pick the discussion up, from the ledger alone,
+    in at most RESUME_LIMIT characters."""
     names = _names(d)
     last = run.pauses.pausing or run.round
     out = ["## Theme", "", d.title]
@@ -328,9 +325,8 @@ RENDER = {"synthesis": synthesis_md, "synthesis-json": synthesis_json,
 
 
 def render_artifacts(d, run: Run) -> dict[str, str]:
-    """Each declared artifact's text (the argument graph as JSON), as the ledger says now;
-    one not due yet (an output document before the outcome, or not the one asked for) is
-    left out."""
+    """Each declared artifact's text, as the ledger says now; one not due yet (an output
+    document before the outcome, or not the one asked for) is left out."""
     texts = {name: RENDER[name](d, run) for name in run.steps.artifacts}
     return {name: text for name, text in texts.items() if text is not None}
 

@@ -37,18 +37,16 @@ from cascade.protocol.spec import Step, Steps
 
 
 def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
-    """The deliberating members (the participants, less any fixed role's persona) and the
-    fixed roles' personas."""
+    """The deliberating members (the participants less the fixed roles' personas), and those."""
     fixed = {r.id: r.persona for r in steps.fixed_roles}
     taken = set(fixed.values())
     return [a for a in participants if a not in taken], fixed  # type: ignore[misc]
 
 
 def derive(ledger, steps: Steps, basis: Basis) -> Run:
-    """The run of a parsed ledger under a step protocol, on ``basis`` (who takes part, which
-    entries and revisions count, the discussion's options; cascade.protocol.runstate.Basis).
-    The options are applied here (``options.specialize``); a generated panel's members replace
-    the basis's."""
+    """The run of a parsed ledger under a step protocol, on ``basis``. The discussion's options
+    are applied here (``options.specialize``); a generated panel's members replace the
+    basis's."""
     base = steps
     steps = specialize(base, basis.options)
     if not basis.document:
@@ -94,9 +92,8 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
 
 
 def _accepting(steps: Steps, turn: Turn) -> str:
-    """The verdict a turn counts as when its block is advisory (``require_location``: none of
-    its blocking findings is located): its step's accepting choice, so it does not block --
-    as an advisory vote in a review is not waited for."""
+    """The verdict a turn counts as when its block is advisory (``require_location``): its
+    step's accepting choice, so it does not block, as an advisory vote in a review does not."""
     step = steps.step(turn.step)
     choices = next((f.choices or () for f in step.fields if f.name in ("verdict", "vote")),
                    ()) if step is not None else ()
@@ -352,8 +349,8 @@ def _paused(run: Draft, round_: int) -> bool:
 
 def _answer(run: Draft, round_: int, order, index: int) -> Answer | None:
     """The answer to the decision point ``order[index]`` of ``round_``: the NEXT event that
-    names it, else the first unused person's NEXT line, with one of its choices, written
-    after the point was reached (after the round's earlier steps' turns)."""
+    names it, else the first unused person's NEXT line with one of its choices, written after
+    the point was reached."""
     step = order[index]
     for a in run.decisions.answers:
         if not a.used and a.step == step.id and a.round == round_:
@@ -381,8 +378,7 @@ def question(run: Run) -> str:
 
 
 def calls_per_round(steps: Steps, members: int, which: str = "round") -> int:
-    """Turns in one round (``which``: or in the setup, or after the rounds): each step's
-    speakers."""
+    """Turns in one round (``which``: or the setup, or after the rounds): each step's speakers."""
     group = {"round": steps.round_steps, "setup": steps.setup, "after": steps.after}[which]
     return sum(len(s.speaking) if steps.role(s.role).fixed else members for s in group
                if not s.decision)

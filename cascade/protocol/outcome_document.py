@@ -1,9 +1,8 @@
 """The document a concluded discussion leaves for the work that follows (seed 003's public
-original: the roundtable's output), beside its ledger: ``x.summary.md`` -- what was agreed,
-what stays open, the recommendation, where each participant ended -- or, when the last
-synthesis asked for one (the field its step reads as ``output``: ``adr``), ``x.adr-draft.md``,
-an architecture decision record for a person to review and adopt. Derived from the ledger
-alone; nothing is written before the outcome, and only the one the synthesis asked for.
+original: the roundtable's output), beside its ledger: ``x.summary.md`` or, when the last
+synthesis asked for one (the field its step reads as ``output``: ``adr``), ``x.adr-draft.md``
+for a person to review and adopt. Derived from the ledger alone; nothing is written before
+the outcome, and only the one the synthesis asked for.
 """
 from __future__ import annotations
 
@@ -91,8 +90,7 @@ def adr_draft(d, run: Run) -> str | None:
         out += ["", "Agreed:", ""] + _bullets(agreed, "")
     out += ["", "## Options considered", ""]
     out += [f"- {n}: {p}" for n, p, _ in _final(run)]
-    raised = _items(run, "conflicts", syntheses)
-    out += [f"- Contested: {c}" for c in raised]
+    out += [f"- Contested: {c}" for c in _items(run, "conflicts", syntheses)]
     last = [t for t in run.turns if t.round == run.round and run.read(t, "concerns")]
     out += ["", "## Consequences", ""] + _bullets(
         _items(run, "concerns", last), "_(no concern raised in the last round)_")

@@ -250,9 +250,8 @@ def _split(value: str) -> tuple[str, ...]:
 
 def panel_of(entries, ledger: str | None) -> Panel | None:
     """The panel the ledger's entries record last: the events after the last turn that
-    proposed a panel (a turn stamped ``panel=``). None: no panel recorded. ``ledger``: the
-    ledger's identity (cascade.ledger.provenance.ledger_id): a stamp that names another
-    ledger is not this one's."""
+    proposed a panel (stamped ``panel=``); None: none. ``ledger``: the ledger's identity
+    (cascade.ledger.provenance.ledger_id): a stamp that names another is not this one's."""
     current: Panel | None = None
     last: Panel | None = None
     open_ = False  # the entries so far follow a proposal, together

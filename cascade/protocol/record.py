@@ -41,8 +41,7 @@ def artifact_path(ledger: Path, name: str) -> Path:
 
 
 def artifact_paths(ledger: Path, steps) -> list[Path]:
-    """The record and every artifact the protocol declares, beside ``ledger`` (whether or
-    not written yet)."""
+    """The record and every artifact the protocol declares, beside ``ledger`` (written or not)."""
     return [record_path(ledger)] + [artifact_path(ledger, a) for a in steps.artifacts]
 
 

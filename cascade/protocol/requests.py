@@ -147,9 +147,8 @@ def next_wave(d) -> list[Request]:
 
 
 def due(d) -> bool:
-    """Whether running ``d`` now would do anything: ask someone, answer a decision point,
-    begin a round, write a pause's resume context or record the outcome it reached. Nothing
-    is due once a person's decision is in force (``State.conclusion``)."""
+    """Whether running ``d`` now would do anything (ask someone, answer a decision point, begin
+    a round, write a resume context, record its outcome); nothing once a person decided."""
     if d.state.conclusion.decision is not None:
         return False  # a person decided: no more rounds
     run = d.state.run

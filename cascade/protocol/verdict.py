@@ -115,9 +115,8 @@ def gate(state: State, revision: str | None, doc: str | None,
         return Judgement(False, f"the ledger records no revision of {doc} (this one is "
                                 f"{revision[:7]})", "no-revision", **base)
     result = state.result
-    ignored = [d for d in state.decisions if not d.in_force and d.note
-               and d.note != "superseded by a later decision"
-               and d.note != "for another revision of the document"]
+    ignored = [d for d in state.decisions if not d.in_force and d.note not in
+               ("", "superseded by a later decision", "for another revision of the document")]
     tail = "".join(f"; {d.by}'s decision (line {d.line}) does not count: {d.note}"
                    for d in ignored)
     blocking = tuple(result.blocked_by)
