@@ -120,10 +120,8 @@ class EventChecks:
             return f"it leaves {frm}, but the discussion is in {self.phase}"
         elif order.index(to) <= order.index(self.phase):
             return f"it goes from {self.phase} to {to}: phases only go forward"
-        else:
-            problem = self._trigger(index, e.fields.get("trigger"))
-            if problem:
-                return problem
+        elif problem := self._trigger(index, e.fields.get("trigger")):
+            return problem
         self.phase = to
         self.segment = []
         return None

@@ -148,13 +148,11 @@ def _experts(raw: list, taken: set[str], notes: list[str]) -> list[Expert]:
                 alias, n = f"{wanted}-{n}", n + 1
             notes.append(f"expert id {wanted!r} is taken: renamed {alias!r}")
         used.add(alias)
-        experts.append(Expert(alias, name or alias.replace("-", " ").title(),
-                              _strings(_get(item, "expertise")),
-                              _clean(_get(item, "thinkingStyle", "thinking_style", "thinking")),
-                              _clean(_get(item, "bias")),
-                              _clean(_get(item, "replyTendency", "reply_tendency", "tendency")),
-                              _clean(_get(item, "stakes")),
-                              _strings(_get(item, "blindSpots", "blind_spots", "blind"))))
+        experts.append(Expert(  # _get ignores case and "_": thinkingStyle is thinking_style
+            alias, name or alias.replace("-", " ").title(), _strings(_get(item, "expertise")),
+            _clean(_get(item, "thinkingStyle", "thinking")), _clean(_get(item, "bias")),
+            _clean(_get(item, "replyTendency", "tendency")), _clean(_get(item, "stakes")),
+            _strings(_get(item, "blindSpots", "blind"))))
     return experts
 
 
