@@ -104,8 +104,7 @@ class _Walk(EventChecks):
         began with, grown by appends (the entries taken are its first ones)."""
         self.ledger = ledger
         entries = ledger.entries
-        for index in range(self.taken, len(entries)):
-            entry = entries[index]
+        for index, entry in enumerate(entries[self.taken:], self.taken):
             if isinstance(entry, Event):
                 self.event(index, entry)
             else:
@@ -138,7 +137,7 @@ class _Walk(EventChecks):
             if entry.line in self.binding.refused:  # a copy from another ledger: named
                 self.forged.append(Discounted(entry.author, entry.line, problem, True))
             p = entry.provenance
-            reason = entry.body.split("\n\n", 1)[1] if "\n\n" in entry.body else entry.body
+            reason = entry.body.split("\n\n", 1)[-1]
             self.decisions.append(Decision(entry.author, p.get("by", entry.author),
                                            p.get("vote", ""), reason, entry.line,
                                            p.get("revision"), note=problem or ""))

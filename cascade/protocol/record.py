@@ -144,12 +144,7 @@ def _verdict(run: Run, last: Turn | None, names: dict[str, str]) -> list[str]:
         for t, f in listed:
             out += ["", f"### {t.name}", "", shortlist_table(f, t.fields.get(f.name, ""))]
     if run.members and any(s.role == run.steps.member_role.id for s in steps):
-        out += ["", "## Final positions", "", "| Participant | Final position |", "|---|---|"]
-        for alias in run.members:
-            turn = _last(run, alias, (steps[0].id,))
-            position = run.read(turn, "position") if turn else None
-            out.append(f"| {cell(names.get(alias, alias))} | "
-                       f"{cell(position or (sentence(turn.body, 300) if turn else '-'))} |")
+        out += ["", "## Final positions", "", *_positions(run, names, (steps[0].id,), False)]
     return out
 
 
@@ -186,15 +181,17 @@ def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
             "## Key points", "", *_positions(run, names, _member_steps(run)[:1])]
 
 
-def _positions(run: Run, names: dict[str, str], step_ids: tuple[str, ...]) -> list[str]:
+def _positions(run: Run, names: dict[str, str], step_ids: tuple[str, ...],
+               votes: bool = True) -> list[str]:
     """Each member's last turn in ``step_ids`` as a position (the field its step reads as
-    one, else its first sentences), and its vote, as a table."""
-    rows = ["| Participant | Final position | Vote |", "|---|---|---|"]
+    one, else its first sentences), and its vote (``votes``), as a table."""
+    rows = (["| Participant | Final position | Vote |", "|---|---|---|"] if votes
+            else ["| Participant | Final position |", "|---|---|"])
     for alias in run.members:
         turn = _last(run, alias, step_ids)
         position = cell(run.read(turn, "position") or sentence(turn.body, 300)) if turn else "-"
-        rows.append(f"| {cell(names.get(alias, alias))} | {position} | "
-                    f"{run.closing.verdicts.get(alias, '-')} |")
+        vote = f" {run.closing.verdicts.get(alias, '-')} |" if votes else ""
+        rows.append(f"| {cell(names.get(alias, alias))} | {position} |{vote}")
     return rows
 
 
