@@ -216,28 +216,25 @@ def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
     rows = [["Persona", "Role", "Model", "Why"]]
     member = steps.member_role
 
-    def model(alias: str, role) -> str:
+    def row(alias: str, role, title: str, said: str | None) -> list[str]:
+        """A persona's row; ``said`` None: why a member is there (by ``why``, else its own)."""
         persona = personas.get(alias) if personas is not None else None
-        if persona is not None and persona.model:
-            return persona.model
         hint = persona.provider_hint if persona is not None else None
-        if hint and hint not in ("fast", "strong"):
-            return hint  # a provider's name
-        return f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
-
-    def reason(alias: str) -> str:
-        persona = personas.get(alias) if personas is not None else None
-        if alias in why or persona is None:
-            return why.get(alias, "")
-        return "; ".join(x for x in (persona.role, ", ".join(persona.expertise)) if x)
-
-    def name(alias: str) -> str:
-        persona = personas.get(alias) if personas is not None else None
-        return (names or {}).get(alias) or (persona.name if persona is not None else alias)
+        if persona is not None and persona.model:
+            model = persona.model
+        elif hint and hint not in ("fast", "strong"):
+            model = hint  # a provider's name
+        else:
+            model = f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
+        if said is None:  # a member: why it is there, else its own role and expertise
+            own = "" if persona is None else "; ".join(
+                x for x in (persona.role, ", ".join(persona.expertise)) if x)
+            said = _cut(why.get(alias, own), WHY)
+        name = (names or {}).get(alias) or (persona.name if persona is not None else alias)
+        return [f"{name} (@{alias})", title, model, said]
 
     for alias in members:
-        rows.append([f"{name(alias)} (@{alias})", member.title if member else "Participant",
-                     model(alias, member), _cut(reason(alias), WHY)])
+        rows.append(row(alias, member, member.title if member else "Participant", None))
     mode = steps.get_mode(steps.mode)
     stands_in = dict(mode.stand_in) if mode is not None else {}
     for role in steps.fixed_roles:
@@ -246,8 +243,7 @@ def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
             said = (f"the {steps.role(stands_in[role.id]).title.lower()} speaks for the "
                     f"{role.title.lower()} too: {steps.mode} mode has no {role.title.lower()} "
                     "of its own")
-        rows.append([f"{name(role.persona)} (@{role.persona})", role.title,
-                     model(role.persona, role), said])
+        rows.append(row(role.persona, role, role.title, said))
     return rows
 
 
