@@ -161,12 +161,10 @@ def _listed(run: Run, t: Turn, name: str) -> list[str]:
 
 
 def open_questions(d, run: Run) -> str:
-    out = [f"# Open questions: {d.title}", ""]
     synthesis = _synthesis_turn(run)
     listed = _listed(run, synthesis, "openQuestions") if synthesis else []
-    out += ["## After the synthesis", ""]
-    out += [f"- {q}" for q in listed] or ["- (none listed yet)"]
-    out.append("")
+    out = [f"# Open questions: {d.title}", "", "## After the synthesis", ""]
+    out += ([f"- {q}" for q in listed] or ["- (none listed yet)"]) + [""]
     for round_ in sorted({t.round for t in run.turns}):
         items = [q for t in run.turns if t.round == round_ and t.step not in
                  {s.id for s in run.steps.after}

@@ -71,8 +71,7 @@ def pending_turns(ledger: Ledger, participants: list[str], basis) -> list[Pendin
             continue  # a decision, or a vote with no text, asks nobody
         mentioned = _expand(entry, participants, registry)
         if mentioned:
-            for alias in mentioned:
-                asked[alias] = (index, entry.author)
+            asked.update(dict.fromkeys(mentioned, (index, entry.author)))
         elif not closed:
             last_all = index
     return _pending(registry, participants, last_all, last_spoke, asked)

@@ -52,7 +52,6 @@ def summary(run: Run, round_: int) -> str:
     return text
 
 
-
 def _consensus(body: str) -> str:
     m = re.search(r"consensus statement\W*\n+(.+)", body, re.I | re.S)
     return m.group(1) if m else body

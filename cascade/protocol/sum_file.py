@@ -59,8 +59,7 @@ def render_summary(d: Discussion) -> str:
     if found:  # a discussion whose steps ask findings (or with a CONCERN: marker)
         sections.append(("Open findings", [f"- {line}" for line in listing(found)]))
     for heading, items in sections:
-        out += ["", f"## {heading}", ""]
-        out += items or ["None."]
+        out += ["", f"## {heading}", "", *(items or ["None."])]
     return "\n".join(out) + "\n"
 
 
