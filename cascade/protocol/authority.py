@@ -20,7 +20,7 @@ class Authority(Struct, frozen=True):
     deciders: tuple[str, ...] = ()  # names or e-mail addresses; empty: any person may decide
     revote_on_change: bool = True
     rule: str | None = None  # "rule 'adr' (.ai-rules.yml:3)" when a rule governs the ledger
-    policy: Policy = field(default_factory=Policy)  # what each severity of finding asks of a vote (require_location)
+    policy: Policy = field(default_factory=Policy)  # what each finding severity asks of a vote
 
     @property
     def where(self) -> str:

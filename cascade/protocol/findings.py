@@ -166,8 +166,7 @@ def locate(where: str, document: str | None) -> tuple[int, int] | None:
     if not quote or not document:
         return None
     lines = document.splitlines()
-    starts, flat = [], []
-    size = 0
+    starts, flat, size = [], [], 0
     for number, line in enumerate(lines, 1):
         heading = _HEADING.match(line)
         words = _norm(heading.group(1) if heading else line)

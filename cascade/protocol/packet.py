@@ -50,14 +50,10 @@ def _skipped(field, why: str) -> tuple[dict[str, str], str, str]:
             f"**Bridge packet**: not passed on to the other group ({why}).", note)
 
 
-def _title(key: str) -> str:
-    return key.replace("_", " ").capitalize()
-
-
 def render(packet: dict[str, list[str]], passed: bool = False) -> str:
     lines = ["**Bridge packet**" + (" (passed to the other group):" if passed else ":")]
-    for key, items in packet.items():
-        lines.append(f"- {_title(key)}: " + "; ".join(items))
+    lines += [f"- {key.replace('_', ' ').capitalize()}: " + "; ".join(items)
+              for key, items in packet.items()]
     return "\n".join(lines)
 
 
