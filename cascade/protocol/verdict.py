@@ -82,9 +82,7 @@ def core_problem(state: State, doc: str | None, data: bytes) -> str | None:
     """When the ledger says the document's current text holds an earlier revision's review
     (same core: status, spacing or path changed only), whether ``data`` -- the text being
     committed -- really has that core. Hook and ``check`` both verify it."""
-    if not state.carried_now:
-        return None
-    return None if text_core(data) == state.core else changed_core(doc)
+    return None if not state.carried_now or text_core(data) == state.core else changed_core(doc)
 
 
 def changed_core(doc: str | None) -> str:
@@ -104,8 +102,7 @@ def gate(state: State, revision: str | None, doc: str | None,
     base = {"findings": tuple(state.findings), "policy": policy,
             "decided": state.decision is not None,
             "concluded": state.conclusion.outcome == "IMPASSE"}  # (a decision would be it)
-    problem = core_problem(state, doc, data) if data is not None else None
-    if problem:
+    if data is not None and (problem := core_problem(state, doc, data)):
         return Judgement(False, problem, "changed-core", **base)
     if revision is not None and state.source_revision != revision:
         if state.source_revision:
