@@ -35,8 +35,7 @@ class DerivedView(LedgerView):
 
     @property
     def ledger(self) -> Ledger:
-        """The text read, base and appends (entries settled in their phase:
-        LedgerSetting.settle)."""
+        """The text read, base and appends, its entries settled (LedgerSetting.settle)."""
         ledger = self.file.ledger
         if ledger is not self._settled:
             self.ledger_setting.settle(ledger)

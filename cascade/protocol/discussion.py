@@ -188,7 +188,7 @@ class Discussion(DerivedView):
         self.file.append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
-        """Append a state event, with the tool's stamp (derive trusts no other), naming this
+        """Append a state event with the tool's stamp (derive trusts no other), naming this
         ledger (``ledger=``)."""
         try:
             line = render_event(kind, value, fields, stamp=True, ledger=self.identity)

@@ -17,9 +17,8 @@ from cascade.protocol.findings import FIELD, RESOLVED, Finding, decode, resolved
 
 
 def _stamped(c: Comment, trusted) -> bool:
-    """Whether ``c`` is a tool's block with findings: one of the ``trusted`` lines (the blocks
-    the state's walk verified as this ledger's), or -- None given -- one whose digest
-    verifies."""
+    """Whether ``c`` is a tool's block with findings: one of the ``trusted`` lines (verified by
+    the state's walk as this ledger's), or -- None given -- one whose digest verifies."""
     if c.origin != "ai" or FIELD not in c.provenance:
         return False
     return c.line in trusted if trusted is not None else verify(c) is None
@@ -137,8 +136,7 @@ def open_findings(found: Iterable[Finding]) -> list[Finding]:
 
 
 def pending(found: Iterable[Finding]) -> list[Finding]:
-    """The open and the answered ones (what the panel's next review still looks at), the
-    most severe first."""
+    """The open and the answered ones (what the next review still looks at), most severe first."""
     return sorted((f for f in found if f.status in OPEN),
                   key=lambda f: SEVERITIES.index(f.severity))
 

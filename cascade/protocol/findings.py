@@ -82,17 +82,14 @@ def policy_of(given: Iterable[tuple[str, str]] | None,
 
 
 class Policy(Struct, frozen=True):
-    """A rule's policy: each severity's least verdict, whether a blocking verdict must
-    locate a finding to count (``require_location``), and the least severity of an open
-    finding that holds the gate whatever the votes (``hold``; "none": never)."""
+    """A rule's policy of findings."""
 
-    least: tuple[tuple[str, str], ...] = DEFAULT_POLICY
-    require_location: bool = False
-    hold: str = HOLD_DEFAULT
+    least: tuple[tuple[str, str], ...] = DEFAULT_POLICY  # each severity's least verdict
+    require_location: bool = False  # a blocking verdict must locate a finding to count
+    hold: str = HOLD_DEFAULT  # an open finding this severe or worse holds the gate ("none": never)
 
     def holds(self, f: Finding) -> bool:
-        """Whether ``f``, open, holds the gate under this policy (under
-        ``require_location``, only a located one does)."""
+        """Whether ``f``, open, holds the gate (under ``require_location``, if located)."""
         return f.status == "open" and self.hold in SEVERITIES and \
             SEVERITIES.index(f.severity) <= SEVERITIES.index(self.hold) and \
             (f.located or not self.require_location)
@@ -255,13 +252,11 @@ def section(stamped: Mapping[str, str], first: int = 0) -> str | None:
 # ---- the policy -------------------------------------------------------------------------------
 
 class Counted(Struct, frozen=True):
-    """What a vote counts as: the vote, why it is not the one given (None: it is), and
-    whether it is only advisory (a blocking vote whose blocking findings are all unlocated,
-    under ``require_location``)."""
+    """What a vote counts as."""
 
     vote: str
-    why: str | None = None
-    advisory: bool = False
+    why: str | None = None  # why it is not the one given (None: it is)
+    advisory: bool = False  # its blocking findings are all unlocated (``require_location``)
 
 
 def least_verdict(findings: Iterable[Finding], policy: Policy) -> tuple[str, Finding | None]:

@@ -21,8 +21,7 @@ from cascade.base.resources import LEDGER_SUFFIX
 RECORD_SUFFIX = ".record.md"
 # The files a protocol may keep beside its ledger (``artifacts:``), by name.
 ARTIFACT_SUFFIXES = {"argument-graph": ".argument-graph.json", "synthesis": ".synthesis.md",
-                     "synthesis-json": ".synthesis.json",
-                     "open-questions": ".open-questions.md",
+                     "synthesis-json": ".synthesis.json", "open-questions": ".open-questions.md",
                      "position-evolution": ".position-evolution.md", "progress": ".progress.md",
                      "summary": ".summary.md", "adr-draft": ".adr-draft.md"}
 
