@@ -26,12 +26,10 @@ from cascade.protocol.state import STATUS_OF, Failure, Unfounded, block_id
 _BLOB = re.compile(r"[0-9a-f]{1,64}\Z")  # a blob id
 _OUTCOMES = ("READY", "REJECT", "CHANGES", "IMPASSE")
 # an event's kind -> the method that checks (and applies) it
-_CHECKS = {
-    SOURCE_REVISION: "_source_revision", VOTE_RESET: "_vote_reset",
-    PHASE_TRANSITION: "_phase_transition", OUTCOME: "_outcome", SETTINGS: "_settings",
-    ROUND: "_round", FAILURE: "_failure", PERSONA: "_panel_part", TENSION: "_panel_part",
-    PROBLEM: "_panel_part",
-}
+_CHECKS = {SOURCE_REVISION: "_source_revision", VOTE_RESET: "_vote_reset",
+           PHASE_TRANSITION: "_phase_transition", OUTCOME: "_outcome", SETTINGS: "_settings",
+           ROUND: "_round", FAILURE: "_failure", PERSONA: "_panel_part",
+           TENSION: "_panel_part", PROBLEM: "_panel_part"}
 
 
 class EventChecks:
