@@ -9,12 +9,7 @@ from cascade.base.markdown import sentence
 from cascade.protocol import registry
 from cascade.protocol.about import tier_of
 from cascade.protocol.runstate import Request, Run
-from cascade.protocol.spec import Step
 from cascade.protocol.visibility import VISIBILITIES, shown
-
-
-def _step(run: Run, step_id: str) -> Step:
-    return run.steps.step(step_id) or run.steps.steps[0]
 
 
 def summary(run: Run, round_: int) -> str:
@@ -33,7 +28,8 @@ def summary(run: Run, round_: int) -> str:
                 declared = [p for x in turns if x.alias == t.alias
                             if (p := run.read(x, "position"))]
                 lines.append(f"- {t.name}: {sentence(declared[-1] if declared else t.body)}")
-        fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
+        fixed = [t for t in turns  # (a step the steps do not have: their first)
+                 if run.steps.role((run.steps.step(t.step) or run.steps.steps[0]).role).fixed]
         if fixed:
             lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
         for t in turns:
