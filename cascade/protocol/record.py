@@ -76,7 +76,7 @@ def render_record(d, run: Run, when: str) -> str:
     elif run.outcome == "READY":
         out += _consensus(run, synth, names)
     else:
-        out += _last_synthesis(synth) + _divergent(run, names)
+        out += _divergent(run, synth, names)
     out += _decided(run, "## Recommendation" in out)
     decision = d.state.conclusion.decision
     if decision is not None:  # a person's decision in force: the outcome
@@ -194,16 +194,12 @@ def _positions(run: Run, names: dict[str, str], step_ids: tuple[str, ...],
     return rows
 
 
-def _last_synthesis(synth: list[Turn]) -> list[str]:
+def _divergent(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
     """Where the rounds left off without consensus: the last synthesis, when a fixed role
-    wrote one (a facilitator's), before the divergent positions."""
-    return ["## Last synthesis", "", nested(synth[-1].body), ""] if synth else []
-
-
-def _divergent(run: Run, names: dict[str, str]) -> list[str]:
-    """Where the participants stand without consensus, and the recommendation: the
+    wrote one (a facilitator's); where the participants stand; the recommendation: the
     synthesizer's (``rounds.on_impasse``), else the last one a synthesis gave."""
-    out = ["## Divergent positions", "", *_positions(run, names, _member_steps(run))]
+    out = ["## Last synthesis", "", nested(synth[-1].body), ""] if synth else []
+    out += ["## Divergent positions", "", *_positions(run, names, _member_steps(run))]
     recommend = run.steps.rounds.on_impasse
     rec = [t for t in run.turns if t.step == recommend] if recommend else []
     given = nested(rec[-1].body) if rec else _recommended(run)
