@@ -33,12 +33,9 @@ class Pending(Struct, frozen=True):
 
 
 def pending_turns(ledger: Ledger, participants: list[str], basis) -> list[Pending]:
-    """Who of ``participants`` is pending in ``ledger``, on ``basis``
-    (cascade.protocol.runstate.Basis): its personas; ``carried``, the lines of revision events
-    whose earlier review holds (nobody is asked); ``skip``, the entries not believed (events
-    that do not hold, copied blocks: nobody's input); ``decided``, a person's decision is in
-    force; ``verified``, the lines of the persona blocks whose stamp verifies, when the state's
-    walk checked them (None: each is checked here)."""
+    """Who of ``participants`` is pending in ``ledger``, on ``basis`` (its fields:
+    cascade.protocol.runstate.Basis): a carried revision asks nobody, an entry not believed is
+    nobody's input, and while a person's decision is in force nobody is asked."""
     if basis.decided:
         return []
     registry, carried, ignored = basis.personas, basis.carried, basis.skip
