@@ -238,15 +238,16 @@ def _progress(run: Draft) -> None:
             run.steering.givers[round_ + 1] = given_by(
                 run.decisions.chosen[(round_, run.decision_step().id)])
         if _paused(run, round_) and round_ not in run.pauses.resumed:
-            if not _pause_wave(run, round_):  # its resume context written: the run stops
+            if not _waits(run, run.steps.pause, round_):  # its resume context written: stop
                 run.round, run.step, run.waiting, run.pauses.pausing = round_, None, [], round_
             return
         round_ += 1
 
 
-def _pause_wave(run: Draft, round_: int) -> bool:
-    """Whether a pause's steps (the resume context) still wait for someone; then whom."""
-    for step in run.steps.pause:
+def _waits(run: Draft, steps, round_: int) -> bool:
+    """Whether one of ``steps`` (a pause's, the after steps) still waits for someone in
+    ``round_``: then the run is at the first such step, waiting for them."""
+    for step in steps:
         spoken = {t.alias for t in run.of(round_, step.id)}
         waiting = [a for a in run.speakers(step) if a not in spoken]
         if waiting:
@@ -301,23 +302,15 @@ def _after(run: Draft, round_: int, exit_: Exit) -> None:
     """The rounds are over: the after steps, in order, then the outcome rule; an outcome
     other than READY first runs the protocol's ``on_impasse`` step (its recommendation)."""
     run.progress.after = bool(run.steps.after)
-    for step in run.steps.after:
-        spoken = {t.alias for t in run.of(round_, step.id)}
-        waiting = [a for a in run.speakers(step) if a not in spoken]
-        if waiting:
-            run.step, run.waiting = step, waiting
-            return
+    if _waits(run, run.steps.after, round_):  # run.round is round_ already
+        return
     confirm = next((s for s in run.steps.after if s.confirm), None)
     if confirm is not None:
         run.closing.verdicts = _verdicts(run, confirm, round_)
     verdict = registry.OUTCOMES.call(run.steps.outcome, run, round_, exit_)
     last = run.steps.step(run.steps.rounds.on_impasse) if run.steps.rounds.on_impasse else None
-    if last is not None and verdict.outcome != "READY":
-        spoken = {t.alias for t in run.of(round_, last.id)}
-        waiting = [a for a in run.speakers(last) if a not in spoken]
-        if waiting:  # the recommendation comes before the impasse is the outcome
-            run.step, run.waiting = last, waiting
-            return
+    if last is not None and verdict.outcome != "READY" and _waits(run, (last,), round_):
+        return  # the recommendation comes before the impasse is the outcome
     run.verdict, run.closing.verdicts = verdict, dict(verdict.counted)
     run.outcome = verdict.outcome
     run.step, run.waiting = None, []
