@@ -38,12 +38,11 @@ class EventChecks:
 
     def event(self, index: int, entry: Event) -> None:
         copy = self.replays.copy_of(entry)
-        fresh, switched = self.fresh, self.switched
         problem = (f"a copy of the event at line {copy}" if copy is not None
                    else self.binding.check(entry))
         if problem is None:
             handler = _CHECKS.get(entry.kind)
-            problem = getattr(self, handler)(index, entry, fresh, switched) if handler else None
+            problem = getattr(self, handler)(index, entry) if handler else None
         if problem:
             self.unfounded.append(Unfounded(entry.kind, entry.line, problem))
             self.ignored.add(entry.line)
@@ -53,7 +52,7 @@ class EventChecks:
 
     # Each handler checks what the event claims; None: it holds (and the event is applied).
 
-    def _source_revision(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _source_revision(self, index: int, e: Event) -> str | None:
         words = e.value.split()
         new = words[0] if words else ""
         if not _BLOB.match(new):
@@ -89,8 +88,8 @@ class EventChecks:
         self.path = e.fields.get("path") or self.path
         return None
 
-    def _vote_reset(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        if not fresh:
+    def _vote_reset(self, index: int, e: Event) -> str | None:
+        if not self.fresh:
             return ("a vote reset is written only right after a new revision of the document, "
                     "and none precedes it")
         keep = [k for k in e.fields.get("keep", "").split(",") if k]
@@ -104,14 +103,14 @@ class EventChecks:
                                             "not kept"))
         return None
 
-    def _phase_transition(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _phase_transition(self, index: int, e: Event) -> str | None:
         to, frm = e.fields.get("to"), e.fields.get("from")
         order = self.protocol.phase_ids()
         if not to:
             return "it names no phase to enter"
         if to not in order:
             return f"{to} is not a phase of protocol {self.protocol.name}"
-        if self.phase not in order or switched:  # a change of protocol starts at its first phase
+        if self.phase not in order or self.switched:  # a new protocol starts at its first phase
             if to != order[0]:
                 return f"a change of protocol enters its first phase, {order[0]}, not {to}"
         elif frm is not None and frm != self.phase:
@@ -140,7 +139,7 @@ class EventChecks:
                    "not respond" if missing else None
         return f"unknown trigger {trigger}"
 
-    def _outcome(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _outcome(self, index: int, e: Event) -> str | None:
         words = e.value.split()
         word = words[0].upper() if words else ""
         if word not in _OUTCOMES:
@@ -155,14 +154,14 @@ class EventChecks:
         self.status = STATUS_OF.get(word, word)
         return None
 
-    def _settings(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _settings(self, index: int, e: Event) -> str | None:
         # A governed ledger is decided by its rule, whatever it records: SETTINGS only says
         # what the rule was. A change of protocol lets the transition to its first phase follow.
         protocol = e.fields.get("protocol")
         self.switched = bool(protocol) and protocol != header_settings_before(self.ledger, e)
         return None
 
-    def _round(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _round(self, index: int, e: Event) -> str | None:
         words = e.value.split()
         number = int(words[0]) if words and words[0].isdigit() else 0
         if number == 1 and self.round == 1 and not self.opened:
@@ -173,7 +172,7 @@ class EventChecks:
         self.round, self.opened = number, True
         return None
 
-    def _failure(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _failure(self, index: int, e: Event) -> str | None:
         alias = e.fields.get("alias", "")
         persona = self.personas.get(alias) if alias else None
         if persona is None or alias.lower() not in self.participants:
@@ -184,7 +183,7 @@ class EventChecks:
                                        e.fields.get("reason", "no answer"), self.revision)
         return None
 
-    def _panel_part(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _panel_part(self, index: int, e: Event) -> str | None:
         """A generated panel's events follow the turn that proposed them, together."""
         for before in reversed(self.ledger.entries[:index]):
             if before.line in self.ignored:
