@@ -256,15 +256,13 @@ def panel_of(entries, ledger: str | None) -> Panel | None:
     replays = Replays()
     for entry in entries:
         copy = replays.copy_of(entry)
-        if isinstance(entry, Comment):
-            open_ = False
-            if entry.origin == "ai" and "panel" in entry.provenance and copy is None \
-                    and verify(entry, ledger) is None:
+        if isinstance(entry, Comment):  # a turn that proposes a panel opens one
+            open_ = entry.origin == "ai" and "panel" in entry.provenance and copy is None \
+                and verify(entry, ledger) is None
+            if open_:
                 if current is not None and current.experts:
                     last = current
-                current = Panel([], [], "", line=entry.line,
-                                msg=entry.provenance.get("msg", ""))
-                open_ = True
+                current = Panel([], [], "", line=entry.line, msg=entry.provenance.get("msg", ""))
             continue
         if entry.kind not in (PROBLEM, PERSONA, TENSION):
             open_ = False

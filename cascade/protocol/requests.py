@@ -100,10 +100,8 @@ def plan(run: Run) -> list[Request]:
     out = []
     for alias in waiting:
         role = run.role_of(step, alias)
-        target = None
-        if step.target is not None:
-            first = run.steps.round_steps[0].id
-            target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
+        target = None if step.target is None else registry.TARGETS.call(
+            step.target, alias, run.of(run.round, run.steps.round_steps[0].id))
         phase = run.phase if strategy is not None and not role.fixed \
             and not run.progress.after else None
         keeps = VISIBILITIES.has(step.visibility, "kept")  # a phase does not override it
