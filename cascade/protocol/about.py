@@ -200,8 +200,7 @@ def sides_line(run: Run) -> str:
     by_side: dict[str, list[str]] = {s: [] for s in strategy.sides}
     for index, alias in enumerate(run.members):
         by_side[strategy.side(index, alias)].append(run.name_of(alias))
-    return "Sides: " + "; ".join(f"{side}: {', '.join(names)}" for side, names in
-                                 by_side.items())
+    return "Sides: " + "; ".join(f"{side}: {', '.join(names)}" for side, names in by_side.items())
 
 
 def tier_of(steps: Steps, role) -> str:

@@ -53,8 +53,7 @@ class EventChecks:
     # Each handler checks what the event claims; None: it holds (and the event is applied).
 
     def _source_revision(self, index: int, e: Event) -> str | None:
-        words = e.value.split()
-        new = words[0] if words else ""
+        new = (e.value.split() or [""])[0]
         if not _BLOB.match(new):
             return "it names no revision of the document"
         same, core = e.fields.get("same-as"), e.fields.get("core")
@@ -140,8 +139,7 @@ class EventChecks:
         return f"unknown trigger {trigger}"
 
     def _outcome(self, index: int, e: Event) -> str | None:
-        words = e.value.split()
-        word = words[0].upper() if words else ""
+        word = (e.value.split() or [""])[0].upper()
         if word not in _OUTCOMES:
             return f"{word or 'nothing'} is not an outcome"
         decision, result, run = self.verdict_at(index)

@@ -52,8 +52,7 @@ class Conclusion(Struct, frozen=True):
         if self.reached is not None:
             word = "impasse" if self.reached == "IMPASSE" else self.reached
             said.append(f"{word} at round {self.round}")
-        if self.decision is not None:
-            d = self.decision
+        if (d := self.decision) is not None:
             said.append(f"decided {d.vote} by {d.by} (line {d.line})")
         return ", then ".join(said)
 
