@@ -1,12 +1,8 @@
 """What a decision point is about, derived from the run alone, so that a person never answers
 blind: the panel proposed (who speaks, in which role, on which model or tier, and why), the
-turns the question shows (a quality gate's scores and recommendation; a facilitator's question
-and synthesis), who argues which side, what each choice does (``follow``: the recommendation it
-follows), and each answer given since the question was asked that is not one of its choices.
-
-The terminal (``cascade discuss``/``run``), the hook's blocked message and the UI render this,
-and nothing else: ``lines`` for a terminal and the hook, the fields for the UI's list of
-choices. Pure: no model, no file, no git.
+turns the question shows, who argues which side, what each choice does, and each answer given
+since the question was asked that is not one of its choices. The terminal, the hook's blocked
+message and the UI render this and nothing else. Pure: no model, no file, no git.
 """
 from __future__ import annotations
 
@@ -82,11 +78,7 @@ def about(run: Run, personas=None) -> About | None:
     for turn in _shown(run, step):
         out.context += turn_lines(run, turn)
     shifts = shifts_line(run) if run.setup.done else ""
-    if shifts:
-        out.context.append(shifts)
-    sides = sides_line(run)
-    if sides:
-        out.context.append(sides)
+    out.context += [line for line in (shifts, sides_line(run)) if line]
     rec = run.recommendation(run.round) if run.setup.done else None
     out.choices = choices(step, rec or "(none given)")
     out.unclear = unclear(run)
@@ -95,12 +87,12 @@ def about(run: Run, personas=None) -> About | None:
 
 def choices(step: Step, rec: str | None = None) -> list[Choice]:
     """A decision point's choices with what each does (its protocol's words); ``{recommendation}``
-    in them is ``rec``, the round's -- or, with none (before any run: ``cascade plan``), left
-    out."""
+    in them is ``rec``, the round's; with none (before any run: ``cascade plan``), left out."""
     does = dict(step.does)
     out = []
     for word in step.choices:
-        arg, text = _split_does(does.get(word, ""))
+        m = _ARG.match(does.get(word, ""))
+        arg, text = (m.group(1), m.group(2).strip()) if m else ("", does.get(word, ""))
         if rec is None:
             text = re.sub(r":?\s*\{recommendation\}", "", text)
         out.append(Choice(word, arg, text.replace("{recommendation}", rec or "")))
@@ -118,25 +110,16 @@ def impasse(run: Run) -> list[str]:
     """At an impasse (a person decides with ``cascade decide``), what the protocol recommends:
     the turn of its ``on_impasse`` step, a line an item; [] otherwise."""
     step_id = run.steps.rounds.on_impasse
-    if run.outcome != "IMPASSE" or not step_id:
-        return []
-    turns = [t for t in run.turns if t.step == step_id]
-    return turn_lines(run, turns[-1]) if turns else []
-
-
-def _split_does(text: str) -> tuple[str, str]:
-    m = _ARG.match(text)
-    return (m.group(1), m.group(2).strip()) if m else ("", text)
+    turns = [t for t in run.turns if t.step == step_id] if run.outcome == "IMPASSE" else []
+    return turn_lines(run, turns[-1]) if step_id and turns else []
 
 
 def _shown(run: Run, step: Step) -> list[Turn]:
     """The turns the question shows: of the steps it names (``sees``), else of the step just
     before it -- this round's (the setup's latest, for a setup decision)."""
     if not run.setup.done:
-        order = run.steps.setup
-        turns = run.setup.turns
-        ids = step.sees or _before(order, step)
-        return [t for t in turns[::-1] if t.step in ids][:1]
+        ids = step.sees or _before(run.steps.setup, step)
+        return [t for t in run.setup.turns[::-1] if t.step in ids][:1]
     ids = step.sees or _before(run.steps.round_steps, step)
     return [t for t in run.turns if t.round == run.round and t.step in ids]
 
@@ -149,7 +132,7 @@ def _before(order, step: Step) -> tuple[str, ...]:
 def turn_lines(run: Run, turn: Turn) -> list[str]:
     """A shown turn: its step and speaker with what it said (its first sentences), then its
     fields, one a line (scores spelled out; a panel is the table instead)."""
-    step = run.steps.step(turn.step) or (run.terms.base.step(turn.step) if run.terms.base else None)
+    step = run.step_of(turn.step)
     title = step.title if step is not None else turn.step
     out = [f"{title} ({turn.name}, {turn.msg}): {sentence(_prose(turn.body), 300)}"]
     for f in step.fields if step is not None else ():
@@ -191,8 +174,7 @@ def answering(run: Run, step: Step, round_: int) -> list[str]:
     if prior is None or prior.decision or not all(run.steps.role(r).fixed
                                                   for r in prior.speaking):
         return []
-    turns = [t for t in run.turns if t.round == round_ and t.step == prior.id]
-    return [line for t in turns for line in turn_lines(run, t)]
+    return [line for t in run.of(round_, prior.id) for line in turn_lines(run, t)]
 
 
 def shifts_line(run: Run) -> str:
@@ -200,7 +182,7 @@ def shifts_line(run: Run) -> str:
     shift field: a swarm's responses), or "" when the round has none of those steps."""
     stepped = [t for t in run.turns if t.round == run.round]
     said = [(t, t.fields.get(name)) for t in stepped
-            for name in [shift_field(_step(run, t.step))] if name is not None]
+            for name in [shift_field(run.step_of(t.step))] if name is not None]
     if not said:
         return ""
     moved = [(t, shift) for t, shift in said if shift not in (None, "none")]
@@ -208,10 +190,6 @@ def shifts_line(run: Run) -> str:
         f" (triggered by {', '.join(m for k, m in t.refs if k == 'responds_to')})"
         if any(k == "responds_to" for k, _ in t.refs) else "") for t, shift in moved)
     return f"Position shifts: {len(moved)}" + (f" -- {who}" if who else "")
-
-
-def _step(run: Run, step_id: str) -> Step | None:
-    return run.steps.step(step_id) or (run.terms.base.step(step_id) if run.terms.base else None)
 
 
 def sides_line(run: Run) -> str:
@@ -222,8 +200,7 @@ def sides_line(run: Run) -> str:
     by_side: dict[str, list[str]] = {s: [] for s in strategy.sides}
     for index, alias in enumerate(run.members):
         by_side[strategy.side(index, alias)].append(run.name_of(alias))
-    return "Sides: " + "; ".join(f"{side}: {', '.join(names)}" for side, names in
-                                 by_side.items())
+    return "Sides: " + "; ".join(f"{side}: {', '.join(names)}" for side, names in by_side.items())
 
 
 def tier_of(steps: Steps, role) -> str:
@@ -234,33 +211,29 @@ def tier_of(steps: Steps, role) -> str:
 def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
            names: dict[str, str] | None = None) -> list[list[str]]:
     """Who speaks, as a table: persona, role, model (a persona's own) or tier, and why it is
-    there (``why``: by alias, else the persona's role and expertise; a fixed role's: that it
-    is the protocol's)."""
+    there (``why``: by alias, else the persona's role and expertise; or the protocol's role)."""
     rows = [["Persona", "Role", "Model", "Why"]]
     member = steps.member_role
 
-    def model(alias: str, role) -> str:
+    def row(alias: str, role, title: str, said: str | None) -> list[str]:
+        """A persona's row; ``said`` None: why a member is there (by ``why``, else its own)."""
         persona = personas.get(alias) if personas is not None else None
-        if persona is not None and persona.model:
-            return persona.model
         hint = persona.provider_hint if persona is not None else None
-        if hint and hint not in ("fast", "strong"):
-            return hint  # a provider's name
-        return f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
-
-    def reason(alias: str) -> str:
-        persona = personas.get(alias) if personas is not None else None
-        if alias in why or persona is None:
-            return why.get(alias, "")
-        return "; ".join(x for x in (persona.role, ", ".join(persona.expertise)) if x)
-
-    def name(alias: str) -> str:
-        persona = personas.get(alias) if personas is not None else None
-        return (names or {}).get(alias) or (persona.name if persona is not None else alias)
+        if persona is not None and persona.model:
+            model = persona.model
+        elif hint and hint not in ("fast", "strong"):
+            model = hint  # a provider's name
+        else:
+            model = f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
+        if said is None:  # a member: why it is there, else its own role and expertise
+            own = "" if persona is None else "; ".join(
+                x for x in (persona.role, ", ".join(persona.expertise)) if x)
+            said = _cut(why.get(alias, own), WHY)
+        name = (names or {}).get(alias) or (persona.name if persona is not None else alias)
+        return [f"{name} (@{alias})", title, model, said]
 
     for alias in members:
-        rows.append([f"{name(alias)} (@{alias})", member.title if member else "Participant",
-                     model(alias, member), _cut(reason(alias), WHY)])
+        rows.append(row(alias, member, member.title if member else "Participant", None))
     mode = steps.get_mode(steps.mode)
     stands_in = dict(mode.stand_in) if mode is not None else {}
     for role in steps.fixed_roles:
@@ -269,8 +242,7 @@ def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
             said = (f"the {steps.role(stands_in[role.id]).title.lower()} speaks for the "
                     f"{role.title.lower()} too: {steps.mode} mode has no {role.title.lower()} "
                     "of its own")
-        rows.append([f"{name(role.persona)} (@{role.persona})", role.title,
-                     model(role.persona, role), said])
+        rows.append(row(role.persona, role, role.title, said))
     return rows
 
 

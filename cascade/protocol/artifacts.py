@@ -1,19 +1,12 @@
-"""The files a step protocol keeps beside its ledger (``artifacts:`` in the protocol), each a
-pure function of the ledger -- written again after every run, so they always say what the
-ledger says, and ``check`` or a person can render them again and compare:
-
-- ``x.progress.md``: one entry per step done (round, step, who spoke, the key takeaway);
-- ``x.position-evolution.md``: each member's declared position, then every shift (none,
-  minor, major), from what to what, and the message ids that triggered it;
-- ``x.open-questions.md``: the synthesis's open questions (with why they stay open), then
-  those each round's quality gate left;
-- ``x.synthesis.md``: the synthesis, the panel, the closing vote and the argument graph as a
-  mermaid chart (``x.argument-graph.json`` beside it);
-- the resume context a pause writes into the ledger (``resume_context``).
+"""The files a step protocol keeps beside its ledger (``artifacts:`` in the protocol; the list
+is in docs/protocols.md), and the resume context a pause writes into the ledger. Each is a
+pure function of the ledger, written again after every run, so it always says what the
+ledger says, and ``check`` or a person can render it again and compare.
 """
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from cascade.base.atomic import atomic_write
 from cascade.base.errors import display_path
@@ -44,18 +37,11 @@ def _position(t: Turn) -> str:
     return t.fields.get("position") or sentence(t.body, 240)
 
 
-def _all_turns(run: Run) -> list[Turn]:
-    return sorted(run.setup.turns + run.turns, key=lambda t: t.line)
-
-
 def _order(run: Run):
     """(round, step) in the order they ran."""
-    seen: list[tuple[int, str]] = []
-    for t in _all_turns(run):
-        key = (0 if t.step in {s.id for s in run.steps.setup} else t.round, t.step)
-        if key not in seen:
-            seen.append(key)
-    return seen
+    setup = {s.id for s in run.steps.setup}
+    turns = sorted(run.setup.turns + run.turns, key=lambda t: t.line)
+    return list(dict.fromkeys((0 if t.step in setup else t.round, t.step) for t in turns))
 
 
 def _takeaway(run: Run, step, turns: list[Turn]) -> str:
@@ -65,9 +51,7 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
         return (f"{len(panel.experts)} experts proposed, {len(panel.tensions)} designed "
                 f"tension(s)")
     if step.confirm:
-        tally: dict[str, int] = {}
-        for t in turns:
-            tally[t.fields.get("verdict", "-")] = tally.get(t.fields.get("verdict", "-"), 0) + 1
+        tally = Counter(t.fields.get("verdict", "-") for t in turns)
         return "votes: " + ", ".join(f"{n} {v}" for v, n in sorted(tally.items()))
     if any(f.kind == "scores" for f in step.fields) and turns:
         t = turns[-1]
@@ -92,9 +76,8 @@ def _takeaway(run: Run, step, turns: list[Turn]) -> str:
 def progress_log(d, run: Run) -> str:
     names = _names(d)
     out = [f"# Progress: {d.title}", ""]
-    decisions = {(r, s): a for (r, s), a in run.decisions.chosen.items()}
     for round_, step_id in _order(run):
-        step = run.steps.step(step_id) or (run.terms.base.step(step_id) if run.terms.base else None)
+        step = run.step_of(step_id)
         if step is None:
             continue
         pool = run.setup.turns if round_ == 0 else run.turns
@@ -104,7 +87,7 @@ def progress_log(d, run: Run) -> str:
                 "; ".join(f"{names.get(t.alias, t.name)} ({t.msg}): {sentence(_position(t), 160)}"
                           for t in turns[:4]) + (" ..." if len(turns) > 4 else ""), "",
                 f"**Key takeaway**: {_takeaway(run, step, turns)}", ""]
-        for (r, s), answer in decisions.items():
+        for (r, s), answer in run.decisions.chosen.items():
             if r == round_ and s != step_id and _after_step(run, s, step_id):
                 decided = run.steps.step(s)
                 out += [f"### {where}: {decided.title if decided else s}", "",
@@ -135,9 +118,7 @@ def position_evolution(d, run: Run) -> str:
             if t.step == first:
                 conf = f" (confidence {t.fields['confidence']})" if "confidence" in t.fields else ""
                 out.append(f"- Round {t.round}, declared ({t.msg}): {_position(t)}{conf}")
-            base = run.terms.base
-            step = run.steps.step(t.step) or (base.step(t.step) if base else None)
-            name = shift_field(step) if step is not None else None
+            name = shift_field(run.step_of(t.step))
             if name is None:
                 continue
             shift = t.fields.get(name)
@@ -168,14 +149,10 @@ def _synthesis_turn(run: Run) -> Turn | None:
     return found[-1] if found else None
 
 
-def _step_of(run: Run, t: Turn):
-    return run.steps.step(t.step) or (run.terms.base.step(t.step) if run.terms.base else None)
-
-
 def _listed(run: Run, t: Turn, name: str) -> list[str]:
     """A list field of a turn, one line an item: an items field's values (`` -- `` between,
     the empty ones left out)."""
-    step = _step_of(run, t)
+    step = run.step_of(t.step)
     f = next((f for f in step.fields if f.name == name), None) if step is not None else None
     if f is not None and f.kind == "items":
         return [" -- ".join(" ".join(v) if isinstance(v, list) else v for v in r.values() if v)
@@ -184,12 +161,10 @@ def _listed(run: Run, t: Turn, name: str) -> list[str]:
 
 
 def open_questions(d, run: Run) -> str:
-    out = [f"# Open questions: {d.title}", ""]
     synthesis = _synthesis_turn(run)
     listed = _listed(run, synthesis, "openQuestions") if synthesis else []
-    out += ["## After the synthesis", ""]
-    out += [f"- {q}" for q in listed] or ["- (none listed yet)"]
-    out.append("")
+    out = [f"# Open questions: {d.title}", "", "## After the synthesis", ""]
+    out += ([f"- {q}" for q in listed] or ["- (none listed yet)"]) + [""]
     for round_ in sorted({t.round for t in run.turns}):
         items = [q for t in run.turns if t.round == round_ and t.step not in
                  {s.id for s in run.steps.after}
@@ -215,7 +190,7 @@ def synthesis_md(d, run: Run) -> str:
         data = synthesis_data(d, run)
         out += [(f"By {synthesis.name} ({synthesis.msg}); cites "
                  f"{', '.join(m for _, m in synthesis.refs) or 'no message'}."), ""]
-        out += _data_md(_step_of(run, synthesis), data)
+        out += _data_md(run.step_of(synthesis.step), data)
         if data.get("account"):
             out += ["### The account", "", nested(str(data["account"])), ""]
     else:
@@ -232,15 +207,14 @@ def synthesis_md(d, run: Run) -> str:
 
 
 def synthesis_data(d, run: Run) -> dict:
-    """The synthesis as data (``x.synthesis.json``; ``x.synthesis.md`` renders the same):
-    each of its step's fields by kind (an items field: records; a list: items; a refs field:
-    the ids cited), and its comment as ``account`` (without the sections the tool added)."""
+    """The synthesis as data (``x.synthesis.json``; ``x.synthesis.md`` renders the same): its
+    step's fields by kind, and its comment as ``account`` (less the sections the tool added)."""
     synthesis = _synthesis_turn(run)
     out: dict = {"title": d.title, "mode": run.terms.mode, "rounds": run.round,
                  "outcome": run.outcome}
     if synthesis is None:
         return out
-    step = _step_of(run, synthesis)
+    step = run.step_of(synthesis.step)
     out.update({"by": synthesis.name, "msg": synthesis.msg})
     for f in step.fields if step is not None else ():
         value = synthesis.fields.get(f.name, "")
@@ -263,17 +237,15 @@ def synthesis_data(d, run: Run) -> dict:
 
 
 def journeys(run: Run) -> list[dict]:
-    """Each member's positions from the ledger, in the seed's ``positionEvolution`` shape:
-    its declared position, then each position a shift moved it to, and the messages that
-    triggered the shifts."""
+    """Each member's positions from the ledger, in the seed's ``positionEvolution`` shape: its
+    declared position, each position a shift moved it to, and the messages that triggered them."""
     first = run.steps.round_steps[0].id if run.steps.round_steps else ""
     out = []
     for alias in run.members:
         journey: list[str] = []
         turning: list[str] = []
         for t in (t for t in run.turns if t.alias == alias):
-            step = _step_of(run, t)
-            name = shift_field(step)
+            name = shift_field(run.step_of(t.step))
             if t.step == first and not journey:
                 journey.append(_position(t))
             elif name is not None and t.fields.get(name) not in (None, "none"):
@@ -307,9 +279,8 @@ def _data_md(step, data: dict) -> list[str]:
 
 
 def resume_context(d, run: Run) -> str:
-    """What a later run (or a person) needs to pick the discussion up, from the ledger alone:
-    theme, progress, each member's current position, disagreements, open questions, the
-    direction chosen, the quality trajectory. At most RESUME_LIMIT characters."""
+    """What a later run (or a person) needs to pick the discussion up, from the ledger alone,
+    in at most RESUME_LIMIT characters."""
     names = _names(d)
     last = run.pauses.pausing or run.round
     out = ["## Theme", "", d.title]
@@ -347,19 +318,15 @@ def resume_context(d, run: Run) -> str:
 
 RENDER = {"synthesis": synthesis_md, "synthesis-json": synthesis_json,
           "open-questions": open_questions, "position-evolution": position_evolution,
-          "progress": progress_log, "summary": summary, "adr-draft": adr_draft}
+          "progress": progress_log, "summary": summary, "adr-draft": adr_draft,
+          "argument-graph": lambda _d, run: graph_json(run)}
 
 
 def render_artifacts(d, run: Run) -> dict[str, str]:
-    """Each declared artifact's text (the argument graph as JSON), as the ledger says now;
-    one not due yet (an output document before the outcome, or not the one asked for) is
-    left out."""
-    out = {}
-    for name in run.steps.artifacts:
-        text = graph_json(run) if name == "argument-graph" else RENDER[name](d, run)
-        if text is not None:
-            out[name] = text
-    return out
+    """Each declared artifact's text, as the ledger says now; one not due yet (an output
+    document before the outcome, or not the one asked for) is left out."""
+    texts = {name: RENDER[name](d, run) for name in run.steps.artifacts}
+    return {name: text for name, text in texts.items() if text is not None}
 
 
 def write_artifacts(d, run: Run) -> list[str]:

@@ -20,7 +20,7 @@ class Authority(Struct, frozen=True):
     deciders: tuple[str, ...] = ()  # names or e-mail addresses; empty: any person may decide
     revote_on_change: bool = True
     rule: str | None = None  # "rule 'adr' (.ai-rules.yml:3)" when a rule governs the ledger
-    policy: Policy = field(default_factory=Policy)  # what each severity of finding asks of a vote (require_location)
+    policy: Policy = field(default_factory=Policy)  # what each finding severity asks of a vote
 
     @property
     def where(self) -> str:
@@ -85,14 +85,17 @@ def header_differences(ledger: Ledger, authority: Authority, default_protocol: s
     return diff
 
 
+def consensus_text(c: VotingConfig) -> str:
+    """Consensus settings as a ledger's header and its ``SETTINGS`` events record them."""
+    return (f"threshold_ready={c.threshold_ready} threshold_reject={c.threshold_reject} "
+            f"human_required={str(c.human_required).lower()}"
+            + (" persona_votes=advisory" if c.advisory else ""))
+
+
 def settings_fields(authority: Authority) -> dict[str, str]:
     """The fields of a ``SETTINGS`` event that records an authority's settings."""
-    c = authority.consensus
-    consensus = (f"threshold_ready={c.threshold_ready} threshold_reject={c.threshold_reject} "
-                 f"human_required={str(c.human_required).lower()}"
-                 + (" persona_votes=advisory" if c.advisory else ""))
     return {"participants": ", ".join(authority.participants), "protocol": authority.protocol,
-            "consensus": consensus}
+            "consensus": consensus_text(authority.consensus)}
 
 
 def header_settings_before(ledger: Ledger, event: Event) -> str | None:

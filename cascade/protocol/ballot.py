@@ -1,15 +1,10 @@
 """The votes a discussion counts, and the rule's settings about people, over any protocol.
 
-A protocol's outcome rule gives the panel's verdict. For a protocol of phases (``review``,
-``phased``) that verdict is a standing ballot: each voter's latest vote that counts (the
-ballot, gathered by the state's walk: cascade.protocol.derivation), counted by the protocol's
-outcome rule (``thresholds``). Then the rule's settings about people hold for every
-protocol alike:
-
-- ``persona_votes: advisory``: the panel advises; the thresholds count people's votes only;
-- ``human_required``: READY needs a person's READY vote, added in that person's own commit.
-
-Pure: no files, no git, no model.
+A protocol's outcome rule gives the panel's verdict; for a protocol of phases (``review``,
+``phased``) it counts a standing ballot, each voter's latest vote that counts (gathered by
+the state's walk). Then the rule's settings about people (``persona_votes: advisory``,
+``human_required``: ``with_people``) hold for every protocol alike. Pure: no files, no git,
+no model.
 """
 from __future__ import annotations
 
@@ -47,15 +42,13 @@ class Tally:
 
 
 class Ballot(Struct, frozen=True):
-    """Each voter's latest vote that counts, for the current revision, by the voter's name:
-    ``votes``; ``people``, the voters who are people; ``attributed``, the people whose vote
-    was added in their own commit (or whose commit is not known); ``expected``, the
-    participants whose vote is awaited."""
+    """Each voter's latest vote that counts, for the current revision, by the voter's name."""
 
     votes: Mapping[str, str]
-    people: frozenset[str] = frozenset()
-    attributed: frozenset[str] = frozenset()
-    expected: tuple[str, ...] = ()
+    people: frozenset[str] = frozenset()  # the voters who are people
+    attributed: frozenset[str] = frozenset()  # people whose vote is in their own commit (or
+    # whose commit is not known)
+    expected: tuple[str, ...] = ()  # the participants whose vote is awaited
 
 
 def counted(steps: Steps, ballot: Ballot, consensus: VotingConfig | None) -> Ruling:
@@ -81,7 +74,8 @@ def with_people(result: ConsensusResult, ballot: Ballot, config: VotingConfig) -
     if config.advisory:
         people = {n: v for n, v in ballot.votes.items() if n in ballot.people}
         advice = {n: v for n, v in ballot.votes.items() if n not in people}
-        counted_ = calculate_consensus(people, msgspec.structs.replace(config, human_required=False))
+        counted_ = calculate_consensus(people,
+                                       msgspec.structs.replace(config, human_required=False))
         result = msgspec.structs.replace(counted_, advisory={**result.advisory, **advice})
         if not people:
             result.reason = ADVISORY

@@ -41,7 +41,7 @@ def decided(decision: Decision, result: ConsensusResult, why: str = "") -> Conse
     """The consensus a decision in force gives: READY or REJECT reached, CHANGES not.
     ``why``: how the outcome came (``Conclusion.why``: what the rounds reached, then the
     decision); by default, who decided."""
-    verdict = {"READY": (True, "READY"), "REJECT": (True, "REJECT")}.get(decision.vote,
-                                                                       (False, None))
-    return ConsensusResult(verdict[0], verdict[1], result.counts, [], result.missing,
-                           why or f"decided {decision.vote} by {decision.by}", result.advisory)
+    reached = decision.vote in ("READY", "REJECT")
+    return ConsensusResult(reached, decision.vote if reached else None, result.counts, [],
+                           result.missing, why or f"decided {decision.vote} by {decision.by}",
+                           result.advisory)

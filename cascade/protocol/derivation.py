@@ -1,23 +1,8 @@
-"""A discussion's state, derived from its log and the authority that governs it. Pure: no
-files, no git, no model. The hook, ``cascade check`` and ``cascade status`` all read a ledger
-through ``derive()`` and judge it with ``gate()``, so they cannot disagree.
-
-The *authority* is the rule that governs the ledger's document (its participants, protocol,
-consensus settings and deciders); only a ledger no rule governs falls back to its own header.
-A header that differs from its rule is reported and never loosens the verdict.
-
-What counts:
-- a persona's vote counts only from a block the tool wrote for it in this ledger (a stamp
-  whose digest verifies, naming this ledger), for the revision of the document the ledger
-  last recorded, having seen the whole document, and only if the persona is a participant;
-- a person's vote counts (people's names are not verified: see the threat model in
-  docs/trust.md);
-- a person's *decision* (``cascade decide``) for the current revision overrides the panel,
-  when the authority lets that person decide.
-
-Over 400 lines: the walk is one pass over the ledger whose steps (entries, tally, verdict,
-finish) share its running state; its event checks and ballots already live apart
-(cascade.protocol.events, cascade.protocol.ballot).
+"""A discussion's state, derived from its log and the authority that governs it (the rule
+that governs its document; only a ledger no rule governs falls back to its own header). Pure:
+no files, no git, no model. The hook, ``cascade check`` and ``cascade status`` all read a
+ledger through ``derive()`` and judge it with ``gate()``, so they cannot disagree. What
+counts (a persona's vote, a person's, a decision) and why: docs/trust.md.
 """
 from __future__ import annotations
 
@@ -58,10 +43,7 @@ def derive(ledger: Ledger, authority: Authority, personas, protocol,
     person's vote that counts toward ``human_required``, counts only when its line was added
     by that person. None: names are taken as written.
 
-    No event is taken on trust: each is believed only when it carries the tool's stamp, is no
-    copy of an earlier one, and what it claims holds at its place in the ledger (a vote reset
-    right after a new revision of the document, keeping people's votes only; a phase
-    transition only forward; an outcome where the votes reach it; ...). Others are ignored
+    No event is taken on trust (cascade.protocol.events): one that does not hold is ignored
     and listed in ``State.unfounded``. A copy of a stamped block does not count either.
     """
     return derivation(ledger, authority, personas, protocol, authors).finish()
@@ -83,9 +65,8 @@ class _Walk(EventChecks):
 
     def __init__(self, ledger: Ledger, authority: Authority, personas, protocol,
                  authors: Mapping[int, str] | None) -> None:
-        self.ledger, self.authority, self.personas, self.protocol = (ledger, authority, personas,
-                                                                      protocol)
-        self.authors = authors
+        self.ledger, self.authority, self.authors = ledger, authority, authors
+        self.personas, self.protocol = personas, protocol
         self.steps = protocol.steps
         self.participants = {a.lower() for a in authority.participants}
         self.binding = Binding(ledger_id(ledger.header))  # its stamps name it
@@ -123,8 +104,7 @@ class _Walk(EventChecks):
         began with, grown by appends (the entries taken are its first ones)."""
         self.ledger = ledger
         entries = ledger.entries
-        for index in range(self.taken, len(entries)):
-            entry = entries[index]
+        for index, entry in enumerate(entries[self.taken:], self.taken):
             if isinstance(entry, Event):
                 self.event(index, entry)
             else:
@@ -157,7 +137,7 @@ class _Walk(EventChecks):
             if entry.line in self.binding.refused:  # a copy from another ledger: named
                 self.forged.append(Discounted(entry.author, entry.line, problem, True))
             p = entry.provenance
-            reason = entry.body.split("\n\n", 1)[1] if "\n\n" in entry.body else entry.body
+            reason = entry.body.split("\n\n", 1)[-1]
             self.decisions.append(Decision(entry.author, p.get("by", entry.author),
                                            p.get("vote", ""), reason, entry.line,
                                            p.get("revision"), note=problem or ""))
@@ -188,14 +168,11 @@ class _Walk(EventChecks):
         shown = self._blocked(result, decision)
         return decision, shown, run if shown is result else None
 
-    def _voting(self) -> bool:
-        return self.protocol.votes_count_in(self.phase)
-
     def _counted(self, ballot: Ballot) -> Ruling | None:
         """A protocol of phases: the ballot counted by its outcome rule (None: the phase
         takes no votes)."""
         return counted_by_rule(self.steps, ballot, self.authority.consensus) \
-            if self._voting() else None
+            if self.protocol.votes_count_in(self.phase) else None
 
     def _tally(self) -> Tally:
         """The votes of the current segment, counted on from the last count when the
@@ -208,8 +185,6 @@ class _Walk(EventChecks):
         t.forged_seen = len(self.forged)
         votes, advisory, discounted, forged_lines = t.votes, t.advisory, t.discounted, t.forged
         for c in self.segment[t.counted:]:
-            if c.vote is not None:
-                t.latest[c.author] = c.line
             if c.vote is None:
                 if c.provenance.get("cut") and c.line not in forged_lines:
                     # A reply over its budget was cut and its vote dropped: the persona's
@@ -219,6 +194,7 @@ class _Walk(EventChecks):
                         discounted.append(Discounted(cut.name, c.line, "its latest reply was cut"
                                                      " (over the reply budget): no vote counts"))
                 continue
+            t.latest[c.author] = c.line
             persona = self.personas.of_author(c.author)
             if persona is None:  # a person
                 votes.pop(c.author, None)
@@ -287,10 +263,8 @@ class _Walk(EventChecks):
         return result
 
     def _by_them(self, line: int, name: str) -> bool:
-        if self.authors is None:
-            return True
-        author = self.authors.get(line)
-        return author is not None and same_person(name, author)
+        author = self.authors.get(line) if self.authors is not None else None
+        return self.authors is None or (author is not None and same_person(name, author))
 
     def _blocked(self, result: ConsensusResult, decision: Decision | None) -> ConsensusResult:
         """A participant that did not answer for the revision blocks until it does, or a
@@ -372,7 +346,6 @@ class _Walk(EventChecks):
         """A step protocol's verdict (cascade.protocol.engine): READY only from its own outcome
         rule over the turns cascade wrote for this text, explained by that rule; an impasse is
         never READY."""
-        personas = self.personas
         run = derive_run(ledger, self.steps, self._basis(ledger, carried, reviewed))
         verdict = run.verdict
         counts = dict(verdict.tally) if verdict is not None else {}
@@ -380,22 +353,16 @@ class _Walk(EventChecks):
             counts[vote] = counts.get(vote, 0) + 1
         if verdict is not None and run.outcome is not None:  # the outcome rule explains it
             return run, result_of(verdict, advisory)
-
-        def names(aliases) -> list[str]:
-            return [personas.get(a).name if personas.get(a) else a for a in aliases]
-
+        waiting: list[str] = []
         if run.deciding:
-            return run, ConsensusResult(False, None, counts, [], [],
-                                        f"waiting for a person: {question(run)}", advisory)
-        if run.pauses.pausing is not None:
-            return run, ConsensusResult(False, None, counts, [], [],
-                                        f"paused after round {run.pauses.pausing}: "
-                                        "cascade run resumes it",
-                                        advisory)
-        step = run.step.title if run.step else "-"
-        waiting = names(run.waiting)
-        where = f"round {run.round}, step {step}" if run.setup.done else f"setup, step {step}"
-        return run, ConsensusResult(False, None, counts, [], waiting, where, advisory)
+            why = f"waiting for a person: {question(run)}"
+        elif run.pauses.pausing is not None:
+            why = f"paused after round {run.pauses.pausing}: cascade run resumes it"
+        else:
+            step = run.step.title if run.step else "-"
+            why = f"round {run.round}, step {step}" if run.setup.done else f"setup, step {step}"
+            waiting = [p.name if (p := self.personas.get(a)) else a for a in run.waiting]
+        return run, ConsensusResult(False, None, counts, [], waiting, why, advisory)
 
     def _basis(self, ledger: Ledger, carried: set[int], reviewed: set[str] | None,
                decided: bool = False, ballot: Ballot | None = None) -> Basis:

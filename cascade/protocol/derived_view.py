@@ -1,10 +1,6 @@
-"""A ledger's state, derived from its log alone, and the queries over it.
-
-The state (cascade.protocol.state) is derived by cascade.protocol.derivation from the
-ledger as read (cascade.ledger.ledger_file) under what it is read under
-(cascade.protocol.ledger_setting). It is derived once per reading of the text: an append
-gives a new reading, and the derivation kept goes on from the entries it had taken
-(appending costs what is appended, not what the ledger holds).
+"""A ledger's state, derived from its log alone, and the queries over it. It is derived once
+per reading of the text: an append gives a new reading, and the derivation kept goes on from
+the entries it had taken (appending costs what is appended, not what the ledger holds).
 """
 from __future__ import annotations
 
@@ -34,14 +30,12 @@ class DerivedView(LedgerView):
         self._authors = authors
         self._settled: Ledger | None = None  # the ledger last settled (LedgerSetting.settle)
         self._state: tuple[Ledger, State] | None = None  # the state, and the ledger it is of
-        # The derivation of the state, kept with what it was derived under: an append feeds
-        # it the new entries (cascade.protocol.derivation.derivation)
+        # the derivation, kept with what it was derived under: an append feeds it the new entries
         self._kept: tuple[Any, tuple[Any, ...], Any] | None = None
 
     @property
     def ledger(self) -> Ledger:
-        """The text read, base and appends (entries settled in their phase:
-        LedgerSetting.settle)."""
+        """The text read, base and appends, its entries settled (LedgerSetting.settle)."""
         ledger = self.file.ledger
         if ledger is not self._settled:
             self.ledger_setting.settle(ledger)
@@ -62,8 +56,7 @@ class DerivedView(LedgerView):
         under = self.ledger_setting
         inputs = (under.authority(ledger), under.personas(ledger), under.protocol(ledger),
                   self._authors)
-        kept = self._kept
-        entries = ledger.entries
+        kept, entries = self._kept, ledger.entries
         if kept is not None and kept[1][0] == inputs[0] \
                 and all(a is b for a, b in zip(kept[1][1:], inputs[1:])) \
                 and continues(entries, kept[0].taken, kept[2]):
@@ -137,9 +130,8 @@ class DerivedView(LedgerView):
 
     @property
     def findings(self) -> list[Finding]:
-        """Every finding, numbered F1, F2... in ledger order, with its status (open,
-        resolved, answered, waived, overridden: cascade.protocol.findings), as the state
-        derives it."""
+        """Every finding, numbered F1, F2... in ledger order, with its status, as the state
+        derives it (cascade.protocol.finding_life)."""
         return self.state.findings
 
     @property
@@ -152,13 +144,9 @@ class DerivedView(LedgerView):
     def _source_event(self) -> Event | None:
         if not self.header.source:
             return None
-        last = None
-        for event in self.events:
-            if event.kind == SOURCE_REVISION and event.fields.get("path"):
-                last = event
-        if last is None or last.fields["path"] == self.header.source:
-            return None
-        return last
+        last = next((e for e in reversed(self.events)
+                     if e.kind == SOURCE_REVISION and e.fields.get("path")), None)
+        return None if last is None or last.fields["path"] == self.header.source else last
 
     @property
     def source_line(self) -> int | None:
@@ -171,7 +159,5 @@ class DerivedView(LedgerView):
         if not h.source or not h.line:
             return None
         lines = self.text.split("\n")
-        for number in range(h.line, max(h.end_line, h.line) + 1):
-            if "source:" in lines[number - 1].lower():
-                return number
-        return h.line
+        return next((number for number in range(h.line, max(h.end_line, h.line) + 1)
+                     if "source:" in lines[number - 1].lower()), h.line)

@@ -1,11 +1,8 @@
 """The Python API over one ledger (seed 002): load or create, read state, append, save.
 
-A ``Discussion`` puts three parts together: the ledger's file (cascade.ledger.ledger_file:
-its text read once, its appends, its atomic save; the file only ever grows), what it is
-read under (cascade.protocol.ledger_setting: the repository's setting, the authority that
-decides, the protocol and the personas) and the state derived from its log alone
-(cascade.protocol.derived_view, with the queries over it). What is left here is creating a
-ledger, appending to it what the protocol allows, and the API's names for the parts.
+A ``Discussion`` puts three parts together (docs/api.md): the ledger's file, what it is read
+under and the state derived from its log alone. What is left here is creating a ledger,
+appending to it what the protocol allows, and the API's names for the parts.
 """
 from __future__ import annotations
 
@@ -24,7 +21,7 @@ from cascade.ledger.ledger_file import LedgerFile
 from cascade.ledger.provenance import LEDGER
 from cascade.ledger.records import OUTCOME, PHASE_TRANSITION, VOTES, Event
 from cascade.ledger.render import neutralise, render_comment, render_event, render_header
-from cascade.protocol.authority import Authority
+from cascade.protocol.authority import Authority, consensus_text
 from cascade.protocol.derived_view import DerivedView
 from cascade.protocol.ledger_setting import LedgerSetting
 from cascade.protocol.loader import DEFAULT_PROTOCOL, Protocol
@@ -108,22 +105,12 @@ class Discussion(DerivedView):
         template, body = setting.template(
             "discussions", template, title=title, source=source,
             context=neutralise(context or ""), created=created[:10], participants=participants)
-        fields: list[tuple[str, str]] = [("Title", title)]
-        if source:
-            fields.append(("Source", source))
-        fields += [
-            ("Template", template),
-            ("Protocol", proto.name),
-            ("Phase", proto.first_phase),
-            ("Status", "OPEN"),
-            *([("Participants", ", ".join(participants))] if participants else []),
-            ("Consensus", f"threshold_ready={config.threshold_ready} "
-                          f"threshold_reject={config.threshold_reject} "
-                          f"human_required={str(config.human_required).lower()}"
-                          + (" persona_votes=advisory" if config.advisory else "")),
-            ("Created", created),
-            *(extra or {}).items(),
-        ]
+        fields = [("Title", title), *([("Source", source)] if source else []),
+                  ("Template", template), ("Protocol", proto.name),
+                  ("Phase", proto.first_phase), ("Status", "OPEN"),
+                  *([("Participants", ", ".join(participants))] if participants else []),
+                  ("Consensus", consensus_text(config)), ("Created", created),
+                  *(extra or {}).items()]
         text = render_header(fields) + "\n" + body.rstrip("\n") + "\n"
         d = cls(path, text, setting)
         d.file.exists = False
@@ -201,7 +188,7 @@ class Discussion(DerivedView):
         self.file.append(block)
 
     def add_event(self, kind: str, value: str = "", **fields: Any) -> None:
-        """Append a state event, with the tool's stamp (derive trusts no other), naming this
+        """Append a state event with the tool's stamp (derive trusts no other), naming this
         ledger (``ledger=``)."""
         try:
             line = render_event(kind, value, fields, stamp=True, ledger=self.identity)

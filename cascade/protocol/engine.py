@@ -3,21 +3,12 @@ next. Pure: no model, no file writes -- the hook, ``check``, ``status``, ``plan`
 runner (cascade.run.protocol_run) all read the same ``Run`` (its records:
 cascade.protocol.runstate; the next wave it asks for: cascade.protocol.requests).
 
-A turn is a block cascade wrote for a persona, stamped with its message id ``r{round}-msg-
-{nnn}`` (gapless over the whole ledger, never restarting), its ``step`` and ``round``, the
-ids it answers (``refs=counters:r1-msg-002``) and its choice fields (``shift=minor``,
-``verdict=ACCEPT``). A new revision of the document (not one that keeps its review) starts
-the protocol again at round 1; message ids go on counting. A stopped run resumes where the
-file ends: the next wave is whoever has not spoken in the first unfinished step.
-
-A protocol whose panel is generated (swarm) first runs its setup steps -- the panel's
-proposal, then a person's confirmation; ``modify`` or ``mode <name>`` runs the proposal again
--- once per discussion (a new revision of the document keeps the panel); its members are the
-experts of the accepted panel (cascade.protocol.panel). Its mode (the header's ``Mode``, or
-the last ``NEXT: mode <name>`` of the setup) picks its roles, member count and rounds. When
-its rounds end, its ``after`` steps run once (a synthesis, a closing vote) and its outcome
-rule reads them; a topic's discussion (no document) has no closing vote: its synthesis is
-the outcome (``registry.on_topic``).
+A turn is a block cascade wrote for a persona, stamped with its message id (docs/protocols.md,
+"Replies and decision points"). A new revision of the document (not one that keeps its
+review) starts the protocol again at round 1; message ids go on counting. A stopped run
+resumes where the file ends: the next wave is whoever has not spoken in the first unfinished
+step. A generated panel's setup steps run once per discussion (cascade.protocol.setup); a
+protocol's ``after`` steps run once when its rounds end, and its outcome rule reads them.
 """
 from __future__ import annotations
 
@@ -46,18 +37,16 @@ from cascade.protocol.spec import Step, Steps
 
 
 def members_of(steps: Steps, participants) -> tuple[list[str], dict[str, str]]:
-    """The deliberating members (the participants, less any fixed role's persona) and the
-    fixed roles' personas."""
+    """The deliberating members (the participants less the fixed roles' personas), and those."""
     fixed = {r.id: r.persona for r in steps.fixed_roles}
     taken = set(fixed.values())
     return [a for a in participants if a not in taken], fixed  # type: ignore[misc]
 
 
 def derive(ledger, steps: Steps, basis: Basis) -> Run:
-    """The run of a parsed ledger under a step protocol, on ``basis`` (who takes part, which
-    entries and revisions count, the discussion's options; cascade.protocol.runstate.Basis).
-    The options are applied here (``options.specialize``); a generated panel's members replace
-    the basis's."""
+    """The run of a parsed ledger under a step protocol, on ``basis``. The discussion's options
+    are applied here (``options.specialize``); a generated panel's members replace the
+    basis's."""
     base = steps
     steps = specialize(base, basis.options)
     if not basis.document:
@@ -103,9 +92,8 @@ def derive(ledger, steps: Steps, basis: Basis) -> Run:
 
 
 def _accepting(steps: Steps, turn: Turn) -> str:
-    """The verdict a turn counts as when its block is advisory (``require_location``: none of
-    its blocking findings is located): its step's accepting choice, so it does not block --
-    as an advisory vote in a review is not waited for."""
+    """The verdict a turn counts as when its block is advisory (``require_location``): its
+    step's accepting choice, so it does not block, as an advisory vote in a review does not."""
     step = steps.step(turn.step)
     choices = next((f.choices or () for f in step.fields if f.name in ("verdict", "vote")),
                    ()) if step is not None else ()
@@ -181,11 +169,11 @@ def _turn_of(entry: Comment, personas,
     round_ = _number(entry.provenance.get("round", "0"))
     if round_ is None:
         return int(m.group(2)), None
-    fields = {k: v for k, v in entry.provenance.items() if k not in _NOT_FIELDS}
-    return int(m.group(2)), Turn(persona.alias, persona.name, entry.provenance.get("step", ""), round_, msg,
-                int(m.group(2)), entry.body.strip(), fields,
-                refs_of(entry.provenance.get("refs", "")), entry.line,
-                entry.provenance.get("revision"), entry.provenance.get("seen"))
+    stamp, number = entry.provenance, int(m.group(2))
+    fields = {k: v for k, v in stamp.items() if k not in _NOT_FIELDS}
+    return number, Turn(persona.alias, persona.name, stamp.get("step", ""), round_, msg, number,
+                        entry.body.strip(), fields, refs_of(stamp.get("refs", "")), entry.line,
+                        stamp.get("revision"), stamp.get("seen"))
 
 
 def _number(value: str) -> int | None:
@@ -222,7 +210,8 @@ def _progress(run: Draft) -> None:
                     return
                 run.decisions.chosen[(round_, step.id)] = answer
                 target = dict(step.goto).get(answer.choice)
-                index = next(i for i, s in enumerate(order) if s.id == target) if target else index + 1
+                index = next(i for i, s in enumerate(order) if s.id == target) if target \
+                    else index + 1
                 continue
             spoken = {t.alias for t in run.of(round_, step.id)}
             waiting = [a for a in _speakers(run, step, round_) if a not in spoken]
@@ -249,15 +238,16 @@ def _progress(run: Draft) -> None:
             run.steering.givers[round_ + 1] = given_by(
                 run.decisions.chosen[(round_, run.decision_step().id)])
         if _paused(run, round_) and round_ not in run.pauses.resumed:
-            if not _pause_wave(run, round_):  # its resume context written: the run stops
+            if not _waits(run, run.steps.pause, round_):  # its resume context written: stop
                 run.round, run.step, run.waiting, run.pauses.pausing = round_, None, [], round_
             return
         round_ += 1
 
 
-def _pause_wave(run: Draft, round_: int) -> bool:
-    """Whether a pause's steps (the resume context) still wait for someone; then whom."""
-    for step in run.steps.pause:
+def _waits(run: Draft, steps, round_: int) -> bool:
+    """Whether one of ``steps`` (a pause's, the after steps) still waits for someone in
+    ``round_``: then the run is at the first such step, waiting for them."""
+    for step in steps:
         spoken = {t.alias for t in run.of(round_, step.id)}
         waiting = [a for a in run.speakers(step) if a not in spoken]
         if waiting:
@@ -312,23 +302,15 @@ def _after(run: Draft, round_: int, exit_: Exit) -> None:
     """The rounds are over: the after steps, in order, then the outcome rule; an outcome
     other than READY first runs the protocol's ``on_impasse`` step (its recommendation)."""
     run.progress.after = bool(run.steps.after)
-    for step in run.steps.after:
-        spoken = {t.alias for t in run.of(round_, step.id)}
-        waiting = [a for a in run.speakers(step) if a not in spoken]
-        if waiting:
-            run.step, run.waiting = step, waiting
-            return
+    if _waits(run, run.steps.after, round_):  # run.round is round_ already
+        return
     confirm = next((s for s in run.steps.after if s.confirm), None)
     if confirm is not None:
         run.closing.verdicts = _verdicts(run, confirm, round_)
     verdict = registry.OUTCOMES.call(run.steps.outcome, run, round_, exit_)
     last = run.steps.step(run.steps.rounds.on_impasse) if run.steps.rounds.on_impasse else None
-    if last is not None and verdict.outcome != "READY":
-        spoken = {t.alias for t in run.of(round_, last.id)}
-        waiting = [a for a in run.speakers(last) if a not in spoken]
-        if waiting:  # the recommendation comes before the impasse is the outcome
-            run.step, run.waiting = last, waiting
-            return
+    if last is not None and verdict.outcome != "READY" and _waits(run, (last,), round_):
+        return  # the recommendation comes before the impasse is the outcome
     run.verdict, run.closing.verdicts = verdict, dict(verdict.counted)
     run.outcome = verdict.outcome
     run.step, run.waiting = None, []
@@ -360,8 +342,8 @@ def _paused(run: Draft, round_: int) -> bool:
 
 def _answer(run: Draft, round_: int, order, index: int) -> Answer | None:
     """The answer to the decision point ``order[index]`` of ``round_``: the NEXT event that
-    names it, else the first unused person's NEXT line, with one of its choices, written
-    after the point was reached (after the round's earlier steps' turns)."""
+    names it, else the first unused person's NEXT line with one of its choices, written after
+    the point was reached."""
     step = order[index]
     for a in run.decisions.answers:
         if not a.used and a.step == step.id and a.round == round_:
@@ -389,8 +371,7 @@ def question(run: Run) -> str:
 
 
 def calls_per_round(steps: Steps, members: int, which: str = "round") -> int:
-    """Turns in one round (``which``: or in the setup, or after the rounds): each step's
-    speakers."""
+    """Turns in one round (``which``: or the setup, or after the rounds): each step's speakers."""
     group = {"round": steps.round_steps, "setup": steps.setup, "after": steps.after}[which]
     return sum(len(s.speaking) if steps.role(s.role).fixed else members for s in group
                if not s.decision)

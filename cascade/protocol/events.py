@@ -1,12 +1,8 @@
 """The checks of a ledger's events, as its walk meets them (cascade.protocol.derivation): no
 event is taken on trust. Each is believed only when it carries the tool's stamp, written for
 this ledger (cascade.ledger.provenance.Binding), is no copy of an earlier one, and what it
-claims holds at its place in the ledger -- a new revision of the document (and whether it
-keeps its review), a vote reset right after one, a phase transition only forward (by a
-person, or by the phase's registered trigger), an outcome where the votes reach it, settings,
-a round, a persona's failure, a generated panel's parts right after the turn that proposed
-them. An event that does not hold is listed as unfounded and ignored; one that holds is
-applied to the walk."""
+claims holds at its place in the ledger (each claim: docs/trust.md). An event that does not
+hold is listed as unfounded and ignored; one that holds is applied to the walk."""
 from __future__ import annotations
 
 import re
@@ -30,12 +26,10 @@ from cascade.protocol.state import STATUS_OF, Failure, Unfounded, block_id
 _BLOB = re.compile(r"[0-9a-f]{1,64}\Z")  # a blob id
 _OUTCOMES = ("READY", "REJECT", "CHANGES", "IMPASSE")
 # an event's kind -> the method that checks (and applies) it
-_CHECKS = {
-    SOURCE_REVISION: "_source_revision", VOTE_RESET: "_vote_reset",
-    PHASE_TRANSITION: "_phase_transition", OUTCOME: "_outcome", SETTINGS: "_settings",
-    ROUND: "_round", FAILURE: "_failure", PERSONA: "_panel_part", TENSION: "_panel_part",
-    PROBLEM: "_panel_part",
-}
+_CHECKS = {SOURCE_REVISION: "_source_revision", VOTE_RESET: "_vote_reset",
+           PHASE_TRANSITION: "_phase_transition", OUTCOME: "_outcome", SETTINGS: "_settings",
+           ROUND: "_round", FAILURE: "_failure", PERSONA: "_panel_part",
+           TENSION: "_panel_part", PROBLEM: "_panel_part"}
 
 
 class EventChecks:
@@ -44,12 +38,11 @@ class EventChecks:
 
     def event(self, index: int, entry: Event) -> None:
         copy = self.replays.copy_of(entry)
-        fresh, switched = self.fresh, self.switched
         problem = (f"a copy of the event at line {copy}" if copy is not None
                    else self.binding.check(entry))
         if problem is None:
             handler = _CHECKS.get(entry.kind)
-            problem = getattr(self, handler)(index, entry, fresh, switched) if handler else None
+            problem = getattr(self, handler)(index, entry) if handler else None
         if problem:
             self.unfounded.append(Unfounded(entry.kind, entry.line, problem))
             self.ignored.add(entry.line)
@@ -59,9 +52,8 @@ class EventChecks:
 
     # Each handler checks what the event claims; None: it holds (and the event is applied).
 
-    def _source_revision(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        words = e.value.split()
-        new = words[0] if words else ""
+    def _source_revision(self, index: int, e: Event) -> str | None:
+        new = (e.value.split() or [""])[0]
         if not _BLOB.match(new):
             return "it names no revision of the document"
         same, core = e.fields.get("same-as"), e.fields.get("core")
@@ -95,9 +87,8 @@ class EventChecks:
         self.path = e.fields.get("path") or self.path
         return None
 
-
-    def _vote_reset(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        if not fresh:
+    def _vote_reset(self, index: int, e: Event) -> str | None:
+        if not self.fresh:
             return ("a vote reset is written only right after a new revision of the document, "
                     "and none precedes it")
         keep = [k for k in e.fields.get("keep", "").split(",") if k]
@@ -111,24 +102,22 @@ class EventChecks:
                                             "not kept"))
         return None
 
-    def _phase_transition(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _phase_transition(self, index: int, e: Event) -> str | None:
         to, frm = e.fields.get("to"), e.fields.get("from")
         order = self.protocol.phase_ids()
         if not to:
             return "it names no phase to enter"
         if to not in order:
             return f"{to} is not a phase of protocol {self.protocol.name}"
-        if self.phase not in order or switched:  # a change of protocol starts at its first phase
+        if self.phase not in order or self.switched:  # a new protocol starts at its first phase
             if to != order[0]:
                 return f"a change of protocol enters its first phase, {order[0]}, not {to}"
         elif frm is not None and frm != self.phase:
             return f"it leaves {frm}, but the discussion is in {self.phase}"
         elif order.index(to) <= order.index(self.phase):
             return f"it goes from {self.phase} to {to}: phases only go forward"
-        else:
-            problem = self._trigger(index, e.fields.get("trigger"))
-            if problem:
-                return problem
+        elif problem := self._trigger(index, e.fields.get("trigger")):
+            return problem
         self.phase = to
         self.segment = []
         return None
@@ -149,9 +138,8 @@ class EventChecks:
                    "not respond" if missing else None
         return f"unknown trigger {trigger}"
 
-    def _outcome(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
-        words = e.value.split()
-        word = words[0].upper() if words else ""
+    def _outcome(self, index: int, e: Event) -> str | None:
+        word = (e.value.split() or [""])[0].upper()
         if word not in _OUTCOMES:
             return f"{word or 'nothing'} is not an outcome"
         decision, result, run = self.verdict_at(index)
@@ -164,14 +152,14 @@ class EventChecks:
         self.status = STATUS_OF.get(word, word)
         return None
 
-    def _settings(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _settings(self, index: int, e: Event) -> str | None:
         # A governed ledger is decided by its rule, whatever it records: SETTINGS only says
         # what the rule was. A change of protocol lets the transition to its first phase follow.
         protocol = e.fields.get("protocol")
         self.switched = bool(protocol) and protocol != header_settings_before(self.ledger, e)
         return None
 
-    def _round(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _round(self, index: int, e: Event) -> str | None:
         words = e.value.split()
         number = int(words[0]) if words and words[0].isdigit() else 0
         if number == 1 and self.round == 1 and not self.opened:
@@ -182,7 +170,7 @@ class EventChecks:
         self.round, self.opened = number, True
         return None
 
-    def _failure(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _failure(self, index: int, e: Event) -> str | None:
         alias = e.fields.get("alias", "")
         persona = self.personas.get(alias) if alias else None
         if persona is None or alias.lower() not in self.participants:
@@ -193,7 +181,7 @@ class EventChecks:
                                        e.fields.get("reason", "no answer"), self.revision)
         return None
 
-    def _panel_part(self, index: int, e: Event, fresh: bool, switched: bool) -> str | None:
+    def _panel_part(self, index: int, e: Event) -> str | None:
         """A generated panel's events follow the turn that proposed them, together."""
         for before in reversed(self.ledger.entries[:index]):
             if before.line in self.ignored:

@@ -1,7 +1,7 @@
 """The life of a finding across a discussion: numbered F1, F2... in ledger order, each open
-until its author's later review resolves it, a person answers it, a decider waives it, or a
-person's decision in force overrides it (``STATUSES``); and the lists every surface shows.
-Pure: no model, no git, no files."""
+until its author's later review resolves it (naming it, or voting READY), a person answers it
+(``A(Fn):``), a decider waives it (``WAIVE(Fn): reason``), or a person's decision in force
+overrides it (``STATUSES``); and the lists every surface shows. Pure: no model, git, files."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -17,9 +17,8 @@ from cascade.protocol.findings import FIELD, RESOLVED, Finding, decode, resolved
 
 
 def _stamped(c: Comment, trusted) -> bool:
-    """Whether ``c`` is a tool's block with findings: one of the ``trusted`` lines (the blocks
-    the state's walk verified as this ledger's), or -- None given -- one whose digest
-    verifies."""
+    """Whether ``c`` is a tool's block with findings: one of the ``trusted`` lines (verified by
+    the state's walk as this ledger's), or -- None given -- one whose digest verifies."""
     if c.origin != "ai" or FIELD not in c.provenance:
         return False
     return c.line in trusted if trusted is not None else verify(c) is None
@@ -45,18 +44,14 @@ def numbered(comments: Iterable[Comment], deciders: Iterable[str] | None = None,
              authors: Mapping[int, str] | None = None,
              strays: list[Stray] | None = None, *, trusted=None) -> list[Finding]:
     """Every finding in ledger order, numbered F1, F2... (never renumbered: an append only
-    adds): those of the tool's blocks (their stamp verifies) and each ``CONCERN:`` marker (a
-    major finding, not located). Each is open, or closed (``STATUSES``): resolved by a later
-    review of its author (its ``resolved`` names it, or it votes READY), answered (``A(Fn):
-    ...``, by a person; every answer is kept with it), or waived (``WAIVE(Fn): reason`` by a
-    person the rule's ``deciders:`` allow; anyone else's waiver is listed in ``closed_by`` as refused and
-    the finding stays open). ``authors``: who added each waiver's line (the git identity),
-    when known: a waiver counts only when added by the person it names, as a decision does;
-    None: names are taken as written. A marker naming no finding goes to ``strays``.
-    (Overridden: by a decision in force, which only the state knows: ``overridden``.)
-    ``trusted``: the lines of the blocks the state's walk verified as this ledger's (a block
-    copied from another ledger gives no finding here); None: any block whose digest
-    verifies."""
+    adds): those of the tool's blocks and each ``CONCERN:`` marker (a major finding, not
+    located), each open or closed as the module says (a waiver by someone the rule's
+    ``deciders:`` do not allow is kept in ``closed_by`` as refused; overridden: see
+    ``overridden``). ``authors``: who added each waiver's line (the git identity), when known:
+    a waiver counts only when added by the person it names; None: names are taken as
+    written. A marker naming no finding goes to ``strays``. ``trusted``: the lines of the
+    blocks the state's walk verified as this ledger's (a copy from another ledger gives no
+    finding here); None: any block whose digest verifies."""
     allowed = tuple(deciders or ())
     out: list[Finding] = []
     for c in comments:
@@ -117,10 +112,8 @@ def _waive(found: list[Finding], m, refused: str | None) -> None:
     waiver = {"by": m.author, "line": m.line, "reason": m.text}
     if refused is None:
         _close(found, m.ref, "waived", waiver)
-        return
-    target = _find(found, m.ref)
-    if target is not None and target.status in OPEN:
-        found[found.index(target)] = replace(target, closed_by={**waiver, "refused": refused})
+    else:  # shown with the finding, which keeps its status
+        _close(found, m.ref, None, {**waiver, "refused": refused})
 
 
 def _find(found: list[Finding], ref: str) -> Finding | None:
@@ -128,10 +121,10 @@ def _find(found: list[Finding], ref: str) -> Finding | None:
     return found[number - 1] if 1 <= number <= len(found) else None
 
 
-def _close(found: list[Finding], ref: str, status: str, by: dict) -> None:
+def _close(found: list[Finding], ref: str, status: str | None, by: dict) -> None:
     target = _find(found, ref)
     if target is not None and target.status in OPEN:
-        found[found.index(target)] = replace(target, status=status, closed_by=by)
+        found[found.index(target)] = replace(target, status=status or target.status, closed_by=by)
 
 
 def open_findings(found: Iterable[Finding]) -> list[Finding]:
@@ -141,8 +134,7 @@ def open_findings(found: Iterable[Finding]) -> list[Finding]:
 
 
 def pending(found: Iterable[Finding]) -> list[Finding]:
-    """The open and the answered ones (what the panel's next review still looks at), the
-    most severe first."""
+    """The open and the answered ones (what the next review still looks at), most severe first."""
     return sorted((f for f in found if f.status in OPEN),
                   key=lambda f: SEVERITIES.index(f.severity))
 
@@ -152,8 +144,7 @@ def listing(found: Iterable[Finding], name=lambda author: author) -> list[str]:
     12-14): what (AI-Security)`` (``name``: how an author is shown)."""
     rows = []
     for f in pending(found):
-        at = (f" (line {f.at})" if f.located and "-" not in f.at else f" (lines {f.at})"
-              if f.located else " (not located)" if f.where else "")
+        at = f" ({f.place})" if f.located else " (not located)" if f.where else ""
         refused = f" [waiver refused: {f.closed_by['refused']}]" if f.closed_by.get(
             "refused") else ""
         answered = f" [answered by {name(f.answers[-1]['author'])}]" if f.answers else ""

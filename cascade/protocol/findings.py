@@ -3,10 +3,8 @@
 A finding is ``{severity, where, what, why, suggestion}``: ``where`` is a short quote of the
 document or one of its section headings, located (at write time, in the revision the persona
 reviewed) as a line range, or recorded as not found -- never guessed. A reply's findings are
-read tolerantly (``read``), stamped compactly on its block (``encode``/``decode``), numbered
-F1, F2... in ledger order across the whole discussion (``numbered``), and weighed against the
-vote they come with by one rule (``counted``): a rule's ``policy:`` gives each severity the
-least verdict it allows (default: critical -> REJECT, major -> CHANGES).
+weighed against the vote they come with by one rule (``counted``), under a rule's ``policy:``
+(docs/configuration.md).
 """
 from __future__ import annotations
 
@@ -28,9 +26,7 @@ UNEXPLAINED = "unexplained"  # stamped "yes" on a blocking vote that gave no fin
 _SEP, _PART = " | ", " -- "
 _MOST = 12  # findings kept of one reply
 _FID = re.compile(r"\bF(\d{1,5})\b", re.IGNORECASE)
-# A finding's life: open until its author's later review resolves it (naming it, or voting
-# READY), a person answers it (``A(Fn):``), a decider waives it (``WAIVE(Fn): reason``), or a
-# person's decision in force overrides it. Only an open one can hold a verdict.
+# A finding's life (cascade.protocol.finding_life): only an open one can hold a verdict.
 STATUSES = ("open", "resolved", "answered", "waived", "overridden")
 HOLD_DEFAULT = "critical"  # a rule's ``hold:``: open findings at or above it hold the gate
 
@@ -62,6 +58,13 @@ class Finding(Struct, frozen=True):
         a, b = self.lines
         return str(a) if a == b else f"{a}-{b}"
 
+    @property
+    def place(self) -> str:
+        """Its lines in words: ``line 12``, ``lines 12-14``; "" when not found."""
+        if self.lines is None:
+            return ""
+        return f"line {self.at}" if self.lines[0] == self.lines[1] else f"lines {self.at}"
+
     def as_dict(self) -> dict[str, object]:
         return {"id": self.id, "severity": self.severity, "where": self.where,
                 "what": self.what, "why": self.why, "suggestion": self.suggestion,
@@ -79,17 +82,14 @@ def policy_of(given: Iterable[tuple[str, str]] | None,
 
 
 class Policy(Struct, frozen=True):
-    """A rule's policy: each severity's least verdict, whether a blocking verdict must
-    locate a finding to count (``require_location``), and the least severity of an open
-    finding that holds the gate whatever the votes (``hold``; "none": never)."""
+    """A rule's policy of findings."""
 
-    least: tuple[tuple[str, str], ...] = DEFAULT_POLICY
-    require_location: bool = False
-    hold: str = HOLD_DEFAULT
+    least: tuple[tuple[str, str], ...] = DEFAULT_POLICY  # each severity's least verdict
+    require_location: bool = False  # a blocking verdict must locate a finding to count
+    hold: str = HOLD_DEFAULT  # an open finding this severe or worse holds the gate ("none": never)
 
     def holds(self, f: Finding) -> bool:
-        """Whether ``f``, open, holds the gate under this policy (under
-        ``require_location``, only a located one does)."""
+        """Whether ``f``, open, holds the gate (under ``require_location``, if located)."""
         return f.status == "open" and self.hold in SEVERITIES and \
             SEVERITIES.index(f.severity) <= SEVERITIES.index(self.hold) and \
             (f.located or not self.require_location)
@@ -163,8 +163,7 @@ def locate(where: str, document: str | None) -> tuple[int, int] | None:
     if not quote or not document:
         return None
     lines = document.splitlines()
-    starts, flat = [], []
-    size = 0
+    starts, flat, size = [], [], 0
     for number, line in enumerate(lines, 1):
         heading = _HEADING.match(line)
         words = _norm(heading.group(1) if heading else line)
@@ -218,10 +217,8 @@ def decode(stamped: str) -> list[Finding]:
             continue
         cells = [("" if c == "-" else c) for c in cells] + [""] * 2
         severity, at, where, what, why, suggestion = cells[:6]
-        lines = None
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", at)
-        if m:
-            lines = (int(m.group(1)), int(m.group(2) or m.group(1)))
+        lines = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else None
         out.append(Finding(severity, where, what, why, suggestion, lines))
     return out
 
@@ -247,23 +244,19 @@ def section(stamped: Mapping[str, str], first: int = 0) -> str | None:
     rows = []
     for index, f in enumerate(findings):
         name = f"F{first + index} " if first else ""
-        at = f"lines {f.at}" if f.located and "-" in f.at else (
-            f"line {f.at}" if f.located else "not found in the document")
-        rows.append(f"- {name}**{f.severity}** ({at}): {f.what}"
-                    + (f" -- {f.suggestion}" if f.suggestion else ""))
+        rows.append(f"- {name}**{f.severity}** ({f.place or 'not found in the document'}): "
+                    f"{f.what}" + (f" -- {f.suggestion}" if f.suggestion else ""))
     return "**Findings**:\n\n" + "\n".join(rows)
 
 
 # ---- the policy -------------------------------------------------------------------------------
 
 class Counted(Struct, frozen=True):
-    """What a vote counts as: the vote, why it is not the one given (None: it is), and
-    whether it is only advisory (a blocking vote whose blocking findings are all unlocated,
-    under ``require_location``)."""
+    """What a vote counts as."""
 
     vote: str
-    why: str | None = None
-    advisory: bool = False
+    why: str | None = None  # why it is not the one given (None: it is)
+    advisory: bool = False  # its blocking findings are all unlocated (``require_location``)
 
 
 def least_verdict(findings: Iterable[Finding], policy: Policy) -> tuple[str, Finding | None]:

@@ -1,9 +1,8 @@
 """The document a concluded discussion leaves for the work that follows (seed 003's public
-original: the roundtable's output), beside its ledger: ``x.summary.md`` -- what was agreed,
-what stays open, the recommendation, where each participant ended -- or, when the last
-synthesis asked for one (the field its step reads as ``output``: ``adr``), ``x.adr-draft.md``,
-an architecture decision record for a person to review and adopt. Derived from the ledger
-alone; nothing is written before the outcome, and only the one the synthesis asked for.
+original: the roundtable's output), beside its ledger: ``x.summary.md`` or, when the last
+synthesis asked for one (the field its step reads as ``output``: ``adr``), ``x.adr-draft.md``
+for a person to review and adopt. Derived from the ledger alone; nothing is written before
+the outcome, and only the one the synthesis asked for.
 """
 from __future__ import annotations
 
@@ -20,12 +19,7 @@ def _asked(run: Run) -> str:
 
 
 def _items(run: Run, what: str, turns: list[Turn]) -> list[str]:
-    out: list[str] = []
-    for t in turns:
-        for item in split_list(run.read(t, what)):
-            if item.strip() and item.strip() not in out:
-                out.append(item.strip())
-    return out
+    return list(dict.fromkeys(item for t in turns for item in split_list(run.read(t, what))))
 
 
 def _open(run: Run) -> list[str]:
@@ -96,8 +90,7 @@ def adr_draft(d, run: Run) -> str | None:
         out += ["", "Agreed:", ""] + _bullets(agreed, "")
     out += ["", "## Options considered", ""]
     out += [f"- {n}: {p}" for n, p, _ in _final(run)]
-    raised = _items(run, "conflicts", syntheses)
-    out += [f"- Contested: {c}" for c in raised]
+    out += [f"- Contested: {c}" for c in _items(run, "conflicts", syntheses)]
     last = [t for t in run.turns if t.round == run.round and run.read(t, "concerns")]
     out += ["", "## Consequences", ""] + _bullets(
         _items(run, "concerns", last), "_(no concern raised in the last round)_")

@@ -1,9 +1,7 @@
-"""A bridge packet (seed 004's D/P council): what one group's arbiter passes to the other groups
-between rounds -- and nothing else crosses. The packet is checked against its field's
-whitelist (``{packet: [top_ideas, fragile_assumptions, key_questions, themes, do_not_do]}``)
-and re-serialized by the tool: each key a list of short texts, stamped on the turn as
-``<field>.<key>`` with ``<field>=passed``. A packet that does not fit (not an object, a key
-off the whitelist, a value that is not text or a list of texts, nothing in it) is not passed
+"""A bridge packet (seed 004's D/P council, docs/protocols.md): what one group's arbiter passes
+to the other groups between rounds -- and nothing else crosses. The packet is checked against
+its field's whitelist and re-serialized by the tool: each key a list of short texts, stamped on
+the turn as ``<field>.<key>`` with ``<field>=passed``. A packet that does not fit is not passed
 on: ``<field>=skipped``, and the turn's block says why. Pure: no model, no file.
 """
 from __future__ import annotations
@@ -52,14 +50,10 @@ def _skipped(field, why: str) -> tuple[dict[str, str], str, str]:
             f"**Bridge packet**: not passed on to the other group ({why}).", note)
 
 
-def _title(key: str) -> str:
-    return key.replace("_", " ").capitalize()
-
-
 def render(packet: dict[str, list[str]], passed: bool = False) -> str:
     lines = ["**Bridge packet**" + (" (passed to the other group):" if passed else ":")]
-    for key, items in packet.items():
-        lines.append(f"- {_title(key)}: " + "; ".join(items))
+    lines += [f"- {key.replace('_', ' ').capitalize()}: " + "; ".join(items)
+              for key, items in packet.items()]
     return "\n".join(lines)
 
 

@@ -7,18 +7,14 @@ so that a rerun, ``check`` and ``status`` see the same panel without a model::
          bias="..." tendency="..." stakes="..." blind="..." -->
     <!-- TENSION: database-expert api-designer axis="..." description="..." -->
 
-The events follow the turn that proposed them, together, each with the tool's stamp: an event
-elsewhere, one not stamped, and a copy of an earlier turn or event are no panel's (as
-cascade.protocol.derivation.derive does not believe them). A later proposal (the person asked
-to modify the panel, or changed the mode) supersedes them. Each expert becomes a voting persona of that
-discussion only (``AI-Database-Expert``, alias ``database-expert``), alongside the registry's.
+The events follow the turn that proposed them, together, each with the tool's stamp (others
+are no panel's); a later proposal supersedes them. Each expert becomes a voting persona of
+that discussion only (``AI-Database-Expert``, alias ``database-expert``).
 
-A proposal is checked, never trusted: ids are made into aliases (lower-case words and
-hyphens), a name the registry or a fixed role already uses gets ``-expert`` appended, a panel
-larger than the mode allows keeps its first experts, and a tension naming an unknown expert is
-dropped; an expert in no pair is paired with the expert whose expertise differs most. A
-proposal with too few usable experts is replaced by the registry's voting personas picked by
-topic words -- every change said in a note.
+A proposal is checked, never trusted (``parse_panel``): ids become aliases, a taken one is
+renamed, a panel larger than the mode allows keeps its first experts, a tension naming an
+unknown expert is dropped, an expert in no pair is paired; too few usable experts: the
+registry's voting personas picked by topic words stand in -- every change said in a note.
 """
 from __future__ import annotations
 
@@ -88,7 +84,7 @@ def _clean(value: object, limit: int = _MAX_TEXT) -> str:
 
 def _strings(value: object) -> tuple[str, ...]:
     if isinstance(value, str):
-        value = [v for v in re.split(r"[;,]", value)]
+        value = re.split(r"[;,]", value)
     if not isinstance(value, list):
         return ()
     return tuple(t for t in (_clean(v, 80) for v in value) if t)[:8]
@@ -152,13 +148,11 @@ def _experts(raw: list, taken: set[str], notes: list[str]) -> list[Expert]:
                 alias, n = f"{wanted}-{n}", n + 1
             notes.append(f"expert id {wanted!r} is taken: renamed {alias!r}")
         used.add(alias)
-        experts.append(Expert(alias, name or alias.replace("-", " ").title(),
-                              _strings(_get(item, "expertise")),
-                              _clean(_get(item, "thinkingStyle", "thinking_style", "thinking")),
-                              _clean(_get(item, "bias")),
-                              _clean(_get(item, "replyTendency", "reply_tendency", "tendency")),
-                              _clean(_get(item, "stakes")),
-                              _strings(_get(item, "blindSpots", "blind_spots", "blind"))))
+        experts.append(Expert(  # _get ignores case and "_": thinkingStyle is thinking_style
+            alias, name or alias.replace("-", " ").title(), _strings(_get(item, "expertise")),
+            _clean(_get(item, "thinkingStyle", "thinking")), _clean(_get(item, "bias")),
+            _clean(_get(item, "replyTendency", "tendency")), _clean(_get(item, "stakes")),
+            _strings(_get(item, "blindSpots", "blind"))))
     return experts
 
 
@@ -226,11 +220,9 @@ def fallback_panel(topic: str, registry, count: int, exclude: set[str]) -> Panel
     for alias in by_topic(topic, registry, count, exclude):
         p = registry.get(alias)
         experts.append(Expert(alias, p.role.split(",")[0].strip()[:60] or alias,
-                              tuple(p.expertise)[:8], "", "", "",
-                              _clean("; ".join(p.concerns)), ()))
-    tensions: list[Tension] = []
-    for a, b in zip(experts[::2], experts[1::2]):
-        tensions.append(Tension(a.id, b.id, f"{a.name} vs {b.name}"))
+                              tuple(p.expertise)[:8], stakes=_clean("; ".join(p.concerns))))
+    tensions = [Tension(a.id, b.id, f"{a.name} vs {b.name}")
+                for a, b in zip(experts[::2], experts[1::2])]
     _pair_everyone(experts, tensions, [])
     return Panel(experts, tensions, _clean(topic, 500))
 
@@ -256,24 +248,21 @@ def _split(value: str) -> tuple[str, ...]:
 
 def panel_of(entries, ledger: str | None) -> Panel | None:
     """The panel the ledger's entries record last: the events after the last turn that
-    proposed a panel (a turn stamped ``panel=``). None: no panel recorded. ``ledger``: the
-    ledger's identity (cascade.ledger.provenance.ledger_id): a stamp that names another
-    ledger is not this one's."""
+    proposed a panel (stamped ``panel=``); None: none. ``ledger``: the ledger's identity
+    (cascade.ledger.provenance.ledger_id): a stamp that names another is not this one's."""
     current: Panel | None = None
     last: Panel | None = None
     open_ = False  # the entries so far follow a proposal, together
     replays = Replays()
     for entry in entries:
         copy = replays.copy_of(entry)
-        if isinstance(entry, Comment):
-            open_ = False
-            if entry.origin == "ai" and "panel" in entry.provenance and copy is None \
-                    and verify(entry, ledger) is None:
+        if isinstance(entry, Comment):  # a turn that proposes a panel opens one
+            open_ = entry.origin == "ai" and "panel" in entry.provenance and copy is None \
+                and verify(entry, ledger) is None
+            if open_:
                 if current is not None and current.experts:
                     last = current
-                current = Panel([], [], "", line=entry.line,
-                                msg=entry.provenance.get("msg", ""))
-                open_ = True
+                current = Panel([], [], "", line=entry.line, msg=entry.provenance.get("msg", ""))
             continue
         if entry.kind not in (PROBLEM, PERSONA, TENSION):
             open_ = False
@@ -307,21 +296,14 @@ def personas_of(panel: Panel, path: Path):
     """The panel's experts as voting personas of the discussion at ``path``."""
     out = []
     for e in panel.experts:
+        said = (("Thinking style: {}.", e.thinking), ("Your natural bias: {}.", e.bias),
+                ("How you tend to reply: {}.", e.tendency),
+                ("What you stand to lose from a bad decision: {}.", e.stakes),
+                ("Your known blind spots: {}. Guard against them.", ", ".join(e.blind)))
         lines = [f"You are {e.name}, an expert brought into this discussion for your view."]
-        if e.thinking:
-            lines.append(f"Thinking style: {e.thinking}.")
-        if e.bias:
-            lines.append(f"Your natural bias: {e.bias}.")
-        if e.tendency:
-            lines.append(f"How you tend to reply: {e.tendency}.")
-        if e.stakes:
-            lines.append(f"What you stand to lose from a bad decision: {e.stakes}.")
-        if e.blind:
-            lines.append(f"Your known blind spots: {', '.join(e.blind)}. Guard against them.")
-        tensions = panel.tensions_of(e.id)
-        for t in tensions:
-            other = t.b if t.a == e.id else t.a
-            lines.append(f"You and @{other} disagree by design on: {t.axis}.")
+        lines += [text.format(value) for text, value in said if value]
+        lines += [f"You and @{t.b if t.a == e.id else t.a} disagree by design on: {t.axis}."
+                  for t in panel.tensions_of(e.id)]
         out.append(Persona(persona_name(e.id), e.id, e.name, "\n".join(lines), e.expertise,
                            (e.stakes,) if e.stakes else (), "voting", None, path, panel.line))
     return out

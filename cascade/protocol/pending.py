@@ -1,15 +1,9 @@
 """Who speaks now in a protocol whose planner is ``respond`` (seed 002: "mentioned
 participants or all"). Pure: a function of the ledger, its state and the personas; no model.
-
-A participant is pending when it has not spoken since the last input addressed to everyone:
-a new revision of the document, a vote reset, a phase transition, or a person's comment that
-mentions nobody. A person's comment that @mentions personas asks only those (``@all``: every
-participant). A person's vote with no text, and a decision, ask nobody. A closed discussion
-(an OUTCOME recorded) stays quiet: only a new revision of its document, or a mention, wakes
-anyone. A revision that changes only the document's status, spacing or path wakes nobody. A persona's own comment is not input: personas never wake each other, so turns cannot
-loop. Only a block the tool wrote for a persona counts as that persona having spoken. While a
-person's decision is in force for the current revision, nobody is asked: the person decided
-(``cascade turn PATH @alias`` still asks anyone by name).
+The rules of who is pending are docs/hook.md's ("Who speaks"). Besides: a revision that
+changes only the document's status, spacing or path wakes nobody; only a block the tool wrote
+for a persona counts as that persona having spoken; while a person's decision is in force for
+the current revision, nobody is asked (``cascade turn PATH @alias`` still asks anyone by name).
 """
 from __future__ import annotations
 
@@ -39,17 +33,13 @@ class Pending(Struct, frozen=True):
 
 
 def pending_turns(ledger: Ledger, participants: list[str], basis) -> list[Pending]:
-    """Who of ``participants`` is pending in ``ledger``, on ``basis``
-    (cascade.protocol.runstate.Basis): its personas; ``carried``, the lines of revision events
-    whose earlier review holds (nobody is asked); ``skip``, the entries not believed (events
-    that do not hold, copied blocks: nobody's input); ``decided``, a person's decision is in
-    force; ``verified``, the lines of the persona blocks whose stamp verifies, when the state's
-    walk checked them (None: each is checked here)."""
-    personas, carried, ignored = basis.personas, basis.carried, basis.skip
-    decided, verified = basis.decided, basis.verified
-    if decided:
+    """Who of ``participants`` is pending in ``ledger``, on ``basis`` (its fields:
+    cascade.protocol.runstate.Basis): a carried revision asks nobody, an entry not believed is
+    nobody's input, and while a person's decision is in force nobody is asked."""
+    if basis.decided:
         return []
-    registry = personas
+    registry, carried, ignored = basis.personas, basis.carried, basis.skip
+    verified = basis.verified
     last_all = -1
     last_spoke: dict[str, int] = {}
     asked: dict[str, tuple[int, str]] = {}  # alias -> (index, who)
@@ -78,8 +68,7 @@ def pending_turns(ledger: Ledger, participants: list[str], basis) -> list[Pendin
             continue  # a decision, or a vote with no text, asks nobody
         mentioned = _expand(entry, participants, registry)
         if mentioned:
-            for alias in mentioned:
-                asked[alias] = (index, entry.author)
+            asked.update(dict.fromkeys(mentioned, (index, entry.author)))
         elif not closed:
             last_all = index
     return _pending(registry, participants, last_all, last_spoke, asked)

@@ -3,9 +3,8 @@
 Derived from the ledger alone (a header table -- topic, date and time, participants, rounds,
 status -- then the consensus or the impasse), so it can be written again at any time and
 reads the same. A person's decision in force is the outcome (``State.conclusion``): the
-record says it, and how the rounds ended before it. Consensus: the final synthesis and each participant's last position and
-vote. Impasse: the divergent positions and the recommendation. When the synthesizer said
-the outcome departs from the author's proposal, its intent interpretation follows.
+record says it, and how the rounds ended before it. When the synthesizer said the outcome
+departs from the author's proposal, its intent interpretation follows.
 """
 from __future__ import annotations
 
@@ -22,8 +21,7 @@ from cascade.base.resources import LEDGER_SUFFIX
 RECORD_SUFFIX = ".record.md"
 # The files a protocol may keep beside its ledger (``artifacts:``), by name.
 ARTIFACT_SUFFIXES = {"argument-graph": ".argument-graph.json", "synthesis": ".synthesis.md",
-                     "synthesis-json": ".synthesis.json",
-                     "open-questions": ".open-questions.md",
+                     "synthesis-json": ".synthesis.json", "open-questions": ".open-questions.md",
                      "position-evolution": ".position-evolution.md", "progress": ".progress.md",
                      "summary": ".summary.md", "adr-draft": ".adr-draft.md"}
 
@@ -42,8 +40,7 @@ def artifact_path(ledger: Path, name: str) -> Path:
 
 
 def artifact_paths(ledger: Path, steps) -> list[Path]:
-    """The record and every artifact the protocol declares, beside ``ledger`` (whether or
-    not written yet)."""
+    """The record and every artifact the protocol declares, beside ``ledger`` (written or not)."""
     return [record_path(ledger)] + [artifact_path(ledger, a) for a in steps.artifacts]
 
 
@@ -79,8 +76,8 @@ def render_record(d, run: Run, when: str) -> str:
     elif run.outcome == "READY":
         out += _consensus(run, synth, names)
     else:
-        out += _last_synthesis(synth) + _divergent(run, names)
-    out += _decided(run, synth, "## Recommendation" in out)
+        out += _divergent(run, synth, names)
+    out += _decided(run, "## Recommendation" in out)
     decision = d.state.conclusion.decision
     if decision is not None:  # a person's decision in force: the outcome
         out += ["", "## Decision", "", f"**{decision.vote}** by {decision.by} (line "
@@ -146,12 +143,7 @@ def _verdict(run: Run, last: Turn | None, names: dict[str, str]) -> list[str]:
         for t, f in listed:
             out += ["", f"### {t.name}", "", shortlist_table(f, t.fields.get(f.name, ""))]
     if run.members and any(s.role == run.steps.member_role.id for s in steps):
-        out += ["", "## Final positions", "", "| Participant | Final position |", "|---|---|"]
-        for alias in run.members:
-            turn = _last(run, alias, (steps[0].id,))
-            position = run.read(turn, "position") if turn else None
-            out.append(f"| {cell(names.get(alias, alias))} | "
-                       f"{cell(position or (sentence(turn.body, 300) if turn else '-'))} |")
+        out += ["", "## Final positions", "", *_positions(run, names, (steps[0].id,), False)]
     return out
 
 
@@ -173,14 +165,6 @@ def _closing_vote(run: Run, synth: list[Turn], names: dict[str, str]) -> list[st
     return out
 
 
-def _position(run: Run, turn: Turn | None) -> str:
-    """A member's turn as a position: the field its step reads as one, else its first
-    sentences; "-" for no turn."""
-    if turn is None:
-        return "-"
-    return cell(run.read(turn, "position") or sentence(turn.body, 300))
-
-
 def _member_steps(run: Run) -> tuple[str, ...]:
     """The round steps a member states a position in: the first the members speak in (not a
     fixed role's question before it), and the steps that answer another's turn."""
@@ -192,31 +176,30 @@ def _member_steps(run: Run) -> tuple[str, ...]:
 
 def _consensus(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
     """The final synthesis and each participant's key point and vote."""
-    first = _member_steps(run)[:1]
-    out = ["## Final synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
-           "## Key points", "", "| Participant | Final position | Vote |", "|---|---|---|"]
+    return ["## Final synthesis", "", nested(synth[-1].body) if synth else "_(none)_", "",
+            "## Key points", "", *_positions(run, names, _member_steps(run)[:1])]
+
+
+def _positions(run: Run, names: dict[str, str], step_ids: tuple[str, ...],
+               votes: bool = True) -> list[str]:
+    """Each member's last turn in ``step_ids`` as a position (the field its step reads as
+    one, else its first sentences), and its vote (``votes``), as a table."""
+    rows = (["| Participant | Final position | Vote |", "|---|---|---|"] if votes
+            else ["| Participant | Final position |", "|---|---|"])
     for alias in run.members:
-        out.append(f"| {cell(names.get(alias, alias))} | "
-                   f"{_position(run, _last(run, alias, first))} | "
-                   f"{run.closing.verdicts.get(alias, '-')} |")
-    return out
+        turn = _last(run, alias, step_ids)
+        position = cell(run.read(turn, "position") or sentence(turn.body, 300)) if turn else "-"
+        vote = f" {run.closing.verdicts.get(alias, '-')} |" if votes else ""
+        rows.append(f"| {cell(names.get(alias, alias))} | {position} |{vote}")
+    return rows
 
 
-def _last_synthesis(synth: list[Turn]) -> list[str]:
+def _divergent(run: Run, synth: list[Turn], names: dict[str, str]) -> list[str]:
     """Where the rounds left off without consensus: the last synthesis, when a fixed role
-    wrote one (a facilitator's), before the divergent positions."""
-    return ["## Last synthesis", "", nested(synth[-1].body), ""] if synth else []
-
-
-def _divergent(run: Run, names: dict[str, str]) -> list[str]:
-    """Where the participants stand without consensus, and the recommendation: the
+    wrote one (a facilitator's); where the participants stand; the recommendation: the
     synthesizer's (``rounds.on_impasse``), else the last one a synthesis gave."""
-    out = ["## Divergent positions", "", "| Participant | Final position | Vote |", "|---|---|---|"]
-    spoken = _member_steps(run)
-    for alias in run.members:
-        out.append(f"| {cell(names.get(alias, alias))} | "
-                   f"{_position(run, _last(run, alias, spoken))} | "
-                   f"{run.closing.verdicts.get(alias, '-')} |")
+    out = ["## Last synthesis", "", nested(synth[-1].body), ""] if synth else []
+    out += ["## Divergent positions", "", *_positions(run, names, _member_steps(run))]
     recommend = run.steps.rounds.on_impasse
     rec = [t for t in run.turns if t.step == recommend] if recommend else []
     given = nested(rec[-1].body) if rec else _recommended(run)
@@ -237,13 +220,11 @@ def _recommended(run: Run) -> str:
     return ""
 
 
-def _decided(run: Run, synth: list[Turn], shown: bool) -> list[str]:
+def _decided(run: Run, shown: bool) -> list[str]:
     """The recommendation the rounds ended on (unless ``shown`` already) and how they were
     concluded, when that was said: a person's decision, the round cap's note."""
-    out = []
     rec = "" if shown else _recommended(run)
-    if rec:
-        out += ["", "## Recommendation", "", nested(rec)]
+    out = ["", "## Recommendation", "", nested(rec)] if rec else []
     if run.steering.conclusion:
         out += ["", "## Conclusion", "", nested(run.steering.conclusion)]
     return out

@@ -7,13 +7,9 @@ import re
 
 from cascade.base.markdown import sentence
 from cascade.protocol import registry
+from cascade.protocol.about import tier_of
 from cascade.protocol.runstate import Request, Run
-from cascade.protocol.spec import Step
 from cascade.protocol.visibility import VISIBILITIES, shown
-
-
-def _step(run: Run, step_id: str) -> Step:
-    return run.steps.step(step_id) or run.steps.steps[0]
 
 
 def summary(run: Run, round_: int) -> str:
@@ -32,7 +28,8 @@ def summary(run: Run, round_: int) -> str:
                 declared = [p for x in turns if x.alias == t.alias
                             if (p := run.read(x, "position"))]
                 lines.append(f"- {t.name}: {sentence(declared[-1] if declared else t.body)}")
-        fixed = [t for t in turns if run.steps.role(_step(run, t.step).role).fixed]
+        fixed = [t for t in turns  # (a step the steps do not have: their first)
+                 if run.steps.role((run.steps.step(t.step) or run.steps.steps[0]).role).fixed]
         if fixed:
             lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
         for t in turns:
@@ -49,7 +46,6 @@ def summary(run: Run, round_: int) -> str:
     if len(text) > limit:  # the latest rounds matter most: keep the end
         text = "..." + text[-(limit - 3):]
     return text
-
 
 
 def _consensus(body: str) -> str:
@@ -104,10 +100,8 @@ def plan(run: Run) -> list[Request]:
     out = []
     for alias in waiting:
         role = run.role_of(step, alias)
-        target = None
-        if step.target is not None:
-            first = run.steps.round_steps[0].id
-            target = registry.TARGETS.call(step.target, alias, run.of(run.round, first))
+        target = None if step.target is None else registry.TARGETS.call(
+            step.target, alias, run.of(run.round, run.steps.round_steps[0].id))
         phase = run.phase if strategy is not None and not role.fixed \
             and not run.progress.after else None
         keeps = VISIBILITIES.has(step.visibility, "kept")  # a phase does not override it
@@ -120,9 +114,7 @@ def plan(run: Run) -> list[Request]:
                   else "the protocol, which assigns the sides in turn")
             side = f"From {by}: Your side: {side}."
             said = f"{direction}\n{side}" if direction else side
-        strong = run.steps.strong_roles()
-        tier = role.tier if strong is None else ("strong" if role.id in strong else "fast")
-        out.append(Request(alias, role.id, step, run.round, tier, seen, target,
+        out.append(Request(alias, role.id, step, run.round, tier_of(run.steps, role), seen, target,
                            "" if phase is not None and phase.visibility
                            and VISIBILITIES.has(phase.visibility, "blind")
                            and phase.at == "first" else text, said,
@@ -148,9 +140,8 @@ def next_wave(d) -> list[Request]:
 
 
 def due(d) -> bool:
-    """Whether running ``d`` now would do anything: ask someone, answer a decision point,
-    begin a round, write a pause's resume context or record the outcome it reached. Nothing
-    is due once a person's decision is in force (``State.conclusion``)."""
+    """Whether running ``d`` now would do anything (ask someone, answer a decision point, begin
+    a round, write a resume context, record its outcome); nothing once a person decided."""
     if d.state.conclusion.decision is not None:
         return False  # a person decided: no more rounds
     run = d.state.run

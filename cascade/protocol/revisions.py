@@ -1,13 +1,9 @@
 """Recording a document's revision in its ledger: the one place that decides whether a new
-text asks the panel again.
-
-A revision event names the document's blob and path and the *core* of its text
-(cascade.base.docstatus: the text without its status and spacing). When the core is one the
-ledger already recorded, the review of that revision holds (``same-as=``): a status-line
-edit, a whitespace fix, a rename, or the text going back to what was reviewed before, asks
-nobody. Anything else is a new revision, and (under ``revote_on_change``) a vote reset.
-The verdict reads the same events (cascade.protocol.derivation.derive); ``check`` verifies that a
-committed document's core is the one its ledger recorded.
+text asks the panel again. A revision event names the document's blob and path and the *core*
+of its text (cascade.base.docstatus: without its status and spacing). When the core is one the
+ledger already recorded, that review holds (``same-as=``): a status-line edit, a whitespace
+fix, a rename, or the text going back to what was reviewed before, asks nobody. Anything else
+is a new revision, and (under ``revote_on_change``) a vote reset.
 """
 from __future__ import annotations
 

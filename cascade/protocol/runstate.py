@@ -96,37 +96,28 @@ class Request(Struct):
     target: Turn | None  # the turn it must answer (a step with ``target:``)
     summary: str  # the earlier rounds, in at most rounds.carry characters
     direction: str = ""  # what a person asked for (modify the panel; the next round's angle)
-    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase), else step.words
+    words: tuple[int, int] | None = None  # the reply's word range (a flow's phase's)
     why: str = ""  # why a planner asks it ("new input", "mentioned by Rob", "asked")
     callout: str = ""  # what a person asks of this turn (``cascade turn``'s callout)
 
 
 class Basis(Struct, frozen=True):
-    """What a run is derived on, besides the ledger and the steps: the personas (``of_author``,
-    ``get``), the deliberating members and the fixed roles' personas, the lines of revision
-    events that keep the review (``carried``) and of entries not to believe (``skip``: events
-    that do not hold, copied blocks), the revisions whose turns count (``reviewed``; None:
-    any), the discussion's options as its header records them, and the thresholds an
-    outcome rule that counts votes uses; for a protocol of phases, its phase and whether a
-    person's decision is in force."""
+    """What a run is derived on, besides the ledger and the steps."""
 
-    personas: Any
-    members: tuple[str, ...]
-    fixed: Mapping[str, str]
-    carried: frozenset[int] = frozenset()
-    reviewed: frozenset[str] | None = None
-    options: Options = Options()
-    consensus: Any = None
-    skip: frozenset[int] = frozenset()
+    personas: Any  # the registry (``of_author``, ``get``)
+    members: tuple[str, ...]  # the deliberating members
+    fixed: Mapping[str, str]  # role id -> the fixed role's persona
+    carried: frozenset[int] = frozenset()  # lines of revision events that keep the review
+    reviewed: frozenset[str] | None = None  # the revisions whose turns count (None: any)
+    options: Options = Options()  # the discussion's options, as its header records them
+    consensus: Any = None  # the thresholds an outcome rule that counts votes uses
+    skip: frozenset[int] = frozenset()  # entries not believed: unfounded events, copies
     phase: str | None = None  # a protocol of phases: the phase its believed events put it in
     decided: bool = False  # a person's decision is in force: a planner asks nobody
     policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)
-    verified: frozenset[int] | None = None  # lines of the persona blocks whose stamp the
-    # state's walk verified (None: each is verified here)
-    ballot: Any = None  # a protocol of phases: each voter's latest vote that counts
-    # (cascade.protocol.ballot.Ballot), which its outcome rule counts
-    document: bool = True  # the discussion has a document (a governed one, or --source);
-    # False: a topic's (cascade.protocol.registry.on_topic)
+    verified: frozenset[int] | None = None  # persona blocks the walk verified (None: verify)
+    ballot: Any = None  # a protocol of phases: the ballot its outcome rule counts
+    document: bool = True  # it has a document (governed, or --source); False: a topic's
 
 
 class Reads:
@@ -164,11 +155,16 @@ class Reads:
                 return self.steps.role(role_id)
         return self.steps.role(step.role)
 
+    def step_of(self, step_id: str) -> Step | None:
+        """The step ``step_id`` names: of the steps run, else of the protocol's before a mode
+        specialized them."""
+        base = self.terms.base
+        return self.steps.step(step_id) or (base.step(step_id) if base else None)
+
     def read(self, turn: Turn, what: str) -> str:
         """What ``turn`` gives for ``what`` (spec.READS): the field its step names for it
         (``reads:``); "" when the step names none or the turn left it empty."""
-        step = self.steps.step(turn.step) or (self.terms.base.step(turn.step)
-                                              if self.terms.base else None)
+        step = self.step_of(turn.step)
         name = dict(step.reads).get(what) if step is not None else None
         return turn.fields.get(name, "") if name else ""
 
@@ -181,10 +177,8 @@ class Reads:
 
     def recommendation(self, round_: int) -> str | None:
         """The round's recommendation field (the last turn of the round that gave one)."""
-        for t in reversed(self.turns):
-            if t.round == round_ and self.read(t, "recommendation"):
-                return self.read(t, "recommendation")
-        return None
+        said = (self.read(t, "recommendation") for t in reversed(self.turns) if t.round == round_)
+        return next((rec for rec in said if rec), None)
 
     @property
     def why(self) -> str:
@@ -196,8 +190,7 @@ class Reads:
 
 
 class Terms(Struct, frozen=True):
-    """Under what terms the members take part: the protocol's steps before a mode specialized
-    them, the mode, the personas' names, the vote thresholds, the discussion's round cap."""
+    """Under what terms the members take part."""
 
     base: Steps | None = None  # the protocol's steps before a mode specialized them
     mode: str | None = None
@@ -215,8 +208,7 @@ class Progress(Struct, frozen=True):
 
 
 class Pauses(Struct, frozen=True):
-    """A person's pauses: the one whose resume context is due, the rounds resumed and their
-    contexts."""
+    """A person's pauses."""
 
     pausing: int | None = None  # a pause answered in this round: the resume context is due
     resumed: set[int] = field(default_factory=set)  # rounds whose pause wrote its resume context
@@ -232,8 +224,7 @@ class Decisions(Struct, frozen=True):
 
 
 class Steering(Struct, frozen=True):
-    """How the rounds were steered: directions and who gave them, strategy phases, quiet
-    escalations, the probing round, how the rounds were concluded."""
+    """How the rounds were steered."""
 
     direction: str = ""  # the person's direction for the current step (setup) or round
     direction_by: str = ""  # who gave the setup step's direction
@@ -246,10 +237,9 @@ class Steering(Struct, frozen=True):
 
 
 class Setup(Struct, frozen=True):
-    """A generated panel's setup: its turns and answers (kept across revisions), whether it is
-    done, the accepted panel, what its walk noted (cascade.protocol.setup)."""
+    """A generated panel's setup (cascade.protocol.setup)."""
 
-    turns: list[Turn] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)  # kept across revisions, as its answers
     answers: list[Answer] = field(default_factory=list)
     done: bool = True
     panel: Any = None  # the accepted panel (cascade.protocol.panel.Panel)
@@ -257,8 +247,7 @@ class Setup(Struct, frozen=True):
 
 
 class Closing(Struct, frozen=True):
-    """What the rounds' close gave besides the outcome: the confirmations counted, the outcome
-    event recorded, the exit rule's last answer."""
+    """What the rounds' close gave besides the outcome."""
 
     verdicts: dict[str, str] = field(default_factory=dict)  # member -> ACCEPT/REJECT, last round
     recorded: str | None = None  # the OUTCOME event recorded since the revision, if any
@@ -295,45 +284,34 @@ class Run(Reads, Struct, frozen=True):
         return _frozen(cls, draft)
 
 
-def _defaults(cls: Any) -> tuple[tuple[str, Any], ...]:
-    """``cls``'s fields in order, each with its default as the record declares it:
-    ``NODEFAULT`` (none), a value, or the factory object a ``field(default_factory=...)``
-    became (its ``factory`` the callable)."""
-    names = cls.__struct_fields__
-    given = cls.__struct_defaults__
-    return tuple(zip(names, (NODEFAULT,) * (len(names) - len(given)) + given))
-
-
-def _group(default: Any) -> Any:
-    """The record a field of ``Run`` holds as a group (the factory of its default), or None."""
-    factory = getattr(default, "factory", None)
-    return factory if isinstance(factory, type) and issubclass(factory, Struct) else None
+@functools.lru_cache(maxsize=None)
+def _layout(cls: Any) -> tuple[tuple[str, Any, Any], ...]:
+    """``cls``'s fields in order, read once: each with its default as the record declares it
+    (``NODEFAULT``: none; a ``field(default_factory=...)``: the factory object it became) and
+    the record it holds as a group (the factory of its default), or None."""
+    names, given = cls.__struct_fields__, cls.__struct_defaults__
+    out = []
+    for name, default in zip(names, (NODEFAULT,) * (len(names) - len(given)) + given):
+        factory = getattr(default, "factory", None)
+        group = factory if isinstance(factory, type) and issubclass(factory, Struct) else None
+        out.append((name, default, group))
+    return tuple(out)
 
 
 def _frozen(cls: Any, draft: Any) -> Any:
     return cls(**{name: _frozen(group, getattr(draft, name)) if group is not None
-                  else getattr(draft, name) for name, group in _layout(cls)})
-
-
-@functools.lru_cache(maxsize=None)
-def _layout(cls: Any) -> tuple[tuple[str, Any], ...]:
-    """``cls``'s fields, each with the record it holds as a group (or None): read once."""
-    return tuple((name, _group(default)) for name, default in _defaults(cls))
+                  else getattr(draft, name) for name, _, group in _layout(cls)})
 
 
 def _mutable(cls: Any, bases: tuple = ()) -> Any:
     """``cls``'s fields (declared once, on the record) as a mutable record; a group's
     default is its own mutable draft."""
-    out = []
-    for name, default in _defaults(cls):
-        group = _group(default)
-        if group is not None:
-            default = field(default_factory=_DRAFTS[group])
-        out.append((name, Any, default))
+    out = [(name, Any, default if group is None else field(default_factory=_DRAFTS[group]))
+           for name, default, group in _layout(cls)]
     return defstruct(cls.__name__ + "Draft", out, bases=(*bases, Struct), module=__name__)
 
 
-_DRAFTS = {group: _mutable(group) for _, group in _layout(Run) if group is not None}
+_DRAFTS = {group: _mutable(group) for _, _, group in _layout(Run) if group is not None}
 
 # A run while the engine derives it: Run's fields and its groups' (declared once, above),
 # mutable; the registered rules are asked with it (they read it, never write it).
@@ -346,34 +324,15 @@ def draft(steps: Steps, members: list[str], fixed: dict[str, str], **values: Any
     the run, ``consensus`` on its terms, ``verdicts`` on its closing)."""
     run = Draft(steps, members, fixed)
     for name, value in values.items():
-        holders = _HOLDERS.get(name, ())
-        if len(holders) != 1:
+        holders = [run] if name in Draft.__struct_fields__ else [
+            getattr(run, group_name) for group_name, _, group in _layout(Run)
+            if group is not None and name in group.__struct_fields__]
+        if len(holders) != 1:  # a name two groups declare is no one field
             raise TypeError(f"{name!r} names no one field of a run")
-        setattr(run if holders[0] is None else getattr(run, holders[0]), name, value)
+        setattr(holders[0], name, value)
     return run
 
 
-def _holders() -> dict[str, tuple[str | None, ...]]:
-    """Field name -> where a draft holds it: None (the run itself; its own field wins) or the
-    name of each group that declares it."""
-    out: dict[str, tuple[str | None, ...]] = {}
-    for name, group in _layout(Run):
-        if group is None:
-            out[name] = (None,)
-            continue
-        for inner, _ in _layout(group):
-            if out.get(inner) != (None,):
-                out[inner] = (*out.get(inner, ()), name)
-    return out
-
-
-_HOLDERS = _holders()
-
-
 def refs_of(value: str) -> list[tuple[str, str]]:
-    out = []
-    for part in value.split(","):
-        kind, _, msg = part.partition(":")
-        if msg and MSG.match(msg):
-            out.append((kind, msg))
-    return out
+    parts = (part.partition(":") for part in value.split(","))
+    return [(kind, msg) for kind, _, msg in parts if msg and MSG.match(msg)]

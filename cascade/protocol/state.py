@@ -52,8 +52,7 @@ class Conclusion(Struct, frozen=True):
         if self.reached is not None:
             word = "impasse" if self.reached == "IMPASSE" else self.reached
             said.append(f"{word} at round {self.round}")
-        if self.decision is not None:
-            d = self.decision
+        if (d := self.decision) is not None:
             said.append(f"decided {d.vote} by {d.by} (line {d.line})")
         return ", then ".join(said)
 
@@ -67,8 +66,7 @@ class Conclusion(Struct, frozen=True):
 
     def as_dict(self) -> dict[str, object]:
         return {"outcome": self.outcome, "why": self.why, "reached": self.reached,
-                "round": self.round, "reached_why": self.reached_why,
-                "history": self.history,
+                "round": self.round, "reached_why": self.reached_why, "history": self.history,
                 "decision": self.decision.as_dict() if self.decision else None}
 
 
@@ -97,8 +95,7 @@ class Discounted(Struct):
     forged: bool = False  # no valid stamp: hand-written or edited
 
     def as_dict(self) -> dict[str, object]:
-        return {"author": self.author, "line": self.line, "reason": self.reason,
-                "forged": self.forged}
+        return msgspec.structs.asdict(self)
 
 
 class Unfounded(Struct):
@@ -128,9 +125,7 @@ class Failure(Struct):
 
 class State(Struct):
     phase: str
-    # OPEN, ACCEPTED, REJECTED, IMPASSE, CHANGES: the recorded outcome's, unless a person's
-    # decision in force supersedes it
-    status: str
+    status: str  # OPEN, ACCEPTED, REJECTED, IMPASSE, CHANGES (a decision in force overrides)
     source_revision: str | None
     votes: dict[str, str]  # counted: each voter's latest valid vote in the current segment
     advisory: dict[str, str]  # shown, not counted (advisory panel, non-participants)
@@ -141,23 +136,18 @@ class State(Struct):
     decision: Decision | None  # the one in force
     result: ConsensusResult
     current: list[Comment] = field(default_factory=list)  # comments of the current segment
-    # lines of SOURCE-REVISION events whose earlier review holds (same core: status, spacing
-    # or path changed only): nobody is asked again
-    carried: set[int] = field(default_factory=set)
+    carried: set[int] = field(default_factory=set)  # lines of revision events keeping a review
     core: str | None = None  # the core the current revision's event recorded
     carried_now: bool = False  # the current revision holds an earlier one's review
-    # its run (cascade.protocol.runstate.Run: who is due, the outcome), or how to derive it
-    # when first read (``run``): a protocol of phases needs none for its verdict
-    derive_run: Any = None  # no part of what the state is (== and repr leave it out)
+    # its run, or how to derive it when first read (``run``): a protocol of phases needs none
+    # for its verdict. No part of what the state is (== and repr leave it out)
+    derive_run: Any = None
     unfounded: list[Unfounded] = field(default_factory=list)  # events not believed
     ignored: frozenset[int] = frozenset()  # lines of unfounded events and copied blocks
     failures: list[Failure] = field(default_factory=list)  # no answer for this revision: blocks
     claims: frozenset[int] = frozenset()  # lines whose author matters (decisions, people's votes)
-    # voter -> why its vote counts otherwise than given, by its findings (the rule's policy)
-    weighed: dict[str, str] = field(default_factory=dict)
-    # every finding, F1, F2... with its status (cascade.protocol.findings): those of markers
-    # only when the ledger was read with them
-    findings: list[Any] = field(default_factory=list)
+    weighed: dict[str, str] = field(default_factory=dict)  # voter -> why its findings weigh it
+    findings: list[Any] = field(default_factory=list)  # every finding, F1, F2..., its status
     strays: list[Any] = field(default_factory=list)  # A(Fn)/WAIVE(Fn) naming no finding
     awaited: list[str] = field(default_factory=list)  # participants not heard on the revision
     policy: Any = None  # the rule's findings policy (cascade.protocol.findings.Policy)

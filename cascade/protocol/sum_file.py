@@ -59,8 +59,7 @@ def render_summary(d: Discussion) -> str:
     if found:  # a discussion whose steps ask findings (or with a CONCERN: marker)
         sections.append(("Open findings", [f"- {line}" for line in listing(found)]))
     for heading, items in sections:
-        out += ["", f"## {heading}", ""]
-        out += items or ["None."]
+        out += ["", f"## {heading}", "", *(items or ["None."])]
     return "\n".join(out) + "\n"
 
 
@@ -69,11 +68,8 @@ def _facts(d: Discussion) -> list[str]:
     result = d.consensus_result
     phase = d.current_phase
     title = d.protocol.phase_title(phase)
-    out = [f"- Ledger: `{d.path.name}`"]
-    if d.source:
-        out.append(f"- Document: `{d.source}`")
-    out.append(f"- Phase: {title} (`{phase}`)")
-    out.append(f"- Status: {d.status}")
+    out = [f"- Ledger: `{d.path.name}`", *([f"- Document: `{d.source}`"] if d.source else []),
+           f"- Phase: {title} (`{phase}`)", f"- Status: {d.status}"]
     counts = ", ".join(f"{k}: {v}" for k, v in result.counts.items())
     verdict = f"reached, {result.outcome}" if result.reached else f"not reached ({result.reason})"
     out += [f"- Consensus: {verdict}", f"- Votes: {counts}"]

@@ -1,13 +1,7 @@
 """The gate's verdict on one governed document, from its ledger's derived state alone: the
 hook, ``cascade check`` (every format), ``cascade status``, ``explain``, the record and the UI
-all read ``gate()``, so they cannot disagree.
-
-The verdict weighs every piece of evidence once: each participant's latest counted reply to
-the committed revision (its vote, weighed by its findings through the rule's ``policy:``),
-who is still awaited, the participants that failed, people's decisions and the findings'
-lives (open, resolved, answered, waived, overridden). ``Judgement.effect`` says what each
-finding does to it, for every surface to show: ``error`` (it fails the gate), ``warning`` or
-``notice`` (open on a revision that passes, or fails for another reason), None (closed).
+all read ``gate()``, so they cannot disagree. It weighs every piece of evidence once (the
+list: docs/trust.md, "One verdict"); ``Judgement.effect`` says what each finding does to it.
 """
 from __future__ import annotations
 
@@ -88,9 +82,7 @@ def core_problem(state: State, doc: str | None, data: bytes) -> str | None:
     """When the ledger says the document's current text holds an earlier revision's review
     (same core: status, spacing or path changed only), whether ``data`` -- the text being
     committed -- really has that core. Hook and ``check`` both verify it."""
-    if not state.carried_now:
-        return None
-    return None if text_core(data) == state.core else changed_core(doc)
+    return None if not state.carried_now or text_core(data) == state.core else changed_core(doc)
 
 
 def changed_core(doc: str | None) -> str:
@@ -110,8 +102,7 @@ def gate(state: State, revision: str | None, doc: str | None,
     base = {"findings": tuple(state.findings), "policy": policy,
             "decided": state.decision is not None,
             "concluded": state.conclusion.outcome == "IMPASSE"}  # (a decision would be it)
-    problem = core_problem(state, doc, data) if data is not None else None
-    if problem:
+    if data is not None and (problem := core_problem(state, doc, data)):
         return Judgement(False, problem, "changed-core", **base)
     if revision is not None and state.source_revision != revision:
         if state.source_revision:
@@ -121,9 +112,8 @@ def gate(state: State, revision: str | None, doc: str | None,
         return Judgement(False, f"the ledger records no revision of {doc} (this one is "
                                 f"{revision[:7]})", "no-revision", **base)
     result = state.result
-    ignored = [d for d in state.decisions if not d.in_force and d.note
-               and d.note != "superseded by a later decision"
-               and d.note != "for another revision of the document"]
+    ignored = [d for d in state.decisions if not d.in_force and d.note not in
+               ("", "superseded by a later decision", "for another revision of the document")]
     tail = "".join(f"; {d.by}'s decision (line {d.line}) does not count: {d.note}"
                    for d in ignored)
     blocking = tuple(result.blocked_by)
@@ -161,8 +151,8 @@ def _ready(state: State, base: dict, policy: Policy) -> Judgement:
     holding = [f for f in state.findings if policy.holds(f) and f.author not in
                state.advisory]
     if holding:
-        named = ", ".join(f"{f.id} ({f.severity}, {_where(f)}, {f.author})"
-                          for f in holding[:3])
+        named = ", ".join(f"{f.id} ({f.severity}, {f.place or f'ledger line {f.line}'}, "
+                          f"{f.author})" for f in holding[:3])
         more = f" and {len(holding) - 3} more" if len(holding) > 3 else ""
         word = "is" if len(holding) == 1 else "are"
         at_least = "" if policy.hold == "info" else " or worse"
@@ -170,12 +160,6 @@ def _ready(state: State, base: dict, policy: Policy) -> Judgement:
                                 f"rule holds the commit on a {policy.hold}{at_least} finding",
                          "findings", holding=tuple(f.id for f in holding), **base)
     return Judgement(True, f"consensus READY ({result.reason})", "ok", **base)
-
-
-def _where(f: Finding) -> str:
-    if f.located:
-        return f"line {f.at}" if "-" not in f.at else f"lines {f.at}"
-    return f"ledger line {f.line}"
 
 
 def _gist(text: str, width: int = 60) -> str:
