@@ -7,8 +7,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
-from cascade.commands._common import ledger_paths
-from cascade.base.errors import CascadeError, display_path
+from cascade.commands._common import find_ledgers
+from cascade.base.errors import display_path
 from cascade.base.gitio import index_blobs
 from cascade.ledger.records import DRIFT_REVIEW
 from cascade.check.attribution import knowing_authors as knowing
@@ -31,7 +31,6 @@ def gate_view(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[st
     blobs by path, read once for many ledgers (``index_blobs``); None: read here."""
     if not d.governed or not d.source:
         return None
-
     root = d.root  # a governed ledger is read under its repository's top (open_at)
     revision = (staged if staged is not None else index_blobs(root, [d.source])).get(d.source)
     if revision is None:
@@ -110,15 +109,10 @@ def status_data(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[
     s = d.state
     result = s.result
     return {
-        "path": display_path(d.path),
-        "title": d.title,
-        "objective": d.objective or None,
-        "phase": d.phase,
-        "status": d.status,
-        "governed_by": d.authority.rule,
+        "path": display_path(d.path), "title": d.title, "objective": d.objective or None,
+        "phase": d.phase, "status": d.status, "governed_by": d.authority.rule,
         "header_differences": d.header_differences(),
-        "participants": d.participants,
-        "votes": d.votes,
+        "participants": d.participants, "votes": d.votes,
         "consensus": {"reached": result.reached, "outcome": result.outcome,
                       "blocked_by": result.blocked_by, "missing": result.missing,
                       "counts": result.counts, "reason": result.reason,
@@ -131,14 +125,9 @@ def status_data(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[
         "failures": [x.as_dict() for x in s.failures],
         "gate": gate_view(d, staged),
         **protocol_view(d),
-        "questions": d.questions,
-        "answers": d.answers,
-        "decisions": d.decisions,
-        "concerns": d.concerns,
-        "findings": [f.as_dict() for f in d.findings],
-        "drift_reviews": drift_reviews(d),
-        "todos": d.todos,
-        "mentions": d.mentions,
+        "questions": d.questions, "answers": d.answers, "decisions": d.decisions,
+        "concerns": d.concerns, "findings": [f.as_dict() for f in d.findings],
+        "drift_reviews": drift_reviews(d), "todos": d.todos, "mentions": d.mentions,
     }
 
 
@@ -162,8 +151,7 @@ def _heading(d: Discussion) -> list[str]:
            f"Status: {d.status}"]
     if d.authority.rule:
         out.append(f"Governed by: {d.authority.rule}")
-        differs = d.header_differences()
-        if differs:
+        if differs := d.header_differences():
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
     view = protocol_view(d)
     run = d.state.run
@@ -197,8 +185,7 @@ def _responses(d: Discussion, verbose: bool) -> list[str]:
             out += [f"    {line}" for line in first_lines(comment.body)]
             continue
         out.append(f"  {name}: {vote_label(d, name)}" + (f" - {summary}" if summary else ""))
-    waiting = [n for n in d.expected_voters() if n not in latest]
-    if waiting:
+    if waiting := [n for n in d.expected_voters() if n not in latest]:
         out.append(f"  Waiting for: {', '.join(waiting)}")
     for failure in s.failures:
         out.append(f"  {failure.author}: did not answer for this revision ({failure.reason}, "
@@ -313,7 +300,7 @@ def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     """Print the discussions' state. Titles, names, excerpts, reasons come from ledgers
     (written by hand, by models, by older versions): what is printed passes through
     cascade.base.text (printable, json_printable), so no control character reaches the terminal."""
-    found = ledger_paths(paths)
+    found = [Path(p) for p in paths] if paths else list(find_ledgers(Path(".")))
     discussions = [knowing_authors(open_discussion(p)) for p in found]
     for d in discussions:  # surface configuration errors before printing anything
         d.current_phase
@@ -331,5 +318,3 @@ def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     print(printable("\n\n".join(status_text(d, verbose) for d in discussions)))
     return 0
 
-
-__all__ = ["status", "status_data", "status_text", "CascadeError"]
