@@ -39,8 +39,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
         person = next_author(d.path.parent, author)
         author = person.name
         markers = _markers(text)
-        unknown = _naming_no_finding(markers, len(d.findings))
-        if unknown:
+        if unknown := _naming_no_finding(markers, len(d.findings)):
             known = f"F1-F{len(d.findings)}" if d.findings else "none yet"
             raise CascadeError(f"{unknown} names no finding of this discussion (its findings: "
                                f"{known}; cascade status lists them): nothing written", d.path)
@@ -62,11 +61,9 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
             closed, _moved = close_now(d, path)
             if closed is not None:
                 print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."))
-    staging = written.line()
-    if staging:
+    if staging := written.line():
         print(printable(staging))
-    typed = _vote_lines(text)
-    if typed:
+    if typed := _vote_lines(text):
         line, word = typed[-1]
         if vote is None:
             hint = f"--vote {word}" if word in VOTES else "--vote READY|CHANGES|REJECT"
