@@ -285,8 +285,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     settings = Settings.from_env(d.root)
     shown = display_path(d.path)
     state = d.state
-    done = nothing_to_run(state)
-    if done is not None:
+    if (done := nothing_to_run(state)) is not None:
         print(printable(f"{shown}: {done}: nothing to run"))
         return 0 if state.conclusion.outcome == "READY" else 1
 
@@ -311,8 +310,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     for line in redaction_lines(result.outcomes):
         print(line)
     if result.outcomes:
-        print()
-        print(closing_table(result.outcomes))
+        print(f"\n{closing_table(result.outcomes)}")
     print(printable(f"\n{d.protocol.title}: {outcome_text(result, topic=not d.source)}"
                     + (f"; record: {result.record}" if result.record else "")
                     + (f"; beside it: {', '.join(result.artifacts)}"
@@ -365,8 +363,7 @@ def ask_wave(d, path: str, pending=None, rule=None) -> int:
                rule_models=rule.models if rule else None)
     for line in redaction_lines(done.outcomes):
         print(line)
-    print()
-    print(closing_table(done.outcomes))
+    print(f"\n{closing_table(done.outcomes)}")
     if done.advanced:
         print(f"\nAdvanced to phase: {done.advanced}")
     result = d.consensus_result
