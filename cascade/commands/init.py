@@ -202,10 +202,8 @@ def _report_rules(root: Path, found: list) -> None:
                    if p.rsplit("/", 1)[-1] == RULES_FILE}
         if (root / RULES_FILE).is_file():
             folders.add("")
-        seen = {}
-        for folder in sorted(folders):
-            for rule in rules.rules_in(folder):
-                seen[(rule.name, rule.where(root))] = rule
+        seen = {(rule.name, rule.where(root)): rule for folder in sorted(folders)
+                for rule in rules.rules_in(folder)}
     except CascadeError as exc:
         print(f"cascade: {exc}: not counting governed documents")
         return

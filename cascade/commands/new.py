@@ -139,10 +139,8 @@ def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
 def _named_rule(rules, root: Path, name: str):
     """The rule ``name`` in force in the current folder, else the only one of that name."""
     here = Path.cwd().relative_to(root).as_posix() if Path.cwd() != root else ""
-    in_force = {}
-    for folder in rules.files_for(f"{here}/x" if here else "x"):
-        for rule in rules.rules_in(folder):
-            in_force[rule.name] = rule
+    in_force = {rule.name: rule for folder in rules.files_for(f"{here}/x" if here else "x")
+                for rule in rules.rules_in(folder)}  # a nearer file's rule replaces a farther
     if name in in_force:
         return in_force[name]
     out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
