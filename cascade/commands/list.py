@@ -29,7 +29,7 @@ _NUMBER_THEN = r"0*(\d+)(?:\s*[.:)\]\-\u2013\u2014]|\s)\s*"  # "1. ", "0001: ", 
 _SHORTEST = {"Title": 16, "Status": 10, "Review": 10}  # a cell cut no shorter than this
 
 
-class Row(Struct, eq=False):
+class Row(Struct, eq=False):  # compared and hashed by identity, as a plain class is
     path: str
     number: str
     title: str
@@ -75,17 +75,15 @@ def list_(status: str | None, fmt: str = "text") -> int:
     here = Path.cwd()
     documents, ledgers = governed_rows(here)
     topics = [_topic_row(p) for p in find_ledgers(Path(".")) if p.resolve() not in ledgers]
-    rows = documents + topics
     if status is not None:
         wanted = status.strip().lower()
         known = {*DOCUMENT_STATUSES, *REVIEW_STATES, *(r.status.split()[0].lower()
-                                                      for r in rows if r.status)}
+                                                      for r in documents + topics if r.status)}
         if wanted not in known:
             raise CascadeError(f"--status {status}: not a status (known: "
                                f"{', '.join(sorted(known))})")
-        rows = [r for r in rows if r.matches(wanted)]
-        documents = [r for r in documents if r in rows]
-        topics = [r for r in topics if r in rows]
+        documents = [r for r in documents if r.matches(wanted)]
+        topics = [r for r in topics if r.matches(wanted)]
     if fmt == "json":
         records = ([r.record("document") for r in documents]
                    + [r.record("topic") for r in topics])
@@ -118,7 +116,6 @@ def _fit(natural: list[int], columns: int, header: list[str]) -> list[int]:
     """Column widths within ``columns``: the status, the title, the review cut down to their
     shortest, with the paths; else without them (the last column is not padded: it counts as
     it is)."""
-    widths = natural
     for keep in (len(natural), len(natural) - 1):
         widths = list(natural[:keep])
         over = sum(widths) + 2 * (keep - 1) - columns
