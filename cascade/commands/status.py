@@ -85,9 +85,7 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     decision point's question, or null) and ``artifacts`` (files beside the ledger);
     ``conclusion``: the outcome in force, and how it came (what the rounds reached, the
     decision that supersedes it: cascade.protocol.state.Conclusion)."""
-    s = d.state
-    run = s.run
-    said = s.conclusion
+    run, said = d.state.run, d.state.conclusion
     waiting = None
     # a protocol of phases has no rounds; its outcome is its votes' (the consensus)
     round_ = run.round if run.steps.shape.own_rounds else None
@@ -154,8 +152,7 @@ def _heading(d: Discussion) -> list[str]:
         if differs := d.header_differences():
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
     view = protocol_view(d)
-    run = d.state.run
-    said = d.state.conclusion
+    run, said = d.state.run, d.state.conclusion
     if run.steps.shape.own_rounds:  # else its phase and votes, below
         where = (f"concluded, {said.said}" if said.outcome else
                  f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
@@ -166,8 +163,7 @@ def _heading(d: Discussion) -> list[str]:
             told = about(run, d.personas)  # what it is about, and what each choice does
             lines = told.lines()[1:] if told is not None else [f"  {x}" for x in impasse(run)]
             out += [f"  {line}" for line in lines]
-        for path in view["artifacts"]:
-            out.append(f"  Artifact: {path}")
+        out += [f"  Artifact: {path}" for path in view["artifacts"]]
     return out
 
 
@@ -212,10 +208,8 @@ def _verdict(d: Discussion) -> list[str]:
     """Consensus, the gate, and the blocks and events that are not believed."""
     s = d.state
     result = s.result
-    if result.reached:
-        out = [f"Consensus: reached, {result.outcome} ({result.reason})"]
-    else:
-        out = [f"Consensus: not reached ({result.reason})"]
+    reached = f"reached, {result.outcome}" if result.reached else "not reached"
+    out = [f"Consensus: {reached} ({result.reason})"]
     view = gate_view(d)
     if view is not None:
         out.append(f"Gate for {view['document']}: {'ok' if view['ok'] else 'blocked'}: "
@@ -223,12 +217,10 @@ def _verdict(d: Discussion) -> list[str]:
         if view["ways_out"]:
             out.append(f"  ways out: {view['ways_out']}")
     if s.forged:
-        out.append("")
-        out.append(f"Not written by cascade ({len(s.forged)}; they never count):")
+        out += ["", f"Not written by cascade ({len(s.forged)}; they never count):"]
         out += [f"  line {x.line}: {x.author}: {x.reason}" for x in s.forged]
     if s.unfounded:
-        out.append("")
-        out.append(f"Events that do not hold ({len(s.unfounded)}; not believed):")
+        out += ["", f"Events that do not hold ({len(s.unfounded)}; not believed):"]
         out += [f"  line {x.line}: {x.kind}: {x.reason}" for x in s.unfounded]
     return out
 
@@ -243,7 +235,6 @@ def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
         return f"@{persona.alias}" if persona else author
 
     questions = d.questions
-    todos = d.todos
     answered: list[str] = []
     for q in questions:
         if q["status"] == "answered":
@@ -262,7 +253,7 @@ def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
         ("Open Findings", listing(d.findings, alias_of)),
         ("Closed Findings", closed_listing(d.findings, alias_of)),
         ("Markers naming no finding", [f"line {x.line}: {x.reason}" for x in d.state.strays]),
-        ("Action Items", [_todo_line(t, alias_of) for t in todos
+        ("Action Items", [_todo_line(t, alias_of) for t in d.todos
                           if t["kind"] != "DONE" or t["item"] is None]),
     ]
 
