@@ -96,8 +96,7 @@ def explain_data(path: str) -> dict[str, Any]:
             data["reason"] = "summaries (*.sum.md) are never governed"
     where = doc or rel
     cascade, replaced = _cascade(rules, where)
-    data["rule_files"] = [posixpath.join(f, RULES_FILE) if f else RULES_FILE
-                          for f in rules.files_for(where)]
+    data["rule_files"] = [posixpath.join(f, RULES_FILE) for f in rules.files_for(where)]
     data["overrides"] = [{"name": new.name, "where": _where(new, root),
                           "replaces": _where(old, root)} for new, old in replaced]
     if rule is None:
@@ -151,7 +150,7 @@ def _cascade(rules: RuleSet, rel: str) -> tuple[list[Rule], list[tuple[Rule, Rul
 def _where(rule: Rule, root: Path) -> str:
     where = rule.where(root)
     if where.startswith("preset "):  # inherited through extends:
-        where += f" via {posixpath.join(rule.base, RULES_FILE) if rule.base else RULES_FILE}"
+        where += f" via {posixpath.join(rule.base, RULES_FILE)}"
     return where
 
 
