@@ -1,8 +1,5 @@
-"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github|sarif]``.
-
-As the pre-commit hook ``cascade-check`` it takes its refs from ``PRE_COMMIT_FROM_REF`` /
-``PRE_COMMIT_TO_REF`` when no option names them. Exit 0: no problem; 1: a problem; 2: bad
-usage or configuration. Never calls a model and never imports litellm.
+"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github|sarif]``: the CI gate
+(docs/ci.md; the refs default to pre-commit's). Never calls a model nor imports litellm.
 """
 from __future__ import annotations
 
