@@ -233,8 +233,7 @@ _AUTO = arg("--auto", action="store_true",
 def _discuss(a) -> int:
     from cascade.commands.discuss import discuss
     return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
-                   a.auto, a.output,
-                   {**_chosen(a), "pro": a.pro, "con": a.con}, a.objective)
+                   a.auto, a.output, {**_chosen(a), "pro": a.pro, "con": a.con}, a.objective)
 
 
 @command("run", "continue a discussion where its ledger ends (resume)",
