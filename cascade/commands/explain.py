@@ -345,8 +345,7 @@ def _text(root: Path, doc: str | None) -> bytes | None:
 
 def _closest(cascade: list[Rule], replaced: list[tuple[Rule, Rule]], doc: str,
              root: Path) -> list[dict[str, Any]]:
-    """The rules that could have governed ``doc``, nearest pattern first (at most three), and
-    why each does not."""
+    """The rules that could have governed ``doc`` (at most three, nearest first), and why not."""
     candidates = [(rule, None) for rule in cascade]
     candidates += [(old, new) for new, old in replaced if old.matches(doc)]
     found = []

@@ -40,8 +40,7 @@ from cascade.base.text import printable
 
 
 class LedgerOptions(NamedTuple):
-    """How ``cascade new`` without ``--rule`` makes a ledger, by option name (None, "": the
-    default)."""
+    """How ``cascade new`` without ``--rule`` makes a ledger (None, "": the default)."""
     template: str | None = None
     source: str | None = None
     participants: list[str] | None = None

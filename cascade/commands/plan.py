@@ -249,8 +249,7 @@ def _namer(subject: _Subject, settings: Settings,
 
 
 def _declared(named: list[str], settings: Settings) -> list[str]:
-    """A line for each declared provider among ``named``: what it asks, and where it is
-    declared."""
+    """A line for each declared provider among ``named``: what it asks, where it is declared."""
     out = []
     for name in dict.fromkeys(named):
         entry = settings.providers.entry(name)

@@ -185,8 +185,7 @@ def tally(items: list[Reviewed], root: Path) -> Stats:
 
 
 def _count(d: Discussion, rule: Rule, personas: dict[str, Persona]) -> None:
-    """One discussion's replies, findings and conclusion into its rule's and its personas'
-    figures."""
+    """One discussion's replies, findings and conclusion, counted for its rule and personas."""
     s = d.state
     forged = {x.line for x in s.forged}
     replies = [c for c in d.ledger.comments if c.origin == "ai" and c.line not in forged]
@@ -266,8 +265,7 @@ def landings(root: Path, items: list[Reviewed]) -> dict[str, tuple[int, float]]:
 
 
 def _touching(root: Path, paths: list[str]) -> dict[str, list[tuple[str, int]]]:
-    """The commits of HEAD's history (newest first) that touched each of ``paths``, with
-    their commit times."""
+    """The commits of HEAD's history (newest first, with their times) touching each path."""
     out: dict[str, list[tuple[str, int]]] = {}
     for start in range(0, len(paths), 500):  # a command line of a few hundred paths
         log = git_or_none(root, "log", "HEAD", "--format=%x00%H %ct", "--name-only",

@@ -282,8 +282,7 @@ def first_lines(body: str, count: int = VERBOSE_LINES, width: int = VERBOSE_WIDT
 
 
 def latest_comments(d: Discussion) -> dict[str, str]:
-    """Each participant's latest comment of the current revision (--verbose, and --json with
-    it)."""
+    """Each participant's latest comment of the current revision (--verbose, and --json with it)."""
     return {c.author: c.body.strip() for c in d.responses()}
 
 
