@@ -68,7 +68,7 @@ def explain(path: str, as_json: bool = False) -> int:
 
 def explain_data(path: str) -> dict[str, Any]:
     p = Path(path)
-    start = p.parent if str(p.parent) else Path(".")
+    start = p.parent
     while not start.is_dir() and start != start.parent:  # a document not written yet
         start = start.parent
     root = repo_root(start if start.is_dir() else None)

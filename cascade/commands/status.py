@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
@@ -34,11 +35,9 @@ def gate_view(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[st
     root = d.root  # a governed ledger is read under its repository's top (open_at)
     revision = (staged if staged is not None else index_blobs(root, [d.source])).get(d.source)
     if revision is None:
-        try:
+        with contextlib.suppress(OSError):
             revision = blob_id(read_inside(root, d.source, "the document", where=d.path,
                                            line=d.source_line))
-        except OSError:
-            revision = None
     verdict = gate(d.state, revision, d.source)
     return {"ok": verdict.ok, "reason": verdict.reason, "document": d.source,
             "revision": revision, "rule": d.authority.rule, "kind": verdict.kind,
