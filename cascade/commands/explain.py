@@ -200,10 +200,9 @@ def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any]
     steps = specialize(steps, Options.of_rule(rule))
     members, fixed = members_of(steps, auth.participants)
     found = clashes(steps, members, fixed, first_model(personas, rule.model, rule.models, settings))
-    refused = None
-    if found and rule.distinct_models:
-        refused = {"message": refusal(rule, found), "file": display_path(rule.file),
-                   "line": rule.line_of("distinct_models")}
+    refused = ({"message": refusal(rule, found), "file": display_path(rule.file),
+                "line": rule.line_of("distinct_models")}
+               if found and rule.distinct_models else None)
     return {"clashes": [c.line() for c in found], "fix": FIX if found else None,
             "distinct_models": rule.distinct_models, "refused": refused}
 

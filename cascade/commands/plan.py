@@ -221,10 +221,9 @@ def _members(subject: _Subject, steps) -> tuple[list[str], dict[str, str]]:
 def _first_model(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str | None]:
     """The model a member asks first (None: no persona, or no model configured); a member
     not named yet (``<expert 1>``) asks the rule's."""
-    class Members:
-        def get(self, alias: str):
-            return _NO_OWN_MODEL if alias.startswith("<") else subject.registry.get(alias)
-    return first_model(Members(), subject.rule_model, subject.rule_models, settings)
+    members = SimpleNamespace(get=lambda alias: _NO_OWN_MODEL if alias.startswith("<")
+                              else subject.registry.get(alias))
+    return first_model(members, subject.rule_model, subject.rule_models, settings)
 
 
 def _namer(subject: _Subject, settings: Settings,
