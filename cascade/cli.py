@@ -9,10 +9,13 @@ modules. ``reference()`` is every command's ``--help``, the text of docs/command
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import sys
 from collections.abc import Callable
 from typing import Any
+
+from msgspec import Struct
 
 from cascade.config import protocol_defaults, protocol_options
 from cascade.config.templates import ALIASES as TEMPLATE_ALIASES
@@ -20,39 +23,34 @@ from cascade.config.templates import ALIASES as TEMPLATE_ALIASES
 VOTES = ("READY", "CHANGES", "REJECT")
 
 
-class Arg:
+class Arg(Struct, frozen=True):
     """One ``add_argument`` call, kept as data. ``anywhere``: an optional positional that may
     also come after the options (`comment FILE --vote READY "text"`), which plain argparse
     refuses once it has taken FILE alone."""
 
-    __slots__ = ("anywhere", "names", "options")
-
-    def __init__(self, names: tuple[str, ...], options: dict[str, Any],
-                 anywhere: bool = False) -> None:
-        self.names, self.options, self.anywhere = names, options, anywhere
+    names: tuple[str, ...]
+    options: dict[str, Any]
+    anywhere: bool = False
 
 
-class OneOf:
+class OneOf(Struct, frozen=True):
     """A mutually exclusive group of arguments."""
 
-    __slots__ = ("args", "required")
-
-    def __init__(self, args: tuple[Arg, ...], required: bool = False) -> None:
-        self.args, self.required = args, required
+    args: tuple[Arg, ...]
+    required: bool = False
 
 
-class Command:
+class Command(Struct):
     """A command: its name, help, arguments and handler; its subcommands, if any (listed as
     ``metavar`` in its usage line); the other names it answers to (``aliases``)."""
 
-    __slots__ = ("aliases", "arguments", "help", "metavar", "name", "run", "subcommands")
-
-    def __init__(self, name: str, help: str, arguments: tuple[Arg | OneOf, ...],
-                 run: Callable[[Any], int], metavar: str | None = None,
-                 aliases: tuple[str, ...] = ()) -> None:
-        self.name, self.help, self.arguments, self.run = name, help, arguments, run
-        self.subcommands: dict[str, Command] = {}
-        self.metavar, self.aliases = metavar, aliases
+    name: str
+    help: str
+    arguments: tuple[Arg | OneOf, ...]
+    run: Callable[[Any], int]
+    metavar: str | None = None
+    aliases: tuple[str, ...] = ()
+    subcommands: dict[str, Command] = {}
 
     @property
     def intermixed(self) -> bool:
@@ -235,8 +233,7 @@ _AUTO = arg("--auto", action="store_true",
 def _discuss(a) -> int:
     from cascade.commands.discuss import discuss
     return discuss(a.topic, a.protocol, a.participants, a.auto_invite, a.source, a.rounds,
-                   a.auto, a.output,
-                   {**_chosen(a), "pro": a.pro, "con": a.con}, a.objective)
+                   a.auto, a.output, {**_chosen(a), "pro": a.pro, "con": a.con}, a.objective)
 
 
 @command("run", "continue a discussion where its ledger ends (resume)",
@@ -336,13 +333,10 @@ def _advance(a) -> int:
     return advance(a.path, a.to)
 
 
+# declared bottom up: the command, then its subcommand; `cascade personas` alone lists
+@command("list", "list bundled and repository personas", under="personas")
 @command("personas", "list, show, add or remove personas (the discussion's participants)",
          metavar="list|show|add|remove", aliases=("participants",))
-def _personas(a) -> int:  # no subcommand: list
-    return COMMANDS["personas"].subcommands["list"].run(a)
-
-
-@command("list", "list bundled and repository personas", under="personas")
 def _personas_list(a) -> int:
     from cascade.commands.personas import personas_list
     return personas_list()
@@ -536,12 +530,7 @@ def _every_command() -> list[tuple[str, ...]]:
 
 
 def _help(words: tuple[str, ...], width: int) -> str:
-    out, stdout = io.StringIO(), sys.stdout
-    sys.stdout = out
-    try:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
         build_parser(width=width).parse_args([*words, "--help"])
-    except SystemExit:
-        pass
-    finally:
-        sys.stdout = stdout
     return out.getvalue()

@@ -5,10 +5,12 @@ Exit codes: 0 ok / consensus; 1 blocked or check failed; 2 bad usage or configur
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
 from cascade.base.errors import CascadeError, is_config_path, os_error_line
+from cascade.base.text import printable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -33,8 +35,6 @@ def _run(command) -> int:
             sys.stdout.flush()      # fails here, as one line, not at exit with two
         return code
     except CascadeError as exc:  # its text may quote a ledger: printed inert
-        from cascade.base.text import printable
-
         print("\n".join(printable(f"cascade: {e}") for e in exc.errors), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -51,8 +51,6 @@ def _run(command) -> int:
         if exc.errno is None:
             raise
         _settle_stdout()
-        from cascade.base.text import printable
-
         print(printable(f"cascade: {os_error_line(exc)}"), file=sys.stderr)
         return 2 if exc.filename is not None and is_config_path(exc.filename) else 1
 
@@ -63,19 +61,16 @@ def _settle_stdout() -> None:
     second time and print its own message."""
     if sys.stdout is None:
         return
-    try:
+    with contextlib.suppress(OSError, ValueError):
         sys.stdout.flush()
         return
-    except (OSError, ValueError):
-        pass
-    try:
+    # AttributeError: no file descriptor (captured): nothing to do
+    with contextlib.suppress(OSError, ValueError, AttributeError):
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(devnull, sys.stdout.fileno())
         finally:
             os.close(devnull)
-    except (OSError, ValueError, AttributeError):  # no file descriptor (captured): nothing to do
-        pass
 
 
 def entry() -> None:

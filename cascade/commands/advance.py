@@ -12,8 +12,7 @@ def advance(path: str, to: str | None) -> int:
     closed with that outcome, appends nothing and says so (exit 0)."""
     with writing_staged(path, "cascade advance") as (d, written):
         code = _advance(d, to)
-    staging = written.line()
-    if staging:
+    if staging := written.line():
         print(printable(staging))
     return code
 

@@ -1,14 +1,10 @@
-"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github|sarif]``.
-
-As the pre-commit hook ``cascade-check`` it takes its refs from ``PRE_COMMIT_FROM_REF`` /
-``PRE_COMMIT_TO_REF`` when no option names them. Exit 0: no problem; 1: a problem; 2: bad
-usage or configuration. Never calls a model and never imports litellm.
+"""``cascade check [--from-ref R] [--to-ref R] [--format text|json|github|sarif]``: the CI gate
+(docs/ci.md; the refs default to pre-commit's). Never calls a model nor imports litellm.
 """
 from __future__ import annotations
 
 import os
 import sys
-from typing import TextIO
 
 from cascade.check.gittree import is_null_ref
 from cascade.check.formats import FORMATS, WITH_FINDINGS
@@ -16,15 +12,10 @@ from cascade.check.run import run_check
 from cascade.base.gitio import repo_root
 
 
-def check(from_ref: str | None, to_ref: str | None, fmt: str = "text",
-          out: TextIO | None = None) -> int:
-    out = out or sys.stdout
-    from_ref = from_ref or os.environ.get("PRE_COMMIT_FROM_REF") or None
-    to_ref = to_ref or os.environ.get("PRE_COMMIT_TO_REF") or None
-    if is_null_ref(from_ref):
-        from_ref = None
-    if to_ref and is_null_ref(to_ref):
-        to_ref = None
-    report = run_check(repo_root(), from_ref, to_ref, findings=fmt in WITH_FINDINGS)
-    FORMATS[fmt](report, out)
+def check(from_ref: str | None, to_ref: str | None, fmt: str = "text") -> int:
+    from_ref = from_ref or os.environ.get("PRE_COMMIT_FROM_REF")
+    to_ref = to_ref or os.environ.get("PRE_COMMIT_TO_REF")
+    report = run_check(repo_root(), None if is_null_ref(from_ref) else from_ref,
+                       None if is_null_ref(to_ref) else to_ref, findings=fmt in WITH_FINDINGS)
+    FORMATS[fmt](report, sys.stdout)
     return 0 if report.ok else 1

@@ -20,14 +20,12 @@ _WORD = re.compile(r"[A-Za-z]+")
 
 def comment(path: str, text: str, vote: str | None, author: str | None,
             waive: str | None = None) -> int:
-    """Append a person's comment. The text is kept as written: a ``VOTE:`` line in it is
-    neutralised like any structural line (indented by one space, so it reads as text and never
-    counts); the vote comes only from ``--vote``. A note on stderr says so.
-
-    The author is the person who authors the next commit (``author``: as ``git commit
-    --author`` takes it, or a bare name; cascade.base.gitio.next_author), so the commit that adds
-    the comment is theirs; a comment that waives a finding under a rule whose ``deciders:``
-    are e-mail addresses records ``Name <email>``, which is what those entries match."""
+    """Append a person's comment, its text kept as written: a ``VOTE:`` line in it is
+    neutralised like any structural line (it reads as text and never counts; a note on stderr
+    says so); the vote comes only from ``--vote``. The author is who authors the next commit
+    (``author``: as ``git commit --author`` takes it; cascade.base.gitio.next_author); a waiver
+    under a rule whose ``deciders:`` are e-mail addresses records ``Name <email>``, which is
+    what those entries match."""
     if waive is not None:  # --waive F3 "reason": the marker, written as the ledger reads it
         ref = waive.strip().upper()
         if not re.fullmatch(r"F\d{1,6}", ref):
@@ -39,8 +37,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
         person = next_author(d.path.parent, author)
         author = person.name
         markers = _markers(text)
-        unknown = _naming_no_finding(markers, len(d.findings))
-        if unknown:
+        if unknown := _naming_no_finding(markers, len(d.findings)):
             known = f"F1-F{len(d.findings)}" if d.findings else "none yet"
             raise CascadeError(f"{unknown} names no finding of this discussion (its findings: "
                                f"{known}; cascade status lists them): nothing written", d.path)
@@ -62,11 +59,9 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
             closed, _moved = close_now(d, path)
             if closed is not None:
                 print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."))
-    staging = written.line()
-    if staging:
+    if staging := written.line():
         print(printable(staging))
-    typed = _vote_lines(text)
-    if typed:
+    if typed := _vote_lines(text):
         line, word = typed[-1]
         if vote is None:
             hint = f"--vote {word}" if word in VOTES else "--vote READY|CHANGES|REJECT"

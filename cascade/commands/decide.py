@@ -1,8 +1,6 @@
 """``cascade decide PATH VOTE --reason TEXT``: a person decides, overriding the panel for the
-revision of the document a commit would hold (its staged blob). Recorded in the ledger with
-the person's git identity and the tool's stamp; a rule's ``deciders:`` says who may decide (a
-decision by anyone else is recorded and shown, and does not override). A step protocol's
-record is written again: the decision in force is its outcome, after what the rounds reached."""
+revision of the document a commit would hold, as far as the rule's ``deciders:`` allow; a step
+protocol's record is written again, its outcome this decision (docs/cli.md)."""
 from __future__ import annotations
 
 import shlex
@@ -84,7 +82,8 @@ def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
         d.save()
         decision = d.state.decision
         shown = display_path(d.path)
-        if decision is None or decision.by != by or decision.vote != vote:
+        in_force = decision is not None and decision.by == by and decision.vote == vote
+        if not in_force:
             note = next((x.note for x in reversed(d.state.decisions) if x.by == by), "")
             if revision and d.source_revision != revision and note.startswith("for another"):
                 print(printable(f"cascade: the ledger has not recorded this revision of {doc} "
@@ -96,12 +95,10 @@ def decide(path: str, vote: str, reason: str, author: str | None = None) -> int:
         print(printable(f"Recorded the decision of {by}: {vote}{where}, in {shown}."))
         if author is not None:
             _counts_only_from(person, d.path.parent)
-        if (decision is not None and decision.by == by and decision.vote == vote
-                and not d.protocol.steps.shape.standing_ballot):  # the record says the outcome
+        if in_force and not d.protocol.steps.shape.standing_ballot:  # the record says the outcome
             record = write_record(d, d.state.run, record_time())
             print(printable(f"Wrote {record}: its outcome is this decision ({vote})"))
-        if (doc and revision and decision is not None and decision.by == by
-                and decision.vote == vote):
+        if in_force and doc and revision:
             closed, _moved = close_now(d, path, working=unstaged)
             if closed is not None:
                 print(printable(f"cascade: {doc}: {closed.describe(doc)}."))

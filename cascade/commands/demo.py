@@ -75,12 +75,10 @@ def _step(text: str) -> None:
     _say(f"\n\033[1m== {text}\033[0m" if sys.stdout.isatty() else f"\n== {text}")
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str], show: bool = True) -> int:
-    if show:
-        _say("$ " + " ".join(a if " " not in a else repr(a) for a in args))
+def _run(args: list[str], cwd: Path, env: dict[str, str]) -> int:
+    _say("$ " + " ".join(a if " " not in a else repr(a) for a in args))
     proc = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
-    out = (proc.stdout + proc.stderr).rstrip()
-    if out:
+    if out := (proc.stdout + proc.stderr).rstrip():
         _say(textwrap.indent(out, "  "))
     return proc.returncode
 

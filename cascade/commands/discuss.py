@@ -1,11 +1,9 @@
 """``cascade discuss TOPIC ...`` creates a ledger for a topic (or a document) and runs its
-protocol; ``cascade run PATH`` continues any ledger where its file ends.
-
-Standalone, as the source designs run: no gate, no commit. A step protocol (``pcs``) runs
-round after round to its outcome, or until the run's budget (``CASCADE_MAX_CALLS`` ...)
-or a failed persona stops it -- then ``cascade run`` resumes, asking no one twice. A
-protocol whose run is one wave (its planner asks whoever is due) runs its pending turns, as
-``cascade turn`` does.
+protocol, standalone (no gate, no commit); ``cascade run PATH`` continues any ledger where its
+file ends. A step protocol runs round after round to its outcome, or until the run's budget
+(``CASCADE_MAX_CALLS`` ...) or a failed persona stops it -- then ``cascade run`` resumes,
+asking no one twice; a protocol whose run is one wave (its planner asks whoever is due) runs
+its pending turns, as ``cascade turn`` does (``ask_wave``).
 
 Exit codes: 0 consensus (or a phase protocol's turns all answered), 1 impasse, stopped, or a
 persona failed, 2 bad input.
@@ -19,12 +17,12 @@ from typing import Any
 from msgspec import Struct
 
 from cascade.base.terminal import ask_line
-from cascade.commands.wave import ask_wave
 from cascade.config.personas import load_personas
 from cascade.base.errors import CascadeError, display_path
 from cascade.check.governance import recorded_revision, resolve
 from cascade.ledger.lock import ledger_lock
 from cascade.loop.staging import writing_staged
+from cascade.protocol.requests import next_wave
 from cascade.protocol.about import about, answering, roster, sides_line, table_lines
 from cascade.protocol.discussion import Discussion
 from cascade.run.auto_invite import invite
@@ -40,20 +38,6 @@ from cascade.base.safepath import refuse_links, refuse_outside
 from cascade.base.text import printable
 from cascade.turns.display import closing_table, failure_lines, progress_for, redaction_lines
 from cascade.turns.settings import Settings
-
-
-def _asks(auto: bool) -> bool:
-    """Whether a decision point is asked inline (a terminal, without --auto)."""
-    return not auto and sys.stdin.isatty() and sys.stdout.isatty()
-
-
-def _confirm(question: str, recommended: str, auto: bool) -> str:
-    """A decision point: inline on a terminal, else (or with --auto) the recommended answer,
-    which the caller records as taken automatically."""
-    if not _asks(auto):
-        return recommended
-    answer = ask_line(f"{question} [{recommended}] ").strip()
-    return answer or recommended
 
 
 class _Chosen(Struct, frozen=True):
@@ -136,7 +120,7 @@ def discuss(topic: str, protocol: str, participants: list[str] | None, auto_invi
                                "serves, or leave it out")
     if output is not None:  # the ledger, and its record and graph beside it
         refuse_outside(root, output, "the ledger")
-    Settings.from_env(root)  # a bad CASCADE_* setting or providers file is an error before anything is written
+    Settings.from_env(root)  # a bad CASCADE_* setting or providers file: an error before a write
     chosen = _options(load_protocol(protocol, root), options, rounds, topic)
     proto, steps = chosen.proto, chosen.steps
     if chosen.sides and participants is None and not auto_invite:
@@ -190,8 +174,7 @@ def _options(proto, options: dict[str, str | None], rounds: int | None, topic: s
         steps, topic, chosen)
     picked = Options.of(rounds, **chosen)
     check_rounds(proto, picked)
-    return _Chosen(proto, specialize(steps, picked), picked, kind,
-                   sides, said)
+    return _Chosen(proto, specialize(steps, picked), picked, kind, sides, said)
 
 
 def _header(chosen: _Chosen, participants: list[str]) -> dict[str, str]:
@@ -237,8 +220,7 @@ def _panel(topic: str, chosen: _Chosen, participants: list[str] | None, auto_inv
     if participants:
         for alias in participants:
             registry.require(alias)
-        taken = sorted(set(participants) & fixed)
-        if taken:
+        if taken := sorted(set(participants) & fixed):
             raise CascadeError(f"{', '.join(taken)} has a fixed role in {proto.name} and never "
                                "also deliberates: choose other participants")
         if count and not count.min <= len(participants) <= count.max:
@@ -269,18 +251,18 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
         recommended = [alias for alias, _ in picks]
         how = f"picked by topic words: {reasons(picks)}"
     if not auto_invite:
-        if _asks(auto):  # who, in which role, on which model, and why: before it asks
-            print(printable(f"Proposed panel ({how}):"))
+        if not auto and sys.stdin.isatty() and sys.stdout.isatty():  # asked at the terminal
+            print(printable(f"Proposed panel ({how}):"))  # who, which role and model, and why
             for line in table_lines(roster(steps, recommended, registry, {})):
                 print(printable(f"  {line}"))
             print("Next time, pass --auto-invite to have the participants picked by topic "
                   "without this question.")
-        answer = _confirm(f"Participants for {proto.name}: {', '.join(recommended)}. "
-                          "Enter to start, or type aliases (a,b):",
-                          ", ".join(recommended), auto)
-        named = [a.strip().lstrip("@") for a in answer.split(",") if a.strip()]
-        if named != recommended:
-            return named
+            shown = ", ".join(recommended)
+            answer = ask_line(f"Participants for {proto.name}: {shown}. Enter to start, or type "
+                              f"aliases (a,b): [{shown}] ").strip()
+            named = [a.strip().lstrip("@") for a in answer.split(",") if a.strip()]
+            if answer and named != recommended:
+                return named
         how += ("; taken automatically (--auto or no terminal; confirm on a terminal, "
                 "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
                 "; confirmed")
@@ -292,8 +274,7 @@ def run_(path: str, auto: bool) -> int:
     with writing_staged(path, "cascade run") as (d, written):
         d.current_phase  # an unknown phase is a configuration error, before any call
         code = _run_discussion(d, auto, resolve(path)[2])
-    staging = written.line()
-    if staging:
+    if staging := written.line():
         print(printable(staging))
     return code
 
@@ -304,8 +285,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     settings = Settings.from_env(d.root)
     shown = display_path(d.path)
     state = d.state
-    done = nothing_to_run(state)
-    if done is not None:
+    if (done := nothing_to_run(state)) is not None:
         print(printable(f"{shown}: {done}: nothing to run"))
         return 0 if state.conclusion.outcome == "READY" else 1
 
@@ -315,8 +295,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     print(printable(f"{shown}: {d.protocol.title}, round {state.run.round}"), flush=True)
-    sides = sides_line(state.run)
-    if sides:
+    if sides := sides_line(state.run):
         print(printable(sides), flush=True)
     told = about(state.run, d.personas) if not interactive else None  # a terminal asks
     for line in told.unclear if told is not None else []:
@@ -331,14 +310,12 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     for line in redaction_lines(result.outcomes):
         print(line)
     if result.outcomes:
-        print()
-        print(closing_table(result.outcomes))
+        print(f"\n{closing_table(result.outcomes)}")
     print(printable(f"\n{d.protocol.title}: {outcome_text(result, topic=not d.source)}"
                     + (f"; record: {result.record}" if result.record else "")
                     + (f"; beside it: {', '.join(result.artifacts)}"
                        if result.record and result.artifacts else "")))
-    failures = failure_lines(result.outcomes)
-    for line in failures:
+    for line in failure_lines(result.outcomes):
         print(line, file=sys.stderr)
     if result.outcome is None and result.stopped:
         print(printable(f"cascade: {shown}: stopped in round {result.round}; continue with "
@@ -367,3 +344,32 @@ def _asker(d):
             print(printable(f"not understood: {choice!r} -- answer with one of the choices: "
                             f"{', '.join(step.choices)}"), flush=True)
     return ask
+
+
+def ask_wave(d, path: str, pending=None, rule=None) -> int:
+    """Ask ``pending`` (None: whoever the ledger says is pending) on ``d``, with the models
+    its ``rule`` gives, as the hook asks them; 1 on a failure."""
+    aliases = [r.alias for r in next_wave(d)] if pending is None else \
+        [p.persona.alias for p in pending]
+    if not aliases:
+        print(f"{display_path(d.path)}: nobody is pending (no new input since the panel last "
+              f"spoke); name personas to ask anyway: cascade turn {shlex.quote(path)} @alias")
+        return 0
+    settings = Settings.from_env(d.root)
+    names = ", ".join(d.personas.get(a).name for a in aliases)
+    print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
+    done = run(d, settings, progress_for(causes=False), pending=pending,  # causes: once, below
+               source_data=recorded_revision(d), rule_model=rule.model if rule else None,
+               rule_models=rule.models if rule else None)
+    for line in redaction_lines(done.outcomes):
+        print(line)
+    print(f"\n{closing_table(done.outcomes)}")
+    if done.advanced:
+        print(f"\nAdvanced to phase: {done.advanced}")
+    result = d.consensus_result
+    reached = f"reached, {result.outcome}" if result.reached else "not reached"
+    print(printable(f"\nConsensus: {reached} ({result.reason})"))
+    failures = failure_lines(done.outcomes)
+    for line in failures:
+        print(line, file=sys.stderr)
+    return 1 if failures else 0

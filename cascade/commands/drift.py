@@ -1,18 +1,14 @@
 """``cascade drift [PATH...] [--ref REF] [--json]``: the accepted decisions the code has moved
-away from -- for each, the commits since its acceptance that changed the paths it governs
-(cascade.check.decision_drift). Committed state only; no model.
-
-Silent, exit 0, when nothing drifted; else a table per drifted decision and exit 1 (as a
-check that found something: a CI step that only reports drift sets ``continue-on-error``).
+away from (cascade.check.decision_drift), from committed state, no model (docs/cli.md). Exit 0,
+silent, when nothing drifted; else exit 1, as a check that found something (a CI step that only
+reports drift sets ``continue-on-error``).
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import TextIO
 
 from cascade.check.config import committed_config
 from cascade.check.decision_drift import Decision, drifted
@@ -54,15 +50,13 @@ def table(decisions: list[Decision]) -> str:
     return "\n".join(lines)
 
 
-def drift(paths: list[str], ref: str | None = None, as_json: bool = False,
-          out: TextIO | None = None) -> int:
-    out = out or sys.stdout
+def drift(paths: list[str], ref: str | None = None, as_json: bool = False) -> int:
     root = repo_root()
     commit = resolve(root, ref or "HEAD", "--ref" if ref else "HEAD")
     wanted = _relative(root, paths)
-    with contextlib.ExitStack() as stack:
-        tree = Tree(root, commit, Blobs(root))
-        rules = RuleSet(root, reader=tree, config_root=stack.enter_context(committed_config(tree)))
+    tree = Tree(root, commit, Blobs(root))
+    with committed_config(tree) as config_root:
+        rules = RuleSet(root, reader=tree, config_root=config_root)
         found = drifted(root, tree, rules, wanted)
     moved = [d for d in found if d.drift]
     for d in found:
@@ -71,11 +65,11 @@ def drift(paths: list[str], ref: str | None = None, as_json: bool = False,
                             "the history: not checked"), file=sys.stderr)
     if as_json:
         json.dump({"commit": commit, "decisions": [d.as_dict() for d in found],
-                   "drifted": len(moved)}, out, indent=2)
-        out.write("\n")
+                   "drifted": len(moved)}, sys.stdout, indent=2)
+        print()
     elif moved:
-        print(printable(table(moved)), file=out)
+        print(printable(table(moved)))
         commits = len({c.id for d in moved for c in d.drift})
         print(f"cascade drift: {len(moved)} of {len(found)} accepted decision(s) drifted "
-              f"({commits} commit(s))", file=out)
+              f"({commits} commit(s))")
     return 1 if moved else 0

@@ -1,12 +1,9 @@
-"""``cascade explain PATH``: why a document (or a ledger) is reviewed the way it is.
+"""``cascade explain PATH``: why a document (or a ledger) is reviewed the way it is -- the rule
+files consulted (top down, and which nearer rule replaces a same-named one), the rule that
+governs it and its settings, its ledger, protocol, participants with their models, and the
+calls the next review would make; for a path no rule governs, why not and the closest rules.
 
-For a path: the rule files consulted (from the top of the repository down to its folder, and
-which nearer rule replaces a same-named one), the rule that governs it (file and line, its
-settings), its ledger, protocol and phases, the participants with the model each would call,
-and how many calls the next review would make. A path no rule governs: why not, and the
-closest rules.
-
-Informational, and cheap: no model is called and neither litellm nor Jinja2 is imported.
+No model is called and neither litellm nor Jinja2 is imported.
 Exit codes: 0 governed; 1 not governed; 2 bad usage or bad configuration.
 """
 from __future__ import annotations
@@ -71,7 +68,7 @@ def explain(path: str, as_json: bool = False) -> int:
 
 def explain_data(path: str) -> dict[str, Any]:
     p = Path(path)
-    start = p.parent if str(p.parent) else Path(".")
+    start = p.parent
     while not start.is_dir() and start != start.parent:  # a document not written yet
         start = start.parent
     root = repo_root(start if start.is_dir() else None)
@@ -93,17 +90,13 @@ def explain_data(path: str) -> dict[str, Any]:
         data.update(document=doc, ledger=rel, ledger_exists=True)
         rule = _ledger_rule(rules, rel, doc, data)
     else:
-        doc = rel
-        data["document"] = doc
-        rule = None
+        doc = data["document"] = rel
+        rule = None if rel.endswith(NEVER_GOVERNED) else rules.governing(rel)
         if rel.endswith(NEVER_GOVERNED):
             data["reason"] = "summaries (*.sum.md) are never governed"
-        else:
-            rule = rules.governing(rel)
     where = doc or rel
     cascade, replaced = _cascade(rules, where)
-    data["rule_files"] = [posixpath.join(f, RULES_FILE) if f else RULES_FILE
-                          for f in rules.files_for(where)]
+    data["rule_files"] = [posixpath.join(f, RULES_FILE) for f in rules.files_for(where)]
     data["overrides"] = [{"name": new.name, "where": _where(new, root),
                           "replaces": _where(old, root)} for new, old in replaced]
     if rule is None:
@@ -157,7 +150,7 @@ def _cascade(rules: RuleSet, rel: str) -> tuple[list[Rule], list[tuple[Rule, Rul
 def _where(rule: Rule, root: Path) -> str:
     where = rule.where(root)
     if where.startswith("preset "):  # inherited through extends:
-        where += f" via {posixpath.join(rule.base, RULES_FILE) if rule.base else RULES_FILE}"
+        where += f" via {posixpath.join(rule.base, RULES_FILE)}"
     return where
 
 
@@ -185,9 +178,8 @@ def _governed(data: dict[str, Any], rules: RuleSet, rule: Rule, root: Path,
         "status": ({k.lower(): v for k, v in rule.status.items()} if rule.status else None),
         "policy": dict(auth.policy.least), "require_location": auth.policy.require_location,
     }
-    d = None
-    if data["ledger_exists"]:
-        d = Discussion.load(root / data["ledger"], setting_of(root), authority=auth)
+    d = (Discussion.load(root / data["ledger"], setting_of(root), authority=auth)
+         if data["ledger_exists"] else None)
     protocol = load_protocol(rule.protocol, root)
     data["protocol"] = {"name": protocol.name, "phases": protocol.phase_ids(),
                         "current": d.phase if d is not None else protocol.first_phase}
@@ -207,12 +199,10 @@ def _independence(steps, rule: Rule, auth, personas, settings) -> dict[str, Any]
     under ``distinct_models: true``, the refusal the hook would give (file, line, message)."""
     steps = specialize(steps, Options.of_rule(rule))
     members, fixed = members_of(steps, auth.participants)
-    found = clashes(steps, members, fixed,
-                    first_model(personas, rule.model, rule.models, settings))
-    refused = None
-    if found and rule.distinct_models:
-        refused = {"message": refusal(rule, found), "file": display_path(rule.file),
-                   "line": rule.line_of("distinct_models")}
+    found = clashes(steps, members, fixed, first_model(personas, rule.model, rule.models, settings))
+    refused = ({"message": refusal(rule, found), "file": display_path(rule.file),
+                "line": rule.line_of("distinct_models")}
+               if found and rule.distinct_models else None)
     return {"clashes": [c.line() for c in found], "fix": FIX if found else None,
             "distinct_models": rule.distinct_models, "refused": refused}
 
@@ -334,21 +324,18 @@ def _pending_calls(root: Path, rule: Rule, auth, ledger: Path, doc: str | None) 
         else:
             why = "every participant has answered the latest input"
     elif not why:
-        reasons = sorted({r.why for r in pending})
-        why = "; ".join(reasons)
+        why = "; ".join(sorted({r.why for r in pending}))
     return _call_count([r.alias for r in pending], why, asks_per_turn(d.protocol.steps))
 
 
 def _call_count(asked: list[str], why: str, asks: int) -> dict[str, Any]:
-    return {"count": len(asked), "max": asks * len(asked), "personas": asked,
-            "why": why}
+    return {"count": len(asked), "max": asks * len(asked), "personas": asked, "why": why}
 
 
 def _text(root: Path, doc: str | None) -> bytes | None:
     """The document as it is in the working tree (what would be committed)."""
     if not doc:
         return None
-
     try:
         return read_inside(root, doc, "the document")
     except (OSError, CascadeError):
@@ -357,8 +344,7 @@ def _text(root: Path, doc: str | None) -> bytes | None:
 
 def _closest(cascade: list[Rule], replaced: list[tuple[Rule, Rule]], doc: str,
              root: Path) -> list[dict[str, Any]]:
-    """The rules that could have governed ``doc``, nearest pattern first (at most three), and
-    why each does not."""
+    """The rules that could have governed ``doc`` (at most three, nearest first), and why not."""
     candidates = [(rule, None) for rule in cascade]
     candidates += [(old, new) for new, old in replaced if old.matches(doc)]
     found = []

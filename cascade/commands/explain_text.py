@@ -93,8 +93,7 @@ def _rule_lines(rule: dict[str, Any]) -> list[str]:
     if rule["status"]:
         words = ", ".join(f"{k.upper()} -> {v}" for k, v in rule["status"].items())
         out += _wrap(f"status: at consensus the document's own status moves ({words})", "  ")
-    if rule["on_consensus"]:
-        oc = rule["on_consensus"]
+    if oc := rule["on_consensus"]:
         out += _wrap(f"on_consensus: {oc['path']} from template {oc['template']!r}", "  ")
     return out
 

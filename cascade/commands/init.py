@@ -4,6 +4,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 from cascade.base.atomic import atomic_write
@@ -67,14 +68,6 @@ HOOKS = ("pre-commit", "prepare-commit-msg")
 _OURS = "CascadingDev"
 
 
-def _write_new(path: Path, text: str, made: list[str], kept: list[str]) -> None:
-    if path.exists():
-        kept.append(path.name)
-        return
-    atomic_write(path, text.encode("utf-8"))
-    made.append(path.name)
-
-
 def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] = ()) -> int:
     root = repo_root()
     made: list[str] = []
@@ -97,14 +90,19 @@ def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] =
         base = _default_branch(root)
         config = (PRECOMMIT_REMOTE.format(repo=repo, rev=rev, base=base) if repo
                   else PRECOMMIT_LOCAL.format(base=base))
-        _write_new(root / CONFIG, config, made, kept)
-        if not repo and CONFIG in made:
-            print("note: the cascade hook is `language: system`: every teammate needs `cascade` "
-                  "on PATH (pip install cascadingdev) to commit a governed document; "
-                  "`cascade init --repo URL --rev TAG` lets pre-commit install it instead")
+        if (root / CONFIG).exists():
+            kept.append(CONFIG)
+        else:
+            atomic_write(root / CONFIG, config.encode("utf-8"))
+            made.append(CONFIG)
+            if not repo:
+                print("note: the cascade hook is `language: system`: every teammate needs "
+                      "`cascade` on PATH (pip install cascadingdev) to commit a governed "
+                      "document; `cascade init --repo URL --rev TAG` lets pre-commit install it "
+                      "instead")
     _write_baseline(root, made, kept, extend=changed)
     made += _register_merge_driver(root, kept)
-    _say_done(root, made, kept, found)
+    _say_done(root, made, kept)
     if not plain:
         if shutil.which("pre-commit"):
             proc = subprocess.run(["pre-commit", "install"], cwd=root, capture_output=True,
@@ -116,7 +114,7 @@ def init(plain: bool, repo: str | None, rev: str | None, dirs: tuple[str, ...] =
     return 0
 
 
-def _say_done(root: Path, made: list[str], kept: list[str], found: list) -> None:
+def _say_done(root: Path, made: list[str], kept: list[str]) -> None:
     """What init wrote; what it kept that is worth a word: a file not committed yet (yours,
     or an earlier init's), a config without the cascade hook, git config of another value."""
     for name in made:
@@ -128,7 +126,7 @@ def _say_done(root: Path, made: list[str], kept: list[str], found: list) -> None
                 print(f"kept your {name} as it is; add the cascade hook to it (see README)")
             elif not committed(root, name):
                 print(f"kept your {name} as it is")
-            _warn_filter(root, found)
+            _warn_filter(root)
         elif not name.startswith((RULES_FILE, BASELINE)) or not committed(root, name):
             print(f"kept your {name} as it is")
 
@@ -157,14 +155,10 @@ def _folder(root: Path, given: str) -> str:
     return path.relative_to(root.resolve()).as_posix()
 
 
-def _warn_filter(root: Path, found: list) -> None:
+def _warn_filter(root: Path) -> None:
     """A kept config whose cascade hook has a files:/exclude: filter: say which governed
     documents it hides now, and that it will hide a new rule's."""
-    try:
-        text = (root / CONFIG).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return
-    view = hook_filter(text)
+    view = hook_filter(read(root / CONFIG))
     if view is None:
         return
     try:
@@ -202,25 +196,19 @@ def _report_rules(root: Path, found: list) -> None:
                   "(rejected): the rule writes them at consensus")
     try:
         rules = RuleSet(root)
-        counts: dict[tuple[str, str], list] = {}
-        for path in tracked(root):
-            rule = rules.governing(path)
-            if rule is not None:
-                counts.setdefault((rule.name, rule.where(root)), [rule, 0])[1] += 1
+        governing = [rules.governing(path) for path in tracked(root)]
+        counts = Counter((r.name, r.where(root)) for r in governing if r is not None)
         folders = {p.rsplit("/", 1)[0] if "/" in p else "" for p in tracked(root)
                    if p.rsplit("/", 1)[-1] == RULES_FILE}
         if (root / RULES_FILE).is_file():
             folders.add("")
-        seen = {}
-        for folder in sorted(folders):
-            for rule in rules.rules_in(folder):
-                seen[(rule.name, rule.where(root))] = rule
+        seen = {(rule.name, rule.where(root)): rule for folder in sorted(folders)
+                for rule in rules.rules_in(folder)}
     except CascadeError as exc:
         print(f"cascade: {exc}: not counting governed documents")
         return
     for key, rule in seen.items():
-        n = counts.get(key, [rule, 0])[1]
-        print(f"rule {rule.name!r} ({key[1]}): {', '.join(rule.match)} -> governs {n} "
+        print(f"rule {rule.name!r} ({key[1]}): {', '.join(rule.match)} -> governs {counts[key]} "
               f"document(s)")
 
 

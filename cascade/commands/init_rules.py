@@ -39,10 +39,8 @@ extends: [adr, feature-spec]
 
 def write_rules(root: Path, found: list, features: bool, named: bool,
                  lists: tuple[list[str], list[str]]) -> bool:
-    """Write .ai-rules.yml, or make the one there govern the folders found: init's own
-    presets, untouched, are replaced; rules a person wrote or edited get the missing rules
-    appended when the folder was named (--dir); else they are kept, and the rule to add is
-    shown. Whether the file was written."""
+    """Write .ai-rules.yml, or make the one there govern the folders found (as the module
+    says). Whether the file was written."""
     made, kept = lists
     path = root / RULES_FILE
     if not path.exists():

@@ -1,15 +1,14 @@
-"""``cascade list``: the governed documents below this folder, as ``adr list`` shows them --
-number (with its prefix: ``ODH-ADR-DSP-0001``), title (without the number again), the
-document's own status as text (a link shows its text), where its review stands, its path --
-then the discussions that belong to no document (topics). The table fits the terminal: a long
-status or title is cut short (``…``); where the paths still do not fit they are left out and
-``--format json`` (every field, whole) is named for them."""
+"""``cascade list``: the governed documents below this folder, as ``adr list`` shows them, then
+the discussions that belong to no document (topics), in a table that fits the terminal: a long
+cell is cut short (``…``), the paths left out where they still do not fit (docs/cli.md)."""
 from __future__ import annotations
 
 import json
 import re
 import shutil
 from pathlib import Path
+
+from msgspec import Struct
 
 from cascade.commands._common import find_ledgers
 from cascade.commands.status import knowing_authors
@@ -24,25 +23,22 @@ from cascade.base.text import json_printable, printable
 # What --status takes beyond the values the listed documents hold: the usual statuses of a
 # decision record, and the states of a review.
 REVIEW_STATES = ("open", "accepted", "rejected", "changes", "impasse", "unreviewed")
-FORMATS = ("text", "json")
 HEADER = ("No.", "Title", "Status", "Review", "Path")
 _LINK = re.compile(r"!?\[([^\]]*)\]\(([^)]*)\)")
 _NUMBER_THEN = r"0*(\d+)(?:\s*[.:)\]\-\u2013\u2014]|\s)\s*"  # "1. ", "0001: ", "7 - "
 _SHORTEST = {"Title": 16, "Status": 10, "Review": 10}  # a cell cut no shorter than this
 
 
-class Row:
-    def __init__(self, path: str, number: str, title: str, status: str, review: str,
-                 superseded: str) -> None:
-        self.path = path
-        self.number = number
-        self.title = title
-        self.status = status  # the document's own, as it states it
-        self.review = review  # the ledger's state, or "unreviewed" (no ledger)
-        self.superseded = superseded
-        self.source = ""  # the document, repository-relative (a topic: none)
-        self.ledger: Path | None = None  # its ledger, when it has one
-        self.rule = ""  # the name of the rule that governs it
+class Row(Struct, eq=False):  # compared and hashed by identity, as a plain class is
+    path: str
+    number: str
+    title: str
+    status: str  # the document's own, as it states it
+    review: str  # the ledger's state, or "unreviewed" (no ledger)
+    superseded: str
+    source: str = ""  # the document, repository-relative (a topic: none)
+    ledger: Path | None = None  # its ledger, when it has one
+    rule: str = ""  # the name of the rule that governs it
 
     def shown_title(self) -> str:
         """The title without the number the No. column shows (adr-tools' ``1. Record ...``,
@@ -79,17 +75,15 @@ def list_(status: str | None, fmt: str = "text") -> int:
     here = Path.cwd()
     documents, ledgers = governed_rows(here)
     topics = [_topic_row(p) for p in find_ledgers(Path(".")) if p.resolve() not in ledgers]
-    rows = documents + topics
     if status is not None:
         wanted = status.strip().lower()
         known = {*DOCUMENT_STATUSES, *REVIEW_STATES, *(r.status.split()[0].lower()
-                                                      for r in rows if r.status)}
+                                                      for r in documents + topics if r.status)}
         if wanted not in known:
             raise CascadeError(f"--status {status}: not a status (known: "
                                f"{', '.join(sorted(known))})")
-        rows = [r for r in rows if r.matches(wanted)]
-        documents = [r for r in documents if r in rows]
-        topics = [r for r in topics if r in rows]
+        documents = [r for r in documents if r.matches(wanted)]
+        topics = [r for r in topics if r.matches(wanted)]
     if fmt == "json":
         records = ([r.record("document") for r in documents]
                    + [r.record("topic") for r in topics])
@@ -122,7 +116,6 @@ def _fit(natural: list[int], columns: int, header: list[str]) -> list[int]:
     """Column widths within ``columns``: the status, the title, the review cut down to their
     shortest, with the paths; else without them (the last column is not padded: it counts as
     it is)."""
-    widths = natural
     for keep in (len(natural), len(natural) - 1):
         widths = list(natural[:keep])
         over = sum(widths) + 2 * (keep - 1) - columns
@@ -171,11 +164,9 @@ def governed_rows(here: Path, reviews: bool = True) -> tuple[list[Row], set[Path
         if ledger.is_file():
             ledgers.add(ledger.resolve())
             review = _review(ledger) if reviews else ""
-        row = Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
-                  stated.value if stated else "", review, superseded_by(text) or "")
-        row.source, row.ledger = rel, (ledger if ledger.is_file() else None)
-        row.rule = rule.name
-        rows.append(row)
+        rows.append(Row(display_path(root / rel), listed_number(rel), document_title(rel, data),
+                        stated.value if stated else "", review, superseded_by(text) or "",
+                        rel, ledger if ledger.is_file() else None, rule.name))
     return rows, ledgers
 
 

@@ -1,14 +1,8 @@
-"""``cascade merge-driver %O %A %B [%P]``: git's merge driver for ``*.discussion.md``.
-
-git runs it (``cascade init`` registers it: ``merge=cascade-ledger`` in ``.gitattributes``,
-``merge.cascade-ledger.driver`` in the repository's config) when both branches changed a
-ledger: %O is the common ancestor's version, %A ours (the result is written there), %B
-theirs, %P the path. Two appends are merged whole-block by whole-block
+"""``cascade merge-driver %O %A %B [%P]``: git's merge driver for ``*.discussion.md``
+(``cascade init`` registers it). Two appends are merged whole-block
 (cascade.check.mergedriver): exit 0. Anything else stays a conflict: git's usual conflict
-markers are written into %A (``git merge-file``), the reason is printed, exit 1.
-
-Where ``cascade`` is not on PATH git cannot start the driver; it reports that the driver
-failed and leaves the file conflicted, as if there were no driver: resolve by hand.
+markers are written into %A (``git merge-file``), the reason is printed, exit 1. Where
+``cascade`` is not on PATH, git cannot start the driver and leaves the file conflicted.
 """
 from __future__ import annotations
 

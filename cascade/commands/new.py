@@ -1,19 +1,12 @@
 """``cascade new``: a discussion ledger from a template; with ``--rule NAME``, the next
-numbered document of that rule's folder and its ledger, as adr-tools' ``adr new`` (``-s N``),
-MADR and log4brains users expect: the rule named NAME in force in the current folder (rule
-files cascade from the top down), else the only rule of that name in any rule file; the
-folder, ``--dir AREA`` below it, and the number (cascade.config.adr_numbering); the
-repository's template, else the built-in one, filled (cascade.config.adr_template); the ledger
-created as the hook creates a missing one (cascade.loop.prepare), as the rule says.
-
-``--supersedes N`` (a number in that folder, or a path) changes only the old document's status
-(adr-tools' ``Superseded by [4. Title](0004-title.md)`` in a ``## Status`` section, and
-``Supersedes [...]`` in the new one's; MADR's ``superseded by [ADR-0004](...)``); the old
-ledger, if there is one, records the new text as carrying its review
-(cascade.protocol.revisions).
+numbered document of that rule's folder (cascade.config.adr_numbering, adr_template) and its
+ledger, created as the hook creates one (cascade.loop.prepare). ``--supersedes`` changes only
+the old document's status, and its ledger records the new text as keeping its review
+(cascade.protocol.revisions). What each option does: docs/cli.md.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import os
 import posixpath
@@ -47,8 +40,7 @@ from cascade.base.text import printable
 
 
 class LedgerOptions(NamedTuple):
-    """How ``cascade new`` without ``--rule`` makes a ledger, by option name (None, "": the
-    default)."""
+    """How ``cascade new`` without ``--rule`` makes a ledger (None, "": the default)."""
     template: str | None = None
     source: str | None = None
     participants: list[str] | None = None
@@ -60,8 +52,7 @@ class LedgerOptions(NamedTuple):
 def new(title: str, options: LedgerOptions, *, rule: str | None = None,
         supersedes: str | None = None, area: str | None = None) -> int:
     if rule is not None:
-        given = [f"--{name}" for name, value in options._asdict().items() if value]
-        if given:
+        if given := [f"--{name}" for name, value in options._asdict().items() if value]:
             raise CascadeError(f"{', '.join(given)}: not with --rule (the rule decides them)")
         return new_numbered(title, rule, supersedes, area)
     if supersedes is not None or area is not None:
@@ -137,21 +128,18 @@ def new_numbered(title: str, rule_name: str, supersedes: str | None = None,
     except BaseException:  # nothing half-made: the new files go unless the old one changed
         if old is None or not old.written:
             for made in (doc, ledger):
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(root / made)
-                except OSError:
-                    pass
         raise
     _report(root, rule, doc, ledger, template_from, old)
     return 0
 
 
 def _named_rule(rules, root: Path, name: str):
+    """The rule ``name`` in force in the current folder, else the only one of that name."""
     here = Path.cwd().relative_to(root).as_posix() if Path.cwd() != root else ""
-    in_force = {}
-    for folder in rules.files_for(f"{here}/x" if here else "x"):
-        for rule in rules.rules_in(folder):
-            in_force[rule.name] = rule
+    in_force = {rule.name: rule for folder in rules.files_for(f"{here}/x" if here else "x")
+                for rule in rules.rules_in(folder)}  # a nearer file's rule replaces a farther
     if name in in_force:
         return in_force[name]
     out = git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
@@ -269,20 +257,17 @@ class _Supersede:
         """Its new status, and the revision in its ledger: recorded with the ledger's lock
         held, after what another writer appended (cascade.ledger.lock)."""
         ledgers = [self.root / self.ledger] if self.discussion is not None and self.ledger else []
-        with ledger_lock(*ledgers, holder="cascade new"):
-            self._write()
-
-    def _write(self) -> None:
         path = self.root / self.doc
-        if read_inside(self.root, self.doc, "the superseded document") != self.data:
-            raise CascadeError("changed while cascade new ran: not writing", path)
-        atomic_write(path, self.new_data, path.stat().st_mode)
-        self.written = True
-        if self.discussion is not None and self.rule is not None:
-            self.discussion.refresh()
-            self.recorded = record_revision(self.discussion, self.doc, self.new_data,
-                                            revote=self.rule.revote_on_change)
-            self.discussion.save()
+        with ledger_lock(*ledgers, holder="cascade new"):
+            if read_inside(self.root, self.doc, "the superseded document") != self.data:
+                raise CascadeError("changed while cascade new ran: not writing", path)
+            atomic_write(path, self.new_data, path.stat().st_mode)
+            self.written = True
+            if self.discussion is not None and self.rule is not None:
+                self.discussion.refresh()
+                self.recorded = record_revision(self.discussion, self.doc, self.new_data,
+                                                revote=self.rule.revote_on_change)
+                self.discussion.save()
 
 
 def _report(root: Path, rule, doc: str, ledger: str, template_from: str,

@@ -36,10 +36,9 @@ def personas_show(name: str) -> int:
             "declared in no providers.yml here, so a preference only (the persona asks the "
             "model the rule and the environment give)"))
     print(f"File: {display_path(p.path)}")
-    if p.expertise:
-        print("Expertise:\n" + "\n".join(f"  - {e}" for e in p.expertise))
-    if p.concerns:
-        print("Concerns:\n" + "\n".join(f"  - {c}" for c in p.concerns))
+    for title, items in (("Expertise", p.expertise), ("Concerns", p.concerns)):
+        if items:
+            print(f"{title}:\n" + "\n".join(f"  - {x}" for x in items))
     print("Personality:\n" + "\n".join(f"  {ln}" for ln in p.personality.rstrip().splitlines()))
     return 0
 
@@ -51,15 +50,14 @@ def personas_add(name: str, from_file: str | None, interactive: bool, force: boo
         raise CascadeError("give --from-file F or --interactive")
     root = find_root()
     if from_file is not None:
-        path = Path(from_file)
+        source = Path(from_file)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = source.read_text(encoding="utf-8")
         except FileNotFoundError:
-            raise CascadeError("no such file (--from-file)", path) from None
+            raise CascadeError("no such file (--from-file)", source) from None
         except (OSError, UnicodeDecodeError) as exc:
             raise CascadeError(f"cannot read it: {getattr(exc, 'strerror', None) or exc}",
-                               path) from None
-        source = path
+                               source) from None
     else:
         if not sys.stdin.isatty():
             raise CascadeError("--interactive needs a terminal; without one, write the "

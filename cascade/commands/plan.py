@@ -5,6 +5,7 @@ next wave asks."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 from msgspec import Struct
@@ -13,7 +14,7 @@ from cascade.commands.explain import asks_per_turn
 from cascade.config.personas import load_personas
 from cascade.base.errors import CascadeError, display_path
 from cascade.check.governance import open_discussion, resolve
-from cascade.protocol.about import offers
+from cascade.protocol.about import offers, tier_of
 from cascade.protocol.registry import on_topic
 from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import calls_per_round, members_of
@@ -28,13 +29,8 @@ from cascade.turns.settings import Settings
 from cascade.turns.tiers import first_model, models_for
 
 
-class _NoOwnModel:
-    """A member not named yet: the model comes from the rule and the environment."""
-    model = None
-    provider_hint = None
-
-
-_NO_OWN_MODEL = _NoOwnModel()
+# a member not named yet: the model comes from the rule and the environment
+_NO_OWN_MODEL = SimpleNamespace(model=None, provider_hint=None)
 
 
 class _Subject(Struct, frozen=True):
@@ -64,6 +60,13 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     proto = subject.proto
     out = [f"Protocol {proto.name} ({proto.title})"]
     steps = _specialize(subject, options or {}, out, rounds)
+    rule = subject.rule
+    forbidden = rule is not None and rule.distinct_models
+    found = clashes(steps, *_members(subject, steps), _first_model(subject, settings))
+    # roles meant to judge independently on one model family (cascade.turns.independence): a
+    # warning says what to do; an error is followed by the refusal, which says it
+    clash_lines = [f"  error: {c.line()}" if forbidden else f"  warning: {c.warning()}"
+                   for c in found]
     if steps.shape.one_wave:  # one wave of whoever is due, per run
         members = subject.participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
@@ -72,18 +75,12 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
         named: list[str] = []
         if members:
             out += _roles(steps, *_members(subject, steps), "", _namer(subject, settings, named))
-        forbidden = subject.rule is not None and subject.rule.distinct_models
-        out += _clash_lines(clashes(steps, *_members(subject, steps),
-                                    _first_model(subject, settings)), forbidden)
-        out += _declared(named, settings)
+        out += clash_lines + _declared(named, settings)
     else:
-        out += _stepped(subject, steps, settings)
+        out += _stepped(subject, steps, settings, clash_lines)
     print(printable("\n".join(out)))
-    rule = subject.rule
-    if steps is not None and rule is not None and rule.distinct_models:
-        found = clashes(steps, *_members(subject, steps), _first_model(subject, settings))
-        if found:  # the hook refuses to run it: a configuration error
-            raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
+    if forbidden and found:  # the hook refuses to run it: a configuration error
+        raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
     return 0
 
 
@@ -95,9 +92,8 @@ def _subject(path: str | None, protocol: str | None,
         proto = load_protocol(protocol, root)  # type: ignore[arg-type]
         return _Subject(proto, load_personas(root), participants)
     d = open_discussion(path)
-    proto, participants = d.protocol, list(d.participants)
     rule = resolve(path)[2]
-    return _Subject(proto, d.personas, participants, d,
+    return _Subject(d.protocol, d.personas, list(d.participants), d,
                     rule.model if rule is not None else None,
                     rule.models if rule is not None else None, rule)
 
@@ -141,8 +137,8 @@ def _options(base, steps) -> list[str]:
         chosen.append(f"mode {steps.mode}")
     if base.strategies:
         for x in base.strategies:
-            out.append(f"  {x.kind} {x.name}{' (default)' if x.name == base.default_strategy else ''}"
-                       f": {' -> '.join(p.title for p in x.phases)}"
+            default = " (default)" if x.name == base.default_strategy else ""
+            out.append(f"  {x.kind} {x.name}{default}: {' -> '.join(p.title for p in x.phases)}"
                        + ("; sequential" if x.participation == "sequential" else "")
                        + (f"; sides {', '.join(x.sides)}" if x.sides else "")
                        + (f"; outcome {x.outcome}" if x.outcome else ""))
@@ -160,7 +156,7 @@ def _options(base, steps) -> list[str]:
     return out
 
 
-def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
+def _stepped(subject: _Subject, steps, settings: Settings, clash_lines: list[str]) -> list[str]:
     """The plan of a step protocol: rounds and outcome, roles and their models, the steps,
     the calls it can make, the prompt budget, and where a ledger stands."""
     members, fixed = _members(subject, steps)
@@ -174,10 +170,7 @@ def _stepped(subject: _Subject, steps, settings: Settings) -> list[str]:
            "Roles:"]
     named: list[str] = []
     out += _roles(steps, members, fixed, unnamed, _namer(subject, settings, named))
-    out += _declared(named, settings)
-    found = clashes(steps, members, fixed, _first_model(subject, settings))
-    forbidden = subject.rule is not None and subject.rule.distinct_models
-    out += _clash_lines(found, forbidden)
+    out += _declared(named, settings) + clash_lines
     if steps.strategy is not None and any(p.words for p in steps.strategy.phases) and any(
             s.role == steps.member_role.id for s in steps.round_steps):
         out.append("Word budgets (and max tokens) by phase: " + "; ".join(
@@ -220,13 +213,6 @@ def _panel(subject: _Subject, steps) -> tuple[list[str], str]:
     return participants, ""
 
 
-def _clash_lines(found, forbidden: bool) -> list[str]:
-    """A line for each clash of roles meant to judge independently
-    (cascade.turns.independence): a warning says what to do; an error is followed by the
-    refusal, which says it."""
-    return [f"  error: {c.line()}" if forbidden else f"  warning: {c.warning()}" for c in found]
-
-
 def _members(subject: _Subject, steps) -> tuple[list[str], dict[str, str]]:
     """The members (named, or placeholders) and the fixed roles' personas."""
     return members_of(steps, _panel(subject, steps)[0])
@@ -235,14 +221,13 @@ def _members(subject: _Subject, steps) -> tuple[list[str], dict[str, str]]:
 def _first_model(subject: _Subject, settings: Settings) -> Callable[[str, str, str], str | None]:
     """The model a member asks first (None: no persona, or no model configured); a member
     not named yet (``<expert 1>``) asks the rule's."""
-    class Members:
-        def get(self, alias: str):
-            return _NO_OWN_MODEL if alias.startswith("<") else subject.registry.get(alias)
-    return first_model(Members(), subject.rule_model, subject.rule_models, settings)
+    members = SimpleNamespace(get=lambda alias: _NO_OWN_MODEL if alias.startswith("<")
+                              else subject.registry.get(alias))
+    return first_model(members, subject.rule_model, subject.rule_models, settings)
 
 
 def _namer(subject: _Subject, settings: Settings,
-           named: list[str] | None = None) -> Callable[[str, str, str], str]:
+           named: list[str]) -> Callable[[str, str, str], str]:
     """How a persona's models are shown: the model, then the fallbacks tried after it (the
     role's, then the global ones, then the declared providers' ``fallback:``); ``-`` for an
     alias no persona has. Each name shown is added to ``named``."""
@@ -257,15 +242,13 @@ def _namer(subject: _Subject, settings: Settings,
             return "(no model configured)"
         rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks,
                                           *settings.providers.fallback]) if m != model]
-        if named is not None:
-            named.extend([model, *rest])
+        named.extend([model, *rest])
         return model + (f" (then {', '.join(rest)})" if rest else "")
     return model_of
 
 
 def _declared(named: list[str], settings: Settings) -> list[str]:
-    """A line for each declared provider among ``named``: what it asks, and where it is
-    declared."""
+    """A line for each declared provider among ``named``: what it asks, where it is declared."""
     out = []
     for name in dict.fromkeys(named):
         entry = settings.providers.entry(name)
@@ -278,13 +261,11 @@ def _roles(steps, members: list[str], fixed: dict, unnamed: str,
            model_of: Callable[[str, str, str], str]) -> list[str]:
     """One line per role that speaks: its tier, and who fills it with which model."""
     out = []
-    strong_roles = steps.strong_roles()
     for role in steps.roles:
         if not any(role.id in s.speaking for s in steps.all_steps):
             continue  # a role this mode does not ask
         who = [fixed[role.id]] if role.fixed else members
-        tier = role.tier if strong_roles is None else (
-            "strong" if role.id in strong_roles else "fast")
+        tier = tier_of(steps, role)
         shown = ", ".join(f"{a} -> {model_of(a, role.id, tier)}" for a in who)
         if unnamed and not role.fixed:
             shown = f"{unnamed} -> {model_of('', role.id, tier)}"
@@ -340,8 +321,8 @@ def _calls(proto, steps, members: int) -> list[str]:
                    f"{per_round}: {mode.seed_why}")
     top = proto.steps.rounds.max
     if steps.strategy is not None and steps.strategy.rounds is not None and top > r.max:
-        out.append(f"  with --rounds N (up to {top}): {per_round}N + {once}"
-                   if once else f"  with --rounds N (up to {top}): {per_round}N")
+        out.append(f"  with --rounds N (up to {top}): {per_round}N"
+                   + (f" + {once}" if once else ""))
     return out
 
 

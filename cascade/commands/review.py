@@ -1,9 +1,6 @@
 """``cascade review PATH...``: the hook's review of a governed document, run for the revision
-the index holds whether or not a commit changes it -- after ``git commit --no-verify`` (the
-hook skipped), the committed one, which the hook will not review again because no commit
-changes it. It creates the ledger if missing, records the revision, asks the panel, appends
-the replies, stages them as the hook does, and says how the document stands; ``git commit``
-then lands the ledger through the hook, and ``cascade check`` passes at consensus."""
+the index holds whether or not a commit changes it (after ``git commit --no-verify``, which the
+hook will not review again): the replies are staged as the hook stages them (docs/cli.md)."""
 from __future__ import annotations
 
 import shlex

@@ -1,23 +1,9 @@
 """``cascade stats [--json]``: the panel, measured, over every ledger of the repository (a
-governed decision's and a topic's), each read as ``cascade status`` reads it: under its rule's
-authority, authors known as a commit would hold them.
-
-Per persona: the discussions it took part in, its replies (the blocks the tool wrote for it
-whose stamp verifies: a forged one is not its), the votes among them and the blocks (CHANGES
-or REJECT), the findings it raised by severity and where each ended (resolved by its own later
-review; answered, waived or overridden by a person; still open), the discussions where a
-person's decision in force went the other way from its last vote (overruled), how often its
-last vote went the way the discussion concluded (READY with READY; CHANGES or REJECT with
-CHANGES or REJECT; an impasse or an open discussion is not counted), and its tokens and cost
-per discussion (of the replies whose counts are known: a command's are not).
-
-Per rule (a topic discussion: its protocol): the discussions and how they concluded, the same
-votes and findings, people's decisions in force, tokens and cost per discussion, and -- for
-each concluded discussion -- the commits and days from the first commit of its document or
-ledger to the commit that recorded its conclusion (the decision in force, else the ledger's
-last OUTCOME event of that outcome): how long the review took to land (``landings``)."""
+governed decision's and a topic's), each read as ``cascade status`` reads it. What each figure
+counts: docs/stats.md."""
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import statistics
@@ -76,13 +62,10 @@ class Counts(Struct):
             self.blocks += reply.vote in BLOCKING
         tokens = [reply.provenance.get(k) for k in ("prompt_tokens", "completion_tokens")]
         self.tokens += sum(int(t) for t in tokens if t and t.isdigit())
-        cost = reply.provenance.get("cost")
-        if cost:
-            try:
+        if cost := reply.provenance.get("cost"):
+            with contextlib.suppress(ValueError):
                 self.cost += float(cost)
                 self.priced += 1
-            except ValueError:
-                pass
 
     def found(self, finding) -> None:
         self.findings[finding.severity] = self.findings.get(finding.severity, 0) + 1
@@ -156,8 +139,7 @@ def _ratio(part: int, whole: int) -> float | None:
 def _spread(values: list) -> dict[str, Any] | None:
     if not values:
         return None
-    return {"median": round(statistics.median(values), 2), "min": min(values),
-            "max": max(values)}
+    return {"median": round(statistics.median(values), 2), "min": min(values), "max": max(values)}
 
 
 def _way(vote: str) -> bool:
@@ -186,12 +168,12 @@ def reviewed(root: Path) -> tuple[list[Reviewed], dict[str, str]]:
     return items, unread
 
 
-def tally(items: list[Reviewed], root: Path | None = None) -> Stats:
-    """The figures of ``items``; with ``root``, the commits and days to each conclusion
-    (read from its git history: ``landings``)."""
+def tally(items: list[Reviewed], root: Path) -> Stats:
+    """The figures of ``items``, and the commits and days to each conclusion (read from
+    ``root``'s git history: ``landings``)."""
     personas: dict[str, Persona] = {}
     rules: dict[str, Rule] = {}
-    landed = landings(root, items) if root is not None else {}
+    landed = landings(root, items)
     for item in items:
         rule = rules.setdefault(item.rule, Rule(item.rule))
         _count(item.discussion, rule, personas)
@@ -203,8 +185,7 @@ def tally(items: list[Reviewed], root: Path | None = None) -> Stats:
 
 
 def _count(d: Discussion, rule: Rule, personas: dict[str, Persona]) -> None:
-    """One discussion's replies, findings and conclusion into its rule's and its personas'
-    figures."""
+    """One discussion's replies, findings and conclusion, counted for its rule and personas."""
     s = d.state
     forged = {x.line for x in s.forged}
     replies = [c for c in d.ledger.comments if c.origin == "ai" and c.line not in forged]
@@ -284,8 +265,7 @@ def landings(root: Path, items: list[Reviewed]) -> dict[str, tuple[int, float]]:
 
 
 def _touching(root: Path, paths: list[str]) -> dict[str, list[tuple[str, int]]]:
-    """The commits of HEAD's history (newest first) that touched each of ``paths``, with
-    their commit times."""
+    """The commits of HEAD's history (newest first, with their times) touching each path."""
     out: dict[str, list[tuple[str, int]]] = {}
     for start in range(0, len(paths), 500):  # a command line of a few hundred paths
         log = git_or_none(root, "log", "HEAD", "--format=%x00%H %ct", "--name-only",

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
@@ -7,8 +8,8 @@ from pathlib import Path
 from collections.abc import Mapping
 from typing import Any
 
-from cascade.commands._common import ledger_paths
-from cascade.base.errors import CascadeError, display_path
+from cascade.commands._common import find_ledgers
+from cascade.base.errors import display_path
 from cascade.base.gitio import index_blobs
 from cascade.ledger.records import DRIFT_REVIEW
 from cascade.check.attribution import knowing_authors as knowing
@@ -31,15 +32,12 @@ def gate_view(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[st
     blobs by path, read once for many ledgers (``index_blobs``); None: read here."""
     if not d.governed or not d.source:
         return None
-
     root = d.root  # a governed ledger is read under its repository's top (open_at)
     revision = (staged if staged is not None else index_blobs(root, [d.source])).get(d.source)
     if revision is None:
-        try:
+        with contextlib.suppress(OSError):
             revision = blob_id(read_inside(root, d.source, "the document", where=d.path,
                                            line=d.source_line))
-        except OSError:
-            revision = None
     verdict = gate(d.state, revision, d.source)
     return {"ok": verdict.ok, "reason": verdict.reason, "document": d.source,
             "revision": revision, "rule": d.authority.rule, "kind": verdict.kind,
@@ -86,9 +84,7 @@ def protocol_view(d: Discussion) -> dict[str, Any]:
     decision point's question, or null) and ``artifacts`` (files beside the ledger);
     ``conclusion``: the outcome in force, and how it came (what the rounds reached, the
     decision that supersedes it: cascade.protocol.state.Conclusion)."""
-    s = d.state
-    run = s.run
-    said = s.conclusion
+    run, said = d.state.run, d.state.conclusion
     waiting = None
     # a protocol of phases has no rounds; its outcome is its votes' (the consensus)
     round_ = run.round if run.steps.shape.own_rounds else None
@@ -110,15 +106,10 @@ def status_data(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[
     s = d.state
     result = s.result
     return {
-        "path": display_path(d.path),
-        "title": d.title,
-        "objective": d.objective or None,
-        "phase": d.phase,
-        "status": d.status,
-        "governed_by": d.authority.rule,
+        "path": display_path(d.path), "title": d.title, "objective": d.objective or None,
+        "phase": d.phase, "status": d.status, "governed_by": d.authority.rule,
         "header_differences": d.header_differences(),
-        "participants": d.participants,
-        "votes": d.votes,
+        "participants": d.participants, "votes": d.votes,
         "consensus": {"reached": result.reached, "outcome": result.outcome,
                       "blocked_by": result.blocked_by, "missing": result.missing,
                       "counts": result.counts, "reason": result.reason,
@@ -131,14 +122,9 @@ def status_data(d: Discussion, staged: Mapping[str, str] | None = None) -> dict[
         "failures": [x.as_dict() for x in s.failures],
         "gate": gate_view(d, staged),
         **protocol_view(d),
-        "questions": d.questions,
-        "answers": d.answers,
-        "decisions": d.decisions,
-        "concerns": d.concerns,
-        "findings": [f.as_dict() for f in d.findings],
-        "drift_reviews": drift_reviews(d),
-        "todos": d.todos,
-        "mentions": d.mentions,
+        "questions": d.questions, "answers": d.answers, "decisions": d.decisions,
+        "concerns": d.concerns, "findings": [f.as_dict() for f in d.findings],
+        "drift_reviews": drift_reviews(d), "todos": d.todos, "mentions": d.mentions,
     }
 
 
@@ -162,12 +148,10 @@ def _heading(d: Discussion) -> list[str]:
            f"Status: {d.status}"]
     if d.authority.rule:
         out.append(f"Governed by: {d.authority.rule}")
-        differs = d.header_differences()
-        if differs:
+        if differs := d.header_differences():
             out.append(f"  (its header differs in {', '.join(differs)}: the rule decides)")
     view = protocol_view(d)
-    run = d.state.run
-    said = d.state.conclusion
+    run, said = d.state.run, d.state.conclusion
     if run.steps.shape.own_rounds:  # else its phase and votes, below
         where = (f"concluded, {said.said}" if said.outcome else
                  f"step {run.step.title}, waiting for {', '.join(run.waiting)}" if run.step
@@ -178,8 +162,7 @@ def _heading(d: Discussion) -> list[str]:
             told = about(run, d.personas)  # what it is about, and what each choice does
             lines = told.lines()[1:] if told is not None else [f"  {x}" for x in impasse(run)]
             out += [f"  {line}" for line in lines]
-        for path in view["artifacts"]:
-            out.append(f"  Artifact: {path}")
+        out += [f"  Artifact: {path}" for path in view["artifacts"]]
     return out
 
 
@@ -197,8 +180,7 @@ def _responses(d: Discussion, verbose: bool) -> list[str]:
             out += [f"    {line}" for line in first_lines(comment.body)]
             continue
         out.append(f"  {name}: {vote_label(d, name)}" + (f" - {summary}" if summary else ""))
-    waiting = [n for n in d.expected_voters() if n not in latest]
-    if waiting:
+    if waiting := [n for n in d.expected_voters() if n not in latest]:
         out.append(f"  Waiting for: {', '.join(waiting)}")
     for failure in s.failures:
         out.append(f"  {failure.author}: did not answer for this revision ({failure.reason}, "
@@ -225,10 +207,8 @@ def _verdict(d: Discussion) -> list[str]:
     """Consensus, the gate, and the blocks and events that are not believed."""
     s = d.state
     result = s.result
-    if result.reached:
-        out = [f"Consensus: reached, {result.outcome} ({result.reason})"]
-    else:
-        out = [f"Consensus: not reached ({result.reason})"]
+    reached = f"reached, {result.outcome}" if result.reached else "not reached"
+    out = [f"Consensus: {reached} ({result.reason})"]
     view = gate_view(d)
     if view is not None:
         out.append(f"Gate for {view['document']}: {'ok' if view['ok'] else 'blocked'}: "
@@ -236,12 +216,10 @@ def _verdict(d: Discussion) -> list[str]:
         if view["ways_out"]:
             out.append(f"  ways out: {view['ways_out']}")
     if s.forged:
-        out.append("")
-        out.append(f"Not written by cascade ({len(s.forged)}; they never count):")
+        out += ["", f"Not written by cascade ({len(s.forged)}; they never count):"]
         out += [f"  line {x.line}: {x.author}: {x.reason}" for x in s.forged]
     if s.unfounded:
-        out.append("")
-        out.append(f"Events that do not hold ({len(s.unfounded)}; not believed):")
+        out += ["", f"Events that do not hold ({len(s.unfounded)}; not believed):"]
         out += [f"  line {x.line}: {x.kind}: {x.reason}" for x in s.unfounded]
     return out
 
@@ -256,7 +234,6 @@ def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
         return f"@{persona.alias}" if persona else author
 
     questions = d.questions
-    todos = d.todos
     answered: list[str] = []
     for q in questions:
         if q["status"] == "answered":
@@ -275,7 +252,7 @@ def _item_sections(d: Discussion) -> list[tuple[str, list[str]]]:
         ("Open Findings", listing(d.findings, alias_of)),
         ("Closed Findings", closed_listing(d.findings, alias_of)),
         ("Markers naming no finding", [f"line {x.line}: {x.reason}" for x in d.state.strays]),
-        ("Action Items", [_todo_line(t, alias_of) for t in todos
+        ("Action Items", [_todo_line(t, alias_of) for t in d.todos
                           if t["kind"] != "DONE" or t["item"] is None]),
     ]
 
@@ -304,8 +281,7 @@ def first_lines(body: str, count: int = VERBOSE_LINES, width: int = VERBOSE_WIDT
 
 
 def latest_comments(d: Discussion) -> dict[str, str]:
-    """Each participant's latest comment of the current revision (--verbose, and --json with
-    it)."""
+    """Each participant's latest comment of the current revision (--verbose, and --json with it)."""
     return {c.author: c.body.strip() for c in d.responses()}
 
 
@@ -313,7 +289,7 @@ def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     """Print the discussions' state. Titles, names, excerpts, reasons come from ledgers
     (written by hand, by models, by older versions): what is printed passes through
     cascade.base.text (printable, json_printable), so no control character reaches the terminal."""
-    found = ledger_paths(paths)
+    found = [Path(p) for p in paths] if paths else list(find_ledgers(Path(".")))
     discussions = [knowing_authors(open_discussion(p)) for p in found]
     for d in discussions:  # surface configuration errors before printing anything
         d.current_phase
@@ -331,5 +307,3 @@ def status(paths: list[str], as_json: bool, verbose: bool = False) -> int:
     print(printable("\n\n".join(status_text(d, verbose) for d in discussions)))
     return 0
 
-
-__all__ = ["status", "status_data", "status_text", "CascadeError"]

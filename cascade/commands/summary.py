@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 from cascade.base.atomic import atomic_write
-from cascade.commands._common import open_ledger
 from cascade.base.errors import display_path
+from cascade.check.governance import inside, open_at
 from cascade.protocol.sum_file import NOT_COMMITTED, render_summary, summary_path
 
 
 def summary(path: str) -> int:
-    d = open_ledger(path)
+    d = open_at(path, *inside(path))  # refused outside the repository
     target = summary_path(d.path)
     text = render_summary(d)
     mode = target.stat().st_mode if target.exists() else None

@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import shlex
 
-from cascade.commands.discuss import run_
-from cascade.commands.wave import ask_wave
+from cascade.commands.discuss import ask_wave, run_
 from cascade.base.errors import CascadeError
 from cascade.check.governance import resolve
 from cascade.loop.staging import writing_staged
@@ -22,7 +21,6 @@ def turn(path: str, aliases: list[str]) -> int:
                                           else None, resolve(path)[2])
     if stepped:  # its steps say who speaks: the protocol runs (and stages what it wrote)
         return run_(path, False)
-    staging = written.line()
-    if staging:
+    if staging := written.line():
         print(printable(staging))
     return code
