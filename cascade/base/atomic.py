@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from cascade.base.errors import CascadeError
-from cascade.base.safepath import LINK_HINT
+from cascade.base.safepath import LINK_HINT, refuse_links
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
@@ -51,6 +51,18 @@ def atomic_write(path: Path, data: bytes, mode: int | None = None, *,
     except BaseException:
         _discard(tmp)
         raise
+
+
+def write_inside(root: Path, path: Path, data: bytes, what: str, *,
+                 durable: bool = True) -> None:
+    """``atomic_write`` of a file kept beside a ledger, refused (one line, exit 2, naming it
+    ``what``) when it or a folder of it below the work tree ``root`` is a symbolic link."""
+    try:
+        rel = path.resolve().relative_to(root.resolve()).as_posix()
+        refuse_links(root, rel, what)
+    except ValueError:
+        pass  # a ledger outside any repository: its own folder
+    atomic_write(path, data, durable=durable)
 
 
 def _sweep(path: Path) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from cascade.base.atomic import atomic_write
+from cascade.base.atomic import write_inside
 from cascade.base.errors import display_path
 from cascade.base.markdown import cell, nested, sentence
 from cascade.protocol.fields import (
@@ -24,7 +24,6 @@ from cascade.protocol.graph import graph_json, mermaid
 from cascade.protocol.outcome_document import adr_draft, summary
 from cascade.protocol.record import artifact_path
 from cascade.protocol.runstate import Run, Turn
-from cascade.base.safepath import refuse_links
 
 RESUME_LIMIT = 3000
 
@@ -335,11 +334,6 @@ def write_artifacts(d, run: Run) -> list[str]:
     written = []
     for name, text in render_artifacts(d, run).items():
         path = artifact_path(d.path, name)
-        try:
-            rel = path.resolve().relative_to(d.root.resolve()).as_posix()
-            refuse_links(d.root, rel, "an artifact")
-        except ValueError:
-            pass
-        atomic_write(path, text.encode("utf-8"), durable=False)
+        write_inside(d.root, path, text.encode("utf-8"), "an artifact", durable=False)
         written.append(display_path(path))
     return written

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from cascade.base.atomic import atomic_write
+from cascade.base.atomic import atomic_write, write_inside
 from cascade.base.errors import display_path
 from cascade.ledger.records import VOTES
 from cascade.base.markdown import cell, sentence
@@ -26,7 +26,6 @@ from cascade.protocol.record import artifact_path, record_path, render_record
 from cascade.protocol.registry import TARGETS, shared_terms
 from cascade.protocol.runstate import Request, Run
 from cascade.protocol.visibility import VISIBILITIES
-from cascade.base.safepath import refuse_links
 from cascade.turns.replies import Reply
 
 TOOL = "Cascade"  # the author of the blocks the tool writes itself (tables)
@@ -192,12 +191,8 @@ def record_time() -> str:
 def write_record(d: Discussion, run: Run, when: str) -> str:
     """Write ``x.record.md`` beside the ledger (atomically, never through a link)."""
     path = record_path(d.path)
-    try:
-        rel = path.resolve().relative_to(d.root.resolve()).as_posix()
-        refuse_links(d.root, rel, "the discussion record")
-    except ValueError:
-        pass  # a ledger outside any repository: its own folder
-    atomic_write(path, render_record(d, run, when).encode("utf-8"))
+    write_inside(d.root, path, render_record(d, run, when).encode("utf-8"),
+                 "the discussion record")
     if "argument-graph" in run.steps.artifacts:
         atomic_write(artifact_path(d.path, "argument-graph"), graph_json(run).encode("utf-8"))
     return display_path(path)
