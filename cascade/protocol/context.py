@@ -70,8 +70,7 @@ def first_listed(run: Any, round_: int, field: str) -> str:
 def listed_items(run: Any, turn: Any, field: str) -> list[tuple[str, str]]:
     """A list field of a turn: each item as a line and its first value (an items field's
     records, as ``point (supporters: a, b; strength: strong)`` and ``point``)."""
-    step = run.steps.step(turn.step) or (
-        run.terms.base.step(turn.step) if run.terms.base else None)
+    step = run.step_of(turn.step)
     f = next((f for f in step.fields if f.name == field), None) if step is not None else None
     if f is not None and f.kind == "items":
         return [(item_line(f, r)[2:], str(r[f.parts[0][0]]))
