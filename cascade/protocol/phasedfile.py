@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cascade.config.schema import Bad, Key, flag, raw, read, word
-from cascade.config.yamlio import LineDict, check_keys, items_with_lines
+from cascade.config.yamlio import LineDict, items_with_lines
 from cascade.base.errors import CascadeError
 from cascade.protocol import registry
 from cascade.protocol.fields import ballot, parse_field
@@ -17,7 +17,7 @@ from cascade.protocol.spec import Count, Role, Rounds, Shape, Step, Steps
 # A protocol whose steps are phases (a registered planner): what its planner and phases
 # honour, nothing more (a key accepted and then ignored would be a silent promise).
 PHASED_KEYS = {"name", "title", "description", "planner", "roles", "rounds", "outcome", "steps"}
-_PHASED_ROLE_KEYS = {"id", "title", "from"}
+_PHASED_ROLE = {"id": Key(raw, required=True), "title": Key(raw), "from": Key(raw, required=True)}
 PHASED_VOTE = ("READY", "CHANGES", "REJECT")  # what a phase's reply votes
 _ONE_ROLE = "a protocol whose planner is respond has one role: {id: participant, from: participants}"
 
@@ -202,7 +202,7 @@ def _phased_role(data: LineDict, path: Path) -> Role:
     line = data.line_of("roles") if "roles" in data else data.line_of("steps")
     if not isinstance(roles, list) or len(roles) != 1:
         raise CascadeError(_ONE_ROLE, path, line)
-    role = check_keys(roles[0], path, _PHASED_ROLE_KEYS, {"id", "from"}, "role", line)
+    role = read(roles[0], _PHASED_ROLE, path, "role", line)
     if not isinstance(role["id"], str) or role["from"] != "participants":
-        raise CascadeError(_ONE_ROLE, path, role.line_of("from") or line)
-    return Role(role["id"], str(role.get("title") or role["id"]), None, "fast")
+        raise CascadeError(_ONE_ROLE, path, roles[0].line_of("from") or line)
+    return Role(role["id"], str(role["title"] or role["id"]), None, "fast")
