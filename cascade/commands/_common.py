@@ -5,7 +5,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from cascade.protocol.discussion import LEDGER_SUFFIX
+from cascade.base.resources import LEDGER_SUFFIX
 
 _SKIP_DIRS = {"node_modules", "venv", "__pycache__", "site-packages"}
 
