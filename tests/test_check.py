@@ -552,6 +552,19 @@ def test_broken_committed_persona_is_a_configuration_error(repo, cli, base, clea
     assert len(err.splitlines()) == 1
 
 
+def test_a_configuration_error_is_an_annotation_in_the_github_format(repo, cli, base, clean):
+    """In a workflow's log the error that stops the check is shown on its file and line, as
+    the check's problems are; the one line on stderr and the exit code stay."""
+    write(repo, ".cascade/personas/architect.yml", "name: [unclosed\n")
+    commit(repo, "break a persona")
+    code, out, err = check(cli, "--from-ref", base, "--format", "github")
+    assert code == 2
+    assert err.startswith("cascade: .cascade/personas/architect.yml:1: invalid YAML"), err
+    assert out.startswith("::error file=.cascade/personas/architect.yml,line=1,"
+                          "title=cascade check::invalid YAML"), out
+    assert len(out.splitlines()) == len(err.splitlines()) == 1
+
+
 def test_parser_warnings_do_not_fail_the_check(repo, cli, base, clean):
     append(repo, "Test Person", "Noted.")
     with open(repo / LEDGER, "a") as fh:

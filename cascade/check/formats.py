@@ -42,6 +42,14 @@ def _property(value: str) -> str:
     return _data(value).replace(":", "%3A").replace(",", "%2C")
 
 
+def github_errors(errors: list, out: TextIO) -> None:
+    """The configuration errors that stop a check (exit 2), as annotations on their files and
+    lines: the lines the command also prints on stderr."""
+    for e in errors:
+        where = f"file={_property(e.path)},line={e.line or 1}," if e.path else ""
+        print(f"::error {where}title={_property('cascade check')}::{_data(e.message)}", file=out)
+
+
 def github(report: Report, out: TextIO) -> None:
     for p in report.problems:
         print(f"::error file={_property(p.file)},line={p.line},title={_property('cascade check')}"
