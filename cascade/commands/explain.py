@@ -28,7 +28,7 @@ from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.protocol.about import about, offers, tier_of
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.engine import calls_per_round, members_of
+from cascade.protocol.engine import call_counts, members_of
 from cascade.protocol.finding_life import listing
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, specialize
@@ -277,10 +277,7 @@ def _step_calls(rule: Rule, steps) -> dict[str, Any]:
         fixed = {r.id: r.persona for r in steps.fixed_roles}
     else:
         members, fixed = members_of(steps, rule.participants)
-    per_round = calls_per_round(steps, len(members))
-    once = (calls_per_round(steps, len(members), "setup")
-            + calls_per_round(steps, len(members), "after"))
-    most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
+    per_round, once, most = call_counts(steps, len(members))
     chosen = [f"{steps.mode} mode" if steps.mode else "",
               f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
               f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]

@@ -17,7 +17,7 @@ from cascade.check.governance import open_discussion, resolve
 from cascade.protocol.about import offers, tier_of
 from cascade.protocol.registry import on_topic
 from cascade.run.reply_blocks import reply_budget
-from cascade.protocol.engine import calls_per_round, members_of
+from cascade.protocol.engine import call_counts, members_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, check_option, check_rounds, describe, specialize
 from cascade.protocol.visibility import VISIBILITIES
@@ -303,9 +303,7 @@ def _listing(title: str, group) -> list[str]:
 def _calls(proto, steps, members: int) -> list[str]:
     """The calls a round makes, and the most a run can make (with repairs)."""
     r = steps.rounds
-    per_round = calls_per_round(steps, members)
-    once = calls_per_round(steps, members, "setup") + calls_per_round(steps, members, "after")
-    most = per_round * r.max + (1 if r.on_impasse else 0) + once
+    per_round, once, most = call_counts(steps, members)
     # a step whose speakers see the earlier ones asks them one at a time: a wave each
     waves = sum((len(s.speaking) if steps.role(s.role).fixed else members)
                 if VISIBILITIES.has(s.visibility, "one_at_a_time") else 1
