@@ -41,7 +41,7 @@ from cascade.base.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import first_model, models_for
+from cascade.turns.tiers import fallback_chain, first_model
 
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.asking)
 
@@ -229,13 +229,11 @@ def _participant(persona, rule: Rule, steps, settings) -> dict[str, Any]:
     names (a command or a model) and the models asked after it."""
     member = specialize(steps, Options.of_rule(rule)).member_role
     try:
-        model, *rest = models_for(persona, member.id, tier_of(steps, member), rule.model,
-                                  rule.models, settings)
+        model, *after = fallback_chain(persona, member.id, tier_of(steps, member), rule.model,
+                                       rule.models, settings)
     except CascadeError:
-        model, rest = None, []
+        model, after = None, []
     entry = settings.providers.entry(model) if model else None
-    after = [m for m in dict.fromkeys([*rest, *settings.fallbacks, *settings.providers.fallback])
-             if m != model]
     return {"alias": persona.alias, "name": persona.name, "votes": persona.votes,
             "model": model, "model_from": _model_from(persona, rule, model, settings),
             "provider": entry.describe() if entry is not None else None,

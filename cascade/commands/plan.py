@@ -26,7 +26,7 @@ from cascade.base.resources import find_root
 from cascade.base.text import printable
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import first_model, models_for
+from cascade.turns.tiers import fallback_chain, first_model
 
 
 # a member not named yet: the model comes from the rule and the environment
@@ -236,12 +236,10 @@ def _namer(subject: _Subject, settings: Settings,
         if persona is None:
             return "-"
         try:
-            model, *rest = models_for(persona, role, tier, subject.rule_model,
-                                      subject.rule_models, settings)
+            model, *rest = fallback_chain(persona, role, tier, subject.rule_model,
+                                          subject.rule_models, settings)
         except CascadeError:
             return "(no model configured)"
-        rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks,
-                                          *settings.providers.fallback]) if m != model]
         named.extend([model, *rest])
         return model + (f" (then {', '.join(rest)})" if rest else "")
     return model_of
