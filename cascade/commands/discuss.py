@@ -274,8 +274,7 @@ def run_(path: str, auto: bool) -> int:
     with writing_staged(path, "cascade run") as (d, written):
         d.current_phase  # an unknown phase is a configuration error, before any call
         code = _run_discussion(d, auto, resolve(path)[2])
-    if staging := written.line():
-        print(printable(staging))
+    written.say()
     return code
 
 
