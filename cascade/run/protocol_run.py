@@ -13,7 +13,6 @@ from msgspec import Struct, field
 
 from cascade.base.errors import CascadeError
 from cascade.base.gitio import next_author
-from cascade.config.rules import Rule
 from cascade.ledger.records import NEXT, OUTCOME, ROUND, SOURCE_REVISION, Comment, Event
 from cascade.protocol.artifacts import resume_context, write_artifacts
 from cascade.run.reply_blocks import TOOL, record_time, table, write_record
@@ -280,9 +279,9 @@ def _round_recorded(d: Discussion, round_: int) -> bool:
     return False
 
 
-def run(d: Discussion, settings: Settings, progress: Progress | None = None,
-        rule: Rule | None = None, **kwargs) -> Result:
-    """``run_protocol``, to its end, with the models ``rule`` (``d``'s rule) gives."""
+def run(d: Discussion, settings: Settings, progress: Progress | None = None, rule=None,
+        **kwargs) -> Result:
+    """``run_protocol``, to its end, with the models ``rule`` (``d``'s rule, or None) gives."""
     if rule is not None:
         kwargs.update(rule_model=rule.model, rule_models=rule.models)
     return asyncio.run(run_protocol(d, settings, progress, **kwargs))
