@@ -3,7 +3,6 @@ from __future__ import annotations
 from cascade.base.errors import CascadeError, display_path
 from cascade.ledger.records import OUTCOME
 from cascade.loop.staging import writing_staged
-from cascade.base.text import printable
 
 
 def advance(path: str, to: str | None) -> int:
@@ -12,8 +11,7 @@ def advance(path: str, to: str | None) -> int:
     closed with that outcome, appends nothing and says so (exit 0)."""
     with writing_staged(path, "cascade advance") as (d, written):
         code = _advance(d, to)
-    if staging := written.line():
-        print(printable(staging))
+    written.say()
     return code
 
 

@@ -59,8 +59,7 @@ def comment(path: str, text: str, vote: str | None, author: str | None,
             closed, _moved = close_now(d, path)
             if closed is not None:
                 print(printable(f"cascade: {d.source}: {closed.describe(d.source)}."))
-    if staging := written.line():
-        print(printable(staging))
+    written.say()
     if typed := _vote_lines(text):
         line, word = typed[-1]
         if vote is None:

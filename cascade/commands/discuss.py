@@ -274,8 +274,7 @@ def run_(path: str, auto: bool) -> int:
     with writing_staged(path, "cascade run") as (d, written):
         d.current_phase  # an unknown phase is a configuration error, before any call
         code = _run_discussion(d, auto, resolve(path)[2])
-    if staging := written.line():
-        print(printable(staging))
+    written.say()
     return code
 
 
@@ -301,8 +300,7 @@ def _run_discussion(d, auto: bool, rule=None) -> int:
     for line in told.unclear if told is not None else []:
         print(printable(f"note: {line}"), flush=True)
     result = run(d, settings, progress_for(causes=False), on_table=on_table,
-                 source_data=recorded_revision(d), rule_model=rule.model if rule else None,
-                 rule_models=rule.models if rule else None,
+                 source_data=recorded_revision(d), rule=rule,
                  auto=auto or bool(rule and rule.auto) or not interactive,
                  ask=_asker(d) if interactive else None)
     for note in result.notes:
@@ -359,8 +357,7 @@ def ask_wave(d, path: str, pending=None, rule=None) -> int:
     names = ", ".join(d.personas.get(a).name for a in aliases)
     print(printable(f"{display_path(d.path)}: asking {names}"), flush=True)
     done = run(d, settings, progress_for(causes=False), pending=pending,  # causes: once, below
-               source_data=recorded_revision(d), rule_model=rule.model if rule else None,
-               rule_models=rule.models if rule else None)
+               source_data=recorded_revision(d), rule=rule)
     for line in redaction_lines(done.outcomes):
         print(line)
     print(f"\n{closing_table(done.outcomes)}")

@@ -28,7 +28,7 @@ from cascade.config.ruleset import RULES_FILE, RuleSet
 from cascade.protocol.about import about, offers, tier_of
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
-from cascade.protocol.engine import calls_per_round, members_of
+from cascade.protocol.engine import call_counts, members_of
 from cascade.protocol.finding_life import listing
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, specialize
@@ -41,7 +41,7 @@ from cascade.base.text import json_printable, printable, shown_url
 from cascade.turns.independence import FIX, clashes, refusal
 from cascade.turns.call import LOCAL_MODEL
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import first_model, models_for
+from cascade.turns.tiers import fallback_chain, first_model
 
 REPAIR_FACTOR = 2  # a reply that cannot be parsed is asked once more (cascade.turns.asking)
 
@@ -229,13 +229,11 @@ def _participant(persona, rule: Rule, steps, settings) -> dict[str, Any]:
     names (a command or a model) and the models asked after it."""
     member = specialize(steps, Options.of_rule(rule)).member_role
     try:
-        model, *rest = models_for(persona, member.id, tier_of(steps, member), rule.model,
-                                  rule.models, settings)
+        model, *after = fallback_chain(persona, member.id, tier_of(steps, member), rule.model,
+                                       rule.models, settings)
     except CascadeError:
-        model, rest = None, []
+        model, after = None, []
     entry = settings.providers.entry(model) if model else None
-    after = [m for m in dict.fromkeys([*rest, *settings.fallbacks, *settings.providers.fallback])
-             if m != model]
     return {"alias": persona.alias, "name": persona.name, "votes": persona.votes,
             "model": model, "model_from": _model_from(persona, rule, model, settings),
             "provider": entry.describe() if entry is not None else None,
@@ -277,10 +275,7 @@ def _step_calls(rule: Rule, steps) -> dict[str, Any]:
         fixed = {r.id: r.persona for r in steps.fixed_roles}
     else:
         members, fixed = members_of(steps, rule.participants)
-    per_round = calls_per_round(steps, len(members))
-    once = (calls_per_round(steps, len(members), "setup")
-            + calls_per_round(steps, len(members), "after"))
-    most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
+    per_round, once, most = call_counts(steps, len(members))
     chosen = [f"{steps.mode} mode" if steps.mode else "",
               f"{steps.strategy.name} {steps.strategy.kind}" if steps.strategy else "",
               f"{steps.tier or steps.default_tier} tier" if steps.tiers else ""]

@@ -17,7 +17,7 @@ from cascade.check.governance import open_discussion, resolve
 from cascade.protocol.about import offers, tier_of
 from cascade.protocol.registry import on_topic
 from cascade.run.reply_blocks import reply_budget
-from cascade.protocol.engine import calls_per_round, members_of
+from cascade.protocol.engine import call_counts, members_of
 from cascade.protocol.loader import load_protocol
 from cascade.protocol.options import Options, check_option, check_rounds, describe, specialize
 from cascade.protocol.visibility import VISIBILITIES
@@ -26,7 +26,7 @@ from cascade.base.resources import find_root
 from cascade.base.text import printable
 from cascade.turns.independence import clashes, refusal
 from cascade.turns.settings import Settings
-from cascade.turns.tiers import first_model, models_for
+from cascade.turns.tiers import fallback_chain, first_model
 
 
 # a member not named yet: the model comes from the rule and the environment
@@ -236,12 +236,10 @@ def _namer(subject: _Subject, settings: Settings,
         if persona is None:
             return "-"
         try:
-            model, *rest = models_for(persona, role, tier, subject.rule_model,
-                                      subject.rule_models, settings)
+            model, *rest = fallback_chain(persona, role, tier, subject.rule_model,
+                                          subject.rule_models, settings)
         except CascadeError:
             return "(no model configured)"
-        rest = [m for m in dict.fromkeys([*rest, *settings.fallbacks,
-                                          *settings.providers.fallback]) if m != model]
         named.extend([model, *rest])
         return model + (f" (then {', '.join(rest)})" if rest else "")
     return model_of
@@ -303,9 +301,7 @@ def _listing(title: str, group) -> list[str]:
 def _calls(proto, steps, members: int) -> list[str]:
     """The calls a round makes, and the most a run can make (with repairs)."""
     r = steps.rounds
-    per_round = calls_per_round(steps, members)
-    once = calls_per_round(steps, members, "setup") + calls_per_round(steps, members, "after")
-    most = per_round * r.max + (1 if r.on_impasse else 0) + once
+    per_round, once, most = call_counts(steps, members)
     # a step whose speakers see the earlier ones asks them one at a time: a wave each
     waves = sum((len(s.speaking) if steps.role(s.role).fixed else members)
                 if VISIBILITIES.has(s.visibility, "one_at_a_time") else 1

@@ -7,7 +7,6 @@ from cascade.base.errors import CascadeError
 from cascade.check.governance import resolve
 from cascade.loop.staging import writing_staged
 from cascade.protocol.pending import requested_turns
-from cascade.base.text import printable
 
 
 def turn(path: str, aliases: list[str]) -> int:
@@ -21,6 +20,5 @@ def turn(path: str, aliases: list[str]) -> int:
                                           else None, resolve(path)[2])
     if stepped:  # its steps say who speaks: the protocol runs (and stages what it wrote)
         return run_(path, False)
-    if staging := written.line():
-        print(printable(staging))
+    written.say()
     return code

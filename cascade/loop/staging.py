@@ -41,6 +41,7 @@ from cascade.loop.item import Item, Staged
 from cascade.ledger.lock import ledger_lock
 from cascade.protocol.record import artifact_paths
 from cascade.base.revision import blob_id
+from cascade.base.text import printable
 
 _ABSENT = ""  # neither in the working tree nor in the index
 PROC = Path("/proc")  # where the parent's command line and start time are read (Linux)
@@ -195,7 +196,7 @@ class Written:
     artifacts, the document whose status moved), staged in the index where that cannot touch
     the person's unstaged work (``Stager``'s rule). Made before the writes (``d``: the
     Discussion, ``rule``: its rule or None); ``finish`` after them; ``line`` says what
-    happened. Outside a git repository nothing is staged and nothing said."""
+    happened, ``say`` prints it. Outside a git repository nothing is staged and nothing said."""
 
     def __init__(self, d, rule=None) -> None:
         try:
@@ -256,6 +257,11 @@ class Written:
             why = " (not staged for you: it already held changes that were not staged)" if self.kept else ""
             return f"Stage it and commit: git add {shown(self.left)}{why}"
         return None
+
+    def say(self) -> None:
+        """Print ``line`` (nothing when there is nothing to say)."""
+        if staging := self.line():
+            print(printable(staging))
 
 
 def artifacts(item: Item) -> list[str]:

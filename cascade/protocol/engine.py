@@ -370,8 +370,14 @@ def question(run: Run) -> str:
             f"{'|'.join(step.choices)}; recommended: {step.recommended})")
 
 
-def calls_per_round(steps: Steps, members: int, which: str = "round") -> int:
-    """Turns in one round (``which``: or the setup, or after the rounds): each step's speakers."""
-    group = {"round": steps.round_steps, "setup": steps.setup, "after": steps.after}[which]
-    return sum(len(s.speaking) if steps.role(s.role).fixed else members for s in group
-               if not s.decision)
+def call_counts(steps: Steps, members: int) -> tuple[int, int, int]:
+    """The calls a round makes (each step's speakers), those made once (in the setup and after
+    the rounds), and the most a run can make: every round, the step after the last round
+    without consensus, and those made once."""
+    def calls(group) -> int:
+        return sum(len(s.speaking) if steps.role(s.role).fixed else members for s in group
+                   if not s.decision)
+    per_round = calls(steps.round_steps)
+    once = calls(steps.setup) + calls(steps.after)
+    most = per_round * steps.rounds.max + (1 if steps.rounds.on_impasse else 0) + once
+    return per_round, once, most

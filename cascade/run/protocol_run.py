@@ -279,7 +279,11 @@ def _round_recorded(d: Discussion, round_: int) -> bool:
     return False
 
 
-def run(d: Discussion, settings: Settings, progress: Progress | None = None, **kwargs) -> Result:
+def run(d: Discussion, settings: Settings, progress: Progress | None = None, rule=None,
+        **kwargs) -> Result:
+    """``run_protocol``, to its end, with the models ``rule`` (``d``'s rule, or None) gives."""
+    if rule is not None:
+        kwargs.update(rule_model=rule.model, rule_models=rule.models)
     return asyncio.run(run_protocol(d, settings, progress, **kwargs))
 
 
