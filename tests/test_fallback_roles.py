@@ -18,7 +18,7 @@ from scripted import ASK
 from test_council import COUNCIL_RULES
 from test_hook import DOC, LEDGER, install_plain, loop_repo  # noqa: F401
 
-from cascade import Discussion
+from cascade import Discussion, Runner
 
 # These tests follow the hook's hints step by step (git add by git add): staging off.
 pytestmark = pytest.mark.usefixtures("hook_stages_nothing")
@@ -277,5 +277,10 @@ def test_a_review_reads_the_rule_s_models_and_a_persona_s_provider_hint(loop_rep
     before = len(fake_llm.chat_requests)
     done = cascade(repo, "turn", LEDGER, "@security", "@architect")
     assert done.returncode in (0, 1), done.stdout + done.stderr
+    again = {ASK.search(r.text).group(1): r.body["model"] for r in fake_llm.chat_requests[before:]}
+    assert again == {"AI-Architect": "small", "AI-Security": "big"}
+    # and through the Python API, as the command asks
+    before = len(fake_llm.chat_requests)
+    Runner().run_turn(repo / LEDGER, ["security", "architect"])
     again = {ASK.search(r.text).group(1): r.body["model"] for r in fake_llm.chat_requests[before:]}
     assert again == {"AI-Architect": "small", "AI-Security": "big"}

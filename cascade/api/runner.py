@@ -67,9 +67,8 @@ class Runner:
                 pending = [Pending(p.persona, p.reason, callout) for p in pending]
             if not pending:
                 return []
-            rule = _rule(d)
-            done = run(d, self.settings_for(d), progress, pending=pending,
-                       source_data=recorded_revision(d), rule_model=rule.model if rule else None)
+            done = run(d, self.settings_for(d), progress, _rule(d), pending=pending,
+                       source_data=recorded_revision(d))
             return [_reply(d, o) for o in done.outcomes]
 
     def run(self, discussion, auto: bool = True, progress=None):
@@ -81,9 +80,7 @@ class Runner:
             if d.protocol.steps.shape.one_wave:  # its one wave: the replies
                 return self.run_turn(d, progress=progress)
             rule = _rule(d)
-            return run(d, self.settings_for(d), progress, source_data=recorded_revision(d),
-                       rule_model=rule.model if rule else None,
-                       rule_models=rule.models if rule else None,
+            return run(d, self.settings_for(d), progress, rule, source_data=recorded_revision(d),
                        auto=auto or bool(rule and rule.auto), ask=None)
 
 
