@@ -39,6 +39,8 @@ def test_three_parsed_votes_offline(repo, cli, monkeypatch):
     for comment in d.comments:
         assert comment.provenance["model"] == "cascade-local/smollm2"
         assert comment.body.strip()
+        # not the prompt's placeholder copied back (the tiny model did that every time)
+        assert not comment.body.strip().startswith("<"), comment.body
     # The appends discarded, the same prompts again: the cache answers, the model does not run.
     votes = d.votes
     (repo / LEDGER).write_text(original)

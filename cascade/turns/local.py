@@ -50,15 +50,16 @@ def review_grammar(max_chars: int = COMMENT_CHARS) -> str:
 
     No control characters and no escapes that decode to one, so the JSON is always valid; a
     bounded comment so a reply cannot run away. The sentinel form is left out: offered it,
-    the tiny model took it nearly every time instead of reviewing. The vote is always one of
-    the three: a voting persona that answers null counts against READY as if it had not
-    spoken, and a background persona's vote is dropped when its block is written."""
+    the tiny model took it nearly every time instead of reviewing; nor may a comment start
+    with ``<``: it copied the shape's ``<markdown>`` placeholder back every time. The vote is
+    always one of the three: a voting persona that answers null counts against READY as if it
+    had not spoken, and a background persona's vote is dropped when its block is written."""
     return "\n".join([
         "root ::= review",
         'review ::= "{" ws "\\"comment\\"" ws ":" ws comment ws "," ws "\\"vote\\"" ws ":" ws vote ws "}"',
         'vote ::= "\\"READY\\"" | "\\"CHANGES\\"" | "\\"REJECT\\""',
         f'comment ::= "\\"" first char{{0,{max_chars - 1}}} "\\""',
-        'first ::= [^"\\\\\\x00-\\x20\\x7F] | "\\\\" ["\\\\]',
+        'first ::= [^<"\\\\\\x00-\\x20\\x7F] | "\\\\" ["\\\\]',
         'char ::= [^"\\\\\\x00-\\x1F\\x7F] | "\\\\" ["\\\\]',
         "ws ::= [ ]?",
         "",
