@@ -293,3 +293,17 @@ def test_plan_prints_no_placeholder_and_no_empty_heading(repo, cli, table, fake_
         if line.endswith(":") and not line.startswith(" "):
             assert i + 1 < len(lines) and lines[i + 1].startswith("  "), line  # not empty
     assert fake_llm.calls() == 0
+
+
+def test_a_panel_nobody_was_asked_about_is_not_recorded_as_confirmed(repo, cli, table,
+                                                                     monkeypatch):
+    """Input from a terminal but output to a pipe (`cascade discuss ... | tee log`): the panel
+    is not asked about, so the ledger must not say a person confirmed it."""
+    import sys
+
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True)
+    code, out, err = cli("discuss", TOPIC, "--protocol", "roundtable", "--strategy", "standard")
+    assert "Proposed panel" not in out
+    header = (repo / LEDGER).read_text()
+    assert "; confirmed" not in header
+    assert "taken automatically (--auto or no terminal" in header

@@ -251,7 +251,8 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
         recommended = [alias for alias, _ in picks]
         how = f"picked by topic words: {reasons(picks)}"
     if not auto_invite:
-        if not auto and sys.stdin.isatty() and sys.stdout.isatty():  # asked at the terminal
+        asked = not auto and sys.stdin.isatty() and sys.stdout.isatty()  # at the terminal
+        if asked:
             print(printable(f"Proposed panel ({how}):"))  # who, which role and model, and why
             for line in table_lines(roster(steps, recommended, registry, {})):
                 print(printable(f"  {line}"))
@@ -263,9 +264,8 @@ def _invited(topic: str, chosen: _Chosen, registry, fixed: set[str], auto_invite
             named = [a.strip().lstrip("@") for a in answer.split(",") if a.strip()]
             if answer and named != recommended:
                 return named
-        how += ("; taken automatically (--auto or no terminal; confirm on a terminal, "
-                "or pass --auto-invite)" if auto or not sys.stdin.isatty() else
-                "; confirmed")
+        how += ("; confirmed" if asked else "; taken automatically (--auto or no terminal; "
+                "confirm on a terminal, or pass --auto-invite)")
     print(printable(f"Participants: {how}"))
     return recommended, f"Participants {', '.join('@' + a for a in recommended)}: {how}."
 
