@@ -10,7 +10,6 @@ import os
 import sys
 
 from cascade.base.errors import CascadeError, is_config_path, os_error_line
-from cascade.base.text import printable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,6 +34,8 @@ def _run(command) -> int:
             sys.stdout.flush()      # fails here, as one line, not at exit with two
         return code
     except CascadeError as exc:  # its text may quote a ledger: printed inert
+        from cascade.base.text import printable  # its regexes compile at import: not for a no-op
+
         print("\n".join(printable(f"cascade: {e}") for e in exc.errors), file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -51,6 +52,8 @@ def _run(command) -> int:
         if exc.errno is None:
             raise
         _settle_stdout()
+        from cascade.base.text import printable  # as above
+
         print(printable(f"cascade: {os_error_line(exc)}"), file=sys.stderr)
         return 2 if exc.filename is not None and is_config_path(exc.filename) else 1
 
