@@ -174,8 +174,9 @@ def _sections(out: bytes) -> list[list[Change]]:
 
 def diff(root: Path, old: str | None, new: str) -> list[Change]:
     """What changed from ``old`` (None: the empty tree) to ``new``, renames detected."""
-    return _sections(git(root, "diff-tree", "-r", "-z", "-M", "--raw",
-                         old or empty_tree(root), new))[0]
+    sections = _sections(git(root, "diff-tree", "-r", "-z", "-M", "--raw",
+                             old or empty_tree(root), new))
+    return [change for section in sections for change in section]  # after any header too
 
 
 def commit_diffs(root: Path, pairs: list[tuple[str, str | None]]) -> list[list[Change]]:
