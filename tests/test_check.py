@@ -552,7 +552,8 @@ def test_broken_committed_persona_is_a_configuration_error(repo, cli, base, clea
     assert len(err.splitlines()) == 1
 
 
-def test_a_configuration_error_is_an_annotation_in_the_github_format(repo, cli, base, clean):
+def test_a_configuration_error_is_an_annotation_in_the_github_format(repo, cli, base, clean,
+                                                                       monkeypatch):
     """In a workflow's log the error that stops the check is shown on its file and line, as
     the check's problems are; the one line on stderr and the exit code stay."""
     write(repo, ".cascade/personas/architect.yml", "name: [unclosed\n")
@@ -563,6 +564,12 @@ def test_a_configuration_error_is_an_annotation_in_the_github_format(repo, cli, 
     assert out.startswith("::error file=.cascade/personas/architect.yml,line=1,"
                           "title=cascade check::invalid YAML"), out
     assert len(out.splitlines()) == len(err.splitlines()) == 1
+    # run from a folder below the top (a workflow's working-directory): still the repository's
+    # path (the check reads the committed file), which GitHub places
+    monkeypatch.chdir(repo / ".cascade")
+    code, out, err = check(cli, "--from-ref", base, "--format", "github")
+    assert code == 2
+    assert out.startswith("::error file=.cascade/personas/architect.yml,line=1,"), out
 
 
 def test_parser_warnings_do_not_fail_the_check(repo, cli, base, clean):
