@@ -112,6 +112,9 @@ def _rule(d):
 
 def _reply(d, outcome) -> TurnReply:
     name = outcome.persona.name
-    mine = [c for c in d.comments if c.author == name and c.origin == "ai"] if outcome.ok else []
-    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote,
-                     mine[-1].body if mine else "", outcome.model, outcome.error)
+    comment = ""
+    if outcome.ok:  # the block its reply became, as the ledger holds it
+        mine = [c for c in d.comments if c.author == name and c.origin == "ai"]
+        comment = mine[-1].body if mine else ""
+    return TurnReply(name, outcome.persona.alias, outcome.status, outcome.vote, comment,
+                     outcome.model, outcome.error)

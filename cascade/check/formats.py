@@ -91,11 +91,14 @@ def step_summary(report: Report) -> str:
                   f"{'✅' if v.ok else '❌'} {_cell(v.verdict)} | {_cell(v.votes)} | "
                   f"{_open(report, v.ledger)} |" for v in report.verdicts]
         lines.append("")
-    for title, rows in (("Problems", [(p.file, p.line, p.reason) for p in report.problems]),
-                        ("Warnings", [(w.file, w.line, w.message) for w in report.warnings])):
-        if rows:
-            lines += [f"### {title}", ""]
-            lines += [f"- `{_cell(f)}:{n}` {_cell(m)}" for f, n, m in rows] + [""]
+    if report.problems:
+        lines += ["### Problems", ""]
+        lines += [f"- `{_cell(p.file)}:{p.line}` {_cell(p.reason)}" for p in report.problems]
+        lines.append("")
+    if report.warnings:
+        lines += ["### Warnings", ""]
+        lines += [f"- `{_cell(w.file)}:{w.line}` {_cell(w.message)}" for w in report.warnings]
+        lines.append("")
     return "\n".join(lines) + "\n"
 
 

@@ -25,7 +25,7 @@ from cascade.loop.discover import find_ledger
 from cascade.config.globs import glob_match
 from cascade.check.governance import authority, check_shared_ledgers, ledger_rule, repo_relative
 from cascade.config.ruleset import RULES_FILE, RuleSet
-from cascade.protocol.about import about, offers, tier_of
+from cascade.protocol.about import about, offers
 from cascade.protocol.authority import settings_fields
 from cascade.protocol.discussion import Discussion
 from cascade.protocol.engine import call_counts, members_of
@@ -91,9 +91,10 @@ def explain_data(path: str) -> dict[str, Any]:
         rule = _ledger_rule(rules, rel, doc, data)
     else:
         doc = data["document"] = rel
-        rule = None if rel.endswith(NEVER_GOVERNED) else rules.governing(rel)
         if rel.endswith(NEVER_GOVERNED):
-            data["reason"] = "summaries (*.sum.md) are never governed"
+            rule, data["reason"] = None, "summaries (*.sum.md) are never governed"
+        else:
+            rule = rules.governing(rel)
     where = doc or rel
     cascade, replaced = _cascade(rules, where)
     data["rule_files"] = [posixpath.join(f, RULES_FILE) for f in rules.files_for(where)]
@@ -229,7 +230,7 @@ def _participant(persona, rule: Rule, steps, settings) -> dict[str, Any]:
     names (a command or a model) and the models asked after it."""
     member = specialize(steps, Options.of_rule(rule)).member_role
     try:
-        model, *after = fallback_chain(persona, member.id, tier_of(steps, member), rule.model,
+        model, *after = fallback_chain(persona, member.id, steps.tier_of(member), rule.model,
                                        rule.models, settings)
     except CascadeError:
         model, after = None, []

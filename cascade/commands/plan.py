@@ -14,7 +14,7 @@ from cascade.commands.explain import asks_per_turn
 from cascade.config.personas import load_personas
 from cascade.base.errors import CascadeError, display_path
 from cascade.check.governance import open_discussion, resolve
-from cascade.protocol.about import offers, tier_of
+from cascade.protocol.about import offers
 from cascade.protocol.registry import on_topic
 from cascade.run.reply_blocks import reply_budget
 from cascade.protocol.engine import call_counts, members_of
@@ -62,22 +62,23 @@ def plan(path: str | None, protocol: str | None, participants: list[str] | None,
     steps = _specialize(subject, options or {}, out, rounds)
     rule = subject.rule
     forbidden = rule is not None and rule.distinct_models
-    found = clashes(steps, *_members(subject, steps), _first_model(subject, settings))
+    members, fixed = _members(subject, steps)
+    found = clashes(steps, members, fixed, _first_model(subject, settings))
     # roles meant to judge independently on one model family (cascade.turns.independence): a
     # warning says what to do; an error is followed by the refusal, which says it
     clash_lines = [f"  error: {c.line()}" if forbidden else f"  warning: {c.warning()}"
                    for c in found]
     if steps.shape.one_wave:  # one wave of whoever is due, per run
-        members = subject.participants or []
         out.append(f"  phases: {' -> '.join(proto.phase_ids())}; one wave of pending turns "
                    "per run (cascade turn)")
-        out.append(f"  participants: {', '.join(members) or '(the rule decides)'}")
+        given = subject.participants or []
+        out.append(f"  participants: {', '.join(given) or '(the rule decides)'}")
         named: list[str] = []
-        if members:
-            out += _roles(steps, *_members(subject, steps), "", _namer(subject, settings, named))
+        if given:
+            out += _roles(steps, members, fixed, "", _namer(subject, settings, named))
         out += clash_lines + _declared(named, settings)
     else:
-        out += _stepped(subject, steps, settings, clash_lines)
+        out += _stepped(subject, steps, settings, (members, fixed), clash_lines)
     print(printable("\n".join(out)))
     if forbidden and found:  # the hook refuses to run it: a configuration error
         raise CascadeError(refusal(rule, found), rule.file, rule.line_of("distinct_models"))
@@ -156,10 +157,12 @@ def _options(base, steps) -> list[str]:
     return out
 
 
-def _stepped(subject: _Subject, steps, settings: Settings, clash_lines: list[str]) -> list[str]:
-    """The plan of a step protocol: rounds and outcome, roles and their models, the steps,
-    the calls it can make, the prompt budget, and where a ledger stands."""
-    members, fixed = _members(subject, steps)
+def _stepped(subject: _Subject, steps, settings: Settings, panel: tuple[list[str], dict],
+             clash_lines: list[str]) -> list[str]:
+    """The plan of a step protocol (``panel``: its members and fixed roles' personas): rounds
+    and outcome, roles and their models, the steps, the calls it can make, the prompt budget,
+    and where a ledger stands."""
+    members, fixed = panel
     unnamed = _panel(subject, steps)[1]
     r = steps.rounds
     out = [(f"  rounds: {r.min} to {r.max}; a round ends the discussion by rule "
@@ -263,7 +266,7 @@ def _roles(steps, members: list[str], fixed: dict, unnamed: str,
         if not any(role.id in s.speaking for s in steps.all_steps):
             continue  # a role this mode does not ask
         who = [fixed[role.id]] if role.fixed else members
-        tier = tier_of(steps, role)
+        tier = steps.tier_of(role)
         shown = ", ".join(f"{a} -> {model_of(a, role.id, tier)}" for a in who)
         if unnamed and not role.fixed:
             shown = f"{unnamed} -> {model_of('', role.id, tier)}"

@@ -7,7 +7,6 @@ ledger's state and configuration are not the file's: cascade.protocol.discussion
 """
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 
@@ -40,8 +39,7 @@ class LedgerFile:
     def read(cls, path: str | os.PathLike[str]) -> LedgerFile:
         """The ledger at ``path``, as it is on disk (never read through a link)."""
         p = Path(path)
-        raw = read_bytes(functools.partial(open_nofollow, what="the ledger"), p,
-                         "discussion file")
+        raw = read_bytes(lambda q: open_nofollow(q, what="the ledger"), p, "discussion file")
         return cls(p, decode_utf8(raw, p), raw=raw)
 
     def copy(self) -> LedgerFile:

@@ -118,9 +118,7 @@ def open_items(item: Item, verdict: Judgement, d: Discussion) -> tuple[str, ...]
 
 
 def _where(f) -> str:
-    if f.located:
-        return f"line {f.at}" if "-" not in f.at else f"lines {f.at}"
-    return "not located" if f.where else "ledger line " + str(f.line)
+    return f.place or ("not located" if f.where else f"ledger line {f.line}")
 
 
 def _short(text: str, width: int = 110) -> str:

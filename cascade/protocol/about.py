@@ -91,8 +91,9 @@ def choices(step: Step, rec: str | None = None) -> list[Choice]:
     does = dict(step.does)
     out = []
     for word in step.choices:
-        m = _ARG.match(does.get(word, ""))
-        arg, text = (m.group(1), m.group(2).strip()) if m else ("", does.get(word, ""))
+        said = does.get(word, "")
+        m = _ARG.match(said)
+        arg, text = (m.group(1), m.group(2).strip()) if m else ("", said)
         if rec is None:
             text = re.sub(r":?\s*\{recommendation\}", "", text)
         out.append(Choice(word, arg, text.replace("{recommendation}", rec or "")))
@@ -110,8 +111,10 @@ def impasse(run: Run) -> list[str]:
     """At an impasse (a person decides with ``cascade decide``), what the protocol recommends:
     the turn of its ``on_impasse`` step, a line an item; [] otherwise."""
     step_id = run.steps.rounds.on_impasse
-    turns = [t for t in run.turns if t.step == step_id] if run.outcome == "IMPASSE" else []
-    return turn_lines(run, turns[-1]) if step_id and turns else []
+    if run.outcome != "IMPASSE" or not step_id:
+        return []
+    turns = [t for t in run.turns if t.step == step_id]
+    return turn_lines(run, turns[-1]) if turns else []
 
 
 def _shown(run: Run, step: Step) -> list[Turn]:
@@ -203,11 +206,6 @@ def sides_line(run: Run) -> str:
     return "Sides: " + "; ".join(f"{side}: {', '.join(names)}" for side, names in by_side.items())
 
 
-def tier_of(steps: Steps, role) -> str:
-    strong = steps.strong_roles()
-    return role.tier if strong is None else ("strong" if role.id in strong else "fast")
-
-
 def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
            names: dict[str, str] | None = None) -> list[list[str]]:
     """Who speaks, as a table: persona, role, model (a persona's own) or tier, and why it is
@@ -224,7 +222,7 @@ def roster(steps: Steps, members: list[str], personas, why: dict[str, str],
         elif hint and hint not in ("fast", "strong"):
             model = hint  # a provider's name
         else:
-            model = f"{hint or tier_of(steps, role)} tier" if role is not None else "-"
+            model = f"{hint or steps.tier_of(role)} tier" if role is not None else "-"
         if said is None:  # a member: why it is there, else its own role and expertise
             own = "" if persona is None else "; ".join(
                 x for x in (persona.role, ", ".join(persona.expertise)) if x)

@@ -263,8 +263,10 @@ class _Walk(EventChecks):
         return result
 
     def _by_them(self, line: int, name: str) -> bool:
-        author = self.authors.get(line) if self.authors is not None else None
-        return self.authors is None or (author is not None and same_person(name, author))
+        if self.authors is None:
+            return True
+        author = self.authors.get(line)
+        return author is not None and same_person(name, author)
 
     def _blocked(self, result: ConsensusResult, decision: Decision | None) -> ConsensusResult:
         """A participant that did not answer for the revision blocks until it does, or a

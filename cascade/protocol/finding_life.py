@@ -112,8 +112,10 @@ def _waive(found: list[Finding], m, refused: str | None) -> None:
     waiver = {"by": m.author, "line": m.line, "reason": m.text}
     if refused is None:
         _close(found, m.ref, "waived", waiver)
-    else:  # shown with the finding, which keeps its status
-        _close(found, m.ref, None, {**waiver, "refused": refused})
+        return
+    target = _find(found, m.ref)  # refused: shown with the finding, which keeps its status
+    if target is not None and target.status in OPEN:
+        found[found.index(target)] = replace(target, closed_by={**waiver, "refused": refused})
 
 
 def _find(found: list[Finding], ref: str) -> Finding | None:
@@ -121,10 +123,10 @@ def _find(found: list[Finding], ref: str) -> Finding | None:
     return found[number - 1] if 1 <= number <= len(found) else None
 
 
-def _close(found: list[Finding], ref: str, status: str | None, by: dict) -> None:
+def _close(found: list[Finding], ref: str, status: str, by: dict) -> None:
     target = _find(found, ref)
     if target is not None and target.status in OPEN:
-        found[found.index(target)] = replace(target, status=status or target.status, closed_by=by)
+        found[found.index(target)] = replace(target, status=status, closed_by=by)
 
 
 def open_findings(found: Iterable[Finding]) -> list[Finding]:

@@ -7,8 +7,8 @@ import re
 
 from cascade.base.markdown import sentence
 from cascade.protocol import registry
-from cascade.protocol.about import tier_of
 from cascade.protocol.runstate import Request, Run
+from cascade.protocol.spec import Step
 from cascade.protocol.visibility import VISIBILITIES, shown
 
 
@@ -28,8 +28,7 @@ def summary(run: Run, round_: int) -> str:
                 declared = [p for x in turns if x.alias == t.alias
                             if (p := run.read(x, "position"))]
                 lines.append(f"- {t.name}: {sentence(declared[-1] if declared else t.body)}")
-        fixed = [t for t in turns  # (a step the steps do not have: their first)
-                 if run.steps.role((run.steps.step(t.step) or run.steps.steps[0]).role).fixed]
+        fixed = [t for t in turns if run.steps.role(_step_of(run, t).role).fixed]
         if fixed:
             lines.append(f"- Synthesis: {sentence(_consensus(fixed[-1].body))}")
         for t in turns:
@@ -114,7 +113,7 @@ def plan(run: Run) -> list[Request]:
                   else "the protocol, which assigns the sides in turn")
             side = f"From {by}: Your side: {side}."
             said = f"{direction}\n{side}" if direction else side
-        out.append(Request(alias, role.id, step, run.round, tier_of(run.steps, role), seen, target,
+        out.append(Request(alias, role.id, step, run.round, run.steps.tier_of(role), seen, target,
                            "" if phase is not None and phase.visibility
                            and VISIBILITIES.has(phase.visibility, "blind")
                            and phase.at == "first" else text, said,
@@ -148,3 +147,8 @@ def due(d) -> bool:
     if run.outcome is not None:
         return d.status == "OPEN" and run.closing.recorded != run.outcome
     return bool(run.waiting) or run.pauses.pausing is not None or run.progress.new_round
+
+
+def _step_of(run: Run, turn) -> Step:
+    """The step a turn was given in (a step the steps do not have: their first)."""
+    return run.steps.step(turn.step) or run.steps.steps[0]

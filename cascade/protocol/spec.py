@@ -219,6 +219,11 @@ class Steps(Struct, frozen=True):
             return None
         return dict(self.tiers).get(self.tier or self.default_tier or "", ())
 
+    def tier_of(self, role: Role) -> str:
+        """The tier a role asks on: the discussion's tier's, else the role's own."""
+        strong = self.strong_roles()
+        return role.tier if strong is None else ("strong" if role.id in strong else "fast")
+
     def for_tier(self, name: str | None) -> Steps:
         known = dict(self.tiers)
         return msgspec.structs.replace(self, tier=name if name in known else self.default_tier)

@@ -152,9 +152,11 @@ class _Loop(Struct):
                         round=str(run.round) if run.setup.done else "0", auto="true")
             result.notes.append(f"{step.title}: took the recommended choice "
                                 f"{step.recommended} (--auto), recorded in the ledger")
-        else:  # a person's answer at the terminal; no one to ask: no answer, the run waits
-            given = self.ask(step, run) if self.ask is not None else ""
-            answer = " ".join(str(given or "").split())
+        elif self.ask is None:  # no one to ask: the run waits for a person
+            result.waiting = question(run)
+            return False
+        else:  # a person's answer at the terminal
+            answer = " ".join(str(self.ask(step, run) or "").split())
             if answer.split(" ")[0].lower() not in step.choices:
                 result.waiting = question(run)
                 return False

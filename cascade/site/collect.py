@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec.structs
 from msgspec import Struct, field
 
 from cascade.base.errors import CascadeError
@@ -176,9 +177,8 @@ def _entry(row: Row, root: Path, dates: dict[str, str], taken: set[str],
            reading: Reading) -> Entry:
     text, readable = _read(root, row.source, "the document")
     if not readable:  # what ``list`` read from it (title, status) is not shown either
-        shown = Row(row.path, row.number, Path(row.source).stem, "", row.review, "")
-        shown.source, shown.ledger, shown.rule = row.source, row.ledger, row.rule
-        row = shown
+        row = msgspec.structs.replace(row, title=Path(row.source).stem, status="",
+                                      superseded="")
     stated = _DATE.search(text)
     folder = posixpath.dirname(row.source) or "."
     reviewed = review(row.ledger, root, reading) if row.ledger else None

@@ -34,8 +34,7 @@ async def complete(model: str, messages: list[dict[str, str]], settings: Setting
     each once. Raises ModelError (one line).
     ``on_text``: the reply streams, each piece of text passed to it as it arrives (a retry
     starts the text again: ``on_retry`` is called first)."""
-    chain = list(dict.fromkeys([model, *(fallbacks or ()), *settings.fallbacks,
-                                *settings.providers.fallback]))
+    chain = settings.chain(model, *(fallbacks or ()))
     # a reply never carries a configured credential on (a model or a proxy echoing the key)
     secrets = credentials.configured(settings.api_key, settings.api_base,
                                      bases=settings.declared_bases())

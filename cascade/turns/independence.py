@@ -16,7 +16,6 @@ from collections.abc import Callable
 
 from msgspec import Struct
 
-from cascade.protocol.about import tier_of
 from cascade.protocol.visibility import answered_apart
 
 # a maker's name some model names start with (meta-llama's Meta-Llama-3, Bedrock's
@@ -106,7 +105,7 @@ def clashes(steps, members: list[str], fixed: dict[str, str], model_of: ModelOf)
         for role_id in role_ids:
             role = steps.role(role_id)
             for alias in who(role_id):
-                model = model_of(alias, role_id, tier_of(steps, role))
+                model = model_of(alias, role_id, steps.tier_of(role))
                 if model:
                     out.setdefault(family(model), []).append(((alias, role_id), model))
         return out

@@ -85,8 +85,11 @@ def missing_credentials(model: str, api_key: str | None = None,
         return None
     if provider in _KEY_VARS:
         shown, joiner, also = _KEY_VARS[provider]
-        present = all if joiner == "and" else any
-        if present(_is_set(v) for v in shown + also):
+        if joiner == "and":  # every variable shown (``also`` offers alternatives to "or" only)
+            present = all(_is_set(v) for v in shown)
+        else:
+            present = any(_is_set(v) for v in shown + also)
+        if present:
             return None
     else:
         shown, joiner = _missing_keys(model, api_base), "or"

@@ -34,6 +34,11 @@ class Settings(Struct):
     # the providers declared by name (.cascade/providers.yml, the user's providers.yml)
     providers: ProviderTable = field(default_factory=ProviderTable)
 
+    def chain(self, *models: str) -> list[str]:
+        """The models a call tries, in order, each once: ``models`` (the role's own), then
+        CASCADE_FALLBACK_MODELS, then the declared providers' ``fallback:``."""
+        return list(dict.fromkeys([*models, *self.fallbacks, *self.providers.fallback]))
+
     def declared_bases(self) -> tuple[str, ...]:
         """The base URLs the declared providers give (a password in one is a credential)."""
         return tuple(str(dict(e.options)["api_base"]) for e in self.providers.entries

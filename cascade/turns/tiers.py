@@ -59,9 +59,9 @@ def fallback_chain(persona, role: str | None, tier: str, rule_model: str | None,
                    rule_models: dict | None, settings: Settings) -> list[str]:
     """Every model a role asks, in order, each once: its model and its own fallbacks
     (``models_for``), then CASCADE_FALLBACK_MODELS, then the declared providers' ``fallback:``
-    (as cascade.turns.chain.complete tries them). Raises CascadeError when no model is set."""
-    own = models_for(persona, role, tier, rule_model, rule_models, settings)
-    return list(dict.fromkeys([*own, *settings.fallbacks, *settings.providers.fallback]))
+    (``Settings.chain``, as cascade.turns.chain.complete tries them). Raises CascadeError
+    when no model is set."""
+    return settings.chain(*models_for(persona, role, tier, rule_model, rule_models, settings))
 
 
 def first_model(personas, rule_model: str | None, rule_models: dict | None,

@@ -35,13 +35,21 @@ class Dialog(ModalScreen):
         if self.first:
             self.query_one(self.first).focus()
 
-    @on(Button.Pressed, "#cancel")
     def action_cancel(self) -> None:
         self.dismiss(None)
 
-    @on(Button.Pressed, "#ok")
     def action_ok(self) -> None:
         self.dismiss(self.result())
+
+    # The buttons call the actions (a handler @on decorates runs as this class's own method,
+    # so a subclass overriding an action would be skipped by a click).
+    @on(Button.Pressed, "#ok")
+    def _ok(self) -> None:
+        self.action_ok()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel(self) -> None:
+        self.action_cancel()
 
     @on(Input.Submitted)
     def _submitted(self) -> None:
